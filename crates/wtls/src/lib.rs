@@ -1,1 +1,6 @@
+//! WAP WTLS 1.0, sans-IO: the wire codec, the public-key and bulk crypto of every suite
+//! the studies measured, WTLS certificates, record protection and the handshake state
+//! machines. Nothing in this crate opens a socket or reads a clock; time is passed in.
 
+pub mod codec;
+pub mod msgs;

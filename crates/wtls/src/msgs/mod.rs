@@ -1,0 +1,3 @@
+//! Wire structures: one Rust type per WTLS structure.
+
+pub mod enums;
