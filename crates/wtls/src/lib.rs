@@ -3,4 +3,8 @@
 //! machines. Nothing in this crate opens a socket or reads a clock; time is passed in.
 
 pub mod codec;
+pub mod crypto;
 pub mod msgs;
+pub mod pki;
+pub mod record;
+pub mod suite;

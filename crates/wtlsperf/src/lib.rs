@@ -1,1 +1,4 @@
+//! wtlsperf: everything with I/O around the sans-IO `wtls` crate.
 
+pub mod pcap;
+pub mod pki_store;
