@@ -1,0 +1,178 @@
+//! Small, exact descriptive statistics shared by every model and by the report.
+//!
+//! Functions take a slice and return `None` when the statistic is undefined (empty input,
+//! or fewer than two values for a sample standard deviation) instead of a NaN that would
+//! silently poison a table. Percentiles come in two documented flavours because the
+//! studies do not say which one they used: nearest-rank (a value that was actually
+//! observed) and linear interpolation between order statistics (Hyndman-Fan type 7, the
+//! default of NumPy, R and spreadsheet `PERCENTILE`).
+
+use serde::{Deserialize, Serialize};
+
+/// Arithmetic mean.
+pub fn mean(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    Some(values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// Sample standard deviation with the n-1 denominator, the estimator Matlab's `std`
+/// (used by the thesis) returns.
+pub fn sample_sd(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let m = mean(values)?;
+    let ss: f64 = values.iter().map(|v| (v - m) * (v - m)).sum();
+    Some((ss / (values.len() - 1) as f64).sqrt())
+}
+
+/// Second raw moment E[X^2], the quantity the Pollaczek-Khinchin formula needs
+/// (thesis Eq. 3.11-3.12).
+pub fn second_moment(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    Some(values.iter().map(|v| v * v).sum::<f64>() / values.len() as f64)
+}
+
+/// Squared coefficient of variation Var[X]/E[X]^2 (population variance), the service
+/// variability term of the Allen-Cunneen approximation.
+pub fn squared_cv(values: &[f64]) -> Option<f64> {
+    let m = mean(values)?;
+    if m == 0.0 {
+        return None;
+    }
+    let m2 = second_moment(values)?;
+    Some((m2 - m * m).max(0.0) / (m * m))
+}
+
+fn sorted(values: &[f64]) -> Vec<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+/// Percentile `p` (0-100) by linear interpolation between order statistics
+/// (Hyndman-Fan type 7): rank h = (n-1)·p/100, interpolated between floor(h) and ceil(h).
+/// `p` outside 0-100 is clamped.
+pub fn percentile_linear(values: &[f64], p: f64) -> Option<f64> {
+    if values.is_empty() || p.is_nan() {
+        return None;
+    }
+    let v = sorted(values);
+    let h = (v.len() - 1) as f64 * p.clamp(0.0, 100.0) / 100.0;
+    let lo = h.floor() as usize;
+    let hi = h.ceil() as usize;
+    Some(v[lo] + (h - lo as f64) * (v[hi] - v[lo]))
+}
+
+/// Percentile `p` (0-100) by the nearest-rank method: the smallest observed value with at
+/// least p % of the observations at or below it. `p` outside 0-100 is clamped; p = 0
+/// gives the minimum.
+pub fn percentile_nearest_rank(values: &[f64], p: f64) -> Option<f64> {
+    if values.is_empty() || p.is_nan() {
+        return None;
+    }
+    let v = sorted(values);
+    let rank = (p.clamp(0.0, 100.0) / 100.0 * v.len() as f64).ceil() as usize;
+    Some(v[rank.clamp(1, v.len()) - 1])
+}
+
+/// Median, i.e. the linear-interpolation 50th percentile (mean of the two middle values
+/// for an even count).
+pub fn median(values: &[f64]) -> Option<f64> {
+    percentile_linear(values, 50.0)
+}
+
+/// Relative error (value - reference) / reference; `None` when the reference is zero.
+pub fn relative_error(value: f64, reference: f64) -> Option<f64> {
+    if reference == 0.0 {
+        return None;
+    }
+    Some((value - reference) / reference)
+}
+
+/// The usual one-line summary of a sample, percentiles by linear interpolation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Number of values.
+    pub n: usize,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Sample standard deviation (n-1); 0 for a single value.
+    pub sd: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest value.
+    pub max: f64,
+}
+
+/// Summarises a sample; `None` if it is empty.
+pub fn summarize(values: &[f64]) -> Option<Summary> {
+    let v = sorted(values);
+    Some(Summary {
+        n: v.len(),
+        mean: mean(&v)?,
+        sd: sample_sd(&v).unwrap_or(0.0),
+        min: *v.first()?,
+        p50: percentile_linear(&v, 50.0)?,
+        p95: percentile_linear(&v, 95.0)?,
+        p99: percentile_linear(&v, 99.0)?,
+        max: *v.last()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_inputs_are_undefined() {
+        assert_eq!(mean(&[]), None);
+        assert_eq!(sample_sd(&[1.0]), None);
+        assert_eq!(median(&[]), None);
+        assert_eq!(percentile_nearest_rank(&[], 50.0), None);
+        assert_eq!(summarize(&[]), None);
+        assert_eq!(relative_error(1.0, 0.0), None);
+    }
+
+    #[test]
+    fn moments_of_a_small_sample() {
+        let x = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
+        assert_eq!(mean(&x), Some(5.0));
+        // Population variance 4, sample variance 32/7.
+        assert!((sample_sd(&x).unwrap() - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        assert_eq!(second_moment(&x), Some(29.0));
+        assert!((squared_cv(&x).unwrap() - 4.0 / 25.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn percentile_flavours_differ_as_documented() {
+        let x = [15.0, 20.0, 35.0, 40.0, 50.0];
+        assert_eq!(percentile_nearest_rank(&x, 30.0), Some(20.0));
+        assert_eq!(percentile_nearest_rank(&x, 40.0), Some(20.0));
+        assert_eq!(percentile_nearest_rank(&x, 100.0), Some(50.0));
+        assert_eq!(percentile_nearest_rank(&x, 0.0), Some(15.0));
+        assert_eq!(percentile_linear(&x, 40.0), Some(29.0));
+        assert_eq!(percentile_linear(&x, 0.0), Some(15.0));
+        assert_eq!(percentile_linear(&x, 100.0), Some(50.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+    }
+
+    #[test]
+    fn summary_and_relative_error() {
+        let s = summarize(&[3.0, 1.0, 2.0]).unwrap();
+        assert_eq!((s.n, s.min, s.p50, s.max), (3, 1.0, 2.0, 3.0));
+        assert_eq!(summarize(&[7.0]).unwrap().sd, 0.0);
+        assert!((relative_error(110.0, 100.0).unwrap() - 0.1).abs() < 1e-12);
+    }
+}
