@@ -1,0 +1,337 @@
+//! Master secret, per-direction key blocks, export expansion and key refresh
+//! (wire-format notes §7.3 to §7.6).
+//!
+//! Two details differ from TLS and are easy to get wrong:
+//! * the key block seed starts with the 2-byte sequence number of the refresh epoch and
+//!   then puts the **server** random first (§7.4), while the export expansion puts the
+//!   **client** random first (§7.5);
+//! * every direction has its own key block, re-derived every 2^key_refresh records of
+//!   that direction (§7.6), so one direction can refresh while the other does not.
+
+use zeroize::Zeroizing;
+
+use super::cipher::cipher_info;
+use super::mac::mac_info;
+use super::prf::{prf, PrfHash};
+use crate::msgs::enums::{BulkCipherAlgorithm, MacAlgorithm};
+
+/// `master_secret = PRF(pre_master, "master secret", CR ‖ SR)[0..19]` (§7.3).
+///
+/// `hash` is the MAC family's hash ([`PrfHash::for_mac`]); a resumed session reuses the
+/// cached master secret and only derives new key blocks.
+pub fn master_secret(
+    hash: PrfHash,
+    pre_master: &[u8],
+    client_random: &[u8; 16],
+    server_random: &[u8; 16],
+) -> Zeroizing<[u8; 20]> {
+    let seed = [client_random.as_slice(), server_random.as_slice()].concat();
+    let out = prf(hash, pre_master, b"master secret", &seed, 20);
+    let mut master = Zeroizing::new([0u8; 20]);
+    master.copy_from_slice(&out);
+    master
+}
+
+/// Which side's write keys are meant. The client's write keys protect client→server
+/// records; the gateway uses the same keys to read them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    ClientWrite,
+    ServerWrite,
+}
+
+impl Direction {
+    fn expansion_label(self) -> &'static [u8] {
+        match self {
+            Direction::ClientWrite => b"client expansion",
+            Direction::ServerWrite => b"server expansion",
+        }
+    }
+
+    fn export_key_label(self) -> &'static [u8] {
+        match self {
+            Direction::ClientWrite => b"client write key",
+            Direction::ServerWrite => b"server write key",
+        }
+    }
+
+    fn export_iv_label(self) -> &'static [u8] {
+        match self {
+            Direction::ClientWrite => b"client write IV",
+            Direction::ServerWrite => b"server write IV",
+        }
+    }
+
+    /// The opposite direction (what a peer reads is what the other side writes).
+    pub fn reverse(self) -> Self {
+        match self {
+            Direction::ClientWrite => Direction::ServerWrite,
+            Direction::ServerWrite => Direction::ClientWrite,
+        }
+    }
+}
+
+/// The write secrets of one direction for one refresh epoch. All three are wiped on drop.
+pub struct KeyMaterial {
+    /// MAC secret (`mac_info(..).key_size` bytes; empty for SHA_0 and SHA_XOR_40).
+    pub mac_secret: Zeroizing<Vec<u8>>,
+    /// Final cipher key (`key_size` bytes, after export expansion where it applies).
+    pub key: Zeroizing<Vec<u8>>,
+    /// Write IV before the per-record sequence-number XOR (§7.9).
+    pub iv: Zeroizing<Vec<u8>>,
+}
+
+impl std::fmt::Debug for KeyMaterial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyMaterial")
+            .field("mac_secret_len", &self.mac_secret.len())
+            .field("key_len", &self.key.len())
+            .field("iv_len", &self.iv.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Derives the key block of `direction` for the refresh epoch starting at `seq`
+/// (already rounded with [`refresh_epoch`]), §7.4, and applies the export expansion of
+/// §7.5 to exportable ciphers:
+///
+/// ```text
+/// key_block = PRF(master, "client expansion" | "server expansion", seq ‖ SR ‖ CR)
+///           = MAC secret | key material | IV
+/// export:  key = PRF(key material, "client write key" | "server write key", CR ‖ SR)
+///          IV  = PRF("", "client write IV" | "server write IV", seq ‖ CR ‖ SR)
+/// ```
+pub fn derive_key_block(
+    bulk: BulkCipherAlgorithm,
+    mac: MacAlgorithm,
+    master: &[u8; 20],
+    direction: Direction,
+    seq: u16,
+    client_random: &[u8; 16],
+    server_random: &[u8; 16],
+) -> KeyMaterial {
+    let hash = PrfHash::for_mac(mac);
+    let cipher = cipher_info(bulk);
+    let mac_key_len = mac_info(mac).key_size;
+    let block_len = mac_key_len + cipher.key_material_len + cipher.iv_size;
+
+    let seq_bytes = seq.to_be_bytes();
+    let seed = [&seq_bytes[..], server_random, client_random].concat();
+    let block = prf(hash, master, direction.expansion_label(), &seed, block_len);
+
+    let (mac_secret, rest) = block.split_at(mac_key_len);
+    let (material, iv) = rest.split_at(cipher.key_material_len);
+    let mac_secret = Zeroizing::new(mac_secret.to_vec());
+
+    if !cipher.exportable || cipher.key_size == 0 {
+        return KeyMaterial {
+            mac_secret,
+            key: Zeroizing::new(material.to_vec()),
+            iv: Zeroizing::new(iv.to_vec()),
+        };
+    }
+
+    let randoms = [client_random.as_slice(), server_random.as_slice()].concat();
+    let key = prf(
+        hash,
+        material,
+        direction.export_key_label(),
+        &randoms,
+        cipher.key_size,
+    );
+    let iv_seed = [&seq_bytes[..], &randoms].concat();
+    let iv = prf(
+        hash,
+        b"",
+        direction.export_iv_label(),
+        &iv_seed,
+        cipher.iv_size,
+    );
+    KeyMaterial {
+        mac_secret,
+        key,
+        iv,
+    }
+}
+
+/// The sequence number that names the refresh epoch of record `seq`: keys change every
+/// 2^key_refresh records, so the number is rounded down to a multiple of 2^n (§7.6,
+/// `s & ~(2^n - 1)`). With n ≥ 16 the 16-bit sequence space never reaches a second
+/// epoch and the result is always 0.
+pub fn refresh_epoch(seq: u16, key_refresh: u8) -> u16 {
+    match 1u32.checked_shl(u32::from(key_refresh)) {
+        Some(period) if period <= 0x8000 => seq & !((period - 1) as u16),
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn randoms() -> ([u8; 16], [u8; 16]) {
+        let cr: [u8; 16] = std::array::from_fn(|i| i as u8);
+        let sr: [u8; 16] = std::array::from_fn(|i| 0x10 + i as u8);
+        (cr, sr)
+    }
+
+    /// §12.2: master secret and client key block for RC5_CBC + SHA.
+    #[test]
+    fn worked_example_12_2() {
+        let (cr, sr) = randoms();
+        let mut pre_master = vec![0x01];
+        pre_master.extend([0xaa; 19]);
+        let master = master_secret(PrfHash::Sha1, &pre_master, &cr, &sr);
+        assert_eq!(
+            hex::encode(*master),
+            "085d015e2854c0e6b3285039af38acc7811e5369"
+        );
+        let km = derive_key_block(
+            BulkCipherAlgorithm::Rc5Cbc,
+            MacAlgorithm::Sha,
+            &master,
+            Direction::ClientWrite,
+            0,
+            &cr,
+            &sr,
+        );
+        assert_eq!(
+            hex::encode(&*km.mac_secret),
+            "e61984b45907f6080db9aa22de6db91dc8dad411"
+        );
+        assert_eq!(hex::encode(&*km.key), "788e73a6bfb8ebb0c9add7c33760d1d4");
+        assert_eq!(hex::encode(&*km.iv), "92c1e48497a0c12a");
+    }
+
+    #[test]
+    fn key_block_seed_is_seq_then_server_then_client_random() {
+        let (cr, sr) = randoms();
+        let master = [3u8; 20];
+        let km = derive_key_block(
+            BulkCipherAlgorithm::DesCbc,
+            MacAlgorithm::Md5,
+            &master,
+            Direction::ServerWrite,
+            0x0100,
+            &cr,
+            &sr,
+        );
+        let seed = [&[0x01, 0x00][..], &sr, &cr].concat();
+        let block = prf(
+            PrfHash::Md5,
+            &master,
+            b"server expansion",
+            &seed,
+            16 + 8 + 8,
+        );
+        assert_eq!(&*km.mac_secret, &block[..16]);
+        assert_eq!(&*km.key, &block[16..24]);
+        assert_eq!(&*km.iv, &block[24..32]);
+    }
+
+    #[test]
+    fn export_expansion_uses_client_random_first_and_empty_iv_secret() {
+        let (cr, sr) = randoms();
+        let master = [9u8; 20];
+        let seq = 0x0040;
+        let km = derive_key_block(
+            BulkCipherAlgorithm::Rc5Cbc40,
+            MacAlgorithm::Sha40,
+            &master,
+            Direction::ClientWrite,
+            seq,
+            &cr,
+            &sr,
+        );
+        let seed = [&seq.to_be_bytes()[..], &sr, &cr].concat();
+        let block = prf(
+            PrfHash::Sha1,
+            &master,
+            b"client expansion",
+            &seed,
+            20 + 5 + 8,
+        );
+        let material = &block[20..25];
+        let cs = [cr.as_slice(), sr.as_slice()].concat();
+        let key = prf(PrfHash::Sha1, material, b"client write key", &cs, 16);
+        let iv_seed = [&seq.to_be_bytes()[..], &cs].concat();
+        let iv = prf(PrfHash::Sha1, b"", b"client write IV", &iv_seed, 8);
+        assert_eq!(&*km.mac_secret, &block[..20]);
+        assert_eq!(km.key.as_slice(), key.as_slice());
+        assert_eq!(km.iv.as_slice(), iv.as_slice());
+        // The key-block IV is discarded.
+        assert_ne!(km.iv.as_slice(), &block[25..33]);
+
+        // DES_CBC_40 expands 5 bytes of material to an 8-byte key.
+        let des = derive_key_block(
+            BulkCipherAlgorithm::DesCbc40,
+            MacAlgorithm::Sha,
+            &master,
+            Direction::ServerWrite,
+            0,
+            &cr,
+            &sr,
+        );
+        assert_eq!(des.key.len(), 8);
+        assert_eq!(des.iv.len(), 8);
+    }
+
+    #[test]
+    fn every_suite_gets_the_sizes_of_its_tables() {
+        let (cr, sr) = randoms();
+        for bulk in BulkCipherAlgorithm::ALL {
+            for mac in MacAlgorithm::ALL {
+                let km =
+                    derive_key_block(*bulk, *mac, &[1; 20], Direction::ClientWrite, 0, &cr, &sr);
+                let c = cipher_info(*bulk);
+                assert_eq!(km.key.len(), c.key_size, "{bulk}/{mac}");
+                assert_eq!(km.iv.len(), c.iv_size, "{bulk}/{mac}");
+                assert_eq!(km.mac_secret.len(), mac_info(*mac).key_size, "{bulk}/{mac}");
+            }
+        }
+        let null = derive_key_block(
+            BulkCipherAlgorithm::Null,
+            MacAlgorithm::Sha0,
+            &[1; 20],
+            Direction::ClientWrite,
+            0,
+            &cr,
+            &sr,
+        );
+        assert!(null.key.is_empty() && null.iv.is_empty() && null.mac_secret.is_empty());
+    }
+
+    #[test]
+    fn directions_and_epochs_give_different_keys() {
+        let (cr, sr) = randoms();
+        let derive = |d, seq| {
+            derive_key_block(
+                BulkCipherAlgorithm::IdeaCbc,
+                MacAlgorithm::Sha80,
+                &[5; 20],
+                d,
+                seq,
+                &cr,
+                &sr,
+            )
+        };
+        let c0 = derive(Direction::ClientWrite, 0);
+        let s0 = derive(Direction::ServerWrite, 0);
+        let c8 = derive(Direction::ClientWrite, 8);
+        assert_ne!(c0.key.as_slice(), s0.key.as_slice());
+        assert_ne!(c0.key.as_slice(), c8.key.as_slice());
+        assert_eq!(Direction::ClientWrite.reverse(), Direction::ServerWrite);
+    }
+
+    #[test]
+    fn refresh_epoch_rounds_down_to_multiples_of_two_to_the_n() {
+        assert_eq!(refresh_epoch(0, 3), 0);
+        assert_eq!(refresh_epoch(7, 3), 0);
+        assert_eq!(refresh_epoch(8, 3), 8);
+        assert_eq!(refresh_epoch(0x1234, 8), 0x1200);
+        assert_eq!(refresh_epoch(0xffff, 0), 0xffff);
+        assert_eq!(refresh_epoch(0xffff, 15), 0x8000);
+        assert_eq!(refresh_epoch(0xffff, 16), 0);
+        assert_eq!(refresh_epoch(0xffff, 255), 0);
+    }
+}
