@@ -1,0 +1,748 @@
+//! Issuing and validating WTLS certificates (wire-format notes §6).
+//!
+//! The laboratory needs one CA per parameter specifier and, for each of the 24 CA/leaf
+//! combinations of thesis Table 3.3, a gateway and a client certificate. [`Authority`]
+//! issues them; [`validate`] and [`TrustStore`] check them the way a handshake does.
+//! Nothing here reads a clock: the current time comes in as `now`, Unix seconds.
+//!
+//! Certificates carry the key's parameter specifier as the wire ParameterIndex
+//! ([`Specifier::parameter_index`], the thesis' Table 3.2 number), and are signed over
+//! SHA-1 of the exact ToBeSignedCertificate bytes: rsa_sha as PKCS#1 type 1 over the
+//! bare hash, ecdsa_sha as DER `SEQUENCE{r,s}` (see [`crate::crypto::pk`]).
+
+use openssl::sha::sha1;
+
+use crate::codec::Codec;
+use crate::crypto::pk::{self, KeyPair, PeerKey, PkError};
+use crate::msgs::certificate::{ToBeSignedCertificate, WtlsCertificate};
+use crate::msgs::common::{Identifier, ParameterSpecifier};
+use crate::msgs::enums::{AlertDescription, PublicKeyType, SignatureAlgorithm};
+use crate::suite::Specifier;
+
+/// Subject of every gateway (server) certificate the laboratory issues.
+pub const SERVER_SUBJECT: &str = "gateway.wtlsperf";
+/// Subject of every client certificate the laboratory issues.
+pub const CLIENT_SUBJECT: &str = "client.wtlsperf";
+
+/// Why a certificate was not accepted. Each check has its own variant so that a test or
+/// a log says which one failed; [`CertError::alert`] gives the alert for the peer.
+#[derive(Debug, thiserror::Error)]
+pub enum CertError {
+    /// A certificate version other than 1.
+    #[error("certificate version {0} is not supported (only 1)")]
+    UnsupportedVersion(u8),
+    /// An unsigned (anonymous) certificate where a signed one is required.
+    #[error("certificate of {subject} is unsigned (signature algorithm anonymous)")]
+    Unsigned { subject: String },
+    /// No trusted CA has the certificate's issuer as its subject.
+    #[error("issuer {issuer} is not a trusted CA")]
+    UnknownIssuer { issuer: String },
+    /// The trusted CA certificate itself is unusable (its key does not parse, its
+    /// self-signature fails).
+    #[error("trusted CA {ca} is unusable: {reason}")]
+    BadAuthority { ca: String, reason: String },
+    /// The certificate names a signature algorithm the CA's key cannot make.
+    #[error("certificate signed with {found} but CA {ca} has a key for {expected}")]
+    SignatureAlgorithmMismatch {
+        ca: String,
+        expected: SignatureAlgorithm,
+        found: SignatureAlgorithm,
+    },
+    /// The signature does not verify under the CA's key.
+    #[error("signature of {subject} does not verify under CA {ca}: {source}")]
+    BadSignature {
+        subject: String,
+        ca: String,
+        #[source]
+        source: PkError,
+    },
+    /// `now` is after valid_not_after.
+    #[error("certificate of {subject} expired at {not_after} (now {now})")]
+    Expired {
+        subject: String,
+        not_after: u32,
+        now: u32,
+    },
+    /// `now` is before valid_not_before.
+    #[error("certificate of {subject} is not valid before {not_before} (now {now})")]
+    NotYetValid {
+        subject: String,
+        not_before: u32,
+        now: u32,
+    },
+    /// The subject is not the peer the caller expected.
+    #[error("certificate subject {found} is not the expected {expected}")]
+    SubjectMismatch { expected: String, found: String },
+    /// The public key's ParameterIndex names no specifier this implementation knows, or
+    /// explicit parameters are used.
+    #[error("public key parameters {0} are not supported")]
+    UnsupportedParameters(String),
+    /// The public_key_type does not fit the specifier (e.g. rsa with a curve index).
+    #[error("public key type {key_type} does not fit parameter specifier {spec}")]
+    KeyTypeMismatch {
+        key_type: PublicKeyType,
+        spec: Specifier,
+    },
+    /// The public key does not parse as a key of its specifier.
+    #[error("public key of {subject} is unusable: {source}")]
+    BadPublicKey {
+        subject: String,
+        #[source]
+        source: PkError,
+    },
+}
+
+impl CertError {
+    /// The alert the peer receives.
+    ///
+    /// * A certificate that is not yet valid is `bad_certificate`: WTLS, like TLS, has
+    ///   only `certificate_expired` for the time window, and a certificate from the
+    ///   future is not "expired"; it is simply unacceptable now.
+    /// * A subject that is not the expected peer is `bad_certificate` too: the
+    ///   certificate is well-formed and trusted but unacceptable for this peer, which is
+    ///   what TLS stacks (rustls, Go) send for a name mismatch; `certificate_unknown`
+    ///   would hide which check failed.
+    /// * Keys on parameters we do not know are `unsupported_certificate`.
+    pub fn alert(&self) -> AlertDescription {
+        match self {
+            CertError::UnsupportedVersion(_)
+            | CertError::Unsigned { .. }
+            | CertError::UnsupportedParameters(_)
+            | CertError::KeyTypeMismatch { .. }
+            | CertError::BadPublicKey { .. } => AlertDescription::UnsupportedCertificate,
+            CertError::UnknownIssuer { .. } | CertError::BadAuthority { .. } => {
+                AlertDescription::UnknownCa
+            }
+            CertError::SignatureAlgorithmMismatch { .. }
+            | CertError::BadSignature { .. }
+            | CertError::NotYetValid { .. }
+            | CertError::SubjectMismatch { .. } => AlertDescription::BadCertificate,
+            CertError::Expired { .. } => AlertDescription::CertificateExpired,
+        }
+    }
+}
+
+/// A readable form of an identifier for error messages and logs.
+pub fn describe(id: &Identifier) -> String {
+    match id {
+        Identifier::Null => "(null identifier)".to_string(),
+        Identifier::Text { name, .. } => format!("{:?}", String::from_utf8_lossy(name)),
+        Identifier::Binary(b) => format!("binary:{}", hex(b)),
+        Identifier::KeyHashSha(h) => format!("key_hash_sha:{}", hex(h)),
+        Identifier::X509Name(b) => format!("x509_name:{}", hex(b)),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The public_key_type a certificate for this key carries when used as `role`.
+fn public_key_type_for(spec: Specifier, ca: bool) -> PublicKeyType {
+    match (spec.is_rsa(), ca) {
+        (true, _) => PublicKeyType::Rsa,
+        // A CA's curve key only signs certificates.
+        (false, true) => PublicKeyType::Ecdsa,
+        // A leaf's curve key is the fixed ECDH key of ECDH_ECDSA.
+        (false, false) => PublicKeyType::Ecdh,
+    }
+}
+
+/// A certification authority of one specifier: its key and self-signed certificate.
+#[derive(Debug, Clone)]
+pub struct Authority {
+    pub spec: Specifier,
+    pub name: String,
+    pub key: KeyPair,
+    pub cert: WtlsCertificate,
+}
+
+impl Authority {
+    /// The name the laboratory gives the CA of a specifier, e.g. "wtlsperf CA 283k".
+    pub fn default_name(spec: Specifier) -> String {
+        format!("wtlsperf CA {}", spec.short())
+    }
+
+    /// A new root CA with a fresh key: public_key_type ecdsa and signature ecdsa_sha
+    /// for curves, rsa and rsa_sha for RSA; self-signed.
+    pub fn new_root(
+        spec: Specifier,
+        name: &str,
+        not_before: u32,
+        not_after: u32,
+    ) -> Result<Authority, PkError> {
+        Authority::from_key(KeyPair::generate(spec)?, name, not_before, not_after)
+    }
+
+    /// A root CA around an existing key (self-signs a new certificate).
+    pub fn from_key(
+        key: KeyPair,
+        name: &str,
+        not_before: u32,
+        not_after: u32,
+    ) -> Result<Authority, PkError> {
+        let spec = key.spec();
+        let id = Identifier::text(name);
+        let tbs = ToBeSignedCertificate {
+            version: ToBeSignedCertificate::VERSION,
+            signature_algorithm: pk::signature_algorithm(spec),
+            issuer: id.clone(),
+            valid_not_before: not_before,
+            valid_not_after: not_after,
+            subject: id,
+            public_key_type: public_key_type_for(spec, true),
+            parameters: ParameterSpecifier::Index(spec.parameter_index()),
+            public_key: key.public_wire()?,
+        };
+        let cert = sign(&key, tbs)?;
+        Ok(Authority {
+            spec,
+            name: name.to_string(),
+            key,
+            cert,
+        })
+    }
+
+    /// A CA whose key and certificate were stored earlier. Checks that the key is the
+    /// one the certificate certifies, so a mixed-up store fails at load time.
+    pub fn from_parts(key: KeyPair, cert: WtlsCertificate) -> Result<Authority, CertError> {
+        let name = describe(&cert.tbs.subject);
+        let certified = certificate_key(&cert)?;
+        let own = key.public_key().map_err(|source| CertError::BadPublicKey {
+            subject: name.clone(),
+            source,
+        })?;
+        if certified != own {
+            return Err(CertError::BadAuthority {
+                ca: name,
+                reason: "private key does not match the certificate".into(),
+            });
+        }
+        let Identifier::Text { name, .. } = &cert.tbs.subject else {
+            return Err(CertError::BadAuthority {
+                ca: name,
+                reason: "CA subject is not a text identifier".into(),
+            });
+        };
+        Ok(Authority {
+            spec: key.spec(),
+            name: String::from_utf8_lossy(name).into_owned(),
+            key,
+            cert,
+        })
+    }
+
+    /// The CA's subject identifier, which is the issuer of everything it signs.
+    pub fn identifier(&self) -> &Identifier {
+        &self.cert.tbs.subject
+    }
+
+    /// Issues a leaf certificate: for a curve key, public_key_type ecdh (the ECDH key
+    /// used in the key exchange); for RSA, rsa. Parameters name the leaf's specifier.
+    pub fn issue(
+        &self,
+        subject: &str,
+        leaf_key: &KeyPair,
+        not_before: u32,
+        not_after: u32,
+    ) -> Result<WtlsCertificate, PkError> {
+        self.issue_as(
+            subject,
+            leaf_key,
+            public_key_type_for(leaf_key.spec(), false),
+            not_before,
+            not_after,
+        )
+    }
+
+    /// Issues a leaf certificate with an explicit public_key_type (e.g. ecdsa for a
+    /// client key that only signs CertificateVerify).
+    pub fn issue_as(
+        &self,
+        subject: &str,
+        leaf_key: &KeyPair,
+        public_key_type: PublicKeyType,
+        not_before: u32,
+        not_after: u32,
+    ) -> Result<WtlsCertificate, PkError> {
+        let tbs = ToBeSignedCertificate {
+            version: ToBeSignedCertificate::VERSION,
+            signature_algorithm: pk::signature_algorithm(self.spec),
+            issuer: self.identifier().clone(),
+            valid_not_before: not_before,
+            valid_not_after: not_after,
+            subject: Identifier::text(subject),
+            public_key_type,
+            parameters: ParameterSpecifier::Index(leaf_key.spec().parameter_index()),
+            public_key: leaf_key.public_wire()?,
+        };
+        sign(&self.key, tbs)
+    }
+}
+
+fn sign(key: &KeyPair, tbs: ToBeSignedCertificate) -> Result<WtlsCertificate, PkError> {
+    let digest = sha1(&tbs.to_bytes());
+    let signature = pk::sign_digest(key, &digest)?;
+    Ok(WtlsCertificate { tbs, signature })
+}
+
+/// The specifier a certificate's key is on, from its ParameterIndex, checked against
+/// its public_key_type.
+pub fn certificate_spec(cert: &WtlsCertificate) -> Result<Specifier, CertError> {
+    let spec = match &cert.tbs.parameters {
+        ParameterSpecifier::Index(i) => Specifier::from_parameter_index(*i)
+            .ok_or_else(|| CertError::UnsupportedParameters(format!("index {i}")))?,
+        ParameterSpecifier::Set(_) => {
+            return Err(CertError::UnsupportedParameters(
+                "explicit parameter set".into(),
+            ))
+        }
+    };
+    let fits = match cert.tbs.public_key_type {
+        PublicKeyType::Rsa => spec.is_rsa(),
+        PublicKeyType::Ecdh | PublicKeyType::Ecdsa => !spec.is_rsa(),
+    };
+    if !fits {
+        return Err(CertError::KeyTypeMismatch {
+            key_type: cert.tbs.public_key_type,
+            spec,
+        });
+    }
+    Ok(spec)
+}
+
+/// Parses the certified public key (on the curve its ParameterIndex names).
+pub fn certificate_key(cert: &WtlsCertificate) -> Result<PeerKey, CertError> {
+    let spec = certificate_spec(cert)?;
+    PeerKey::from_wire(spec, &cert.tbs.public_key).map_err(|source| CertError::BadPublicKey {
+        subject: describe(&cert.tbs.subject),
+        source,
+    })
+}
+
+fn check_window(cert: &WtlsCertificate, now: u32) -> Result<(), CertError> {
+    let tbs = &cert.tbs;
+    if now < tbs.valid_not_before {
+        return Err(CertError::NotYetValid {
+            subject: describe(&tbs.subject),
+            not_before: tbs.valid_not_before,
+            now,
+        });
+    }
+    if now > tbs.valid_not_after {
+        return Err(CertError::Expired {
+            subject: describe(&tbs.subject),
+            not_after: tbs.valid_not_after,
+            now,
+        });
+    }
+    Ok(())
+}
+
+/// Checks `cert`'s signature, made by the holder of `ca_key` (the key of `ca`).
+fn check_signature(
+    cert: &WtlsCertificate,
+    ca: &WtlsCertificate,
+    ca_key: &PeerKey,
+) -> Result<(), CertError> {
+    let ca_name = || describe(&ca.tbs.subject);
+    let expected = pk::signature_algorithm(ca_key.spec());
+    let found = cert.tbs.signature_algorithm;
+    if found == SignatureAlgorithm::Anonymous {
+        return Err(CertError::Unsigned {
+            subject: describe(&cert.tbs.subject),
+        });
+    }
+    if found != expected {
+        return Err(CertError::SignatureAlgorithmMismatch {
+            ca: ca_name(),
+            expected,
+            found,
+        });
+    }
+    let digest = sha1(&cert.tbs_bytes());
+    pk::verify_digest(ca_key, &digest, &cert.signature).map_err(|source| CertError::BadSignature {
+        subject: describe(&cert.tbs.subject),
+        ca: ca_name(),
+        source,
+    })
+}
+
+/// Validates `cert` as issued by `ca` at time `now` and returns its parsed public key,
+/// so the caller keeps it instead of parsing again.
+///
+/// Checks, in order: version 1; the issuer is the CA's subject (`unknown_ca`); the
+/// signature algorithm is the CA key's and the signature verifies (`bad_certificate`);
+/// the CA and the certificate are both inside their validity windows; the subject is
+/// `expected_subject` if one is given; the public key parses on the curve or modulus
+/// size its ParameterIndex names (`unsupported_certificate`).
+pub fn validate(
+    cert: &WtlsCertificate,
+    ca: &WtlsCertificate,
+    expected_subject: Option<&Identifier>,
+    now: u32,
+) -> Result<PeerKey, CertError> {
+    let ca_key = certificate_key(ca).map_err(|e| CertError::BadAuthority {
+        ca: describe(&ca.tbs.subject),
+        reason: e.to_string(),
+    })?;
+    validate_with_key(cert, ca, &ca_key, expected_subject, now)
+}
+
+fn validate_with_key(
+    cert: &WtlsCertificate,
+    ca: &WtlsCertificate,
+    ca_key: &PeerKey,
+    expected_subject: Option<&Identifier>,
+    now: u32,
+) -> Result<PeerKey, CertError> {
+    let tbs = &cert.tbs;
+    if tbs.version != ToBeSignedCertificate::VERSION {
+        return Err(CertError::UnsupportedVersion(tbs.version));
+    }
+    if tbs.issuer != ca.tbs.subject {
+        return Err(CertError::UnknownIssuer {
+            issuer: describe(&tbs.issuer),
+        });
+    }
+    check_signature(cert, ca, ca_key)?;
+    check_window(ca, now)?;
+    check_window(cert, now)?;
+    if let Some(expected) = expected_subject {
+        if &tbs.subject != expected {
+            return Err(CertError::SubjectMismatch {
+                expected: describe(expected),
+                found: describe(&tbs.subject),
+            });
+        }
+    }
+    certificate_key(cert)
+}
+
+#[derive(Debug, Clone)]
+struct TrustAnchor {
+    cert: WtlsCertificate,
+    key: PeerKey,
+}
+
+/// The CA certificates a peer trusts, with their keys parsed once.
+#[derive(Debug, Clone, Default)]
+pub struct TrustStore {
+    anchors: Vec<TrustAnchor>,
+}
+
+impl TrustStore {
+    pub fn new() -> TrustStore {
+        TrustStore::default()
+    }
+
+    /// Adds a root CA certificate after checking that its key parses and that it is
+    /// correctly self-signed (a corrupted CA file fails here, not in a handshake).
+    pub fn add(&mut self, ca: WtlsCertificate) -> Result<(), CertError> {
+        let bad = |reason: String| CertError::BadAuthority {
+            ca: describe(&ca.tbs.subject),
+            reason,
+        };
+        let key = certificate_key(&ca).map_err(|e| bad(e.to_string()))?;
+        if ca.tbs.issuer != ca.tbs.subject {
+            return Err(bad("not self-issued".into()));
+        }
+        check_signature(&ca, &ca, &key).map_err(|e| bad(e.to_string()))?;
+        self.anchors.push(TrustAnchor { cert: ca, key });
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.anchors.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.anchors.is_empty()
+    }
+
+    /// The trusted CA certificates, in the order they were added.
+    pub fn certificates(&self) -> impl Iterator<Item = &WtlsCertificate> {
+        self.anchors.iter().map(|a| &a.cert)
+    }
+
+    /// The subjects of the trusted CAs (what a ClientHello lists as trusted_key_ids).
+    pub fn identifiers(&self) -> impl Iterator<Item = &Identifier> {
+        self.anchors.iter().map(|a| &a.cert.tbs.subject)
+    }
+
+    /// The trusted CA whose subject is `issuer`.
+    pub fn find_issuer(&self, issuer: &Identifier) -> Option<&WtlsCertificate> {
+        self.anchor(issuer).map(|a| &a.cert)
+    }
+
+    fn anchor(&self, issuer: &Identifier) -> Option<&TrustAnchor> {
+        self.anchors.iter().find(|a| &a.cert.tbs.subject == issuer)
+    }
+
+    /// Validates a leaf against the CA that issued it ([`validate`]); `unknown_ca` when
+    /// no trusted CA has its issuer's name.
+    pub fn validate_chain(
+        &self,
+        leaf: &WtlsCertificate,
+        expected_subject: Option<&Identifier>,
+        now: u32,
+    ) -> Result<PeerKey, CertError> {
+        let anchor = self
+            .anchor(&leaf.tbs.issuer)
+            .ok_or_else(|| CertError::UnknownIssuer {
+                issuer: describe(&leaf.tbs.issuer),
+            })?;
+        validate_with_key(leaf, &anchor.cert, &anchor.key, expected_subject, now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::crypto::pk::tests::keys;
+    use crate::msgs::certificate::PublicKey;
+
+    const NOW: u32 = 1_700_000_000;
+    const NB: u32 = NOW - 3600;
+    const NA: u32 = NOW + 2 * 365 * 86400;
+
+    fn root(spec: Specifier) -> Authority {
+        let (ca_key, _) = keys(spec);
+        Authority::from_key(ca_key.clone(), &Authority::default_name(spec), NB, NA).unwrap()
+    }
+
+    fn server_id() -> Identifier {
+        Identifier::text(SERVER_SUBJECT)
+    }
+
+    #[test]
+    fn every_case_issues_and_validates() {
+        for case in crate::suite::Case::ALL {
+            let ca = root(case.ca);
+            let (_, leaf_key) = keys(case.leaf);
+            let cert = ca.issue(SERVER_SUBJECT, leaf_key, NB, NA).unwrap();
+            // The wire form reads back to the same certificate.
+            let bytes = cert.to_bytes();
+            let back = WtlsCertificate::read_exact(&bytes, "t").unwrap();
+            assert_eq!(back, cert);
+            let key = validate(&back, &ca.cert, Some(&server_id()), NOW)
+                .unwrap_or_else(|e| panic!("{case}: {e}"));
+            assert_eq!(key, leaf_key.public_key().unwrap());
+            assert_eq!(
+                back.tbs.parameters,
+                ParameterSpecifier::Index(case.leaf.thesis_number())
+            );
+            let expected_type = if case.leaf.is_rsa() {
+                PublicKeyType::Rsa
+            } else {
+                PublicKeyType::Ecdh
+            };
+            assert_eq!(back.tbs.public_key_type, expected_type);
+            assert_eq!(
+                back.tbs.signature_algorithm,
+                pk::signature_algorithm(case.ca)
+            );
+        }
+    }
+
+    #[test]
+    fn root_certificates_are_self_signed_with_the_right_types() {
+        let ec = root(Specifier::Nist283r);
+        assert_eq!(ec.cert.tbs.public_key_type, PublicKeyType::Ecdsa);
+        assert_eq!(
+            ec.cert.tbs.signature_algorithm,
+            SignatureAlgorithm::EcdsaSha
+        );
+        assert_eq!(ec.cert.tbs.issuer, Identifier::text("wtlsperf CA 283r"));
+        validate(&ec.cert, &ec.cert, None, NOW).unwrap();
+        let rsa = root(Specifier::Rsa2048);
+        assert_eq!(rsa.cert.tbs.public_key_type, PublicKeyType::Rsa);
+        assert_eq!(rsa.cert.tbs.signature_algorithm, SignatureAlgorithm::RsaSha);
+        let mut store = TrustStore::new();
+        store.add(ec.cert.clone()).unwrap();
+        store.add(rsa.cert.clone()).unwrap();
+        assert_eq!(store.len(), 2);
+        assert_eq!(
+            store.find_issuer(&Identifier::text("wtlsperf CA rsa2048")),
+            Some(&rsa.cert)
+        );
+        // Reassembling an authority from its parts checks the key matches.
+        let again = Authority::from_parts(ec.key.clone(), ec.cert.clone()).unwrap();
+        assert_eq!(again.name, "wtlsperf CA 283r");
+        let wrong = Authority::from_parts(keys(Specifier::Nist283r).1.clone(), ec.cert.clone());
+        assert!(matches!(wrong, Err(CertError::BadAuthority { .. })));
+    }
+
+    #[test]
+    fn each_check_fails_with_its_own_alert() {
+        let ca = root(Specifier::Nist256p);
+        let (_, leaf_key) = keys(Specifier::Nist224p);
+        let good = ca.issue(SERVER_SUBJECT, leaf_key, NB, NA).unwrap();
+        let alert = |r: Result<PeerKey, CertError>| r.unwrap_err().alert();
+
+        // Validity window, both ends inclusive.
+        assert!(validate(&good, &ca.cert, None, NB).is_ok());
+        assert!(validate(&good, &ca.cert, None, NA).is_ok());
+        assert_eq!(
+            alert(validate(&good, &ca.cert, None, NA + 1)),
+            AlertDescription::CertificateExpired
+        );
+        assert!(matches!(
+            validate(&good, &ca.cert, None, NB - 1),
+            Err(CertError::NotYetValid { .. })
+        ));
+        assert_eq!(
+            alert(validate(&good, &ca.cert, None, NB - 1)),
+            AlertDescription::BadCertificate
+        );
+
+        // Subject.
+        let client = Identifier::text(CLIENT_SUBJECT);
+        assert!(matches!(
+            validate(&good, &ca.cert, Some(&client), NOW),
+            Err(CertError::SubjectMismatch { .. })
+        ));
+
+        // Issuer: another CA.
+        let other = root(Specifier::Nist283k);
+        assert_eq!(
+            alert(validate(&good, &other.cert, None, NOW)),
+            AlertDescription::UnknownCa
+        );
+
+        // A changed field breaks the signature.
+        let mut forged = good.clone();
+        forged.tbs.valid_not_after += 1;
+        assert!(matches!(
+            validate(&forged, &ca.cert, None, NOW),
+            Err(CertError::BadSignature { .. })
+        ));
+        assert_eq!(
+            alert(validate(&forged, &ca.cert, None, NOW)),
+            AlertDescription::BadCertificate
+        );
+
+        // A same-named CA with another key: issuer matches, signature does not.
+        let impostor = Authority::from_key(
+            keys(Specifier::Nist256p).1.clone(),
+            &Authority::default_name(Specifier::Nist256p),
+            NB,
+            NA,
+        )
+        .unwrap();
+        let by_impostor = impostor.issue(SERVER_SUBJECT, leaf_key, NB, NA).unwrap();
+        assert_eq!(
+            alert(validate(&by_impostor, &ca.cert, None, NOW)),
+            AlertDescription::BadCertificate
+        );
+
+        // Algorithm that the CA key cannot produce.
+        let mut wrong_alg = good.clone();
+        wrong_alg.tbs.signature_algorithm = SignatureAlgorithm::RsaSha;
+        assert!(matches!(
+            validate(&wrong_alg, &ca.cert, None, NOW),
+            Err(CertError::SignatureAlgorithmMismatch { .. })
+        ));
+
+        // Version.
+        let mut v2 = good.clone();
+        v2.tbs.version = 2;
+        assert_eq!(
+            alert(validate(&v2, &ca.cert, None, NOW)),
+            AlertDescription::UnsupportedCertificate
+        );
+    }
+
+    #[test]
+    fn keys_off_their_named_curve_are_unsupported() {
+        let ca = root(Specifier::Nist256p);
+        let (_, leaf_key) = keys(Specifier::Nist224p);
+        let sign_as = |edit: &dyn Fn(&mut ToBeSignedCertificate)| {
+            let mut cert = ca.issue(SERVER_SUBJECT, leaf_key, NB, NA).unwrap();
+            edit(&mut cert.tbs);
+            sign(&ca.key, cert.tbs).unwrap()
+        };
+        // A P-224 point announced as P-256 (validly signed): not on that curve.
+        let wrong_curve = sign_as(&|t| {
+            t.parameters = ParameterSpecifier::Index(Specifier::Nist256p.parameter_index())
+        });
+        let err = validate(&wrong_curve, &ca.cert, None, NOW).unwrap_err();
+        assert!(matches!(err, CertError::BadPublicKey { .. }), "{err}");
+        assert_eq!(err.alert(), AlertDescription::UnsupportedCertificate);
+        // Unknown index, explicit parameters, rsa type on a curve index.
+        let unknown = sign_as(&|t| t.parameters = ParameterSpecifier::Index(4));
+        assert!(matches!(
+            validate(&unknown, &ca.cert, None, NOW),
+            Err(CertError::UnsupportedParameters(_))
+        ));
+        let explicit = sign_as(&|t| {
+            t.parameters = ParameterSpecifier::Set(crate::msgs::common::ParameterSet(vec![]))
+        });
+        assert_eq!(
+            validate(&explicit, &ca.cert, None, NOW)
+                .unwrap_err()
+                .alert(),
+            AlertDescription::UnsupportedCertificate
+        );
+        let (_, rsa_key) = keys(Specifier::Rsa1024);
+        let rsa_on_curve = sign_as(&|t| {
+            t.public_key_type = PublicKeyType::Rsa;
+            t.public_key = rsa_key.public_wire().unwrap();
+        });
+        assert!(matches!(
+            validate(&rsa_on_curve, &ca.cert, None, NOW),
+            Err(CertError::KeyTypeMismatch { .. })
+        ));
+        // An EC point that is not on the curve at all.
+        let off_curve = sign_as(&|t| {
+            if let PublicKey::Ec(p) = &mut t.public_key {
+                *p.0.last_mut().unwrap() ^= 1;
+            }
+        });
+        assert!(matches!(
+            validate(&off_curve, &ca.cert, None, NOW),
+            Err(CertError::BadPublicKey { .. })
+        ));
+    }
+
+    #[test]
+    fn trust_store_picks_the_issuer_or_answers_unknown_ca() {
+        let mut store = TrustStore::new();
+        let cas: Vec<Authority> = [Specifier::Wtls7_160, Specifier::Rsa1024]
+            .into_iter()
+            .map(root)
+            .collect();
+        for ca in &cas {
+            store.add(ca.cert.clone()).unwrap();
+        }
+        for ca in &cas {
+            let (_, leaf) = keys(ca.spec);
+            let cert = ca.issue(CLIENT_SUBJECT, leaf, NB, NA).unwrap();
+            let key = store
+                .validate_chain(&cert, Some(&Identifier::text(CLIENT_SUBJECT)), NOW)
+                .unwrap();
+            assert_eq!(key.spec(), ca.spec);
+        }
+        let stranger = root(Specifier::Nist163k);
+        let (_, leaf) = keys(Specifier::Nist163k);
+        let cert = stranger.issue(SERVER_SUBJECT, leaf, NB, NA).unwrap();
+        let err = store.validate_chain(&cert, None, NOW).unwrap_err();
+        assert_eq!(err.alert(), AlertDescription::UnknownCa);
+        assert_eq!(store.identifiers().count(), 2);
+
+        // A corrupted CA certificate is refused when added.
+        let mut broken = cas[0].cert.clone();
+        broken.signature[4] ^= 0x40;
+        assert!(matches!(
+            TrustStore::new().add(broken),
+            Err(CertError::BadAuthority { .. })
+        ));
+    }
+
+    #[test]
+    fn identifiers_describe_readably() {
+        assert_eq!(describe(&Identifier::text("x")), "\"x\"");
+        assert_eq!(describe(&Identifier::Binary(vec![1, 0xab])), "binary:01ab");
+        assert_eq!(describe(&Identifier::Null), "(null identifier)");
+    }
+}
