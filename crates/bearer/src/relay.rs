@@ -716,15 +716,20 @@ impl Receiver {
             }
             if let Some(link) = self.slots[slot].take() {
                 self.by_addr.remove(&link.client);
-                // Deregistering needs exclusive access; pending deliveries may still hold a
-                // reference, in which case the socket closes when they are done.
-                match Arc::try_unwrap(link.upstream) {
-                    Ok(mut socket) => {
-                        let _ = self.poll.registry().deregister(&mut socket);
-                    }
-                    Err(_still_in_use) => {
-                        // Closing the last reference removes it from the epoll set.
-                    }
+                // Pending deliveries may still hold the socket, so deregister by descriptor
+                // now: its token is about to be reused by the next client in this slot.
+                #[cfg(unix)]
+                {
+                    use std::os::fd::AsRawFd;
+                    let fd = link.upstream.as_raw_fd();
+                    let _ = self
+                        .poll
+                        .registry()
+                        .deregister(&mut mio::unix::SourceFd(&fd));
+                }
+                #[cfg(not(unix))]
+                if let Ok(mut socket) = Arc::try_unwrap(link.upstream) {
+                    let _ = self.poll.registry().deregister(&mut socket);
                 }
                 tracing::debug!(client = %link.client, "bearer relay: idle client forgotten");
             }
@@ -1085,6 +1090,44 @@ mod tests {
         let stats = relay.stats();
         assert_eq!(stats.clients_admitted, 1);
         assert_eq!(stats.clients_rejected, 1);
+    }
+
+    #[test]
+    fn an_idle_client_frees_its_slot() {
+        let echo = Echo::start();
+        let options = RelayOptions {
+            max_clients: 1,
+            idle_timeout: Duration::from_millis(300),
+            ..RelayOptions::default()
+        };
+        let relay = Relay::start_with_options(
+            "127.0.0.1:0".parse().unwrap(),
+            echo.addr,
+            LinkProfile::loopback(),
+            13,
+            options,
+        )
+        .unwrap();
+        let (first, second) = (client(), client());
+        second
+            .set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        first.send_to(b"first", relay.local_addr()).unwrap();
+        // Not receive_all: waiting for quiet would let the whole relay go idle and stop.
+        let mut buf = [0u8; 16];
+        assert_eq!(first.recv(&mut buf).unwrap(), 5);
+        // The second client knocks until the first one's link has been idle long enough to
+        // be forgotten; its refused datagrams keep the relay itself alive meanwhile.
+        let deadline = Instant::now() + PATIENCE;
+        let mut answered = false;
+        while !answered && Instant::now() < deadline {
+            second.send_to(b"second", relay.local_addr()).unwrap();
+            answered = second.recv(&mut buf).is_ok();
+        }
+        assert!(answered, "slot never freed: {:?}", relay.stats());
+        let stats = relay.stats();
+        assert_eq!(stats.clients_admitted, 2);
+        assert!(stats.clients_rejected >= 1);
     }
 
     #[test]
