@@ -283,7 +283,8 @@ impl CipherState {
         }
 
         // Lengths are public: these early exits reveal nothing about the plaintext.
-        if fragment.is_empty() || fragment.len() % bs != 0 || fragment.len() < mac_len + 1 {
+        if fragment.is_empty() || !fragment.len().is_multiple_of(bs) || fragment.len() < mac_len + 1
+        {
             return Err(RecordError::DecryptionFailed);
         }
         let epoch = self.keys_for(seq)?;

@@ -238,7 +238,7 @@ impl BulkCipher {
                 got: iv.len(),
             });
         }
-        if info.block_size != 0 && data.len() % info.block_size != 0 {
+        if info.block_size != 0 && !data.len().is_multiple_of(info.block_size) {
             return Err(CipherError::NotBlockAligned {
                 alg: self.alg,
                 len: data.len(),

@@ -227,13 +227,15 @@ mod tests {
         // Input: 00 01 | E4 | 00 07 | 01 02 03 04 05 06 07 (+ 3 zero bytes of padding)
         // Blocks: [00 01 E4 00 07] [01 02 03 04 05] [06 07 00 00 00]
         let out = mac.compute(1, 0xE4, &[1, 2, 3, 4, 5, 6, 7]);
+        // Column-wise XOR of the three blocks, worked by hand.
         let expected = [
-            0x00 ^ 0x01 ^ 0x06,
+            0x01 ^ 0x06,
             0x01 ^ 0x02 ^ 0x07,
             0xE4 ^ 0x03,
             0x04,
             0x07 ^ 0x05,
         ];
+        assert_eq!(expected, [0x07, 0x04, 0xE7, 0x04, 0x02]);
         assert_eq!(out, expected);
     }
 
