@@ -4,7 +4,9 @@
 
 pub mod codec;
 pub mod crypto;
+pub mod handshake;
 pub mod msgs;
 pub mod pki;
+pub mod probe;
 pub mod record;
 pub mod suite;

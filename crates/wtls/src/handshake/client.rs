@@ -1,0 +1,972 @@
+//! The client side of the handshake, read top to bottom in protocol order.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use zeroize::Zeroizing;
+
+use super::conn::{Opened, RecordLayer, Role};
+use super::{
+    AuthMode, Event, HandshakeKind, Now, Output, Packing, Policy, ProtocolError, StoredSession,
+};
+use crate::codec::Codec;
+use crate::crypto::pk::{self, KeyPair, PeerKey, PkError};
+use crate::crypto::prf::PrfHash;
+use crate::msgs::alert::{Alert, ChangeCipherSpec};
+use crate::msgs::certificate::{CertificateChain, CertificateEntry, PublicKey, WtlsCertificate};
+use crate::msgs::common::{
+    CipherSuite, EcPublicKey, Identifier, KeyExchangeId, ParameterSpecifier, Random, RsaPublicKey,
+    SessionId,
+};
+use crate::msgs::enums::{
+    AlertDescription, AlertLevel, CompressionMethod, ContentType, KeyExchangeSuite,
+    SequenceNumberMode,
+};
+use crate::msgs::handshake::{
+    CertificateVerify, ClientHello, ClientKeyExchange, Finished, HandshakeMessage,
+    ServerKeyExchangeKey,
+};
+use crate::probe::{HandshakeProbe, Message, Operation, Probe};
+use crate::suite::Specifier;
+
+/// One key exchange the client offers: a suite, the parameters of the key it expects
+/// from the server, and the identifier it sends (its own name for the optimised
+/// handshake, otherwise null).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyExchangeOffer {
+    pub suite: KeyExchangeSuite,
+    pub spec: Specifier,
+    pub identifier: Identifier,
+}
+
+/// Source of ephemeral EC keys: a load generator hands in a pool of precomputed keys so
+/// that its own work per handshake stays small.
+pub type EphemeralSource = Arc<dyn Fn(Specifier) -> Result<KeyPair, PkError> + Send + Sync>;
+
+/// Server certificates already validated, keyed by their encoding (load generator only:
+/// it saves the client a signature verification per handshake).
+pub type VerifiedServerCache = Arc<Mutex<HashMap<Vec<u8>, PeerKey>>>;
+
+#[derive(Clone)]
+pub struct ClientConfig {
+    /// Key exchanges in order of preference.
+    pub offers: Vec<KeyExchangeOffer>,
+    /// Cipher suites in order of preference.
+    pub cipher_suites: Vec<CipherSuite>,
+    /// CA certificates the client trusts; also sent as trusted_key_ids.
+    pub trusted_cas: Vec<(Specifier, WtlsCertificate)>,
+    /// The gateway identity the server certificate must name.
+    pub expected_server: Option<Identifier>,
+    /// Client certificate and key, for mutual authentication and the optimised flow.
+    pub credential: Option<(WtlsCertificate, KeyPair)>,
+    pub key_refresh: u8,
+    pub packing: Packing,
+    pub policy: Policy,
+    /// First retransmission timeout; doubled after each retransmission.
+    pub retransmit_timeout_ns: u64,
+    pub max_retransmissions: u32,
+    pub ephemeral_source: Option<EphemeralSource>,
+    pub verified_server_cache: Option<VerifiedServerCache>,
+}
+
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("offers", &self.offers)
+            .field("cipher_suites", &self.cipher_suites)
+            .field("key_refresh", &self.key_refresh)
+            .field("packing", &self.packing)
+            .field("policy", &self.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientConfig {
+    /// A configuration with the defaults: one flight per datagram, key refresh every
+    /// 2^3 records, a 1 s first retransmission timeout, four retransmissions.
+    pub fn new(offers: Vec<KeyExchangeOffer>, cipher_suites: Vec<CipherSuite>) -> Self {
+        ClientConfig {
+            offers,
+            cipher_suites,
+            trusted_cas: Vec::new(),
+            expected_server: None,
+            credential: None,
+            key_refresh: 3,
+            packing: Packing::default(),
+            policy: Policy::default(),
+            retransmit_timeout_ns: 1_000_000_000,
+            max_retransmissions: 4,
+            ephemeral_source: None,
+            verified_server_cache: None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    WaitServerHello,
+    WaitCertificate,
+    WaitKeyExchange,
+    WaitRequestOrDone,
+    /// Optimised flow: after the server Certificate, its ChangeCipherSpec follows.
+    WaitServerCcs,
+    WaitServerFinished,
+    Established,
+    Closed,
+}
+
+/// The result of the key exchange, kept until the Finished messages.
+struct Negotiated {
+    suite: KeyExchangeSuite,
+    spec: Specifier,
+    cipher: CipherSuite,
+    key_refresh: u8,
+    kind: HandshakeKind,
+    session_id: SessionId,
+}
+
+pub struct Client {
+    config: Arc<ClientConfig>,
+    auth: AuthMode,
+    state: State,
+    records: RecordLayer,
+    probe: Probe,
+    transcript: Vec<u8>,
+    client_random: Random,
+    server_random: Option<Random>,
+    resume: Option<StoredSession>,
+    negotiated: Option<Negotiated>,
+    server_key: Option<PeerKey>,
+    server_public: Option<PublicKey>,
+    certificate_requested: bool,
+    master_secret: Option<Zeroizing<[u8; 20]>>,
+    last_flight: Vec<Vec<u8>>,
+    deadline_ns: Option<u64>,
+    retransmissions: u32,
+    timeout_ns: u64,
+    now: Now,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A client for a new handshake. `resume` asks for an abbreviated handshake on a
+    /// session the client kept from an earlier one.
+    pub fn new(
+        config: Arc<ClientConfig>,
+        auth: AuthMode,
+        resume: Option<StoredSession>,
+        probe: Probe,
+        now: Now,
+    ) -> Self {
+        let mut random = [0u8; 12];
+        openssl::rand::rand_bytes(&mut random).expect("the system RNG works");
+        let records = RecordLayer::new(Role::Client, config.packing);
+        let timeout_ns = config.retransmit_timeout_ns;
+        Client {
+            config,
+            auth,
+            state: State::WaitServerHello,
+            records,
+            probe,
+            transcript: Vec::with_capacity(2048),
+            client_random: Random::new(now.unix_secs, random),
+            server_random: None,
+            resume,
+            negotiated: None,
+            server_key: None,
+            server_public: None,
+            certificate_requested: false,
+            master_secret: None,
+            last_flight: Vec::new(),
+            deadline_ns: None,
+            retransmissions: 0,
+            timeout_ns,
+            now,
+        }
+    }
+
+    /// The first flight: ClientHello.
+    pub fn start(&mut self, now: Now) -> Result<Output, ProtocolError> {
+        self.now = now;
+        self.probe.begin_job();
+        let session_id = match &self.resume {
+            Some(s) => SessionId::new(&s.id)?,
+            None => SessionId::empty(),
+        };
+        let client_key_ids = self
+            .config
+            .offers
+            .iter()
+            .map(|o| KeyExchangeId {
+                suite: o.suite,
+                parameters: ParameterSpecifier::Index(o.spec.parameter_index()),
+                identifier: o.identifier.clone(),
+            })
+            .collect();
+        let trusted_key_ids = self
+            .config
+            .trusted_cas
+            .iter()
+            .map(|(spec, cert)| KeyExchangeId {
+                suite: if spec.is_rsa() {
+                    KeyExchangeSuite::Rsa
+                } else {
+                    KeyExchangeSuite::EcdhEcdsa
+                },
+                parameters: ParameterSpecifier::Index(spec.parameter_index()),
+                identifier: cert.tbs.subject.clone(),
+            })
+            .collect();
+        let hello = HandshakeMessage::ClientHello(ClientHello {
+            client_version: 1,
+            random: self.client_random,
+            session_id,
+            client_key_ids,
+            trusted_key_ids,
+            cipher_suites: self.config.cipher_suites.clone(),
+            compression_methods: vec![CompressionMethod::Null],
+            sequence_number_mode: SequenceNumberMode::Explicit,
+            key_refresh: self.config.key_refresh,
+        });
+        let (record, len) = self.handshake_record(&hello)?;
+        self.probe.end_message(Message::CH, len);
+        let mut out = Output::default();
+        self.send_flight(vec![record], &mut out);
+        Ok(out)
+    }
+
+    pub fn is_established(&self) -> bool {
+        self.state == State::Established
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+
+    /// When the retransmission timer fires, if it is running.
+    pub fn deadline_ns(&self) -> Option<u64> {
+        self.deadline_ns
+    }
+
+    /// The timer fired: send the last flight again, or give up after the configured
+    /// number of retransmissions.
+    pub fn on_timeout(&mut self, now: Now) -> Result<Output, ProtocolError> {
+        let mut out = Output::default();
+        match self.deadline_ns {
+            Some(d) if now.mono_ns >= d => {}
+            _ => return Ok(out),
+        }
+        if self.retransmissions >= self.config.max_retransmissions {
+            self.state = State::Closed;
+            self.deadline_ns = None;
+            return Err(ProtocolError::new(
+                AlertDescription::HandshakeFailure,
+                format!("no answer after {} retransmissions", self.retransmissions),
+            ));
+        }
+        self.retransmissions += 1;
+        self.timeout_ns = self.timeout_ns.saturating_mul(2);
+        self.deadline_ns = Some(now.mono_ns + self.timeout_ns);
+        for d in &self.last_flight {
+            self.probe.datagram(true, d.len(), 0);
+        }
+        out.datagrams = self.last_flight.clone();
+        out.events.push(Event::Retransmitted);
+        Ok(out)
+    }
+
+    pub fn retransmissions(&self) -> u32 {
+        self.retransmissions
+    }
+
+    /// The session, for an abbreviated handshake later.
+    pub fn session(&self) -> Option<StoredSession> {
+        let n = self.negotiated.as_ref()?;
+        let ms = self.master_secret.as_ref()?;
+        if n.session_id.is_empty() || self.state != State::Established {
+            return None;
+        }
+        Some(StoredSession {
+            id: n.session_id.as_bytes().to_vec(),
+            master_secret: ms.clone(),
+            cipher_suite: n.cipher,
+            key_exchange: n.suite,
+            key_refresh: n.key_refresh,
+            created_ns: self.now.mono_ns,
+        })
+    }
+
+    pub fn probe(&self) -> &HandshakeProbe {
+        &self.probe.data
+    }
+
+    pub fn take_probe(&mut self) -> HandshakeProbe {
+        std::mem::take(&mut self.probe.data)
+    }
+
+    /// Protect application data for the server (one record, one datagram).
+    pub fn seal_application_data(&mut self, data: &[u8]) -> Result<Vec<u8>, ProtocolError> {
+        if self.state != State::Established {
+            return Err(ProtocolError::new(
+                AlertDescription::SessionNotReady,
+                "application data before the handshake completed",
+            ));
+        }
+        self.records.seal(ContentType::ApplicationData, data)
+    }
+
+    /// A close_notify alert for the server.
+    pub fn close(&mut self) -> Vec<u8> {
+        let (_, bytes) = self.records.alert(AlertDescription::ConnectionCloseNotify);
+        self.state = State::Closed;
+        bytes
+    }
+
+    /// Take in one datagram from the server.
+    pub fn handle_datagram(&mut self, datagram: &[u8], now: Now) -> Output {
+        self.now = now;
+        let mut out = Output::default();
+        if self.state == State::Closed {
+            out.events.push(Event::Dropped("connection closed"));
+            return out;
+        }
+        self.probe.begin_job();
+        let records = match crate::msgs::record::parse_datagram(datagram) {
+            Ok(r) => r,
+            Err(_) => {
+                // The framing cannot be trusted; nothing in it can be answered.
+                out.events.push(Event::Dropped("unparsable datagram"));
+                return out;
+            }
+        };
+        self.probe.datagram(false, datagram.len(), records.len());
+        for record in &records {
+            if self.state == State::Closed {
+                break;
+            }
+            match self.records.open(record) {
+                Opened::Drop(why) => out.events.push(Event::Dropped(why)),
+                Opened::Fail(e) => self.fail(e, &mut out),
+                Opened::Plain(ContentType::Alert, body) => self.on_alert(&body, &mut out),
+                Opened::Plain(ContentType::ChangeCipherSpec, body) => {
+                    if let Err(e) = self.on_change_cipher_spec(&body) {
+                        self.fail(e, &mut out);
+                    }
+                }
+                Opened::Plain(ContentType::Handshake, body) => {
+                    if let Err(e) = self.on_handshake(&body, &mut out) {
+                        self.fail(e, &mut out);
+                    }
+                }
+                Opened::Plain(ContentType::ApplicationData, body) => {
+                    if self.state == State::Established {
+                        out.events.push(Event::ApplicationData(body.to_vec()));
+                    } else {
+                        out.events
+                            .push(Event::Dropped("application data before the handshake"));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn fail(&mut self, e: ProtocolError, out: &mut Output) {
+        let (alert, bytes) = self.records.alert(e.description);
+        if alert.level != AlertLevel::Warning {
+            self.state = State::Closed;
+            self.deadline_ns = None;
+        }
+        self.probe.datagram(true, bytes.len(), 1);
+        out.datagrams.push(bytes);
+        out.events.push(Event::AlertSent(alert, e.reason));
+    }
+
+    fn on_alert(&mut self, body: &[u8], out: &mut Output) {
+        let Ok(alert) = Alert::read_exact(body, "Alert") else {
+            out.events.push(Event::Dropped("malformed alert"));
+            return;
+        };
+        if !self.records.alert_checksum_ok(&alert) {
+            out.events
+                .push(Event::Dropped("alert checksum matches none of our records"));
+            return;
+        }
+        if alert.level != AlertLevel::Warning {
+            self.state = State::Closed;
+            self.deadline_ns = None;
+        }
+        out.events.push(Event::AlertReceived(alert));
+    }
+
+    fn on_change_cipher_spec(&mut self, body: &[u8]) -> Result<(), ProtocolError> {
+        ChangeCipherSpec::read_exact(body, "ChangeCipherSpec")?;
+        if self.state == State::WaitRequestOrDone && self.optimised_possible() {
+            // Optimised flow (§9.4): the server took our certificate from its store, so
+            // both sides derive the pre-master secret from the two certified keys.
+            let own = self.config.credential.clone().expect("checked").1;
+            let server_key = self.server_key.clone().expect("checked");
+            let shared = self.probe.operation(Message::CKX, Operation::ECDH, || {
+                pk::ecdh(&own, &server_key)
+            })?;
+            if let Some(n) = self.negotiated.as_mut() {
+                n.kind = HandshakeKind::Optimised;
+            }
+            drop(self.finish_key_exchange(shared, 0));
+            self.state = State::WaitServerCcs;
+        }
+        if self.state != State::WaitServerCcs {
+            return Err(ProtocolError::new(
+                AlertDescription::UnexpectedMessage,
+                "ChangeCipherSpec out of order",
+            ));
+        }
+        self.records.install_read()?;
+        self.probe.end_message(Message::SCCS, 1);
+        self.state = State::WaitServerFinished;
+        Ok(())
+    }
+
+    fn on_handshake(&mut self, body: &[u8], out: &mut Output) -> Result<(), ProtocolError> {
+        let ctx = self.negotiated.as_ref().map(|n| n.suite);
+        let msg = HandshakeMessage::read_record(body, ctx)?;
+        match (self.state, msg) {
+            (State::WaitServerHello, HandshakeMessage::ServerHello(sh)) => {
+                self.transcript.extend_from_slice(body);
+                self.on_server_hello(sh)?;
+                self.probe.end_message(Message::SH, body.len());
+            }
+            (State::WaitCertificate, HandshakeMessage::Certificate(chain)) => {
+                self.transcript.extend_from_slice(body);
+                self.on_server_certificate(chain)?;
+                self.probe.end_message(Message::SCERT, body.len());
+            }
+            (State::WaitKeyExchange, HandshakeMessage::ServerKeyExchange(ske)) => {
+                self.transcript.extend_from_slice(body);
+                self.on_server_key_exchange(ske.parameters, ske.key)?;
+                self.probe.end_message(Message::SKX, body.len());
+            }
+            (State::WaitRequestOrDone, HandshakeMessage::CertificateRequest(_))
+                if !self.certificate_requested =>
+            {
+                self.transcript.extend_from_slice(body);
+                self.certificate_requested = true;
+                self.probe.end_message(Message::CERTREQ, body.len());
+            }
+            (State::WaitRequestOrDone, HandshakeMessage::ServerHelloDone) => {
+                self.transcript.extend_from_slice(body);
+                self.probe.end_message(Message::SHD, body.len());
+                self.send_key_exchange_flight(out)?;
+            }
+            (State::WaitServerFinished, HandshakeMessage::Finished(fin)) => {
+                self.on_server_finished(fin, body, out)?;
+            }
+            (_, HandshakeMessage::HelloRequest) => {
+                // We do not renegotiate (§9.5).
+                let (alert, bytes) = self.records.alert(AlertDescription::NoRenegotiation);
+                out.datagrams.push(bytes);
+                out.events.push(Event::AlertSent(
+                    alert,
+                    "renegotiation is not supported".into(),
+                ));
+            }
+            (state, other) => {
+                return Err(ProtocolError::new(
+                    AlertDescription::UnexpectedMessage,
+                    format!("{} while in {state:?}", other.typ()),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn on_server_hello(
+        &mut self,
+        sh: crate::msgs::handshake::ServerHello,
+    ) -> Result<(), ProtocolError> {
+        if sh.server_version != 1 {
+            return Err(ProtocolError::new(
+                AlertDescription::ProtocolVersion,
+                format!("server version {}", sh.server_version),
+            ));
+        }
+        if !self.config.cipher_suites.contains(&sh.cipher_suite) {
+            return Err(ProtocolError::new(
+                AlertDescription::IllegalParameter,
+                "server chose a cipher suite we did not offer",
+            ));
+        }
+        if sh.key_refresh > self.config.key_refresh {
+            return Err(ProtocolError::new(
+                AlertDescription::IllegalParameter,
+                "server asked for less frequent key refresh than offered",
+            ));
+        }
+        if sh.sequence_number_mode != SequenceNumberMode::Explicit {
+            return Err(ProtocolError::new(
+                AlertDescription::IllegalParameter,
+                "only explicit sequence numbers are supported",
+            ));
+        }
+        self.server_random = Some(sh.random);
+        let resumed = match &self.resume {
+            Some(s) => !sh.session_id.is_empty() && sh.session_id.as_bytes() == s.id.as_slice(),
+            None => false,
+        };
+        if resumed {
+            let s = self.resume.clone().expect("checked");
+            if s.cipher_suite != sh.cipher_suite {
+                return Err(ProtocolError::new(
+                    AlertDescription::IllegalParameter,
+                    "resumed session with another cipher suite",
+                ));
+            }
+            let spec = self.config.offers.first().map(|o| o.spec).ok_or_else(|| {
+                ProtocolError::new(AlertDescription::InternalError, "no key exchange offered")
+            })?;
+            self.negotiated = Some(Negotiated {
+                suite: s.key_exchange,
+                spec,
+                cipher: sh.cipher_suite,
+                key_refresh: sh.key_refresh,
+                kind: HandshakeKind::Abbreviated,
+                session_id: sh.session_id,
+            });
+            self.install_keys(s.master_secret.clone());
+            self.state = State::WaitServerCcs;
+            return Ok(());
+        }
+        let index = usize::from(sh.client_key_id);
+        if index == 0 || index > self.config.offers.len() {
+            return Err(ProtocolError::new(
+                AlertDescription::IllegalParameter,
+                format!("client_key_id {index} names no offered key exchange"),
+            ));
+        }
+        let offer = &self.config.offers[index - 1];
+        if offer.suite.is_anonymous() && !self.config.policy.allow_anonymous {
+            return Err(ProtocolError::new(
+                AlertDescription::InsufficientSecurity,
+                "anonymous key exchange is disabled",
+            ));
+        }
+        self.negotiated = Some(Negotiated {
+            suite: offer.suite,
+            spec: offer.spec,
+            cipher: sh.cipher_suite,
+            key_refresh: sh.key_refresh,
+            kind: HandshakeKind::Full,
+            session_id: sh.session_id,
+        });
+        self.state = if offer.suite.is_anonymous() {
+            State::WaitKeyExchange
+        } else {
+            State::WaitCertificate
+        };
+        Ok(())
+    }
+
+    fn on_server_certificate(&mut self, chain: CertificateChain) -> Result<(), ProtocolError> {
+        let leaf = match chain.0.first() {
+            Some(CertificateEntry::Wtls(c)) => c.clone(),
+            Some(_) => {
+                return Err(ProtocolError::new(
+                    AlertDescription::UnsupportedCertificate,
+                    "only WTLS certificates are supported",
+                ))
+            }
+            None => {
+                return Err(ProtocolError::new(
+                    AlertDescription::BadCertificate,
+                    "the server sent no certificate",
+                ))
+            }
+        };
+        let n = self.negotiated.as_ref().expect("after ServerHello");
+        let expected_spec = n.spec;
+        let key = self
+            .probe
+            .operation(Message::SCERT, Operation::CERTCHECK, || {
+                validate_against(
+                    &self.config.trusted_cas,
+                    &self.config.verified_server_cache,
+                    &leaf,
+                    self.config.expected_server.as_ref(),
+                    self.now.unix_secs,
+                )
+            })?;
+        if key.spec() != expected_spec {
+            return Err(ProtocolError::new(
+                AlertDescription::IllegalParameter,
+                format!(
+                    "server key is {}, the chosen key exchange named {}",
+                    key.spec().short(),
+                    expected_spec.short()
+                ),
+            ));
+        }
+        self.server_public = Some(leaf.tbs.public_key.clone());
+        self.server_key = Some(key);
+        // In the optimised flow (§9.4) a ChangeCipherSpec follows instead of
+        // ServerHelloDone; `on_change_cipher_spec` recognises it from this state.
+        self.state = State::WaitRequestOrDone;
+        Ok(())
+    }
+
+    /// Whether the server may be running the optimised flow with us: ECDH_ECDSA, a
+    /// certified static key on the server's curve, and our identifier offered.
+    fn optimised_possible(&self) -> bool {
+        let (Some(n), Some(_), Some((_, key))) = (
+            self.negotiated.as_ref(),
+            self.server_key.as_ref(),
+            self.config.credential.as_ref(),
+        ) else {
+            return false;
+        };
+        n.suite == KeyExchangeSuite::EcdhEcdsa
+            && key.spec() == n.spec
+            && self
+                .config
+                .offers
+                .iter()
+                .any(|o| o.identifier != Identifier::Null)
+    }
+
+    fn on_server_key_exchange(
+        &mut self,
+        parameters: ParameterSpecifier,
+        key: ServerKeyExchangeKey,
+    ) -> Result<(), ProtocolError> {
+        let n = self.negotiated.as_ref().expect("after ServerHello");
+        // Index 0 means "the parameters of the chosen KeyExchangeId" (§3.7).
+        let spec = match parameters {
+            ParameterSpecifier::Index(0) => n.spec,
+            ParameterSpecifier::Index(i) => {
+                Specifier::from_parameter_index(i).ok_or_else(|| {
+                    ProtocolError::new(
+                        AlertDescription::UnknownParameterIndex,
+                        format!("parameter index {i}"),
+                    )
+                })?
+            }
+            ParameterSpecifier::Set(_) => {
+                return Err(ProtocolError::new(
+                    AlertDescription::UnknownParameterIndex,
+                    "explicit parameter sets are not supported",
+                ))
+            }
+        };
+        let public = match (key, n.suite.is_rsa()) {
+            (ServerKeyExchangeKey::Rsa(k), true) => PublicKey::Rsa(k),
+            (ServerKeyExchangeKey::Ec(p), false) if n.suite.is_ecdh() => PublicKey::Ec(p),
+            _ => {
+                return Err(ProtocolError::new(
+                    AlertDescription::IllegalParameter,
+                    "ServerKeyExchange key does not match the key exchange suite",
+                ))
+            }
+        };
+        self.server_key = Some(PeerKey::from_wire(spec, &public)?);
+        self.server_public = Some(public);
+        self.state = State::WaitRequestOrDone;
+        Ok(())
+    }
+
+    /// After ServerHelloDone: Certificate*, ClientKeyExchange*, CertificateVerify*,
+    /// ChangeCipherSpec, Finished, in one flight (thesis Tables 3.5 and 3.7).
+    fn send_key_exchange_flight(&mut self, out: &mut Output) -> Result<(), ProtocolError> {
+        let n = self.negotiated.as_ref().expect("after ServerHello");
+        let (suite, spec) = (n.suite, n.spec);
+        let server_key = self.server_key.clone().ok_or_else(|| {
+            ProtocolError::new(AlertDescription::HandshakeFailure, "no server key")
+        })?;
+        let mut records = Vec::new();
+
+        // Client Certificate: ours when asked and we have one; an empty list otherwise
+        // (the thesis' server-authenticated flow answers its CertificateRequest so).
+        let mut static_ecdh = false;
+        if self.certificate_requested {
+            let entries = match (&self.config.credential, self.auth) {
+                (Some((cert, key)), AuthMode::Mutual) => {
+                    static_ecdh = suite.is_ecdh() && key.spec() == spec && !suite.is_anonymous();
+                    vec![CertificateEntry::Wtls(cert.clone())]
+                }
+                _ => Vec::new(),
+            };
+            let msg = HandshakeMessage::Certificate(CertificateChain(entries));
+            let (record, len) = self.handshake_record(&msg)?;
+            records.push(record);
+            self.probe.end_message(Message::CCERT, len);
+        }
+
+        // The pre-master secret, and ClientKeyExchange where the suite needs one.
+        let pre_master: Zeroizing<Vec<u8>> = if suite.is_rsa() {
+            let mut secret = Zeroizing::new(vec![0u8; 20]);
+            secret[0] = 1; // client_version
+            openssl::rand::rand_bytes(&mut secret[1..]).expect("the system RNG works");
+            let ciphertext = self.probe.operation(Message::CKX, Operation::RSAENC, || {
+                pk::rsa_encrypt(&server_key, &secret)
+            })?;
+            let rsa_public = match &self.server_public {
+                Some(PublicKey::Rsa(k)) => k.clone(),
+                _ => {
+                    return Err(ProtocolError::new(
+                        AlertDescription::IllegalParameter,
+                        "RSA key exchange without an RSA server key",
+                    ))
+                }
+            };
+            let msg = HandshakeMessage::ClientKeyExchange(ClientKeyExchange::Rsa(ciphertext));
+            let (record, len) = self.handshake_record(&msg)?;
+            records.push(record);
+            let pre_master = rsa_pre_master(&secret, &rsa_public);
+            self.finish_key_exchange(pre_master, len)
+        } else if static_ecdh {
+            // Mutual ECDH_ECDSA: both certified keys, no ClientKeyExchange. The thesis
+            // still books this computation under T_M_C_CKX.
+            let own = &self.config.credential.as_ref().expect("checked").1;
+            let shared = self
+                .probe
+                .operation(Message::CKX, Operation::ECDH, || pk::ecdh(own, &server_key))?;
+            self.finish_key_exchange(shared, 0)
+        } else {
+            let ephemeral =
+                self.probe.operation(Message::CKX, Operation::KEYGEN, || {
+                    match &self.config.ephemeral_source {
+                        Some(source) => source(spec),
+                        None => pk::ephemeral_ec(spec),
+                    }
+                })?;
+            let shared = self.probe.operation(Message::CKX, Operation::ECDH, || {
+                pk::ecdh(&ephemeral, &server_key)
+            })?;
+            let point = match ephemeral.public_wire()? {
+                PublicKey::Ec(p) => p,
+                PublicKey::Rsa(_) => EcPublicKey(Vec::new()),
+            };
+            let msg = HandshakeMessage::ClientKeyExchange(ClientKeyExchange::Ec(point));
+            let (record, len) = self.handshake_record(&msg)?;
+            records.push(record);
+            self.finish_key_exchange(shared, len)
+        };
+        drop(pre_master);
+
+        // CertificateVerify: a signature over the SHA-1 hash of the transcript so far.
+        if self.auth == AuthMode::Mutual && suite.is_rsa() && self.certificate_requested {
+            if let Some((_, key)) = &self.config.credential {
+                let digest = openssl::sha::sha1(&self.transcript);
+                let key = key.clone();
+                let signature =
+                    self.probe
+                        .operation(Message::CERTVRFY, Operation::CVSIGN, || {
+                            pk::rsa_sign_digest(&key, &digest)
+                        })?;
+                let msg = HandshakeMessage::CertificateVerify(CertificateVerify { signature });
+                let (record, len) = self.handshake_record(&msg)?;
+                records.push(record);
+                self.probe.end_message(Message::CERTVRFY, len);
+            }
+        }
+
+        records.push(self.change_cipher_spec()?);
+        self.probe.end_message(Message::CCCS, 1);
+        let (record, len) = self.finished(b"client finished")?;
+        records.push(record);
+        self.probe.end_message(Message::CFIN, len);
+        self.state = State::WaitServerCcs;
+        self.send_flight(records, out);
+        Ok(())
+    }
+
+    /// Master secret from the pre-master secret; closes the CKX probe.
+    fn finish_key_exchange(
+        &mut self,
+        pre_master: Zeroizing<Vec<u8>>,
+        ckx_len: usize,
+    ) -> Zeroizing<Vec<u8>> {
+        let n = self.negotiated.as_ref().expect("after ServerHello");
+        let hash = PrfHash::for_mac(n.cipher.mac);
+        let server_random = self.server_random.expect("after ServerHello");
+        let master = self.probe.operation(Message::CKX, Operation::MS, || {
+            crate::crypto::keys::master_secret(
+                hash,
+                &pre_master,
+                &self.client_random.0,
+                &server_random.0,
+            )
+        });
+        self.install_keys(master);
+        self.probe.end_message(Message::CKX, ckx_len);
+        pre_master
+    }
+
+    fn install_keys(&mut self, master: Zeroizing<[u8; 20]>) {
+        let n = self.negotiated.as_ref().expect("after ServerHello");
+        self.records.set_pending(crate::record::ProtectionParams {
+            bulk: n.cipher.bulk,
+            mac: n.cipher.mac,
+            key_refresh: n.key_refresh,
+            master_secret: master.clone(),
+            client_random: self.client_random.0,
+            server_random: self.server_random.expect("after ServerHello").0,
+        });
+        self.master_secret = Some(master);
+    }
+
+    fn on_server_finished(
+        &mut self,
+        fin: Finished,
+        body: &[u8],
+        out: &mut Output,
+    ) -> Result<(), ProtocolError> {
+        let expected = self.verify_data(b"server finished")?;
+        let ok = self.probe.operation(Message::SFIN, Operation::FIN, || {
+            openssl::memcmp::eq(&expected, &fin.verify_data)
+        });
+        if !ok {
+            return Err(ProtocolError::new(
+                AlertDescription::DecryptError,
+                "server Finished does not verify",
+            ));
+        }
+        self.transcript.extend_from_slice(body);
+        self.probe.end_message(Message::SFIN, body.len());
+        let kind = self.negotiated.as_ref().expect("after ServerHello").kind;
+        if kind != HandshakeKind::Full {
+            // Abbreviated and optimised: the client's ChangeCipherSpec and Finished
+            // come last and cover the server's Finished.
+            let mut records = vec![self.change_cipher_spec()?];
+            self.probe.end_message(Message::CCCS, 1);
+            let (record, len) = self.finished(b"client finished")?;
+            records.push(record);
+            self.probe.end_message(Message::CFIN, len);
+            let datagrams = self.records.pack(records);
+            for d in &datagrams {
+                self.probe.datagram(true, d.len(), 0);
+            }
+            out.datagrams.extend(datagrams);
+        }
+        self.state = State::Established;
+        self.deadline_ns = None;
+        self.last_flight.clear();
+        out.events.push(Event::HandshakeComplete(kind));
+        Ok(())
+    }
+
+    fn change_cipher_spec(&mut self) -> Result<Vec<u8>, ProtocolError> {
+        let record = self
+            .records
+            .seal(ContentType::ChangeCipherSpec, &ChangeCipherSpec.to_bytes())?;
+        self.records.install_write()?;
+        Ok(record)
+    }
+
+    fn verify_data(&self, label: &[u8]) -> Result<[u8; 12], ProtocolError> {
+        let n = self.negotiated.as_ref().expect("after ServerHello");
+        let ms = self.master_secret.as_ref().ok_or_else(|| {
+            ProtocolError::new(AlertDescription::UnexpectedMessage, "Finished before keys")
+        })?;
+        Ok(finished_verify_data(
+            n.cipher.mac,
+            ms,
+            label,
+            &self.transcript,
+        ))
+    }
+
+    fn finished(&mut self, label: &[u8]) -> Result<(Vec<u8>, usize), ProtocolError> {
+        let verify_data = self.verify_data(label)?;
+        let msg = HandshakeMessage::Finished(Finished { verify_data });
+        self.handshake_record(&msg)
+    }
+
+    /// Encode a handshake message, add it to the transcript and seal it in a record.
+    fn handshake_record(
+        &mut self,
+        msg: &HandshakeMessage,
+    ) -> Result<(Vec<u8>, usize), ProtocolError> {
+        let bytes = msg.to_bytes();
+        self.transcript.extend_from_slice(&bytes);
+        Ok((
+            self.records.seal(ContentType::Handshake, &bytes)?,
+            bytes.len(),
+        ))
+    }
+
+    fn send_flight(&mut self, records: Vec<Vec<u8>>, out: &mut Output) {
+        let datagrams = self.records.pack(records);
+        for d in &datagrams {
+            self.probe.datagram(true, d.len(), 0);
+        }
+        self.last_flight = datagrams.clone();
+        self.deadline_ns = Some(self.now.mono_ns + self.timeout_ns);
+        out.datagrams.extend(datagrams);
+    }
+}
+
+/// The RSA pre-master secret: the 20-byte RSASecret followed by the server's
+/// RSAPublicKey encoding (wire-format notes §7.2, Kannel and the GWC API agree).
+pub(crate) fn rsa_pre_master(secret: &[u8], key: &RsaPublicKey) -> Zeroizing<Vec<u8>> {
+    let mut pms = Zeroizing::new(Vec::with_capacity(secret.len() + key.modulus.len() + 8));
+    pms.extend_from_slice(secret);
+    key.encode(&mut pms);
+    pms
+}
+
+/// Finished.verify_data over the full transcript hash of the MAC family (§7.10).
+pub(crate) fn finished_verify_data(
+    mac: crate::msgs::enums::MacAlgorithm,
+    master: &[u8; 20],
+    label: &[u8],
+    transcript: &[u8],
+) -> [u8; 12] {
+    let hash = PrfHash::for_mac(mac);
+    let digest = match hash {
+        PrfHash::Sha1 => openssl::sha::sha1(transcript).to_vec(),
+        PrfHash::Md5 => openssl::hash::hash(openssl::hash::MessageDigest::md5(), transcript)
+            .map(|d| d.to_vec())
+            .expect("MD5 is available"),
+    };
+    crate::crypto::prf::finished_verify_data(hash, master, label, &digest)
+}
+
+/// Validate the server certificate under whichever trusted CA issued it, consulting the
+/// cache of already-validated certificates first.
+fn validate_against(
+    cas: &[(Specifier, WtlsCertificate)],
+    cache: &Option<VerifiedServerCache>,
+    leaf: &WtlsCertificate,
+    expected_subject: Option<&Identifier>,
+    now: u32,
+) -> Result<PeerKey, ProtocolError> {
+    let encoded = cache.as_ref().map(|_| leaf.to_bytes());
+    if let (Some(cache), Some(encoded)) = (cache, &encoded) {
+        if let Some(key) = cache.lock().expect("cache lock").get(encoded) {
+            return Ok(key.clone());
+        }
+    }
+    let ca = cas
+        .iter()
+        .find(|(_, ca)| ca.tbs.subject == leaf.tbs.issuer)
+        .ok_or_else(|| {
+            ProtocolError::new(
+                AlertDescription::UnknownCa,
+                "the server certificate's issuer is not a trusted CA",
+            )
+        })?;
+    let key = crate::pki::validate(leaf, &ca.1, expected_subject, now)?;
+    if let (Some(cache), Some(encoded)) = (cache, encoded) {
+        cache
+            .lock()
+            .expect("cache lock")
+            .insert(encoded, key.clone());
+    }
+    Ok(key)
+}

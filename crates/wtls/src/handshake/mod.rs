@@ -1,0 +1,201 @@
+//! The WTLS handshake as two sans-IO state machines: datagrams in, datagrams out.
+//!
+//! [`client::Client`] and [`server::ServerConnection`] own no socket, timer or clock.
+//! The caller passes the time ([`Now`]) with every input, asks the client when its
+//! retransmission timer is due, and moves the returned datagrams. That is what lets the
+//! in-memory runner, the UDP gateway and the load generator share one implementation.
+//!
+//! Flows (wire-format notes §9; thesis Tables 3.5 and 3.7):
+//! - full server-authenticated, RSA and ECDH_ECDSA;
+//! - full mutual, RSA (client Certificate, ClientKeyExchange, CertificateVerify) and
+//!   ECDH_ECDSA (client Certificate only: both sides derive the pre-master secret from
+//!   the two certified ECDH keys);
+//! - anonymous RSA_anon and ECDH_anon (ServerKeyExchange);
+//! - abbreviated (session resume);
+//! - optimised ECDH_ECDSA: the server takes the client's certificate from its own store
+//!   and answers ServerHello, Certificate, ChangeCipherSpec, Finished.
+
+pub mod cache;
+pub mod client;
+mod conn;
+pub mod server;
+
+use crate::msgs::alert::Alert;
+use crate::msgs::enums::{AlertDescription, AlertLevel, BulkCipherAlgorithm, MacAlgorithm};
+
+pub use cache::{SessionCache, StoredSession};
+pub use client::{Client, ClientConfig, KeyExchangeOffer};
+pub use server::{ServerConfig, ServerConnection, ServerCredential};
+
+/// The time as the caller sees it: a monotonic reading for timers and the session
+/// cache, and Unix seconds for certificate validity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Now {
+    pub mono_ns: u64,
+    pub unix_secs: u32,
+}
+
+impl Now {
+    pub fn new(mono_ns: u64, unix_secs: u32) -> Self {
+        Now { mono_ns, unix_secs }
+    }
+}
+
+/// Whether the client authenticates too (the thesis' two modes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AuthMode {
+    ServerAuth,
+    Mutual,
+}
+
+impl AuthMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            AuthMode::ServerAuth => "server",
+            AuthMode::Mutual => "mutual",
+        }
+    }
+
+    /// The thesis' letter in the probe names (`T_M_...` / `T_S_...`).
+    pub fn letter(self) -> char {
+        match self {
+            AuthMode::ServerAuth => 'S',
+            AuthMode::Mutual => 'M',
+        }
+    }
+}
+
+/// Which handshake shape completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandshakeKind {
+    Full,
+    Abbreviated,
+    Optimised,
+}
+
+/// How the handshake messages are packed into datagrams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Packing {
+    /// Each flight in one datagram (the default, as real stacks do).
+    #[default]
+    FlightPerDatagram,
+    /// One record per datagram: the unit of the thesis' queue and transmission models.
+    MessagePerDatagram,
+}
+
+/// Which cipher suites a side accepts. WTLS has well-known weaknesses (Saarinen 2001):
+/// export ciphers, truncated and XOR MACs, NULL encryption and anonymous key exchange
+/// are refused unless explicitly enabled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Policy {
+    pub allow_weak_ciphers: bool,
+    pub allow_anonymous: bool,
+}
+
+impl Policy {
+    /// Everything enabled: what the evaluation uses to measure every suite.
+    pub fn permissive() -> Self {
+        Policy {
+            allow_weak_ciphers: true,
+            allow_anonymous: true,
+        }
+    }
+
+    pub fn accepts_cipher(&self, bulk: BulkCipherAlgorithm, mac: MacAlgorithm) -> bool {
+        self.allow_weak_ciphers || crate::record::is_weak(bulk, mac).is_none()
+    }
+}
+
+/// A handshake or record failure, with the alert the peer is sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{description}: {reason}")]
+pub struct ProtocolError {
+    pub description: AlertDescription,
+    pub reason: String,
+}
+
+impl ProtocolError {
+    pub fn new(description: AlertDescription, reason: impl Into<String>) -> Self {
+        ProtocolError {
+            description,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl From<crate::codec::DecodeError> for ProtocolError {
+    fn from(e: crate::codec::DecodeError) -> Self {
+        ProtocolError::new(e.alert(), e.to_string())
+    }
+}
+
+impl From<crate::crypto::pk::PkError> for ProtocolError {
+    fn from(e: crate::crypto::pk::PkError) -> Self {
+        ProtocolError::new(e.alert(), e.to_string())
+    }
+}
+
+impl From<crate::pki::CertError> for ProtocolError {
+    fn from(e: crate::pki::CertError) -> Self {
+        ProtocolError::new(e.alert(), e.to_string())
+    }
+}
+
+/// Something the caller should know about, besides the datagrams to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The handshake finished; application data may flow.
+    HandshakeComplete(HandshakeKind),
+    /// Decrypted application data from the peer.
+    ApplicationData(Vec<u8>),
+    /// The peer sent an alert.
+    AlertReceived(Alert),
+    /// We sent an alert; with a critical or fatal level the connection is closed.
+    AlertSent(Alert, String),
+    /// A record or datagram was dropped without an answer (stale, replayed, unreadable).
+    Dropped(&'static str),
+    /// A retransmitted flight was answered from the cache, without new crypto work.
+    Retransmitted,
+}
+
+/// What one input produced.
+#[derive(Debug, Default, Clone)]
+pub struct Output {
+    pub datagrams: Vec<Vec<u8>>,
+    pub events: Vec<Event>,
+}
+
+impl Output {
+    pub fn completed(&self) -> Option<HandshakeKind> {
+        self.events.iter().find_map(|e| match e {
+            Event::HandshakeComplete(k) => Some(*k),
+            _ => None,
+        })
+    }
+
+    pub fn alert_sent(&self) -> Option<AlertDescription> {
+        self.events.iter().find_map(|e| match e {
+            Event::AlertSent(a, _) => Some(a.description),
+            _ => None,
+        })
+    }
+
+    pub fn alert_received(&self) -> Option<AlertDescription> {
+        self.events.iter().find_map(|e| match e {
+            Event::AlertReceived(a) => Some(a.description),
+            _ => None,
+        })
+    }
+}
+
+/// Alert level used for a failure: the session is invalidated on any handshake failure.
+pub(crate) fn level_for(desc: AlertDescription) -> AlertLevel {
+    match desc {
+        AlertDescription::BadRecordMac
+        | AlertDescription::DecryptionFailed
+        | AlertDescription::DuplicateFinishedReceived
+        | AlertDescription::NoRenegotiation => AlertLevel::Warning,
+        AlertDescription::ConnectionCloseNotify => AlertLevel::Critical,
+        _ => AlertLevel::Fatal,
+    }
+}

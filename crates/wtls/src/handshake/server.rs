@@ -1,0 +1,1042 @@
+//! The server side of the handshake, one `ServerConnection` per peer, read top to
+//! bottom in protocol order.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+
+use zeroize::Zeroizing;
+
+use super::client::{finished_verify_data, rsa_pre_master};
+use super::conn::{Opened, RecordLayer, Role};
+use super::{
+    AuthMode, Event, HandshakeKind, Now, Output, Packing, Policy, ProtocolError, SessionCache,
+    StoredSession,
+};
+use crate::codec::Codec;
+use crate::crypto::pk::{self, KeyPair, PeerKey};
+use crate::crypto::prf::PrfHash;
+use crate::msgs::alert::{Alert, ChangeCipherSpec};
+use crate::msgs::certificate::{CertificateChain, CertificateEntry, PublicKey, WtlsCertificate};
+use crate::msgs::common::{
+    CipherSuite, Identifier, KeyExchangeId, ParameterSpecifier, Random, SessionId,
+};
+use crate::msgs::enums::{
+    AlertDescription, AlertLevel, CompressionMethod, ContentType, KeyExchangeSuite,
+    SequenceNumberMode,
+};
+use crate::msgs::handshake::{
+    CertificateRequest, ClientHello, ClientKeyExchange, Finished, HandshakeMessage, ServerHello,
+    ServerKeyExchange, ServerKeyExchangeKey,
+};
+use crate::probe::{HandshakeProbe, Message, Operation, Probe};
+use crate::suite::Specifier;
+
+/// A server certificate and key, with the CA that issued it.
+#[derive(Clone)]
+pub struct ServerCredential {
+    pub spec: Specifier,
+    pub cert: WtlsCertificate,
+    pub key: KeyPair,
+    pub ca_spec: Specifier,
+    pub ca_subject: Identifier,
+}
+
+#[derive(Clone)]
+pub struct ServerConfig {
+    pub credentials: Vec<ServerCredential>,
+    /// CAs whose client certificates are accepted (also named in CertificateRequest).
+    pub trusted_client_cas: Vec<(Specifier, WtlsCertificate)>,
+    pub expected_client: Option<Identifier>,
+    /// Mutual: request and require a client certificate.
+    pub client_auth: AuthMode,
+    /// The thesis' server-authenticated flow sends a CertificateRequest too, answered by
+    /// an empty client Certificate (Table 3.7); this reproduces its message counts.
+    pub thesis_certificate_request: bool,
+    /// Client certificates the server holds itself, by the encoding of the client's
+    /// identifier: the optimised handshake takes them from here.
+    pub client_certificates: HashMap<Vec<u8>, WtlsCertificate>,
+    /// Cipher suites the server accepts; the client's order of preference decides.
+    pub cipher_suites: Vec<CipherSuite>,
+    pub session_cache: Option<Arc<Mutex<SessionCache>>>,
+    pub max_key_refresh: u8,
+    pub packing: Packing,
+    pub policy: Policy,
+}
+
+impl ServerConfig {
+    pub fn new(credentials: Vec<ServerCredential>, cipher_suites: Vec<CipherSuite>) -> Self {
+        ServerConfig {
+            credentials,
+            trusted_client_cas: Vec::new(),
+            expected_client: None,
+            client_auth: AuthMode::ServerAuth,
+            thesis_certificate_request: false,
+            client_certificates: HashMap::new(),
+            cipher_suites,
+            session_cache: None,
+            max_key_refresh: 15,
+            packing: Packing::default(),
+            policy: Policy::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    WaitClientHello,
+    WaitClientCertificate,
+    WaitClientKeyExchange,
+    WaitCertificateVerify,
+    WaitClientCcs,
+    WaitClientFinished,
+    Established,
+    Closed,
+}
+
+struct Negotiated {
+    suite: KeyExchangeSuite,
+    spec: Specifier,
+    cipher: CipherSuite,
+    key_refresh: u8,
+    kind: HandshakeKind,
+    session_id: SessionId,
+    credential: Option<usize>,
+}
+
+/// How many received datagrams are remembered, with our answer to each, so that a
+/// retransmitted flight is answered again without repeating any public-key work.
+const REMEMBERED_FLIGHTS: usize = 8;
+
+pub struct ServerConnection {
+    config: Arc<ServerConfig>,
+    state: State,
+    records: RecordLayer,
+    probe: Probe,
+    transcript: Vec<u8>,
+    client_random: Option<Random>,
+    server_random: Random,
+    negotiated: Option<Negotiated>,
+    ephemeral: Option<KeyPair>,
+    client_key: Option<PeerKey>,
+    client_certified: bool,
+    certificate_requested: bool,
+    have_pre_master: bool,
+    master_secret: Option<Zeroizing<[u8; 20]>>,
+    /// SHA-1 of a received datagram and what we answered to it.
+    answered: VecDeque<([u8; 20], Vec<Vec<u8>>)>,
+    now: Now,
+}
+
+impl std::fmt::Debug for ServerConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConnection")
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerConnection {
+    pub fn new(config: Arc<ServerConfig>, probe: Probe, now: Now) -> Self {
+        let mut random = [0u8; 12];
+        openssl::rand::rand_bytes(&mut random).expect("the system RNG works");
+        let records = RecordLayer::new(Role::Server, config.packing);
+        ServerConnection {
+            config,
+            state: State::WaitClientHello,
+            records,
+            probe,
+            transcript: Vec::new(),
+            client_random: None,
+            server_random: Random::new(now.unix_secs, random),
+            negotiated: None,
+            ephemeral: None,
+            client_key: None,
+            client_certified: false,
+            certificate_requested: false,
+            have_pre_master: false,
+            master_secret: None,
+            answered: VecDeque::new(),
+            now,
+        }
+    }
+
+    pub fn is_established(&self) -> bool {
+        self.state == State::Established
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+
+    /// A handshake is under way: the connection holds state for a peer that has not
+    /// finished (the gateway bounds how long such state may live).
+    pub fn is_half_open(&self) -> bool {
+        !matches!(self.state, State::Established | State::Closed)
+    }
+
+    pub fn handshake_kind(&self) -> Option<HandshakeKind> {
+        self.negotiated.as_ref().map(|n| n.kind)
+    }
+
+    /// Which authentication the completed handshake had.
+    pub fn client_authenticated(&self) -> bool {
+        self.client_certified
+    }
+
+    pub fn probe(&self) -> &HandshakeProbe {
+        &self.probe.data
+    }
+
+    pub fn take_probe(&mut self) -> HandshakeProbe {
+        std::mem::take(&mut self.probe.data)
+    }
+
+    /// Approximate heap bytes this connection holds (for the memory bound under floods).
+    pub fn heap_bytes(&self) -> usize {
+        self.transcript.capacity()
+            + self
+                .answered
+                .iter()
+                .map(|(_, a)| 20 + a.iter().map(|d| d.capacity() + 24).sum::<usize>())
+                .sum::<usize>()
+            + self.probe.data.messages.capacity()
+                * std::mem::size_of::<crate::probe::MessageTiming>()
+            + self.probe.data.operations.capacity()
+                * std::mem::size_of::<crate::probe::OperationTiming>()
+            + self.probe.data.datagrams.capacity()
+                * std::mem::size_of::<crate::probe::DatagramTiming>()
+    }
+
+    pub fn seal_application_data(&mut self, data: &[u8]) -> Result<Vec<u8>, ProtocolError> {
+        if self.state != State::Established {
+            return Err(ProtocolError::new(
+                AlertDescription::SessionNotReady,
+                "application data before the handshake completed",
+            ));
+        }
+        self.records.seal(ContentType::ApplicationData, data)
+    }
+
+    /// Take in one datagram from the client.
+    pub fn handle_datagram(&mut self, datagram: &[u8], now: Now) -> Output {
+        self.now = now;
+        let mut out = Output::default();
+        if self.state == State::Closed {
+            out.events.push(Event::Dropped("connection closed"));
+            return out;
+        }
+        let digest = openssl::sha::sha1(datagram);
+        if let Some((_, answer)) = self.answered.iter().find(|(d, _)| *d == digest) {
+            // A retransmitted flight: the client lost our answer. Send it again.
+            out.datagrams = answer.clone();
+            out.events.push(Event::Retransmitted);
+            return out;
+        }
+        self.probe.begin_job();
+        let records = match crate::msgs::record::parse_datagram(datagram) {
+            Ok(r) => r,
+            Err(e) => {
+                if self.state == State::WaitClientHello {
+                    // Nothing trustworthy came from this peer yet: tell it why.
+                    self.fail(ProtocolError::from(e), &mut out);
+                } else {
+                    out.events.push(Event::Dropped("unparsable datagram"));
+                }
+                return out;
+            }
+        };
+        self.probe.datagram(false, datagram.len(), records.len());
+        let handshaking = self.state != State::Established;
+        for record in &records {
+            if self.state == State::Closed {
+                break;
+            }
+            match self.records.open(record) {
+                Opened::Drop(why) => out.events.push(Event::Dropped(why)),
+                Opened::Fail(e) => self.fail(e, &mut out),
+                Opened::Plain(ContentType::Alert, body) => self.on_alert(&body, &mut out),
+                Opened::Plain(ContentType::ChangeCipherSpec, body) => {
+                    if let Err(e) = self.on_change_cipher_spec(&body) {
+                        self.fail(e, &mut out);
+                    }
+                }
+                Opened::Plain(ContentType::Handshake, body) => {
+                    if let Err(e) = self.on_handshake(&body, &mut out) {
+                        self.fail(e, &mut out);
+                    }
+                }
+                Opened::Plain(ContentType::ApplicationData, body) => {
+                    if self.state == State::Established {
+                        out.events.push(Event::ApplicationData(body.to_vec()));
+                    } else {
+                        self.fail(
+                            ProtocolError::new(
+                                AlertDescription::UnexpectedMessage,
+                                "application data before the handshake completed",
+                            ),
+                            &mut out,
+                        );
+                    }
+                }
+            }
+        }
+        if handshaking && self.state != State::Closed {
+            if self.answered.len() == REMEMBERED_FLIGHTS {
+                self.answered.pop_front();
+            }
+            self.answered.push_back((digest, out.datagrams.clone()));
+        }
+        out
+    }
+
+    fn fail(&mut self, e: ProtocolError, out: &mut Output) {
+        let (alert, bytes) = self.records.alert(e.description);
+        if alert.level != AlertLevel::Warning {
+            self.state = State::Closed;
+            self.forget_session();
+        }
+        self.probe.datagram(true, bytes.len(), 1);
+        out.datagrams.push(bytes);
+        out.events.push(Event::AlertSent(alert, e.reason));
+    }
+
+    fn forget_session(&mut self) {
+        if let (Some(cache), Some(n)) = (&self.config.session_cache, &self.negotiated) {
+            if !n.session_id.is_empty() {
+                cache
+                    .lock()
+                    .expect("session cache lock")
+                    .remove(n.session_id.as_bytes());
+            }
+        }
+    }
+
+    fn on_alert(&mut self, body: &[u8], out: &mut Output) {
+        let Ok(alert) = Alert::read_exact(body, "Alert") else {
+            out.events.push(Event::Dropped("malformed alert"));
+            return;
+        };
+        if !self.records.alert_checksum_ok(&alert) && self.state != State::WaitClientHello {
+            out.events
+                .push(Event::Dropped("alert checksum matches none of our records"));
+            return;
+        }
+        if alert.level != AlertLevel::Warning {
+            self.state = State::Closed;
+            if alert.level == AlertLevel::Fatal {
+                self.forget_session();
+            }
+        }
+        out.events.push(Event::AlertReceived(alert));
+    }
+
+    fn on_change_cipher_spec(&mut self, body: &[u8]) -> Result<(), ProtocolError> {
+        ChangeCipherSpec::read_exact(body, "ChangeCipherSpec")?;
+        match self.state {
+            State::WaitClientKeyExchange if self.client_key.is_some() => {
+                // Mutual ECDH_ECDSA: no ClientKeyExchange; the pre-master secret comes
+                // from our certified key and the client's (booked as T_M_S_CKX).
+                self.static_ecdh_pre_master()?;
+            }
+            State::WaitClientCcs => {}
+            _ => {
+                return Err(ProtocolError::new(
+                    AlertDescription::UnexpectedMessage,
+                    format!("ChangeCipherSpec while in {:?}", self.state),
+                ))
+            }
+        }
+        if !self.have_pre_master && self.master_secret.is_none() {
+            return Err(ProtocolError::new(
+                AlertDescription::UnexpectedMessage,
+                "ChangeCipherSpec before the key exchange",
+            ));
+        }
+        self.records.install_read()?;
+        self.probe.end_message(Message::CCCS, 1);
+        self.state = State::WaitClientFinished;
+        Ok(())
+    }
+
+    fn on_handshake(&mut self, body: &[u8], out: &mut Output) -> Result<(), ProtocolError> {
+        let ctx = self.negotiated.as_ref().map(|n| n.suite);
+        let msg = HandshakeMessage::read_record(body, ctx)?;
+        match (self.state, msg) {
+            (State::WaitClientHello, HandshakeMessage::ClientHello(ch)) => {
+                self.transcript.extend_from_slice(body);
+                self.probe.end_message(Message::CH, body.len());
+                self.on_client_hello(ch, out)?;
+            }
+            (State::WaitClientCertificate, HandshakeMessage::Certificate(chain)) => {
+                self.transcript.extend_from_slice(body);
+                self.on_client_certificate(chain)?;
+                self.probe.end_message(Message::CCERT, body.len());
+                self.state = State::WaitClientKeyExchange;
+            }
+            (State::WaitClientKeyExchange, HandshakeMessage::ClientKeyExchange(cke)) => {
+                self.transcript.extend_from_slice(body);
+                self.on_client_key_exchange(cke, body.len())?;
+                self.state = if self.client_certified
+                    && self.negotiated.as_ref().is_some_and(|n| n.suite.is_rsa())
+                {
+                    State::WaitCertificateVerify
+                } else {
+                    State::WaitClientCcs
+                };
+            }
+            (State::WaitCertificateVerify, HandshakeMessage::CertificateVerify(cv)) => {
+                let digest = openssl::sha::sha1(&self.transcript);
+                let key = self.client_key.clone().expect("client certified");
+                self.probe
+                    .operation(Message::CERTVRFY, Operation::CVVERIFY, || {
+                        pk::rsa_verify_digest(&key, &digest, &cv.signature)
+                    })
+                    .map_err(|e| {
+                        ProtocolError::new(
+                            AlertDescription::DecryptError,
+                            format!("CertificateVerify: {e}"),
+                        )
+                    })?;
+                self.transcript.extend_from_slice(body);
+                self.probe.end_message(Message::CERTVRFY, body.len());
+                self.state = State::WaitClientCcs;
+            }
+            (State::WaitClientFinished, HandshakeMessage::Finished(fin)) => {
+                self.on_client_finished(fin, body, out)?;
+            }
+            (State::Established, HandshakeMessage::ClientHello(_)) => {
+                return Err(ProtocolError::new(
+                    AlertDescription::NoRenegotiation,
+                    "renegotiation is not supported",
+                ))
+            }
+            (state, other) => {
+                return Err(ProtocolError::new(
+                    AlertDescription::UnexpectedMessage,
+                    format!("{} while in {state:?}", other.typ()),
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn on_client_hello(&mut self, ch: ClientHello, out: &mut Output) -> Result<(), ProtocolError> {
+        if ch.client_version != 1 {
+            return Err(ProtocolError::new(
+                AlertDescription::ProtocolVersion,
+                format!("client version {}", ch.client_version),
+            ));
+        }
+        if !ch.compression_methods.contains(&CompressionMethod::Null) {
+            return Err(ProtocolError::new(
+                AlertDescription::HandshakeFailure,
+                "the client does not offer null compression",
+            ));
+        }
+        self.client_random = Some(ch.random);
+        let cipher = self.choose_cipher(&ch.cipher_suites)?;
+        let key_refresh = ch.key_refresh.min(self.config.max_key_refresh);
+
+        // An abbreviated handshake if the client names a session we still hold.
+        if !ch.session_id.is_empty() {
+            if let Some(cache) = &self.config.session_cache {
+                let found = cache
+                    .lock()
+                    .expect("session cache lock")
+                    .lookup(ch.session_id.as_bytes(), self.now.mono_ns);
+                if let Some(s) = found.filter(|s| ch.cipher_suites.contains(&s.cipher_suite)) {
+                    return self.resume(ch, s, key_refresh, out);
+                }
+            }
+        }
+
+        let (index, kid, credential, optimised) = self.choose_key_exchange(&ch)?;
+        let spec = spec_of(&kid.parameters)?;
+        let session_id = self.new_session_id();
+        let kind = if optimised.is_some() {
+            HandshakeKind::Optimised
+        } else {
+            HandshakeKind::Full
+        };
+        self.negotiated = Some(Negotiated {
+            suite: kid.suite,
+            spec,
+            cipher,
+            key_refresh,
+            kind,
+            session_id: session_id.clone(),
+            credential,
+        });
+        let mut records = Vec::new();
+        let hello = HandshakeMessage::ServerHello(ServerHello {
+            server_version: 1,
+            random: self.server_random,
+            session_id,
+            client_key_id: u8::try_from(index + 1).map_err(|_| {
+                ProtocolError::new(AlertDescription::IllegalParameter, "too many key ids")
+            })?,
+            cipher_suite: cipher,
+            compression_method: CompressionMethod::Null,
+            sequence_number_mode: SequenceNumberMode::Explicit,
+            key_refresh,
+        });
+        let (record, len) = self.handshake_record(&hello)?;
+        records.push(record);
+        self.probe.end_message(Message::SH, len);
+
+        if let Some(i) = credential.filter(|_| kid.suite.is_certified()) {
+            let cert = self.config.credentials[i].cert.clone();
+            let msg =
+                HandshakeMessage::Certificate(CertificateChain(vec![CertificateEntry::Wtls(cert)]));
+            let (record, len) = self.handshake_record(&msg)?;
+            records.push(record);
+            self.probe.end_message(Message::SCERT, len);
+        }
+
+        if let Some(client_cert) = optimised {
+            // Optimised: the client's certified key from our store, then straight to
+            // ChangeCipherSpec and Finished.
+            let (config, unix) = (&self.config, self.now.unix_secs);
+            let key = self
+                .probe
+                .operation(Message::CCERT, Operation::CERTCHECK, || {
+                    validate_client(config, unix, &client_cert)
+                })?;
+            self.client_key = Some(key);
+            self.client_certified = true;
+            self.static_ecdh_pre_master()?;
+            records.push(self.change_cipher_spec()?);
+            self.probe.end_message(Message::SCCS, 1);
+            let (record, len) = self.finished(b"server finished")?;
+            records.push(record);
+            self.probe.end_message(Message::SFIN, len);
+            self.state = State::WaitClientCcs;
+            out.datagrams.extend(self.pack(records));
+            return Ok(());
+        }
+
+        if kid.suite.is_anonymous() {
+            let key = if kid.suite.is_rsa() {
+                let i = credential.expect("RSA_anon needs a key");
+                match self.config.credentials[i].key.public_wire()? {
+                    PublicKey::Rsa(k) => ServerKeyExchangeKey::Rsa(k),
+                    PublicKey::Ec(_) => {
+                        return Err(ProtocolError::new(
+                            AlertDescription::InternalError,
+                            "RSA credential holds an EC key",
+                        ))
+                    }
+                }
+            } else {
+                let eph = pk::ephemeral_ec(spec)?;
+                let point = match eph.public_wire()? {
+                    PublicKey::Ec(p) => p,
+                    PublicKey::Rsa(_) => unreachable!("an EC key pair has an EC public key"),
+                };
+                self.ephemeral = Some(eph);
+                ServerKeyExchangeKey::Ec(point)
+            };
+            let msg = HandshakeMessage::ServerKeyExchange(ServerKeyExchange {
+                parameters: ParameterSpecifier::Index(spec.parameter_index()),
+                key,
+            });
+            let (record, len) = self.handshake_record(&msg)?;
+            records.push(record);
+            self.probe.end_message(Message::SKX, len);
+        }
+
+        let request =
+            self.config.client_auth == AuthMode::Mutual || self.config.thesis_certificate_request;
+        if request && !kid.suite.is_anonymous() {
+            let trusted_authorities = self
+                .config
+                .trusted_client_cas
+                .iter()
+                .map(|(spec, cert)| KeyExchangeId {
+                    suite: kid.suite,
+                    parameters: ParameterSpecifier::Index(spec.parameter_index()),
+                    identifier: cert.tbs.subject.clone(),
+                })
+                .collect();
+            let msg = HandshakeMessage::CertificateRequest(CertificateRequest {
+                trusted_authorities,
+            });
+            let (record, len) = self.handshake_record(&msg)?;
+            records.push(record);
+            self.probe.end_message(Message::CERTREQ, len);
+            self.certificate_requested = true;
+        }
+
+        let (record, len) = self.handshake_record(&HandshakeMessage::ServerHelloDone)?;
+        records.push(record);
+        self.probe.end_message(Message::SHD, len);
+        self.state = if self.certificate_requested {
+            State::WaitClientCertificate
+        } else {
+            State::WaitClientKeyExchange
+        };
+        out.datagrams.extend(self.pack(records));
+        Ok(())
+    }
+
+    /// The first cipher suite in the client's order that we accept (§3.4).
+    fn choose_cipher(&self, offered: &[CipherSuite]) -> Result<CipherSuite, ProtocolError> {
+        let mut weak_refused = false;
+        for c in offered {
+            if !self.config.cipher_suites.contains(c) {
+                continue;
+            }
+            if !self.config.policy.accepts_cipher(c.bulk, c.mac) {
+                weak_refused = true;
+                continue;
+            }
+            return Ok(*c);
+        }
+        Err(if weak_refused {
+            ProtocolError::new(
+                AlertDescription::InsufficientSecurity,
+                "only weak cipher suites offered (export, truncated MAC or NULL)",
+            )
+        } else {
+            ProtocolError::new(
+                AlertDescription::HandshakeFailure,
+                "no cipher suite in common",
+            )
+        })
+    }
+
+    /// The first key exchange in the client's order for which we hold a key from a CA
+    /// the client trusts. Returns its index, the KeyExchangeId, the credential and, for
+    /// the optimised flow, the client certificate from our store.
+    #[allow(clippy::type_complexity)]
+    fn choose_key_exchange(
+        &self,
+        ch: &ClientHello,
+    ) -> Result<(usize, KeyExchangeId, Option<usize>, Option<WtlsCertificate>), ProtocolError> {
+        let mut anonymous_refused = false;
+        let mut unknown_index = false;
+        for (i, kid) in ch.client_key_ids.iter().enumerate() {
+            let supported = matches!(
+                kid.suite,
+                KeyExchangeSuite::Rsa
+                    | KeyExchangeSuite::EcdhEcdsa
+                    | KeyExchangeSuite::RsaAnon
+                    | KeyExchangeSuite::EcdhAnon
+            );
+            if !supported {
+                continue;
+            }
+            if kid.suite.is_anonymous() && !self.config.policy.allow_anonymous {
+                anonymous_refused = true;
+                continue;
+            }
+            let Ok(spec) = spec_of(&kid.parameters) else {
+                unknown_index = true;
+                continue;
+            };
+            if kid.suite.is_rsa() != spec.is_rsa() {
+                continue;
+            }
+            let trusted = |c: &ServerCredential| {
+                ch.trusted_key_ids.is_empty()
+                    || ch
+                        .trusted_key_ids
+                        .iter()
+                        .any(|t| t.identifier == c.ca_subject)
+            };
+            let credential = self
+                .config
+                .credentials
+                .iter()
+                .position(|c| c.spec == spec && (kid.suite.is_anonymous() || trusted(c)));
+            if kid.suite == KeyExchangeSuite::EcdhAnon {
+                return Ok((i, kid.clone(), credential, None));
+            }
+            let Some(credential) = credential else {
+                continue;
+            };
+            let optimised =
+                if kid.suite == KeyExchangeSuite::EcdhEcdsa && kid.identifier != Identifier::Null {
+                    self.config
+                        .client_certificates
+                        .get(&kid.identifier.to_bytes())
+                        .cloned()
+                } else {
+                    None
+                };
+            return Ok((i, kid.clone(), Some(credential), optimised));
+        }
+        Err(if anonymous_refused {
+            ProtocolError::new(
+                AlertDescription::InsufficientSecurity,
+                "anonymous key exchange is disabled",
+            )
+        } else if unknown_index {
+            ProtocolError::new(
+                AlertDescription::UnknownParameterIndex,
+                "no offered parameter index is known",
+            )
+        } else {
+            ProtocolError::new(
+                AlertDescription::HandshakeFailure,
+                "no key exchange in common (suite, key size or CA)",
+            )
+        })
+    }
+
+    fn new_session_id(&self) -> SessionId {
+        if self.config.session_cache.is_none() {
+            return SessionId::empty();
+        }
+        let mut id = [0u8; 8];
+        openssl::rand::rand_bytes(&mut id).expect("the system RNG works");
+        SessionId::new(&id).expect("8 bytes fit")
+    }
+
+    /// Abbreviated handshake: ServerHello, ChangeCipherSpec, Finished (§9.2).
+    fn resume(
+        &mut self,
+        ch: ClientHello,
+        s: StoredSession,
+        key_refresh: u8,
+        out: &mut Output,
+    ) -> Result<(), ProtocolError> {
+        let spec = ch
+            .client_key_ids
+            .first()
+            .and_then(|k| spec_of(&k.parameters).ok())
+            .unwrap_or(Specifier::Nist256p);
+        let session_id = SessionId::new(&s.id)?;
+        self.negotiated = Some(Negotiated {
+            suite: s.key_exchange,
+            spec,
+            cipher: s.cipher_suite,
+            key_refresh,
+            kind: HandshakeKind::Abbreviated,
+            session_id: session_id.clone(),
+            credential: None,
+        });
+        let hello = HandshakeMessage::ServerHello(ServerHello {
+            server_version: 1,
+            random: self.server_random,
+            session_id,
+            client_key_id: 1,
+            cipher_suite: s.cipher_suite,
+            compression_method: CompressionMethod::Null,
+            sequence_number_mode: SequenceNumberMode::Explicit,
+            key_refresh,
+        });
+        let mut records = Vec::new();
+        let (record, len) = self.handshake_record(&hello)?;
+        records.push(record);
+        self.probe.end_message(Message::SH, len);
+        self.install_keys(s.master_secret.clone());
+        records.push(self.change_cipher_spec()?);
+        self.probe.end_message(Message::SCCS, 1);
+        let (record, len) = self.finished(b"server finished")?;
+        records.push(record);
+        self.probe.end_message(Message::SFIN, len);
+        self.state = State::WaitClientCcs;
+        out.datagrams.extend(self.pack(records));
+        Ok(())
+    }
+}
+
+/// Validate a client certificate under the CA that issued it.
+fn validate_client(
+    config: &ServerConfig,
+    unix_secs: u32,
+    cert: &WtlsCertificate,
+) -> Result<PeerKey, ProtocolError> {
+    {
+        let ca = config
+            .trusted_client_cas
+            .iter()
+            .find(|(_, ca)| ca.tbs.subject == cert.tbs.issuer)
+            .ok_or_else(|| {
+                ProtocolError::new(
+                    AlertDescription::UnknownCa,
+                    "the client certificate's issuer is not a trusted CA",
+                )
+            })?;
+        Ok(crate::pki::validate(
+            cert,
+            &ca.1,
+            config.expected_client.as_ref(),
+            unix_secs,
+        )?)
+    }
+}
+
+impl ServerConnection {
+    fn on_client_certificate(&mut self, chain: CertificateChain) -> Result<(), ProtocolError> {
+        let leaf = match chain.0.first() {
+            None => {
+                if self.config.client_auth == AuthMode::Mutual {
+                    return Err(ProtocolError::new(
+                        AlertDescription::HandshakeFailure,
+                        "a client certificate is required",
+                    ));
+                }
+                return Ok(());
+            }
+            Some(CertificateEntry::Wtls(c)) => c.clone(),
+            Some(_) => {
+                return Err(ProtocolError::new(
+                    AlertDescription::UnsupportedCertificate,
+                    "only WTLS client certificates are supported",
+                ))
+            }
+        };
+        let (config, unix) = (&self.config, self.now.unix_secs);
+        let key = self
+            .probe
+            .operation(Message::CCERT, Operation::CERTCHECK, || {
+                validate_client(config, unix, &leaf)
+            })?;
+        let n = self.negotiated.as_ref().expect("after ClientHello");
+        if n.suite.is_rsa() != key.spec().is_rsa() {
+            return Err(ProtocolError::new(
+                AlertDescription::UnsupportedCertificate,
+                "client key type does not fit the key exchange",
+            ));
+        }
+        self.client_key = Some(key);
+        self.client_certified = true;
+        Ok(())
+    }
+
+    fn on_client_key_exchange(
+        &mut self,
+        cke: ClientKeyExchange,
+        len: usize,
+    ) -> Result<(), ProtocolError> {
+        let n = self.negotiated.as_ref().expect("after ClientHello");
+        let (suite, spec) = (n.suite, n.spec);
+        let pre_master = match cke {
+            ClientKeyExchange::Rsa(ciphertext) if suite.is_rsa() => {
+                let cred = &self.config.credentials[n.credential.expect("RSA has a key")];
+                let key = cred.key.clone();
+                let decrypted = self.probe.operation(Message::CKX, Operation::RSADEC, || {
+                    pk::rsa_decrypt(&key, &ciphertext)
+                });
+                // Any failure (padding, length, version byte) continues with a random
+                // secret, so the Finished check fails later with the same alert and
+                // timing: no padding oracle (Bleichenbacher 1998).
+                let mut secret = Zeroizing::new(vec![0u8; 20]);
+                openssl::rand::rand_bytes(&mut secret).expect("the system RNG works");
+                if let Ok(d) = decrypted {
+                    if d.len() == 20 && d[0] == 1 {
+                        secret.copy_from_slice(&d);
+                    }
+                }
+                let public = match key.public_wire()? {
+                    PublicKey::Rsa(k) => k,
+                    PublicKey::Ec(_) => {
+                        return Err(ProtocolError::new(
+                            AlertDescription::InternalError,
+                            "RSA credential holds an EC key",
+                        ))
+                    }
+                };
+                rsa_pre_master(&secret, &public)
+            }
+            ClientKeyExchange::Ec(point) if suite.is_ecdh() => {
+                let peer = PeerKey::from_ec_point(spec, &point.0)?;
+                let own = match (&self.ephemeral, n.credential) {
+                    (Some(e), _) => e.clone(),
+                    (None, Some(i)) => self.config.credentials[i].key.clone(),
+                    (None, None) => {
+                        return Err(ProtocolError::new(
+                            AlertDescription::InternalError,
+                            "no ECDH key",
+                        ))
+                    }
+                };
+                self.probe
+                    .operation(Message::CKX, Operation::ECDH, || pk::ecdh(&own, &peer))?
+            }
+            _ => {
+                return Err(ProtocolError::new(
+                    AlertDescription::IllegalParameter,
+                    "ClientKeyExchange does not fit the key exchange suite",
+                ))
+            }
+        };
+        self.master_from(pre_master);
+        self.probe.end_message(Message::CKX, len);
+        Ok(())
+    }
+
+    /// Pre-master secret from our certified ECDH key and the client's (mutual and
+    /// optimised ECDH_ECDSA).
+    fn static_ecdh_pre_master(&mut self) -> Result<(), ProtocolError> {
+        let n = self.negotiated.as_ref().expect("after ClientHello");
+        let own = self.config.credentials[n
+            .credential
+            .ok_or_else(|| ProtocolError::new(AlertDescription::InternalError, "no server key"))?]
+        .key
+        .clone();
+        let peer = self.client_key.clone().ok_or_else(|| {
+            ProtocolError::new(AlertDescription::HandshakeFailure, "no client key")
+        })?;
+        if peer.spec() != own.spec() {
+            return Err(ProtocolError::new(
+                AlertDescription::IllegalParameter,
+                "client ECDH key is on another curve than ours",
+            ));
+        }
+        let shared = self
+            .probe
+            .operation(Message::CKX, Operation::ECDH, || pk::ecdh(&own, &peer))?;
+        self.master_from(shared);
+        self.probe.end_message(Message::CKX, 0);
+        Ok(())
+    }
+
+    fn master_from(&mut self, pre_master: Zeroizing<Vec<u8>>) {
+        let n = self.negotiated.as_ref().expect("after ClientHello");
+        let hash = PrfHash::for_mac(n.cipher.mac);
+        let cr = self.client_random.expect("after ClientHello");
+        let sr = self.server_random;
+        let master = self.probe.operation(Message::CKX, Operation::MS, || {
+            crate::crypto::keys::master_secret(hash, &pre_master, &cr.0, &sr.0)
+        });
+        self.have_pre_master = true;
+        self.install_keys(master);
+    }
+
+    fn install_keys(&mut self, master: Zeroizing<[u8; 20]>) {
+        let n = self.negotiated.as_ref().expect("after ClientHello");
+        self.records.set_pending(crate::record::ProtectionParams {
+            bulk: n.cipher.bulk,
+            mac: n.cipher.mac,
+            key_refresh: n.key_refresh,
+            master_secret: master.clone(),
+            client_random: self.client_random.expect("after ClientHello").0,
+            server_random: self.server_random.0,
+        });
+        self.master_secret = Some(master);
+    }
+
+    fn on_client_finished(
+        &mut self,
+        fin: Finished,
+        body: &[u8],
+        out: &mut Output,
+    ) -> Result<(), ProtocolError> {
+        let expected = self.verify_data(b"client finished")?;
+        let ok = self.probe.operation(Message::CFIN, Operation::FIN, || {
+            openssl::memcmp::eq(&expected, &fin.verify_data)
+        });
+        if !ok {
+            return Err(ProtocolError::new(
+                AlertDescription::DecryptError,
+                "client Finished does not verify",
+            ));
+        }
+        self.transcript.extend_from_slice(body);
+        self.probe.end_message(Message::CFIN, body.len());
+        let kind = self.negotiated.as_ref().expect("after ClientHello").kind;
+        if kind == HandshakeKind::Full {
+            let mut records = vec![self.change_cipher_spec()?];
+            self.probe.end_message(Message::SCCS, 1);
+            let (record, len) = self.finished(b"server finished")?;
+            records.push(record);
+            self.probe.end_message(Message::SFIN, len);
+            out.datagrams.extend(self.pack(records));
+        }
+        self.state = State::Established;
+        self.store_session();
+        // The transcript is no longer needed; keep the connection small.
+        self.transcript = Vec::new();
+        out.events.push(Event::HandshakeComplete(kind));
+        Ok(())
+    }
+
+    fn store_session(&mut self) {
+        let (Some(cache), Some(n), Some(ms)) = (
+            &self.config.session_cache,
+            &self.negotiated,
+            &self.master_secret,
+        ) else {
+            return;
+        };
+        if n.session_id.is_empty() || n.kind == HandshakeKind::Abbreviated {
+            return;
+        }
+        cache
+            .lock()
+            .expect("session cache lock")
+            .insert(StoredSession {
+                id: n.session_id.as_bytes().to_vec(),
+                master_secret: ms.clone(),
+                cipher_suite: n.cipher,
+                key_exchange: n.suite,
+                key_refresh: n.key_refresh,
+                created_ns: self.now.mono_ns,
+            });
+    }
+
+    fn change_cipher_spec(&mut self) -> Result<Vec<u8>, ProtocolError> {
+        let record = self
+            .records
+            .seal(ContentType::ChangeCipherSpec, &ChangeCipherSpec.to_bytes())?;
+        self.records.install_write()?;
+        Ok(record)
+    }
+
+    fn verify_data(&self, label: &[u8]) -> Result<[u8; 12], ProtocolError> {
+        let n = self.negotiated.as_ref().expect("after ClientHello");
+        let ms = self.master_secret.as_ref().ok_or_else(|| {
+            ProtocolError::new(AlertDescription::UnexpectedMessage, "Finished before keys")
+        })?;
+        Ok(finished_verify_data(
+            n.cipher.mac,
+            ms,
+            label,
+            &self.transcript,
+        ))
+    }
+
+    fn finished(&mut self, label: &[u8]) -> Result<(Vec<u8>, usize), ProtocolError> {
+        let verify_data = self.verify_data(label)?;
+        self.handshake_record(&HandshakeMessage::Finished(Finished { verify_data }))
+    }
+
+    fn handshake_record(
+        &mut self,
+        msg: &HandshakeMessage,
+    ) -> Result<(Vec<u8>, usize), ProtocolError> {
+        let bytes = msg.to_bytes();
+        self.transcript.extend_from_slice(&bytes);
+        Ok((
+            self.records.seal(ContentType::Handshake, &bytes)?,
+            bytes.len(),
+        ))
+    }
+
+    fn pack(&mut self, records: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        let datagrams = self.records.pack(records);
+        for d in &datagrams {
+            self.probe.datagram(true, d.len(), 0);
+        }
+        datagrams
+    }
+}
+
+/// The parameter specifier of a key exchange, as one of the 12 the project supports.
+fn spec_of(p: &ParameterSpecifier) -> Result<Specifier, ProtocolError> {
+    match p {
+        ParameterSpecifier::Index(i) => Specifier::from_parameter_index(*i).ok_or_else(|| {
+            ProtocolError::new(
+                AlertDescription::UnknownParameterIndex,
+                format!("parameter index {i}"),
+            )
+        }),
+        ParameterSpecifier::Set(_) => Err(ProtocolError::new(
+            AlertDescription::UnknownParameterIndex,
+            "explicit parameter sets are not supported",
+        )),
+    }
+}

@@ -1,0 +1,564 @@
+//! Every handshake flow end to end, in memory, with the failure paths and their alerts.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use wtls::codec::Codec;
+use wtls::crypto::pk::KeyPair;
+use wtls::handshake::{
+    AuthMode, Client, ClientConfig, Event, HandshakeKind, KeyExchangeOffer, Now, Output, Packing,
+    Policy, ServerConfig, ServerConnection, ServerCredential, SessionCache,
+};
+use wtls::msgs::certificate::WtlsCertificate;
+use wtls::msgs::common::{CipherSuite, Identifier};
+use wtls::msgs::enums::{AlertDescription, BulkCipherAlgorithm, KeyExchangeSuite, MacAlgorithm};
+use wtls::pki::Authority;
+use wtls::probe::{Operation, Probe};
+use wtls::suite::{Case, Specifier};
+
+const NOW: u32 = 1_700_000_000;
+
+fn now() -> Now {
+    Now::new(1_000, NOW)
+}
+
+struct Creds {
+    ca: Authority,
+    server_key: KeyPair,
+    server_cert: WtlsCertificate,
+    client_key: KeyPair,
+    client_cert: WtlsCertificate,
+}
+
+/// Credentials per case, generated once per test binary.
+fn creds(case: &str) -> Arc<Creds> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Creds>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(c) = cache.lock().unwrap().get(case) {
+        return c.clone();
+    }
+    let case_ = Case::parse(case).unwrap();
+    let ca = Authority::new_root(
+        case_.ca,
+        &Authority::default_name(case_.ca),
+        NOW - 3600,
+        NOW + 3600,
+    )
+    .unwrap();
+    let server_key = KeyPair::generate(case_.leaf).unwrap();
+    let server_cert = ca
+        .issue("gateway.wtlsperf", &server_key, NOW - 60, NOW + 60)
+        .unwrap();
+    let client_key = KeyPair::generate(case_.leaf).unwrap();
+    let client_cert = ca
+        .issue("client.wtlsperf", &client_key, NOW - 60, NOW + 60)
+        .unwrap();
+    let c = Arc::new(Creds {
+        ca,
+        server_key,
+        server_cert,
+        client_key,
+        client_cert,
+    });
+    cache.lock().unwrap().insert(case.to_string(), c.clone());
+    c
+}
+
+fn suites() -> Vec<CipherSuite> {
+    vec![CipherSuite::new(
+        BulkCipherAlgorithm::Rc5Cbc,
+        MacAlgorithm::Sha,
+    )]
+}
+
+struct Setup {
+    client: ClientConfig,
+    server: ServerConfig,
+    auth: AuthMode,
+}
+
+fn setup(case: &str, auth: AuthMode) -> Setup {
+    let c = creds(case);
+    let case_ = Case::parse(case).unwrap();
+    let suite = case_.key_exchange_suite();
+    let mut client = ClientConfig::new(
+        vec![KeyExchangeOffer {
+            suite,
+            spec: case_.leaf,
+            identifier: Identifier::Null,
+        }],
+        suites(),
+    );
+    client.trusted_cas = vec![(case_.ca, c.ca.cert.clone())];
+    client.expected_server = Some(Identifier::text("gateway.wtlsperf"));
+    client.credential = Some((c.client_cert.clone(), c.client_key.clone()));
+    let mut server = ServerConfig::new(
+        vec![ServerCredential {
+            spec: case_.leaf,
+            cert: c.server_cert.clone(),
+            key: c.server_key.clone(),
+            ca_spec: case_.ca,
+            ca_subject: c.ca.cert.tbs.subject.clone(),
+        }],
+        suites(),
+    );
+    server.trusted_client_cas = vec![(case_.ca, c.ca.cert.clone())];
+    server.client_auth = auth;
+    server.session_cache = Some(Arc::new(Mutex::new(SessionCache::new(16, u64::MAX))));
+    Setup {
+        client,
+        server,
+        auth,
+    }
+}
+
+struct Run {
+    client: Client,
+    server: ServerConnection,
+    client_out: Vec<Output>,
+    server_out: Vec<Output>,
+}
+
+/// Drive both sides until neither has anything to send. `tamper` may alter each
+/// client-to-server datagram (index, bytes).
+fn run_with(
+    s: &Setup,
+    resume: Option<wtls::handshake::StoredSession>,
+    server: Option<ServerConnection>,
+    mut tamper: impl FnMut(usize, &mut Vec<u8>),
+) -> Run {
+    let mut client = Client::new(
+        Arc::new(s.client.clone()),
+        s.auth,
+        resume,
+        Probe::off(),
+        now(),
+    );
+    let mut server = server
+        .unwrap_or_else(|| ServerConnection::new(Arc::new(s.server.clone()), Probe::off(), now()));
+    let mut to_server = client.start(now()).unwrap().datagrams;
+    let (mut client_out, mut server_out) = (Vec::new(), Vec::new());
+    let mut sent = 0;
+    for _ in 0..10 {
+        let mut to_client = Vec::new();
+        for mut d in to_server.drain(..) {
+            tamper(sent, &mut d);
+            sent += 1;
+            let out = server.handle_datagram(&d, now());
+            to_client.extend(out.datagrams.clone());
+            server_out.push(out);
+        }
+        for d in to_client {
+            let out = client.handle_datagram(&d, now());
+            to_server.extend(out.datagrams.clone());
+            client_out.push(out);
+        }
+        if to_server.is_empty() {
+            break;
+        }
+    }
+    Run {
+        client,
+        server,
+        client_out,
+        server_out,
+    }
+}
+
+fn run(s: &Setup) -> Run {
+    run_with(s, None, None, |_, _| {})
+}
+
+fn server_alert(r: &Run) -> Option<AlertDescription> {
+    r.server_out.iter().find_map(|o| o.alert_sent())
+}
+
+fn client_alert(r: &Run) -> Option<AlertDescription> {
+    r.client_out.iter().find_map(|o| o.alert_sent())
+}
+
+fn assert_complete(r: &Run) {
+    assert!(
+        r.client.is_established() && r.server.is_established(),
+        "client alert {:?}, server alert {:?}",
+        client_alert(r),
+        server_alert(r)
+    );
+}
+
+fn exchange_data(r: &mut Run) {
+    let d = r.client.seal_application_data(b"ping").unwrap();
+    let out = r.server.handle_datagram(&d, now());
+    assert_eq!(out.events, vec![Event::ApplicationData(b"ping".to_vec())]);
+    let d = r.server.seal_application_data(b"pong").unwrap();
+    let out = r.client.handle_datagram(&d, now());
+    assert_eq!(out.events, vec![Event::ApplicationData(b"pong".to_vec())]);
+}
+
+#[test]
+fn full_server_auth_rsa_and_ecdh() {
+    for case in ["rsa1024/rsa1024", "160p/160p", "256p/224p", "163k/163k"] {
+        let mut r = run(&setup(case, AuthMode::ServerAuth));
+        assert_complete(&r);
+        exchange_data(&mut r);
+        assert!(!r.server.client_authenticated(), "{case}");
+    }
+}
+
+#[test]
+fn full_mutual_rsa_and_ecdh() {
+    for case in ["rsa1024/rsa1024", "160p/160p", "233r/163r"] {
+        let mut r = run(&setup(case, AuthMode::Mutual));
+        assert_complete(&r);
+        assert!(r.server.client_authenticated(), "{case}");
+        exchange_data(&mut r);
+    }
+}
+
+#[test]
+fn mutual_ecdh_has_no_key_exchange_or_verify_and_rsa_has_both() {
+    let s = setup("160p/160p", AuthMode::Mutual);
+    let mut client = Client::new(
+        Arc::new(s.client.clone()),
+        s.auth,
+        None,
+        Probe::off(),
+        now(),
+    );
+    let mut server = ServerConnection::new(Arc::new(s.server.clone()), Probe::off(), now());
+    let ch = client.start(now()).unwrap().datagrams;
+    let flight = server.handle_datagram(&ch[0], now()).datagrams;
+    let out = client.handle_datagram(&flight[0], now());
+    let types = handshake_types(&out.datagrams[0]);
+    assert_eq!(
+        types,
+        vec![11],
+        "mutual ECDH_ECDSA: Certificate only, then CCS+Finished"
+    );
+
+    let s = setup("rsa1024/rsa1024", AuthMode::Mutual);
+    let mut client = Client::new(
+        Arc::new(s.client.clone()),
+        s.auth,
+        None,
+        Probe::off(),
+        now(),
+    );
+    let mut server = ServerConnection::new(Arc::new(s.server.clone()), Probe::off(), now());
+    let ch = client.start(now()).unwrap().datagrams;
+    let flight = server.handle_datagram(&ch[0], now()).datagrams;
+    let out = client.handle_datagram(&flight[0], now());
+    let types = handshake_types(&out.datagrams[0]);
+    assert_eq!(
+        types,
+        vec![11, 16, 15],
+        "mutual RSA: Certificate, ClientKeyExchange, CertificateVerify"
+    );
+}
+
+/// Handshake types of the clear-text handshake records of a datagram.
+fn handshake_types(datagram: &[u8]) -> Vec<u8> {
+    wtls::msgs::record::parse_datagram(datagram)
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r.header.content_type == wtls::msgs::enums::ContentType::Handshake
+                && !r.header.cipher_spec
+        })
+        .map(|r| r.fragment[0])
+        .collect()
+}
+
+#[test]
+fn thesis_server_auth_flow_sends_an_empty_client_certificate() {
+    let mut s = setup("256p/256p", AuthMode::ServerAuth);
+    s.server.thesis_certificate_request = true;
+    let mut client = Client::new(
+        Arc::new(s.client.clone()),
+        s.auth,
+        None,
+        Probe::off(),
+        now(),
+    );
+    let mut server = ServerConnection::new(Arc::new(s.server.clone()), Probe::off(), now());
+    let ch = client.start(now()).unwrap().datagrams;
+    let flight = server.handle_datagram(&ch[0], now()).datagrams;
+    assert_eq!(handshake_types(&flight[0]), vec![2, 11, 13, 14]);
+    let out = client.handle_datagram(&flight[0], now());
+    assert_eq!(handshake_types(&out.datagrams[0]), vec![11, 16]);
+    let out = server.handle_datagram(&out.datagrams[0], now());
+    client.handle_datagram(&out.datagrams[0], now());
+    assert!(client.is_established() && server.is_established());
+}
+
+#[test]
+fn anonymous_suites_complete_only_when_enabled() {
+    for (case, suite) in [
+        ("rsa1024/rsa1024", KeyExchangeSuite::RsaAnon),
+        ("160p/160p", KeyExchangeSuite::EcdhAnon),
+    ] {
+        let mut s = setup(case, AuthMode::ServerAuth);
+        s.client.offers[0].suite = suite;
+        let r = run(&s);
+        assert_eq!(
+            server_alert(&r),
+            Some(AlertDescription::InsufficientSecurity),
+            "{case}"
+        );
+        s.client.policy = Policy::permissive();
+        s.server.policy = Policy::permissive();
+        let mut r = run(&s);
+        assert_complete(&r);
+        exchange_data(&mut r);
+    }
+}
+
+#[test]
+fn resumption_runs_no_public_key_operation() {
+    let s = setup("256p/256p", AuthMode::ServerAuth);
+    let first = run(&s);
+    assert_complete(&first);
+    let session = first.client.session().expect("resumable session");
+    let clock: Arc<dyn wtls::probe::Clock> = Arc::new(Mono);
+    let server = ServerConnection::new(
+        Arc::new(s.server.clone()),
+        Probe::new(clock, wtls::probe::ProbeLevel::Full),
+        now(),
+    );
+    let mut r = run_with(&s, Some(session), Some(server), |_, _| {});
+    assert_complete(&r);
+    assert!(r
+        .client_out
+        .iter()
+        .any(|o| o.completed() == Some(HandshakeKind::Abbreviated)));
+    let ops = &r.server.probe().operations;
+    assert!(
+        ops.iter().all(|o| !o.operation.is_public_key()),
+        "public-key work in a resumed handshake: {ops:?}"
+    );
+    exchange_data(&mut r);
+}
+
+struct Mono;
+impl wtls::probe::Clock for Mono {
+    fn wall_ns(&self) -> u64 {
+        static START: OnceLock<std::time::Instant> = OnceLock::new();
+        START
+            .get_or_init(std::time::Instant::now)
+            .elapsed()
+            .as_nanos() as u64
+    }
+    fn cpu_ns(&self) -> u64 {
+        self.wall_ns()
+    }
+}
+
+#[test]
+fn optimised_handshake_uses_the_servers_copy_of_the_client_certificate() {
+    let mut s = setup("160p/160p", AuthMode::ServerAuth);
+    let id = Identifier::text("client.wtlsperf");
+    s.client.offers[0].identifier = id.clone();
+    s.server
+        .client_certificates
+        .insert(id.to_bytes(), creds("160p/160p").client_cert.clone());
+    let mut client = Client::new(
+        Arc::new(s.client.clone()),
+        s.auth,
+        None,
+        Probe::off(),
+        now(),
+    );
+    let mut server = ServerConnection::new(Arc::new(s.server.clone()), Probe::off(), now());
+    let ch = client.start(now()).unwrap().datagrams;
+    let flight = server.handle_datagram(&ch[0], now()).datagrams;
+    assert_eq!(
+        handshake_types(&flight[0]),
+        vec![2, 11],
+        "ServerHello, Certificate, then CCS+Finished"
+    );
+    let out = client.handle_datagram(&flight[0], now());
+    assert_eq!(out.completed(), Some(HandshakeKind::Optimised));
+    let out = server.handle_datagram(&out.datagrams[0], now());
+    assert_eq!(out.completed(), Some(HandshakeKind::Optimised));
+}
+
+#[test]
+fn per_message_packing_sends_one_record_per_datagram() {
+    let mut s = setup("rsa1024/rsa1024", AuthMode::Mutual);
+    s.client.packing = Packing::MessagePerDatagram;
+    s.server.packing = Packing::MessagePerDatagram;
+    let r = run(&s);
+    assert_complete(&r);
+    let server_datagrams: usize = r.server_out.iter().map(|o| o.datagrams.len()).sum();
+    assert_eq!(
+        server_datagrams,
+        4 + 2,
+        "SH, Cert, CertReq, SHD; CCS, Finished"
+    );
+}
+
+#[test]
+fn retransmitted_client_hello_gets_the_cached_flight() {
+    let s = setup("256p/256p", AuthMode::ServerAuth);
+    let mut client = Client::new(
+        Arc::new(s.client.clone()),
+        s.auth,
+        None,
+        Probe::off(),
+        now(),
+    );
+    let mut server = ServerConnection::new(Arc::new(s.server.clone()), Probe::off(), now());
+    let ch = client.start(now()).unwrap().datagrams;
+    let first = server.handle_datagram(&ch[0], now());
+    let again = server.handle_datagram(&ch[0], now());
+    assert_eq!(first.datagrams, again.datagrams);
+    assert!(again.events.contains(&Event::Retransmitted));
+    // The client's own retransmission timer resends the identical flight.
+    let late = Now::new(10_000_000_000, NOW);
+    let re = client.on_timeout(late).unwrap();
+    assert_eq!(re.datagrams, ch);
+}
+
+#[test]
+fn wrong_ca_is_unknown_ca() {
+    // The client trusts only the 163k CA. A server that offers no key from that CA is
+    // refused by the server itself ...
+    let mut s = setup("160p/160p", AuthMode::ServerAuth);
+    s.client.trusted_cas = vec![(Specifier::Nist163k, creds("163k/163k").ca.cert.clone())];
+    let r = run(&s);
+    assert_eq!(server_alert(&r), Some(AlertDescription::HandshakeFailure));
+    // ... and one that sends a certificate from another CA anyway is refused by the
+    // client with unknown_ca.
+    s.server.credentials[0].ca_subject = creds("163k/163k").ca.cert.tbs.subject.clone();
+    let r = run(&s);
+    assert_eq!(client_alert(&r), Some(AlertDescription::UnknownCa));
+    assert!(!r.client.is_established() && !r.server.is_established());
+}
+
+#[test]
+fn expired_server_certificate_is_refused() {
+    let mut s = setup("160p/160p", AuthMode::ServerAuth);
+    let c = creds("160p/160p");
+    let old =
+        c.ca.issue("gateway.wtlsperf", &c.server_key, NOW - 7200, NOW - 3600)
+            .unwrap();
+    s.server.credentials[0].cert = old;
+    let r = run(&s);
+    assert_eq!(client_alert(&r), Some(AlertDescription::CertificateExpired));
+}
+
+#[test]
+fn unknown_cipher_suite_is_a_handshake_failure() {
+    let mut s = setup("160p/160p", AuthMode::ServerAuth);
+    s.client.cipher_suites = vec![CipherSuite::new(
+        BulkCipherAlgorithm::IdeaCbc,
+        MacAlgorithm::Md5,
+    )];
+    let r = run(&s);
+    assert_eq!(server_alert(&r), Some(AlertDescription::HandshakeFailure));
+}
+
+#[test]
+fn weak_cipher_suites_are_refused_by_default() {
+    let mut s = setup("160p/160p", AuthMode::ServerAuth);
+    let weak = CipherSuite::new(BulkCipherAlgorithm::Rc5Cbc40, MacAlgorithm::Sha40);
+    s.client.cipher_suites = vec![weak];
+    s.server.cipher_suites = vec![weak];
+    let r = run(&s);
+    assert_eq!(
+        server_alert(&r),
+        Some(AlertDescription::InsufficientSecurity)
+    );
+}
+
+#[test]
+fn tampered_record_is_a_bad_record_mac() {
+    let s = setup("160p/160p", AuthMode::ServerAuth);
+    // Flip the last byte of the client's second flight: inside the protected Finished.
+    let r = run_with(&s, None, None, |i, d| {
+        if i == 1 {
+            let n = d.len();
+            d[n - 1] ^= 1;
+        }
+    });
+    let alert = server_alert(&r);
+    assert!(
+        matches!(
+            alert,
+            Some(AlertDescription::BadRecordMac | AlertDescription::DecryptionFailed)
+        ),
+        "{alert:?}"
+    );
+    assert!(!r.server.is_established());
+}
+
+#[test]
+fn bad_finished_is_a_decrypt_error_without_a_padding_oracle() {
+    // NULL cipher and no MAC, so the Finished check itself is what fails. A corrupted
+    // RSA ciphertext makes the server continue with a random secret.
+    let mut s = setup("rsa1024/rsa1024", AuthMode::ServerAuth);
+    let null = CipherSuite::new(BulkCipherAlgorithm::Null, MacAlgorithm::Sha0);
+    s.client.cipher_suites = vec![null];
+    s.server.cipher_suites = vec![null];
+    s.client.policy = Policy::permissive();
+    s.server.policy = Policy::permissive();
+    let r = run_with(&s, None, None, |i, d| {
+        if i == 1 {
+            // Inside the RSA ciphertext of ClientKeyExchange (after 5 record-header
+            // bytes, 3 handshake-header bytes and the 2-byte length).
+            d[5 + 3 + 2 + 10] ^= 0x40;
+        }
+    });
+    assert_eq!(server_alert(&r), Some(AlertDescription::DecryptError));
+}
+
+#[test]
+fn probes_name_every_message_of_the_mutual_rsa_flow() {
+    let s = setup("rsa1024/rsa1024", AuthMode::Mutual);
+    let clock: Arc<dyn wtls::probe::Clock> = Arc::new(Mono);
+    let mut client = Client::new(
+        Arc::new(s.client.clone()),
+        s.auth,
+        None,
+        Probe::new(clock.clone(), wtls::probe::ProbeLevel::Full),
+        now(),
+    );
+    let mut server = ServerConnection::new(
+        Arc::new(s.server.clone()),
+        Probe::new(clock, wtls::probe::ProbeLevel::Full),
+        now(),
+    );
+    let ch = client.start(now()).unwrap().datagrams;
+    let f1 = server.handle_datagram(&ch[0], now()).datagrams;
+    let f2 = client.handle_datagram(&f1[0], now()).datagrams;
+    let f3 = server.handle_datagram(&f2[0], now()).datagrams;
+    client.handle_datagram(&f3[0], now());
+    let names = |p: &wtls::probe::HandshakeProbe| {
+        p.messages
+            .iter()
+            .map(|m| m.message.name())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(client.probe()),
+        [
+            "CH", "SH", "SCERT", "CERTREQ", "SHD", "CCERT", "CKX", "CERTVRFY", "CCCS", "CFIN",
+            "SCCS", "SFIN"
+        ]
+    );
+    assert_eq!(
+        names(server.probe()),
+        [
+            "CH", "SH", "SCERT", "CERTREQ", "SHD", "CCERT", "CKX", "CERTVRFY", "CCCS", "CFIN",
+            "SCCS", "SFIN"
+        ]
+    );
+    assert!(server
+        .probe()
+        .operation(wtls::probe::Message::CKX, Operation::RSADEC)
+        .is_some());
+    assert!(client
+        .probe()
+        .operation(wtls::probe::Message::CKX, Operation::RSAENC)
+        .is_some());
+}
