@@ -1,4 +1,13 @@
-//! wtlsperf: everything with I/O around the sans-IO `wtls` crate.
+//! wtlsperf: everything with I/O around the sans-IO `wtls` crate: the PKI on disk, the
+//! in-memory handshake runner, the UDP gateway and client, the bearer relay, the
+//! open-loop load generator, the flood test and the evaluation campaign.
 
+pub mod evaluate;
+pub mod flood;
+pub mod gateway;
+pub mod load;
 pub mod pcap;
 pub mod pki_store;
+pub mod runner;
+pub mod setup;
+pub mod udp_client;

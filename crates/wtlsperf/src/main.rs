@@ -1,1 +1,145 @@
-fn main() {}
+//! The `wtlsperf` command: WTLS gateway, client, load generator and laboratory.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use wtls::suite::{unavailable_specifiers, Case, Specifier};
+use wtlsperf::pki_store::PkiStore;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "wtlsperf",
+    version,
+    about = "WAP WTLS 1.0 reference implementation and performance laboratory"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create or inspect the PKI (CAs and leaf certificates for all 24 CA/leaf cases).
+    Pki {
+        #[command(subcommand)]
+        action: PkiAction,
+    },
+    /// Check every public-key operation of the 12 parameter specifiers through OpenSSL.
+    Selfcheck {
+        /// PKI directory to create (if missing) and validate.
+        #[arg(long, default_value = "pki")]
+        pki: PathBuf,
+    },
+    /// Run handshakes in memory (client and server in one process) and print timings.
+    Handshake(wtlsperf::runner::Args),
+    /// Run the UDP WTLS gateway.
+    Gateway(wtlsperf::gateway::Args),
+    /// Run handshakes against a gateway over UDP.
+    Client(wtlsperf::udp_client::Args),
+    /// Open-loop load: Poisson arrivals of new handshakes against a gateway.
+    Load(wtlsperf::load::Args),
+    /// Flood a gateway with ClientHellos and report memory and legitimate success.
+    Flood(wtlsperf::flood::Args),
+    /// Run the whole evaluation and write the report.
+    Evaluate(wtlsperf::evaluate::Args),
+}
+
+#[derive(Debug, Subcommand)]
+enum PkiAction {
+    /// Issue CA, server and client certificates for every case.
+    Init {
+        #[arg(long, default_value = "pki")]
+        dir: PathBuf,
+        /// Replace an existing PKI.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+fn main() {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    if let Err(e) = dispatch(cli) {
+        eprintln!("wtlsperf: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<()> {
+    report_missing_curves();
+    match cli.command {
+        Command::Pki {
+            action: PkiAction::Init { dir, force },
+        } => {
+            let store = PkiStore::init(&dir, force)?;
+            println!(
+                "PKI written to {}: {} cases",
+                store.dir().display(),
+                store.cases().count()
+            );
+            Ok(())
+        }
+        Command::Selfcheck { pki } => selfcheck(&pki),
+        Command::Handshake(a) => wtlsperf::runner::run(a),
+        Command::Gateway(a) => wtlsperf::gateway::run(a),
+        Command::Client(a) => wtlsperf::udp_client::run(a),
+        Command::Load(a) => wtlsperf::load::run(a),
+        Command::Flood(a) => wtlsperf::flood::run(a),
+        Command::Evaluate(a) => wtlsperf::evaluate::run(a),
+    }
+}
+
+/// Say which cases the local libcrypto cannot run, instead of failing obscurely later.
+fn report_missing_curves() {
+    let missing = unavailable_specifiers();
+    if missing.is_empty() {
+        return;
+    }
+    for (spec, why) in &missing {
+        eprintln!("wtlsperf: {} is unavailable: {why}", spec.short());
+    }
+    let cases: Vec<String> = Case::ALL
+        .iter()
+        .filter(|c| !c.is_available())
+        .map(|c| c.to_string())
+        .collect();
+    eprintln!(
+        "wtlsperf: {} of 24 cases cannot run here: {}",
+        cases.len(),
+        cases.join(", ")
+    );
+}
+
+/// Create (or load) the PKI, then exercise every public-key operation of every
+/// available specifier and validate every certificate.
+fn selfcheck(dir: &std::path::Path) -> anyhow::Result<()> {
+    let store = PkiStore::load_or_init(dir).with_context(|| format!("PKI in {}", dir.display()))?;
+    println!(
+        "PKI {}: {} cases validated",
+        store.dir().display(),
+        store.cases().count()
+    );
+    let mut failed = 0;
+    for spec in Specifier::ALL {
+        match wtls::crypto::pk::self_check(spec) {
+            Ok(check) => println!("  {:<8} ok   {check:?}", spec.short()),
+            Err(e) => {
+                failed += 1;
+                println!("  {:<8} FAIL {e}", spec.short());
+            }
+        }
+    }
+    anyhow::ensure!(
+        failed == 0,
+        "{failed} of 12 key types failed the self-check"
+    );
+    println!("all 12 key types passed");
+    Ok(())
+}
