@@ -14,6 +14,8 @@
 //!
 //! Nothing here does I/O or reads a clock: measurement records go in, numbers come out.
 
+#![deny(missing_docs)]
+
 pub mod overall;
 pub mod processing;
 pub mod queue;

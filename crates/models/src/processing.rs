@@ -99,12 +99,15 @@ impl Message {
         if !self.sent_by_client() {
             return false;
         }
-        match (auth, family, self) {
-            (Authentication::Mutual, SuiteFamily::EcdhEcdsa, Message::ClientKeyExchange) => false,
-            (_, SuiteFamily::EcdhEcdsa, Message::CertificateVerify) => false,
-            (Authentication::ServerAuth, _, Message::CertificateVerify) => false,
-            _ => true,
-        }
+        !matches!(
+            (auth, family, self),
+            (
+                Authentication::Mutual,
+                SuiteFamily::EcdhEcdsa,
+                Message::ClientKeyExchange
+            ) | (_, SuiteFamily::EcdhEcdsa, Message::CertificateVerify)
+                | (Authentication::ServerAuth, _, Message::CertificateVerify)
+        )
     }
 
     /// The thesis symbol, e.g. `T_M_C_SCERT`.
@@ -386,7 +389,7 @@ mod tests {
                 );
                 // Operations never exceed their message; the rest is framing and hashing.
                 assert!(
-                    shares <= 100.021 && shares >= 99.5,
+                    (99.5..=100.021).contains(&shares),
                     "{} {:?}: {shares}",
                     table.label(),
                     row.keys

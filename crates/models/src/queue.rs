@@ -160,14 +160,16 @@ pub struct GroupLoad {
     pub second_moment_ms2: f64,
 }
 
+/// A usable time or weight: finite and not negative (rejects NaN).
+fn is_valid_time(t: f64) -> bool {
+    t.is_finite() && t >= 0.0
+}
+
 fn check_cases(cases: &[MixtureCase]) -> Result<(), QueueError> {
     if cases.is_empty() {
         return Err(QueueError::EmptyOrInvalid("no cases".into()));
     }
-    if cases
-        .iter()
-        .any(|c| !(c.weight >= 0.0) || !c.weight.is_finite())
-    {
+    if cases.iter().any(|c| !is_valid_time(c.weight)) {
         return Err(QueueError::BadWeights(
             "a weight is negative or not finite".into(),
         ));
@@ -184,7 +186,7 @@ fn check_cases(cases: &[MixtureCase]) -> Result<(), QueueError> {
     if cases
         .iter()
         .flat_map(|c| &c.job_service_ms)
-        .any(|t| !(*t >= 0.0) || !t.is_finite())
+        .any(|t| !is_valid_time(*t))
     {
         return Err(QueueError::EmptyOrInvalid(
             "service times must be finite and >= 0".into(),
@@ -361,7 +363,7 @@ pub struct Exponential(Exp<f64>);
 impl Exponential {
     /// Exponential with the given mean (ms); `None` unless the mean is positive and finite.
     pub fn with_mean_ms(mean_ms: f64) -> Option<Self> {
-        if !(mean_ms > 0.0) || !mean_ms.is_finite() {
+        if mean_ms <= 0.0 || !is_valid_time(mean_ms) {
             return None;
         }
         Exp::new(1.0 / mean_ms).ok().map(Exponential)
@@ -384,7 +386,7 @@ pub struct Empirical {
 impl Empirical {
     /// `None` for an empty sample or a negative / non-finite value.
     pub fn new(values_ms: Vec<f64>) -> Option<Self> {
-        if values_ms.is_empty() || values_ms.iter().any(|v| !(*v >= 0.0) || !v.is_finite()) {
+        if values_ms.is_empty() || values_ms.iter().any(|v| !is_valid_time(*v)) {
             return None;
         }
         Some(Empirical { values_ms })
@@ -462,7 +464,7 @@ pub fn simulate(
     for i in 0..config.warmup_jobs + config.jobs {
         now += interarrival.sample_ms(&mut rng);
         let service = sampler.sample_ms(&mut rng);
-        if !(service >= 0.0) || !service.is_finite() {
+        if !is_valid_time(service) {
             return invalid("the sampler returned a negative or non-finite service time");
         }
         let (server, free) = free_at
