@@ -552,7 +552,7 @@ proptest! {
 
     #[test]
     fn corrupted_encodings_never_panic(
-        (_ctx, msg) in handshake_message(),
+        (ctx, msg) in handshake_message(),
         at in any::<prop::sample::Index>(),
         value in any::<u8>(),
     ) {
@@ -561,6 +561,13 @@ proptest! {
         bytes[i] = value;
         read_everything(&bytes);
         read_everything(&bytes[3..]);
+        // Canonical encoding, except that an RSA ClientKeyExchange is accepted without
+        // its length prefix and re-encoded with it.
+        if let Ok(parsed) = HandshakeMessage::read_record(&bytes, ctx) {
+            if !matches!(parsed, HandshakeMessage::ClientKeyExchange(ClientKeyExchange::Rsa(_))) {
+                prop_assert_eq!(parsed.to_bytes(), bytes);
+            }
+        }
     }
 
     #[test]
@@ -573,5 +580,10 @@ proptest! {
         let i = at.index(bytes.len());
         bytes[i] = value;
         read_everything(&bytes);
+        // The encoding is canonical: whatever still parses re-encodes to the same bytes,
+        // which is what lets tbs_bytes() stand for the signed bytes as received.
+        if let Ok(parsed) = WtlsCertificate::read_exact(&bytes, "t") {
+            prop_assert_eq!(parsed.to_bytes(), bytes);
+        }
     }
 }

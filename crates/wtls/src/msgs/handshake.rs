@@ -267,10 +267,10 @@ impl ClientKeyExchange {
                     }
                     _ => body,
                 };
-                if ciphertext.is_empty() {
+                if ciphertext.is_empty() || ciphertext.len() > usize::from(u16::MAX) {
                     return Err(DecodeError::BadLength {
                         field: "ClientKeyExchange.rsa_ciphertext",
-                        length: 0,
+                        length: ciphertext.len(),
                         min: 1,
                         max: u16::MAX as usize,
                     });
