@@ -37,6 +37,8 @@ enum Command {
     Gateway(wtlsperf::gateway::Args),
     /// Run handshakes against a gateway over UDP.
     Client(wtlsperf::udp_client::Args),
+    /// Run a UDP relay that emulates a bearer (GSM CSD, GPRS, ...) in front of a gateway.
+    Bearer(wtlsperf::bearer_cmd::Args),
     /// Open-loop load: Poisson arrivals of new handshakes against a gateway.
     Load(wtlsperf::load::Args),
     /// Flood a gateway with ClientHellos and report memory and legitimate success.
@@ -90,6 +92,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Handshake(a) => wtlsperf::runner::run(a),
         Command::Gateway(a) => wtlsperf::gateway::run(a),
         Command::Client(a) => wtlsperf::udp_client::run(a),
+        Command::Bearer(a) => wtlsperf::bearer_cmd::run(a),
         Command::Load(a) => wtlsperf::load::run(a),
         Command::Flood(a) => wtlsperf::flood::run(a),
         Command::Evaluate(a) => wtlsperf::evaluate::run(a),
