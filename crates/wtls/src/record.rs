@@ -301,15 +301,21 @@ impl CipherState {
         // Largest padding count that still leaves room for the MAC (≥ 0, checked above).
         let room = len - mac_len - 1;
         let room_u8 = u8::try_from(room).unwrap_or(u8::MAX);
-        let mut good = !pad.ct_gt(&room_u8);
+        let fits = !pad.ct_gt(&room_u8);
         // Bytes before the length byte that lie within the padding must equal `pad`.
+        // Plain masked arithmetic per byte (one `subtle` comparison at the end): a
+        // `Choice` per byte costs an optimisation barrier each and dominated the time
+        // of small records.
         let window = (len - 1).min(255);
+        let mut diff = 0u8;
         for i in 1..=window {
             let byte = buf[len - 1 - i];
-            // i ≤ window ≤ 255, so the conversion is exact.
-            let in_padding = !(i as u8).ct_gt(&pad);
-            good &= !in_padding | byte.ct_eq(&pad);
+            // 0xFF when i ≤ pad, else 0: i - (pad + 1) borrows exactly when i ≤ pad.
+            // i ≤ window ≤ 255, so the high byte of the u16 difference is the mask.
+            let in_padding = ((i as u16).wrapping_sub(u16::from(pad) + 1) >> 8) as u8;
+            diff |= in_padding & (byte ^ pad);
         }
+        let good = fits & diff.ct_eq(&0);
         // With bad padding, MAC the content as if there were no padding at all.
         let pad_len = usize::from(u8::conditional_select(&0, &pad, good));
         let content_len = room - pad_len;
@@ -426,6 +432,38 @@ mod tests {
         let iv = record_iv(&epoch.write_iv, 9);
         epoch.cipher.encrypt_cbc(&iv, &mut plain).unwrap();
         assert_eq!(rx.unprotect(9, 0xE4, &plain).unwrap().as_slice(), b"hello");
+    }
+
+    #[test]
+    fn one_wrong_padding_byte_is_decryption_failed() {
+        let p = params(BulkCipherAlgorithm::Rc5Cbc, MacAlgorithm::Sha80, 3);
+        let mut rx = CipherState::new(p.clone(), Direction::ClientWrite);
+        let mut tx = CipherState::new(p, Direction::ClientWrite);
+        let epoch = tx.keys_for(2).unwrap();
+        // 3 content + 10 MAC + 10 padding + 1 = 24 bytes; pad bytes 10, one of them 9.
+        for wrong in 0..10 {
+            let mut plain = b"abc".to_vec();
+            epoch.mac.compute_into(2, 0xE4, b"abc", &mut plain);
+            plain.resize(plain.len() + 11, 10);
+            plain[13 + wrong] = 9;
+            let iv = record_iv(&epoch.write_iv, 2);
+            epoch.cipher.encrypt_cbc(&iv, &mut plain).unwrap();
+            assert_eq!(
+                rx.unprotect(2, 0xE4, &plain).unwrap_err(),
+                RecordError::DecryptionFailed,
+                "wrong byte at padding index {wrong}"
+            );
+        }
+        // A length byte pointing into the MAC (p + 1 + MAC > fragment) is also bad.
+        let mut plain = b"abc".to_vec();
+        epoch.mac.compute_into(2, 0xE4, b"abc", &mut plain);
+        plain.resize(24, 14);
+        let iv = record_iv(&epoch.write_iv, 2);
+        epoch.cipher.encrypt_cbc(&iv, &mut plain).unwrap();
+        assert_eq!(
+            rx.unprotect(2, 0xE4, &plain).unwrap_err(),
+            RecordError::DecryptionFailed
+        );
     }
 
     #[test]
