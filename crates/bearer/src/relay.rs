@@ -46,6 +46,9 @@ use crate::profile::LinkProfile;
 /// stretch is waited for actively.
 pub const SPIN_WINDOW: Duration = Duration::from_micros(200);
 
+/// How often an idle relay with deliveries still pending checks again whether it may stop.
+const IDLE_RECHECK: Duration = Duration::from_millis(50);
+
 /// Largest UDP payload.
 const MAX_DATAGRAM: usize = 65_535;
 
@@ -464,6 +467,7 @@ impl Receiver {
             self.release_expired_holds(now);
             self.forget_idle_clients(now);
             if now.duration_since(self.last_activity) >= self.options.idle_timeout
+                && !self.holds_any()
                 && self.shared.lock_queue().is_empty()
             {
                 tracing::debug!("bearer relay idle; stopping");
@@ -473,15 +477,33 @@ impl Receiver {
         self.shared.request_stop();
     }
 
-    /// The earliest instant the receive loop must wake without socket activity.
+    /// Whether some link still holds a datagram back for reordering.
+    fn holds_any(&self) -> bool {
+        self.slots
+            .iter()
+            .flatten()
+            .any(|link| link.up.held.is_some() || link.down.held.is_some())
+    }
+
+    /// The earliest instant the receive loop must wake without socket activity. Deadlines
+    /// already past (relay idle but deliveries still pending) are rechecked every
+    /// [`IDLE_RECHECK`] rather than turning the loop into a busy wait.
     fn next_timer(&self) -> Instant {
-        let mut next = self.last_activity + self.options.idle_timeout;
+        let now = Instant::now();
+        let recheck = now + IDLE_RECHECK;
+        let not_past = |deadline: Instant| if deadline <= now { recheck } else { deadline };
+        let mut next = not_past(self.last_activity + self.options.idle_timeout);
         for link in self.slots.iter().flatten() {
-            next = next.min(link.last_activity + self.options.idle_timeout);
+            let mut held = false;
             for state in [&link.up, &link.down] {
-                if let Some(held) = &state.held {
-                    next = next.min(held.release_at);
+                if let Some(h) = &state.held {
+                    held = true;
+                    next = next.min(h.release_at);
                 }
+            }
+            // A link with a held datagram is not forgotten before the hold is released.
+            if !held {
+                next = next.min(not_past(link.last_activity + self.options.idle_timeout));
             }
         }
         next
@@ -1158,6 +1180,54 @@ mod tests {
         let phone = client();
         phone.send_to(b"after", relay.local_addr()).unwrap();
         assert!(receive_all(&phone).is_empty());
+    }
+
+    #[test]
+    fn pending_deliveries_outlive_the_idle_timeout() {
+        // 2 x 1028 B at 16 kbit/s take 1.03 s on the wire, far beyond a 100 ms idle timeout.
+        let echo = Echo::start();
+        let options = RelayOptions {
+            idle_timeout: Duration::from_millis(100),
+            ..RelayOptions::default()
+        };
+        let relay = Relay::start_with_options(
+            "127.0.0.1:0".parse().unwrap(),
+            echo.addr,
+            LinkProfile::loopback()
+                .with_rates(16_000.0, f64::INFINITY)
+                .with_overhead(28),
+            14,
+            options,
+        )
+        .unwrap();
+        let phone = client();
+        phone.send_to(&[1; 1000], relay.local_addr()).unwrap();
+        phone.send_to(&[2; 1000], relay.local_addr()).unwrap();
+        assert_eq!(echo.wait_for(2).len(), 2);
+        assert_eq!(relay.stats().up.datagrams_delivered, 2);
+    }
+
+    #[test]
+    fn forty_eight_relays_run_side_by_side() {
+        // One relay per thesis test case, all on one gateway, all at once.
+        let echo = Echo::start();
+        let profile = LinkProfile::loopback().with_traversal(DelayDistribution::Fixed(20.0));
+        let relays: Vec<RelayHandle> = (0..48)
+            .map(|case| start(profile.clone(), &echo, case))
+            .collect();
+        let phones: Vec<StdUdpSocket> = relays.iter().map(|_| client()).collect();
+        for (case, (relay, phone)) in relays.iter().zip(&phones).enumerate() {
+            phone.send_to(&[case as u8; 3], relay.local_addr()).unwrap();
+        }
+        let mut buf = [0u8; 16];
+        for (case, phone) in phones.iter().enumerate() {
+            phone.set_read_timeout(Some(PATIENCE)).unwrap();
+            let len = phone.recv(&mut buf).unwrap();
+            assert_eq!(&buf[..len], &[case as u8; 3], "case {case}");
+        }
+        let from: std::collections::HashSet<SocketAddr> =
+            echo.seen().iter().map(|s| s.from).collect();
+        assert_eq!(from.len(), 48);
     }
 
     #[test]
