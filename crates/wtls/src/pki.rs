@@ -314,9 +314,11 @@ pub fn certificate_spec(cert: &WtlsCertificate) -> Result<Specifier, CertError> 
 /// Parses the certified public key (on the curve its ParameterIndex names).
 pub fn certificate_key(cert: &WtlsCertificate) -> Result<PeerKey, CertError> {
     let spec = certificate_spec(cert)?;
-    PeerKey::from_wire(spec, &cert.tbs.public_key).map_err(|source| CertError::BadPublicKey {
-        subject: describe(&cert.tbs.subject),
-        source,
+    PeerKey::from_certified_wire(spec, &cert.tbs.public_key).map_err(|source| {
+        CertError::BadPublicKey {
+            subject: describe(&cert.tbs.subject),
+            source,
+        }
     })
 }
 

@@ -830,14 +830,19 @@ impl ServerConnection {
                         secret.copy_from_slice(&d);
                     }
                 }
-                let public = match key.public_wire()? {
-                    PublicKey::Rsa(k) => k,
-                    PublicKey::Ec(_) => {
-                        return Err(ProtocolError::new(
-                            AlertDescription::InternalError,
-                            "RSA credential holds an EC key",
-                        ))
-                    }
+                // The pre-master secret carries our RSAPublicKey encoding: take it from
+                // our certificate (RSA_anon: from the key) rather than re-extract it.
+                let public = match &cred.cert.tbs.public_key {
+                    PublicKey::Rsa(k) if !suite.is_anonymous() => k.clone(),
+                    _ => match key.public_wire()? {
+                        PublicKey::Rsa(k) => k,
+                        PublicKey::Ec(_) => {
+                            return Err(ProtocolError::new(
+                                AlertDescription::InternalError,
+                                "RSA credential holds an EC key",
+                            ))
+                        }
+                    },
                 };
                 rsa_pre_master(&secret, &public)
             }
