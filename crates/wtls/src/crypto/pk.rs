@@ -146,6 +146,9 @@ enum PrivateMaterial {
 pub struct KeyPair {
     spec: Specifier,
     material: PrivateMaterial,
+    /// d / h mod n, for cofactor Diffie-Hellman in compatibility mode; made on first
+    /// use and shared by clones.
+    compat: std::sync::Arc<std::sync::OnceLock<Result<PKey<Private>, String>>>,
 }
 
 impl fmt::Debug for KeyPair {
@@ -174,7 +177,11 @@ impl KeyPair {
                 PrivateMaterial::Ec { pkey, ec }
             }
         };
-        Ok(KeyPair { spec, material })
+        Ok(KeyPair {
+            spec,
+            material,
+            compat: Default::default(),
+        })
     }
 
     pub fn spec(&self) -> Specifier {
@@ -235,7 +242,11 @@ impl KeyPair {
                 PrivateMaterial::Ec { pkey, ec }
             }
         };
-        Ok(KeyPair { spec, material })
+        Ok(KeyPair {
+            spec,
+            material,
+            compat: Default::default(),
+        })
     }
 
     /// The public half as a parsed peer key (what the other side would hold).
@@ -520,6 +531,95 @@ impl PeerKey {
             }),
         }
     }
+}
+
+/// ECDH with a point nobody vouches for (a ClientKeyExchange arriving at a server
+/// whose key is static): the same secret as [`ecdh`], without the cost of the
+/// prime-order subgroup check.
+///
+/// On curves with cofactor h > 1 (the binary K and B curves) a peer could send a point
+/// with a small-order component and learn the static key modulo h (Lim and Lee, 1997).
+/// Instead of the full check n·Q = O (a scalar multiplication as dear as the ECDH
+/// itself), this is IEEE 1363 ECSVDP-DHC in compatibility mode: multiply the point by
+/// h (one or two point additions: h is 2 or 4 here), refuse the point at infinity, and
+/// use the private scalar d·h⁻¹ mod n, so that honest points give exactly x(d·Q) and a
+/// small-order component is annihilated rather than leaked.
+pub fn ecdh_untrusted(own: &KeyPair, point: &[u8]) -> Result<Zeroizing<Vec<u8>>, PkError> {
+    let (own_ec, _) = own.ec("ECDH")?;
+    let group = own_ec.group();
+    let mut ctx = BigNumContext::new().map_err(lib("ECDH"))?;
+    let mut cofactor = BigNum::new().map_err(lib("ECDH"))?;
+    group
+        .cofactor(&mut cofactor, &mut ctx)
+        .map_err(lib("ECDH"))?;
+    let h = cofactor
+        .to_dec_str()
+        .map_err(lib("ECDH"))?
+        .parse::<u32>()
+        .unwrap_or(0);
+    if h <= 1 {
+        let peer = PeerKey::parse_ec_point(own.spec, point, false)?;
+        return ecdh(own, &peer);
+    }
+    if !h.is_power_of_two() {
+        return Err(PkError::BadPublicKey {
+            spec: own.spec,
+            reason: format!("cofactor {h} is not a power of two"),
+        });
+    }
+    let peer = PeerKey::parse_ec_point(own.spec, point, false)?;
+    let (peer_ec, _) = peer.ec("ECDH")?;
+    let mut q = peer_ec.public_key().to_owned(group).map_err(lib("ECDH"))?;
+    for _ in 0..h.trailing_zeros() {
+        let mut doubled = EcPoint::new(group).map_err(lib("ECDH"))?;
+        doubled.add(group, &q, &q, &mut ctx).map_err(lib("ECDH"))?;
+        q = doubled;
+    }
+    if q.is_infinity(group) {
+        return Err(PkError::BadPublicKey {
+            spec: own.spec,
+            reason: "point of small order".into(),
+        });
+    }
+    let compat = own
+        .compat
+        .get_or_init(|| compat_key(own_ec, &cofactor).map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|reason| PkError::Unavailable {
+            spec: own.spec,
+            reason: reason.clone(),
+        })?;
+    let peer_key = EcKey::from_public_key(group, &q).map_err(lib("ECDH"))?;
+    let peer_pkey = PKey::from_ec_key(peer_key).map_err(lib("ECDH"))?;
+    let mut deriver = Deriver::new(compat).map_err(lib("ECDH"))?;
+    deriver
+        .set_peer_ex(&peer_pkey, false)
+        .map_err(lib("ECDH peer"))?;
+    let mut secret = Zeroizing::new(vec![0u8; deriver.len().map_err(lib("ECDH"))?]);
+    let n = deriver.derive(&mut secret).map_err(lib("ECDH"))?;
+    secret.truncate(n);
+    Ok(secret)
+}
+
+/// The key d·h⁻¹ mod n of ECSVDP-DHC compatibility mode.
+fn compat_key(own: &EcKey<Private>, cofactor: &BigNum) -> Result<PKey<Private>, PkError> {
+    let group = own.group();
+    let mut ctx = BigNumContext::new().map_err(lib("ECDH"))?;
+    let mut order = BigNum::new().map_err(lib("ECDH"))?;
+    group.order(&mut order, &mut ctx).map_err(lib("ECDH"))?;
+    let mut h_inv = BigNum::new().map_err(lib("ECDH"))?;
+    h_inv
+        .mod_inverse(cofactor, &order, &mut ctx)
+        .map_err(lib("ECDH"))?;
+    let mut d = BigNum::new().map_err(lib("ECDH"))?;
+    d.mod_mul(own.private_key(), &h_inv, &order, &mut ctx)
+        .map_err(lib("ECDH"))?;
+    let mut public = EcPoint::new(group).map_err(lib("ECDH"))?;
+    public
+        .mul_generator2(group, &d, &mut ctx)
+        .map_err(lib("ECDH"))?;
+    let key = EcKey::from_private_components(group, &d, &public).map_err(lib("ECDH"))?;
+    PKey::from_ec_key(key).map_err(lib("ECDH"))
 }
 
 /// ECDH: the pre-master secret of ECDH_anon and ECDH_ECDSA, the x-coordinate of
@@ -1168,5 +1268,42 @@ pub(crate) mod tests {
     fn key_pairs_never_print_their_secret() {
         let (a, _) = keys(Specifier::Nist163r);
         assert_eq!(format!("{a:?}"), "KeyPair { spec: Nist163r, .. }");
+    }
+}
+
+#[cfg(test)]
+mod cofactor_tests {
+    use super::*;
+
+    #[test]
+    fn compatibility_mode_ecdh_equals_plain_ecdh_on_every_curve() {
+        for spec in Specifier::ALL
+            .into_iter()
+            .filter(|s| !s.is_rsa() && s.is_available())
+        {
+            let server = KeyPair::generate(spec).unwrap();
+            let client = KeyPair::generate(spec).unwrap();
+            let point = match client.public_wire().unwrap() {
+                PublicKey::Ec(p) => p.0,
+                PublicKey::Rsa(_) => unreachable!(),
+            };
+            let plain = ecdh(&server, &PeerKey::from_ec_point(spec, &point).unwrap()).unwrap();
+            let compat = ecdh_untrusted(&server, &point).unwrap();
+            assert_eq!(*plain, *compat, "{}", spec.short());
+            // Twice: the cached d/h key is reused.
+            assert_eq!(*plain, *ecdh_untrusted(&server, &point).unwrap());
+        }
+    }
+
+    #[test]
+    fn off_curve_points_are_refused() {
+        let server = KeyPair::generate(Specifier::Nist163k).unwrap();
+        let mut point = match server.public_wire().unwrap() {
+            PublicKey::Ec(p) => p.0,
+            PublicKey::Rsa(_) => unreachable!(),
+        };
+        let last = point.len() - 1;
+        point[last] ^= 1;
+        assert!(ecdh_untrusted(&server, &point).is_err());
     }
 }

@@ -847,7 +847,6 @@ impl ServerConnection {
                 rsa_pre_master(&secret, &public)
             }
             ClientKeyExchange::Ec(point) if suite.is_ecdh() => {
-                let peer = PeerKey::from_ec_point(spec, &point.0)?;
                 let own = match (&self.ephemeral, n.credential) {
                     (Some(e), _) => e.clone(),
                     (None, Some(i)) => self.config.credentials[i].key.clone(),
@@ -858,8 +857,17 @@ impl ServerConnection {
                         ))
                     }
                 };
-                self.probe
-                    .operation(Message::CKX, Operation::ECDH, || pk::ecdh(&own, &peer))?
+                if own.spec() != spec {
+                    return Err(ProtocolError::new(
+                        AlertDescription::IllegalParameter,
+                        "ClientKeyExchange point on another curve",
+                    ));
+                }
+                // The client's point is uncertified and meets our static key: cofactor
+                // Diffie-Hellman keeps a small-subgroup point from leaking the key.
+                self.probe.operation(Message::CKX, Operation::ECDH, || {
+                    pk::ecdh_untrusted(&own, &point.0)
+                })?
             }
             _ => {
                 return Err(ProtocolError::new(
