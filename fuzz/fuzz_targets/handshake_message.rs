@@ -1,0 +1,23 @@
+//! Every handshake message: `HandshakeMessage::read_record` under each key exchange
+//! context (none, and every suite, since ServerKeyExchange and ClientKeyExchange parse
+//! by suite). A message that parses must re-encode to the same bytes: the transcript
+//! hashes the bytes as received, so a lossy parse would hide a Finished mismatch.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use wtls::msgs::enums::KeyExchangeSuite;
+use wtls::msgs::handshake::HandshakeMessage;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&selector, fragment)) = data.split_first() else {
+        return;
+    };
+    let suites = KeyExchangeSuite::ALL;
+    let ctx = match usize::from(selector) % (suites.len() + 1) {
+        0 => None,
+        i => Some(suites[i - 1]),
+    };
+    if let Ok(msg) = HandshakeMessage::read_record(fragment, ctx) {
+        assert_eq!(msg.to_bytes(), fragment, "{msg:?} is not canonical");
+    }
+});
