@@ -299,13 +299,28 @@ fn anonymous_suites_complete_only_when_enabled() {
     ] {
         let mut s = setup(case, AuthMode::ServerAuth);
         s.client.offers[0].suite = suite;
+        // A default client does not even offer it ...
+        let mut client = Client::new(
+            Arc::new(s.client.clone()),
+            s.auth,
+            None,
+            Probe::off(),
+            now(),
+        );
+        let err = client.start(now()).unwrap_err();
+        assert_eq!(
+            err.description,
+            AlertDescription::InsufficientSecurity,
+            "{case}"
+        );
+        // ... and a default server refuses a client that does.
+        s.client.policy = Policy::permissive();
         let r = run(&s);
         assert_eq!(
             server_alert(&r),
             Some(AlertDescription::InsufficientSecurity),
             "{case}"
         );
-        s.client.policy = Policy::permissive();
         s.server.policy = Policy::permissive();
         let mut r = run(&s);
         assert_complete(&r);
@@ -464,6 +479,18 @@ fn weak_cipher_suites_are_refused_by_default() {
     let weak = CipherSuite::new(BulkCipherAlgorithm::Rc5Cbc40, MacAlgorithm::Sha40);
     s.client.cipher_suites = vec![weak];
     s.server.cipher_suites = vec![weak];
+    let mut client = Client::new(
+        Arc::new(s.client.clone()),
+        s.auth,
+        None,
+        Probe::off(),
+        now(),
+    );
+    assert_eq!(
+        client.start(now()).unwrap_err().description,
+        AlertDescription::InsufficientSecurity
+    );
+    s.client.policy = Policy::permissive();
     let r = run(&s);
     assert_eq!(
         server_alert(&r),

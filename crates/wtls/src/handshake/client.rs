@@ -5,14 +5,14 @@ use std::sync::{Arc, Mutex};
 
 use zeroize::Zeroizing;
 
-use super::conn::{Opened, RecordLayer, Role};
+use super::conn::{process_records, Core, Endpoint, Role};
 use super::{
     AuthMode, Event, HandshakeKind, Now, Output, Packing, Policy, ProtocolError, StoredSession,
 };
 use crate::codec::Codec;
 use crate::crypto::pk::{self, KeyPair, PeerKey, PkError};
 use crate::crypto::prf::PrfHash;
-use crate::msgs::alert::{Alert, ChangeCipherSpec};
+use crate::msgs::alert::ChangeCipherSpec;
 use crate::msgs::certificate::{CertificateChain, CertificateEntry, PublicKey, WtlsCertificate};
 use crate::msgs::common::{
     CipherSuite, EcPublicKey, Identifier, KeyExchangeId, ParameterSpecifier, Random, RsaPublicKey,
@@ -129,9 +129,9 @@ pub struct Client {
     config: Arc<ClientConfig>,
     auth: AuthMode,
     state: State,
-    records: RecordLayer,
-    probe: Probe,
-    transcript: Vec<u8>,
+    core: Core,
+    /// The key exchanges offered in ClientHello; ServerHello's client_key_id indexes it.
+    offered: Vec<KeyExchangeOffer>,
     client_random: Random,
     server_random: Option<Random>,
     resume: Option<StoredSession>,
@@ -139,7 +139,6 @@ pub struct Client {
     server_key: Option<PeerKey>,
     server_public: Option<PublicKey>,
     certificate_requested: bool,
-    master_secret: Option<Zeroizing<[u8; 20]>>,
     last_flight: Vec<Vec<u8>>,
     deadline_ns: Option<u64>,
     retransmissions: u32,
@@ -167,15 +166,14 @@ impl Client {
     ) -> Self {
         let mut random = [0u8; 12];
         openssl::rand::rand_bytes(&mut random).expect("the system RNG works");
-        let records = RecordLayer::new(Role::Client, config.packing);
+        let core = Core::new(Role::Client, config.packing, probe);
         let timeout_ns = config.retransmit_timeout_ns;
         Client {
             config,
             auth,
             state: State::WaitServerHello,
-            records,
-            probe,
-            transcript: Vec::with_capacity(2048),
+            core,
+            offered: Vec::new(),
             client_random: Random::new(now.unix_secs, random),
             server_random: None,
             resume,
@@ -183,7 +181,6 @@ impl Client {
             server_key: None,
             server_public: None,
             certificate_requested: false,
-            master_secret: None,
             last_flight: Vec::new(),
             deadline_ns: None,
             retransmissions: 0,
@@ -195,14 +192,47 @@ impl Client {
     /// The first flight: ClientHello.
     pub fn start(&mut self, now: Now) -> Result<Output, ProtocolError> {
         self.now = now;
-        self.probe.begin_job();
+        self.core.probe.begin_job();
         let session_id = match &self.resume {
             Some(s) => SessionId::new(&s.id)?,
             None => SessionId::empty(),
         };
-        let client_key_ids = self
+        // Weak suites and anonymous key exchange are not even offered unless the
+        // policy enables them.
+        let policy = self.config.policy;
+        let cipher_suites: Vec<CipherSuite> = self
+            .config
+            .cipher_suites
+            .iter()
+            .copied()
+            .filter(|c| policy.accepts_cipher(c.bulk, c.mac))
+            .collect();
+        if cipher_suites.is_empty() {
+            return Err(ProtocolError::new(
+                AlertDescription::InsufficientSecurity,
+                "every configured cipher suite is weak (enable weak ciphers to offer them)",
+            ));
+        }
+        if self
             .config
             .offers
+            .iter()
+            .all(|o| o.suite.is_anonymous() && !policy.allow_anonymous)
+        {
+            return Err(ProtocolError::new(
+                AlertDescription::InsufficientSecurity,
+                "only anonymous key exchange configured (enable it to offer it)",
+            ));
+        }
+        self.offered = self
+            .config
+            .offers
+            .iter()
+            .filter(|o| policy.allow_anonymous || !o.suite.is_anonymous())
+            .cloned()
+            .collect();
+        let client_key_ids = self
+            .offered
             .iter()
             .map(|o| KeyExchangeId {
                 suite: o.suite,
@@ -230,13 +260,13 @@ impl Client {
             session_id,
             client_key_ids,
             trusted_key_ids,
-            cipher_suites: self.config.cipher_suites.clone(),
+            cipher_suites,
             compression_methods: vec![CompressionMethod::Null],
             sequence_number_mode: SequenceNumberMode::Explicit,
             key_refresh: self.config.key_refresh,
         });
-        let (record, len) = self.handshake_record(&hello)?;
-        self.probe.end_message(Message::CH, len);
+        let (record, len) = self.core.handshake_record(&hello)?;
+        self.core.probe.end_message(Message::CH, len);
         let mut out = Output::default();
         self.send_flight(vec![record], &mut out);
         Ok(out)
@@ -275,7 +305,7 @@ impl Client {
         self.timeout_ns = self.timeout_ns.saturating_mul(2);
         self.deadline_ns = Some(now.mono_ns + self.timeout_ns);
         for d in &self.last_flight {
-            self.probe.datagram(true, d.len(), 0);
+            self.core.probe.datagram(true, d.len(), 0);
         }
         out.datagrams = self.last_flight.clone();
         out.events.push(Event::Retransmitted);
@@ -289,7 +319,7 @@ impl Client {
     /// The session, for an abbreviated handshake later.
     pub fn session(&self) -> Option<StoredSession> {
         let n = self.negotiated.as_ref()?;
-        let ms = self.master_secret.as_ref()?;
+        let ms = self.core.master_secret.as_ref()?;
         if n.session_id.is_empty() || self.state != State::Established {
             return None;
         }
@@ -304,11 +334,11 @@ impl Client {
     }
 
     pub fn probe(&self) -> &HandshakeProbe {
-        &self.probe.data
+        &self.core.probe.data
     }
 
     pub fn take_probe(&mut self) -> HandshakeProbe {
-        std::mem::take(&mut self.probe.data)
+        std::mem::take(&mut self.core.probe.data)
     }
 
     /// Protect application data for the server (one record, one datagram).
@@ -319,12 +349,15 @@ impl Client {
                 "application data before the handshake completed",
             ));
         }
-        self.records.seal(ContentType::ApplicationData, data)
+        self.core.records.seal(ContentType::ApplicationData, data)
     }
 
     /// A close_notify alert for the server.
     pub fn close(&mut self) -> Vec<u8> {
-        let (_, bytes) = self.records.alert(AlertDescription::ConnectionCloseNotify);
+        let (_, bytes) = self
+            .core
+            .records
+            .alert(AlertDescription::ConnectionCloseNotify);
         self.state = State::Closed;
         bytes
     }
@@ -337,7 +370,7 @@ impl Client {
             out.events.push(Event::Dropped("connection closed"));
             return out;
         }
-        self.probe.begin_job();
+        self.core.probe.begin_job();
         let records = match crate::msgs::record::parse_datagram(datagram) {
             Ok(r) => r,
             Err(_) => {
@@ -346,64 +379,11 @@ impl Client {
                 return out;
             }
         };
-        self.probe.datagram(false, datagram.len(), records.len());
-        for record in &records {
-            if self.state == State::Closed {
-                break;
-            }
-            match self.records.open(record) {
-                Opened::Drop(why) => out.events.push(Event::Dropped(why)),
-                Opened::Fail(e) => self.fail(e, &mut out),
-                Opened::Plain(ContentType::Alert, body) => self.on_alert(&body, &mut out),
-                Opened::Plain(ContentType::ChangeCipherSpec, body) => {
-                    if let Err(e) = self.on_change_cipher_spec(&body) {
-                        self.fail(e, &mut out);
-                    }
-                }
-                Opened::Plain(ContentType::Handshake, body) => {
-                    if let Err(e) = self.on_handshake(&body, &mut out) {
-                        self.fail(e, &mut out);
-                    }
-                }
-                Opened::Plain(ContentType::ApplicationData, body) => {
-                    if self.state == State::Established {
-                        out.events.push(Event::ApplicationData(body.to_vec()));
-                    } else {
-                        out.events
-                            .push(Event::Dropped("application data before the handshake"));
-                    }
-                }
-            }
-        }
+        self.core
+            .probe
+            .datagram(false, datagram.len(), records.len());
+        process_records(self, &records, &mut out);
         out
-    }
-
-    fn fail(&mut self, e: ProtocolError, out: &mut Output) {
-        let (alert, bytes) = self.records.alert(e.description);
-        if alert.level != AlertLevel::Warning {
-            self.state = State::Closed;
-            self.deadline_ns = None;
-        }
-        self.probe.datagram(true, bytes.len(), 1);
-        out.datagrams.push(bytes);
-        out.events.push(Event::AlertSent(alert, e.reason));
-    }
-
-    fn on_alert(&mut self, body: &[u8], out: &mut Output) {
-        let Ok(alert) = Alert::read_exact(body, "Alert") else {
-            out.events.push(Event::Dropped("malformed alert"));
-            return;
-        };
-        if !self.records.alert_checksum_ok(&alert) {
-            out.events
-                .push(Event::Dropped("alert checksum matches none of our records"));
-            return;
-        }
-        if alert.level != AlertLevel::Warning {
-            self.state = State::Closed;
-            self.deadline_ns = None;
-        }
-        out.events.push(Event::AlertReceived(alert));
     }
 
     fn on_change_cipher_spec(&mut self, body: &[u8]) -> Result<(), ProtocolError> {
@@ -413,9 +393,12 @@ impl Client {
             // both sides derive the pre-master secret from the two certified keys.
             let own = self.config.credential.clone().expect("checked").1;
             let server_key = self.server_key.clone().expect("checked");
-            let shared = self.probe.operation(Message::CKX, Operation::ECDH, || {
-                pk::ecdh(&own, &server_key)
-            })?;
+            let shared = self
+                .core
+                .probe
+                .operation(Message::CKX, Operation::ECDH, || {
+                    pk::ecdh(&own, &server_key)
+                })?;
             if let Some(n) = self.negotiated.as_mut() {
                 n.kind = HandshakeKind::Optimised;
             }
@@ -428,8 +411,8 @@ impl Client {
                 "ChangeCipherSpec out of order",
             ));
         }
-        self.records.install_read()?;
-        self.probe.end_message(Message::SCCS, 1);
+        self.core.records.install_read()?;
+        self.core.probe.end_message(Message::SCCS, 1);
         self.state = State::WaitServerFinished;
         Ok(())
     }
@@ -439,30 +422,30 @@ impl Client {
         let msg = HandshakeMessage::read_record(body, ctx)?;
         match (self.state, msg) {
             (State::WaitServerHello, HandshakeMessage::ServerHello(sh)) => {
-                self.transcript.extend_from_slice(body);
+                self.core.transcript.extend_from_slice(body);
                 self.on_server_hello(sh)?;
-                self.probe.end_message(Message::SH, body.len());
+                self.core.probe.end_message(Message::SH, body.len());
             }
             (State::WaitCertificate, HandshakeMessage::Certificate(chain)) => {
-                self.transcript.extend_from_slice(body);
+                self.core.transcript.extend_from_slice(body);
                 self.on_server_certificate(chain)?;
-                self.probe.end_message(Message::SCERT, body.len());
+                self.core.probe.end_message(Message::SCERT, body.len());
             }
             (State::WaitKeyExchange, HandshakeMessage::ServerKeyExchange(ske)) => {
-                self.transcript.extend_from_slice(body);
+                self.core.transcript.extend_from_slice(body);
                 self.on_server_key_exchange(ske.parameters, ske.key)?;
-                self.probe.end_message(Message::SKX, body.len());
+                self.core.probe.end_message(Message::SKX, body.len());
             }
             (State::WaitRequestOrDone, HandshakeMessage::CertificateRequest(_))
                 if !self.certificate_requested =>
             {
-                self.transcript.extend_from_slice(body);
+                self.core.transcript.extend_from_slice(body);
                 self.certificate_requested = true;
-                self.probe.end_message(Message::CERTREQ, body.len());
+                self.core.probe.end_message(Message::CERTREQ, body.len());
             }
             (State::WaitRequestOrDone, HandshakeMessage::ServerHelloDone) => {
-                self.transcript.extend_from_slice(body);
-                self.probe.end_message(Message::SHD, body.len());
+                self.core.transcript.extend_from_slice(body);
+                self.core.probe.end_message(Message::SHD, body.len());
                 self.send_key_exchange_flight(out)?;
             }
             (State::WaitServerFinished, HandshakeMessage::Finished(fin)) => {
@@ -470,7 +453,7 @@ impl Client {
             }
             (_, HandshakeMessage::HelloRequest) => {
                 // We do not renegotiate (§9.5).
-                let (alert, bytes) = self.records.alert(AlertDescription::NoRenegotiation);
+                let (alert, bytes) = self.core.records.alert(AlertDescription::NoRenegotiation);
                 out.datagrams.push(bytes);
                 out.events.push(Event::AlertSent(
                     alert,
@@ -497,7 +480,10 @@ impl Client {
                 format!("server version {}", sh.server_version),
             ));
         }
-        if !self.config.cipher_suites.contains(&sh.cipher_suite) {
+        let c = sh.cipher_suite;
+        if !self.config.cipher_suites.contains(&c)
+            || !self.config.policy.accepts_cipher(c.bulk, c.mac)
+        {
             return Err(ProtocolError::new(
                 AlertDescription::IllegalParameter,
                 "server chose a cipher suite we did not offer",
@@ -544,13 +530,13 @@ impl Client {
             return Ok(());
         }
         let index = usize::from(sh.client_key_id);
-        if index == 0 || index > self.config.offers.len() {
+        if index == 0 || index > self.offered.len() {
             return Err(ProtocolError::new(
                 AlertDescription::IllegalParameter,
                 format!("client_key_id {index} names no offered key exchange"),
             ));
         }
-        let offer = &self.config.offers[index - 1];
+        let offer = &self.offered[index - 1];
         if offer.suite.is_anonymous() && !self.config.policy.allow_anonymous {
             return Err(ProtocolError::new(
                 AlertDescription::InsufficientSecurity,
@@ -592,6 +578,7 @@ impl Client {
         let n = self.negotiated.as_ref().expect("after ServerHello");
         let expected_spec = n.spec;
         let key = self
+            .core
             .probe
             .operation(Message::SCERT, Operation::CERTCHECK, || {
                 validate_against(
@@ -701,9 +688,9 @@ impl Client {
                 _ => Vec::new(),
             };
             let msg = HandshakeMessage::Certificate(CertificateChain(entries));
-            let (record, len) = self.handshake_record(&msg)?;
+            let (record, len) = self.core.handshake_record(&msg)?;
             records.push(record);
-            self.probe.end_message(Message::CCERT, len);
+            self.core.probe.end_message(Message::CCERT, len);
         }
 
         // The pre-master secret, and ClientKeyExchange where the suite needs one.
@@ -711,9 +698,12 @@ impl Client {
             let mut secret = Zeroizing::new(vec![0u8; 20]);
             secret[0] = 1; // client_version
             openssl::rand::rand_bytes(&mut secret[1..]).expect("the system RNG works");
-            let ciphertext = self.probe.operation(Message::CKX, Operation::RSAENC, || {
-                pk::rsa_encrypt(&server_key, &secret)
-            })?;
+            let ciphertext = self
+                .core
+                .probe
+                .operation(Message::CKX, Operation::RSAENC, || {
+                    pk::rsa_encrypt(&server_key, &secret)
+                })?;
             let rsa_public = match &self.server_public {
                 Some(PublicKey::Rsa(k)) => k.clone(),
                 _ => {
@@ -724,7 +714,7 @@ impl Client {
                 }
             };
             let msg = HandshakeMessage::ClientKeyExchange(ClientKeyExchange::Rsa(ciphertext));
-            let (record, len) = self.handshake_record(&msg)?;
+            let (record, len) = self.core.handshake_record(&msg)?;
             records.push(record);
             let pre_master = rsa_pre_master(&secret, &rsa_public);
             self.finish_key_exchange(pre_master, len)
@@ -733,26 +723,32 @@ impl Client {
             // still books this computation under T_M_C_CKX.
             let own = &self.config.credential.as_ref().expect("checked").1;
             let shared = self
+                .core
                 .probe
                 .operation(Message::CKX, Operation::ECDH, || pk::ecdh(own, &server_key))?;
             self.finish_key_exchange(shared, 0)
         } else {
-            let ephemeral =
-                self.probe.operation(Message::CKX, Operation::KEYGEN, || {
+            let ephemeral = self
+                .core
+                .probe
+                .operation(Message::CKX, Operation::KEYGEN, || {
                     match &self.config.ephemeral_source {
                         Some(source) => source(spec),
                         None => pk::ephemeral_ec(spec),
                     }
                 })?;
-            let shared = self.probe.operation(Message::CKX, Operation::ECDH, || {
-                pk::ecdh(&ephemeral, &server_key)
-            })?;
+            let shared = self
+                .core
+                .probe
+                .operation(Message::CKX, Operation::ECDH, || {
+                    pk::ecdh(&ephemeral, &server_key)
+                })?;
             let point = match ephemeral.public_wire()? {
                 PublicKey::Ec(p) => p,
                 PublicKey::Rsa(_) => EcPublicKey(Vec::new()),
             };
             let msg = HandshakeMessage::ClientKeyExchange(ClientKeyExchange::Ec(point));
-            let (record, len) = self.handshake_record(&msg)?;
+            let (record, len) = self.core.handshake_record(&msg)?;
             records.push(record);
             self.finish_key_exchange(shared, len)
         };
@@ -761,25 +757,26 @@ impl Client {
         // CertificateVerify: a signature over the SHA-1 hash of the transcript so far.
         if self.auth == AuthMode::Mutual && suite.is_rsa() && self.certificate_requested {
             if let Some((_, key)) = &self.config.credential {
-                let digest = openssl::sha::sha1(&self.transcript);
+                let digest = openssl::sha::sha1(&self.core.transcript);
                 let key = key.clone();
                 let signature =
-                    self.probe
+                    self.core
+                        .probe
                         .operation(Message::CERTVRFY, Operation::CVSIGN, || {
                             pk::rsa_sign_digest(&key, &digest)
                         })?;
                 let msg = HandshakeMessage::CertificateVerify(CertificateVerify { signature });
-                let (record, len) = self.handshake_record(&msg)?;
+                let (record, len) = self.core.handshake_record(&msg)?;
                 records.push(record);
-                self.probe.end_message(Message::CERTVRFY, len);
+                self.core.probe.end_message(Message::CERTVRFY, len);
             }
         }
 
-        records.push(self.change_cipher_spec()?);
-        self.probe.end_message(Message::CCCS, 1);
-        let (record, len) = self.finished(b"client finished")?;
+        records.push(self.core.change_cipher_spec()?);
+        self.core.probe.end_message(Message::CCCS, 1);
+        let (record, len) = self.core.finished(self.mac(), b"client finished")?;
         records.push(record);
-        self.probe.end_message(Message::CFIN, len);
+        self.core.probe.end_message(Message::CFIN, len);
         self.state = State::WaitServerCcs;
         self.send_flight(records, out);
         Ok(())
@@ -794,7 +791,7 @@ impl Client {
         let n = self.negotiated.as_ref().expect("after ServerHello");
         let hash = PrfHash::for_mac(n.cipher.mac);
         let server_random = self.server_random.expect("after ServerHello");
-        let master = self.probe.operation(Message::CKX, Operation::MS, || {
+        let master = self.core.probe.operation(Message::CKX, Operation::MS, || {
             crate::crypto::keys::master_secret(
                 hash,
                 &pre_master,
@@ -803,21 +800,23 @@ impl Client {
             )
         });
         self.install_keys(master);
-        self.probe.end_message(Message::CKX, ckx_len);
+        self.core.probe.end_message(Message::CKX, ckx_len);
         pre_master
     }
 
     fn install_keys(&mut self, master: Zeroizing<[u8; 20]>) {
         let n = self.negotiated.as_ref().expect("after ServerHello");
-        self.records.set_pending(crate::record::ProtectionParams {
-            bulk: n.cipher.bulk,
-            mac: n.cipher.mac,
-            key_refresh: n.key_refresh,
-            master_secret: master.clone(),
-            client_random: self.client_random.0,
-            server_random: self.server_random.expect("after ServerHello").0,
-        });
-        self.master_secret = Some(master);
+        self.core
+            .records
+            .set_pending(crate::record::ProtectionParams {
+                bulk: n.cipher.bulk,
+                mac: n.cipher.mac,
+                key_refresh: n.key_refresh,
+                master_secret: master.clone(),
+                client_random: self.client_random.0,
+                server_random: self.server_random.expect("after ServerHello").0,
+            });
+        self.core.master_secret = Some(master);
     }
 
     fn on_server_finished(
@@ -826,32 +825,19 @@ impl Client {
         body: &[u8],
         out: &mut Output,
     ) -> Result<(), ProtocolError> {
-        let expected = self.verify_data(b"server finished")?;
-        let ok = self.probe.operation(Message::SFIN, Operation::FIN, || {
-            openssl::memcmp::eq(&expected, &fin.verify_data)
-        });
-        if !ok {
-            return Err(ProtocolError::new(
-                AlertDescription::DecryptError,
-                "server Finished does not verify",
-            ));
-        }
-        self.transcript.extend_from_slice(body);
-        self.probe.end_message(Message::SFIN, body.len());
+        let mac = self.mac();
+        self.core
+            .check_finished(mac, b"server finished", Message::SFIN, &fin, body)?;
         let kind = self.negotiated.as_ref().expect("after ServerHello").kind;
         if kind != HandshakeKind::Full {
             // Abbreviated and optimised: the client's ChangeCipherSpec and Finished
             // come last and cover the server's Finished.
-            let mut records = vec![self.change_cipher_spec()?];
-            self.probe.end_message(Message::CCCS, 1);
-            let (record, len) = self.finished(b"client finished")?;
+            let mut records = vec![self.core.change_cipher_spec()?];
+            self.core.probe.end_message(Message::CCCS, 1);
+            let (record, len) = self.core.finished(mac, b"client finished")?;
             records.push(record);
-            self.probe.end_message(Message::CFIN, len);
-            let datagrams = self.records.pack(records);
-            for d in &datagrams {
-                self.probe.datagram(true, d.len(), 0);
-            }
-            out.datagrams.extend(datagrams);
+            self.core.probe.end_message(Message::CFIN, len);
+            out.datagrams.extend(self.core.pack(records));
         }
         self.state = State::Established;
         self.deadline_ns = None;
@@ -860,54 +846,51 @@ impl Client {
         Ok(())
     }
 
-    fn change_cipher_spec(&mut self) -> Result<Vec<u8>, ProtocolError> {
-        let record = self
-            .records
-            .seal(ContentType::ChangeCipherSpec, &ChangeCipherSpec.to_bytes())?;
-        self.records.install_write()?;
-        Ok(record)
-    }
-
-    fn verify_data(&self, label: &[u8]) -> Result<[u8; 12], ProtocolError> {
-        let n = self.negotiated.as_ref().expect("after ServerHello");
-        let ms = self.master_secret.as_ref().ok_or_else(|| {
-            ProtocolError::new(AlertDescription::UnexpectedMessage, "Finished before keys")
-        })?;
-        Ok(finished_verify_data(
-            n.cipher.mac,
-            ms,
-            label,
-            &self.transcript,
-        ))
-    }
-
-    fn finished(&mut self, label: &[u8]) -> Result<(Vec<u8>, usize), ProtocolError> {
-        let verify_data = self.verify_data(label)?;
-        let msg = HandshakeMessage::Finished(Finished { verify_data });
-        self.handshake_record(&msg)
-    }
-
-    /// Encode a handshake message, add it to the transcript and seal it in a record.
-    fn handshake_record(
-        &mut self,
-        msg: &HandshakeMessage,
-    ) -> Result<(Vec<u8>, usize), ProtocolError> {
-        let bytes = msg.to_bytes();
-        self.transcript.extend_from_slice(&bytes);
-        Ok((
-            self.records.seal(ContentType::Handshake, &bytes)?,
-            bytes.len(),
-        ))
+    /// The MAC algorithm of the negotiated cipher suite (it picks the PRF hash).
+    fn mac(&self) -> crate::msgs::enums::MacAlgorithm {
+        self.negotiated
+            .as_ref()
+            .expect("after ServerHello")
+            .cipher
+            .mac
     }
 
     fn send_flight(&mut self, records: Vec<Vec<u8>>, out: &mut Output) {
-        let datagrams = self.records.pack(records);
-        for d in &datagrams {
-            self.probe.datagram(true, d.len(), 0);
-        }
+        let datagrams = self.core.pack(records);
         self.last_flight = datagrams.clone();
         self.deadline_ns = Some(self.now.mono_ns + self.timeout_ns);
         out.datagrams.extend(datagrams);
+    }
+}
+
+impl Endpoint for Client {
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
+    }
+
+    fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+
+    fn is_established(&self) -> bool {
+        self.state == State::Established
+    }
+
+    fn close_after_alert(&mut self, _level: AlertLevel) {
+        self.state = State::Closed;
+        self.deadline_ns = None;
+    }
+
+    fn on_change_cipher_spec(&mut self, body: &[u8]) -> Result<(), ProtocolError> {
+        Client::on_change_cipher_spec(self, body)
+    }
+
+    fn on_handshake(&mut self, body: &[u8], out: &mut Output) -> Result<(), ProtocolError> {
+        Client::on_handshake(self, body, out)
+    }
+
+    fn early_application_data(&mut self) -> Option<ProtocolError> {
+        None
     }
 }
 
@@ -918,23 +901,6 @@ pub(crate) fn rsa_pre_master(secret: &[u8], key: &RsaPublicKey) -> Zeroizing<Vec
     pms.extend_from_slice(secret);
     key.encode(&mut pms);
     pms
-}
-
-/// Finished.verify_data over the full transcript hash of the MAC family (§7.10).
-pub(crate) fn finished_verify_data(
-    mac: crate::msgs::enums::MacAlgorithm,
-    master: &[u8; 20],
-    label: &[u8],
-    transcript: &[u8],
-) -> [u8; 12] {
-    let hash = PrfHash::for_mac(mac);
-    let digest = match hash {
-        PrfHash::Sha1 => openssl::sha::sha1(transcript).to_vec(),
-        PrfHash::Md5 => openssl::hash::hash(openssl::hash::MessageDigest::md5(), transcript)
-            .map(|d| d.to_vec())
-            .expect("MD5 is available"),
-    };
-    crate::crypto::prf::finished_verify_data(hash, master, label, &digest)
 }
 
 /// Validate the server certificate under whichever trusted CA issued it, consulting the

@@ -6,12 +6,15 @@ use std::collections::VecDeque;
 
 use zeroize::Zeroizing;
 
-use super::{level_for, Packing, ProtocolError};
+use super::{level_for, Event, Output, Packing, ProtocolError};
 use crate::codec::Codec;
 use crate::crypto::keys::Direction;
-use crate::msgs::alert::Alert;
-use crate::msgs::enums::{AlertDescription, ContentType};
+use crate::crypto::prf::PrfHash;
+use crate::msgs::alert::{Alert, ChangeCipherSpec};
+use crate::msgs::enums::{AlertDescription, AlertLevel, ContentType, MacAlgorithm};
+use crate::msgs::handshake::{Finished, HandshakeMessage};
 use crate::msgs::record::{OwnedRecord, Record, RecordHeader};
+use crate::probe::{Message, Operation, Probe};
 use crate::record::{CipherState, ProtectionParams};
 
 /// Which end of the connection this record layer belongs to.
@@ -220,7 +223,10 @@ impl RecordLayer {
         let state = self.read.as_mut().expect("checked above");
         match state.unprotect(seq, record.header_byte, record.fragment) {
             Ok(plain) => Opened::Plain(header.content_type, plain),
-            Err(e) => Opened::Fail(ProtocolError::new(e.alert(), e.to_string())),
+            Err(e) => Opened::Fail(ProtocolError::new(
+                e.alert_without_padding_oracle(),
+                e.to_string(),
+            )),
         }
     }
 
@@ -237,6 +243,210 @@ impl RecordLayer {
             Packing::MessagePerDatagram => records,
         }
     }
+}
+
+/// What both ends of a connection hold besides their own state machine: the record
+/// layer, the handshake transcript, the master secret and the probe.
+pub(crate) struct Core {
+    pub(crate) records: RecordLayer,
+    pub(crate) transcript: Vec<u8>,
+    pub(crate) master_secret: Option<Zeroizing<[u8; 20]>>,
+    pub(crate) probe: Probe,
+}
+
+impl Core {
+    pub(crate) fn new(role: Role, packing: Packing, probe: Probe) -> Self {
+        Core {
+            records: RecordLayer::new(role, packing),
+            transcript: Vec::new(),
+            master_secret: None,
+            probe,
+        }
+    }
+
+    /// Encode a handshake message, add it to the transcript and seal it in a record.
+    /// Returns the record and the message's size.
+    pub(crate) fn handshake_record(
+        &mut self,
+        msg: &HandshakeMessage,
+    ) -> Result<(Vec<u8>, usize), ProtocolError> {
+        let bytes = msg.to_bytes();
+        self.transcript.extend_from_slice(&bytes);
+        Ok((
+            self.records.seal(ContentType::Handshake, &bytes)?,
+            bytes.len(),
+        ))
+    }
+
+    /// A ChangeCipherSpec record; our write state switches to the pending keys.
+    pub(crate) fn change_cipher_spec(&mut self) -> Result<Vec<u8>, ProtocolError> {
+        let record = self
+            .records
+            .seal(ContentType::ChangeCipherSpec, &ChangeCipherSpec.to_bytes())?;
+        self.records.install_write()?;
+        Ok(record)
+    }
+
+    /// Finished.verify_data over the transcript so far (§7.10).
+    pub(crate) fn verify_data(
+        &self,
+        mac: MacAlgorithm,
+        label: &[u8],
+    ) -> Result<[u8; 12], ProtocolError> {
+        let master = self.master_secret.as_ref().ok_or_else(|| {
+            ProtocolError::new(AlertDescription::UnexpectedMessage, "Finished before keys")
+        })?;
+        let hash = PrfHash::for_mac(mac);
+        let digest = hash.digest(&self.transcript);
+        Ok(crate::crypto::prf::finished_verify_data(
+            hash, master, label, &digest,
+        ))
+    }
+
+    /// Our Finished message in a record, and its size.
+    pub(crate) fn finished(
+        &mut self,
+        mac: MacAlgorithm,
+        label: &[u8],
+    ) -> Result<(Vec<u8>, usize), ProtocolError> {
+        let verify_data = self.verify_data(mac, label)?;
+        self.handshake_record(&HandshakeMessage::Finished(Finished { verify_data }))
+    }
+
+    /// Check the peer's Finished (constant time), then add it to the transcript.
+    pub(crate) fn check_finished(
+        &mut self,
+        mac: MacAlgorithm,
+        label: &[u8],
+        message: Message,
+        received: &Finished,
+        body: &[u8],
+    ) -> Result<(), ProtocolError> {
+        let expected = self.verify_data(mac, label)?;
+        let ok = self.probe.operation(message, Operation::FIN, || {
+            openssl::memcmp::eq(&expected, &received.verify_data)
+        });
+        if !ok {
+            return Err(ProtocolError::new(
+                AlertDescription::DecryptError,
+                format!("{} Finished does not verify", label_peer(label)),
+            ));
+        }
+        self.transcript.extend_from_slice(body);
+        self.probe.end_message(message, body.len());
+        Ok(())
+    }
+
+    /// Pack a flight into datagrams, counting them in the probe.
+    pub(crate) fn pack(&mut self, records: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        let datagrams = self.records.pack(records);
+        for d in &datagrams {
+            self.probe.datagram(true, d.len(), 0);
+        }
+        datagrams
+    }
+
+    /// Send the alert for `e`; returns its level.
+    fn send_alert(&mut self, e: ProtocolError, out: &mut Output) -> AlertLevel {
+        let (alert, bytes) = self.records.alert(e.description);
+        self.probe.datagram(true, bytes.len(), 1);
+        out.datagrams.push(bytes);
+        let level = alert.level;
+        out.events.push(Event::AlertSent(alert, e.reason));
+        level
+    }
+}
+
+fn label_peer(label: &[u8]) -> &'static str {
+    if label.starts_with(b"client") {
+        "client"
+    } else {
+        "server"
+    }
+}
+
+/// One end's reactions to the records of a datagram; [`process_datagram`] does the
+/// framing, record protection and alert handling common to both ends.
+pub(crate) trait Endpoint {
+    fn core(&mut self) -> &mut Core;
+    fn is_closed(&self) -> bool;
+    fn is_established(&self) -> bool;
+    /// A critical or fatal alert was sent or received: the connection ends.
+    fn close_after_alert(&mut self, level: AlertLevel);
+    fn on_change_cipher_spec(&mut self, body: &[u8]) -> Result<(), ProtocolError>;
+    fn on_handshake(&mut self, body: &[u8], out: &mut Output) -> Result<(), ProtocolError>;
+    /// Whether an incoming alert must match one of our records' checksums. A server
+    /// that has sent nothing yet cannot check.
+    fn checks_alert_checksum(&self) -> bool {
+        true
+    }
+    /// Application data before the handshake completed: an error (server) or a
+    /// silent drop (client).
+    fn early_application_data(&mut self) -> Option<ProtocolError>;
+}
+
+/// Take in the records of one datagram.
+pub(crate) fn process_records<E: Endpoint>(end: &mut E, records: &[Record<'_>], out: &mut Output) {
+    for record in records {
+        if end.is_closed() {
+            break;
+        }
+        let result = match end.core().records.open(record) {
+            Opened::Drop(why) => {
+                out.events.push(Event::Dropped(why));
+                Ok(())
+            }
+            Opened::Fail(e) => Err(e),
+            Opened::Plain(ContentType::Alert, body) => {
+                on_alert(end, &body, out);
+                Ok(())
+            }
+            Opened::Plain(ContentType::ChangeCipherSpec, body) => end.on_change_cipher_spec(&body),
+            Opened::Plain(ContentType::Handshake, body) => end.on_handshake(&body, out),
+            Opened::Plain(ContentType::ApplicationData, body) => {
+                if end.is_established() {
+                    out.events.push(Event::ApplicationData(body.to_vec()));
+                    Ok(())
+                } else {
+                    match end.early_application_data() {
+                        Some(e) => Err(e),
+                        None => {
+                            out.events
+                                .push(Event::Dropped("application data before the handshake"));
+                            Ok(())
+                        }
+                    }
+                }
+            }
+        };
+        if let Err(e) = result {
+            fail(end, e, out);
+        }
+    }
+}
+
+/// Answer a failure with its alert; a critical or fatal one ends the connection.
+pub(crate) fn fail<E: Endpoint>(end: &mut E, e: ProtocolError, out: &mut Output) {
+    let level = end.core().send_alert(e, out);
+    if level != AlertLevel::Warning {
+        end.close_after_alert(level);
+    }
+}
+
+fn on_alert<E: Endpoint>(end: &mut E, body: &[u8], out: &mut Output) {
+    let Ok(alert) = Alert::read_exact(body, "Alert") else {
+        out.events.push(Event::Dropped("malformed alert"));
+        return;
+    };
+    if end.checks_alert_checksum() && !end.core().records.alert_checksum_ok(&alert) {
+        out.events
+            .push(Event::Dropped("alert checksum matches none of our records"));
+        return;
+    }
+    if alert.level != AlertLevel::Warning {
+        end.close_after_alert(alert.level);
+    }
+    out.events.push(Event::AlertReceived(alert));
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use zeroize::Zeroizing;
 
-use super::client::{finished_verify_data, rsa_pre_master};
-use super::conn::{Opened, RecordLayer, Role};
+use super::client::rsa_pre_master;
+use super::conn::{fail, process_records, Core, Endpoint, Role};
 use super::{
     AuthMode, Event, HandshakeKind, Now, Output, Packing, Policy, ProtocolError, SessionCache,
     StoredSession,
@@ -15,7 +15,7 @@ use super::{
 use crate::codec::Codec;
 use crate::crypto::pk::{self, KeyPair, PeerKey};
 use crate::crypto::prf::PrfHash;
-use crate::msgs::alert::{Alert, ChangeCipherSpec};
+use crate::msgs::alert::ChangeCipherSpec;
 use crate::msgs::certificate::{CertificateChain, CertificateEntry, PublicKey, WtlsCertificate};
 use crate::msgs::common::{
     CipherSuite, Identifier, KeyExchangeId, ParameterSpecifier, Random, SessionId,
@@ -110,9 +110,7 @@ const REMEMBERED_FLIGHTS: usize = 8;
 pub struct ServerConnection {
     config: Arc<ServerConfig>,
     state: State,
-    records: RecordLayer,
-    probe: Probe,
-    transcript: Vec<u8>,
+    core: Core,
     client_random: Option<Random>,
     server_random: Random,
     negotiated: Option<Negotiated>,
@@ -121,7 +119,6 @@ pub struct ServerConnection {
     client_certified: bool,
     certificate_requested: bool,
     have_pre_master: bool,
-    master_secret: Option<Zeroizing<[u8; 20]>>,
     /// SHA-1 of a received datagram and what we answered to it.
     answered: VecDeque<([u8; 20], Vec<Vec<u8>>)>,
     now: Now,
@@ -139,13 +136,11 @@ impl ServerConnection {
     pub fn new(config: Arc<ServerConfig>, probe: Probe, now: Now) -> Self {
         let mut random = [0u8; 12];
         openssl::rand::rand_bytes(&mut random).expect("the system RNG works");
-        let records = RecordLayer::new(Role::Server, config.packing);
+        let core = Core::new(Role::Server, config.packing, probe);
         ServerConnection {
             config,
             state: State::WaitClientHello,
-            records,
-            probe,
-            transcript: Vec::new(),
+            core,
             client_random: None,
             server_random: Random::new(now.unix_secs, random),
             negotiated: None,
@@ -154,7 +149,6 @@ impl ServerConnection {
             client_certified: false,
             certificate_requested: false,
             have_pre_master: false,
-            master_secret: None,
             answered: VecDeque::new(),
             now,
         }
@@ -184,26 +178,26 @@ impl ServerConnection {
     }
 
     pub fn probe(&self) -> &HandshakeProbe {
-        &self.probe.data
+        &self.core.probe.data
     }
 
     pub fn take_probe(&mut self) -> HandshakeProbe {
-        std::mem::take(&mut self.probe.data)
+        std::mem::take(&mut self.core.probe.data)
     }
 
     /// Approximate heap bytes this connection holds (for the memory bound under floods).
     pub fn heap_bytes(&self) -> usize {
-        self.transcript.capacity()
+        self.core.transcript.capacity()
             + self
                 .answered
                 .iter()
                 .map(|(_, a)| 20 + a.iter().map(|d| d.capacity() + 24).sum::<usize>())
                 .sum::<usize>()
-            + self.probe.data.messages.capacity()
+            + self.core.probe.data.messages.capacity()
                 * std::mem::size_of::<crate::probe::MessageTiming>()
-            + self.probe.data.operations.capacity()
+            + self.core.probe.data.operations.capacity()
                 * std::mem::size_of::<crate::probe::OperationTiming>()
-            + self.probe.data.datagrams.capacity()
+            + self.core.probe.data.datagrams.capacity()
                 * std::mem::size_of::<crate::probe::DatagramTiming>()
     }
 
@@ -214,7 +208,7 @@ impl ServerConnection {
                 "application data before the handshake completed",
             ));
         }
-        self.records.seal(ContentType::ApplicationData, data)
+        self.core.records.seal(ContentType::ApplicationData, data)
     }
 
     /// Take in one datagram from the client.
@@ -232,54 +226,24 @@ impl ServerConnection {
             out.events.push(Event::Retransmitted);
             return out;
         }
-        self.probe.begin_job();
+        self.core.probe.begin_job();
         let records = match crate::msgs::record::parse_datagram(datagram) {
             Ok(r) => r,
             Err(e) => {
                 if self.state == State::WaitClientHello {
                     // Nothing trustworthy came from this peer yet: tell it why.
-                    self.fail(ProtocolError::from(e), &mut out);
+                    fail(self, ProtocolError::from(e), &mut out);
                 } else {
                     out.events.push(Event::Dropped("unparsable datagram"));
                 }
                 return out;
             }
         };
-        self.probe.datagram(false, datagram.len(), records.len());
+        self.core
+            .probe
+            .datagram(false, datagram.len(), records.len());
         let handshaking = self.state != State::Established;
-        for record in &records {
-            if self.state == State::Closed {
-                break;
-            }
-            match self.records.open(record) {
-                Opened::Drop(why) => out.events.push(Event::Dropped(why)),
-                Opened::Fail(e) => self.fail(e, &mut out),
-                Opened::Plain(ContentType::Alert, body) => self.on_alert(&body, &mut out),
-                Opened::Plain(ContentType::ChangeCipherSpec, body) => {
-                    if let Err(e) = self.on_change_cipher_spec(&body) {
-                        self.fail(e, &mut out);
-                    }
-                }
-                Opened::Plain(ContentType::Handshake, body) => {
-                    if let Err(e) = self.on_handshake(&body, &mut out) {
-                        self.fail(e, &mut out);
-                    }
-                }
-                Opened::Plain(ContentType::ApplicationData, body) => {
-                    if self.state == State::Established {
-                        out.events.push(Event::ApplicationData(body.to_vec()));
-                    } else {
-                        self.fail(
-                            ProtocolError::new(
-                                AlertDescription::UnexpectedMessage,
-                                "application data before the handshake completed",
-                            ),
-                            &mut out,
-                        );
-                    }
-                }
-            }
-        }
+        process_records(self, &records, &mut out);
         if handshaking && self.state != State::Closed {
             if self.answered.len() == REMEMBERED_FLIGHTS {
                 self.answered.pop_front();
@@ -287,17 +251,6 @@ impl ServerConnection {
             self.answered.push_back((digest, out.datagrams.clone()));
         }
         out
-    }
-
-    fn fail(&mut self, e: ProtocolError, out: &mut Output) {
-        let (alert, bytes) = self.records.alert(e.description);
-        if alert.level != AlertLevel::Warning {
-            self.state = State::Closed;
-            self.forget_session();
-        }
-        self.probe.datagram(true, bytes.len(), 1);
-        out.datagrams.push(bytes);
-        out.events.push(Event::AlertSent(alert, e.reason));
     }
 
     fn forget_session(&mut self) {
@@ -309,25 +262,6 @@ impl ServerConnection {
                     .remove(n.session_id.as_bytes());
             }
         }
-    }
-
-    fn on_alert(&mut self, body: &[u8], out: &mut Output) {
-        let Ok(alert) = Alert::read_exact(body, "Alert") else {
-            out.events.push(Event::Dropped("malformed alert"));
-            return;
-        };
-        if !self.records.alert_checksum_ok(&alert) && self.state != State::WaitClientHello {
-            out.events
-                .push(Event::Dropped("alert checksum matches none of our records"));
-            return;
-        }
-        if alert.level != AlertLevel::Warning {
-            self.state = State::Closed;
-            if alert.level == AlertLevel::Fatal {
-                self.forget_session();
-            }
-        }
-        out.events.push(Event::AlertReceived(alert));
     }
 
     fn on_change_cipher_spec(&mut self, body: &[u8]) -> Result<(), ProtocolError> {
@@ -346,14 +280,14 @@ impl ServerConnection {
                 ))
             }
         }
-        if !self.have_pre_master && self.master_secret.is_none() {
+        if !self.have_pre_master && self.core.master_secret.is_none() {
             return Err(ProtocolError::new(
                 AlertDescription::UnexpectedMessage,
                 "ChangeCipherSpec before the key exchange",
             ));
         }
-        self.records.install_read()?;
-        self.probe.end_message(Message::CCCS, 1);
+        self.core.records.install_read()?;
+        self.core.probe.end_message(Message::CCCS, 1);
         self.state = State::WaitClientFinished;
         Ok(())
     }
@@ -363,18 +297,18 @@ impl ServerConnection {
         let msg = HandshakeMessage::read_record(body, ctx)?;
         match (self.state, msg) {
             (State::WaitClientHello, HandshakeMessage::ClientHello(ch)) => {
-                self.transcript.extend_from_slice(body);
-                self.probe.end_message(Message::CH, body.len());
+                self.core.transcript.extend_from_slice(body);
+                self.core.probe.end_message(Message::CH, body.len());
                 self.on_client_hello(ch, out)?;
             }
             (State::WaitClientCertificate, HandshakeMessage::Certificate(chain)) => {
-                self.transcript.extend_from_slice(body);
+                self.core.transcript.extend_from_slice(body);
                 self.on_client_certificate(chain)?;
-                self.probe.end_message(Message::CCERT, body.len());
+                self.core.probe.end_message(Message::CCERT, body.len());
                 self.state = State::WaitClientKeyExchange;
             }
             (State::WaitClientKeyExchange, HandshakeMessage::ClientKeyExchange(cke)) => {
-                self.transcript.extend_from_slice(body);
+                self.core.transcript.extend_from_slice(body);
                 self.on_client_key_exchange(cke, body.len())?;
                 self.state = if self.client_certified
                     && self.negotiated.as_ref().is_some_and(|n| n.suite.is_rsa())
@@ -385,9 +319,10 @@ impl ServerConnection {
                 };
             }
             (State::WaitCertificateVerify, HandshakeMessage::CertificateVerify(cv)) => {
-                let digest = openssl::sha::sha1(&self.transcript);
+                let digest = openssl::sha::sha1(&self.core.transcript);
                 let key = self.client_key.clone().expect("client certified");
-                self.probe
+                self.core
+                    .probe
                     .operation(Message::CERTVRFY, Operation::CVVERIFY, || {
                         pk::rsa_verify_digest(&key, &digest, &cv.signature)
                     })
@@ -397,8 +332,8 @@ impl ServerConnection {
                             format!("CertificateVerify: {e}"),
                         )
                     })?;
-                self.transcript.extend_from_slice(body);
-                self.probe.end_message(Message::CERTVRFY, body.len());
+                self.core.transcript.extend_from_slice(body);
+                self.core.probe.end_message(Message::CERTVRFY, body.len());
                 self.state = State::WaitClientCcs;
             }
             (State::WaitClientFinished, HandshakeMessage::Finished(fin)) => {
@@ -480,17 +415,17 @@ impl ServerConnection {
             sequence_number_mode: SequenceNumberMode::Explicit,
             key_refresh,
         });
-        let (record, len) = self.handshake_record(&hello)?;
+        let (record, len) = self.core.handshake_record(&hello)?;
         records.push(record);
-        self.probe.end_message(Message::SH, len);
+        self.core.probe.end_message(Message::SH, len);
 
         if let Some(i) = credential.filter(|_| kid.suite.is_certified()) {
             let cert = self.config.credentials[i].cert.clone();
             let msg =
                 HandshakeMessage::Certificate(CertificateChain(vec![CertificateEntry::Wtls(cert)]));
-            let (record, len) = self.handshake_record(&msg)?;
+            let (record, len) = self.core.handshake_record(&msg)?;
             records.push(record);
-            self.probe.end_message(Message::SCERT, len);
+            self.core.probe.end_message(Message::SCERT, len);
         }
 
         if let Some(client_cert) = optimised {
@@ -498,6 +433,7 @@ impl ServerConnection {
             // ChangeCipherSpec and Finished.
             let (config, unix) = (&self.config, self.now.unix_secs);
             let key = self
+                .core
                 .probe
                 .operation(Message::CCERT, Operation::CERTCHECK, || {
                     validate_client(config, unix, &client_cert)
@@ -505,13 +441,13 @@ impl ServerConnection {
             self.client_key = Some(key);
             self.client_certified = true;
             self.static_ecdh_pre_master()?;
-            records.push(self.change_cipher_spec()?);
-            self.probe.end_message(Message::SCCS, 1);
-            let (record, len) = self.finished(b"server finished")?;
+            records.push(self.core.change_cipher_spec()?);
+            self.core.probe.end_message(Message::SCCS, 1);
+            let (record, len) = self.core.finished(self.mac(), b"server finished")?;
             records.push(record);
-            self.probe.end_message(Message::SFIN, len);
+            self.core.probe.end_message(Message::SFIN, len);
             self.state = State::WaitClientCcs;
-            out.datagrams.extend(self.pack(records));
+            out.datagrams.extend(self.core.pack(records));
             return Ok(());
         }
 
@@ -540,9 +476,9 @@ impl ServerConnection {
                 parameters: ParameterSpecifier::Index(spec.parameter_index()),
                 key,
             });
-            let (record, len) = self.handshake_record(&msg)?;
+            let (record, len) = self.core.handshake_record(&msg)?;
             records.push(record);
-            self.probe.end_message(Message::SKX, len);
+            self.core.probe.end_message(Message::SKX, len);
         }
 
         let request =
@@ -561,21 +497,23 @@ impl ServerConnection {
             let msg = HandshakeMessage::CertificateRequest(CertificateRequest {
                 trusted_authorities,
             });
-            let (record, len) = self.handshake_record(&msg)?;
+            let (record, len) = self.core.handshake_record(&msg)?;
             records.push(record);
-            self.probe.end_message(Message::CERTREQ, len);
+            self.core.probe.end_message(Message::CERTREQ, len);
             self.certificate_requested = true;
         }
 
-        let (record, len) = self.handshake_record(&HandshakeMessage::ServerHelloDone)?;
+        let (record, len) = self
+            .core
+            .handshake_record(&HandshakeMessage::ServerHelloDone)?;
         records.push(record);
-        self.probe.end_message(Message::SHD, len);
+        self.core.probe.end_message(Message::SHD, len);
         self.state = if self.certificate_requested {
             State::WaitClientCertificate
         } else {
             State::WaitClientKeyExchange
         };
-        out.datagrams.extend(self.pack(records));
+        out.datagrams.extend(self.core.pack(records));
         Ok(())
     }
 
@@ -727,17 +665,17 @@ impl ServerConnection {
             key_refresh,
         });
         let mut records = Vec::new();
-        let (record, len) = self.handshake_record(&hello)?;
+        let (record, len) = self.core.handshake_record(&hello)?;
         records.push(record);
-        self.probe.end_message(Message::SH, len);
+        self.core.probe.end_message(Message::SH, len);
         self.install_keys(s.master_secret.clone());
-        records.push(self.change_cipher_spec()?);
-        self.probe.end_message(Message::SCCS, 1);
-        let (record, len) = self.finished(b"server finished")?;
+        records.push(self.core.change_cipher_spec()?);
+        self.core.probe.end_message(Message::SCCS, 1);
+        let (record, len) = self.core.finished(self.mac(), b"server finished")?;
         records.push(record);
-        self.probe.end_message(Message::SFIN, len);
+        self.core.probe.end_message(Message::SFIN, len);
         self.state = State::WaitClientCcs;
-        out.datagrams.extend(self.pack(records));
+        out.datagrams.extend(self.core.pack(records));
         Ok(())
     }
 }
@@ -790,6 +728,7 @@ impl ServerConnection {
         };
         let (config, unix) = (&self.config, self.now.unix_secs);
         let key = self
+            .core
             .probe
             .operation(Message::CCERT, Operation::CERTCHECK, || {
                 validate_client(config, unix, &leaf)
@@ -817,9 +756,12 @@ impl ServerConnection {
             ClientKeyExchange::Rsa(ciphertext) if suite.is_rsa() => {
                 let cred = &self.config.credentials[n.credential.expect("RSA has a key")];
                 let key = cred.key.clone();
-                let decrypted = self.probe.operation(Message::CKX, Operation::RSADEC, || {
-                    pk::rsa_decrypt(&key, &ciphertext)
-                });
+                let decrypted = self
+                    .core
+                    .probe
+                    .operation(Message::CKX, Operation::RSADEC, || {
+                        pk::rsa_decrypt(&key, &ciphertext)
+                    });
                 // Any failure (padding, length, version byte) continues with a random
                 // secret, so the Finished check fails later with the same alert and
                 // timing: no padding oracle (Bleichenbacher 1998).
@@ -865,9 +807,11 @@ impl ServerConnection {
                 }
                 // The client's point is uncertified and meets our static key: cofactor
                 // Diffie-Hellman keeps a small-subgroup point from leaking the key.
-                self.probe.operation(Message::CKX, Operation::ECDH, || {
-                    pk::ecdh_untrusted(&own, &point.0)
-                })?
+                self.core
+                    .probe
+                    .operation(Message::CKX, Operation::ECDH, || {
+                        pk::ecdh_untrusted(&own, &point.0)
+                    })?
             }
             _ => {
                 return Err(ProtocolError::new(
@@ -877,7 +821,7 @@ impl ServerConnection {
             }
         };
         self.master_from(pre_master);
-        self.probe.end_message(Message::CKX, len);
+        self.core.probe.end_message(Message::CKX, len);
         Ok(())
     }
 
@@ -900,10 +844,11 @@ impl ServerConnection {
             ));
         }
         let shared = self
+            .core
             .probe
             .operation(Message::CKX, Operation::ECDH, || pk::ecdh(&own, &peer))?;
         self.master_from(shared);
-        self.probe.end_message(Message::CKX, 0);
+        self.core.probe.end_message(Message::CKX, 0);
         Ok(())
     }
 
@@ -912,7 +857,7 @@ impl ServerConnection {
         let hash = PrfHash::for_mac(n.cipher.mac);
         let cr = self.client_random.expect("after ClientHello");
         let sr = self.server_random;
-        let master = self.probe.operation(Message::CKX, Operation::MS, || {
+        let master = self.core.probe.operation(Message::CKX, Operation::MS, || {
             crate::crypto::keys::master_secret(hash, &pre_master, &cr.0, &sr.0)
         });
         self.have_pre_master = true;
@@ -921,15 +866,17 @@ impl ServerConnection {
 
     fn install_keys(&mut self, master: Zeroizing<[u8; 20]>) {
         let n = self.negotiated.as_ref().expect("after ClientHello");
-        self.records.set_pending(crate::record::ProtectionParams {
-            bulk: n.cipher.bulk,
-            mac: n.cipher.mac,
-            key_refresh: n.key_refresh,
-            master_secret: master.clone(),
-            client_random: self.client_random.expect("after ClientHello").0,
-            server_random: self.server_random.0,
-        });
-        self.master_secret = Some(master);
+        self.core
+            .records
+            .set_pending(crate::record::ProtectionParams {
+                bulk: n.cipher.bulk,
+                mac: n.cipher.mac,
+                key_refresh: n.key_refresh,
+                master_secret: master.clone(),
+                client_random: self.client_random.expect("after ClientHello").0,
+                server_random: self.server_random.0,
+            });
+        self.core.master_secret = Some(master);
     }
 
     fn on_client_finished(
@@ -938,31 +885,22 @@ impl ServerConnection {
         body: &[u8],
         out: &mut Output,
     ) -> Result<(), ProtocolError> {
-        let expected = self.verify_data(b"client finished")?;
-        let ok = self.probe.operation(Message::CFIN, Operation::FIN, || {
-            openssl::memcmp::eq(&expected, &fin.verify_data)
-        });
-        if !ok {
-            return Err(ProtocolError::new(
-                AlertDescription::DecryptError,
-                "client Finished does not verify",
-            ));
-        }
-        self.transcript.extend_from_slice(body);
-        self.probe.end_message(Message::CFIN, body.len());
+        let mac = self.mac();
+        self.core
+            .check_finished(mac, b"client finished", Message::CFIN, &fin, body)?;
         let kind = self.negotiated.as_ref().expect("after ClientHello").kind;
         if kind == HandshakeKind::Full {
-            let mut records = vec![self.change_cipher_spec()?];
-            self.probe.end_message(Message::SCCS, 1);
-            let (record, len) = self.finished(b"server finished")?;
+            let mut records = vec![self.core.change_cipher_spec()?];
+            self.core.probe.end_message(Message::SCCS, 1);
+            let (record, len) = self.core.finished(self.mac(), b"server finished")?;
             records.push(record);
-            self.probe.end_message(Message::SFIN, len);
-            out.datagrams.extend(self.pack(records));
+            self.core.probe.end_message(Message::SFIN, len);
+            out.datagrams.extend(self.core.pack(records));
         }
         self.state = State::Established;
         self.store_session();
         // The transcript is no longer needed; keep the connection small.
-        self.transcript = Vec::new();
+        self.core.transcript = Vec::new();
         out.events.push(Event::HandshakeComplete(kind));
         Ok(())
     }
@@ -971,7 +909,7 @@ impl ServerConnection {
         let (Some(cache), Some(n), Some(ms)) = (
             &self.config.session_cache,
             &self.negotiated,
-            &self.master_secret,
+            &self.core.master_secret,
         ) else {
             return;
         };
@@ -991,50 +929,53 @@ impl ServerConnection {
             });
     }
 
-    fn change_cipher_spec(&mut self) -> Result<Vec<u8>, ProtocolError> {
-        let record = self
-            .records
-            .seal(ContentType::ChangeCipherSpec, &ChangeCipherSpec.to_bytes())?;
-        self.records.install_write()?;
-        Ok(record)
+    /// The MAC algorithm of the negotiated cipher suite (it picks the PRF hash).
+    fn mac(&self) -> crate::msgs::enums::MacAlgorithm {
+        self.negotiated
+            .as_ref()
+            .expect("after ClientHello")
+            .cipher
+            .mac
+    }
+}
+
+impl Endpoint for ServerConnection {
+    fn core(&mut self) -> &mut Core {
+        &mut self.core
     }
 
-    fn verify_data(&self, label: &[u8]) -> Result<[u8; 12], ProtocolError> {
-        let n = self.negotiated.as_ref().expect("after ClientHello");
-        let ms = self.master_secret.as_ref().ok_or_else(|| {
-            ProtocolError::new(AlertDescription::UnexpectedMessage, "Finished before keys")
-        })?;
-        Ok(finished_verify_data(
-            n.cipher.mac,
-            ms,
-            label,
-            &self.transcript,
-        ))
+    fn is_closed(&self) -> bool {
+        self.state == State::Closed
     }
 
-    fn finished(&mut self, label: &[u8]) -> Result<(Vec<u8>, usize), ProtocolError> {
-        let verify_data = self.verify_data(label)?;
-        self.handshake_record(&HandshakeMessage::Finished(Finished { verify_data }))
+    fn is_established(&self) -> bool {
+        self.state == State::Established
     }
 
-    fn handshake_record(
-        &mut self,
-        msg: &HandshakeMessage,
-    ) -> Result<(Vec<u8>, usize), ProtocolError> {
-        let bytes = msg.to_bytes();
-        self.transcript.extend_from_slice(&bytes);
-        Ok((
-            self.records.seal(ContentType::Handshake, &bytes)?,
-            bytes.len(),
-        ))
-    }
-
-    fn pack(&mut self, records: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
-        let datagrams = self.records.pack(records);
-        for d in &datagrams {
-            self.probe.datagram(true, d.len(), 0);
+    fn close_after_alert(&mut self, level: AlertLevel) {
+        self.state = State::Closed;
+        if level == AlertLevel::Fatal {
+            self.forget_session();
         }
-        datagrams
+    }
+
+    fn checks_alert_checksum(&self) -> bool {
+        self.state != State::WaitClientHello
+    }
+
+    fn on_change_cipher_spec(&mut self, body: &[u8]) -> Result<(), ProtocolError> {
+        ServerConnection::on_change_cipher_spec(self, body)
+    }
+
+    fn on_handshake(&mut self, body: &[u8], out: &mut Output) -> Result<(), ProtocolError> {
+        ServerConnection::on_handshake(self, body, out)
+    }
+
+    fn early_application_data(&mut self) -> Option<ProtocolError> {
+        Some(ProtocolError::new(
+            AlertDescription::UnexpectedMessage,
+            "application data before the handshake completed",
+        ))
     }
 }
 
