@@ -104,8 +104,11 @@ pub fn client_config(creds: &CaseCredentials, opts: &Options, optimised: bool) -
 }
 
 /// A client configuration for an anonymous key exchange on the case's leaf parameters.
+/// Asking for one enables it in the client's policy; the server's policy (from
+/// `Options::policy`) must allow it too.
 pub fn anonymous_client_config(creds: &CaseCredentials, opts: &Options) -> ClientConfig {
     let mut c = client_config(creds, opts, false);
+    c.policy.allow_anonymous = true;
     c.offers[0].suite = if creds.case.leaf.is_rsa() {
         KeyExchangeSuite::RsaAnon
     } else {
