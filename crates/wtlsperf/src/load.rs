@@ -1,9 +1,792 @@
-//! (being written)
+//! The open-loop load generator: new handshakes arrive as a Poisson process, each from
+//! its own UDP socket (its own source address at the gateway), all multiplexed by one
+//! `mio` event-loop thread.
+//!
+//! Open loop and no coordinated omission: arrival instants are drawn up front (seeded
+//! exponential inter-arrival times) and a handshake's latency runs from its INTENDED
+//! start, so when the generator falls behind, the lag is part of the latency it reports
+//! instead of silently lowering the offered rate.
+//!
+//! Client-side work is kept small so one core can push a gateway worker past saturation:
+//! the server certificate is validated once and then looked up
+//! (`ClientConfig::verified_server_cache`), ephemeral EC keys come from a pool filled
+//! before the run and topped up by a background thread (`ClientConfig::ephemeral_source`),
+//! and the probe is off. What remains per handshake is the client's share of the
+//! protocol: the ECDH (or RSA encryption), the PRF and Finished computations, and for
+//! mutual RSA the CertificateVerify signature, a private-key operation nothing can cache.
 
-/// Command-line arguments.
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context;
+use mio::net::UdpSocket;
+use mio::{Events, Interest, Poll, Token};
+use rand::{RngExt, SeedableRng};
+use rand_distr::{Distribution, Exp};
+use serde::Serialize;
+use wtls::crypto::pk::{EphemeralPool, KeyPair};
+use wtls::handshake::{
+    AuthMode, Client, ClientConfig, Event, Output, ServerConnection, StoredSession,
+};
+use wtls::msgs::enums::AlertLevel;
+use wtls::probe::{Clock, Probe};
+use wtls::suite::Case;
+
+use crate::gateway::{spawn_gateway, GatewayConfig, JobRecord};
+use crate::pki_store::PkiStore;
+use crate::setup::{self, ClientAuth, Options, ProcessClock};
+use crate::udp_client::AuthArg;
+
+/// Sessions kept for resumption.
+const SESSION_POOL: usize = 1024;
+/// Ephemeral keys prepared before a run at most (about 2 s of P-256 key generation).
+const MAX_POOL: usize = 50_000;
+
+/// What to offer.
+#[derive(Debug, Clone)]
+pub struct LoadSpec {
+    /// A running gateway; `None` starts one in process with `workers` workers.
+    pub target: Option<SocketAddr>,
+    pub workers: usize,
+    /// Offered arrival rate, handshakes per second.
+    pub rate: f64,
+    pub duration: Duration,
+    pub max_handshakes: usize,
+    pub case: Case,
+    pub auth: AuthMode,
+    /// Share of arrivals that resume an earlier session (abbreviated handshake).
+    pub resume_ratio: f64,
+    pub seed: u64,
+    /// A handshake not complete this long after its intended start failed.
+    pub handshake_timeout: Duration,
+    /// The client's first retransmission timeout.
+    pub retransmit_timeout: Duration,
+    /// Most handshakes (sockets) open at once; arrivals beyond it fail at once.
+    pub max_in_flight: usize,
+    /// How the in-process gateway treats client certificates.
+    pub client_auth: ClientAuth,
+    /// Also measure the server CPU time per handshake in memory (for the capacity ratio).
+    pub measure_capacity: bool,
+}
+
+impl LoadSpec {
+    pub fn new(case: Case, auth: AuthMode, rate: f64, duration: Duration) -> Self {
+        LoadSpec {
+            target: None,
+            workers: 1,
+            rate,
+            duration,
+            max_handshakes: 1_000_000,
+            case,
+            auth,
+            resume_ratio: 0.0,
+            seed: 1,
+            handshake_timeout: Duration::from_secs(5),
+            retransmit_timeout: Duration::from_secs(1),
+            max_in_flight: 8_000,
+            client_auth: ClientAuth::Optional,
+            measure_capacity: false,
+        }
+    }
+}
+
+/// Latency percentiles over completed handshakes, ms from the intended start.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Latency {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub mean: f64,
+}
+
+/// The gateway's queue as its job records show it (in-process runs only).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GatewayQueueStats {
+    pub jobs: u64,
+    pub mean_wait_us: f64,
+    /// Second moment E[W^2] of the waiting time.
+    pub wait_m2_us2: f64,
+    pub mean_service_us: f64,
+    /// Second moment E[S^2] of the service time (the P-K formula's input).
+    pub service_m2_us2: f64,
+    pub mean_service_cpu_us: f64,
+    /// Busy time over (span of the jobs x workers).
+    pub utilisation: f64,
+    /// Service time summed over jobs, per completed handshake.
+    pub per_handshake_service_us: f64,
+    /// Share of jobs whose arrival is the kernel's receive timestamp.
+    pub kernel_timestamp_share: f64,
+}
+
+/// Result of one load run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LoadReport {
+    pub case: String,
+    pub auth: String,
+    pub workers: usize,
+    pub offered_rate: f64,
+    /// Handshakes completed within the arrival window per second of it.
+    pub achieved_rate: f64,
+    pub started: u64,
+    pub completed: u64,
+    pub failed: u64,
+    pub resumed: u64,
+    pub success_ratio: f64,
+    pub latency_ms: Latency,
+    pub retransmissions: u64,
+    pub gateway: Option<GatewayQueueStats>,
+    /// CPU used by the generator (its event loop and key-pool thread).
+    pub loadgen_cpu_s: f64,
+    /// CPU used by the in-process gateway's workers.
+    pub gateway_cpu_s: f64,
+    pub wall_s: f64,
+    /// Median server CPU per handshake measured in memory, and the capacity it implies
+    /// (workers / that); set with `measure_capacity`.
+    pub server_cpu_per_handshake_us: Option<f64>,
+    pub capacity_rate: Option<f64>,
+    /// achieved_rate / capacity_rate.
+    pub capacity_ratio: Option<f64>,
+}
+
+/// One handshake in flight.
+struct Slot {
+    sock: UdpSocket,
+    client: Client,
+    intended_ns: u64,
+    generation: u64,
+    resumed: bool,
+}
+
+/// The client configuration with the caches of the module documentation; the returned
+/// flag stops the pool's refill thread.
+fn cheap_client_config(
+    store: &PkiStore,
+    spec: &LoadSpec,
+    pool_target: usize,
+) -> anyhow::Result<(Arc<ClientConfig>, Option<Arc<EphemeralPool>>)> {
+    let creds = store.case(&spec.case)?;
+    let mut cfg = setup::client_config(&creds, &Options::default(), false);
+    cfg.retransmit_timeout_ns = spec.retransmit_timeout.as_nanos() as u64;
+    cfg.verified_server_cache = Some(Arc::new(Mutex::new(HashMap::new())));
+    let mut pool = None;
+    if !spec.case.leaf.is_rsa() {
+        let p = Arc::new(EphemeralPool::new(spec.case.leaf, pool_target)?);
+        let source = p.clone();
+        cfg.ephemeral_source = Some(Arc::new(move |s| {
+            if s == source.spec() {
+                source.take()
+            } else {
+                KeyPair::generate(s)
+            }
+        }));
+        pool = Some(p);
+    }
+    Ok((Arc::new(cfg), pool))
+}
+
+/// The `k`-th client address: 127.0.0.2 .. 127.0.0.254 in turn (any 127/8 address is
+/// local on Linux), so source addresses differ in more than the port.
+fn client_ip(k: u64) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2 + (k % 253) as u8))
+}
+
+fn fatal(out: &Output) -> bool {
+    out.events.iter().any(|e| match e {
+        Event::AlertReceived(a) | Event::AlertSent(a, _) => a.level != AlertLevel::Warning,
+        _ => false,
+    })
+}
+
+fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+/// Queue statistics from job records (`completed` handshakes, `workers` servers).
+pub fn queue_stats(jobs: &[JobRecord], completed: u64, workers: usize) -> GatewayQueueStats {
+    if jobs.is_empty() {
+        return GatewayQueueStats::default();
+    }
+    let n = jobs.len() as f64;
+    let us = |ns: u64| ns as f64 / 1e3;
+    let mut s = GatewayQueueStats {
+        jobs: jobs.len() as u64,
+        ..Default::default()
+    };
+    let mut busy = 0.0;
+    for j in jobs {
+        let (w, sv) = (us(j.wait_ns()), us(j.service_ns()));
+        s.mean_wait_us += w / n;
+        s.wait_m2_us2 += w * w / n;
+        s.mean_service_us += sv / n;
+        s.service_m2_us2 += sv * sv / n;
+        s.mean_service_cpu_us += us(j.cpu_ns) / n;
+        s.kernel_timestamp_share += f64::from(u8::from(j.kernel_timestamp)) / n;
+        busy += sv;
+    }
+    let first = jobs.iter().map(|j| j.arrival_ns).min().unwrap_or(0);
+    let last = jobs.iter().map(|j| j.end_ns).max().unwrap_or(0);
+    let span = us(last.saturating_sub(first));
+    if span > 0.0 {
+        s.utilisation = busy / (span * workers.max(1) as f64);
+    }
+    if completed > 0 {
+        s.per_handshake_service_us = busy / completed as f64;
+    }
+    s
+}
+
+/// Median server CPU time (us) of one handshake of the case, in memory: what one gateway
+/// worker spends per handshake when nothing else competes. 1e6 / this is its capacity.
+pub fn server_cpu_per_handshake_us(
+    store: &PkiStore,
+    case: Case,
+    auth: AuthMode,
+    client_auth: ClientAuth,
+    runs: usize,
+) -> anyhow::Result<f64> {
+    let creds = store.case(&case)?;
+    let server = Arc::new(setup::gateway_server_config(
+        store,
+        client_auth,
+        &Options::default(),
+    )?);
+    let cfg = Arc::new(setup::client_config(&creds, &Options::default(), false));
+    let mut samples = Vec::with_capacity(runs);
+    for _ in 0..runs.max(1) {
+        let mut client = Client::new(cfg.clone(), auth, None, Probe::off(), setup::now());
+        let mut conn = ServerConnection::new(server.clone(), Probe::off(), setup::now());
+        let mut to_server = client.start(setup::now())?.datagrams;
+        let mut server_cpu = 0u64;
+        for _ in 0..8 {
+            let mut to_client = Vec::new();
+            for d in to_server.drain(..) {
+                let c0 = setup::thread_cpu_ns();
+                let out = conn.handle_datagram(&d, setup::now());
+                server_cpu += setup::thread_cpu_ns() - c0;
+                to_client.extend(out.datagrams);
+            }
+            for d in to_client {
+                to_server.extend(client.handle_datagram(&d, setup::now()).datagrams);
+            }
+            if to_server.is_empty() {
+                break;
+            }
+        }
+        anyhow::ensure!(
+            client.is_established() && conn.is_established(),
+            "in-memory {case} {} handshake did not complete",
+            auth.name()
+        );
+        samples.push(server_cpu as f64 / 1e3);
+    }
+    samples.sort_by(f64::total_cmp);
+    Ok(samples[samples.len() / 2])
+}
+
+/// Runs the load and reports it.
+pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport> {
+    anyhow::ensure!(spec.rate > 0.0 && spec.rate.is_finite(), "rate must be > 0");
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&spec.resume_ratio),
+        "resume ratio in [0, 1]"
+    );
+    let clock = ProcessClock::shared();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(spec.seed);
+    // The arrival schedule, drawn up front: the process is open loop by construction.
+    let exp = Exp::new(spec.rate)?;
+    let window_ns = spec.duration.as_nanos() as u64;
+    let mut offsets = Vec::new();
+    let mut t = 0.0f64;
+    loop {
+        t += exp.sample(&mut rng);
+        let ns = (t * 1e9) as u64;
+        if ns >= window_ns || offsets.len() >= spec.max_handshakes {
+            break;
+        }
+        offsets.push(ns);
+    }
+    let expected_full = ((offsets.len() as f64) * (1.0 - spec.resume_ratio)).ceil() as usize;
+    let (cfg, pool) = cheap_client_config(store, spec, (expected_full + 64).min(MAX_POOL))?;
+
+    // The gateway, in process or remote.
+    let mut gateway = None;
+    let target = match spec.target {
+        Some(t) => t,
+        None => {
+            let server =
+                setup::gateway_server_config(store, spec.client_auth, &Options::default())?;
+            let mut g = GatewayConfig::new("127.0.0.1:0".parse()?, Arc::new(server));
+            g.workers = spec.workers.max(1);
+            g.record_jobs = true;
+            g.handshake_timeout = spec.handshake_timeout * 2;
+            let h = spawn_gateway(g)?;
+            let addr = h.local_addr();
+            gateway = Some(h);
+            addr
+        }
+    };
+
+    // Background top-up of the key pool, so a long run never generates keys inline.
+    let stop = Arc::new(AtomicBool::new(false));
+    let refill = pool.clone().map(|p| {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let cpu0 = setup::thread_cpu_ns();
+            while !stop.load(Ordering::Relaxed) {
+                if let Err(e) = p.refill() {
+                    tracing::warn!(error = %e, "ephemeral pool refill failed");
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            setup::thread_cpu_ns() - cpu0
+        })
+    });
+
+    let gateway_cpu0 = gateway.as_ref().map_or(0, |g| g.stats().worker_cpu_ns);
+    let loop_cpu0 = setup::thread_cpu_ns();
+    let mut poll = Poll::new()?;
+    let mut events = Events::with_capacity(1024);
+    let mut slots: Vec<Option<Slot>> = Vec::new();
+    let mut free: Vec<usize> = Vec::new();
+    let mut timers: BinaryHeap<Reverse<(u64, usize, u64)>> = BinaryHeap::new();
+    let mut sessions: Vec<StoredSession> = Vec::new();
+    let mut latencies_ms: Vec<f64> = Vec::new();
+    let (mut started, mut completed, mut failed, mut resumed, mut in_window) = (0u64, 0, 0, 0, 0);
+    let mut retransmissions = 0u64;
+    let mut generation = 0u64;
+    let mut active = 0usize;
+    let mut buf = vec![0u8; 65_535];
+    let timeout_ns = spec.handshake_timeout.as_nanos() as u64;
+    let origin = clock.wall_ns();
+    let hard_stop = origin + window_ns + timeout_ns + 1_000_000_000;
+    let mut next = 0usize;
+
+    let finish = |slots: &mut Vec<Option<Slot>>,
+                  free: &mut Vec<usize>,
+                  poll: &Poll,
+                  i: usize|
+     -> Option<Slot> {
+        let mut s = slots[i].take()?;
+        let _ = poll.registry().deregister(&mut s.sock);
+        free.push(i);
+        Some(s)
+    };
+
+    loop {
+        let now = clock.wall_ns();
+        if now >= hard_stop || (next >= offsets.len() && active == 0) {
+            break;
+        }
+        // Start every arrival that is due (in a batch if we fell behind).
+        while next < offsets.len() && origin + offsets[next] <= now {
+            let intended = origin + offsets[next];
+            let k = next as u64;
+            next += 1;
+            started += 1;
+            if active >= spec.max_in_flight {
+                failed += 1;
+                continue;
+            }
+            let resume = if !sessions.is_empty() && rng.random::<f64>() < spec.resume_ratio {
+                Some(sessions[rng.random_range(0..sessions.len())].clone())
+            } else {
+                None
+            };
+            let is_resume = resume.is_some();
+            let sock = UdpSocket::bind(SocketAddr::new(client_ip(k), 0))
+                .or_else(|_| UdpSocket::bind("127.0.0.1:0".parse().expect("literal")));
+            let Ok(mut sock) = sock else {
+                failed += 1;
+                continue;
+            };
+            if sock.connect(target).is_err() {
+                failed += 1;
+                continue;
+            }
+            let mut client =
+                Client::new(cfg.clone(), spec.auth, resume, Probe::off(), setup::now());
+            let first = match client.start(setup::now()) {
+                Ok(o) => o,
+                Err(_) => {
+                    failed += 1;
+                    continue;
+                }
+            };
+            for d in &first.datagrams {
+                let _ = sock.send(d);
+            }
+            let i = free.pop().unwrap_or_else(|| {
+                slots.push(None);
+                slots.len() - 1
+            });
+            if poll
+                .registry()
+                .register(&mut sock, Token(i), Interest::READABLE)
+                .is_err()
+            {
+                free.push(i);
+                failed += 1;
+                continue;
+            }
+            generation += 1;
+            timers.push(Reverse((intended + timeout_ns, i, generation)));
+            if let Some(d) = client.deadline_ns() {
+                timers.push(Reverse((d, i, generation)));
+            }
+            slots[i] = Some(Slot {
+                sock,
+                client,
+                intended_ns: intended,
+                generation,
+                resumed: is_resume,
+            });
+            active += 1;
+        }
+        // Timers: retransmissions and handshake timeouts.
+        let now = clock.wall_ns();
+        while let Some(&Reverse((due, i, g))) = timers.peek() {
+            if due > now {
+                break;
+            }
+            timers.pop();
+            let Some(slot) = slots.get_mut(i).and_then(|s| s.as_mut()) else {
+                continue;
+            };
+            if slot.generation != g {
+                continue;
+            }
+            if now >= slot.intended_ns + timeout_ns {
+                finish(&mut slots, &mut free, &poll, i);
+                active -= 1;
+                failed += 1;
+                continue;
+            }
+            if slot.client.deadline_ns().is_some_and(|d| d <= now) {
+                match slot.client.on_timeout(setup::now()) {
+                    Ok(out) => {
+                        retransmissions += 1;
+                        for d in &out.datagrams {
+                            let _ = slot.sock.send(d);
+                        }
+                        if let Some(d) = slot.client.deadline_ns() {
+                            timers.push(Reverse((d, i, g)));
+                        }
+                    }
+                    Err(_) => {
+                        finish(&mut slots, &mut free, &poll, i);
+                        active -= 1;
+                        failed += 1;
+                    }
+                }
+            }
+        }
+        // Wait for datagrams until the next arrival or timer.
+        let now = clock.wall_ns();
+        let mut wake = hard_stop;
+        if next < offsets.len() {
+            wake = wake.min(origin + offsets[next]);
+        }
+        if let Some(Reverse((due, _, _))) = timers.peek() {
+            wake = wake.min(*due);
+        }
+        let wait = Duration::from_nanos(wake.saturating_sub(now)).min(Duration::from_millis(50));
+        poll.poll(&mut events, Some(wait))?;
+        for ev in events.iter() {
+            let i = ev.token().0;
+            while let Some(slot) = slots.get_mut(i).and_then(|s| s.as_mut()) {
+                let n = match slot.sock.recv(&mut buf) {
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(_) => break, // e.g. ECONNREFUSED: retransmission decides
+                };
+                let out = slot.client.handle_datagram(&buf[..n], setup::now());
+                for d in &out.datagrams {
+                    let _ = slot.sock.send(d);
+                }
+                if out.completed().is_some() {
+                    let done = clock.wall_ns();
+                    let latency = done.saturating_sub(slot.intended_ns);
+                    latencies_ms.push(latency as f64 / 1e6);
+                    if done <= origin + window_ns {
+                        in_window += 1;
+                    }
+                    if slot.resumed {
+                        resumed += 1;
+                    }
+                    if spec.resume_ratio > 0.0 {
+                        if let Some(s) = slot.client.session() {
+                            if sessions.len() < SESSION_POOL {
+                                sessions.push(s);
+                            } else {
+                                let j = rng.random_range(0..SESSION_POOL);
+                                sessions[j] = s;
+                            }
+                        }
+                    }
+                    completed += 1;
+                    finish(&mut slots, &mut free, &poll, i);
+                    active -= 1;
+                    break;
+                }
+                if fatal(&out) || slot.client.is_closed() {
+                    failed += 1;
+                    finish(&mut slots, &mut free, &poll, i);
+                    active -= 1;
+                    break;
+                }
+                if let Some(d) = slot.client.deadline_ns() {
+                    timers.push(Reverse((d, i, slot.generation)));
+                }
+            }
+        }
+    }
+    // Whatever is still open when the hard stop came failed.
+    failed += active as u64;
+    let wall_ns = clock.wall_ns() - origin;
+    let loop_cpu = setup::thread_cpu_ns() - loop_cpu0;
+    stop.store(true, Ordering::Relaxed);
+    let refill_cpu = refill.map_or(0, |t| t.join().unwrap_or(0));
+
+    let mut report = LoadReport {
+        case: spec.case.to_string(),
+        auth: spec.auth.name().into(),
+        workers: if spec.target.is_some() {
+            0
+        } else {
+            spec.workers.max(1)
+        },
+        offered_rate: spec.rate,
+        achieved_rate: in_window as f64 / spec.duration.as_secs_f64(),
+        started,
+        completed,
+        failed,
+        resumed,
+        success_ratio: if started > 0 {
+            completed as f64 / started as f64
+        } else {
+            0.0
+        },
+        retransmissions,
+        loadgen_cpu_s: (loop_cpu + refill_cpu) as f64 / 1e9,
+        wall_s: wall_ns as f64 / 1e9,
+        ..Default::default()
+    };
+    latencies_ms.sort_by(f64::total_cmp);
+    if !latencies_ms.is_empty() {
+        report.latency_ms = Latency {
+            p50: percentile(&latencies_ms, 0.50),
+            p95: percentile(&latencies_ms, 0.95),
+            p99: percentile(&latencies_ms, 0.99),
+            mean: latencies_ms.iter().sum::<f64>() / latencies_ms.len() as f64,
+        };
+    }
+    if let Some(g) = gateway {
+        let jobs = g.take_jobs();
+        let stats = g.shutdown();
+        report.gateway_cpu_s = stats.worker_cpu_ns.saturating_sub(gateway_cpu0) as f64 / 1e9;
+        report.gateway = Some(queue_stats(&jobs, stats.handshakes(), spec.workers.max(1)));
+    }
+    if spec.measure_capacity {
+        let us = server_cpu_per_handshake_us(store, spec.case, spec.auth, spec.client_auth, 200)?;
+        let capacity = spec.workers.max(1) as f64 * 1e6 / us;
+        report.server_cpu_per_handshake_us = Some(us);
+        report.capacity_rate = Some(capacity);
+        report.capacity_ratio = Some(report.achieved_rate / capacity);
+    }
+    Ok(report)
+}
+
+/// `wtlsperf load` arguments.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// A running gateway; without it (or with --in-process) one is started in process.
+    #[arg(long)]
+    pub connect: Option<SocketAddr>,
+    /// Offered handshakes per second.
+    #[arg(long, default_value_t = 100.0)]
+    pub rate: f64,
+    /// Arrival window, seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub duration: f64,
+    #[arg(long, default_value = "256p/256p")]
+    pub case: String,
+    #[arg(long, value_enum, default_value = "server")]
+    pub auth: AuthArg,
+    #[arg(long, default_value_t = 0.0)]
+    pub resume_ratio: f64,
+    /// Start a gateway in this process and read its job records.
+    #[arg(long)]
+    pub in_process: bool,
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
+    #[arg(long, default_value_t = 1_000_000)]
+    pub max_handshakes: usize,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 5_000)]
+    pub timeout_ms: u64,
+    #[arg(long, default_value_t = 1_000)]
+    pub rto_ms: u64,
+    /// Also measure server CPU per handshake in memory and print the capacity ratio.
+    #[arg(long)]
+    pub capacity: bool,
+    /// Write the report as CSV (.csv) or JSON (anything else).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    #[arg(long, default_value = "pki")]
+    pub pki: PathBuf,
+}
 
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`load` is not available in this build yet")
+/// Writes a report as one CSV row (with header) or as JSON.
+pub fn write_report(report: &LoadReport, path: &std::path::Path) -> anyhow::Result<()> {
+    if path.extension().is_some_and(|e| e == "csv") {
+        let g = report.gateway.clone().unwrap_or_default();
+        let mut w = csv::Writer::from_path(path)?;
+        w.write_record([
+            "case",
+            "auth",
+            "workers",
+            "offered_rate",
+            "achieved_rate",
+            "started",
+            "completed",
+            "failed",
+            "success_ratio",
+            "p50_ms",
+            "p95_ms",
+            "p99_ms",
+            "mean_ms",
+            "jobs",
+            "mean_wait_us",
+            "wait_m2_us2",
+            "mean_service_us",
+            "service_m2_us2",
+            "mean_service_cpu_us",
+            "utilisation",
+            "per_handshake_service_us",
+            "loadgen_cpu_s",
+            "gateway_cpu_s",
+            "wall_s",
+        ])?;
+        let f = |x: f64| format!("{x}");
+        w.write_record([
+            report.case.clone(),
+            report.auth.clone(),
+            report.workers.to_string(),
+            f(report.offered_rate),
+            f(report.achieved_rate),
+            report.started.to_string(),
+            report.completed.to_string(),
+            report.failed.to_string(),
+            f(report.success_ratio),
+            f(report.latency_ms.p50),
+            f(report.latency_ms.p95),
+            f(report.latency_ms.p99),
+            f(report.latency_ms.mean),
+            g.jobs.to_string(),
+            f(g.mean_wait_us),
+            f(g.wait_m2_us2),
+            f(g.mean_service_us),
+            f(g.service_m2_us2),
+            f(g.mean_service_cpu_us),
+            f(g.utilisation),
+            f(g.per_handshake_service_us),
+            f(report.loadgen_cpu_s),
+            f(report.gateway_cpu_s),
+            f(report.wall_s),
+        ])?;
+        w.flush()?;
+    } else {
+        std::fs::write(path, serde_json::to_string_pretty(report)?)?;
+    }
+    Ok(())
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let store = PkiStore::load_or_init(&args.pki)
+        .with_context(|| format!("PKI in {}", args.pki.display()))?;
+    let case = Case::parse(&args.case).map_err(|e| anyhow::anyhow!("--case: {e}"))?;
+    let mut spec = LoadSpec::new(
+        case,
+        args.auth.into(),
+        args.rate,
+        Duration::from_secs_f64(args.duration.max(0.0)),
+    );
+    spec.target = if args.in_process { None } else { args.connect };
+    spec.workers = args.workers;
+    spec.max_handshakes = args.max_handshakes;
+    spec.resume_ratio = args.resume_ratio;
+    spec.seed = args.seed;
+    spec.handshake_timeout = Duration::from_millis(args.timeout_ms);
+    spec.retransmit_timeout = Duration::from_millis(args.rto_ms.max(1));
+    spec.measure_capacity = args.capacity;
+    let report = run_load(&spec, &store)?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    if let Some(out) = &args.out {
+        write_report(&report, out)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(arrival: u64, start: u64, end: u64) -> JobRecord {
+        JobRecord {
+            arrival_ns: arrival,
+            start_ns: start,
+            end_ns: end,
+            cpu_ns: end - start,
+            bytes: 100,
+            messages: 1,
+            peer: "127.0.0.1:1".parse().unwrap(),
+            worker: 0,
+            kernel_timestamp: true,
+        }
+    }
+
+    #[test]
+    fn queue_moments_from_jobs() {
+        // Waits 0 and 2000 ns, services 1000 and 3000 ns.
+        let jobs = [job(0, 0, 1_000), job(1_000, 3_000, 6_000)];
+        let q = queue_stats(&jobs, 1, 1);
+        assert_eq!(q.jobs, 2);
+        assert!((q.mean_wait_us - 1.0).abs() < 1e-12);
+        assert!((q.wait_m2_us2 - 2.0).abs() < 1e-12);
+        assert!((q.mean_service_us - 2.0).abs() < 1e-12);
+        assert!((q.service_m2_us2 - 5.0).abs() < 1e-12);
+        // Busy 4 us over a 6 us span.
+        assert!((q.utilisation - 4.0 / 6.0).abs() < 1e-12);
+        assert!((q.per_handshake_service_us - 4.0).abs() < 1e-12);
+        assert_eq!(queue_stats(&[], 0, 1).jobs, 0);
+    }
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&v, 0.5), 50.0);
+        assert_eq!(percentile(&v, 0.99), 99.0);
+        assert!(percentile(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn client_addresses_stay_in_loopback() {
+        for k in [0u64, 1, 252, 253, 10_000] {
+            match client_ip(k) {
+                IpAddr::V4(a) => assert!(a.is_loopback() && a.octets()[3] >= 2),
+                IpAddr::V6(_) => panic!("v6"),
+            }
+        }
+    }
 }
