@@ -453,6 +453,27 @@ fn framing_boundaries_do_not_panic() {
     assert!(parse_datagram(&long).is_err(), "over MAX_FRAGMENT accepted");
 }
 
+/// fuzz/artifacts/handshake_message/crash-1cd9feaf...: an RSA ClientKeyExchange whose
+/// body is a bare 128-byte ciphertext (no length prefix) parses, by design, as that
+/// ciphertext; the fuzz target first flagged it as a non-canonical encoding.
+#[test]
+fn bare_rsa_ciphertext_parses_as_the_whole_body() {
+    let mut fragment = vec![0x10, 0x00, 0x80];
+    fragment.extend((0..128u8).map(|i| i.wrapping_mul(37) | 1));
+    let msg = wtls::msgs::handshake::HandshakeMessage::read_record(
+        &fragment,
+        Some(KeyExchangeSuite::Rsa),
+    )
+    .unwrap();
+    let wtls::msgs::handshake::HandshakeMessage::ClientKeyExchange(
+        wtls::msgs::handshake::ClientKeyExchange::Rsa(ct),
+    ) = msg
+    else {
+        panic!("not an RSA ClientKeyExchange: {msg:?}")
+    };
+    assert_eq!(ct.as_slice(), &fragment[3..]);
+}
+
 // ---------------------------------------------------------------------------------
 // Seed corpus generator
 // ---------------------------------------------------------------------------------
