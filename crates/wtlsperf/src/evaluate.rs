@@ -1,9 +1,0 @@
-//! (being written)
-
-/// Command-line arguments.
-#[derive(Debug, clap::Args)]
-pub struct Args {}
-
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`evaluate` is not available in this build yet")
-}

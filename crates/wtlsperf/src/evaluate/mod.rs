@@ -1,0 +1,257 @@
+//! `wtlsperf evaluate`: the whole evaluation campaign in one command.
+//!
+//! It re-runs the studies of Bayoglu 2004, Levi-Savas 2003 and Herwono-Liebhardt 2001 on
+//! this machine and writes one directory: CSV and JSON data, SVG and PNG figures and a
+//! self-contained `report.html`, every number beside the model's value and the published
+//! one. The parts follow the thesis' chapter 4 and are one module each:
+//!
+//! * [`processing`]: per-case and per-message processing times (thesis 3.1, 4.1);
+//! * [`queue`]: the gateway queue, as published, corrected, simulated and load-tested
+//!   (thesis 3.2, 4.2; Levi-Savas 4.2);
+//! * [`transmission`]: bytes, round trips and real handshakes over emulated bearers
+//!   (thesis 3.3, 4.3; Herwono message groups);
+//! * [`overall`]: T_H = T_PD + T_TD + T_QD, the Levi-Savas response time and the
+//!   Herwono duration-against-throughput curves (thesis 4.4);
+//! * [`record_layer`] and [`mcommerce`]: bulk throughput and the cost of signText;
+//! * [`findings`]: what the numbers confirm and contradict;
+//! * [`output`]: the machine-readable files and `summary.json`.
+//!
+//! Three sizes: the full run (about 15 minutes on 2 cores), `--quick` (under 2 minutes,
+//! what CI runs) and a hidden `--smoke` that only proves every part runs end to end.
+
+pub mod findings;
+pub mod mcommerce;
+pub mod output;
+pub mod overall;
+pub mod processing;
+pub mod queue;
+pub mod record_layer;
+pub mod transmission;
+
+use std::path::PathBuf;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use wtlsperf_report::{Provenance, Report};
+
+use crate::pki_store::PkiStore;
+
+/// Command-line arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A shorter run for CI (under 2 minutes on 2 cores): 3 repetitions per case, three
+    /// load points, a handful of bearer cases.
+    #[arg(long)]
+    pub quick: bool,
+    /// Every part on minimal inputs; proves the pipeline, measures nothing worth reading.
+    #[arg(long, hide = true)]
+    pub smoke: bool,
+    /// Output directory (default `results/<UTC timestamp>/`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// PKI directory, created on first use (default `<out>/pki`).
+    #[arg(long)]
+    pub pki: Option<PathBuf>,
+}
+
+/// How much of the campaign to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Minimal inputs for the integration test.
+    Smoke,
+    /// CI size.
+    Quick,
+    /// The real evaluation.
+    Full,
+}
+
+impl Mode {
+    /// Handshakes per case and authentication mode for the processing tables.
+    pub fn processing_reps(self) -> usize {
+        match self {
+            Mode::Smoke => 1,
+            Mode::Quick => 3,
+            Mode::Full => 15,
+        }
+    }
+}
+
+/// What every part needs: the mode, where its numbers go and how to label them.
+pub struct Ctx {
+    /// Size of the run.
+    pub mode: Mode,
+    /// Identifies this run in every measured provenance (`20261122T052157Z`).
+    pub run_id: String,
+    /// Short machine description (CPU model, cores).
+    pub machine: String,
+    /// Output directory.
+    pub out: PathBuf,
+    /// Progress on stderr.
+    pub progress: ProgressBar,
+}
+
+impl Ctx {
+    /// Provenance of a number measured in this run.
+    pub fn measured(&self) -> Provenance {
+        Provenance::measured(&self.run_id, &self.machine)
+    }
+
+    /// Tells the user which step runs now.
+    pub fn step(&self, what: &str) {
+        self.progress.set_message(what.to_owned());
+        self.progress.tick();
+    }
+
+    /// Marks one of the top-level parts as done.
+    fn part_done(&self) {
+        self.progress.inc(1);
+    }
+}
+
+/// UTC `YYYYMMDDTHHMMSSZ` of a Unix time, without a date crate: the civil-from-days
+/// conversion of Howard Hinnant's date algorithms.
+pub fn utc_stamp(unix_secs: u64) -> String {
+    let days = (unix_secs / 86_400) as i64;
+    let rem = unix_secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// Runs the evaluation and writes the results directory.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let mode = if args.smoke {
+        Mode::Smoke
+    } else if args.quick {
+        Mode::Quick
+    } else {
+        Mode::Full
+    };
+    let started = SystemTime::now();
+    let start_secs = started.duration_since(UNIX_EPOCH)?.as_secs();
+    let run_id = utc_stamp(start_secs);
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from("results").join(&run_id));
+    std::fs::create_dir_all(&out)
+        .with_context(|| format!("creating the output directory {}", out.display()))?;
+    let machine_info = output::MachineInfo::collect();
+    let progress = ProgressBar::new(8);
+    progress.set_style(
+        ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    progress.enable_steady_tick(std::time::Duration::from_millis(250));
+    let ctx = Ctx {
+        mode,
+        run_id: run_id.clone(),
+        machine: machine_info.short(),
+        out: out.clone(),
+        progress,
+    };
+    let clock = Instant::now();
+
+    ctx.step("loading or creating the PKI");
+    let pki_dir = args.pki.unwrap_or_else(|| out.join("pki"));
+    let store = PkiStore::load_or_init(&pki_dir)
+        .with_context(|| format!("PKI in {}", pki_dir.display()))?;
+
+    let processing = processing::run(&ctx, &store)?;
+    ctx.part_done();
+    let queue = queue::run(&ctx, &store, &processing)?;
+    ctx.part_done();
+    let transmission = transmission::run(&ctx, &store, &processing)?;
+    ctx.part_done();
+    let overall = overall::build(&ctx, &processing, &transmission, &queue)?;
+    ctx.part_done();
+    let records = record_layer::run(&ctx)?;
+    ctx.part_done();
+    let mcommerce = mcommerce::run(&ctx, &store)?;
+    ctx.part_done();
+    let findings = findings::build(&processing, &queue, &transmission);
+    ctx.part_done();
+
+    ctx.step("writing the report");
+    let report = Report::new("wtlsperf evaluation: the WTLS handshake, re-measured")
+        .subtitle(format!(
+            "run {run_id} ({mode:?} mode) on {}; measured values beside the models and the \
+             published numbers of Bayoglu 2004, Levi-Savas 2003 and Herwono-Liebhardt 2001",
+            ctx.machine
+        ))
+        .meta("run id", &run_id)
+        .meta("mode", format!("{mode:?}"))
+        .meta("machine", &ctx.machine)
+        .meta("kernel", &machine_info.kernel)
+        .meta("OpenSSL", &machine_info.openssl)
+        .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
+        .section(processing.section(&ctx)?)
+        .section(queue.section(&ctx))
+        .section(transmission.section(&ctx))
+        .section(overall.section(&ctx))
+        .section(records.section(&ctx))
+        .section(mcommerce.section(&ctx))
+        .section(findings::section(&findings));
+    report
+        .write(&out)
+        .with_context(|| format!("writing the report into {}", out.display()))?;
+
+    let summary = output::Summary {
+        machine: machine_info,
+        run_id,
+        mode,
+        start_unix_s: start_secs,
+        end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
+        duration_s: clock.elapsed().as_secs_f64(),
+        headline: output::headline(&processing, &queue, &transmission, &records),
+        findings: findings.iter().map(output::FindingSummary::from).collect(),
+    };
+    output::write_all(
+        &out,
+        &processing,
+        &queue,
+        &transmission,
+        &records,
+        &mcommerce,
+        &summary,
+    )?;
+    ctx.progress.finish_and_clear();
+    eprintln!(
+        "wtlsperf evaluate: {} written in {:.1} s",
+        out.join("report.html").display(),
+        clock.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_stamp_matches_known_dates() {
+        assert_eq!(utc_stamp(0), "19700101T000000Z");
+        // 2000-02-29 12:34:56 UTC, a leap day of a year divisible by 400.
+        assert_eq!(utc_stamp(951_827_696), "20000229T123456Z");
+        assert_eq!(utc_stamp(1_700_000_000), "20231114T221320Z");
+    }
+
+    #[test]
+    fn repetitions_grow_with_the_mode() {
+        assert!(Mode::Smoke.processing_reps() < Mode::Quick.processing_reps());
+        assert!(Mode::Full.processing_reps() >= 15);
+    }
+}

@@ -1,0 +1,365 @@
+//! The machine-readable files of a run: `cases.csv`, `messages.csv`, `queue.csv`,
+//! `transmission.csv`, `record_layer.csv`, `mcommerce.csv` and `summary.json` (columns
+//! documented in docs/results.md).
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde::Serialize;
+use wtlsperf_models::Side;
+use wtlsperf_report::Finding;
+
+use super::mcommerce::McommerceResults;
+use super::processing::ProcessingResults;
+use super::queue::QueueResults;
+use super::record_layer::RecordResults;
+use super::transmission::TransmissionResults;
+use super::Mode;
+
+/// Where the numbers were measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct MachineInfo {
+    /// `model name` of /proc/cpuinfo.
+    pub cpu_model: String,
+    /// Logical CPUs available to the process.
+    pub cores: usize,
+    /// /proc/sys/kernel/osrelease.
+    pub kernel: String,
+    /// OpenSSL version string.
+    pub openssl: String,
+    /// rustc version the binary was built with, when known.
+    pub rustc: String,
+    /// This program's version.
+    pub wtlsperf: String,
+}
+
+impl MachineInfo {
+    /// Reads what the system tells about itself; unknown fields say so.
+    pub fn collect() -> MachineInfo {
+        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, v)| v.trim().to_owned())
+            })
+            .unwrap_or_else(|| "unknown CPU".to_owned());
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_else(|_| "unknown".to_owned());
+        MachineInfo {
+            cpu_model,
+            cores: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            kernel,
+            openssl: openssl::version::version().to_owned(),
+            rustc: option_env!("RUSTC_VERSION")
+                .unwrap_or("see Cargo.lock toolchain")
+                .to_owned(),
+            wtlsperf: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+
+    /// `Intel Xeon ... (2 cores)`.
+    pub fn short(&self) -> String {
+        format!("{} ({} cores)", self.cpu_model, self.cores)
+    }
+}
+
+/// One finding in `summary.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingSummary {
+    /// The claim.
+    pub claim: String,
+    /// The evidence.
+    pub evidence: String,
+    /// confirmed / contradicted / inconclusive.
+    pub verdict: String,
+}
+
+impl From<&Finding> for FindingSummary {
+    fn from(f: &Finding) -> Self {
+        FindingSummary {
+            claim: f.claim.clone(),
+            evidence: f.evidence.clone(),
+            verdict: f.verdict.name().to_owned(),
+        }
+    }
+}
+
+/// Headline numbers of a run.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Headline {
+    /// Cases measured (case x mode).
+    pub cases_measured: usize,
+    /// Largest gateway CPU / PK bound.
+    pub worst_bound_ratio: Option<f64>,
+    /// Its case.
+    pub worst_bound_case: Option<String>,
+    /// Median published/ours, client.
+    pub client_speedup_median: Option<f64>,
+    /// Median published/ours, gateway.
+    pub server_speedup_median: Option<f64>,
+    /// Median probe overhead (%).
+    pub probe_overhead_pct: Option<f64>,
+    /// Eq. 4.1 on the thesis' data: mean and sd (ms).
+    pub eq41_traversal_mean_ms: Option<f64>,
+    /// Sd.
+    pub eq41_traversal_sd_ms: Option<f64>,
+    /// Median |error| of the corrected queue model vs the load test, rho <= 0.8.
+    pub queue_corrected_median_error: Option<f64>,
+    /// Worst |error| of the corrected model, rho <= 0.8.
+    pub queue_corrected_max_error: Option<f64>,
+    /// Median |error| of the as-published model.
+    pub queue_as_published_median_error: Option<f64>,
+    /// Median |error| of the transmission model vs real bearer runs.
+    pub transmission_model_median_error: Option<f64>,
+    /// Best record throughput (Mbit/s) and its cipher.
+    pub record_best_mbit_s: Option<f64>,
+    /// Cipher of the best throughput.
+    pub record_best_cipher: Option<String>,
+}
+
+/// The headline numbers.
+pub fn headline(
+    p: &ProcessingResults,
+    q: &QueueResults,
+    t: &TransmissionResults,
+    r: &RecordResults,
+) -> Headline {
+    let worst = p.worst_bound_ratio();
+    let eq41 = t.eq41_summary();
+    let best = r
+        .rows
+        .iter()
+        .filter(|x| x.wtls && x.cipher != "NULL")
+        .max_by(|a, b| a.mbit_s.total_cmp(&b.mbit_s));
+    Headline {
+        cases_measured: p.cases.len(),
+        worst_bound_ratio: worst.as_ref().map(|w| w.1),
+        worst_bound_case: worst.map(|w| w.0),
+        client_speedup_median: p.median_speedup(Side::Client),
+        server_speedup_median: p.median_speedup(Side::Server),
+        probe_overhead_pct: p.probe_overhead_pct(),
+        eq41_traversal_mean_ms: eq41.map(|e| e.0),
+        eq41_traversal_sd_ms: eq41.map(|e| e.1),
+        queue_corrected_median_error: q.median_error(|l| l.corrected_ms),
+        queue_corrected_max_error: q.corrected_error_max(),
+        queue_as_published_median_error: q.median_error(|l| l.as_published_ms),
+        transmission_model_median_error: t.model_error(),
+        record_best_mbit_s: best.map(|b| b.mbit_s),
+        record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),
+    }
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Machine.
+    pub machine: MachineInfo,
+    /// Run id.
+    pub run_id: String,
+    /// Mode.
+    pub mode: Mode,
+    /// Start (Unix s).
+    pub start_unix_s: u64,
+    /// End (Unix s).
+    pub end_unix_s: u64,
+    /// Duration (s).
+    pub duration_s: f64,
+    /// Headline numbers.
+    pub headline: Headline,
+    /// Findings.
+    pub findings: Vec<FindingSummary>,
+}
+
+/// One row of `cases.csv`.
+#[derive(Debug, Serialize)]
+pub struct CaseCsv {
+    case: String,
+    category: u8,
+    group: u8,
+    auth: String,
+    variant: String,
+    client_cpu_median_ms: f64,
+    client_cpu_p95_ms: f64,
+    client_wall_median_ms: f64,
+    client_wall_p95_ms: f64,
+    server_cpu_median_ms: f64,
+    server_cpu_p95_ms: f64,
+    server_wall_median_ms: f64,
+    server_wall_p95_ms: f64,
+    bytes_up: usize,
+    bytes_down: usize,
+    datagrams_up: usize,
+    datagrams_down: usize,
+    messages_client: usize,
+    messages_server: usize,
+    bound_ratio: Option<f64>,
+    probe_overhead_pct: Option<f64>,
+    published_client_ms: Option<f64>,
+    published_server_ms: Option<f64>,
+}
+
+/// One row of `messages.csv`.
+#[derive(Debug, Serialize)]
+pub struct MessageCsv {
+    case: String,
+    auth: String,
+    side: String,
+    message: String,
+    operation: String,
+    median_wall_ms: f64,
+    median_cpu_ms: Option<f64>,
+    share_pct: f64,
+    bytes: Option<usize>,
+}
+
+/// The header row a CSV of `T` gets (for the test and the docs).
+pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,probe_overhead_pct,published_client_ms,published_server_ms";
+
+fn write_csv<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> anyhow::Result<()> {
+    let mut w =
+        csv::Writer::from_path(path).with_context(|| format!("creating {}", path.display()))?;
+    for r in rows {
+        w.serialize(r)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    w.flush()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
+fn auth_name(a: wtlsperf_models::Authentication) -> String {
+    match a {
+        wtlsperf_models::Authentication::Mutual => "mutual".into(),
+        wtlsperf_models::Authentication::ServerAuth => "server".into(),
+    }
+}
+
+/// Writes every machine-readable file into `dir`.
+pub fn write_all(
+    dir: &Path,
+    p: &ProcessingResults,
+    q: &QueueResults,
+    t: &TransmissionResults,
+    r: &RecordResults,
+    m: &McommerceResults,
+    summary: &Summary,
+) -> anyhow::Result<()> {
+    write_csv(
+        &dir.join("cases.csv"),
+        p.cases.iter().chain(&p.variants).map(|c| {
+            let pubrow = c.published().filter(|_| c.variant == "full");
+            CaseCsv {
+                case: c.label(),
+                category: c.case.category,
+                group: c.case.group,
+                auth: auth_name(c.auth),
+                variant: c.variant.clone(),
+                client_cpu_median_ms: c.client_cpu_ms.median,
+                client_cpu_p95_ms: c.client_cpu_ms.p95,
+                client_wall_median_ms: c.client_wall_ms.median,
+                client_wall_p95_ms: c.client_wall_ms.p95,
+                server_cpu_median_ms: c.server_cpu_ms.median,
+                server_cpu_p95_ms: c.server_cpu_ms.p95,
+                server_wall_median_ms: c.server_wall_ms.median,
+                server_wall_p95_ms: c.server_wall_ms.p95,
+                bytes_up: c.bytes_up,
+                bytes_down: c.bytes_down,
+                datagrams_up: c.datagrams_up,
+                datagrams_down: c.datagrams_down,
+                messages_client: c.messages_client,
+                messages_server: c.messages_server,
+                bound_ratio: c.bound_ratio,
+                probe_overhead_pct: c.probe_overhead_pct,
+                published_client_ms: pubrow.as_ref().map(|x| x.client_ms),
+                published_server_ms: pubrow.map(|x| x.server_ms),
+            }
+        }),
+    )?;
+    write_csv(
+        &dir.join("messages.csv"),
+        p.cases.iter().flat_map(|c| {
+            c.messages.iter().map(move |msg| MessageCsv {
+                case: c.label(),
+                auth: auth_name(c.auth),
+                side: match msg.side {
+                    Side::Client => "client".into(),
+                    Side::Server => "server".into(),
+                },
+                message: msg.message.clone(),
+                operation: msg.operation.clone().unwrap_or_default(),
+                median_wall_ms: msg.median_wall_ms,
+                median_cpu_ms: msg.median_cpu_ms,
+                share_pct: msg.share_pct,
+                bytes: msg.bytes,
+            })
+        }),
+    )?;
+    write_csv(&dir.join("queue.csv"), &q.rows)?;
+    write_csv(&dir.join("queue_load_test.csv"), &q.load)?;
+    write_csv(&dir.join("transmission.csv"), &t.bearer)?;
+    write_csv(&dir.join("record_layer.csv"), &r.rows)?;
+    write_csv(&dir.join("mcommerce.csv"), &m.rows)?;
+    let json = serde_json::to_string_pretty(summary)?;
+    std::fs::write(dir.join("summary.json"), json)
+        .with_context(|| format!("writing {}", dir.join("summary.json").display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_header_matches_the_struct() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = ProcessingResults {
+            cases: vec![crate::evaluate::processing::tests::synthetic(
+                "256p/256p",
+                wtlsperf_models::Authentication::Mutual,
+                1.0,
+            )],
+            variants: vec![],
+            skipped: vec![],
+        };
+        let path = dir.path().join("c.csv");
+        write_csv(
+            &path,
+            p.cases.iter().map(|c| CaseCsv {
+                case: c.label(),
+                category: 3,
+                group: 1,
+                auth: "mutual".into(),
+                variant: "full".into(),
+                client_cpu_median_ms: 0.0,
+                client_cpu_p95_ms: 0.0,
+                client_wall_median_ms: 0.0,
+                client_wall_p95_ms: 0.0,
+                server_cpu_median_ms: 0.0,
+                server_cpu_p95_ms: 0.0,
+                server_wall_median_ms: 0.0,
+                server_wall_p95_ms: 0.0,
+                bytes_up: 1,
+                bytes_down: 2,
+                datagrams_up: 1,
+                datagrams_down: 1,
+                messages_client: 5,
+                messages_server: 6,
+                bound_ratio: None,
+                probe_overhead_pct: None,
+                published_client_ms: None,
+                published_server_ms: None,
+            }),
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().next().unwrap(), CASES_HEADER);
+        let m = MachineInfo::collect();
+        assert!(m.cores >= 1);
+        assert!(m.openssl.contains("SSL"));
+    }
+}

@@ -1,0 +1,454 @@
+//! Part 4, the whole handshake (thesis section 4.4, Levi-Savas Figure 6, Herwono Fig. 3/4).
+//!
+//! T_H = T_PD + T_TD + T_QD per case and bearer (Figures 4.39-4.43 with an idle gateway).
+//! The thesis' T_PD is dominated by a 2004 Nokia 7650 client, about a thousand times
+//! slower than this machine, so three versions are shown and labelled: the thesis'
+//! inputs, ours, and a composite "thesis client + our gateway" (what a 2004 phone would
+//! see against a gateway like ours).
+
+use wtlsperf_models::overall::{
+    herwono_duration_ms, herwono_throughputs_bps, levi_savas_response, thesis_case_handshake,
+    LeviSavasScenario,
+};
+use wtlsperf_models::reference::{self, herwono_groups_of};
+use wtlsperf_models::Authentication;
+use wtlsperf_report::{
+    Axis, BarSeries, Cell, Column, Figure, GroupedBarChart, LineChart, Provenance, Section, Series,
+    Table,
+};
+
+use super::processing::{CaseResult, ProcessingResults};
+use super::queue::QueueResults;
+use super::transmission::{
+    groups_with_overhead, modelled_duration_ms, pk_bytes, TransmissionResults,
+};
+use super::Ctx;
+
+/// A bearer of thesis Table 4.15 as the overall model uses it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bearer {
+    /// Name as in Table 4.15.
+    pub name: String,
+    /// Up and down rate (bit/s).
+    pub up_bps: f64,
+    /// Down rate (bit/s).
+    pub down_bps: f64,
+    /// Mean one-way traversal (ms).
+    pub traversal_ms: f64,
+}
+
+/// GSM CSD and the three GPRS cases of Table 4.15, rates from Table 4.13.
+pub fn thesis_bearers() -> Vec<Bearer> {
+    let slots = reference::gprs_slots().unwrap_or_default();
+    let rates = |slot: &str| {
+        slots
+            .iter()
+            .find(|s| s.time_slot == slot)
+            .map(|s| (s.upload_kbps * 1000.0, s.download_kbps * 1000.0))
+    };
+    let mut out = Vec::new();
+    for row in reference::bearer_traversal().unwrap_or_default() {
+        let (up, down) = match row.bearer.as_str() {
+            "GSM CSD" => (9600.0, 9600.0),
+            "GPRS worst case" => rates("8PM").unwrap_or((11_330.0, 19_000.0)),
+            "GPRS average case" => rates("12PM").unwrap_or((10_500.0, 18_770.0)),
+            "GPRS best case" => rates("12AM").unwrap_or((12_760.0, 28_890.0)),
+            _ => continue,
+        };
+        out.push(Bearer {
+            name: row.bearer.clone(),
+            up_bps: up,
+            down_bps: down,
+            traversal_ms: row.traversal_mean_ms,
+        });
+    }
+    out
+}
+
+/// T_H of one case over one bearer, three ways (ms).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OverallRow {
+    /// Case.
+    pub case: String,
+    /// Mode.
+    pub auth: Authentication,
+    /// Bearer.
+    pub bearer: String,
+    /// Thesis inputs (Tables 4.1/4.2, 4.11, 4.15, Eq. 3.84), symmetric rate = the slower.
+    pub thesis_ms: Option<f64>,
+    /// Our T_PD + our flights through the flight model.
+    pub ours_ms: f64,
+    /// Thesis client T_PD_C + our gateway + our transmission.
+    pub composite_ms: Option<f64>,
+}
+
+/// All of part 4.
+#[derive(Debug, Clone)]
+pub struct OverallResults {
+    /// T_H rows.
+    pub rows: Vec<OverallRow>,
+    /// Levi-Savas (case, scenario, total ms, data ms).
+    pub levi_savas: Vec<(String, &'static str, f64, f64, f64)>,
+    /// Herwono sweep: (handshake, throughput bit/s, ours ms, published-groups ms).
+    pub herwono: Vec<(String, f64, f64, Option<f64>)>,
+    /// Measured Herwono points: (case, bit/s, ms).
+    pub herwono_measured: Vec<(String, f64, f64)>,
+}
+
+fn our_tpd(c: &CaseResult) -> f64 {
+    c.client_wall_ms.median + c.server_wall_ms.median
+}
+
+/// Builds part 4 from parts 1-3.
+pub fn build(
+    ctx: &Ctx,
+    processing: &ProcessingResults,
+    transmission: &TransmissionResults,
+    _queue: &QueueResults,
+) -> anyhow::Result<OverallResults> {
+    ctx.step("overall: T_H, Levi-Savas and Herwono");
+    let bytes = reference::handshake_bytes()?;
+    let mut rows = Vec::new();
+    for bearer in thesis_bearers() {
+        for c in &processing.cases {
+            let p = c.published();
+            let thesis = p.as_ref().and_then(|p| {
+                let b = bytes
+                    .iter()
+                    .find(|b| b.ca_cert == p.ca_cert && b.leaf_cert == p.leaf_cert)?;
+                Some(
+                    thesis_case_handshake(
+                        p,
+                        b.bytes(c.auth),
+                        bearer.up_bps.min(bearer.down_bps),
+                        bearer.traversal_ms,
+                        0.0,
+                    )
+                    .total_ms,
+                )
+            });
+            let ttd = modelled_duration_ms(c, bearer.up_bps, bearer.down_bps, bearer.traversal_ms);
+            rows.push(OverallRow {
+                case: c.label(),
+                auth: c.auth,
+                bearer: bearer.name.clone(),
+                thesis_ms: thesis,
+                ours_ms: our_tpd(c) + ttd,
+                composite_ms: p.map(|p| p.client_ms + c.server_wall_ms.median + ttd),
+            });
+        }
+    }
+    let mut levi_savas = Vec::new();
+    for c in processing
+        .cases
+        .iter()
+        .filter(|c| c.auth == Authentication::ServerAuth)
+    {
+        for (name, sc) in [
+            ("best", LeviSavasScenario::BEST),
+            ("worst", LeviSavasScenario::WORST),
+        ] {
+            if let Some(r) = levi_savas_response(
+                c.client_cpu_ms.median,
+                c.server_cpu_ms.median,
+                pk_bytes(c) as f64,
+                sc,
+            ) {
+                levi_savas.push((c.label(), name, r.total_ms, r.data_ms, r.wait_ms));
+            }
+        }
+    }
+    let mut herwono = Vec::new();
+    let variants: Vec<&CaseResult> = processing
+        .variants
+        .iter()
+        .chain(processing.cases.iter().filter(|c| {
+            c.auth == Authentication::ServerAuth
+                && matches!(c.label().as_str(), "160p/160p" | "rsa1024/rsa1024")
+        }))
+        .collect();
+    for c in variants {
+        let key = herwono_name(c);
+        let ours = groups_with_overhead(c);
+        let published = herwono_groups_of("icics_table2", &key)
+            .ok()
+            .filter(|g| !g.is_empty());
+        for r in herwono_throughputs_bps() {
+            herwono.push((
+                key.clone(),
+                r,
+                herwono_duration_ms(&ours, r, 0.0, our_tpd(c)),
+                published
+                    .as_ref()
+                    .map(|g| herwono_duration_ms(g, r, 0.0, 0.0)),
+            ));
+        }
+    }
+    let herwono_measured = transmission
+        .bearer
+        .iter()
+        .filter(|b| b.bearer.starts_with("herwono-") && b.auth == "server")
+        .filter_map(|b| {
+            let kbps: f64 = b
+                .bearer
+                .trim_start_matches("herwono-")
+                .trim_end_matches("kbps")
+                .parse()
+                .ok()?;
+            Some((b.case.clone(), kbps * 1000.0, b.measured_ms))
+        })
+        .collect();
+    Ok(OverallResults {
+        rows,
+        levi_savas,
+        herwono,
+        herwono_measured,
+    })
+}
+
+/// Herwono's name of one of our handshakes (`RSA_1024`, `ECDH_anon_160`, ...).
+pub fn herwono_name(c: &CaseResult) -> String {
+    let (family, bits) = if c.case.leaf.is_rsa() {
+        ("RSA", c.case.leaf.key_bits())
+    } else {
+        ("ECDH", c.case.leaf.key_bits())
+    };
+    match c.variant.as_str() {
+        "anonymous" => format!("{family}_anon_{bits}"),
+        "optimised" => format!("ECDH_ECDSA_{bits}_optimized"),
+        _ if family == "RSA" => format!("RSA_{bits}"),
+        _ => format!("ECDH_ECDSA_{bits}"),
+    }
+}
+
+impl OverallResults {
+    /// The report section of part 4.
+    pub fn section(&self, ctx: &Ctx) -> Section {
+        let mut s = Section::new("overall", "4. Overall handshake and response time (thesis 4.4; Levi-Savas Fig. 6; Herwono Fig. 3/4)")
+            .intro(
+                "T_H = T_PD + T_TD + T_QD with an idle gateway (T_QD = 0). 'thesis inputs' \
+                 rebuilds Figures 4.39-4.43 from the published tables; 'ours' uses our \
+                 processing and our measured flights; 'thesis client + our gateway' is a \
+                 composite, labelled as such.",
+            );
+        s = s.table(self.overall_table(ctx));
+        for auth in Authentication::ALL {
+            s = s.figure(self.overall_figure(ctx, auth));
+        }
+        s = s.table(self.levi_table(ctx));
+        s = s.figure(self.herwono_figure(ctx));
+        s
+    }
+
+    fn overall_table(&self, ctx: &Ctx) -> Table {
+        let mut t = Table::new("overall_th", "T_H per case and bearer (Figures 4.39-4.43)")
+            .column(Column::label("case"))
+            .column(Column::label("auth"))
+            .column(Column::label("bearer"))
+            .column(Column::new(
+                "thesis inputs",
+                Some("ms"),
+                Provenance::modelled(
+                    "Bayoglu 2004 T_H = T_PD + Eq. 3.84",
+                    "Tables 4.1/4.2, 4.11, 4.15",
+                ),
+            ))
+            .column(Column::new(
+                "ours",
+                Some("ms"),
+                Provenance::modelled(
+                    "T_H = T_PD + flight model",
+                    format!("T_PD and flights measured in run {}", ctx.run_id),
+                ),
+            ))
+            .column(Column::new(
+                "thesis client + our gateway",
+                Some("ms"),
+                Provenance::derived("published T_PD_C + our T_PD_S + our T_TD (composite)"),
+            ));
+        for r in &self.rows {
+            t = t.row(vec![
+                Cell::text(&r.case),
+                Cell::text(format!("{:?}", r.auth)),
+                Cell::text(&r.bearer),
+                Cell::opt(r.thesis_ms, 0),
+                Cell::num(r.ours_ms, 0),
+                Cell::opt(r.composite_ms, 0),
+            ]);
+        }
+        t
+    }
+
+    fn overall_figure(&self, ctx: &Ctx, auth: Authentication) -> Figure {
+        let rows: Vec<&OverallRow> = self
+            .rows
+            .iter()
+            .filter(|r| r.auth == auth && r.bearer == "GSM CSD")
+            .collect();
+        let labels: Vec<String> = rows.iter().map(|r| r.case.clone()).collect();
+        let n = if auth == Authentication::Mutual {
+            42
+        } else {
+            43
+        };
+        Figure::new(
+            format!(
+                "fig4_{n}_overall_{}",
+                if auth == Authentication::Mutual {
+                    "mutual"
+                } else {
+                    "server"
+                }
+            ),
+            format!("Figure 4.{n}: overall handshake time over GSM CSD, {auth:?}"),
+            GroupedBarChart::new("case", labels, Axis::new("T_H", "ms"))
+                .series(BarSeries::new(
+                    "thesis inputs",
+                    Provenance::modelled("T_H, thesis inputs", "Tables 4.1/4.2, 4.11, 4.15"),
+                    rows.iter().map(|r| r.thesis_ms).collect(),
+                ))
+                .series(BarSeries::new(
+                    "ours",
+                    ctx.measured(),
+                    rows.iter().map(|r| Some(r.ours_ms)).collect(),
+                ))
+                .series(BarSeries::new(
+                    "thesis client + our gateway",
+                    Provenance::derived("composite"),
+                    rows.iter().map(|r| r.composite_ms).collect(),
+                )),
+        )
+        .size(1300, 460)
+    }
+
+    fn levi_table(&self, ctx: &Ctx) -> Table {
+        let m = Provenance::modelled(
+            "Levi-Savas 2003 T_resp = Tc + Ts + Tw + Tdata",
+            format!("our CPU medians and PK bytes, run {}", ctx.run_id),
+        );
+        let mut t = Table::new(
+            "levi_savas_response",
+            "Levi-Savas response time, best (56 kbit/s, rho = 0) and worst (6 kbit/s, rho = 0.8)",
+        )
+        .column(Column::label("case"))
+        .column(Column::label("scenario"))
+        .column(Column::new("T_resp", Some("ms"), m.clone()))
+        .column(Column::new("T_data", Some("ms"), m.clone()))
+        .column(Column::new("T_w", Some("ms"), m));
+        for (case, sc, total, data, wait) in &self.levi_savas {
+            t = t.row(vec![
+                Cell::text(case),
+                Cell::text(*sc),
+                Cell::num(*total, 1),
+                Cell::num(*data, 1),
+                Cell::num(*wait, 3),
+            ]);
+        }
+        if let Ok(points) = reference::levi_savas_published_points() {
+            for p in points {
+                t = t.note(format!(
+                    "Published: {} for {} = {} ms on {} (our client needs well under 1 ms for the same operations).",
+                    p.quantity, p.curve, p.value_ms, p.platform
+                ));
+            }
+        }
+        t
+    }
+
+    fn herwono_figure(&self, ctx: &Ctx) -> Figure {
+        let mut chart = LineChart::new(
+            Axis::new("bearer throughput", "bit/s"),
+            Axis::new("handshake duration", "ms").log(),
+        );
+        let mut names: Vec<String> = self.herwono.iter().map(|h| h.0.clone()).collect();
+        names.dedup();
+        for (i, name) in names.iter().enumerate() {
+            let ours: Vec<(f64, f64)> = self
+                .herwono
+                .iter()
+                .filter(|h| &h.0 == name)
+                .map(|h| (h.1, h.2))
+                .collect();
+            chart = chart.series(
+                Series::new(
+                    format!("{name} ours"),
+                    Provenance::modelled(
+                        "Herwono duration = bytes x 8 / R + T_PD",
+                        "our flights + 28 B, our T_PD",
+                    ),
+                    ours,
+                )
+                .colour(i),
+            );
+            let published: Vec<(f64, f64)> = self
+                .herwono
+                .iter()
+                .filter(|h| &h.0 == name)
+                .filter_map(|h| Some((h.1, h.3?)))
+                .collect();
+            if !published.is_empty() {
+                chart = chart.series(
+                    Series::new(
+                        format!("{name} Herwono groups"),
+                        Provenance::published(
+                            "Herwono-Liebhardt 2001 ICICS Table 2 bytes, serialisation only",
+                        ),
+                        published,
+                    )
+                    .colour(i),
+                );
+            }
+        }
+        let mut cases: Vec<String> = self.herwono_measured.iter().map(|m| m.0.clone()).collect();
+        cases.sort();
+        cases.dedup();
+        for case in cases {
+            let pts: Vec<(f64, f64)> = self
+                .herwono_measured
+                .iter()
+                .filter(|m| m.0 == case)
+                .map(|m| (m.1, m.2))
+                .collect();
+            chart = chart.series(Series::new(
+                format!("{case} full, measured through the link"),
+                ctx.measured(),
+                pts,
+            ));
+        }
+        Figure::new(
+            "herwono_duration",
+            "Handshake duration against bearer throughput (Herwono Fig. 3/4)",
+            chart,
+        )
+        .caption(
+            "No latency term, as in Herwono-Liebhardt; full, anonymous and optimised handshakes.",
+        )
+        .size(1000, 520)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluate::processing::tests::synthetic;
+
+    #[test]
+    fn bearers_of_table_4_15() {
+        let b = thesis_bearers();
+        assert_eq!(b.len(), 4);
+        assert_eq!(b[0].up_bps, 9600.0);
+        assert_eq!(b[0].traversal_ms, 391.3);
+        assert_eq!(b[2].down_bps, 18_770.0);
+    }
+
+    #[test]
+    fn herwono_names() {
+        let mut c = synthetic("160p/160p", Authentication::ServerAuth, 1.0);
+        assert_eq!(herwono_name(&c), "ECDH_ECDSA_160");
+        c.variant = "optimised".into();
+        assert_eq!(herwono_name(&c), "ECDH_ECDSA_160_optimized");
+        let mut r = synthetic("rsa1024/rsa1024", Authentication::ServerAuth, 1.0);
+        r.variant = "anonymous".into();
+        assert_eq!(herwono_name(&r), "RSA_anon_1024");
+    }
+}

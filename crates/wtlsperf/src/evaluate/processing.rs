@@ -1,0 +1,821 @@
+//! Part 1, processing (thesis sections 3.1 and 4.1): every one of the 48 cases (24 CA/leaf
+//! combinations x server-authenticated/mutual) measured in memory, client and gateway
+//! separately, wall and thread-CPU time; Tables 4.1-4.10 and Figures 4.1-4.12 rebuilt with
+//! the published numbers and the ratio published/ours beside ours.
+//!
+//! The thesis ran its client on a 2004 Nokia 7650 and its gateway on a Pentium 4, so the
+//! ratio published/ours is the interesting number, not the absolute one. The bound ratio
+//! (gateway CPU over the raw public-key operations of the same handshake) says how much
+//! of the gateway's time is protocol overhead rather than mathematics.
+
+use std::collections::BTreeMap;
+
+use anyhow::Context;
+use wtls::suite::Case;
+use wtlsperf_models::processing::{
+    percent_layout, percentage_row, Message as ThesisMessage, Operation as ThesisOperation,
+    PercentColumn, SideTimes,
+};
+use wtlsperf_models::reference::{self, PercentTable, ProcessingTimeRow};
+use wtlsperf_models::{Authentication, Side, SuiteFamily};
+use wtlsperf_report::{
+    Axis, BarSeries, Cell, Column, Figure, GroupedBarChart, Provenance, Section, Table,
+};
+
+use super::{Ctx, Mode};
+use crate::pki_store::PkiStore;
+use crate::runner::{self, AuthMode, CaseMeasurement, RunnerOptions, Variant};
+
+/// Median and 95th percentile of one quantity over the repetitions (ms).
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct Stat {
+    /// Median (ms).
+    pub median: f64,
+    /// 95th percentile (ms).
+    pub p95: f64,
+}
+
+/// One message (or one operation inside it) of one side of one case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageRow {
+    /// Which peer spent the time.
+    pub side: Side,
+    /// Thesis abbreviation of the message (`CKX`, `SCERT`, ...).
+    pub message: String,
+    /// Operation inside the message (`ECDH`, `RSADEC`, ...), `None` for the message row.
+    pub operation: Option<String>,
+    /// Median wall time (ms).
+    pub median_wall_ms: f64,
+    /// Median thread-CPU time (ms) when measured (messages only).
+    pub median_cpu_ms: Option<f64>,
+    /// Share of the side's total (message rows) or of the message (operation rows), %.
+    pub share_pct: f64,
+    /// Bytes of the message on the wire (message rows).
+    pub bytes: Option<usize>,
+}
+
+/// Everything measured for one case and authentication mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaseResult {
+    /// CA/leaf combination.
+    pub case: Case,
+    /// Authentication mode.
+    pub auth: Authentication,
+    /// Which handshake variant (full, anonymous, optimised, resumed).
+    pub variant: String,
+    /// Client thread-CPU time per handshake.
+    pub client_cpu_ms: Stat,
+    /// Gateway thread-CPU time per handshake.
+    pub server_cpu_ms: Stat,
+    /// Client wall time per handshake.
+    pub client_wall_ms: Stat,
+    /// Gateway wall time per handshake.
+    pub server_wall_ms: Stat,
+    /// Handshake bytes client to gateway (UDP payload).
+    pub bytes_up: usize,
+    /// Handshake bytes gateway to client (UDP payload).
+    pub bytes_down: usize,
+    /// Datagrams client to gateway.
+    pub datagrams_up: usize,
+    /// Datagrams gateway to client.
+    pub datagrams_down: usize,
+    /// Handshake messages the client sends.
+    pub messages_client: usize,
+    /// Handshake messages the gateway sends.
+    pub messages_server: usize,
+    /// Flights in order: (upward?, bytes); Herwono's message groups.
+    pub flights: Vec<(bool, usize)>,
+    /// Gateway CPU over its raw public-key operations (>= 1).
+    pub bound_ratio: Option<f64>,
+    /// Per-message and per-operation medians.
+    pub messages: Vec<MessageRow>,
+    /// Per repetition, the gateway CPU of each received datagram (ms): the queue's jobs.
+    pub job_service_ms: Vec<Vec<f64>>,
+    /// Cost of the probes themselves, % of the handshake, when measured.
+    pub probe_overhead_pct: Option<f64>,
+}
+
+impl CaseResult {
+    /// Key exchange family.
+    pub fn family(&self) -> SuiteFamily {
+        if self.case.leaf.is_rsa() {
+            SuiteFamily::Rsa
+        } else {
+            SuiteFamily::EcdhEcdsa
+        }
+    }
+
+    /// `256p/224p`.
+    pub fn label(&self) -> String {
+        self.case.to_string()
+    }
+
+    /// Total handshake bytes both ways.
+    pub fn bytes(&self) -> usize {
+        self.bytes_up + self.bytes_down
+    }
+
+    /// Tables 4.1/4.2 row of the same case.
+    pub fn published(&self) -> Option<ProcessingTimeRow> {
+        published_row(&self.case, self.auth)
+    }
+
+    /// Per-message times of one side in the thesis' vocabulary, for Eq. 3.2-3.7 and the
+    /// percentage layout of Tables 4.3-4.10. Wall time, as the thesis measured.
+    pub fn side_times(&self, side: Side) -> SideTimes {
+        let mut times = SideTimes::default();
+        for row in self.messages.iter().filter(|r| r.side == side) {
+            match &row.operation {
+                None => {
+                    if let Some(m) = thesis_message(&row.message) {
+                        *times.messages_ms.entry(m).or_insert(0.0) += row.median_wall_ms;
+                    }
+                }
+                Some(op) => {
+                    if let (Some(ThesisMessage::ClientKeyExchange), Some(o)) =
+                        (thesis_message(&row.message), thesis_operation(op))
+                    {
+                        *times.operations_ms.entry(o).or_insert(0.0) += row.median_wall_ms;
+                    }
+                }
+            }
+        }
+        // The gateway's premaster work of mutual ECDH_ECDSA happens when it holds the
+        // client's certificate; the thesis still reports it as T_M_S_CKX.
+        times
+    }
+
+    /// Mean gateway CPU per job and per handshake over the repetitions.
+    pub fn mean_jobs(&self) -> Vec<f64> {
+        let reps: Vec<&Vec<f64>> = self
+            .job_service_ms
+            .iter()
+            .filter(|r| !r.is_empty())
+            .collect();
+        let Some(k) = reps.iter().map(|r| r.len()).min() else {
+            return Vec::new();
+        };
+        (0..k)
+            .map(|j| reps.iter().map(|r| r[j]).sum::<f64>() / reps.len() as f64)
+            .collect()
+    }
+}
+
+/// The thesis message of a probe name; SKX has no thesis counterpart.
+pub fn thesis_message(abbr: &str) -> Option<ThesisMessage> {
+    ThesisMessage::ALL
+        .into_iter()
+        .find(|m| m.abbreviation() == abbr)
+}
+
+/// The thesis operation of a probe name (ECDH, MS, RSAENC, RSADEC).
+pub fn thesis_operation(abbr: &str) -> Option<ThesisOperation> {
+    [
+        ThesisOperation::Ecdh,
+        ThesisOperation::MasterSecret,
+        ThesisOperation::RsaEncrypt,
+        ThesisOperation::RsaDecrypt,
+    ]
+    .into_iter()
+    .find(|o| o.abbreviation() == abbr)
+}
+
+/// The Tables 4.1/4.2 row of a case.
+pub fn published_row(case: &Case, auth: Authentication) -> Option<ProcessingTimeRow> {
+    reference::processing_times().ok()?.into_iter().find(|r| {
+        r.authentication == auth && r.ca_cert == case.ca.short() && r.leaf_cert == case.leaf.short()
+    })
+}
+
+/// `wtls` handshake mode of a thesis authentication mode.
+pub fn auth_mode(auth: Authentication) -> AuthMode {
+    match auth {
+        Authentication::Mutual => AuthMode::Mutual,
+        Authentication::ServerAuth => AuthMode::ServerAuth,
+    }
+}
+
+/// All of part 1.
+#[derive(Debug, Clone)]
+pub struct ProcessingResults {
+    /// The full handshakes of the thesis flow, one per case and mode.
+    pub cases: Vec<CaseResult>,
+    /// Anonymous and optimised handshakes (Herwono's variants).
+    pub variants: Vec<CaseResult>,
+    /// Cases left out of this run, with the reason.
+    pub skipped: Vec<String>,
+}
+
+impl ProcessingResults {
+    /// The result of one case and mode.
+    pub fn find(&self, case: &Case, auth: Authentication) -> Option<&CaseResult> {
+        self.cases
+            .iter()
+            .find(|c| c.case == *case && c.auth == auth)
+    }
+
+    /// Largest bound ratio measured.
+    pub fn worst_bound_ratio(&self) -> Option<(String, f64)> {
+        self.cases
+            .iter()
+            .filter_map(|c| Some((format!("{} {:?}", c.label(), c.auth), c.bound_ratio?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    /// Median over the cases of published/ours for one side (wall time).
+    pub fn median_speedup(&self, side: Side) -> Option<f64> {
+        let ratios: Vec<f64> = self
+            .cases
+            .iter()
+            .filter_map(|c| {
+                let p = c.published()?;
+                let (published, ours) = match side {
+                    Side::Client => (p.client_ms, c.client_wall_ms.median),
+                    Side::Server => (p.server_ms, c.server_wall_ms.median),
+                };
+                (ours > 0.0).then(|| published / ours)
+            })
+            .collect();
+        wtlsperf_models::stats::median(&ratios)
+    }
+
+    /// Median probe overhead (%) over the cases where it was measured.
+    pub fn probe_overhead_pct(&self) -> Option<f64> {
+        let v: Vec<f64> = self
+            .cases
+            .iter()
+            .filter_map(|c| c.probe_overhead_pct)
+            .collect();
+        wtlsperf_models::stats::median(&v)
+    }
+}
+
+/// Which cases a mode measures. Every mode measures all cases the local libcrypto
+/// supports except the smoke test, which takes one ECDH_ECDSA and one RSA case.
+pub fn cases_for(mode: Mode) -> Vec<Case> {
+    let all = Case::ALL.into_iter().filter(Case::is_available);
+    match mode {
+        Mode::Smoke => all
+            .filter(|c| matches!(c.to_string().as_str(), "256p/256p" | "rsa1024/rsa1024"))
+            .collect(),
+        Mode::Quick | Mode::Full => all.collect(),
+    }
+}
+
+fn stat(s: &wtlsperf_models::stats::Summary) -> Stat {
+    Stat {
+        median: s.p50,
+        p95: s.p95,
+    }
+}
+
+/// Converts the runner's record of one case into this part's row.
+pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult {
+    let to_stat =
+        |s: Option<wtlsperf_models::stats::Summary>| s.as_ref().map(stat).unwrap_or_default();
+    let mut messages = Vec::new();
+    for side in [Side::Client, Side::Server] {
+        for ms in m.message_summary(runner_side(side)) {
+            let name = ms.message.name().to_owned();
+            messages.push(MessageRow {
+                side,
+                message: name.clone(),
+                operation: None,
+                median_wall_ms: ms.median_wall_ms,
+                median_cpu_ms: Some(ms.median_cpu_ms),
+                share_pct: ms.share_pct,
+                bytes: Some(ms.bytes),
+            });
+            for (op, wall, share) in &ms.operations {
+                messages.push(MessageRow {
+                    side,
+                    message: name.clone(),
+                    operation: Some(op.name().to_owned()),
+                    median_wall_ms: *wall,
+                    median_cpu_ms: None,
+                    share_pct: *share,
+                    bytes: None,
+                });
+            }
+        }
+    }
+    let flights = m.flight_bytes();
+    let bytes_up = flights.iter().filter(|f| f.0).map(|f| f.1).sum();
+    let bytes_down = flights.iter().filter(|f| !f.0).map(|f| f.1).sum();
+    let (datagrams_up, datagrams_down) = m.datagrams();
+    let (messages_client, messages_server) = m.messages();
+    CaseResult {
+        case: m.case,
+        auth,
+        variant: m.variant.name().to_owned(),
+        client_cpu_ms: to_stat(m.client_cpu_ms()),
+        server_cpu_ms: to_stat(m.server_cpu_ms()),
+        client_wall_ms: to_stat(m.client_wall_ms()),
+        server_wall_ms: to_stat(m.server_wall_ms()),
+        bytes_up,
+        bytes_down,
+        datagrams_up,
+        datagrams_down,
+        messages_client,
+        messages_server,
+        flights,
+        bound_ratio: m.bound_ratio(),
+        messages,
+        job_service_ms: m
+            .server_job_service_ns()
+            .into_iter()
+            .map(|rep| rep.into_iter().map(|ns| ns as f64 / 1e6).collect())
+            .collect(),
+        probe_overhead_pct: m.probe_overhead.map(|o| o * 100.0),
+    }
+}
+
+fn runner_side(side: Side) -> runner::Side {
+    match side {
+        Side::Client => runner::Side::Client,
+        Side::Server => runner::Side::Server,
+    }
+}
+
+/// Measures the 48 cases (or the mode's subset) and the Herwono variants.
+pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<ProcessingResults> {
+    let reps = ctx.mode.processing_reps();
+    let mut cases = Vec::new();
+    let mut skipped: Vec<String> = Case::ALL
+        .into_iter()
+        .filter(|c| !c.is_available())
+        .map(|c| format!("{c}: not supported by the local libcrypto"))
+        .collect();
+    let selected = cases_for(ctx.mode);
+    for (i, case) in selected.iter().enumerate() {
+        for auth in Authentication::ALL {
+            ctx.step(&format!(
+                "processing {}/{}: {case} {auth:?} x{reps}",
+                i + 1,
+                selected.len()
+            ));
+            let opts = RunnerOptions {
+                reps,
+                warmup: if ctx.mode == Mode::Smoke { 0 } else { 1 },
+                measure_bound: true,
+                measure_probe_overhead: ctx.mode == Mode::Full,
+                ..RunnerOptions::default()
+            };
+            match runner::measure_case(store, *case, auth_mode(auth), &opts) {
+                Ok(m) => cases.push(from_measurement(&m, auth)),
+                Err(e) => skipped.push(format!("{case} {auth:?}: {e:#}")),
+            }
+        }
+    }
+    anyhow::ensure!(
+        !cases.is_empty(),
+        "no case could be measured: {}",
+        skipped.join("; ")
+    );
+    let mut variants = Vec::new();
+    for (case, variant) in herwono_variants() {
+        ctx.step(&format!("processing: {case} {variant:?} (Herwono variant)"));
+        let case = Case::parse(case).context("Herwono variant case")?;
+        if !case.is_available() {
+            continue;
+        }
+        let opts = RunnerOptions {
+            reps: reps.min(5),
+            warmup: 0,
+            variant,
+            ..RunnerOptions::default()
+        };
+        let m = runner::measure_case(store, case, AuthMode::ServerAuth, &opts)
+            .with_context(|| format!("{case} {variant:?}"))?;
+        variants.push(from_measurement(&m, Authentication::ServerAuth));
+    }
+    Ok(ProcessingResults {
+        cases,
+        variants,
+        skipped,
+    })
+}
+
+/// The handshakes Herwono-Liebhardt compare (anonymous and optimised ones) closest to
+/// their key sizes: RSA 1024 and a 160-bit curve.
+pub fn herwono_variants() -> [(&'static str, Variant); 3] {
+    [
+        ("rsa1024/rsa1024", Variant::Anonymous),
+        ("160p/160p", Variant::Anonymous),
+        ("160p/160p", Variant::Optimised),
+    ]
+}
+
+fn ratio(published: f64, ours: f64) -> Option<f64> {
+    (ours > 0.0).then(|| published / ours)
+}
+
+impl ProcessingResults {
+    /// The report section of part 1.
+    pub fn section(&self, ctx: &Ctx) -> anyhow::Result<Section> {
+        let mut section = Section::new("processing", "1. Processing time (thesis 3.1, 4.1)").intro(
+            "Every case measured in memory (client and gateway in one process, no network), \
+             wall time and thread-CPU time per side, median and 95th percentile over the \
+             repetitions. The thesis measured a Nokia 7650 client and a Pentium 4 gateway; \
+             the column published/ours says how many times faster this machine is.",
+        );
+        if !self.skipped.is_empty() {
+            section = section.paragraph(format!("Not measured: {}.", self.skipped.join("; ")));
+        }
+        for auth in Authentication::ALL {
+            section = section.table(self.overall_table(ctx, auth));
+        }
+        for category in 1..=3u8 {
+            for side in [Side::Client, Side::Server] {
+                if let Some(f) = self.category_figure(ctx, category, side) {
+                    section = section.figure(f);
+                }
+            }
+        }
+        for table in PercentTable::ALL {
+            let (t, f) = self.percent_table(ctx, table)?;
+            section = section.table(t);
+            if let Some(f) = f {
+                section = section.figure(f);
+            }
+        }
+        section = section.figure(self.bound_figure(ctx));
+        Ok(section)
+    }
+
+    fn overall_table(&self, ctx: &Ctx, auth: Authentication) -> Table {
+        let (id, label) = match auth {
+            Authentication::Mutual => ("t4_1_mutual_processing", "Table 4.1"),
+            Authentication::ServerAuth => ("t4_2_server_auth_processing", "Table 4.2"),
+        };
+        let m = ctx.measured();
+        let p = Provenance::published(format!("Bayoglu 2004, {label}"));
+        let d = Provenance::derived("published / ours (median wall)");
+        let mut t = Table::new(id, format!("{label}: processing time per case, {auth:?}"))
+            .caption(
+                "T_PD_C and T_PD_S per case; ours is the median (and p95) over the repetitions.",
+            )
+            .column(Column::label("case"))
+            .column(Column::label("category/group"))
+            .column(Column::new("client wall median", Some("ms"), m.clone()))
+            .column(Column::new("client wall p95", Some("ms"), m.clone()))
+            .column(Column::new("client CPU median", Some("ms"), m.clone()))
+            .column(Column::new("server wall median", Some("ms"), m.clone()))
+            .column(Column::new("server wall p95", Some("ms"), m.clone()))
+            .column(Column::new("server CPU median", Some("ms"), m.clone()))
+            .column(Column::new("published client", Some("ms"), p.clone()))
+            .column(Column::new("published server", Some("ms"), p))
+            .column(Column::new("client published/ours", None, d.clone()))
+            .column(Column::new("server published/ours", None, d))
+            .column(Column::new(
+                "bound ratio",
+                None,
+                Provenance::derived("server CPU / raw public-key operations, same run"),
+            ));
+        for c in self.cases.iter().filter(|c| c.auth == auth) {
+            let p = c.published();
+            t = t.row(vec![
+                Cell::text(c.label()),
+                Cell::text(format!("{}/{}", c.case.category, c.case.group)),
+                Cell::num(c.client_wall_ms.median, 3),
+                Cell::num(c.client_wall_ms.p95, 3),
+                Cell::num(c.client_cpu_ms.median, 3),
+                Cell::num(c.server_wall_ms.median, 3),
+                Cell::num(c.server_wall_ms.p95, 3),
+                Cell::num(c.server_cpu_ms.median, 3),
+                Cell::opt(p.as_ref().map(|p| p.client_ms), 2),
+                Cell::opt(p.as_ref().map(|p| p.server_ms), 2),
+                Cell::opt(
+                    p.as_ref()
+                        .and_then(|p| ratio(p.client_ms, c.client_wall_ms.median)),
+                    0,
+                ),
+                Cell::opt(
+                    p.as_ref()
+                        .and_then(|p| ratio(p.server_ms, c.server_wall_ms.median)),
+                    1,
+                ),
+                Cell::opt(c.bound_ratio, 2),
+            ]);
+        }
+        t
+    }
+
+    fn category_figure(&self, ctx: &Ctx, category: u8, side: Side) -> Option<Figure> {
+        let number = (category - 1) * 2 + if side == Side::Client { 1 } else { 2 };
+        let mut labels = Vec::new();
+        let mut ours = Vec::new();
+        let mut published = Vec::new();
+        for auth in Authentication::ALL {
+            for c in self
+                .cases
+                .iter()
+                .filter(|c| c.auth == auth && c.case.category == category)
+            {
+                labels.push(format!("{} {}", c.label(), auth.thesis_letter()));
+                ours.push(Some(match side {
+                    Side::Client => c.client_wall_ms.median,
+                    Side::Server => c.server_wall_ms.median,
+                }));
+                published.push(c.published().map(|p| match side {
+                    Side::Client => p.client_ms,
+                    Side::Server => p.server_ms,
+                }));
+            }
+        }
+        if labels.is_empty() {
+            return None;
+        }
+        let side_name = if side == Side::Client {
+            "client"
+        } else {
+            "server"
+        };
+        let chart = GroupedBarChart::new(
+            "case (M = mutual, S = server-authenticated)",
+            labels,
+            Axis::new(format!("{side_name} processing time"), "ms").log(),
+        )
+        .series(BarSeries::new("ours (median wall)", ctx.measured(), ours))
+        .series(BarSeries::new(
+            "published",
+            Provenance::published("Bayoglu 2004, Tables 4.1/4.2"),
+            published,
+        ));
+        Some(
+            Figure::new(
+                format!("fig4_{number}_cat{category}_{side_name}"),
+                format!("Figure 4.{number}: category {category} {side_name} processing times"),
+                chart,
+            )
+            .caption("Log scale: the published 2004 times are orders of magnitude above ours.")
+            .size(1100, 480),
+        )
+    }
+
+    fn percent_table(
+        &self,
+        ctx: &Ctx,
+        table: PercentTable,
+    ) -> anyhow::Result<(Table, Option<Figure>)> {
+        let (auth, side, family) = table.case();
+        let published = table.load()?;
+        let layout = percent_layout(table);
+        let headers: Vec<String> = layout.iter().map(|c| c.header(auth, side)).collect();
+        let src = format!("Bayoglu 2004, {}", table.label());
+        let mut t = Table::new(
+            format!(
+                "t{}_percent",
+                table.label().trim_start_matches("Table ").replace('.', "_")
+            ),
+            format!(
+                "{}: {side:?} processing shares, {auth:?} {family:?} (ours | published)",
+                table.label()
+            ),
+        )
+        .caption(
+            "Headline messages as % of the side's T_PD, key exchange operations as % of \
+             T_x_CKX, as in the thesis; ours from the median wall time of each message.",
+        )
+        .column(Column::label("case"));
+        for h in &headers {
+            t = t
+                .column(Column::new(format!("{h} ours"), Some("%"), ctx.measured()))
+                .column(Column::new(
+                    format!("{h} published"),
+                    Some("%"),
+                    Provenance::published(src.clone()),
+                ));
+        }
+        let mut ours_sum: BTreeMap<usize, (f64, usize)> = BTreeMap::new();
+        let mut pub_sum: BTreeMap<usize, (f64, usize)> = BTreeMap::new();
+        for c in self
+            .cases
+            .iter()
+            .filter(|c| c.auth == auth && c.family() == family)
+        {
+            let ours = percentage_row(table, &c.side_times(side));
+            let pubrow = published.row(&[c.case.ca.short(), c.case.leaf.short()]);
+            let mut row = vec![Cell::text(c.label())];
+            for (i, _) in layout.iter().enumerate() {
+                let o = ours.as_ref().map(|r| r[i].percent);
+                let p = pubrow.and_then(|r| r.values.get(i).copied());
+                if let Some(o) = o {
+                    let e = ours_sum.entry(i).or_default();
+                    e.0 += o;
+                    e.1 += 1;
+                }
+                if let Some(p) = p {
+                    let e = pub_sum.entry(i).or_default();
+                    e.0 += p;
+                    e.1 += 1;
+                }
+                row.push(Cell::opt(o, 2));
+                row.push(Cell::opt(p, 2));
+            }
+            t = t.row(row);
+        }
+        if layout.contains(&PercentColumn::Others) {
+            t = t.note(
+                "Others = every message not shown; the thesis' empty client Certificate and \
+                 ChangeCipherSpec are in it.",
+            );
+        }
+        let avg = |m: &BTreeMap<usize, (f64, usize)>| -> Vec<Option<f64>> {
+            (0..layout.len())
+                .map(|i| m.get(&i).map(|(s, n)| s / *n as f64))
+                .collect()
+        };
+        let figure = (!ours_sum.is_empty()).then(|| {
+            let n = table.label().trim_start_matches("Table 4.").parse::<u32>().unwrap_or(3);
+            Figure::new(
+                format!("fig_pct_{}", table.label().replace(' ', "").replace('.', "_")),
+                format!(
+                    "Shares of {side:?} processing, {auth:?} {family:?} (mean over cases; as {} / Figure 4.{})",
+                    table.label(),
+                    (n + 4).min(12)
+                ),
+                GroupedBarChart::new("column", headers.clone(), Axis::new("share", "%"))
+                    .series(BarSeries::new("ours", ctx.measured(), avg(&ours_sum)))
+                    .series(BarSeries::new(
+                        "published",
+                        Provenance::published(src.clone()),
+                        avg(&pub_sum),
+                    )),
+            )
+            .size(1000, 420)
+        });
+        Ok((t, figure))
+    }
+
+    fn bound_figure(&self, ctx: &Ctx) -> Figure {
+        let mut labels = Vec::new();
+        let mut values = Vec::new();
+        for c in &self.cases {
+            labels.push(format!("{} {}", c.label(), c.auth.thesis_letter()));
+            values.push(c.bound_ratio);
+        }
+        Figure::new(
+            "bound_ratio",
+            "Gateway CPU over its raw public-key operations, per case",
+            GroupedBarChart::new("case", labels, Axis::new("bound ratio", "x")).series(
+                BarSeries::new("server CPU / PK ops", ctx.measured(), values),
+            ),
+        )
+        .caption(
+            "1.0 would mean the gateway does nothing but public-key mathematics; the rest \
+             is parsing, hashing, the PRF, record protection and allocation.",
+        )
+        .size(1400, 450)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use wtls::suite::Case;
+
+    /// A synthetic result in the shape the runner produces, for the pure parts' tests.
+    pub(crate) fn synthetic(case: &str, auth: Authentication, server_ms: f64) -> CaseResult {
+        let case = Case::parse(case).unwrap();
+        let side_rows = |side: Side, total: f64| {
+            vec![
+                MessageRow {
+                    side,
+                    message: "CKX".into(),
+                    operation: None,
+                    median_wall_ms: total * 0.6,
+                    median_cpu_ms: Some(total * 0.6),
+                    share_pct: 60.0,
+                    bytes: Some(100),
+                },
+                MessageRow {
+                    side,
+                    message: "CKX".into(),
+                    operation: Some("MS".into()),
+                    median_wall_ms: total * 0.06,
+                    median_cpu_ms: None,
+                    share_pct: 10.0,
+                    bytes: None,
+                },
+                MessageRow {
+                    side,
+                    message: "SCERT".into(),
+                    operation: None,
+                    median_wall_ms: total * 0.4,
+                    median_cpu_ms: Some(total * 0.4),
+                    share_pct: 40.0,
+                    bytes: Some(300),
+                },
+            ]
+        };
+        let mut messages = side_rows(Side::Client, 2.0 * server_ms);
+        messages.extend(side_rows(Side::Server, server_ms));
+        CaseResult {
+            case,
+            auth,
+            variant: "full".into(),
+            client_cpu_ms: Stat {
+                median: 2.0 * server_ms,
+                p95: 2.2 * server_ms,
+            },
+            server_cpu_ms: Stat {
+                median: server_ms,
+                p95: 1.1 * server_ms,
+            },
+            client_wall_ms: Stat {
+                median: 2.0 * server_ms,
+                p95: 2.2 * server_ms,
+            },
+            server_wall_ms: Stat {
+                median: server_ms,
+                p95: 1.1 * server_ms,
+            },
+            bytes_up: 700,
+            bytes_down: 900,
+            datagrams_up: 2,
+            datagrams_down: 2,
+            messages_client: 5,
+            messages_server: 6,
+            flights: vec![(true, 100), (false, 900), (true, 600)],
+            bound_ratio: Some(1.3),
+            messages,
+            job_service_ms: vec![vec![0.1, server_ms - 0.1]; 3],
+            probe_overhead_pct: Some(1.0),
+        }
+    }
+
+    #[test]
+    fn published_rows_are_found_for_every_case() {
+        for case in Case::ALL {
+            for auth in Authentication::ALL {
+                assert!(published_row(&case, auth).is_some(), "{case} {auth:?}");
+            }
+        }
+        let r = published_row(
+            &Case::parse("rsa1024/rsa1024").unwrap(),
+            Authentication::ServerAuth,
+        )
+        .unwrap();
+        assert_eq!(r.client_ms, 1006.78);
+    }
+
+    #[test]
+    fn probe_names_map_onto_the_thesis_vocabulary() {
+        assert_eq!(
+            thesis_message("CCERT"),
+            Some(ThesisMessage::ClientCertificate)
+        );
+        assert_eq!(thesis_message("SKX"), None);
+        assert_eq!(
+            thesis_operation("RSADEC"),
+            Some(ThesisOperation::RsaDecrypt)
+        );
+        assert_eq!(thesis_operation("CERTCHECK"), None);
+    }
+
+    #[test]
+    fn side_times_feed_the_percentage_layout() {
+        let c = synthetic("256p/256p", Authentication::ServerAuth, 2.0);
+        let t = c.side_times(Side::Server);
+        assert!((t.message_ms(ThesisMessage::ClientKeyExchange) - 1.2).abs() < 1e-12);
+        assert!((t.operation_ms(ThesisOperation::MasterSecret) - 0.12).abs() < 1e-12);
+        let row = percentage_row(PercentTable::T4_9, &t).unwrap();
+        // Others = 100 - CKX (SCERT is a client column, so it lands in Others here).
+        assert!((row[0].percent - 40.0).abs() < 1e-9);
+        assert!((row[1].percent - 60.0).abs() < 1e-9);
+        let jobs = c.mean_jobs();
+        assert_eq!(jobs.len(), 2);
+        assert!((jobs[0] - 0.1).abs() < 1e-12 && (jobs[1] - 1.9).abs() < 1e-12);
+    }
+
+    #[test]
+    fn ratios_and_headlines() {
+        let results = ProcessingResults {
+            cases: vec![
+                synthetic("256p/256p", Authentication::ServerAuth, 2.0),
+                synthetic("rsa1024/rsa1024", Authentication::ServerAuth, 1.0),
+            ],
+            variants: vec![],
+            skipped: vec![],
+        };
+        // Published server times: 256p/256p S and rsa1024/rsa1024 S over ours.
+        let p1 = published_row(
+            &Case::parse("256p/256p").unwrap(),
+            Authentication::ServerAuth,
+        )
+        .unwrap()
+        .server_ms;
+        let p2 = published_row(
+            &Case::parse("rsa1024/rsa1024").unwrap(),
+            Authentication::ServerAuth,
+        )
+        .unwrap()
+        .server_ms;
+        let expected = (p1 / 2.0 + p2 / 1.0) / 2.0;
+        let got = results.median_speedup(Side::Server).unwrap();
+        assert!((got - expected).abs() < 1e-9);
+        assert_eq!(results.worst_bound_ratio().unwrap().1, 1.3);
+        assert_eq!(cases_for(Mode::Smoke).len(), 2);
+    }
+}

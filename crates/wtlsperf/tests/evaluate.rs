@@ -1,0 +1,81 @@
+//! End-to-end check of `wtlsperf evaluate`: every part runs (hidden `--smoke` mode, minimal
+//! inputs, so a debug build finishes in seconds) and writes every file with the documented
+//! columns; the report has every section and inline SVG figures.
+
+use std::path::Path;
+use std::process::Command;
+
+fn header(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().next().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn smoke_evaluation_writes_every_file_and_section() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("results");
+    let status = Command::new(env!("CARGO_BIN_EXE_wtlsperf"))
+        .args(["evaluate", "--smoke", "--out"])
+        .arg(&out)
+        .env("RUST_LOG", "warn")
+        .status()
+        .expect("run wtlsperf");
+    assert!(
+        status.success(),
+        "wtlsperf evaluate --smoke failed: {status}"
+    );
+
+    let expected = [
+        ("cases.csv", "case,category,group,auth,variant,client_cpu_median_ms"),
+        ("messages.csv", "case,auth,side,message,operation,median_wall_ms,median_cpu_ms,share_pct,bytes"),
+        ("queue.csv", "model,variant,inputs,group,mixture,auth,lambda_hs_per_s,rho,predicted_wait_ms,measured_wait_ms,relative_error"),
+        ("queue_load_test.csv", "case,auth,target_rho,lambda_hs_per_s"),
+        ("transmission.csv", "case,auth,bearer,bytes,datagrams,runs,measured_ms,modelled_ms,published_ms"),
+        ("record_layer.csv", "cipher,mac,payload_bytes,direction,mbit_s,wtls"),
+        ("mcommerce.csv", "signature,key,with_certificate,sign_ms"),
+    ];
+    for (file, prefix) in expected {
+        let h = header(&out.join(file));
+        assert!(
+            h.starts_with(prefix),
+            "{file}: header {h:?} does not start with {prefix:?}"
+        );
+        let rows = std::fs::read_to_string(out.join(file))
+            .unwrap()
+            .lines()
+            .count();
+        assert!(rows >= 2, "{file} has no data rows");
+    }
+
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["mode"], "smoke");
+    assert!(summary["machine"]["openssl"]
+        .as_str()
+        .unwrap()
+        .contains("SSL"));
+    let mean = summary["headline"]["eq41_traversal_mean_ms"]
+        .as_f64()
+        .unwrap();
+    assert!((mean - 391.3).abs() < 0.05, "Eq. 4.1 mean {mean}");
+
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for section in [
+        "sec-processing",
+        "sec-queue",
+        "sec-transmission",
+        "sec-overall",
+        "sec-record_layer",
+        "sec-mcommerce",
+        "sec-findings",
+    ] {
+        assert!(html.contains(section), "report.html lacks {section}");
+    }
+    assert!(html.contains("<svg"), "report.html has no inline figure");
+    assert!(
+        html.contains("342.9") && html.contains("376.1"),
+        "Eq. 4.2 both readings missing"
+    );
+    assert!(out.join("figures/bound_ratio.png").exists());
+    assert!(out.join("tables/t4_1_mutual_processing.csv").exists());
+}
