@@ -411,6 +411,16 @@ impl CaseMeasurement {
             .unwrap_or(0)
     }
 
+    /// WTLS bytes (client to server, server to client) of the first rep.
+    pub fn bytes_per_direction(&self) -> (usize, usize) {
+        self.first()
+            .map(|r| {
+                let up = r.client.bytes_sent();
+                (up, r.client.bytes_received())
+            })
+            .unwrap_or((0, 0))
+    }
+
     /// Datagrams (client to server, server to client).
     pub fn datagrams(&self) -> (usize, usize) {
         self.first()

@@ -119,6 +119,12 @@ fn all_48_cases_complete_with_the_thesis_message_sets() {
             m.handshake_bytes(),
             flights.iter().map(|f| f.1).sum::<usize>()
         );
+        let (up, down) = m.bytes_per_direction();
+        assert_eq!(up + down, m.handshake_bytes());
+        assert_eq!(
+            up,
+            flights.iter().filter(|f| f.0).map(|f| f.1).sum::<usize>()
+        );
         // One server job per datagram it received.
         assert_eq!(m.server_job_service_ns()[0].len(), 2);
         assert!(r.pk_bound_ns.is_some() && m.bound_ratio().is_some());
