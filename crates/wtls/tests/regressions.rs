@@ -42,7 +42,8 @@ struct Creds {
 }
 
 fn creds(name: &str) -> Arc<Creds> {
-    static CACHE: OnceLock<Mutex<Vec<(String, Arc<Creds>)>>> = OnceLock::new();
+    type Cache = Mutex<Vec<(String, Arc<Creds>)>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
     let cache = CACHE.get_or_init(Default::default);
     if let Some((_, c)) = cache.lock().unwrap().iter().find(|(n, _)| n == name) {
         return c.clone();
@@ -123,7 +124,6 @@ struct Trace {
     client_datagrams: Vec<Vec<u8>>,
     server_datagrams: Vec<Vec<u8>>,
     server_out: Vec<Output>,
-    client_out: Vec<Output>,
     server: ServerConnection,
     client: Client,
 }
@@ -145,7 +145,7 @@ fn handshake(
     let mut s = ServerConnection::new(Arc::new(server), Probe::off(), now());
     let mut to_server = c.start(now()).unwrap().datagrams;
     let (mut client_datagrams, mut server_datagrams) = (Vec::new(), Vec::new());
-    let (mut server_out, mut client_out) = (Vec::new(), Vec::new());
+    let mut server_out = Vec::new();
     for _ in 0..8 {
         let mut to_client = Vec::new();
         for mut d in to_server.drain(..) {
@@ -158,8 +158,7 @@ fn handshake(
         for d in to_client {
             server_datagrams.push(d.clone());
             let out = c.handle_datagram(&d, now());
-            to_server.extend(out.datagrams.clone());
-            client_out.push(out);
+            to_server.extend(out.datagrams);
         }
         if to_server.is_empty() {
             break;
@@ -169,7 +168,6 @@ fn handshake(
         client_datagrams,
         server_datagrams,
         server_out,
-        client_out,
         server: s,
         client: c,
     }
