@@ -78,8 +78,15 @@ pub fn run(
             };
             let mean_ms = g.mean_service_us / 1000.0;
             let m2 = g.service_m2_us2 / 1e6;
+            // The models get the arrival rate that really reached the gateway: at high
+            // offered rates the generator shares the 2 cores and falls behind.
+            let arrived = if rep.achieved_rate > 0.0 {
+                rep.achieved_rate
+            } else {
+                lambda
+            };
             let (corrected, as_published, mm1, des) =
-                predict(lambda, k, mean_ms, m2, &samples, sim_jobs);
+                predict(arrived, k, mean_ms, m2, &samples, sim_jobs);
             out.push(LoadPoint {
                 case: name.to_owned(),
                 auth: "server".to_owned(),
