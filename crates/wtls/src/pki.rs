@@ -391,6 +391,44 @@ pub fn validate(
     validate_with_key(cert, ca, &ca_key, expected_subject, now)
 }
 
+/// Parsed CA keys, so that validating a peer certificate does not parse its CA's key
+/// again on every handshake. Keyed by the CA certificate's signature (unique per
+/// certificate), so configurations cloned from one another can share it safely.
+#[derive(Debug, Default)]
+pub struct CaKeyCache {
+    keys: std::sync::RwLock<std::collections::HashMap<Vec<u8>, PeerKey>>,
+}
+
+impl CaKeyCache {
+    /// The CA certificate's key, parsed on first use.
+    pub fn key(&self, ca: &WtlsCertificate) -> Result<PeerKey, CertError> {
+        if let Some(k) = self.keys.read().expect("CA key cache").get(&ca.signature) {
+            return Ok(k.clone());
+        }
+        let key = certificate_key(ca).map_err(|e| CertError::BadAuthority {
+            ca: describe(&ca.tbs.subject),
+            reason: e.to_string(),
+        })?;
+        self.keys
+            .write()
+            .expect("CA key cache")
+            .insert(ca.signature.clone(), key.clone());
+        Ok(key)
+    }
+}
+
+/// [`validate`] with the CA's key taken from (and kept in) `cache`.
+pub fn validate_cached(
+    cert: &WtlsCertificate,
+    ca: &WtlsCertificate,
+    cache: &CaKeyCache,
+    expected_subject: Option<&Identifier>,
+    now: u32,
+) -> Result<PeerKey, CertError> {
+    let ca_key = cache.key(ca)?;
+    validate_with_key(cert, ca, &ca_key, expected_subject, now)
+}
+
 fn validate_with_key(
     cert: &WtlsCertificate,
     ca: &WtlsCertificate,

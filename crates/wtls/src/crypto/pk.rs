@@ -27,7 +27,6 @@ use std::fmt;
 use std::sync::Mutex;
 
 use openssl::bn::{BigNum, BigNumContext};
-use openssl::derive::Deriver;
 use openssl::ec::{EcGroup, EcKey, EcPoint, PointConversionForm};
 use openssl::ecdsa::EcdsaSig;
 use openssl::error::ErrorStack;
@@ -148,7 +147,7 @@ pub struct KeyPair {
     material: PrivateMaterial,
     /// d / h mod n, for cofactor Diffie-Hellman in compatibility mode; made on first
     /// use and shared by clones.
-    compat: std::sync::Arc<std::sync::OnceLock<Result<PKey<Private>, String>>>,
+    compat: std::sync::Arc<std::sync::OnceLock<Result<EcKey<Private>, String>>>,
 }
 
 impl fmt::Debug for KeyPair {
@@ -548,6 +547,16 @@ pub fn ecdh_untrusted(own: &KeyPair, point: &[u8]) -> Result<Zeroizing<Vec<u8>>,
     let (own_ec, _) = own.ec("ECDH")?;
     let group = own_ec.group();
     let mut ctx = BigNumContext::new().map_err(lib("ECDH"))?;
+    let bad = |reason: &str| PkError::BadPublicKey {
+        spec: own.spec,
+        reason: reason.to_string(),
+    };
+    if point.first().is_none_or(|&tag| tag == 0) {
+        return Err(bad("empty point or point at infinity"));
+    }
+    // Decoding checks that the point lies on the curve.
+    let q =
+        EcPoint::from_bytes(group, point, &mut ctx).map_err(|_| bad("not a point on the curve"))?;
     let mut cofactor = BigNum::new().map_err(lib("ECDH"))?;
     group
         .cofactor(&mut cofactor, &mut ctx)
@@ -558,28 +567,19 @@ pub fn ecdh_untrusted(own: &KeyPair, point: &[u8]) -> Result<Zeroizing<Vec<u8>>,
         .parse::<u32>()
         .unwrap_or(0);
     if h <= 1 {
-        let peer = PeerKey::parse_ec_point(own.spec, point, false)?;
-        return ecdh(own, &peer);
+        return shared_x(group, &q, own_ec.private_key(), &mut ctx, own.spec);
     }
     if !h.is_power_of_two() {
-        return Err(PkError::BadPublicKey {
-            spec: own.spec,
-            reason: format!("cofactor {h} is not a power of two"),
-        });
+        return Err(bad("cofactor is not a power of two"));
     }
-    let peer = PeerKey::parse_ec_point(own.spec, point, false)?;
-    let (peer_ec, _) = peer.ec("ECDH")?;
-    let mut q = peer_ec.public_key().to_owned(group).map_err(lib("ECDH"))?;
+    let mut q = q;
     for _ in 0..h.trailing_zeros() {
         let mut doubled = EcPoint::new(group).map_err(lib("ECDH"))?;
         doubled.add(group, &q, &q, &mut ctx).map_err(lib("ECDH"))?;
         q = doubled;
     }
     if q.is_infinity(group) {
-        return Err(PkError::BadPublicKey {
-            spec: own.spec,
-            reason: "point of small order".into(),
-        });
+        return Err(bad("point of small order"));
     }
     let compat = own
         .compat
@@ -589,20 +589,41 @@ pub fn ecdh_untrusted(own: &KeyPair, point: &[u8]) -> Result<Zeroizing<Vec<u8>>,
             spec: own.spec,
             reason: reason.clone(),
         })?;
-    let peer_key = EcKey::from_public_key(group, &q).map_err(lib("ECDH"))?;
-    let peer_pkey = PKey::from_ec_key(peer_key).map_err(lib("ECDH"))?;
-    let mut deriver = Deriver::new(compat).map_err(lib("ECDH"))?;
-    deriver
-        .set_peer_ex(&peer_pkey, false)
-        .map_err(lib("ECDH peer"))?;
-    let mut secret = Zeroizing::new(vec![0u8; deriver.len().map_err(lib("ECDH"))?]);
-    let n = deriver.derive(&mut secret).map_err(lib("ECDH"))?;
-    secret.truncate(n);
-    Ok(secret)
+    shared_x(group, &q, compat.private_key(), &mut ctx, own.spec)
+}
+
+/// x(scalar · point) as a field-size octet string: exactly what OpenSSL's ECDH derive
+/// computes (`ecdh_simple_compute_key` is this multiplication), without building key
+/// objects for every handshake. The scalar comes from an `EcKey`, which marks it for
+/// constant-time arithmetic.
+fn shared_x(
+    group: &openssl::ec::EcGroupRef,
+    point: &openssl::ec::EcPointRef,
+    scalar: &openssl::bn::BigNumRef,
+    ctx: &mut BigNumContext,
+    spec: Specifier,
+) -> Result<Zeroizing<Vec<u8>>, PkError> {
+    let mut product = EcPoint::new(group).map_err(lib("ECDH"))?;
+    product
+        .mul2(group, point, scalar, ctx)
+        .map_err(lib("ECDH"))?;
+    if product.is_infinity(group) {
+        return Err(PkError::BadPublicKey {
+            spec,
+            reason: "shared point at infinity".into(),
+        });
+    }
+    let mut x = BigNum::new().map_err(lib("ECDH"))?;
+    let mut y = BigNum::new().map_err(lib("ECDH"))?;
+    product
+        .affine_coordinates(group, &mut x, &mut y, ctx)
+        .map_err(lib("ECDH"))?;
+    let len = group.degree().div_ceil(8) as i32;
+    Ok(Zeroizing::new(x.to_vec_padded(len).map_err(lib("ECDH"))?))
 }
 
 /// The key d·h⁻¹ mod n of ECSVDP-DHC compatibility mode.
-fn compat_key(own: &EcKey<Private>, cofactor: &BigNum) -> Result<PKey<Private>, PkError> {
+fn compat_key(own: &EcKey<Private>, cofactor: &BigNum) -> Result<EcKey<Private>, PkError> {
     let group = own.group();
     let mut ctx = BigNumContext::new().map_err(lib("ECDH"))?;
     let mut order = BigNum::new().map_err(lib("ECDH"))?;
@@ -618,16 +639,15 @@ fn compat_key(own: &EcKey<Private>, cofactor: &BigNum) -> Result<PKey<Private>, 
     public
         .mul_generator2(group, &d, &mut ctx)
         .map_err(lib("ECDH"))?;
-    let key = EcKey::from_private_components(group, &d, &public).map_err(lib("ECDH"))?;
-    PKey::from_ec_key(key).map_err(lib("ECDH"))
+    EcKey::from_private_components(group, &d, &public).map_err(lib("ECDH"))
 }
 
 /// ECDH: the pre-master secret of ECDH_anon and ECDH_ECDSA, the x-coordinate of
 /// own·peer as a field-size octet string (module docs). The peer key was fully
 /// validated when it was parsed, so OpenSSL's per-call revalidation is switched off.
 pub fn ecdh(own: &KeyPair, peer: &PeerKey) -> Result<Zeroizing<Vec<u8>>, PkError> {
-    let (_, own_pkey) = own.ec("ECDH")?;
-    let (_, peer_pkey) = peer.ec("ECDH")?;
+    let (own_ec, _) = own.ec("ECDH")?;
+    let (peer_ec, _) = peer.ec("ECDH")?;
     if own.spec != peer.spec {
         return Err(PkError::KeyTypeMismatch {
             spec: own.spec,
@@ -635,14 +655,14 @@ pub fn ecdh(own: &KeyPair, peer: &PeerKey) -> Result<Zeroizing<Vec<u8>>, PkError
             found: peer.spec.name(),
         });
     }
-    let mut deriver = Deriver::new(own_pkey).map_err(lib("ECDH"))?;
-    deriver
-        .set_peer_ex(peer_pkey, false)
-        .map_err(lib("ECDH peer"))?;
-    let mut secret = Zeroizing::new(vec![0u8; deriver.len().map_err(lib("ECDH"))?]);
-    let n = deriver.derive(&mut secret).map_err(lib("ECDH"))?;
-    secret.truncate(n);
-    Ok(secret)
+    let mut ctx = BigNumContext::new().map_err(lib("ECDH"))?;
+    shared_x(
+        own_ec.group(),
+        peer_ec.public_key(),
+        own_ec.private_key(),
+        &mut ctx,
+        own.spec,
+    )
 }
 
 /// ECDSA over SHA-1(message), DER-encoded (module docs).

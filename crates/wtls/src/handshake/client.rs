@@ -67,6 +67,8 @@ pub struct ClientConfig {
     pub max_retransmissions: u32,
     pub ephemeral_source: Option<EphemeralSource>,
     pub verified_server_cache: Option<VerifiedServerCache>,
+    /// Parsed keys of the trusted CAs, filled on first use.
+    pub ca_keys: Arc<crate::pki::CaKeyCache>,
 }
 
 impl std::fmt::Debug for ClientConfig {
@@ -98,6 +100,7 @@ impl ClientConfig {
             max_retransmissions: 4,
             ephemeral_source: None,
             verified_server_cache: None,
+            ca_keys: Arc::default(),
         }
     }
 }
@@ -422,29 +425,29 @@ impl Client {
         let msg = HandshakeMessage::read_record(body, ctx)?;
         match (self.state, msg) {
             (State::WaitServerHello, HandshakeMessage::ServerHello(sh)) => {
-                self.core.transcript.extend_from_slice(body);
+                self.core.transcript.update(body);
                 self.on_server_hello(sh)?;
                 self.core.probe.end_message(Message::SH, body.len());
             }
             (State::WaitCertificate, HandshakeMessage::Certificate(chain)) => {
-                self.core.transcript.extend_from_slice(body);
+                self.core.transcript.update(body);
                 self.on_server_certificate(chain)?;
                 self.core.probe.end_message(Message::SCERT, body.len());
             }
             (State::WaitKeyExchange, HandshakeMessage::ServerKeyExchange(ske)) => {
-                self.core.transcript.extend_from_slice(body);
+                self.core.transcript.update(body);
                 self.on_server_key_exchange(ske.parameters, ske.key)?;
                 self.core.probe.end_message(Message::SKX, body.len());
             }
             (State::WaitRequestOrDone, HandshakeMessage::CertificateRequest(_))
                 if !self.certificate_requested =>
             {
-                self.core.transcript.extend_from_slice(body);
+                self.core.transcript.update(body);
                 self.certificate_requested = true;
                 self.core.probe.end_message(Message::CERTREQ, body.len());
             }
             (State::WaitRequestOrDone, HandshakeMessage::ServerHelloDone) => {
-                self.core.transcript.extend_from_slice(body);
+                self.core.transcript.update(body);
                 self.core.probe.end_message(Message::SHD, body.len());
                 self.send_key_exchange_flight(out)?;
             }
@@ -582,8 +585,7 @@ impl Client {
             .probe
             .operation(Message::SCERT, Operation::CERTCHECK, || {
                 validate_against(
-                    &self.config.trusted_cas,
-                    &self.config.verified_server_cache,
+                    &self.config,
                     &leaf,
                     self.config.expected_server.as_ref(),
                     self.now.unix_secs,
@@ -757,7 +759,7 @@ impl Client {
         // CertificateVerify: a signature over the SHA-1 hash of the transcript so far.
         if self.auth == AuthMode::Mutual && suite.is_rsa() && self.certificate_requested {
             if let Some((_, key)) = &self.config.credential {
-                let digest = openssl::sha::sha1(&self.core.transcript);
+                let digest = self.core.transcript.sha1();
                 let key = key.clone();
                 let signature =
                     self.core
@@ -906,19 +908,20 @@ pub(crate) fn rsa_pre_master(secret: &[u8], key: &RsaPublicKey) -> Zeroizing<Vec
 /// Validate the server certificate under whichever trusted CA issued it, consulting the
 /// cache of already-validated certificates first.
 fn validate_against(
-    cas: &[(Specifier, WtlsCertificate)],
-    cache: &Option<VerifiedServerCache>,
+    config: &ClientConfig,
     leaf: &WtlsCertificate,
     expected_subject: Option<&Identifier>,
     now: u32,
 ) -> Result<PeerKey, ProtocolError> {
+    let cache = &config.verified_server_cache;
     let encoded = cache.as_ref().map(|_| leaf.to_bytes());
     if let (Some(cache), Some(encoded)) = (cache, &encoded) {
         if let Some(key) = cache.lock().expect("cache lock").get(encoded) {
             return Ok(key.clone());
         }
     }
-    let ca = cas
+    let ca = config
+        .trusted_cas
         .iter()
         .find(|(_, ca)| ca.tbs.subject == leaf.tbs.issuer)
         .ok_or_else(|| {
@@ -927,7 +930,7 @@ fn validate_against(
                 "the server certificate's issuer is not a trusted CA",
             )
         })?;
-    let key = crate::pki::validate(leaf, &ca.1, expected_subject, now)?;
+    let key = crate::pki::validate_cached(leaf, &ca.1, &config.ca_keys, expected_subject, now)?;
     if let (Some(cache), Some(encoded)) = (cache, encoded) {
         cache
             .lock()

@@ -92,8 +92,8 @@ pub(crate) struct RecordLayer {
     read: Option<CipherState>,
     window: ReplayWindow,
     pending: Option<ProtectionParams>,
-    /// The last record received, as received: the alert checksum covers it (§7.12).
-    last_received: Vec<u8>,
+    /// Checksum of the last record received, as received: our alerts carry it (§7.12).
+    last_received: [u8; 4],
     /// Checksums of the last four records we sent: an incoming alert must match one.
     sent_checksums: VecDeque<[u8; 4]>,
 }
@@ -108,7 +108,7 @@ impl RecordLayer {
             read: None,
             window: ReplayWindow::default(),
             pending: None,
-            last_received: Vec::new(),
+            last_received: [0; 4],
             sent_checksums: VecDeque::with_capacity(4),
         }
     }
@@ -183,7 +183,11 @@ impl RecordLayer {
     /// An alert record about the last record received. The five alerts that may be
     /// needed when the peer cannot decrypt go in clear text (§2.4).
     pub(crate) fn alert(&mut self, desc: AlertDescription) -> (Alert, Vec<u8>) {
-        let alert = Alert::for_record(level_for(desc), desc, &self.last_received);
+        let alert = Alert {
+            level: level_for(desc),
+            description: desc,
+            checksum: self.last_received,
+        };
         let protect = self.write.is_some() && !desc.may_be_sent_in_clear();
         let bytes = self
             .seal_with(ContentType::Alert, &alert.to_bytes(), protect)
@@ -212,8 +216,7 @@ impl RecordLayer {
         if !self.window.accept(seq) {
             return Opened::Drop("stale or replayed record");
         }
-        self.last_received.clear();
-        self.last_received.extend_from_slice(record.raw);
+        self.last_received = crate::msgs::alert::alert_checksum(record.raw);
         if !header.cipher_spec {
             return Opened::Plain(
                 header.content_type,
@@ -245,11 +248,46 @@ impl RecordLayer {
     }
 }
 
+/// The running hashes of the handshake messages (§7.10, §7.11).
+///
+/// Kept as hash states, not as the messages themselves, so that a half-open connection
+/// at a gateway holds about 200 bytes here instead of every message it has seen: both
+/// hashes run because the cipher suite (which picks the Finished hash) is not known
+/// when the first message arrives, and CertificateVerify always signs SHA-1.
+#[derive(Clone, Default)]
+pub(crate) struct Transcript {
+    sha1: sha1::Sha1,
+    md5: md5::Md5,
+}
+
+impl Transcript {
+    pub(crate) fn update(&mut self, message: &[u8]) {
+        use sha1::Digest;
+        self.sha1.update(message);
+        self.md5.update(message);
+    }
+
+    /// SHA-1 of the messages so far (the CertificateVerify input).
+    pub(crate) fn sha1(&self) -> [u8; 20] {
+        use sha1::Digest;
+        self.sha1.clone().finalize().into()
+    }
+
+    /// The digest of the MAC family's hash, full length (the Finished seed).
+    pub(crate) fn digest(&self, hash: PrfHash) -> Vec<u8> {
+        use sha1::Digest;
+        match hash {
+            PrfHash::Sha1 => self.sha1().to_vec(),
+            PrfHash::Md5 => self.md5.clone().finalize().to_vec(),
+        }
+    }
+}
+
 /// What both ends of a connection hold besides their own state machine: the record
 /// layer, the handshake transcript, the master secret and the probe.
 pub(crate) struct Core {
     pub(crate) records: RecordLayer,
-    pub(crate) transcript: Vec<u8>,
+    pub(crate) transcript: Transcript,
     pub(crate) master_secret: Option<Zeroizing<[u8; 20]>>,
     pub(crate) probe: Probe,
 }
@@ -258,7 +296,7 @@ impl Core {
     pub(crate) fn new(role: Role, packing: Packing, probe: Probe) -> Self {
         Core {
             records: RecordLayer::new(role, packing),
-            transcript: Vec::new(),
+            transcript: Transcript::default(),
             master_secret: None,
             probe,
         }
@@ -271,7 +309,7 @@ impl Core {
         msg: &HandshakeMessage,
     ) -> Result<(Vec<u8>, usize), ProtocolError> {
         let bytes = msg.to_bytes();
-        self.transcript.extend_from_slice(&bytes);
+        self.transcript.update(&bytes);
         Ok((
             self.records.seal(ContentType::Handshake, &bytes)?,
             bytes.len(),
@@ -297,7 +335,7 @@ impl Core {
             ProtocolError::new(AlertDescription::UnexpectedMessage, "Finished before keys")
         })?;
         let hash = PrfHash::for_mac(mac);
-        let digest = hash.digest(&self.transcript);
+        let digest = self.transcript.digest(hash);
         Ok(crate::crypto::prf::finished_verify_data(
             hash, master, label, &digest,
         ))
@@ -332,7 +370,7 @@ impl Core {
                 format!("{} Finished does not verify", label_peer(label)),
             ));
         }
-        self.transcript.extend_from_slice(body);
+        self.transcript.update(body);
         self.probe.end_message(message, body.len());
         Ok(())
     }

@@ -61,6 +61,8 @@ pub struct ServerConfig {
     pub max_key_refresh: u8,
     pub packing: Packing,
     pub policy: Policy,
+    /// Parsed keys of the trusted CAs, filled on first use.
+    pub ca_keys: Arc<crate::pki::CaKeyCache>,
 }
 
 impl ServerConfig {
@@ -77,6 +79,7 @@ impl ServerConfig {
             max_key_refresh: 15,
             packing: Packing::default(),
             policy: Policy::default(),
+            ca_keys: Arc::default(),
         }
     }
 }
@@ -187,12 +190,10 @@ impl ServerConnection {
 
     /// Approximate heap bytes this connection holds (for the memory bound under floods).
     pub fn heap_bytes(&self) -> usize {
-        self.core.transcript.capacity()
-            + self
-                .answered
-                .iter()
-                .map(|(_, a)| 20 + a.iter().map(|d| d.capacity() + 24).sum::<usize>())
-                .sum::<usize>()
+        self.answered
+            .iter()
+            .map(|(_, a)| 20 + a.iter().map(|d| d.capacity() + 24).sum::<usize>())
+            .sum::<usize>()
             + self.core.probe.data.messages.capacity()
                 * std::mem::size_of::<crate::probe::MessageTiming>()
             + self.core.probe.data.operations.capacity()
@@ -297,18 +298,18 @@ impl ServerConnection {
         let msg = HandshakeMessage::read_record(body, ctx)?;
         match (self.state, msg) {
             (State::WaitClientHello, HandshakeMessage::ClientHello(ch)) => {
-                self.core.transcript.extend_from_slice(body);
+                self.core.transcript.update(body);
                 self.core.probe.end_message(Message::CH, body.len());
                 self.on_client_hello(ch, out)?;
             }
             (State::WaitClientCertificate, HandshakeMessage::Certificate(chain)) => {
-                self.core.transcript.extend_from_slice(body);
+                self.core.transcript.update(body);
                 self.on_client_certificate(chain)?;
                 self.core.probe.end_message(Message::CCERT, body.len());
                 self.state = State::WaitClientKeyExchange;
             }
             (State::WaitClientKeyExchange, HandshakeMessage::ClientKeyExchange(cke)) => {
-                self.core.transcript.extend_from_slice(body);
+                self.core.transcript.update(body);
                 self.on_client_key_exchange(cke, body.len())?;
                 self.state = if self.client_certified
                     && self.negotiated.as_ref().is_some_and(|n| n.suite.is_rsa())
@@ -319,7 +320,7 @@ impl ServerConnection {
                 };
             }
             (State::WaitCertificateVerify, HandshakeMessage::CertificateVerify(cv)) => {
-                let digest = openssl::sha::sha1(&self.core.transcript);
+                let digest = self.core.transcript.sha1();
                 let key = self.client_key.clone().expect("client certified");
                 self.core
                     .probe
@@ -332,7 +333,7 @@ impl ServerConnection {
                             format!("CertificateVerify: {e}"),
                         )
                     })?;
-                self.core.transcript.extend_from_slice(body);
+                self.core.transcript.update(body);
                 self.core.probe.end_message(Message::CERTVRFY, body.len());
                 self.state = State::WaitClientCcs;
             }
@@ -697,9 +698,10 @@ fn validate_client(
                     "the client certificate's issuer is not a trusted CA",
                 )
             })?;
-        Ok(crate::pki::validate(
+        Ok(crate::pki::validate_cached(
             cert,
             &ca.1,
+            &config.ca_keys,
             config.expected_client.as_ref(),
             unix_secs,
         )?)
@@ -899,8 +901,6 @@ impl ServerConnection {
         }
         self.state = State::Established;
         self.store_session();
-        // The transcript is no longer needed; keep the connection small.
-        self.core.transcript = Vec::new();
         out.events.push(Event::HandshakeComplete(kind));
         Ok(())
     }
