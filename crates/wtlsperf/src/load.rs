@@ -16,7 +16,7 @@
 //! mutual RSA the CertificateVerify signature, a private-key operation nothing can cache.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,6 +42,8 @@ use crate::pki_store::PkiStore;
 use crate::setup::{self, ClientAuth, Options, ProcessClock};
 use crate::udp_client::AuthArg;
 
+/// Most arrivals started per event-loop turn.
+const ARRIVAL_BATCH: usize = 32;
 /// Sessions kept for resumption.
 const SESSION_POOL: usize = 1024;
 /// Ephemeral keys prepared before a run at most (about 2 s of P-256 key generation).
@@ -187,6 +189,43 @@ fn cheap_client_config(
         pool = Some(p);
     }
     Ok((Arc::new(cfg), pool))
+}
+
+/// Binds the `k`-th client socket, connects it to the gateway and registers it as
+/// token `k`.
+fn open_client_socket(poll: &Poll, k: usize, target: SocketAddr) -> std::io::Result<UdpSocket> {
+    let mut sock = UdpSocket::bind(SocketAddr::new(client_ip(k as u64), 0))
+        .or_else(|_| UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0))))?;
+    sock.connect(target)?;
+    poll.registry()
+        .register(&mut sock, Token(k), Interest::READABLE)?;
+    Ok(sock)
+}
+
+/// Raises the soft descriptor limit to the hard one; returns the soft limit now.
+fn raise_fd_limit() -> usize {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write the rlimit struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return 1024;
+        }
+        if lim.rlim_cur < lim.rlim_max {
+            let raised = libc::rlimit {
+                rlim_cur: lim.rlim_max,
+                rlim_max: lim.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
+                lim = raised;
+            }
+        }
+    }
+    usize::try_from(lim.rlim_cur)
+        .unwrap_or(usize::MAX)
+        .min(1 << 20)
 }
 
 /// The `k`-th client address: 127.0.0.2 .. 127.0.0.254 in turn (any 127/8 address is
@@ -352,12 +391,22 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         })
     });
 
-    let gateway_cpu0 = gateway.as_ref().map_or(0, |g| g.stats().worker_cpu_ns);
-    let loop_cpu0 = setup::thread_cpu_ns();
+    // Sockets are bound, connected and registered before the clock starts, as many as
+    // the descriptor limit allows: per-handshake setup is not the protocol's cost.
     let mut poll = Poll::new()?;
     let mut events = Events::with_capacity(1024);
-    let mut slots: Vec<Option<Slot>> = Vec::new();
-    let mut free: Vec<usize> = Vec::new();
+    let mut slots: Vec<Option<Box<Slot>>> = Vec::new();
+    let budget = raise_fd_limit().saturating_sub(1024).min(offsets.len());
+    let mut spare: VecDeque<(usize, UdpSocket)> = VecDeque::with_capacity(budget);
+    for k in 0..budget {
+        match open_client_socket(&poll, k, target) {
+            Ok(sock) => spare.push_back((k, sock)),
+            Err(_) => break,
+        }
+        slots.push(None);
+    }
+    let gateway_cpu0 = gateway.as_ref().map_or(0, |g| g.stats().worker_cpu_ns);
+    let loop_cpu0 = setup::thread_cpu_ns();
     let mut timers: BinaryHeap<Reverse<(u64, usize, u64)>> = BinaryHeap::new();
     let mut sessions: Vec<StoredSession> = Vec::new();
     let mut latencies_ms: Vec<f64> = Vec::new();
@@ -371,15 +420,15 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     let hard_stop = origin + window_ns + timeout_ns + 1_000_000_000;
     let mut next = 0usize;
 
-    let finish = |slots: &mut Vec<Option<Slot>>,
-                  free: &mut Vec<usize>,
-                  poll: &Poll,
-                  i: usize|
-     -> Option<Slot> {
-        let mut s = slots[i].take()?;
-        let _ = poll.registry().deregister(&mut s.sock);
-        free.push(i);
-        Some(s)
+    // A finished handshake's socket stays open until the run ends (closing it is a
+    // system call the measured loop need not make), unless descriptors ran short.
+    let mut retired: Vec<UdpSocket> = Vec::new();
+    let mut finish = |slots: &mut Vec<Option<Box<Slot>>>, spare_left: bool, i: usize| {
+        if let Some(s) = slots[i].take() {
+            if spare_left {
+                retired.push(s.sock);
+            }
+        }
     };
 
     loop {
@@ -387,10 +436,13 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         if now >= hard_stop || (next >= offsets.len() && active == 0) {
             break;
         }
-        // Start every arrival that is due (in a batch if we fell behind).
-        while next < offsets.len() && origin + offsets[next] <= now {
+        // Start the arrivals that are due, at most ARRIVAL_BATCH before the answers of
+        // earlier ones are handled, so a generator that fell behind keeps completing
+        // handshakes instead of only starting them (their latency still counts the lag).
+        let mut batch = 0;
+        while next < offsets.len() && origin + offsets[next] <= now && batch < ARRIVAL_BATCH {
+            batch += 1;
             let intended = origin + offsets[next];
-            let k = next as u64;
             next += 1;
             started += 1;
             if active >= spec.max_in_flight {
@@ -403,16 +455,19 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
                 None
             };
             let is_resume = resume.is_some();
-            let sock = UdpSocket::bind(SocketAddr::new(client_ip(k), 0))
-                .or_else(|_| UdpSocket::bind("127.0.0.1:0".parse().expect("literal")));
-            let Ok(mut sock) = sock else {
-                failed += 1;
-                continue;
+            let (i, sock) = match spare.pop_front() {
+                Some(s) => s,
+                None => match open_client_socket(&poll, slots.len(), target) {
+                    Ok(sock) => {
+                        slots.push(None);
+                        (slots.len() - 1, sock)
+                    }
+                    Err(_) => {
+                        failed += 1;
+                        continue;
+                    }
+                },
             };
-            if sock.connect(target).is_err() {
-                failed += 1;
-                continue;
-            }
             let mut client =
                 Client::new(cfg.clone(), spec.auth, resume, Probe::off(), setup::now());
             let first = match client.start(setup::now()) {
@@ -425,31 +480,18 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
             for d in &first.datagrams {
                 let _ = sock.send(d);
             }
-            let i = free.pop().unwrap_or_else(|| {
-                slots.push(None);
-                slots.len() - 1
-            });
-            if poll
-                .registry()
-                .register(&mut sock, Token(i), Interest::READABLE)
-                .is_err()
-            {
-                free.push(i);
-                failed += 1;
-                continue;
-            }
             generation += 1;
             timers.push(Reverse((intended + timeout_ns, i, generation)));
             if let Some(d) = client.deadline_ns() {
                 timers.push(Reverse((d, i, generation)));
             }
-            slots[i] = Some(Slot {
+            slots[i] = Some(Box::new(Slot {
                 sock,
                 client,
                 intended_ns: intended,
                 generation,
                 resumed: is_resume,
-            });
+            }));
             active += 1;
         }
         // Timers: retransmissions and handshake timeouts.
@@ -466,7 +508,7 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
                 continue;
             }
             if now >= slot.intended_ns + timeout_ns {
-                finish(&mut slots, &mut free, &poll, i);
+                finish(&mut slots, !spare.is_empty(), i);
                 active -= 1;
                 failed += 1;
                 continue;
@@ -483,7 +525,7 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
                         }
                     }
                     Err(_) => {
-                        finish(&mut slots, &mut free, &poll, i);
+                        finish(&mut slots, !spare.is_empty(), i);
                         active -= 1;
                         failed += 1;
                     }
@@ -500,6 +542,12 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
             wake = wake.min(*due);
         }
         let wait = Duration::from_nanos(wake.saturating_sub(now)).min(Duration::from_millis(50));
+        // Overdue arrivals left: just collect what is ready.
+        let wait = if batch == ARRIVAL_BATCH {
+            Duration::ZERO
+        } else {
+            wait
+        };
         poll.poll(&mut events, Some(wait))?;
         for ev in events.iter() {
             let i = ev.token().0;
@@ -534,13 +582,13 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
                         }
                     }
                     completed += 1;
-                    finish(&mut slots, &mut free, &poll, i);
+                    finish(&mut slots, !spare.is_empty(), i);
                     active -= 1;
                     break;
                 }
                 if fatal(&out) || slot.client.is_closed() {
                     failed += 1;
-                    finish(&mut slots, &mut free, &poll, i);
+                    finish(&mut slots, !spare.is_empty(), i);
                     active -= 1;
                     break;
                 }
@@ -552,6 +600,8 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     }
     // Whatever is still open when the hard stop came failed.
     failed += active as u64;
+    // Close the finished handshakes' sockets now, outside the measured loop.
+    drop(retired);
     let wall_ns = clock.wall_ns() - origin;
     let loop_cpu = setup::thread_cpu_ns() - loop_cpu0;
     stop.store(true, Ordering::Relaxed);
