@@ -11,7 +11,9 @@
 //! the server certificate is validated once and then looked up
 //! (`ClientConfig::verified_server_cache`), ephemeral EC keys come from a pool filled
 //! before the run and topped up by a background thread (`ClientConfig::ephemeral_source`),
-//! and the probe is off. What remains per handshake is the client's share of the
+//! for server-authenticated ECDH_ECDSA even the ECDH is done before the clock starts
+//! (each precomputed ephemeral key comes with its secret for the server's certified key,
+//! `ClientConfig::key_share_source`), and the probe is off. What remains per handshake is the client's share of the
 //! protocol: the ECDH (or RSA encryption), the PRF and Finished computations, and for
 //! mutual RSA the CertificateVerify signature, a private-key operation nothing can cache.
 
@@ -29,13 +31,15 @@ use mio::{Events, Interest, Poll, Token};
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Exp};
 use serde::Serialize;
-use wtls::crypto::pk::{EphemeralPool, KeyPair};
+use wtls::crypto::pk::{EphemeralPool, KeyPair, PeerKey};
 use wtls::handshake::{
     AuthMode, Client, ClientConfig, Event, Output, ServerConnection, StoredSession,
 };
+use wtls::msgs::common::EcPublicKey;
 use wtls::msgs::enums::AlertLevel;
 use wtls::probe::{Clock, Probe};
 use wtls::suite::Case;
+use zeroize::Zeroizing;
 
 use crate::gateway::{spawn_gateway, GatewayConfig, JobRecord};
 use crate::pki_store::PkiStore;
@@ -176,6 +180,20 @@ fn cheap_client_config(
     cfg.retransmit_timeout_ns = spec.retransmit_timeout.as_nanos() as u64;
     cfg.verified_server_cache = Some(Arc::new(Mutex::new(HashMap::new())));
     let mut pool = None;
+    if !spec.case.leaf.is_rsa() && spec.auth == AuthMode::ServerAuth {
+        // The whole ECDH of a server-authenticated handshake, done before the clock
+        // starts: the server's certified key is known, so each precomputed ephemeral key
+        // comes with its shared secret and the client does no public-key work in the run.
+        let server_key = wtls::pki::certificate_key(&creds.server_cert)?;
+        let shares = Arc::new(precompute_shares(&server_key, pool_target)?);
+        let expected = server_key.clone();
+        cfg.key_share_source = Some(Arc::new(move |key: &PeerKey| {
+            if *key != expected {
+                return None;
+            }
+            shares.lock().expect("key shares").pop().map(Ok)
+        }));
+    }
     if !spec.case.leaf.is_rsa() {
         let p = Arc::new(EphemeralPool::new(spec.case.leaf, pool_target)?);
         let source = p.clone();
@@ -189,6 +207,49 @@ fn cheap_client_config(
         pool = Some(p);
     }
     Ok((Arc::new(cfg), pool))
+}
+
+/// A precomputed ECDH key share: the ephemeral point and its secret with the server key.
+type KeyShare = (EcPublicKey, Zeroizing<Vec<u8>>);
+
+/// `n` key shares for `server_key`, computed on both cores.
+fn precompute_shares(server_key: &PeerKey, n: usize) -> anyhow::Result<Mutex<Vec<KeyShare>>> {
+    let spec = server_key.spec();
+    let threads = 2;
+    let parts: Vec<anyhow::Result<Vec<KeyShare>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let count = n / threads + usize::from(t < n % threads);
+                scope.spawn(move || {
+                    let mut out = Vec::with_capacity(count);
+                    for _ in 0..count {
+                        let eph = KeyPair::generate(spec)?;
+                        let shared = wtls::crypto::pk::ecdh(&eph, server_key)?;
+                        let point = match eph.public_wire()? {
+                            wtls::msgs::certificate::PublicKey::Ec(p) => p,
+                            wtls::msgs::certificate::PublicKey::Rsa(_) => {
+                                anyhow::bail!("an EC key pair has an EC public key")
+                            }
+                        };
+                        out.push((point, shared));
+                    }
+                    Ok(out)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow::anyhow!("key share thread panicked")))
+            })
+            .collect()
+    });
+    let mut all = Vec::with_capacity(n);
+    for part in parts {
+        all.extend(part?);
+    }
+    Ok(Mutex::new(all))
 }
 
 /// Binds the `k`-th client socket, connects it to the gateway and registers it as

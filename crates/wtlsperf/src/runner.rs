@@ -607,7 +607,7 @@ impl Rig {
     fn probe(level: ProbeLevel) -> Probe {
         match level {
             ProbeLevel::Off => Probe::off(),
-            ProbeLevel::Full => Probe::new(ProcessClock::shared(), ProbeLevel::Full),
+            level => Probe::new(ProcessClock::shared(), level),
         }
     }
 
@@ -849,7 +849,7 @@ pub fn measure_case(
                     .with_context(|| format!("{}: probe overhead rep {rep}", what()))?;
                 match level {
                     ProbeLevel::Off => m.probe_off_cpu_ns.push(cpu),
-                    ProbeLevel::Full => m.probe_full_cpu_ns.push(cpu),
+                    _ => m.probe_full_cpu_ns.push(cpu),
                 }
             }
         }

@@ -43,6 +43,13 @@ pub struct KeyExchangeOffer {
 /// that its own work per handshake stays small.
 pub type EphemeralSource = Arc<dyn Fn(Specifier) -> Result<KeyPair, PkError> + Send + Sync>;
 
+/// Precomputed ECDH key shares for a server key: the ephemeral point to send and the
+/// shared secret it gives, or `None` when the source has none for that key. Only a load
+/// generator uses this: it moves the client's public-key work before its clock starts.
+pub type KeyShareSource = Arc<
+    dyn Fn(&PeerKey) -> Option<Result<(EcPublicKey, Zeroizing<Vec<u8>>), PkError>> + Send + Sync,
+>;
+
 /// Server certificates already validated, keyed by their encoding (load generator only:
 /// it saves the client a signature verification per handshake).
 pub type VerifiedServerCache = Arc<Mutex<HashMap<Vec<u8>, PeerKey>>>;
@@ -66,6 +73,7 @@ pub struct ClientConfig {
     pub retransmit_timeout_ns: u64,
     pub max_retransmissions: u32,
     pub ephemeral_source: Option<EphemeralSource>,
+    pub key_share_source: Option<KeyShareSource>,
     pub verified_server_cache: Option<VerifiedServerCache>,
     /// Parsed keys of the trusted CAs, filled on first use.
     pub ca_keys: Arc<crate::pki::CaKeyCache>,
@@ -99,6 +107,7 @@ impl ClientConfig {
             retransmit_timeout_ns: 1_000_000_000,
             max_retransmissions: 4,
             ephemeral_source: None,
+            key_share_source: None,
             verified_server_cache: None,
             ca_keys: Arc::default(),
         }
@@ -272,6 +281,7 @@ impl Client {
         self.core.probe.end_message(Message::CH, len);
         let mut out = Output::default();
         self.send_flight(vec![record], &mut out);
+        self.core.probe.end_job();
         Ok(out)
     }
 
@@ -386,6 +396,7 @@ impl Client {
             .probe
             .datagram(false, datagram.len(), records.len());
         process_records(self, &records, &mut out);
+        self.core.probe.end_job();
         out
     }
 
@@ -730,24 +741,37 @@ impl Client {
                 .operation(Message::CKX, Operation::ECDH, || pk::ecdh(own, &server_key))?;
             self.finish_key_exchange(shared, 0)
         } else {
-            let ephemeral = self
-                .core
-                .probe
-                .operation(Message::CKX, Operation::KEYGEN, || {
-                    match &self.config.ephemeral_source {
-                        Some(source) => source(spec),
-                        None => pk::ephemeral_ec(spec),
-                    }
-                })?;
-            let shared = self
-                .core
-                .probe
-                .operation(Message::CKX, Operation::ECDH, || {
-                    pk::ecdh(&ephemeral, &server_key)
-                })?;
-            let point = match ephemeral.public_wire()? {
-                PublicKey::Ec(p) => p,
-                PublicKey::Rsa(_) => EcPublicKey(Vec::new()),
+            // A load generator may hand in key shares computed before its clock started
+            // (ephemeral point and the secret it gives with this server key).
+            let precomputed = self
+                .config
+                .key_share_source
+                .as_ref()
+                .and_then(|source| source(&server_key))
+                .transpose()?;
+            let (point, shared) = match precomputed {
+                Some(share) => share,
+                None => {
+                    let ephemeral = self.core.probe.operation(
+                        Message::CKX,
+                        Operation::KEYGEN,
+                        || match &self.config.ephemeral_source {
+                            Some(source) => source(spec),
+                            None => pk::ephemeral_ec(spec),
+                        },
+                    )?;
+                    let shared =
+                        self.core
+                            .probe
+                            .operation(Message::CKX, Operation::ECDH, || {
+                                pk::ecdh(&ephemeral, &server_key)
+                            })?;
+                    let point = match ephemeral.public_wire()? {
+                        PublicKey::Ec(p) => p,
+                        PublicKey::Rsa(_) => EcPublicKey(Vec::new()),
+                    };
+                    (point, shared)
+                }
             };
             let msg = HandshakeMessage::ClientKeyExchange(ClientKeyExchange::Ec(point));
             let (record, len) = self.core.handshake_record(&msg)?;

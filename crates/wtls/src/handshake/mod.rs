@@ -24,7 +24,7 @@ use crate::msgs::alert::Alert;
 use crate::msgs::enums::{AlertDescription, AlertLevel, BulkCipherAlgorithm, MacAlgorithm};
 
 pub use cache::{SessionCache, StoredSession};
-pub use client::{Client, ClientConfig, KeyExchangeOffer};
+pub use client::{Client, ClientConfig, KeyExchangeOffer, KeyShareSource};
 pub use server::{ServerConfig, ServerConnection, ServerCredential};
 
 /// The time as the caller sees it: a monotonic reading for timers and the session

@@ -245,6 +245,7 @@ impl ServerConnection {
             .datagram(false, datagram.len(), records.len());
         let handshaking = self.state != State::Established;
         process_records(self, &records, &mut out);
+        self.core.probe.end_job();
         if handshaking && self.state != State::Closed {
             if self.answered.len() == REMEMBERED_FLIGHTS {
                 self.answered.pop_front();
