@@ -220,13 +220,56 @@ fn weak_cipher_suites_are_refused_unless_enabled() {
 
 /// The default client refuses weak suites too: it never offers them.
 #[test]
-#[ignore = "bug: the client does not apply Policy::accepts_cipher to the ServerHello's cipher suite"]
 fn default_client_does_not_complete_with_a_weak_suite() {
     let weak = CipherSuite::new(BulkCipherAlgorithm::Rc5Cbc40, MacAlgorithm::Sha40);
     let (client, mut server) = configs("160p/160p", AuthMode::ServerAuth, &[weak]);
     server.policy = Policy::permissive();
-    let t = handshake(client, server, AuthMode::ServerAuth, |_, _| {});
-    assert!(!t.client.is_established() && !t.server.is_established());
+    // It does not even offer it: starting fails with insufficient_security ...
+    let mut c = Client::new(
+        Arc::new(client.clone()),
+        AuthMode::ServerAuth,
+        None,
+        Probe::off(),
+        now(),
+    );
+    let err = c.start(now()).unwrap_err();
+    assert_eq!(err.description, AlertDescription::InsufficientSecurity);
+    // ... and if it offers a strong suite too, it refuses the server's weak choice.
+    let strong = CipherSuite::new(BulkCipherAlgorithm::Rc5Cbc, MacAlgorithm::Sha);
+    let mut permissive_client = client;
+    permissive_client.cipher_suites = vec![strong, weak];
+    permissive_client.policy = Policy::permissive();
+    let mut hello = Client::new(
+        Arc::new(permissive_client.clone()),
+        AuthMode::ServerAuth,
+        None,
+        Probe::off(),
+        now(),
+    )
+    .start(now())
+    .unwrap()
+    .datagrams;
+    server.cipher_suites = vec![weak];
+    let mut s = ServerConnection::new(Arc::new(server), Probe::off(), now());
+    let flight = s.handle_datagram(&hello.remove(0), now()).datagrams;
+    let mut strict = permissive_client;
+    strict.policy = Policy::default();
+    let mut c = Client::new(
+        Arc::new(strict),
+        AuthMode::ServerAuth,
+        None,
+        Probe::off(),
+        now(),
+    );
+    // A default client answering that flight (it would not have offered the weak suite;
+    // this checks the ServerHello check itself).
+    drop(c.start(now()));
+    let out = c.handle_datagram(&flight[0], now());
+    assert!(!c.is_established());
+    assert!(
+        out.alert_sent().is_some(),
+        "the weak choice is refused with an alert"
+    );
 }
 
 /// Anonymous key exchange (RSA_anon, ECDH_anon) is refused with insufficient_security.

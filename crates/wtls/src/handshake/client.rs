@@ -19,12 +19,12 @@ use crate::msgs::common::{
     SessionId,
 };
 use crate::msgs::enums::{
-    AlertDescription, AlertLevel, CompressionMethod, ContentType, KeyExchangeSuite,
+    AlertDescription, AlertLevel, CompressionMethod, ContentType, HandshakeType, KeyExchangeSuite,
     SequenceNumberMode,
 };
 use crate::msgs::handshake::{
-    CertificateVerify, ClientHello, ClientKeyExchange, Finished, HandshakeMessage,
-    ServerKeyExchangeKey,
+    split_handshake_record, CertificateVerify, ClientHello, ClientKeyExchange, Finished,
+    HandshakeMessage, ServerKeyExchangeKey,
 };
 use crate::probe::{HandshakeProbe, Message, Operation, Probe};
 use crate::suite::Specifier;
@@ -431,7 +431,33 @@ impl Client {
         Ok(())
     }
 
+    /// The handshake message types that may come next (HelloRequest may come any time).
+    fn expects(&self, typ: HandshakeType) -> bool {
+        use HandshakeType as T;
+        matches!(
+            (self.state, typ),
+            (_, T::HelloRequest)
+                | (State::WaitServerHello, T::ServerHello)
+                | (State::WaitCertificate, T::Certificate)
+                | (State::WaitKeyExchange, T::ServerKeyExchange)
+                | (
+                    State::WaitRequestOrDone,
+                    T::CertificateRequest | T::ServerHelloDone
+                )
+                | (State::WaitServerFinished, T::Finished)
+        )
+    }
+
     fn on_handshake(&mut self, body: &[u8], out: &mut Output) -> Result<(), ProtocolError> {
+        // The order is checked before the body is read: a message out of place is
+        // unexpected_message, whatever its contents.
+        let (header, _) = split_handshake_record(body)?;
+        if !self.expects(header.typ) {
+            return Err(ProtocolError::new(
+                AlertDescription::UnexpectedMessage,
+                format!("{} while in {:?}", header.typ, self.state),
+            ));
+        }
         let ctx = self.negotiated.as_ref().map(|n| n.suite);
         let msg = HandshakeMessage::read_record(body, ctx)?;
         match (self.state, msg) {

@@ -21,12 +21,12 @@ use crate::msgs::common::{
     CipherSuite, Identifier, KeyExchangeId, ParameterSpecifier, Random, SessionId,
 };
 use crate::msgs::enums::{
-    AlertDescription, AlertLevel, CompressionMethod, ContentType, KeyExchangeSuite,
+    AlertDescription, AlertLevel, CompressionMethod, ContentType, HandshakeType, KeyExchangeSuite,
     SequenceNumberMode,
 };
 use crate::msgs::handshake::{
-    CertificateRequest, ClientHello, ClientKeyExchange, Finished, HandshakeMessage, ServerHello,
-    ServerKeyExchange, ServerKeyExchangeKey,
+    split_handshake_record, CertificateRequest, ClientHello, ClientKeyExchange, Finished,
+    HandshakeMessage, ServerHello, ServerKeyExchange, ServerKeyExchangeKey,
 };
 use crate::probe::{HandshakeProbe, Message, Operation, Probe};
 use crate::suite::Specifier;
@@ -294,7 +294,29 @@ impl ServerConnection {
         Ok(())
     }
 
+    /// The handshake message types that may come next.
+    fn expects(&self, typ: HandshakeType) -> bool {
+        use HandshakeType as T;
+        matches!(
+            (self.state, typ),
+            (State::WaitClientHello | State::Established, T::ClientHello)
+                | (State::WaitClientCertificate, T::Certificate)
+                | (State::WaitClientKeyExchange, T::ClientKeyExchange)
+                | (State::WaitCertificateVerify, T::CertificateVerify)
+                | (State::WaitClientFinished, T::Finished)
+        )
+    }
+
     fn on_handshake(&mut self, body: &[u8], out: &mut Output) -> Result<(), ProtocolError> {
+        // The order is checked before the body is read: a message out of place is
+        // unexpected_message, whatever its contents.
+        let (header, _) = split_handshake_record(body)?;
+        if !self.expects(header.typ) {
+            return Err(ProtocolError::new(
+                AlertDescription::UnexpectedMessage,
+                format!("{} while in {:?}", header.typ, self.state),
+            ));
+        }
         let ctx = self.negotiated.as_ref().map(|n| n.suite);
         let msg = HandshakeMessage::read_record(body, ctx)?;
         match (self.state, msg) {
