@@ -289,7 +289,7 @@ fn get_len(d: &[u8], at: usize, width: usize) -> usize {
 
 /// A client certificate crafted for the certificate cases, put in place of the client's
 /// Certificate record in its second flight.
-fn replace_certificate(cert_bytes: Vec<u8>) -> Arc<dyn Fn(&mut Vec<u8>) + Send + Sync> {
+fn replace_certificate(cert_bytes: Vec<u8>) -> Edit {
     Arc::new(move |d: &mut Vec<u8>| {
         let records = parse_datagram(d).unwrap();
         let mut out = Vec::new();
