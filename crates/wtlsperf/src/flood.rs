@@ -164,6 +164,8 @@ pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
             handshake_timeout: Duration::from_millis(args.handshake_timeout_ms),
             idle_timeout: Duration::from_secs(10),
             record_jobs: false,
+            cpu_affinity: Vec::new(),
+            busy_poll: false,
         })?)
     } else {
         None

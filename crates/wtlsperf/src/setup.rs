@@ -265,3 +265,37 @@ pub fn now() -> Now {
         .unwrap_or(0);
     Now::new(ProcessClock::shared().wall_ns(), unix)
 }
+
+/// Restricts the calling thread to one CPU and returns its previous affinity, for
+/// [`restore_affinity`]. Load tests pin the generator and the gateway worker to
+/// different cores, so that neither queues behind the other: on a 2-core machine that
+/// is what lets the measured waiting time be the gateway's own.
+pub fn pin_current_thread(cpu: usize) -> std::io::Result<libc::cpu_set_t> {
+    // SAFETY: cpu_set_t is plain data; sched_{get,set}affinity read and write the set we
+    // own, with its true size, for the calling thread (pid 0).
+    unsafe {
+        let mut previous: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut previous) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(previous)
+    }
+}
+
+/// Gives the calling thread back an affinity saved by [`pin_current_thread`].
+pub fn restore_affinity(previous: &libc::cpu_set_t) {
+    // SAFETY: as above; a failure leaves the thread pinned, which is harmless.
+    unsafe {
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), previous);
+    }
+}
+
+/// Number of CPUs this process may run on.
+pub fn available_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}

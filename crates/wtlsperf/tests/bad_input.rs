@@ -767,6 +767,8 @@ fn suite(strict_bugs: bool) {
         handshake_timeout: HANDSHAKE_TIMEOUT,
         idle_timeout: Duration::from_secs(3),
         record_jobs: false,
+        cpu_affinity: Vec::new(),
+        busy_poll: false,
     })
     .unwrap();
     let addr = gateway.local_addr();

@@ -49,6 +49,8 @@ impl Lab {
             handshake_timeout: HANDSHAKE_TIMEOUT,
             idle_timeout: Duration::from_secs(2),
             record_jobs: false,
+            cpu_affinity: Vec::new(),
+            busy_poll: false,
         })
         .unwrap()
     }

@@ -542,6 +542,9 @@ impl Client {
             ));
         }
         self.server_random = Some(sh.random);
+        self.core
+            .transcript
+            .settle(PrfHash::for_mac(sh.cipher_suite.mac));
         let resumed = match &self.resume {
             Some(s) => !sh.session_id.is_empty() && sh.session_id.as_bytes() == s.id.as_slice(),
             None => false,

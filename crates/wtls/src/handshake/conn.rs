@@ -254,17 +254,36 @@ impl RecordLayer {
 /// at a gateway holds about 200 bytes here instead of every message it has seen: both
 /// hashes run because the cipher suite (which picks the Finished hash) is not known
 /// when the first message arrives, and CertificateVerify always signs SHA-1.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct Transcript {
     sha1: sha1::Sha1,
-    md5: md5::Md5,
+    /// Dropped by [`Transcript::settle`] once a SHA-1 MAC family is negotiated.
+    md5: Option<md5::Md5>,
+}
+
+impl Default for Transcript {
+    fn default() -> Self {
+        Transcript {
+            sha1: sha1::Sha1::default(),
+            md5: Some(md5::Md5::default()),
+        }
+    }
 }
 
 impl Transcript {
     pub(crate) fn update(&mut self, message: &[u8]) {
         use sha1::Digest;
         self.sha1.update(message);
-        self.md5.update(message);
+        if let Some(md5) = &mut self.md5 {
+            md5.update(message);
+        }
+    }
+
+    /// The cipher suite is known: stop running the hash the Finished will not use.
+    pub(crate) fn settle(&mut self, hash: PrfHash) {
+        if hash == PrfHash::Sha1 {
+            self.md5 = None;
+        }
     }
 
     /// SHA-1 of the messages so far (the CertificateVerify input).
@@ -278,7 +297,11 @@ impl Transcript {
         use sha1::Digest;
         match hash {
             PrfHash::Sha1 => self.sha1().to_vec(),
-            PrfHash::Md5 => self.md5.clone().finalize().to_vec(),
+            PrfHash::Md5 => match &self.md5 {
+                Some(md5) => md5.clone().finalize().to_vec(),
+                // `settle` keeps MD5 whenever an MD5 MAC is negotiated.
+                None => unreachable!("MD5 transcript dropped for an MD5 cipher suite"),
+            },
         }
     }
 }

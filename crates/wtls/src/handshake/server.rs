@@ -409,6 +409,7 @@ impl ServerConnection {
             }
         }
 
+        self.core.transcript.settle(PrfHash::for_mac(cipher.mac));
         let (index, kid, credential, optimised) = self.choose_key_exchange(&ch)?;
         let spec = spec_of(&kid.parameters)?;
         let session_id = self.new_session_id();
@@ -668,6 +669,9 @@ impl ServerConnection {
             .first()
             .and_then(|k| spec_of(&k.parameters).ok())
             .unwrap_or(Specifier::Nist256p);
+        self.core
+            .transcript
+            .settle(PrfHash::for_mac(s.cipher_suite.mac));
         let session_id = SessionId::new(&s.id)?;
         self.negotiated = Some(Negotiated {
             suite: s.key_exchange,
