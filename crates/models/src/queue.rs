@@ -497,6 +497,108 @@ pub fn simulate(
     })
 }
 
+/// A handshake-aware simulation of one FCFS server (this project's model, beyond the
+/// studies): handshakes start as a Poisson process, and each brings a chain of jobs
+/// (ClientHello, then the client's flight, ...) in which job i+1 reaches the server
+/// `think_ms` after job i's service ends (the round trip and the client's work).
+///
+/// Why: the P-K model treats the k jobs of a handshake as independent Poisson arrivals.
+/// They are not: a handshake's heavy job (the one with the key exchange) cannot arrive
+/// before its light first job has been served, so when the server is busy the heavy
+/// jobs of new handshakes are held back until it is free. The heavy jobs then queue
+/// less than Poisson arrivals would, and P-K overstates the mean wait.
+///
+/// `chains` are per-handshake job service times (ms), e.g. measured per handshake at the
+/// gateway; handshakes draw a chain uniformly at random. Returns the per-job waits.
+pub fn simulate_chains(
+    config: SimConfig,
+    chains: &[Vec<f64>],
+    think_ms: f64,
+) -> Result<SimResult, QueueError> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let invalid = |m: &str| Err(QueueError::EmptyOrInvalid(m.into()));
+    if config.servers != 1 {
+        return invalid("the chain simulation has one server");
+    }
+    if chains.is_empty()
+        || chains
+            .iter()
+            .any(|c| c.is_empty() || !c.iter().all(|&x| is_valid_time(x)))
+    {
+        return invalid("chains must be non-empty lists of valid service times");
+    }
+    if !is_valid_time(think_ms) {
+        return invalid("think time must be non-negative and finite");
+    }
+    let total = config.warmup_jobs + config.jobs;
+    if config.jobs == 0 || total > MAX_SIMULATED_JOBS {
+        return invalid("jobs must be between 1 and MAX_SIMULATED_JOBS");
+    }
+    let Some(mut interarrival) = Exponential::with_mean_ms(1000.0 / config.arrival_rate_per_s)
+    else {
+        return invalid("arrival rate must be positive and finite");
+    };
+    let mut rng = StdRng::seed_from_u64(config.seed);
+    // Pending job arrivals, earliest first: (time in ns as an integer key, handshake,
+    // job index). Times are kept in f64 beside the key to avoid rounding the waits.
+    let mut pending: BinaryHeap<Reverse<(u64, usize, usize)>> = BinaryHeap::new();
+    let mut times: Vec<f64> = Vec::new();
+    let mut chain_of: Vec<usize> = Vec::new();
+    let mut next_start = 0.0f64;
+    let mut free_at = 0.0f64;
+    let (mut seen, mut waits) = (0usize, Vec::with_capacity(config.jobs));
+    let (mut response_sum, mut busy) = (0.0, 0.0);
+    let (mut window_start, mut window_end) = (0.0, 0.0f64);
+    let key = |t: f64| (t * 1e6) as u64;
+    while seen < total {
+        // Start handshakes until the next one would come after the earliest pending job.
+        while pending
+            .peek()
+            .is_none_or(|Reverse((k, _, _))| key(next_start) <= *k)
+        {
+            let h = chain_of.len();
+            chain_of.push(rng.random_range(0..chains.len()));
+            times.push(next_start);
+            pending.push(Reverse((key(next_start), h, 0)));
+            next_start += interarrival.sample_ms(&mut rng);
+        }
+        let Some(Reverse((_, h, j))) = pending.pop() else {
+            break;
+        };
+        let arrival = times[h];
+        let service = chains[chain_of[h]][j];
+        let start = free_at.max(arrival);
+        let end = start + service;
+        free_at = end;
+        if seen == config.warmup_jobs {
+            window_start = arrival;
+        }
+        if seen >= config.warmup_jobs {
+            waits.push(start - arrival);
+            response_sum += end - arrival;
+            busy += service;
+            window_end = window_end.max(end);
+        }
+        seen += 1;
+        if j + 1 < chains[chain_of[h]].len() {
+            let t = end + think_ms;
+            times[h] = t;
+            pending.push(Reverse((key(t), h, j + 1)));
+        }
+    }
+    let summary = stats::summarize(&waits).ok_or(QueueError::EmptyOrInvalid("no jobs".into()))?;
+    Ok(SimResult {
+        jobs: waits.len(),
+        mean_wait_ms: summary.mean,
+        mean_response_ms: response_sum / waits.len() as f64,
+        p50_wait_ms: summary.p50,
+        p95_wait_ms: summary.p95,
+        p99_wait_ms: summary.p99,
+        utilisation: busy / (window_end - window_start),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -792,5 +894,59 @@ mod tests {
         assert!(simulate(cfg, &mut |_: &mut StdRng| -1.0).is_err());
         assert!(Empirical::new(vec![]).is_none());
         assert!(Exponential::with_mean_ms(0.0).is_none());
+    }
+
+    #[test]
+    fn one_job_chains_are_the_m_g_1_queue() {
+        // A chain of one job is a plain Poisson job stream: M/D/1 at rho = 0.5.
+        let cfg = SimConfig {
+            arrival_rate_per_s: 500.0,
+            servers: 1,
+            jobs: 100_000,
+            warmup_jobs: 5_000,
+            seed: 7,
+        };
+        let sim = simulate_chains(cfg, &[vec![1.0]], 0.0).unwrap();
+        let pk = pk_mean_wait_ms(500.0, 1.0, 1.0).unwrap();
+        assert!(
+            (sim.mean_wait_ms - pk).abs() / pk < 0.05,
+            "{} vs {pk}",
+            sim.mean_wait_ms
+        );
+    }
+
+    #[test]
+    fn chained_heavy_jobs_wait_less_than_independent_arrivals() {
+        // A light job then a heavy one, at the same load: the chain queues less than
+        // P-K with the two jobs as independent Poisson arrivals says.
+        let (light, heavy) = (0.01, 1.0);
+        let rate = 600.0;
+        let cfg = SimConfig {
+            arrival_rate_per_s: rate,
+            servers: 1,
+            jobs: 100_000,
+            warmup_jobs: 5_000,
+            seed: 11,
+        };
+        let sim = simulate_chains(cfg, &[vec![light, heavy]], 0.05).unwrap();
+        let mean = (light + heavy) / 2.0;
+        let m2 = (light * light + heavy * heavy) / 2.0;
+        let pk = pk_mean_wait_ms(2.0 * rate, mean, m2).unwrap();
+        assert!(sim.mean_wait_ms < 0.9 * pk, "{} vs {pk}", sim.mean_wait_ms);
+        assert!((sim.utilisation - rate * (light + heavy) / 1000.0).abs() < 0.03);
+    }
+
+    #[test]
+    fn chain_simulation_refuses_bad_input() {
+        let cfg = SimConfig {
+            arrival_rate_per_s: 10.0,
+            servers: 1,
+            jobs: 10,
+            warmup_jobs: 0,
+            seed: 1,
+        };
+        assert!(simulate_chains(cfg, &[], 0.0).is_err());
+        assert!(simulate_chains(cfg, &[vec![]], 0.0).is_err());
+        assert!(simulate_chains(cfg, &[vec![1.0]], -1.0).is_err());
     }
 }

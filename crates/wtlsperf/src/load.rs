@@ -162,6 +162,9 @@ pub struct LoadReport {
     pub capacity_rate: Option<f64>,
     /// achieved_rate / capacity_rate.
     pub capacity_ratio: Option<f64>,
+    /// The in-process gateway's job log (not serialised; the evaluation models from it).
+    #[serde(skip)]
+    pub jobs: Vec<JobRecord>,
 }
 
 /// One handshake in flight.
@@ -736,6 +739,7 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         let stats = g.shutdown();
         report.gateway_cpu_s = stats.worker_cpu_ns.saturating_sub(gateway_cpu0) as f64 / 1e9;
         report.gateway = Some(queue_stats(&jobs, stats.handshakes(), spec.workers.max(1)));
+        report.jobs = jobs;
     }
     if spec.measure_capacity {
         let us = server_cpu_per_handshake_us(store, spec.case, spec.auth, spec.client_auth, 200)?;

@@ -114,6 +114,10 @@ pub struct Headline {
     pub queue_corrected_max_error: Option<f64>,
     /// Median |error| of the as-published model.
     pub queue_as_published_median_error: Option<f64>,
+    /// Median |error| of the handshake-chain simulation, rho <= 0.8.
+    pub queue_chain_median_error: Option<f64>,
+    /// Worst |error| of the chain simulation, rho <= 0.8.
+    pub queue_chain_max_error: Option<f64>,
     /// Median |error| of the transmission model vs real bearer runs.
     pub transmission_model_median_error: Option<f64>,
     /// Best record throughput (Mbit/s) and its cipher.
@@ -148,6 +152,8 @@ pub fn headline(
         queue_corrected_median_error: q.median_error(|l| l.corrected_ms),
         queue_corrected_max_error: q.corrected_error_max(),
         queue_as_published_median_error: q.median_error(|l| l.as_published_ms),
+        queue_chain_median_error: q.median_error(|l| l.chain_ms),
+        queue_chain_max_error: q.chain_error_max(),
         transmission_model_median_error: t.model_error(),
         record_best_mbit_s: best.map(|b| b.mbit_s),
         record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),
