@@ -589,3 +589,57 @@ fn probes_name_every_message_of_the_mutual_rsa_flow() {
         .operation(wtls::probe::Message::CKX, Operation::RSAENC)
         .is_some());
 }
+
+#[test]
+fn retransmitted_flights_are_identical_in_both_packings() {
+    for packing in [Packing::FlightPerDatagram, Packing::MessagePerDatagram] {
+        for case in ["rsa1024/rsa1024", "160p/160p"] {
+            let mut s = setup(case, AuthMode::Mutual);
+            s.client.packing = packing;
+            s.server.packing = packing;
+            let mut client = Client::new(
+                Arc::new(s.client.clone()),
+                s.auth,
+                None,
+                Probe::off(),
+                now(),
+            );
+            let server_config = Arc::new(s.server.clone());
+            let mut server = ServerConnection::new(server_config.clone(), Probe::off(), now());
+            let ch = client.start(now()).unwrap().datagrams;
+            let first = server.handle_datagram(&ch[0], now());
+            let again = server.handle_datagram(&ch[0], now());
+            assert_eq!(first.datagrams, again.datagrams, "{case} {packing:?}");
+            // A second connection shares the certificate record and still answers
+            // its own retransmission byte for byte.
+            let mut other = ServerConnection::new(server_config, Probe::off(), now());
+            let mut client2 = Client::new(
+                Arc::new(s.client.clone()),
+                s.auth,
+                None,
+                Probe::off(),
+                now(),
+            );
+            let ch2 = client2.start(now()).unwrap().datagrams;
+            let a = other.handle_datagram(&ch2[0], now());
+            let b = other.handle_datagram(&ch2[0], now());
+            assert_eq!(a.datagrams, b.datagrams);
+            // And the handshake completes from the first copy.
+            let mut to_server = Vec::new();
+            for d in &first.datagrams {
+                to_server.extend(client.handle_datagram(d, now()).datagrams);
+            }
+            let mut to_client = Vec::new();
+            for d in &to_server {
+                to_client.extend(server.handle_datagram(d, now()).datagrams);
+            }
+            for d in &to_client {
+                client.handle_datagram(d, now());
+            }
+            assert!(
+                client.is_established() && server.is_established(),
+                "{case} {packing:?}"
+            );
+        }
+    }
+}

@@ -662,7 +662,7 @@ impl Worker {
             self.remove_peer(&rx.peer, &mut counters, false);
         }
         if !self.peers.contains_key(&rx.peer) {
-            if self.peers.len() >= self.max_peers {
+            if self.peers.len() >= self.max_peers && !self.evict_oldest_half_open(&mut counters) {
                 counters.refused = 1;
                 counters.dropped = 1;
                 self.merge(counters);
@@ -806,6 +806,36 @@ impl Worker {
                 c.evicted += 1;
             }
         }
+    }
+
+    /// The table is full: make room by dropping the half-open handshake that has waited
+    /// longest (the oldest entry due to expire), as SYN-flood defences do. A flood then
+    /// pushes out its own stale entries, and a legitimate client keeps its state as long
+    /// as its next flight arrives before `max_peers` newer handshakes have started.
+    /// Established connections are never evicted for a newcomer.
+    fn evict_oldest_half_open(&mut self, c: &mut WorkerCounters) -> bool {
+        for _ in 0..64 {
+            let Some(std::cmp::Reverse((due, generation, addr))) = self.expiry.pop() else {
+                return false;
+            };
+            let Some(p) = self.peers.get(&addr) else {
+                continue;
+            };
+            if p.generation != generation {
+                continue;
+            }
+            if p.conn.is_established() {
+                // An entry made at creation for a handshake that has since completed:
+                // file it again under its idle deadline and look further.
+                let idle_due = p.last_activity_ns + self.idle_timeout_ns;
+                self.expiry
+                    .push(std::cmp::Reverse((idle_due.max(due), generation, addr)));
+                continue;
+            }
+            self.remove_peer(&addr, c, true);
+            return true;
+        }
+        false
     }
 
     /// Expires half-open and idle peers, examining at most [`SWEEP_BUDGET`] heap items.

@@ -88,8 +88,9 @@ pub(crate) struct RecordLayer {
     role: Role,
     pub packing: Packing,
     write_seq: u16,
-    write: Option<CipherState>,
-    read: Option<CipherState>,
+    // Boxed: a half-open connection (the state a flood creates) has neither yet.
+    write: Option<Box<CipherState>>,
+    read: Option<Box<CipherState>>,
     window: ReplayWindow,
     pending: Option<ProtectionParams>,
     /// Checksum of the last record received, as received: our alerts carry it (§7.12).
@@ -123,7 +124,10 @@ impl RecordLayer {
         let params = self.pending.clone().ok_or_else(|| {
             ProtocolError::new(AlertDescription::InternalError, "no pending keys")
         })?;
-        self.write = Some(CipherState::new(params, self.role.write_direction()));
+        self.write = Some(Box::new(CipherState::new(
+            params,
+            self.role.write_direction(),
+        )));
         self.write_seq = 0;
         Ok(())
     }
@@ -136,7 +140,10 @@ impl RecordLayer {
                 "ChangeCipherSpec before the keys were agreed",
             )
         })?;
-        self.read = Some(CipherState::new(params, self.role.read_direction()));
+        self.read = Some(Box::new(CipherState::new(
+            params,
+            self.role.read_direction(),
+        )));
         self.window = ReplayWindow::default();
         Ok(())
     }
@@ -178,6 +185,22 @@ impl RecordLayer {
         }
         self.sent_checksums.push_back(checksum);
         Ok(out)
+    }
+
+    /// The sequence number the next record we send will carry.
+    pub(crate) fn next_write_seq(&self) -> u16 {
+        self.write_seq
+    }
+
+    /// Account for a record built elsewhere (a precomputed, shared one) as if it had
+    /// been sealed here: it takes the next sequence number and its checksum is kept.
+    pub(crate) fn sent_prebuilt(&mut self, record: &[u8]) {
+        self.write_seq = self.write_seq.wrapping_add(1);
+        let checksum = crate::msgs::alert::alert_checksum(record);
+        if self.sent_checksums.len() == 4 {
+            self.sent_checksums.pop_front();
+        }
+        self.sent_checksums.push_back(checksum);
     }
 
     /// An alert record about the last record received. The five alerts that may be

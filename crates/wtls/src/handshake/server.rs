@@ -28,6 +28,7 @@ use crate::msgs::handshake::{
     split_handshake_record, CertificateRequest, ClientHello, ClientKeyExchange, Finished,
     HandshakeMessage, ServerHello, ServerKeyExchange, ServerKeyExchangeKey,
 };
+use crate::msgs::record::{OwnedRecord, RecordHeader};
 use crate::probe::{HandshakeProbe, Message, Operation, Probe};
 use crate::suite::Specifier;
 
@@ -63,6 +64,10 @@ pub struct ServerConfig {
     pub policy: Policy,
     /// Parsed keys of the trusted CAs, filled on first use.
     pub ca_keys: Arc<crate::pki::CaKeyCache>,
+    /// The Certificate record of each server certificate, encoded once and shared by
+    /// every connection (keyed by the certificate's signature): a half-open connection
+    /// then holds no copy of the certificate in its retransmission cache.
+    pub certificate_records: Arc<Mutex<HashMap<Vec<u8>, Arc<[u8]>>>>,
 }
 
 impl ServerConfig {
@@ -80,6 +85,7 @@ impl ServerConfig {
             packing: Packing::default(),
             policy: Policy::default(),
             ca_keys: Arc::default(),
+            certificate_records: Arc::default(),
         }
     }
 }
@@ -123,7 +129,10 @@ pub struct ServerConnection {
     certificate_requested: bool,
     have_pre_master: bool,
     /// SHA-1 of a received datagram and what we answered to it.
-    answered: VecDeque<([u8; 20], Vec<Vec<u8>>)>,
+    answered: VecDeque<([u8; 20], Answer)>,
+    /// Where the shared Certificate record sits in the flight being built (record
+    /// index) and the record itself.
+    shared_certificate: Option<(usize, Arc<[u8]>)>,
     now: Now,
 }
 
@@ -153,6 +162,7 @@ impl ServerConnection {
             certificate_requested: false,
             have_pre_master: false,
             answered: VecDeque::new(),
+            shared_certificate: None,
             now,
         }
     }
@@ -192,7 +202,7 @@ impl ServerConnection {
     pub fn heap_bytes(&self) -> usize {
         self.answered
             .iter()
-            .map(|(_, a)| 20 + a.iter().map(|d| d.capacity() + 24).sum::<usize>())
+            .map(|(_, a)| 20 + a.heap_bytes())
             .sum::<usize>()
             + self.core.probe.data.messages.capacity()
                 * std::mem::size_of::<crate::probe::MessageTiming>()
@@ -223,7 +233,7 @@ impl ServerConnection {
         let digest = openssl::sha::sha1(datagram);
         if let Some((_, answer)) = self.answered.iter().find(|(d, _)| *d == digest) {
             // A retransmitted flight: the client lost our answer. Send it again.
-            out.datagrams = answer.clone();
+            out.datagrams = answer.datagrams();
             out.events.push(Event::Retransmitted);
             return out;
         }
@@ -250,7 +260,12 @@ impl ServerConnection {
             if self.answered.len() == REMEMBERED_FLIGHTS {
                 self.answered.pop_front();
             }
-            self.answered.push_back((digest, out.datagrams.clone()));
+            let answer = Answer::new(
+                &out.datagrams,
+                self.shared_certificate.take(),
+                self.config.packing,
+            );
+            self.answered.push_back((digest, answer));
         }
         out
     }
@@ -445,11 +460,24 @@ impl ServerConnection {
         self.core.probe.end_message(Message::SH, len);
 
         if let Some(i) = credential.filter(|_| kid.suite.is_certified()) {
-            let cert = self.config.credentials[i].cert.clone();
-            let msg =
-                HandshakeMessage::Certificate(CertificateChain(vec![CertificateEntry::Wtls(cert)]));
-            let (record, len) = self.core.handshake_record(&msg)?;
-            records.push(record);
+            let len = if self.core.records.next_write_seq() == CERTIFICATE_SEQ {
+                let record = self.certificate_record(i);
+                let message = &record[RECORD_HEADER_LEN..];
+                self.core.transcript.update(message);
+                self.core.records.sent_prebuilt(&record);
+                records.push(record.to_vec());
+                self.shared_certificate = Some((records.len() - 1, record.clone()));
+                message.len()
+            } else {
+                let cert = self.config.credentials[i].cert.clone();
+                let msg =
+                    HandshakeMessage::Certificate(CertificateChain(vec![CertificateEntry::Wtls(
+                        cert,
+                    )]));
+                let (record, len) = self.core.handshake_record(&msg)?;
+                records.push(record);
+                len
+            };
             self.core.probe.end_message(Message::SCERT, len);
         }
 
@@ -540,6 +568,36 @@ impl ServerConnection {
         };
         out.datagrams.extend(self.core.pack(records));
         Ok(())
+    }
+
+    /// The shared Certificate record of credential `i` (made on first use): clear text,
+    /// L and S set, sequence number 1, as the second record of every full handshake.
+    fn certificate_record(&self, i: usize) -> Arc<[u8]> {
+        let cert = &self.config.credentials[i].cert;
+        let mut cache = self
+            .config
+            .certificate_records
+            .lock()
+            .expect("certificate record cache");
+        cache
+            .entry(cert.signature.clone())
+            .or_insert_with(|| {
+                let msg =
+                    HandshakeMessage::Certificate(CertificateChain(vec![CertificateEntry::Wtls(
+                        cert.clone(),
+                    )]));
+                let record = OwnedRecord {
+                    header: RecordHeader {
+                        length_present: true,
+                        sequence: Some(CERTIFICATE_SEQ),
+                        cipher_spec: false,
+                        content_type: ContentType::Handshake,
+                    },
+                    fragment: msg.to_bytes(),
+                };
+                record.to_bytes().into()
+            })
+            .clone()
     }
 
     /// The first cipher suite in the client's order that we accept (§3.4).
@@ -1019,5 +1077,73 @@ fn spec_of(p: &ParameterSpecifier) -> Result<Specifier, ProtocolError> {
             AlertDescription::UnknownParameterIndex,
             "explicit parameter sets are not supported",
         )),
+    }
+}
+
+/// The Certificate record is the second record of a full handshake's server flight.
+const CERTIFICATE_SEQ: u16 = 1;
+/// A record header with L and S set: type, sequence number, length.
+const RECORD_HEADER_LEN: usize = 5;
+
+/// What we answered to one datagram, kept for retransmissions. The shared Certificate
+/// record is cut out and kept by reference, so a half-open connection does not hold a
+/// copy of the certificate.
+#[derive(Debug)]
+struct Answer {
+    datagrams: Vec<Vec<u8>>,
+    /// (datagram index, byte offset, the shared record cut out there)
+    splice: Option<(usize, usize, Arc<[u8]>)>,
+}
+
+impl Answer {
+    fn new(datagrams: &[Vec<u8>], shared: Option<(usize, Arc<[u8]>)>, packing: Packing) -> Self {
+        let mut datagrams = datagrams.to_vec();
+        let splice = shared.and_then(|(record_index, record)| {
+            // Where the record landed: inside the one flight datagram, after the
+            // records before it, or as its own datagram.
+            let (d, offset) = match packing {
+                Packing::FlightPerDatagram => (0, Self::offset_of(&datagrams, record_index)?),
+                Packing::MessagePerDatagram => (record_index, 0),
+            };
+            let target = datagrams.get_mut(d)?;
+            if target.get(offset..offset + record.len()) != Some(&record[..]) {
+                return None;
+            }
+            target.drain(offset..offset + record.len());
+            target.shrink_to_fit();
+            Some((d, offset, record))
+        });
+        Answer { datagrams, splice }
+    }
+
+    /// Byte offset of record `index` in a datagram of records with L set.
+    fn offset_of(datagrams: &[Vec<u8>], index: usize) -> Option<usize> {
+        let dgram = datagrams.first()?;
+        let records = crate::msgs::record::parse_datagram(dgram).ok()?;
+        let mut offset = 0;
+        for r in records.iter().take(index) {
+            offset += r.raw.len();
+        }
+        Some(offset)
+    }
+
+    fn datagrams(&self) -> Vec<Vec<u8>> {
+        let mut out = self.datagrams.clone();
+        if let Some((d, offset, record)) = &self.splice {
+            if let Some(target) = out.get_mut(*d) {
+                let tail = target.split_off(*offset);
+                target.extend_from_slice(record);
+                target.extend_from_slice(&tail);
+            }
+        }
+        out
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.datagrams
+            .iter()
+            .map(|d| d.capacity() + 24)
+            .sum::<usize>()
+            + self.splice.as_ref().map_or(0, |_| 32)
     }
 }
