@@ -32,6 +32,9 @@ use crate::msgs::record::{OwnedRecord, RecordHeader};
 use crate::probe::{HandshakeProbe, Message, Operation, Probe};
 use crate::suite::Specifier;
 
+/// Encoded Certificate records by certificate signature.
+pub type CertificateRecords = HashMap<Vec<u8>, Arc<[u8]>>;
+
 /// A server certificate and key, with the CA that issued it.
 #[derive(Clone)]
 pub struct ServerCredential {
@@ -67,7 +70,7 @@ pub struct ServerConfig {
     /// The Certificate record of each server certificate, encoded once and shared by
     /// every connection (keyed by the certificate's signature): a half-open connection
     /// then holds no copy of the certificate in its retransmission cache.
-    pub certificate_records: Arc<Mutex<HashMap<Vec<u8>, Arc<[u8]>>>>,
+    pub certificate_records: Arc<Mutex<CertificateRecords>>,
 }
 
 impl ServerConfig {
