@@ -55,9 +55,7 @@ impl MachineInfo {
                 .unwrap_or(1),
             kernel,
             openssl: openssl::version::version().to_owned(),
-            rustc: option_env!("RUSTC_VERSION")
-                .unwrap_or("see Cargo.lock toolchain")
-                .to_owned(),
+            rustc: env!("WTLSPERF_RUSTC_VERSION").to_owned(),
             wtlsperf: env!("CARGO_PKG_VERSION").to_owned(),
         }
     }

@@ -831,7 +831,10 @@ impl QueueResults {
             v.dedup();
             v
         };
+        let n = cases.len().max(1);
         for (i, case) in cases.iter().enumerate() {
+            // One colour per curve: the case, then the model (measured points share the
+            // case's first colour).
             let pts = |f: &dyn Fn(&LoadPoint) -> Option<f64>| -> Vec<(f64, f64)> {
                 self.load
                     .iter()
@@ -854,7 +857,7 @@ impl QueueResults {
                         Provenance::modelled("Eq. 3.12 at k x lambda", "measured per-job moments"),
                         pts(&|p| p.corrected_ms),
                     )
-                    .colour(i),
+                    .colour(i + n),
                 )
                 .series(
                     Series::new(
@@ -862,7 +865,7 @@ impl QueueResults {
                         Provenance::modelled("chain simulation", "measured job chains"),
                         pts(&|p| p.chain_ms),
                     )
-                    .colour(i),
+                    .colour(i + 2 * n),
                 )
                 .series(
                     Series::new(
@@ -870,7 +873,7 @@ impl QueueResults {
                         Provenance::published("Bayoglu 2004 Eq. 3.12 reading: lambda handshakes/s"),
                         pts(&|p| p.as_published_ms),
                     )
-                    .colour(i),
+                    .colour(i + 3 * n),
                 );
         }
         Figure::new(
