@@ -23,8 +23,8 @@ use crate::msgs::enums::{
     SequenceNumberMode,
 };
 use crate::msgs::handshake::{
-    split_handshake_record, CertificateVerify, ClientHello, ClientKeyExchange, Finished,
-    HandshakeMessage, ServerKeyExchangeKey,
+    CertificateVerify, ClientHello, ClientKeyExchange, Finished, HandshakeMessage,
+    ServerKeyExchangeKey,
 };
 use crate::probe::{HandshakeProbe, Message, Operation, Probe};
 use crate::suite::Specifier;
@@ -448,18 +448,12 @@ impl Client {
         )
     }
 
-    fn on_handshake(&mut self, body: &[u8], out: &mut Output) -> Result<(), ProtocolError> {
-        // The order is checked before the body is read: a message out of place is
-        // unexpected_message, whatever its contents.
-        let (header, _) = split_handshake_record(body)?;
-        if !self.expects(header.typ) {
-            return Err(ProtocolError::new(
-                AlertDescription::UnexpectedMessage,
-                format!("{} while in {:?}", header.typ, self.state),
-            ));
-        }
-        let ctx = self.negotiated.as_ref().map(|n| n.suite);
-        let msg = HandshakeMessage::read_record(body, ctx)?;
+    fn on_handshake(
+        &mut self,
+        msg: HandshakeMessage,
+        body: &[u8],
+        out: &mut Output,
+    ) -> Result<(), ProtocolError> {
         match (self.state, msg) {
             (State::WaitServerHello, HandshakeMessage::ServerHello(sh)) => {
                 self.core.transcript.update(body);
@@ -940,8 +934,25 @@ impl Endpoint for Client {
         Client::on_change_cipher_spec(self, body)
     }
 
-    fn on_handshake(&mut self, body: &[u8], out: &mut Output) -> Result<(), ProtocolError> {
-        Client::on_handshake(self, body, out)
+    fn expects(&self, typ: HandshakeType) -> bool {
+        Client::expects(self, typ)
+    }
+
+    fn key_exchange(&self) -> Option<KeyExchangeSuite> {
+        self.negotiated.as_ref().map(|n| n.suite)
+    }
+
+    fn state_name(&self) -> String {
+        format!("{:?}", self.state)
+    }
+
+    fn on_handshake(
+        &mut self,
+        msg: HandshakeMessage,
+        body: &[u8],
+        out: &mut Output,
+    ) -> Result<(), ProtocolError> {
+        Client::on_handshake(self, msg, body, out)
     }
 
     fn early_application_data(&mut self) -> Option<ProtocolError> {

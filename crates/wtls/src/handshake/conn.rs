@@ -11,8 +11,10 @@ use crate::codec::Codec;
 use crate::crypto::keys::Direction;
 use crate::crypto::prf::PrfHash;
 use crate::msgs::alert::{Alert, ChangeCipherSpec};
-use crate::msgs::enums::{AlertDescription, AlertLevel, ContentType, MacAlgorithm};
-use crate::msgs::handshake::{Finished, HandshakeMessage};
+use crate::msgs::enums::{
+    AlertDescription, AlertLevel, ContentType, HandshakeType, KeyExchangeSuite, MacAlgorithm,
+};
+use crate::msgs::handshake::{split_handshake_record, Finished, HandshakeMessage};
 use crate::msgs::record::{OwnedRecord, Record, RecordHeader};
 use crate::probe::{Message, Operation, Probe};
 use crate::record::{CipherState, ProtectionParams};
@@ -458,7 +460,19 @@ pub(crate) trait Endpoint {
     /// A critical or fatal alert was sent or received: the connection ends.
     fn close_after_alert(&mut self, level: AlertLevel);
     fn on_change_cipher_spec(&mut self, body: &[u8]) -> Result<(), ProtocolError>;
-    fn on_handshake(&mut self, body: &[u8], out: &mut Output) -> Result<(), ProtocolError>;
+    /// Whether a handshake message of this type may come next.
+    fn expects(&self, typ: HandshakeType) -> bool;
+    /// The negotiated key exchange suite, needed to read the key exchange messages.
+    fn key_exchange(&self) -> Option<KeyExchangeSuite>;
+    /// The state, for error messages.
+    fn state_name(&self) -> String;
+    /// A handshake message that may come now; `body` is its encoding (transcript).
+    fn on_handshake(
+        &mut self,
+        msg: HandshakeMessage,
+        body: &[u8],
+        out: &mut Output,
+    ) -> Result<(), ProtocolError>;
     /// Whether an incoming alert must match one of our records' checksums. A server
     /// that has sent nothing yet cannot check.
     fn checks_alert_checksum(&self) -> bool {
@@ -486,7 +500,9 @@ pub(crate) fn process_records<E: Endpoint>(end: &mut E, records: &[Record<'_>], 
                 Ok(())
             }
             Opened::Plain(ContentType::ChangeCipherSpec, body) => end.on_change_cipher_spec(&body),
-            Opened::Plain(ContentType::Handshake, body) => end.on_handshake(&body, out),
+            Opened::Plain(ContentType::Handshake, body) => {
+                read_handshake(end, &body).and_then(|msg| end.on_handshake(msg, &body, out))
+            }
             Opened::Plain(ContentType::ApplicationData, body) => {
                 if end.is_established() {
                     out.events.push(Event::ApplicationData(body.to_vec()));
@@ -507,6 +523,19 @@ pub(crate) fn process_records<E: Endpoint>(end: &mut E, records: &[Record<'_>], 
             fail(end, e, out);
         }
     }
+}
+
+/// Read a handshake record, checking the order before the body: a message out of
+/// place is unexpected_message, whatever its contents.
+fn read_handshake<E: Endpoint>(end: &E, body: &[u8]) -> Result<HandshakeMessage, ProtocolError> {
+    let (header, _) = split_handshake_record(body)?;
+    if !end.expects(header.typ) {
+        return Err(ProtocolError::new(
+            AlertDescription::UnexpectedMessage,
+            format!("{} while in {}", header.typ, end.state_name()),
+        ));
+    }
+    Ok(HandshakeMessage::read_record(body, end.key_exchange())?)
 }
 
 /// Answer a failure with its alert; a critical or fatal one ends the connection.

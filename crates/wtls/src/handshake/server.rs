@@ -25,8 +25,8 @@ use crate::msgs::enums::{
     SequenceNumberMode,
 };
 use crate::msgs::handshake::{
-    split_handshake_record, CertificateRequest, ClientHello, ClientKeyExchange, Finished,
-    HandshakeMessage, ServerHello, ServerKeyExchange, ServerKeyExchangeKey,
+    CertificateRequest, ClientHello, ClientKeyExchange, Finished, HandshakeMessage, ServerHello,
+    ServerKeyExchange, ServerKeyExchangeKey,
 };
 use crate::msgs::record::{OwnedRecord, RecordHeader};
 use crate::probe::{HandshakeProbe, Message, Operation, Probe};
@@ -325,18 +325,12 @@ impl ServerConnection {
         )
     }
 
-    fn on_handshake(&mut self, body: &[u8], out: &mut Output) -> Result<(), ProtocolError> {
-        // The order is checked before the body is read: a message out of place is
-        // unexpected_message, whatever its contents.
-        let (header, _) = split_handshake_record(body)?;
-        if !self.expects(header.typ) {
-            return Err(ProtocolError::new(
-                AlertDescription::UnexpectedMessage,
-                format!("{} while in {:?}", header.typ, self.state),
-            ));
-        }
-        let ctx = self.negotiated.as_ref().map(|n| n.suite);
-        let msg = HandshakeMessage::read_record(body, ctx)?;
+    fn on_handshake(
+        &mut self,
+        msg: HandshakeMessage,
+        body: &[u8],
+        out: &mut Output,
+    ) -> Result<(), ProtocolError> {
         match (self.state, msg) {
             (State::WaitClientHello, HandshakeMessage::ClientHello(ch)) => {
                 self.core.transcript.update(body);
@@ -1055,8 +1049,25 @@ impl Endpoint for ServerConnection {
         ServerConnection::on_change_cipher_spec(self, body)
     }
 
-    fn on_handshake(&mut self, body: &[u8], out: &mut Output) -> Result<(), ProtocolError> {
-        ServerConnection::on_handshake(self, body, out)
+    fn expects(&self, typ: HandshakeType) -> bool {
+        ServerConnection::expects(self, typ)
+    }
+
+    fn key_exchange(&self) -> Option<KeyExchangeSuite> {
+        self.negotiated.as_ref().map(|n| n.suite)
+    }
+
+    fn state_name(&self) -> String {
+        format!("{:?}", self.state)
+    }
+
+    fn on_handshake(
+        &mut self,
+        msg: HandshakeMessage,
+        body: &[u8],
+        out: &mut Output,
+    ) -> Result<(), ProtocolError> {
+        ServerConnection::on_handshake(self, msg, body, out)
     }
 
     fn early_application_data(&mut self) -> Option<ProtocolError> {
