@@ -164,7 +164,8 @@ impl ServerConnection {
             client_certified: false,
             certificate_requested: false,
             have_pre_master: false,
-            answered: VecDeque::new(),
+            // Usually one answer (ClientHello) or two (and the client's flight).
+            answered: VecDeque::with_capacity(2),
             shared_certificate: None,
             now,
         }
