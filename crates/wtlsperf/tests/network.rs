@@ -262,6 +262,7 @@ fn a_short_open_loop_load_completes_every_handshake() {
 
 #[test]
 fn a_vanished_peer_is_forgotten_and_the_peer_bound_holds() {
+    // max_peers = 1: the bound holds by evicting the oldest half-open handshake.
     let server =
         setup::gateway_server_config(store(), ClientAuth::Optional, &Options::default()).unwrap();
     let mut cfg = GatewayConfig::new("127.0.0.1:0".parse().unwrap(), Arc::new(server));
@@ -296,21 +297,27 @@ fn a_vanished_peer_is_forgotten_and_the_peer_bound_holds() {
     let s = gw.stats();
     assert_eq!((s.peers, s.half_open), (1, 1));
     assert!(s.state_bytes > 0);
-    // A second peer finds the table full: no state, no answer.
+    // A second peer finds the table full: it evicts the half-open handshake that has
+    // waited longest (the vanished first peer) and gets its answer.
     let second = socket();
     hello(&second);
+    second
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    second.recv_from(&mut buf).unwrap();
     let deadline = soon(5);
-    while gw.stats().refused == 0 && Instant::now() < deadline {
+    while gw.stats().evicted == 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert_eq!(gw.stats().refused, 1);
-    // After the handshake timeout the sweep forgets the vanished peer.
+    let s = gw.stats();
+    assert_eq!((s.evicted, s.refused, s.peers), (1, 0, 1));
+    // After the handshake timeout the sweep forgets the second (vanished) peer too.
     let deadline = soon(5);
     while gw.stats().peers > 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     let s = gw.shutdown();
-    assert_eq!((s.peers, s.half_open, s.evicted), (0, 0, 1));
+    assert_eq!((s.peers, s.half_open, s.evicted, s.refused), (0, 0, 2, 0));
     assert_eq!(s.state_bytes, 0);
 }
 
