@@ -60,14 +60,20 @@ enum PkiAction {
 }
 
 fn main() {
+    let cli = Cli::parse();
+    // The evaluation and the load tools start in-process gateways many times; their
+    // start-up lines would only interleave with the progress bar. RUST_LOG overrides.
+    let default_level = match cli.command {
+        Command::Evaluate(_) | Command::Load(_) | Command::Flood(_) => "warn",
+        _ => "info",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level)),
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
     if let Err(e) = dispatch(cli) {
         eprintln!("wtlsperf: {e:#}");
         std::process::exit(1);
