@@ -128,7 +128,7 @@ pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -
 
 /// The findings section.
 pub fn section(findings: &[Finding]) -> Section {
-    let mut s = Section::new("findings", "7. Findings").intro(
+    let mut s = Section::new("findings", "Findings").intro(
         "What this run confirms and contradicts in the source studies, each with the number that decides it.",
     );
     for f in findings {

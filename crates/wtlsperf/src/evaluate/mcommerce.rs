@@ -137,7 +137,7 @@ impl McommerceResults {
                 Cell::opt(r.published_ms, 0),
             ]);
         }
-        Section::new("mcommerce", "6. m-commerce: the cost of signText (Herwono-Liebhardt 2001)")
+        Section::new("mcommerce", "m-commerce: the cost of signText (Herwono-Liebhardt 2001)")
             .intro("The wallet signs the transaction text with the client key of the case (WTLS certificate format).")
             .table(t)
     }

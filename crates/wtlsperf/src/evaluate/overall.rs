@@ -334,13 +334,16 @@ pub fn herwono_name(c: &CaseResult) -> String {
 impl OverallResults {
     /// The report section of part 4.
     pub fn section(&self, ctx: &Ctx) -> Section {
-        let mut s = Section::new("overall", "4. Overall handshake and response time (thesis 4.4; Levi-Savas Fig. 6; Herwono Fig. 3/4)")
-            .intro(
-                "T_H = T_PD + T_TD + T_QD with an idle gateway (T_QD = 0). 'thesis inputs' \
+        let mut s = Section::new(
+            "overall",
+            "Overall handshake and response time (thesis 4.4; Levi-Savas Fig. 6; Herwono Fig. 3/4)",
+        )
+        .intro(
+            "T_H = T_PD + T_TD + T_QD with an idle gateway (T_QD = 0). 'thesis inputs' \
                  rebuilds Figures 4.39-4.43 from the published tables; 'ours' uses our \
                  processing and our measured flights; 'thesis client + our gateway' is a \
                  composite, labelled as such.",
-            );
+        );
         s = s.table(self.overall_table(ctx));
         for auth in Authentication::ALL {
             s = s.figure(self.overall_figure(ctx, auth));

@@ -413,7 +413,7 @@ fn ratio(published: f64, ours: f64) -> Option<f64> {
 impl ProcessingResults {
     /// The report section of part 1.
     pub fn section(&self, ctx: &Ctx) -> anyhow::Result<Section> {
-        let mut section = Section::new("processing", "1. Processing time (thesis 3.1, 4.1)").intro(
+        let mut section = Section::new("processing", "Processing time (thesis 3.1, 4.1)").intro(
             "Every case measured in memory (client and gateway in one process, no network), \
              wall time and thread-CPU time per side, median and 95th percentile over the \
              repetitions. The thesis measured a Nokia 7650 client and a Pentium 4 gateway; \

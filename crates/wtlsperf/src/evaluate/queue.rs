@@ -533,7 +533,7 @@ impl QueueResults {
     pub fn section(&self, ctx: &Ctx) -> Section {
         let mut s = Section::new(
             "queue",
-            "2. Queueing at the gateway (thesis 3.2, 4.2; Levi-Savas 4.2)",
+            "Queueing at the gateway (thesis 3.2, 4.2; Levi-Savas 4.2)",
         )
         .intro(
             "Eq. 3.12 (Pollaczek-Khinchin) as printed uses lambda = handshakes/s against the \

@@ -263,7 +263,7 @@ impl RecordResults {
 
     /// The report section (with part 5b's headline placed by the caller).
     pub fn section(&self, ctx: &Ctx) -> Section {
-        let mut s = Section::new("record_layer", "5. Record-layer throughput (Herwono-Liebhardt 2001)").intro(
+        let mut s = Section::new("record_layer", "Record-layer throughput (Herwono-Liebhardt 2001)").intro(
             "Payload Mbit/s through wtls::record::CipherState (MAC, padding, CBC with the \
              per-record IV), one core, median of several timed rounds, beside Herwono's \
              1 GHz Pentium III numbers. Serpent and Twofish are raw CBC + HMAC-SHA-1, outside WTLS.",

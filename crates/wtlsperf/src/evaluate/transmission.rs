@@ -262,7 +262,7 @@ impl TransmissionResults {
     pub fn section(&self, ctx: &Ctx) -> Section {
         let mut s = Section::new(
             "transmission",
-            "3. Transmission (thesis 3.3, 4.3; Herwono; Levi-Savas Fig. 3)",
+            "Transmission (thesis 3.3, 4.3; Herwono; Levi-Savas Fig. 3)",
         )
         .intro(
             "T_TD = L/R + 2 n T_traversal (Eq. 3.84): on the slow bearers the round trips, \
