@@ -134,8 +134,8 @@ pub struct ServerConnection {
     /// SHA-1 of a received datagram and what we answered to it.
     answered: VecDeque<([u8; 20], Answer)>,
     /// Where the shared Certificate record sits in the flight being built (record
-    /// index) and the record itself.
-    shared_certificate: Option<(usize, Arc<[u8]>)>,
+    /// index, byte offset when the flight is one datagram) and the record itself.
+    shared_certificate: Option<(usize, usize, Arc<[u8]>)>,
     now: Now,
 }
 
@@ -464,7 +464,9 @@ impl ServerConnection {
                 self.core.transcript.update(message);
                 self.core.records.sent_prebuilt(&record);
                 records.push(record.to_vec());
-                self.shared_certificate = Some((records.len() - 1, record.clone()));
+                // Its place in the flight: record index, and byte offset in one datagram.
+                let offset = records[..records.len() - 1].iter().map(Vec::len).sum();
+                self.shared_certificate = Some((records.len() - 1, offset, record.clone()));
                 message.len()
             } else {
                 let cert = self.config.credentials[i].cert.clone();
@@ -1111,13 +1113,17 @@ struct Answer {
 }
 
 impl Answer {
-    fn new(datagrams: &[Vec<u8>], shared: Option<(usize, Arc<[u8]>)>, packing: Packing) -> Self {
+    fn new(
+        datagrams: &[Vec<u8>],
+        shared: Option<(usize, usize, Arc<[u8]>)>,
+        packing: Packing,
+    ) -> Self {
         let mut datagrams = datagrams.to_vec();
-        let splice = shared.and_then(|(record_index, record)| {
+        let splice = shared.and_then(|(record_index, flight_offset, record)| {
             // Where the record landed: inside the one flight datagram, after the
             // records before it, or as its own datagram.
             let (d, offset) = match packing {
-                Packing::FlightPerDatagram => (0, Self::offset_of(&datagrams, record_index)?),
+                Packing::FlightPerDatagram => (0, flight_offset),
                 Packing::MessagePerDatagram => (record_index, 0),
             };
             let target = datagrams.get_mut(d)?;
@@ -1129,17 +1135,6 @@ impl Answer {
             Some((d, offset, record))
         });
         Answer { datagrams, splice }
-    }
-
-    /// Byte offset of record `index` in a datagram of records with L set.
-    fn offset_of(datagrams: &[Vec<u8>], index: usize) -> Option<usize> {
-        let dgram = datagrams.first()?;
-        let records = crate::msgs::record::parse_datagram(dgram).ok()?;
-        let mut offset = 0;
-        for r in records.iter().take(index) {
-            offset += r.raw.len();
-        }
-        Some(offset)
     }
 
     fn datagrams(&self) -> Vec<Vec<u8>> {
