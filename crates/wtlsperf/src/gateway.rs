@@ -698,6 +698,7 @@ impl Worker {
         let handshaking = !peer.conn.is_established();
         let out = peer.conn.handle_datagram(datagram, now);
         peer.last_activity_ns = start_ns;
+        let records_in = out.records_in;
         let mut replies = out.datagrams;
         for event in &out.events {
             match event {
@@ -766,9 +767,7 @@ impl Worker {
                     end_ns,
                     cpu_ns,
                     bytes: datagram.len(),
-                    messages: wtls::msgs::record::parse_datagram(datagram)
-                        .map(|r| r.len())
-                        .unwrap_or(0),
+                    messages: records_in,
                     peer: rx.peer,
                     worker: self.index,
                     kernel_timestamp: rx.kernel_timestamp,

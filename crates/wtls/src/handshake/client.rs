@@ -395,6 +395,7 @@ impl Client {
         self.core
             .probe
             .datagram(false, datagram.len(), records.len());
+        out.records_in = records.len();
         process_records(self, &records, &mut out);
         self.core.probe.end_job();
         out

@@ -163,6 +163,9 @@ pub enum Event {
 pub struct Output {
     pub datagrams: Vec<Vec<u8>>,
     pub events: Vec<Event>,
+    /// Records the input datagram carried (0 if it could not be framed), so that a
+    /// transport need not parse it again to count them.
+    pub records_in: usize,
 }
 
 impl Output {

@@ -238,6 +238,7 @@ impl ServerConnection {
         if let Some((_, answer)) = self.answered.iter().find(|(d, _)| *d == digest) {
             // A retransmitted flight: the client lost our answer. Send it again.
             out.datagrams = answer.datagrams();
+            out.records_in = answer.records_in;
             out.events.push(Event::Retransmitted);
             return out;
         }
@@ -258,6 +259,7 @@ impl ServerConnection {
             .probe
             .datagram(false, datagram.len(), records.len());
         let handshaking = self.state != State::Established;
+        out.records_in = records.len();
         process_records(self, &records, &mut out);
         self.core.probe.end_job();
         if handshaking && self.state != State::Closed {
@@ -265,6 +267,7 @@ impl ServerConnection {
                 self.answered.pop_front();
             }
             let answer = Answer::new(
+                out.records_in,
                 &out.datagrams,
                 self.shared_certificate.take(),
                 self.config.packing,
@@ -1107,6 +1110,8 @@ const RECORD_HEADER_LEN: usize = 5;
 /// copy of the certificate.
 #[derive(Debug)]
 struct Answer {
+    /// Records of the datagram answered (a retransmission has the same).
+    records_in: usize,
     datagrams: Vec<Vec<u8>>,
     /// (datagram index, byte offset, the shared record cut out there)
     splice: Option<(usize, usize, Arc<[u8]>)>,
@@ -1114,6 +1119,7 @@ struct Answer {
 
 impl Answer {
     fn new(
+        records_in: usize,
         datagrams: &[Vec<u8>],
         shared: Option<(usize, usize, Arc<[u8]>)>,
         packing: Packing,
@@ -1134,7 +1140,11 @@ impl Answer {
             target.shrink_to_fit();
             Some((d, offset, record))
         });
-        Answer { datagrams, splice }
+        Answer {
+            records_in,
+            datagrams,
+            splice,
+        }
     }
 
     fn datagrams(&self) -> Vec<Vec<u8>> {
