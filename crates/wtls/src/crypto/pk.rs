@@ -145,9 +145,10 @@ enum PrivateMaterial {
 pub struct KeyPair {
     spec: Specifier,
     material: PrivateMaterial,
-    /// d / h mod n, for cofactor Diffie-Hellman in compatibility mode; made on first
+    /// The cofactor h and d / h mod n, for cofactor Diffie-Hellman in compatibility
+    /// mode; made on first
     /// use and shared by clones.
-    compat: std::sync::Arc<std::sync::OnceLock<Result<EcKey<Private>, String>>>,
+    compat: std::sync::Arc<std::sync::OnceLock<Result<CofactorDh, String>>>,
 }
 
 impl fmt::Debug for KeyPair {
@@ -557,21 +558,21 @@ pub fn ecdh_untrusted(own: &KeyPair, point: &[u8]) -> Result<Zeroizing<Vec<u8>>,
     // Decoding checks that the point lies on the curve.
     let q =
         EcPoint::from_bytes(group, point, &mut ctx).map_err(|_| bad("not a point on the curve"))?;
-    let mut cofactor = BigNum::new().map_err(lib("ECDH"))?;
-    group
-        .cofactor(&mut cofactor, &mut ctx)
-        .map_err(lib("ECDH"))?;
-    let h = cofactor
-        .to_dec_str()
-        .map_err(lib("ECDH"))?
-        .parse::<u32>()
-        .unwrap_or(0);
-    if h <= 1 {
-        return shared_x(group, &q, own_ec.private_key(), &mut ctx, own.spec);
-    }
-    if !h.is_power_of_two() {
+    let cofactor_dh = own
+        .compat
+        .get_or_init(|| CofactorDh::new(own_ec).map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|reason| PkError::Unavailable {
+            spec: own.spec,
+            reason: reason.clone(),
+        })?;
+    let h = cofactor_dh.h;
+    let Some(compat) = &cofactor_dh.compat else {
+        if h <= 1 {
+            return shared_x(group, &q, own_ec.private_key(), &mut ctx, own.spec);
+        }
         return Err(bad("cofactor is not a power of two"));
-    }
+    };
     let mut q = q;
     for _ in 0..h.trailing_zeros() {
         let mut doubled = EcPoint::new(group).map_err(lib("ECDH"))?;
@@ -581,15 +582,35 @@ pub fn ecdh_untrusted(own: &KeyPair, point: &[u8]) -> Result<Zeroizing<Vec<u8>>,
     if q.is_infinity(group) {
         return Err(bad("point of small order"));
     }
-    let compat = own
-        .compat
-        .get_or_init(|| compat_key(own_ec, &cofactor).map_err(|e| e.to_string()))
-        .as_ref()
-        .map_err(|reason| PkError::Unavailable {
-            spec: own.spec,
-            reason: reason.clone(),
-        })?;
     shared_x(group, &q, compat.private_key(), &mut ctx, own.spec)
+}
+
+/// What cofactor Diffie-Hellman needs of an own key, worked out once per key: the
+/// curve's cofactor h and, for h a power of two above 1, the key d·h⁻¹ mod n.
+struct CofactorDh {
+    h: u32,
+    compat: Option<EcKey<Private>>,
+}
+
+impl CofactorDh {
+    fn new(own: &EcKey<Private>) -> Result<CofactorDh, PkError> {
+        let mut ctx = BigNumContext::new().map_err(lib("ECDH"))?;
+        let mut cofactor = BigNum::new().map_err(lib("ECDH"))?;
+        own.group()
+            .cofactor(&mut cofactor, &mut ctx)
+            .map_err(lib("ECDH"))?;
+        let h = cofactor
+            .to_dec_str()
+            .map_err(lib("ECDH"))?
+            .parse::<u32>()
+            .unwrap_or(0);
+        let compat = if h > 1 && h.is_power_of_two() {
+            Some(compat_key(own, &cofactor)?)
+        } else {
+            None
+        };
+        Ok(CofactorDh { h, compat })
+    }
 }
 
 /// x(scalar · point) as a field-size octet string: exactly what OpenSSL's ECDH derive
