@@ -1039,6 +1039,10 @@ mod tests {
         let echo = Echo::start();
         let relay = start(LinkProfile::loopback().with_reorder(1.0), &echo, 6);
         let phone = client();
+        // The datagram is held for `reorder_hold` on the way up and again on the way down,
+        // so the silence before it arrives is twice the hold: listen well beyond that.
+        let hold = RelayOptions::default().reorder_hold;
+        phone.set_read_timeout(Some(4 * hold + QUIET)).unwrap();
         phone.send_to(b"alone", relay.local_addr()).unwrap();
         assert_eq!(receive_all(&phone), vec![b"alone".to_vec()]);
         assert_eq!(relay.stats().up.reordered, 0);
