@@ -509,11 +509,15 @@ pub fn simulate(
 /// less than Poisson arrivals would, and P-K overstates the mean wait.
 ///
 /// `chains` are per-handshake job service times (ms), e.g. measured per handshake at the
-/// gateway; handshakes draw a chain uniformly at random. Returns the per-job waits.
+/// gateway; handshakes draw a chain uniformly at random. `round_trip_mean_ms` adds to
+/// every think time an exponential delay of that mean (an emulated bearer's round trip;
+/// 0 for none): once it is much longer than a job's sojourn the chain's jobs arrive
+/// independently of the queue and the simulation tends to P-K. Returns the per-job waits.
 pub fn simulate_chains(
     config: SimConfig,
     chains: &[Vec<f64>],
     think_ms: f64,
+    round_trip_mean_ms: f64,
 ) -> Result<SimResult, QueueError> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
@@ -528,9 +532,10 @@ pub fn simulate_chains(
     {
         return invalid("chains must be non-empty lists of valid service times");
     }
-    if !is_valid_time(think_ms) {
-        return invalid("think time must be non-negative and finite");
+    if !is_valid_time(think_ms) || !is_valid_time(round_trip_mean_ms) {
+        return invalid("think time and round trip must be non-negative and finite");
     }
+    let mut round_trip = Exponential::with_mean_ms(round_trip_mean_ms);
     let total = config.warmup_jobs + config.jobs;
     if config.jobs == 0 || total > MAX_SIMULATED_JOBS {
         return invalid("jobs must be between 1 and MAX_SIMULATED_JOBS");
@@ -582,7 +587,10 @@ pub fn simulate_chains(
         }
         seen += 1;
         if j + 1 < chains[chain_of[h]].len() {
-            let t = end + think_ms;
+            let extra = round_trip
+                .as_mut()
+                .map_or(0.0, |law| law.sample_ms(&mut rng));
+            let t = end + think_ms + extra;
             times[h] = t;
             pending.push(Reverse((key(t), h, j + 1)));
         }
@@ -906,7 +914,7 @@ mod tests {
             warmup_jobs: 5_000,
             seed: 7,
         };
-        let sim = simulate_chains(cfg, &[vec![1.0]], 0.0).unwrap();
+        let sim = simulate_chains(cfg, &[vec![1.0]], 0.0, 0.0).unwrap();
         let pk = pk_mean_wait_ms(500.0, 1.0, 1.0).unwrap();
         assert!(
             (sim.mean_wait_ms - pk).abs() / pk < 0.05,
@@ -928,12 +936,37 @@ mod tests {
             warmup_jobs: 5_000,
             seed: 11,
         };
-        let sim = simulate_chains(cfg, &[vec![light, heavy]], 0.05).unwrap();
+        let sim = simulate_chains(cfg, &[vec![light, heavy]], 0.05, 0.0).unwrap();
         let mean = (light + heavy) / 2.0;
         let m2 = (light * light + heavy * heavy) / 2.0;
         let pk = pk_mean_wait_ms(2.0 * rate, mean, m2).unwrap();
         assert!(sim.mean_wait_ms < 0.9 * pk, "{} vs {pk}", sim.mean_wait_ms);
         assert!((sim.utilisation - rate * (light + heavy) / 1000.0).abs() < 0.03);
+    }
+
+    #[test]
+    fn a_long_random_round_trip_restores_pollaczek_khinchin() {
+        // The chain of the previous test, but each answer comes after an exponential
+        // round trip 50x a heavy job: the jobs arrive independently of the queue again.
+        let (light, heavy) = (0.01, 1.0);
+        let rate = 300.0;
+        let cfg = SimConfig {
+            arrival_rate_per_s: rate,
+            servers: 1,
+            jobs: 200_000,
+            warmup_jobs: 20_000,
+            seed: 12,
+        };
+        let sim = simulate_chains(cfg, &[vec![light, heavy]], 0.05, 50.0).unwrap();
+        let mean = (light + heavy) / 2.0;
+        let m2 = (light * light + heavy * heavy) / 2.0;
+        let pk = pk_mean_wait_ms(2.0 * rate, mean, m2).unwrap();
+        assert!(
+            (sim.mean_wait_ms - pk).abs() / pk < 0.06,
+            "{} vs {pk}",
+            sim.mean_wait_ms
+        );
+        assert!(simulate_chains(cfg, &[vec![1.0]], 0.0, -1.0).is_err());
     }
 
     #[test]
@@ -945,8 +978,8 @@ mod tests {
             warmup_jobs: 0,
             seed: 1,
         };
-        assert!(simulate_chains(cfg, &[], 0.0).is_err());
-        assert!(simulate_chains(cfg, &[vec![]], 0.0).is_err());
-        assert!(simulate_chains(cfg, &[vec![1.0]], -1.0).is_err());
+        assert!(simulate_chains(cfg, &[], 0.0, 0.0).is_err());
+        assert!(simulate_chains(cfg, &[vec![]], 0.0, 0.0).is_err());
+        assert!(simulate_chains(cfg, &[vec![1.0]], -1.0, 0.0).is_err());
     }
 }

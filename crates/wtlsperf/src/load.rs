@@ -82,6 +82,18 @@ pub struct LoadSpec {
     /// the other CPUs (busy polling with one worker), so that neither waits for the
     /// other's CPU and a job's measured wait is the queue's alone.
     pub pin_cores: bool,
+    /// Mean of an emulated bearer round trip: the client holds each answer to a server
+    /// flight for a delay drawn from an exponential law of this mean before sending it.
+    /// `None` answers at once (bare loopback).
+    ///
+    /// Why: on loopback a handshake's next job reaches the gateway some 10 us after the
+    /// previous one left it, so a handshake's jobs arrive in lock-step with the queue and
+    /// the job stream is not the Poisson stream the Pollaczek-Khinchin model assumes. On a
+    /// real bearer hundreds of milliseconds pass between a handshake's flights; a random
+    /// delay much longer than a job's sojourn decorrelates the answers from the queue (a
+    /// Poisson stream shifted by independent delays stays Poisson), which is the setting
+    /// of the thesis' queue model.
+    pub round_trip: Option<Duration>,
 }
 
 impl LoadSpec {
@@ -102,6 +114,7 @@ impl LoadSpec {
             client_auth: ClientAuth::Optional,
             measure_capacity: false,
             pin_cores: false,
+            round_trip: None,
         }
     }
 }
@@ -174,6 +187,9 @@ struct Slot {
     intended_ns: u64,
     generation: u64,
     resumed: bool,
+    /// The client's answer, held back for the emulated round trip until `send_at_ns`.
+    held: Vec<Vec<u8>>,
+    send_at_ns: u64,
 }
 
 /// The client configuration with the caches of the module documentation; the returned
@@ -422,6 +438,11 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     let mut rng = rand::rngs::StdRng::seed_from_u64(spec.seed);
     // The arrival schedule, drawn up front: the process is open loop by construction.
     let exp = Exp::new(spec.rate)?;
+    let round_trip = match spec.round_trip {
+        Some(mean) if !mean.is_zero() => Some(Exp::new(1.0 / mean.as_secs_f64())?),
+        _ => None,
+    };
+    let mut delay_rng = rand::rngs::StdRng::seed_from_u64(spec.seed ^ 0x5254_5454);
     let window_ns = spec.duration.as_nanos() as u64;
     let mut offsets = Vec::new();
     let mut t = 0.0f64;
@@ -582,6 +603,8 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
                 intended_ns: intended,
                 generation,
                 resumed: is_resume,
+                held: Vec::new(),
+                send_at_ns: 0,
             }));
             active += 1;
         }
@@ -603,6 +626,11 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
                 active -= 1;
                 failed += 1;
                 continue;
+            }
+            if !slot.held.is_empty() && slot.send_at_ns <= now {
+                for d in slot.held.drain(..) {
+                    let _ = slot.sock.send(&d);
+                }
             }
             if slot.client.deadline_ns().is_some_and(|d| d <= now) {
                 match slot.client.on_timeout(setup::now()) {
@@ -652,8 +680,18 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
                     Err(_) => break, // e.g. ECONNREFUSED: retransmission decides
                 };
                 let out = slot.client.handle_datagram(&buf[..n], setup::now());
-                for d in &out.datagrams {
-                    let _ = slot.sock.send(d);
+                match &round_trip {
+                    Some(law) if !out.datagrams.is_empty() => {
+                        let delay_ns = (law.sample(&mut delay_rng) * 1e9) as u64;
+                        slot.send_at_ns = clock.wall_ns() + delay_ns;
+                        slot.held.extend(out.datagrams.iter().cloned());
+                        timers.push(Reverse((slot.send_at_ns, i, slot.generation)));
+                    }
+                    _ => {
+                        for d in &out.datagrams {
+                            let _ = slot.sock.send(d);
+                        }
+                    }
                 }
                 if out.completed().is_some() {
                     let done = clock.wall_ns();
@@ -782,6 +820,10 @@ pub struct Args {
     pub timeout_ms: u64,
     #[arg(long, default_value_t = 1_000)]
     pub rto_ms: u64,
+    /// Emulated bearer round trip (mean, ms, exponential): each answer of the client is
+    /// held this long on average. 0 answers at once.
+    #[arg(long, default_value_t = 0.0)]
+    pub round_trip_ms: f64,
     /// Also measure server CPU per handshake in memory and print the capacity ratio.
     #[arg(long)]
     pub capacity: bool,
@@ -879,6 +921,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     spec.retransmit_timeout = Duration::from_millis(args.rto_ms.max(1));
     spec.measure_capacity = args.capacity;
     spec.pin_cores = args.pin;
+    anyhow::ensure!(
+        args.round_trip_ms.is_finite() && args.round_trip_ms >= 0.0,
+        "--round-trip-ms must be a non-negative number"
+    );
+    spec.round_trip =
+        (args.round_trip_ms > 0.0).then(|| Duration::from_secs_f64(args.round_trip_ms / 1e3));
     let report = run_load(&spec, &store)?;
     println!("{}", serde_json::to_string_pretty(&report)?);
     if let Some(out) = &args.out {

@@ -11,7 +11,7 @@ use wtlsperf_report::Finding;
 
 use super::mcommerce::McommerceResults;
 use super::processing::ProcessingResults;
-use super::queue::QueueResults;
+use super::queue::{QueueResults, Setting};
 use super::record_layer::RecordResults;
 use super::transmission::TransmissionResults;
 use super::Mode;
@@ -106,15 +106,18 @@ pub struct Headline {
     pub eq41_traversal_mean_ms: Option<f64>,
     /// Sd.
     pub eq41_traversal_sd_ms: Option<f64>,
-    /// Median |error| of the corrected queue model vs the load test, rho <= 0.8.
+    /// Median |error| of the corrected queue model vs the load test with the emulated
+    /// bearer round trip (the model's setting), rho <= 0.8.
     pub queue_corrected_median_error: Option<f64>,
-    /// Worst |error| of the corrected model, rho <= 0.8.
+    /// Worst |error| of the corrected model there, rho <= 0.8.
     pub queue_corrected_max_error: Option<f64>,
-    /// Median |error| of the as-published model.
+    /// Median |error| of the as-published model there.
     pub queue_as_published_median_error: Option<f64>,
-    /// Median |error| of the handshake-chain simulation, rho <= 0.8.
+    /// Median |error| of the corrected model on bare loopback (clients answer at once).
+    pub queue_corrected_loopback_median_error: Option<f64>,
+    /// Median |error| of the handshake-chain simulation on bare loopback, rho <= 0.8.
     pub queue_chain_median_error: Option<f64>,
-    /// Worst |error| of the chain simulation, rho <= 0.8.
+    /// Worst |error| of the chain simulation on bare loopback, rho <= 0.8.
     pub queue_chain_max_error: Option<f64>,
     /// Median |error| of the transmission model vs real bearer runs.
     pub transmission_model_median_error: Option<f64>,
@@ -147,11 +150,13 @@ pub fn headline(
         probe_overhead_pct: p.probe_overhead_pct(),
         eq41_traversal_mean_ms: eq41.map(|e| e.0),
         eq41_traversal_sd_ms: eq41.map(|e| e.1),
-        queue_corrected_median_error: q.median_error(|l| l.corrected_ms),
-        queue_corrected_max_error: q.corrected_error_max(),
-        queue_as_published_median_error: q.median_error(|l| l.as_published_ms),
-        queue_chain_median_error: q.median_error(|l| l.chain_ms),
-        queue_chain_max_error: q.chain_error_max(),
+        queue_corrected_median_error: q.median_error(Setting::Bearer, |l| l.corrected_ms),
+        queue_corrected_max_error: q.max_error(Setting::Bearer, |l| l.corrected_ms),
+        queue_as_published_median_error: q.median_error(Setting::Bearer, |l| l.as_published_ms),
+        queue_corrected_loopback_median_error: q
+            .median_error(Setting::Loopback, |l| l.corrected_ms),
+        queue_chain_median_error: q.median_error(Setting::Loopback, |l| l.chain_ms),
+        queue_chain_max_error: q.max_error(Setting::Loopback, |l| l.chain_ms),
         transmission_model_median_error: t.model_error(),
         record_best_mbit_s: best.map(|b| b.mbit_s),
         record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),

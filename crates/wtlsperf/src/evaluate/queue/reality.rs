@@ -12,6 +12,17 @@
 //! stays small. (The fast 256p/256p needs over 12 000 handshakes/s at rho = 0.9, where the
 //! generator on one core falls behind; its capacity is measured by `wtlsperf load
 //! --capacity` instead.)
+//!
+//! Every point runs twice: with the client answering at once (bare loopback, where a
+//! handshake's next job follows the previous one by some 10 us and the job stream is
+//! not Poisson), and with an emulated bearer round trip ([`BEARER_ROUND_TRIP_MS`], an
+//! exponential delay before each client answer, as the thesis' clients had hundreds of
+//! milliseconds between flights), which is the setting the P-K model describes.
+//!
+//! The queue is read over a steady window: the jobs that arrived in the middle 80 % of
+//! the run's arrival span, so the empty queue of the start and the drain at the end
+//! (where only the last handshakes' second jobs arrive) bias neither the measured wait
+//! nor the arrival rate the models get.
 
 use std::time::Duration;
 
@@ -22,8 +33,17 @@ use wtlsperf_models::Authentication;
 use super::{predict, LoadPoint};
 use crate::evaluate::processing::ProcessingResults;
 use crate::evaluate::{Ctx, Mode};
+use crate::gateway::JobRecord;
 use crate::load::{run_load, LoadSpec};
 use crate::pki_store::PkiStore;
+
+/// Mean of the emulated bearer round trip (ms, exponential) of the second run of every
+/// point: 100 times a job of the measured cases, so the answers are independent of the
+/// queue, yet short enough that a run's drain at the end is a small part of it.
+pub const BEARER_ROUND_TRIP_MS: f64 = 20.0;
+
+/// Share of the arrival span cut at each end before the queue is read.
+const EDGE: f64 = 0.1;
 
 /// Cases, utilisations and seconds per point for a mode.
 pub fn plan(mode: Mode) -> (Vec<&'static str>, Vec<f64>, f64) {
@@ -62,7 +82,6 @@ pub fn run(
         };
         let in_memory_ms: f64 = r.mean_jobs().iter().sum();
         anyhow::ensure!(in_memory_ms > 0.0, "{name}: no in-process service time");
-        let samples: Vec<f64> = r.job_service_ms.iter().flatten().copied().collect();
         // Calibration: the gateway's own service time per handshake at a light load.
         ctx.step(&format!("queue load test: {name} calibration"));
         let calibration_rate = 0.2 * 1000.0 / in_memory_ms;
@@ -82,86 +101,198 @@ pub fn run(
             .map(|g| g.per_handshake_service_us / 1000.0)
             .filter(|&ms| ms > 0.0)
             .unwrap_or(in_memory_ms);
-        for &rho in &rhos {
-            let lambda = rho * 1000.0 / per_handshake_ms;
-            ctx.step(&format!(
-                "queue load test: {name} rho {rho:.1} ({lambda:.0} handshakes/s, {seconds} s)"
-            ));
-            let mut spec = LoadSpec::new(
-                case,
-                AuthMode::ServerAuth,
-                lambda,
-                Duration::from_secs_f64(seconds),
-            );
-            spec.workers = 1;
-            spec.pin_cores = true;
-            spec.seed = 2004 + (rho * 10.0) as u64;
-            spec.max_handshakes = (lambda * seconds * 1.5) as usize + 10;
-            let rep = run_load(&spec, store)?;
-            let Some(g) = rep.gateway.as_ref() else {
-                anyhow::bail!("{name}: the in-process gateway returned no job statistics");
-            };
-            let k = if rep.started > 0 {
-                g.jobs as f64 / rep.started as f64
-            } else {
-                0.0
-            };
-            let mean_ms = g.mean_service_us / 1000.0;
-            let m2 = g.service_m2_us2 / 1e6;
-            // The models get the arrival rate that really reached the gateway: at high
-            // offered rates the generator shares the 2 cores and falls behind.
-            let arrived = if rep.achieved_rate > 0.0 {
-                rep.achieved_rate
-            } else {
-                lambda
-            };
-            let (corrected, as_published, mm1, des) =
-                predict(arrived, k, mean_ms, m2, &samples, sim_jobs);
-            let (chains, think_ms, first_wait_ms) = job_chains_and_first_wait(&rep.jobs);
-            let delivery_ms = delivery_delay_ms(&rep.jobs);
-            // Every model predicts queueing only; the measured wait also holds the
-            // delivery delay every job pays, measured from the same job log.
-            let plus = |w: Option<f64>| w.map(|w| w + delivery_ms);
-            let (corrected, as_published, mm1, des) =
-                (plus(corrected), plus(as_published), plus(mm1), plus(des));
-            let chain = wtlsperf_models::queue::simulate_chains(
-                wtlsperf_models::queue::SimConfig {
-                    arrival_rate_per_s: arrived,
-                    servers: 1,
-                    jobs: sim_jobs,
-                    warmup_jobs: sim_jobs / 10,
-                    seed: 2004,
-                },
-                &chains,
-                think_ms,
-            )
-            .ok()
-            .map(|r| r.mean_wait_ms + delivery_ms);
-            out.push(LoadPoint {
-                case: name.to_owned(),
-                auth: "server".to_owned(),
-                target_rho: rho,
-                lambda_hs_per_s: lambda,
-                achieved_hs_per_s: rep.achieved_rate,
-                success_ratio: rep.success_ratio,
-                jobs_per_handshake: k,
-                measured_rho: g.utilisation,
-                service_mean_ms: mean_ms,
-                service_m2_ms2: m2,
-                measured_wait_ms: g.mean_wait_us / 1000.0,
-                corrected_ms: corrected,
-                as_published_ms: as_published,
-                mm1_ms: mm1,
-                des_ms: des,
-                chain_ms: chain,
-                think_ms,
-                first_job_wait_ms: first_wait_ms,
-                delivery_ms,
-            });
+        for round_trip_ms in [0.0, BEARER_ROUND_TRIP_MS] {
+            for &rho in &rhos {
+                out.push(point(
+                    ctx,
+                    store,
+                    PointSpec {
+                        name,
+                        case,
+                        rho,
+                        per_handshake_ms,
+                        seconds,
+                        round_trip_ms,
+                        sim_jobs,
+                    },
+                )?);
+            }
         }
     }
     anyhow::ensure!(!out.is_empty(), "no load point could be run");
     Ok(out)
+}
+
+struct PointSpec<'a> {
+    name: &'a str,
+    case: Case,
+    rho: f64,
+    per_handshake_ms: f64,
+    seconds: f64,
+    round_trip_ms: f64,
+    sim_jobs: usize,
+}
+
+/// One load point: the run, the steady-window queue and every model beside it.
+fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPoint> {
+    let PointSpec {
+        name,
+        case,
+        rho,
+        per_handshake_ms,
+        seconds,
+        round_trip_ms,
+        sim_jobs,
+    } = p;
+    let lambda = rho * 1000.0 / per_handshake_ms;
+    let setting = if round_trip_ms > 0.0 {
+        format!("round trip {round_trip_ms} ms")
+    } else {
+        "loopback".to_owned()
+    };
+    ctx.step(&format!(
+        "queue load test: {name} rho {rho:.1} {setting} ({lambda:.0} handshakes/s, {seconds} s)"
+    ));
+    let mut spec = LoadSpec::new(
+        case,
+        AuthMode::ServerAuth,
+        lambda,
+        Duration::from_secs_f64(seconds),
+    );
+    spec.workers = 1;
+    spec.pin_cores = true;
+    spec.seed = 2004 + (rho * 10.0) as u64;
+    spec.max_handshakes = (lambda * seconds * 1.5) as usize + 10;
+    spec.round_trip = (round_trip_ms > 0.0).then(|| Duration::from_secs_f64(round_trip_ms / 1e3));
+    let rep = run_load(&spec, store)?;
+    anyhow::ensure!(
+        rep.gateway.is_some(),
+        "{name}: the in-process gateway returned no job statistics"
+    );
+    let k = if rep.started > 0 {
+        rep.jobs.len() as f64 / rep.started as f64
+    } else {
+        0.0
+    };
+    let steady = SteadyQueue::of(&rep.jobs)
+        .ok_or_else(|| anyhow::anyhow!("{name}: too few jobs for a steady window"))?;
+    // The models get the job rate that really reached the gateway in the window (at high
+    // offered rates the generator may fall behind), as handshakes per second.
+    let arrived_hs = steady.job_rate_per_s / k.max(1.0);
+    let (corrected, as_published, mm1, des) = predict(
+        arrived_hs,
+        k,
+        steady.service_mean_ms,
+        steady.service_m2_ms2,
+        &steady.service_samples_ms,
+        sim_jobs,
+    );
+    let (chains, think_ms, first_wait_ms) = job_chains_and_first_wait(&rep.jobs);
+    let delivery_ms = delivery_delay_ms(&rep.jobs);
+    // Every model predicts queueing only; the measured wait also holds the delivery
+    // delay every job pays, measured from the same job log.
+    let plus = |w: Option<f64>| w.map(|w| w + delivery_ms);
+    let (corrected, as_published, mm1, des) =
+        (plus(corrected), plus(as_published), plus(mm1), plus(des));
+    // The chain simulation gets the think time without the emulated round trip (the
+    // client's own work and the loopback path) plus the round trip's law.
+    let base_think_ms = if round_trip_ms > 0.0 {
+        fixed_think_ms(think_ms, round_trip_ms)
+    } else {
+        think_ms
+    };
+    let chain = wtlsperf_models::queue::simulate_chains(
+        wtlsperf_models::queue::SimConfig {
+            arrival_rate_per_s: arrived_hs,
+            servers: 1,
+            jobs: sim_jobs,
+            warmup_jobs: sim_jobs / 10,
+            seed: 2004,
+        },
+        &chains,
+        base_think_ms,
+        round_trip_ms,
+    )
+    .ok()
+    .map(|r| r.mean_wait_ms + delivery_ms);
+    Ok(LoadPoint {
+        case: name.to_owned(),
+        auth: "server".to_owned(),
+        round_trip_ms,
+        target_rho: rho,
+        lambda_hs_per_s: lambda,
+        achieved_hs_per_s: rep.achieved_rate,
+        success_ratio: rep.success_ratio,
+        jobs_per_handshake: k,
+        measured_rho: steady.utilisation,
+        service_mean_ms: steady.service_mean_ms,
+        service_m2_ms2: steady.service_m2_ms2,
+        measured_wait_ms: steady.mean_wait_ms,
+        corrected_ms: corrected,
+        as_published_ms: as_published,
+        mm1_ms: mm1,
+        des_ms: des,
+        chain_ms: chain,
+        think_ms,
+        first_job_wait_ms: first_wait_ms,
+        delivery_ms,
+    })
+}
+
+/// The think time left when the emulated round trip is taken out: the median think time
+/// of the run minus the median of an exponential law of mean `round_trip_ms` (ln 2 x
+/// mean), not below the smallest think time seen.
+fn fixed_think_ms(median_think_ms: f64, round_trip_ms: f64) -> f64 {
+    (median_think_ms - std::f64::consts::LN_2 * round_trip_ms).max(0.0)
+}
+
+/// The gateway's queue over the steady window of a run (see the module notes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SteadyQueue {
+    pub jobs: usize,
+    /// Jobs arriving per second in the window.
+    pub job_rate_per_s: f64,
+    pub mean_wait_ms: f64,
+    pub service_mean_ms: f64,
+    pub service_m2_ms2: f64,
+    /// Service time of the window's jobs over the window's length.
+    pub utilisation: f64,
+    pub service_samples_ms: Vec<f64>,
+}
+
+impl SteadyQueue {
+    /// `None` with fewer than 10 jobs in the window.
+    pub fn of(jobs: &[JobRecord]) -> Option<Self> {
+        let first = jobs.iter().map(|j| j.arrival_ns).min()?;
+        let last = jobs.iter().map(|j| j.arrival_ns).max()?;
+        let span = last.saturating_sub(first) as f64;
+        let (from, to) = (
+            first as f64 + EDGE * span,
+            first as f64 + (1.0 - EDGE) * span,
+        );
+        let window: Vec<&JobRecord> = jobs
+            .iter()
+            .filter(|j| (from..to).contains(&(j.arrival_ns as f64)))
+            .collect();
+        if window.len() < 10 || to <= from {
+            return None;
+        }
+        let n = window.len() as f64;
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let service_samples_ms: Vec<f64> = window.iter().map(|j| ms(j.service_ns())).collect();
+        let service_mean_ms = service_samples_ms.iter().sum::<f64>() / n;
+        let service_m2_ms2 = service_samples_ms.iter().map(|s| s * s).sum::<f64>() / n;
+        let length_ms = (to - from) / 1e6;
+        Some(SteadyQueue {
+            jobs: window.len(),
+            job_rate_per_s: n / (length_ms / 1e3),
+            mean_wait_ms: window.iter().map(|j| ms(j.wait_ns())).sum::<f64>() / n,
+            service_mean_ms,
+            service_m2_ms2,
+            utilisation: service_samples_ms.iter().sum::<f64>() / length_ms,
+            service_samples_ms,
+        })
+    }
 }
 
 /// The gateway's jobs grouped by handshake (each handshake comes from its own client
