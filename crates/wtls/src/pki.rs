@@ -10,7 +10,7 @@
 //! SHA-1 of the exact ToBeSignedCertificate bytes: rsa_sha as PKCS#1 type 1 over the
 //! bare hash, ecdsa_sha as DER `SEQUENCE{r,s}` (see [`crate::crypto::pk`]).
 
-use openssl::sha::sha1;
+use crate::crypto::random::sha1;
 
 use crate::codec::Codec;
 use crate::crypto::pk::{self, KeyPair, PeerKey, PkError};

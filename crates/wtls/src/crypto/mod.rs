@@ -6,3 +6,4 @@ pub mod keys;
 pub mod mac;
 pub mod pk;
 pub mod prf;
+pub mod random;

@@ -26,13 +26,13 @@
 use std::fmt;
 use std::sync::Mutex;
 
+use super::random::sha1;
 use openssl::bn::{BigNum, BigNumContext};
 use openssl::ec::{EcGroup, EcKey, EcPoint, PointConversionForm};
 use openssl::ecdsa::EcdsaSig;
 use openssl::error::ErrorStack;
 use openssl::pkey::{PKey, Private, Public};
 use openssl::rsa::{Padding, Rsa};
-use openssl::sha::sha1;
 use zeroize::Zeroizing;
 
 use crate::codec::Codec;

@@ -90,9 +90,13 @@ fn p_hash<M: Mac + KeyInit + Clone>(
     let keyed = keyed::<M>(secret);
     let mut out = Zeroizing::new(Vec::with_capacity(len + 20));
     let mut a = Zeroizing::new(hmac_parts(&keyed, &[label, seed]));
-    while out.len() < len {
+    loop {
         let block = Zeroizing::new(hmac_parts(&keyed, &[&a, label, seed]));
         out.extend_from_slice(&block);
+        if out.len() >= len {
+            break;
+        }
+        // A(i+1) only when another block follows: the last one would be thrown away.
         a = Zeroizing::new(hmac_parts(&keyed, &[&a]));
     }
     out.truncate(len);

@@ -150,7 +150,7 @@ impl std::fmt::Debug for ServerConnection {
 impl ServerConnection {
     pub fn new(config: Arc<ServerConfig>, probe: Probe, now: Now) -> Self {
         let mut random = [0u8; 12];
-        openssl::rand::rand_bytes(&mut random).expect("the system RNG works");
+        crate::crypto::random::fill_public(&mut random);
         let core = Core::new(Role::Server, config.packing, probe);
         ServerConnection {
             config,
@@ -234,7 +234,7 @@ impl ServerConnection {
             out.events.push(Event::Dropped("connection closed"));
             return out;
         }
-        let digest = openssl::sha::sha1(datagram);
+        let digest = crate::crypto::random::sha1(datagram);
         if let Some((_, answer)) = self.answered.iter().find(|(d, _)| *d == digest) {
             // A retransmitted flight: the client lost our answer. Send it again.
             out.datagrams = answer.datagrams();
@@ -713,7 +713,7 @@ impl ServerConnection {
             return SessionId::empty();
         }
         let mut id = [0u8; 8];
-        openssl::rand::rand_bytes(&mut id).expect("the system RNG works");
+        crate::crypto::random::fill_public(&mut id);
         SessionId::new(&id).expect("8 bytes fit")
     }
 

@@ -1,0 +1,45 @@
+//! Random bytes for the handshake's public values (the Random structures and session
+//! identifiers) and a SHA-1 for data that is not a signature input.
+//!
+//! Why not OpenSSL for these: in OpenSSL 3 every `RAND_bytes` goes through the default
+//! provider's DRBG behind locks, and every one-shot digest fetches its algorithm by name;
+//! each costs about a microsecond, which on the fast curves is a few percent of the
+//! gateway's whole handshake. `rand`'s thread-local generator is a CSPRNG (ChaCha12,
+//! seeded and periodically reseeded from the operating system) and costs tens of
+//! nanoseconds; RustCrypto's SHA-1 uses the SHA extensions where the CPU has them.
+//! Secrets (the RSA pre-master secret, the random secret that replaces a failed RSA
+//! decryption, private keys) still come from OpenSSL.
+
+use rand::Rng;
+use sha1::{Digest, Sha1};
+
+/// Fills `buf` from the thread's CSPRNG.
+pub fn fill_public(buf: &mut [u8]) {
+    rand::rng().fill_bytes(buf);
+}
+
+/// SHA-1 of `data`.
+pub fn sha1(data: &[u8]) -> [u8; 20] {
+    Sha1::digest(data).into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha1_matches_openssl() {
+        for data in [&b""[..], b"abc", &[0x5a; 1000]] {
+            assert_eq!(sha1(data), openssl::sha::sha1(data));
+        }
+    }
+
+    #[test]
+    fn public_randoms_differ() {
+        let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
+        fill_public(&mut a);
+        fill_public(&mut b);
+        assert_ne!(a, b);
+        assert_ne!(a, [0u8; 16]);
+    }
+}
