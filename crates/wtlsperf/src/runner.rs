@@ -342,7 +342,7 @@ impl CaseMeasurement {
         if off.is_empty() {
             median_of(self.reps.iter().map(|r| ms(r.server_cpu_ns)))
         } else {
-            median_of(off.into_iter())
+            median_of(off)
         }
     }
 
