@@ -540,10 +540,15 @@ impl PeerKey {
 /// On curves with cofactor h > 1 (the binary K and B curves) a peer could send a point
 /// with a small-order component and learn the static key modulo h (Lim and Lee, 1997).
 /// Instead of the full check n·Q = O (a scalar multiplication as dear as the ECDH
-/// itself), this is IEEE 1363 ECSVDP-DHC in compatibility mode: multiply the point by
-/// h (one or two point additions: h is 2 or 4 here), refuse the point at infinity, and
-/// use the private scalar d·h⁻¹ mod n, so that honest points give exactly x(d·Q) and a
-/// small-order component is annihilated rather than leaked.
+/// itself), this is IEEE 1363 ECSVDP-DHC in compatibility mode: the secret is
+/// x((d·h⁻¹ mod n)·(h·Q)), so that honest points give exactly x(d·Q) and a small-order
+/// component is annihilated rather than leaked; a point of small order gives the point
+/// at infinity and is refused. Both multiplications are one: the scalar
+/// k = h·(d·h⁻¹ mod n), kept unreduced, is worked out once per key, and OpenSSL's
+/// ladder for a single point works modulo the group's cardinality h·n, not n, so
+/// k·Q = (d·h⁻¹ mod n)·(h·Q) for every point on the curve. (Doubling Q first costs a
+/// field inversion per doubling on the binary curves, whose points OpenSSL adds in
+/// affine coordinates: several microseconds a handshake.)
 pub fn ecdh_untrusted(own: &KeyPair, point: &[u8]) -> Result<Zeroizing<Vec<u8>>, PkError> {
     let (own_ec, _) = own.ec("ECDH")?;
     let group = own_ec.group();
@@ -573,20 +578,15 @@ pub fn ecdh_untrusted(own: &KeyPair, point: &[u8]) -> Result<Zeroizing<Vec<u8>>,
         }
         return Err(bad("cofactor is not a power of two"));
     };
-    let mut q = q;
-    for _ in 0..h.trailing_zeros() {
-        let mut doubled = EcPoint::new(group).map_err(lib("ECDH"))?;
-        doubled.add(group, &q, &q, &mut ctx).map_err(lib("ECDH"))?;
-        q = doubled;
-    }
-    if q.is_infinity(group) {
-        return Err(bad("point of small order"));
-    }
-    shared_x(group, &q, compat.private_key(), &mut ctx, own.spec)
+    shared_x(group, &q, compat.private_key(), &mut ctx, own.spec).map_err(|e| match e {
+        PkError::BadPublicKey { .. } => bad("point of small order"),
+        other => other,
+    })
 }
 
 /// What cofactor Diffie-Hellman needs of an own key, worked out once per key: the
-/// curve's cofactor h and, for h a power of two above 1, the key d·h⁻¹ mod n.
+/// curve's cofactor h and, for h a power of two above 1, a key holding the scalar
+/// k = h·(d·h⁻¹ mod n) (see [`ecdh_untrusted`]; an `EcKey` so that it is wiped on drop).
 struct CofactorDh {
     h: u32,
     compat: Option<EcKey<Private>>,
@@ -643,7 +643,8 @@ fn shared_x(
     Ok(Zeroizing::new(x.to_vec_padded(len).map_err(lib("ECDH"))?))
 }
 
-/// The key d·h⁻¹ mod n of ECSVDP-DHC compatibility mode.
+/// The key of ECSVDP-DHC compatibility mode as one scalar, k = h·(d·h⁻¹ mod n), not
+/// reduced modulo n. Its public half is d·G (k ≡ d mod n).
 fn compat_key(own: &EcKey<Private>, cofactor: &BigNum) -> Result<EcKey<Private>, PkError> {
     let group = own.group();
     let mut ctx = BigNumContext::new().map_err(lib("ECDH"))?;
@@ -653,14 +654,15 @@ fn compat_key(own: &EcKey<Private>, cofactor: &BigNum) -> Result<EcKey<Private>,
     h_inv
         .mod_inverse(cofactor, &order, &mut ctx)
         .map_err(lib("ECDH"))?;
-    let mut d = BigNum::new().map_err(lib("ECDH"))?;
-    d.mod_mul(own.private_key(), &h_inv, &order, &mut ctx)
+    let mut d_over_h = BigNum::new().map_err(lib("ECDH"))?;
+    d_over_h
+        .mod_mul(own.private_key(), &h_inv, &order, &mut ctx)
         .map_err(lib("ECDH"))?;
-    let mut public = EcPoint::new(group).map_err(lib("ECDH"))?;
-    public
-        .mul_generator2(group, &d, &mut ctx)
+    let mut k = BigNum::new().map_err(lib("ECDH"))?;
+    k.checked_mul(&d_over_h, cofactor, &mut ctx)
         .map_err(lib("ECDH"))?;
-    EcKey::from_private_components(group, &d, &public).map_err(lib("ECDH"))
+    d_over_h.clear();
+    EcKey::from_private_components(group, &k, own.public_key()).map_err(lib("ECDH"))
 }
 
 /// ECDH: the pre-master secret of ECDH_anon and ECDH_ECDSA, the x-coordinate of
@@ -1333,6 +1335,56 @@ mod cofactor_tests {
             assert_eq!(*plain, *compat, "{}", spec.short());
             // Twice: the cached d/h key is reused.
             assert_eq!(*plain, *ecdh_untrusted(&server, &point).unwrap());
+        }
+    }
+
+    /// (0, sqrt(b)), the point of order 2 on a binary curve, uncompressed.
+    fn order_two_point(spec: Specifier) -> Vec<u8> {
+        let fb = spec.field_bytes().unwrap();
+        let mut compressed = vec![0x02];
+        compressed.resize(1 + fb, 0);
+        let group = group(spec).unwrap();
+        let mut ctx = BigNumContext::new().unwrap();
+        EcPoint::from_bytes(&group, &compressed, &mut ctx)
+            .unwrap()
+            .to_bytes(&group, PointConversionForm::UNCOMPRESSED, &mut ctx)
+            .unwrap()
+    }
+
+    #[test]
+    fn small_order_components_are_annihilated_and_small_order_points_refused() {
+        for spec in [
+            Specifier::Nist163k,
+            Specifier::Nist163r,
+            Specifier::Nist233k,
+            Specifier::Nist233r,
+            Specifier::Nist283k,
+            Specifier::Nist283r,
+        ] {
+            let server = KeyPair::generate(spec).unwrap();
+            let err = ecdh_untrusted(&server, &order_two_point(spec)).unwrap_err();
+            assert!(err.to_string().contains("small order"), "{spec}: {err}");
+            // An honest point plus the order-2 point: the same secret as the honest
+            // point alone (the component is annihilated, not leaked).
+            let client = KeyPair::generate(spec).unwrap();
+            let honest = match client.public_wire().unwrap() {
+                PublicKey::Ec(p) => p.0,
+                PublicKey::Rsa(_) => unreachable!(),
+            };
+            let group = group(spec).unwrap();
+            let mut ctx = BigNumContext::new().unwrap();
+            let q = EcPoint::from_bytes(&group, &honest, &mut ctx).unwrap();
+            let t = EcPoint::from_bytes(&group, &order_two_point(spec), &mut ctx).unwrap();
+            let mut sum = EcPoint::new(&group).unwrap();
+            sum.add(&group, &q, &t, &mut ctx).unwrap();
+            let tainted = sum
+                .to_bytes(&group, PointConversionForm::UNCOMPRESSED, &mut ctx)
+                .unwrap();
+            assert_eq!(
+                *ecdh_untrusted(&server, &tainted).unwrap(),
+                *ecdh_untrusted(&server, &honest).unwrap(),
+                "{spec}"
+            );
         }
     }
 
