@@ -1,5 +1,5 @@
-//! Random bytes for the handshake's public values (the Random structures and session
-//! identifiers) and a SHA-1 for data that is not a signature input.
+//! Random bytes for the handshake's nonces (the Random structures, session identifiers,
+//! the stand-in secret of a failed RSA decryption) and a SHA-1 for hashing on the hot path.
 //!
 //! Why not OpenSSL for these: in OpenSSL 3 every `RAND_bytes` goes through the default
 //! provider's DRBG behind locks, and every one-shot digest fetches its algorithm by name;
@@ -7,14 +7,15 @@
 //! gateway's whole handshake. `rand`'s thread-local generator is a CSPRNG (ChaCha12,
 //! seeded and periodically reseeded from the operating system) and costs tens of
 //! nanoseconds; RustCrypto's SHA-1 uses the SHA extensions where the CPU has them.
-//! Secrets (the RSA pre-master secret, the random secret that replaces a failed RSA
-//! decryption, private keys) still come from OpenSSL.
+//! The client's RSA pre-master secret and every private key still come from OpenSSL;
+//! the stand-in secret of a failed RSA decryption (which only has to be unpredictable
+//! and is thrown away with the handshake) comes from here.
 
 use rand::Rng;
 use sha1::{Digest, Sha1};
 
 /// Fills `buf` from the thread's CSPRNG.
-pub fn fill_public(buf: &mut [u8]) {
+pub fn fill(buf: &mut [u8]) {
     rand::rng().fill_bytes(buf);
 }
 
@@ -37,8 +38,8 @@ mod tests {
     #[test]
     fn public_randoms_differ() {
         let (mut a, mut b) = ([0u8; 16], [0u8; 16]);
-        fill_public(&mut a);
-        fill_public(&mut b);
+        fill(&mut a);
+        fill(&mut b);
         assert_ne!(a, b);
         assert_ne!(a, [0u8; 16]);
     }

@@ -177,7 +177,7 @@ impl Client {
         now: Now,
     ) -> Self {
         let mut random = [0u8; 12];
-        crate::crypto::random::fill_public(&mut random);
+        crate::crypto::random::fill(&mut random);
         let core = Core::new(Role::Client, config.packing, probe);
         let timeout_ns = config.retransmit_timeout_ns;
         Client {

@@ -150,7 +150,7 @@ impl std::fmt::Debug for ServerConnection {
 impl ServerConnection {
     pub fn new(config: Arc<ServerConfig>, probe: Probe, now: Now) -> Self {
         let mut random = [0u8; 12];
-        crate::crypto::random::fill_public(&mut random);
+        crate::crypto::random::fill(&mut random);
         let core = Core::new(Role::Server, config.packing, probe);
         ServerConnection {
             config,
@@ -713,7 +713,7 @@ impl ServerConnection {
             return SessionId::empty();
         }
         let mut id = [0u8; 8];
-        crate::crypto::random::fill_public(&mut id);
+        crate::crypto::random::fill(&mut id);
         SessionId::new(&id).expect("8 bytes fit")
     }
 
@@ -856,7 +856,7 @@ impl ServerConnection {
                 // secret, so the Finished check fails later with the same alert and
                 // timing: no padding oracle (Bleichenbacher 1998).
                 let mut secret = Zeroizing::new(vec![0u8; 20]);
-                openssl::rand::rand_bytes(&mut secret).expect("the system RNG works");
+                crate::crypto::random::fill(&mut secret);
                 if let Ok(d) = decrypted {
                     if d.len() == 20 && d[0] == 1 {
                         secret.copy_from_slice(&d);
