@@ -94,6 +94,13 @@ pub struct LoadSpec {
     /// Poisson stream shifted by independent delays stays Poisson), which is the setting
     /// of the thesis' queue model.
     pub round_trip: Option<Duration>,
+    /// Closed loop instead of Poisson arrivals: keep this many handshakes in flight, each
+    /// new one starting when one ends, until the window closes; `rate` then only sizes
+    /// the key pool. This measures capacity at saturation: the worker never runs dry, yet
+    /// the queue stays bounded (an open loop above capacity grows its queue until
+    /// retransmissions and timeouts waste the worker's time, and measures that collapse
+    /// instead of the capacity).
+    pub closed_loop: Option<usize>,
 }
 
 impl LoadSpec {
@@ -115,6 +122,7 @@ impl LoadSpec {
             measure_capacity: false,
             pin_cores: false,
             round_trip: None,
+            closed_loop: None,
         }
     }
 }
@@ -446,7 +454,11 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     let window_ns = spec.duration.as_nanos() as u64;
     let mut offsets = Vec::new();
     let mut t = 0.0f64;
-    loop {
+    let closed = spec.closed_loop.map(|n| n.clamp(1, spec.max_in_flight));
+    if let Some(n) = closed {
+        offsets = vec![0; n.min(spec.max_handshakes)];
+    }
+    while closed.is_none() {
         t += exp.sample(&mut rng);
         let ns = (t * 1e9) as u64;
         if ns >= window_ns || offsets.len() >= spec.max_handshakes {
@@ -454,7 +466,11 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         }
         offsets.push(ns);
     }
-    let expected_full = ((offsets.len() as f64) * (1.0 - spec.resume_ratio)).ceil() as usize;
+    let expected = match closed {
+        Some(_) => ((spec.rate * spec.duration.as_secs_f64()) as usize).min(spec.max_handshakes),
+        None => offsets.len(),
+    };
+    let expected_full = ((expected as f64) * (1.0 - spec.resume_ratio)).ceil() as usize;
     let (cfg, pool) = cheap_client_config(store, spec, (expected_full + 64).min(MAX_POOL))?;
 
     // The gateway, in process or remote.
@@ -508,7 +524,7 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     let mut poll = Poll::new()?;
     let mut events = Events::with_capacity(1024);
     let mut slots: Vec<Option<Box<Slot>>> = Vec::new();
-    let budget = raise_fd_limit().saturating_sub(1024).min(offsets.len());
+    let budget = raise_fd_limit().saturating_sub(1024).min(expected);
     let mut spare: VecDeque<(usize, UdpSocket)> = VecDeque::with_capacity(budget);
     for k in 0..budget {
         match open_client_socket(&poll, k, target) {
@@ -545,6 +561,15 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
 
     loop {
         let now = clock.wall_ns();
+        if let Some(n) = closed {
+            // A new handshake for each one that ended, while the window is open.
+            while active + (offsets.len() - next) < n
+                && now < origin + window_ns
+                && offsets.len() < spec.max_handshakes
+            {
+                offsets.push(now - origin);
+            }
+        }
         if now >= hard_stop || (next >= offsets.len() && active == 0) {
             break;
         }
@@ -824,6 +849,10 @@ pub struct Args {
     /// held this long on average. 0 answers at once.
     #[arg(long, default_value_t = 0.0)]
     pub round_trip_ms: f64,
+    /// Closed loop: keep N handshakes in flight instead of Poisson arrivals (capacity at
+    /// saturation; --rate then only sizes the key pool).
+    #[arg(long)]
+    pub closed: Option<usize>,
     /// Also measure server CPU per handshake in memory and print the capacity ratio.
     #[arg(long)]
     pub capacity: bool,
@@ -925,6 +954,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.round_trip_ms.is_finite() && args.round_trip_ms >= 0.0,
         "--round-trip-ms must be a non-negative number"
     );
+    spec.closed_loop = args.closed;
     spec.round_trip =
         (args.round_trip_ms > 0.0).then(|| Duration::from_secs_f64(args.round_trip_ms / 1e3));
     let report = run_load(&spec, &store)?;

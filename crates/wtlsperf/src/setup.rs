@@ -259,11 +259,15 @@ pub fn process_cpu_ns() -> u64 {
 
 /// The engine's notion of now, from the process clock and the system time.
 pub fn now() -> Now {
-    let unix = SystemTime::now()
+    Now::new(ProcessClock::shared().wall_ns(), unix_secs())
+}
+
+/// Seconds since the Unix epoch (0 before it).
+pub fn unix_secs() -> u32 {
+    SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs() as u32)
-        .unwrap_or(0);
-    Now::new(ProcessClock::shared().wall_ns(), unix)
+        .unwrap_or(0)
 }
 
 /// Restricts the calling thread to one CPU and returns its previous affinity, for
