@@ -261,6 +261,45 @@ fn a_short_open_loop_load_completes_every_handshake() {
 }
 
 #[test]
+fn a_closed_loop_keeps_its_handshakes_in_flight_and_stops_with_the_window() {
+    let mut spec = LoadSpec::new(
+        Case::parse("160p/160p").unwrap(),
+        AuthMode::ServerAuth,
+        500.0,
+        Duration::from_millis(500),
+    );
+    spec.workers = 1;
+    spec.closed_loop = Some(4);
+    let report = run_load(&spec, store()).unwrap();
+    // Every handshake ends before the next of its slot starts: more than 4 were started,
+    // all completed, and the gateway never saw more than 4 clients handshaking at once
+    // (from a handshake's first arrival to the start of its last job: the job's end is
+    // stamped after its reply left, when the client may already have started anew).
+    assert!(report.started > 4, "{report:?}");
+    assert_eq!(report.completed, report.started, "{report:?}");
+    let mut events: Vec<(u64, i32)> = Vec::new();
+    let mut by_peer: std::collections::HashMap<_, (u64, u64)> = Default::default();
+    for j in &report.jobs {
+        let e = by_peer.entry(j.peer).or_insert((u64::MAX, 0));
+        e.0 = e.0.min(j.arrival_ns);
+        e.1 = e.1.max(j.start_ns);
+    }
+    for (first, last) in by_peer.values() {
+        events.push((*first, 1));
+        events.push((*last, -1));
+    }
+    events.sort();
+    let (mut open, mut most) = (0, 0);
+    for (_, d) in events {
+        open += d;
+        most = most.max(open);
+    }
+    assert!(most <= 4, "{most} handshakes at the gateway at once");
+    // Closed over a round trip per slot: far below the 500/s the pool was sized for.
+    assert!(report.wall_s < 10.0);
+}
+
+#[test]
 fn a_vanished_peer_is_forgotten_and_the_peer_bound_holds() {
     // max_peers = 1: the bound holds by evicting the oldest half-open handshake.
     let server =
