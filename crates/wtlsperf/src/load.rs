@@ -153,6 +153,13 @@ pub struct GatewayQueueStats {
     pub per_handshake_service_us: f64,
     /// Share of jobs whose arrival is the kernel's receive timestamp.
     pub kernel_timestamp_share: f64,
+    /// Jobs that found the worker idle (arrived after every earlier job had ended): their
+    /// share, and their mean and median wait. That wait is no queueing: it is the path
+    /// from the kernel's timestamp to the worker starting on the datagram, plus whatever
+    /// the worker was doing between jobs.
+    pub idle_arrival_share: f64,
+    pub idle_arrival_wait_mean_us: f64,
+    pub idle_arrival_wait_median_us: f64,
 }
 
 /// Result of one load run.
@@ -171,6 +178,12 @@ pub struct LoadReport {
     pub success_ratio: f64,
     pub latency_ms: Latency,
     pub retransmissions: u64,
+    /// How late the generator sent what it had scheduled (new handshakes, and answers
+    /// held for the emulated round trip): the share sent more than 1 ms after their
+    /// time, and the 99th percentile of the delay (ms). A generator that stalls turns
+    /// the Poisson stream into bursts, which the gateway then queues.
+    pub late_share: f64,
+    pub lag_p99_ms: f64,
     pub gateway: Option<GatewayQueueStats>,
     /// CPU used by the generator (its event loop and key-pool thread).
     pub loadgen_cpu_s: f64,
@@ -375,6 +388,10 @@ pub fn queue_stats(jobs: &[JobRecord], completed: u64, workers: usize) -> Gatewa
         s.kernel_timestamp_share += f64::from(u8::from(j.kernel_timestamp)) / n;
         busy += sv;
     }
+    let (share, mean, median) = idle_arrival_waits_us(jobs);
+    s.idle_arrival_share = share;
+    s.idle_arrival_wait_mean_us = mean;
+    s.idle_arrival_wait_median_us = median;
     let first = jobs.iter().map(|j| j.arrival_ns).min().unwrap_or(0);
     let last = jobs.iter().map(|j| j.end_ns).max().unwrap_or(0);
     let span = us(last.saturating_sub(first));
@@ -385,6 +402,31 @@ pub fn queue_stats(jobs: &[JobRecord], completed: u64, workers: usize) -> Gatewa
         s.per_handshake_service_us = busy / completed as f64;
     }
     s
+}
+
+/// (share, mean us, median us) of the waits of jobs that found the worker idle (one
+/// worker: jobs in order of service start; a job arriving after every earlier job ended).
+pub fn idle_arrival_waits_us(jobs: &[JobRecord]) -> (f64, f64, f64) {
+    let mut by_start: Vec<&JobRecord> = jobs.iter().collect();
+    by_start.sort_by_key(|j| j.start_ns);
+    let mut busy_until = 0u64;
+    let mut idle: Vec<f64> = Vec::new();
+    for j in &by_start {
+        if j.arrival_ns >= busy_until {
+            idle.push(j.wait_ns() as f64 / 1e3);
+        }
+        busy_until = busy_until.max(j.end_ns);
+    }
+    if idle.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let mean = idle.iter().sum::<f64>() / idle.len() as f64;
+    idle.sort_by(f64::total_cmp);
+    (
+        idle.len() as f64 / by_start.len() as f64,
+        mean,
+        idle[idle.len() / 2],
+    )
 }
 
 /// Median server CPU time (us) of one handshake of the case, in memory: what one gateway
@@ -540,6 +582,7 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     let mut latencies_ms: Vec<f64> = Vec::new();
     let (mut started, mut completed, mut failed, mut resumed, mut in_window) = (0u64, 0, 0, 0, 0);
     let mut retransmissions = 0u64;
+    let mut lags_ns: Vec<u64> = Vec::new();
     let mut generation = 0u64;
     let mut active = 0usize;
     let mut buf = vec![0u8; 65_535];
@@ -582,6 +625,9 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
             let intended = origin + offsets[next];
             next += 1;
             started += 1;
+            if closed.is_none() {
+                lags_ns.push(now.saturating_sub(intended));
+            }
             if active >= spec.max_in_flight {
                 failed += 1;
                 continue;
@@ -653,6 +699,7 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
                 continue;
             }
             if !slot.held.is_empty() && slot.send_at_ns <= now {
+                lags_ns.push(now - slot.send_at_ns);
                 for d in slot.held.drain(..) {
                     let _ = slot.sock.send(&d);
                 }
@@ -788,6 +835,13 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         wall_s: wall_ns as f64 / 1e9,
         ..Default::default()
     };
+    if !lags_ns.is_empty() {
+        let late = lags_ns.iter().filter(|&&l| l > 1_000_000).count();
+        report.late_share = late as f64 / lags_ns.len() as f64;
+        lags_ns.sort_unstable();
+        let lags_ms: Vec<f64> = lags_ns.iter().map(|&l| l as f64 / 1e6).collect();
+        report.lag_p99_ms = percentile(&lags_ms, 0.99);
+    }
     latencies_ms.sort_by(f64::total_cmp);
     if !latencies_ms.is_empty() {
         report.latency_ms = Latency {

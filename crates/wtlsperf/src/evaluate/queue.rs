@@ -216,6 +216,8 @@ pub struct LoadPoint {
     /// Delivery delay (ms): median wait of jobs that found the worker idle, added to
     /// every model's prediction (the models predict queueing only).
     pub delivery_ms: f64,
+    /// Share of the generator's scheduled sends that left more than 1 ms late.
+    pub late_share: f64,
 }
 
 /// All of part 2.
@@ -836,7 +838,8 @@ impl QueueResults {
             .column(Column::new("k jobs/handshake", None, m.clone()))
             .column(Column::new("measured wait", Some("ms"), m.clone()))
             .column(Column::new("first-job wait", Some("ms"), m.clone()))
-            .column(Column::new("delivery delay", Some("ms"), m))
+            .column(Column::new("delivery delay", Some("ms"), m.clone()))
+            .column(Column::new("late sends", Some("%"), m))
             .column(Column::new("M/G/1 corrected", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda", inputs)))
             .column(Column::new("error corrected", Some("%"), Provenance::derived("(model - measured)/measured")))
             .column(Column::new("M/G/1 as published", Some("ms"), Provenance::modelled("Eq. 3.12 at lambda", inputs)))
@@ -869,6 +872,7 @@ impl QueueResults {
                 Cell::num(p.measured_wait_ms, 3),
                 Cell::opt(p.first_job_wait_ms, 3),
                 Cell::num(p.delivery_ms, 3),
+                Cell::num(p.late_share * 100.0, 2),
                 Cell::opt(p.corrected_ms, 3),
                 err(p.corrected_ms),
                 Cell::opt(p.as_published_ms, 3),
