@@ -207,6 +207,7 @@ pub struct CaseCsv {
     messages_client: usize,
     messages_server: usize,
     bound_ratio: Option<f64>,
+    bound_floor_ratio: Option<f64>,
     probe_overhead_pct: Option<f64>,
     published_client_ms: Option<f64>,
     published_server_ms: Option<f64>,
@@ -227,7 +228,7 @@ pub struct MessageCsv {
 }
 
 /// The header row a CSV of `T` gets (for the test and the docs).
-pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,probe_overhead_pct,published_client_ms,published_server_ms";
+pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,bound_floor_ratio,probe_overhead_pct,published_client_ms,published_server_ms";
 
 fn write_csv<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> anyhow::Result<()> {
     let mut w =
@@ -283,6 +284,7 @@ pub fn write_all(
                 messages_client: c.messages_client,
                 messages_server: c.messages_server,
                 bound_ratio: c.bound_ratio,
+                bound_floor_ratio: c.bound_floor_ratio,
                 probe_overhead_pct: c.probe_overhead_pct,
                 published_client_ms: pubrow.as_ref().map(|x| x.client_ms),
                 published_server_ms: pubrow.map(|x| x.server_ms),
@@ -359,6 +361,7 @@ mod tests {
                 messages_client: 5,
                 messages_server: 6,
                 bound_ratio: None,
+                bound_floor_ratio: None,
                 probe_overhead_pct: None,
                 published_client_ms: None,
                 published_server_ms: None,
