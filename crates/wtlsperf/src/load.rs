@@ -448,9 +448,11 @@ pub fn server_cpu_per_handshake_us(
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs.max(1) {
         let mut client = Client::new(cfg.clone(), auth, None, Probe::off(), setup::now());
+        // The connection's construction is part of the server's work for a handshake.
+        let c0 = setup::thread_cpu_ns();
         let mut conn = ServerConnection::new(server.clone(), Probe::off(), setup::now());
+        let mut server_cpu = setup::thread_cpu_ns() - c0;
         let mut to_server = client.start(setup::now())?.datagrams;
-        let mut server_cpu = 0u64;
         for _ in 0..8 {
             let mut to_client = Vec::new();
             for d in to_server.drain(..) {
@@ -859,7 +861,7 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         report.jobs = jobs;
     }
     if spec.measure_capacity {
-        let us = server_cpu_per_handshake_us(store, spec.case, spec.auth, spec.client_auth, 200)?;
+        let us = server_cpu_per_handshake_us(store, spec.case, spec.auth, spec.client_auth, 500)?;
         let capacity = spec.workers.max(1) as f64 * 1e6 / us;
         report.server_cpu_per_handshake_us = Some(us);
         report.capacity_rate = Some(capacity);

@@ -161,15 +161,9 @@ struct PointSpec<'a> {
 
 /// One load point: the run, the steady-window queue and every model beside it.
 fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPoint> {
-    let PointSpec {
-        name,
-        case,
-        rho,
-        per_handshake_ms,
-        seconds,
-        round_trip_ms,
-        sim_jobs,
-    } = p;
+    let (name, case, rho, seconds, round_trip_ms) =
+        (p.name, p.case, p.rho, p.seconds, p.round_trip_ms);
+    let (per_handshake_ms, sim_jobs) = (p.per_handshake_ms, p.sim_jobs);
     let lambda = rho * 1000.0 / per_handshake_ms;
     let setting = if round_trip_ms > 0.0 {
         format!("round trip {round_trip_ms} ms")
