@@ -30,6 +30,7 @@ use wtls::handshake::{
     Client, ClientConfig, Event, HandshakeKind, Now, Output, Packing, Policy, ServerConfig,
     ServerConnection,
 };
+use wtls::msgs::certificate::WtlsCertificate;
 use wtls::pki;
 use wtls::probe::{HandshakeProbe, Message, Operation, Probe, ProbeLevel};
 use wtls::suite::Case;
@@ -522,15 +523,31 @@ fn sha1(data: &[u8]) -> [u8; 20] {
 }
 
 /// The server's raw public-key work in one case, prepared once on the case's keys.
+///
+/// The operations run on keys as the server has them: the client's public key arrives
+/// with each handshake (its certificate, or its ClientKeyExchange point), so every rep
+/// builds it anew from its wire form, as the engine must (for RSA that includes
+/// OpenSSL's Montgomery set-up for the new modulus, for EC the point decoding and curve
+/// check); the CA's key is long-lived and parsed once, as the engine caches it.
 struct RawServerOps {
     server_key: KeyPair,
     /// RSA ClientKeyExchange ciphertext under the server's key.
     rsa_ciphertext: Option<Vec<u8>>,
-    /// The client key the server runs ECDH with (ephemeral or certified).
-    ecdh_peer: Option<PeerKey>,
-    /// Signature checks: key, digest, signature (client certificate under the CA;
-    /// CertificateVerify under the client's key).
-    verifies: Vec<(PeerKey, [u8; 20], Vec<u8>)>,
+    /// The client key the server runs ECDH with.
+    ecdh: Option<EcdhPeer>,
+    /// The client certificate's signature under the CA: key, digest, signature.
+    ca_verify: Option<(PeerKey, [u8; 20], Vec<u8>)>,
+    /// CertificateVerify under the client's certified key: certificate, digest, signature.
+    client_verify: Option<(WtlsCertificate, [u8; 20], Vec<u8>)>,
+}
+
+/// Where the server's ECDH peer key comes from.
+enum EcdhPeer {
+    /// An ephemeral point from ClientKeyExchange (server-authenticated): cofactor ECDH
+    /// on the received point.
+    Untrusted(Vec<u8>),
+    /// The client's certificate (mutual, optimised).
+    Certified(WtlsCertificate),
 }
 
 impl RawServerOps {
@@ -544,8 +561,9 @@ impl RawServerOps {
         let mut ops = RawServerOps {
             server_key: creds.server_key.clone(),
             rsa_ciphertext: None,
-            ecdh_peer: None,
-            verifies: Vec::new(),
+            ecdh: None,
+            ca_verify: None,
+            client_verify: None,
         };
         if rsa {
             // The WTLS RSA secret: version byte 1 and 19 secret bytes. Their values do
@@ -554,20 +572,22 @@ impl RawServerOps {
             secret[0] = 1;
             ops.rsa_ciphertext = Some(pk::rsa_encrypt(&creds.server_key.public_key()?, &secret)?);
         } else if auth == AuthMode::Mutual || optimised_ec {
-            ops.ecdh_peer = Some(creds.client_key.public_key()?);
+            ops.ecdh = Some(EcdhPeer::Certified(creds.client_cert.clone()));
         } else {
-            ops.ecdh_peer = Some(pk::ephemeral_ec(creds.case.leaf)?.public_key()?);
+            let point = match pk::ephemeral_ec(creds.case.leaf)?.public_wire()? {
+                wtls::msgs::certificate::PublicKey::Ec(p) => p.0,
+                wtls::msgs::certificate::PublicKey::Rsa(_) => bail!("an EC key has an EC point"),
+            };
+            ops.ecdh = Some(EcdhPeer::Untrusted(point));
         }
         if auth == AuthMode::Mutual && !optimised_ec {
             let ca_key = pki::certificate_key(&creds.ca_cert)?;
             let digest = sha1(&creds.client_cert.tbs_bytes());
-            ops.verifies
-                .push((ca_key, digest, creds.client_cert.signature.clone()));
+            ops.ca_verify = Some((ca_key, digest, creds.client_cert.signature.clone()));
             if rsa {
                 let digest = sha1(b"handshake messages so far");
                 let sig = pk::sign_digest(&creds.client_key, &digest)?;
-                ops.verifies
-                    .push((creds.client_key.public_key()?, digest, sig));
+                ops.client_verify = Some((creds.client_cert.clone(), digest, sig));
             }
         }
         Ok(Some(ops))
@@ -581,12 +601,22 @@ impl RawServerOps {
             let secret = pk::rsa_decrypt(&self.server_key, ct)?;
             std::hint::black_box(&secret);
         }
-        if let Some(peer) = &self.ecdh_peer {
-            let shared = pk::ecdh(&self.server_key, peer)?;
-            std::hint::black_box(&shared);
+        match &self.ecdh {
+            Some(EcdhPeer::Untrusted(point)) => {
+                std::hint::black_box(pk::ecdh_untrusted(&self.server_key, point)?);
+            }
+            Some(EcdhPeer::Certified(cert)) => {
+                let peer = pki::certificate_key(cert)?;
+                std::hint::black_box(pk::ecdh(&self.server_key, &peer)?);
+            }
+            None => {}
         }
-        for (key, digest, sig) in &self.verifies {
+        if let Some((key, digest, sig)) = &self.ca_verify {
             pk::verify_digest(key, digest, sig)?;
+        }
+        if let Some((cert, digest, sig)) = &self.client_verify {
+            let key = pki::certificate_key(cert)?;
+            pk::verify_digest(&key, digest, sig)?;
         }
         Ok(setup::thread_cpu_ns().saturating_sub(t0))
     }

@@ -131,8 +131,9 @@ pub struct ServerConnection {
     client_certified: bool,
     certificate_requested: bool,
     have_pre_master: bool,
-    /// SHA-1 of a received datagram and what we answered to it.
-    answered: VecDeque<([u8; 20], Answer)>,
+    /// Fingerprint of a received datagram ([`datagram_fingerprint`]) and what we
+    /// answered to it.
+    answered: VecDeque<(u64, Answer)>,
     /// Where the shared Certificate record sits in the flight being built (record
     /// index, byte offset when the flight is one datagram) and the record itself.
     shared_certificate: Option<(usize, usize, Arc<[u8]>)>,
@@ -206,7 +207,7 @@ impl ServerConnection {
     pub fn heap_bytes(&self) -> usize {
         self.answered
             .iter()
-            .map(|(_, a)| 20 + a.heap_bytes())
+            .map(|(_, a)| 8 + a.heap_bytes())
             .sum::<usize>()
             + self.core.probe.data.messages.capacity()
                 * std::mem::size_of::<crate::probe::MessageTiming>()
@@ -234,7 +235,7 @@ impl ServerConnection {
             out.events.push(Event::Dropped("connection closed"));
             return out;
         }
-        let digest = crate::crypto::random::sha1(datagram);
+        let digest = datagram_fingerprint(datagram);
         if let Some((_, answer)) = self.answered.iter().find(|(d, _)| *d == digest) {
             // A retransmitted flight: the client lost our answer. Send it again.
             out.datagrams = answer.datagrams();
@@ -1104,6 +1105,20 @@ fn spec_of(p: &ParameterSpecifier) -> Result<Specifier, ProtocolError> {
 const CERTIFICATE_SEQ: u16 = 1;
 /// A record header with L and S set: type, sequence number, length.
 const RECORD_HEADER_LEN: usize = 5;
+
+/// A fingerprint of a datagram, to recognise a retransmitted one: SipHash-1-3 under keys
+/// drawn at random once per process (the standard library's `RandomState`).
+///
+/// Why not a cryptographic hash: a collision would only make the server answer a new
+/// datagram with its answer to an earlier one from the same address, and without the
+/// process's keys nobody can aim for one; SipHash costs a third of SHA-1 here, on
+/// every datagram of every handshake.
+fn datagram_fingerprint(datagram: &[u8]) -> u64 {
+    use std::hash::BuildHasher;
+    static KEYS: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    KEYS.get_or_init(Default::default).hash_one(datagram)
+}
 
 /// What we answered to one datagram, kept for retransmissions. The shared Certificate
 /// record is cut out and kept by reference, so a half-open connection does not hold a
