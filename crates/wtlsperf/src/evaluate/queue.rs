@@ -946,13 +946,13 @@ impl QueueResults {
             Setting::Bearer => (
                 "queue_load_test",
                 format!(
-                    "Measured gateway wait against the queue models: clients answer after an emulated bearer round trip ({} ms mean)",
+                    "Gateway wait vs queue models: {} ms bearer round trip",
                     reality::BEARER_ROUND_TRIP_MS
                 ),
             ),
             Setting::Loopback => (
                 "queue_load_test_loopback",
-                "Measured gateway wait against the queue models: clients answer at once over loopback".to_owned(),
+                "Gateway wait vs queue models: bare loopback".to_owned(),
             ),
         };
         Figure::new(id, title, chart).size(900, 480)
