@@ -207,7 +207,13 @@ fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPo
         &steady.service_samples_ms,
         sim_jobs,
     );
-    let (chains, think_ms, first_wait_ms) = job_chains_and_first_wait(&rep.jobs);
+    let (mut chains, think_ms, first_wait_ms) = job_chains_and_first_wait(&rep.jobs);
+    // Chains in occupancy like the other models: each job holds the worker for its
+    // service plus the typical gap, and the think time is counted from then on.
+    let gap = steady.typical_gap_ms;
+    for job in chains.iter_mut().flatten() {
+        *job += gap;
+    }
     let delivery_ms = delivery_delay_ms(&rep.jobs);
     // Every model predicts queueing only; the measured wait also holds the delivery
     // delay every job pays, measured from the same job log.
@@ -221,6 +227,7 @@ fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPo
     } else {
         think_ms
     };
+    let base_think_ms = (base_think_ms - gap).max(0.0);
     let chain = wtlsperf_models::queue::simulate_chains(
         wtlsperf_models::queue::SimConfig {
             arrival_rate_per_s: arrived_hs,
@@ -279,6 +286,9 @@ pub struct SteadyQueue {
     /// Service time of the window's jobs over the window's length.
     pub utilisation: f64,
     pub service_samples_ms: Vec<f64>,
+    /// The median time (ms) the worker spends between the end of a job and the start of
+    /// the next one that was already waiting.
+    pub typical_gap_ms: f64,
 }
 
 impl SteadyQueue {
@@ -340,6 +350,7 @@ impl SteadyQueue {
             service_m2_ms2,
             utilisation: occupancy_ms.iter().sum::<f64>() / length_ms,
             service_samples_ms: occupancy_ms,
+            typical_gap_ms: ms(typical_gap),
         })
     }
 }
