@@ -184,7 +184,9 @@ fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPo
     spec.seed = 2004 + (rho * 10.0) as u64;
     spec.max_handshakes = (lambda * seconds * 1.5) as usize + 10;
     spec.round_trip = (round_trip_ms > 0.0).then(|| Duration::from_secs_f64(round_trip_ms / 1e3));
+    let steal0 = steal_ms();
     let rep = run_load(&spec, store)?;
+    let steal = steal0.zip(steal_ms()).map(|(a, b)| b - a);
     anyhow::ensure!(
         rep.gateway.is_some(),
         "{name}: the in-process gateway returned no job statistics"
@@ -215,11 +217,6 @@ fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPo
         *job += gap;
     }
     let delivery_ms = delivery_delay_ms(&rep.jobs);
-    // Every model predicts queueing only; the measured wait also holds the delivery
-    // delay every job pays, measured from the same job log.
-    let plus = |w: Option<f64>| w.map(|w| w + delivery_ms);
-    let (corrected, as_published, mm1, des) =
-        (plus(corrected), plus(as_published), plus(mm1), plus(des));
     // The chain simulation gets the think time without the emulated round trip (the
     // client's own work and the loopback path) plus the round trip's law.
     let base_think_ms = if round_trip_ms > 0.0 {
@@ -241,7 +238,7 @@ fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPo
         round_trip_ms,
     )
     .ok()
-    .map(|r| r.mean_wait_ms + delivery_ms);
+    .map(|r| r.mean_wait_ms);
     Ok(LoadPoint {
         case: name.to_owned(),
         auth: "server".to_owned(),
@@ -254,7 +251,10 @@ fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPo
         measured_rho: steady.utilisation,
         service_mean_ms: steady.service_mean_ms,
         service_m2_ms2: steady.service_m2_ms2,
-        measured_wait_ms: steady.mean_wait_ms,
+        measured_wait_ms: steady.queueing_wait_ms,
+        total_wait_ms: steady.mean_wait_ms,
+        idle_arrival_share: steady.idle_share,
+        idle_arrival_wait_ms: steady.idle_wait_mean_ms,
         corrected_ms: corrected,
         as_published_ms: as_published,
         mm1_ms: mm1,
@@ -264,7 +264,21 @@ fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPo
         first_job_wait_ms: first_wait_ms,
         delivery_ms,
         late_share: rep.late_share,
+        steal_ms: steal,
     })
+}
+
+/// Time the hypervisor ran something else while this machine's CPUs had work ("steal",
+/// /proc/stat), summed over the CPUs, in ms; `None` where /proc/stat cannot be read. On
+/// a shared virtual machine a point with steal is one whose worker was sometimes not
+/// running, which no queue model of the gateway describes.
+fn steal_ms() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().next()?;
+    let steal: f64 = line.split_whitespace().nth(8)?.parse().ok()?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (hz > 0).then(|| steal * 1000.0 / hz as f64)
 }
 
 /// The think time left when the emulated round trip is taken out: the median think time
@@ -280,7 +294,17 @@ pub struct SteadyQueue {
     pub jobs: usize,
     /// Jobs arriving per second in the window.
     pub job_rate_per_s: f64,
+    /// Mean wait from the kernel's timestamp to the start of service.
     pub mean_wait_ms: f64,
+    /// Mean queueing wait: the wait of a job that arrived while the worker was busy
+    /// with earlier jobs, zero for one that found it idle. This is what the queue models
+    /// predict (P-K's W_q is zero for an arrival that finds the server idle).
+    pub queueing_wait_ms: f64,
+    /// Share of the window's jobs that found the worker idle, and their mean wait: the
+    /// path from the kernel to the worker, plus any time the worker was not running
+    /// (the virtual CPU descheduled, an interrupt): no queueing, measured apart.
+    pub idle_share: f64,
+    pub idle_wait_mean_ms: f64,
     pub service_mean_ms: f64,
     pub service_m2_ms2: f64,
     /// Service time of the window's jobs over the window's length.
@@ -322,9 +346,20 @@ impl SteadyQueue {
         let typical_gap = gaps.get(gaps.len() / 2).copied().unwrap_or(0);
         let mut occupancy_ms = Vec::new();
         let mut waits_ms = Vec::new();
+        let mut queueing_ms = Vec::new();
+        let mut idle_waits_ms = Vec::new();
+        let mut busy_until = 0u64;
         for (i, j) in by_start.iter().enumerate() {
+            let found_idle = j.arrival_ns >= busy_until;
+            busy_until = busy_until.max(j.end_ns);
             if !(from..to).contains(&(j.arrival_ns as f64)) {
                 continue;
+            }
+            if found_idle {
+                idle_waits_ms.push(ms(j.wait_ns()));
+                queueing_ms.push(0.0);
+            } else {
+                queueing_ms.push(ms(j.wait_ns()));
             }
             let occupied = match by_start.get(i + 1) {
                 Some(next) if next.arrival_ns <= j.end_ns => {
@@ -346,6 +381,13 @@ impl SteadyQueue {
             jobs: occupancy_ms.len(),
             job_rate_per_s: n / (length_ms / 1e3),
             mean_wait_ms: waits_ms.iter().sum::<f64>() / n,
+            queueing_wait_ms: queueing_ms.iter().sum::<f64>() / n,
+            idle_share: idle_waits_ms.len() as f64 / n,
+            idle_wait_mean_ms: if idle_waits_ms.is_empty() {
+                0.0
+            } else {
+                idle_waits_ms.iter().sum::<f64>() / idle_waits_ms.len() as f64
+            },
             service_mean_ms,
             service_m2_ms2,
             utilisation: occupancy_ms.iter().sum::<f64>() / length_ms,
