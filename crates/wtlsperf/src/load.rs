@@ -918,6 +918,11 @@ pub struct Args {
     /// Write the report as CSV (.csv) or JSON (anything else).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// In-process: write the gateway's job log as CSV (one row per job: arrival, start,
+    /// end and CPU in ns on the process clock, bytes, records, peer, worker, whether the
+    /// arrival is the kernel's timestamp).
+    #[arg(long)]
+    pub jobs: Option<PathBuf>,
     #[arg(long, default_value = "pki")]
     pub pki: PathBuf,
 }
@@ -1017,6 +1022,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(&report)?);
     if let Some(out) = &args.out {
         write_report(&report, out)?;
+    }
+    if let Some(path) = &args.jobs {
+        let mut w =
+            csv::Writer::from_path(path).with_context(|| format!("job log {}", path.display()))?;
+        for job in &report.jobs {
+            w.serialize(job)?;
+        }
+        w.flush()?;
     }
     Ok(())
 }

@@ -119,6 +119,10 @@ pub struct Headline {
     pub queue_chain_median_error: Option<f64>,
     /// Worst |error| of the chain simulation on bare loopback, rho <= 0.8.
     pub queue_chain_max_error: Option<f64>,
+    /// Median |error| of the trace replay (FIFO server on the runs' own arrivals and
+    /// occupancies), both settings, rho <= 0.8.
+    pub queue_replay_median_error_bearer: Option<f64>,
+    pub queue_replay_median_error_loopback: Option<f64>,
     /// Median |error| of the transmission model vs real bearer runs.
     pub transmission_model_median_error: Option<f64>,
     /// Best record throughput (Mbit/s) and its cipher.
@@ -157,6 +161,8 @@ pub fn headline(
             .median_error(Setting::Loopback, |l| l.corrected_ms),
         queue_chain_median_error: q.median_error(Setting::Loopback, |l| l.chain_ms),
         queue_chain_max_error: q.max_error(Setting::Loopback, |l| l.chain_ms),
+        queue_replay_median_error_bearer: q.median_error(Setting::Bearer, |l| l.replay_ms),
+        queue_replay_median_error_loopback: q.median_error(Setting::Loopback, |l| l.replay_ms),
         transmission_model_median_error: t.model_error(),
         record_best_mbit_s: best.map(|b| b.mbit_s),
         record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),

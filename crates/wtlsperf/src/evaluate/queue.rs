@@ -216,6 +216,9 @@ pub struct LoadPoint {
     /// next job of a handshake arriving the measured think time after the previous
     /// one's service (ms).
     pub chain_ms: Option<f64>,
+    /// Trace replay: a FIFO single server fed with the run's own arrival instants and
+    /// job occupancies (ms); no assumption on the arrival process.
+    pub replay_ms: Option<f64>,
     /// Median time from the end of a job's service to the arrival of the same
     /// handshake's next job (ms): round trip plus client work.
     pub think_ms: f64,
@@ -553,6 +556,7 @@ pub fn run(
             ("mm1_levi_savas", p.mm1_ms),
             ("des_mg1", p.des_ms),
             ("chain_sim", p.chain_ms),
+            ("trace_replay", p.replay_ms),
         ] {
             rows.push(QueueRow {
                 model: format!("load_test_vs_{model}"),
@@ -862,7 +866,9 @@ impl QueueResults {
             .column(Column::new("M/M/1 Levi-Savas", Some("ms"), Provenance::modelled("Levi-Savas 2003 Tw", inputs)))
             .column(Column::new("simulation", Some("ms"), Provenance::modelled("M/G/1 DES", inputs)))
             .column(Column::new("handshake chains", Some("ms"), Provenance::modelled("chain simulation (wtlsperf)", "measured job chains and think time of the same run")))
-            .column(Column::new("error chains", Some("%"), Provenance::derived("(model - measured)/measured")));
+            .column(Column::new("error chains", Some("%"), Provenance::derived("(model - measured)/measured")))
+            .column(Column::new("trace replay", Some("ms"), Provenance::modelled("FIFO single server, Lindley recursion", "the run's own arrival instants and job occupancies")))
+            .column(Column::new("error replay", Some("%"), Provenance::derived("(model - measured)/measured")));
         for p in &self.load {
             let err = |w: Option<f64>| {
                 let e = w
@@ -900,6 +906,8 @@ impl QueueResults {
                 Cell::opt(p.des_ms, 3),
                 Cell::opt(p.chain_ms, 3),
                 err(p.chain_ms),
+                Cell::opt(p.replay_ms, 3),
+                err(p.replay_ms),
             ]);
         }
         t
