@@ -93,7 +93,7 @@ pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -
         out.push(Finding::new(
             "The gateway behaves as the single FIFO server the queue models assume.",
             format!(
-                "A FIFO server replaying each run's own arrival instants and job occupancies (no assumption on the arrivals) matches the measured queueing wait to a median |error| of {:.0} % with the bearer round trip (worst {:.0} %) and {:.0} % on loopback (worst {:.0} %): where the P-K models miss, the difference lies in the arrival stream (on loopback a handshake's jobs arrive in step with the queue; with the emulated bearer each handshake's answer is a delayed copy of its ClientHello, so the job stream is overdispersed at the scale of the round trip), not in the gateway.",
+                "A FIFO server replaying each run's own arrival instants and job occupancies (no assumption on the arrivals) matches the measured queueing wait to a median |error| of {:.0} % with the bearer round trip (worst {:.0} %) and {:.0} % on loopback (worst {:.0} %). Where the replay matches and P-K misses, the difference lies in the arrival stream (on loopback a handshake's jobs arrive in step with the queue; with the emulated bearer each answer is a delayed copy of its ClientHello). Where the replay misses too, jobs waited longer than a FIFO server with the measured occupancies would make them: the worker spent time neither serving nor visibly idle, which no queue model of the gateway holds.",
                 rb * 100.0,
                 q.max_error(Setting::Bearer, |l| l.replay_ms).unwrap_or(f64::NAN) * 100.0,
                 rl * 100.0,
