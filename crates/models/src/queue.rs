@@ -929,17 +929,7 @@ mod tests {
         // P-K with the two jobs as independent Poisson arrivals says.
         let (light, heavy) = (0.01, 1.0);
         let rate = 600.0;
-        let cfg = SimConfig {
-            arrival_rate_per_s: rate,
-            servers: 1,
-            jobs: 100_000,
-            warmup_jobs: 5_000,
-            seed: 11,
-        };
-        let sim = simulate_chains(cfg, &[vec![light, heavy]], 0.05, 0.0).unwrap();
-        let mean = (light + heavy) / 2.0;
-        let m2 = (light * light + heavy * heavy) / 2.0;
-        let pk = pk_mean_wait_ms(2.0 * rate, mean, m2).unwrap();
+        let (sim, pk) = light_heavy_chain(rate, 100_000, 5_000, 11, 0.0);
         assert!(sim.mean_wait_ms < 0.9 * pk, "{} vs {pk}", sim.mean_wait_ms);
         assert!((sim.utilisation - rate * (light + heavy) / 1000.0).abs() < 0.03);
     }
@@ -948,25 +938,44 @@ mod tests {
     fn a_long_random_round_trip_restores_pollaczek_khinchin() {
         // The chain of the previous test, but each answer comes after an exponential
         // round trip 50x a heavy job: the jobs arrive independently of the queue again.
-        let (light, heavy) = (0.01, 1.0);
-        let rate = 300.0;
-        let cfg = SimConfig {
-            arrival_rate_per_s: rate,
-            servers: 1,
-            jobs: 200_000,
-            warmup_jobs: 20_000,
-            seed: 12,
-        };
-        let sim = simulate_chains(cfg, &[vec![light, heavy]], 0.05, 50.0).unwrap();
-        let mean = (light + heavy) / 2.0;
-        let m2 = (light * light + heavy * heavy) / 2.0;
-        let pk = pk_mean_wait_ms(2.0 * rate, mean, m2).unwrap();
+        let (sim, pk) = light_heavy_chain(300.0, 200_000, 20_000, 12, 50.0);
         assert!(
             (sim.mean_wait_ms - pk).abs() / pk < 0.06,
             "{} vs {pk}",
             sim.mean_wait_ms
         );
+        let cfg = SimConfig {
+            arrival_rate_per_s: 300.0,
+            servers: 1,
+            jobs: 10,
+            warmup_jobs: 0,
+            seed: 12,
+        };
         assert!(simulate_chains(cfg, &[vec![1.0]], 0.0, -1.0).is_err());
+    }
+
+    /// Handshakes of a 0.01 ms job then a 1 ms job, 0.05 ms apart plus an exponential
+    /// round trip of `round_trip_ms`: the simulation, and P-K with the two jobs as
+    /// independent Poisson arrivals at the same load.
+    fn light_heavy_chain(
+        rate: f64,
+        jobs: usize,
+        warmup_jobs: usize,
+        seed: u64,
+        round_trip_ms: f64,
+    ) -> (SimResult, f64) {
+        let (light, heavy) = (0.01, 1.0);
+        let cfg = SimConfig {
+            arrival_rate_per_s: rate,
+            servers: 1,
+            jobs,
+            warmup_jobs,
+            seed,
+        };
+        let sim = simulate_chains(cfg, &[vec![light, heavy]], 0.05, round_trip_ms).unwrap();
+        let mean = (light + heavy) / 2.0;
+        let m2 = (light * light + heavy * heavy) / 2.0;
+        (sim, pk_mean_wait_ms(2.0 * rate, mean, m2).unwrap())
     }
 
     #[test]

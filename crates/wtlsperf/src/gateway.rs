@@ -462,7 +462,7 @@ struct Received {
 
 /// Buffers for one `recvmmsg` call: [`RECV_BATCH`] datagram buffers with their source
 /// addresses and `SCM_TIMESTAMPNS` control messages. Boxed slices, so the pointers the
-/// kernel is given stay put.
+/// headers hold, set once in [`RecvBatch::new`], stay valid however the struct moves.
 struct RecvBatch {
     bufs: Box<[u8]>,
     addrs: Box<[libc::sockaddr_storage]>,
@@ -480,32 +480,37 @@ impl RecvBatch {
         let addr = || unsafe { std::mem::zeroed::<libc::sockaddr_storage>() };
         let iov = || unsafe { std::mem::zeroed::<libc::iovec>() };
         let header = || unsafe { std::mem::zeroed::<libc::mmsghdr>() };
-        RecvBatch {
+        let mut batch = RecvBatch {
             bufs: vec![0u8; RECV_BATCH * MAX_DATAGRAM].into_boxed_slice(),
             addrs: (0..RECV_BATCH).map(|_| addr()).collect(),
             controls: vec![[0u64; 8]; RECV_BATCH].into_boxed_slice(),
             iovs: (0..RECV_BATCH).map(|_| iov()).collect(),
             headers: (0..RECV_BATCH).map(|_| header()).collect(),
+        };
+        for i in 0..RECV_BATCH {
+            batch.iovs[i] = libc::iovec {
+                iov_base: batch.bufs[i * MAX_DATAGRAM..].as_mut_ptr().cast(),
+                iov_len: MAX_DATAGRAM,
+            };
+            let h = &mut batch.headers[i].msg_hdr;
+            h.msg_name = (&mut batch.addrs[i] as *mut libc::sockaddr_storage).cast();
+            h.msg_iov = &mut batch.iovs[i];
+            h.msg_iovlen = 1;
+            h.msg_control = batch.controls[i].as_mut_ptr().cast();
         }
+        batch
     }
 
     /// Up to [`RECV_BATCH`] datagrams: blocks (or, on a non-blocking socket, returns 0)
     /// until one is there, then takes whatever else is queued (`MSG_WAITFORONE`).
     fn recv(&mut self, socket: &UdpSocket) -> std::io::Result<usize> {
-        for i in 0..RECV_BATCH {
-            self.iovs[i] = libc::iovec {
-                iov_base: self.bufs[i * MAX_DATAGRAM..].as_mut_ptr().cast(),
-                iov_len: MAX_DATAGRAM,
-            };
-            let h = &mut self.headers[i].msg_hdr;
-            h.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
+        // The kernel writes back the lengths; the pointers were set once in `new`.
+        for header in self.headers.iter_mut() {
+            let h = &mut header.msg_hdr;
             h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-            h.msg_iov = &mut self.iovs[i];
-            h.msg_iovlen = 1;
-            h.msg_control = self.controls[i].as_mut_ptr().cast();
             h.msg_controllen = std::mem::size_of::<[u64; 8]>() as _;
             h.msg_flags = 0;
-            self.headers[i].msg_len = 0;
+            header.msg_len = 0;
         }
         // SAFETY: every header points at buffers owned by `self` that outlive the call,
         // with their true sizes; the kernel writes at most RECV_BATCH headers.
@@ -731,9 +736,8 @@ impl Worker {
     }
 
     fn on_datagram(&mut self, datagram: &[u8], rx: &Received) {
-        let clock = self.clock.clone();
-        let start_ns = clock.wall_ns();
-        let now = wtls::handshake::Now::new(start_ns, self.unix_secs());
+        let start_ns = self.clock.wall_ns();
+        let now = wtls::handshake::Now::new(start_ns, setup::unix_secs());
         let mut counters = WorkerCounters {
             received: 1,
             ..WorkerCounters::default()
@@ -821,7 +825,7 @@ impl Worker {
                 Err(e) => tracing::debug!(peer = %rx.peer, error = %e, "send failed"),
             }
         }
-        let end_ns = clock.wall_ns();
+        let end_ns = self.clock.wall_ns();
         self.batch_wall_ns += end_ns.saturating_sub(start_ns);
         // Update the gauges from this entry's new state.
         let closed = peer.conn.is_closed();
@@ -864,11 +868,6 @@ impl Worker {
             });
         }
         absorb(&mut self.pending, counters);
-    }
-
-    /// Seconds since the Unix epoch, for the engine's certificate validity checks.
-    fn unix_secs(&self) -> u32 {
-        setup::unix_secs()
     }
 
     fn record_job(&mut self, c: &mut WorkerCounters, job: JobRecord) {

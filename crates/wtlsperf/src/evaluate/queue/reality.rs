@@ -438,24 +438,11 @@ pub fn job_chains(jobs: &[crate::gateway::JobRecord]) -> (Vec<Vec<f64>>, f64) {
     (chains, think)
 }
 
-/// The delivery delay (ms): the median "wait" of jobs that found the worker idle
-/// (arrived after every earlier job had ended). It is not queueing: it is the time from
-/// the kernel's receive timestamp to the worker starting on the datagram (softirq
-/// processing, `recvmsg`, bookkeeping), which every job pays once whatever the load, so
-/// it is added to every model's prediction.
+/// The delivery delay (ms): the median wait of jobs that found the worker idle
+/// (arrived after every earlier job had ended): no queueing, but the time from the
+/// kernel's receive timestamp to the worker starting on the datagram.
 pub fn delivery_delay_ms(jobs: &[crate::gateway::JobRecord]) -> f64 {
-    let mut by_start: Vec<&crate::gateway::JobRecord> = jobs.iter().collect();
-    by_start.sort_by_key(|j| j.start_ns);
-    let mut busy_until = 0u64;
-    let mut idle = Vec::new();
-    for j in by_start {
-        if j.arrival_ns >= busy_until {
-            idle.push(j.wait_ns() as f64 / 1e6);
-        }
-        busy_until = busy_until.max(j.end_ns);
-    }
-    idle.sort_by(f64::total_cmp);
-    idle.get(idle.len() / 2).copied().unwrap_or(0.0)
+    crate::load::idle_arrival_waits_us(jobs).2 / 1000.0
 }
 
 /// [`job_chains`], plus the mean wait (ms) of the first job of each handshake: those
