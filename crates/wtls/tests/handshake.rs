@@ -60,8 +60,14 @@ fn creds(case: &str) -> Arc<Creds> {
         client_key,
         client_cert,
     });
-    cache.lock().unwrap().insert(case.to_string(), c.clone());
-    c
+    // Two tests may have generated this case at once: every caller gets the first one
+    // stored, so a test that calls this twice never mixes two CAs.
+    cache
+        .lock()
+        .unwrap()
+        .entry(case.to_string())
+        .or_insert(c)
+        .clone()
 }
 
 fn suites() -> Vec<CipherSuite> {
