@@ -41,7 +41,7 @@ use wtls::probe::{Clock, Probe};
 use wtls::suite::Case;
 use zeroize::Zeroizing;
 
-use crate::gateway::{spawn_gateway, GatewayConfig, JobRecord};
+use crate::gateway::{spawn_gateway, GatewayConfig, JobRecord, Stall, STALL_NS};
 use crate::pki_store::PkiStore;
 use crate::setup::{self, ClientAuth, Options, ProcessClock};
 use crate::udp_client::AuthArg;
@@ -50,6 +50,8 @@ use crate::udp_client::AuthArg;
 const ARRIVAL_BATCH: usize = 32;
 /// Sessions kept for resumption.
 const SESSION_POOL: usize = 1024;
+/// Most generator stalls and late sends logged.
+const MAX_STALL_LOG: usize = 100_000;
 /// Ephemeral keys prepared before a run at most (about 2 s of P-256 key generation).
 const MAX_POOL: usize = 50_000;
 
@@ -196,6 +198,29 @@ pub struct LoadReport {
     pub capacity_rate: Option<f64>,
     /// achieved_rate / capacity_rate.
     pub capacity_ratio: Option<f64>,
+    /// Intervals in which the in-process gateway's worker did not run although it had
+    /// nothing to wait for ([`Stall`]): how many, and their summed length (ms).
+    pub worker_stalls: usize,
+    pub worker_stall_ms: f64,
+    /// Intervals in which the pinned generator's thread was not running although it
+    /// never sleeps (a loop turn whose wall time exceeds its thread CPU time by more than
+    /// [`STALL_NS`]): how many, and their summed length (ms). Such a stall holds back
+    /// every send due in it, so the arrivals that follow come in a burst.
+    pub generator_stalls: usize,
+    pub generator_stall_ms: f64,
+    /// Sends that left more than [`STALL_NS`] after their time, for whatever reason (a
+    /// generator stall, or just more work due at once than the generator did in time):
+    /// how many.
+    pub late_sends_over_stall: usize,
+    /// The worker stalls themselves (not serialised; the queue study reads around them).
+    #[serde(skip)]
+    pub stalls: Vec<Stall>,
+    /// The late sends themselves as (scheduled, sent) on the process clock, ns.
+    #[serde(skip)]
+    pub late_sends: Vec<(u64, u64)>,
+    /// The generator's stalls as (start, end) on the process clock, ns.
+    #[serde(skip)]
+    pub generator_stall_log: Vec<(u64, u64)>,
     /// The in-process gateway's job log (not serialised; the evaluation models from it).
     #[serde(skip)]
     pub jobs: Vec<JobRecord>,
@@ -585,6 +610,11 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     let (mut started, mut completed, mut failed, mut resumed, mut in_window) = (0u64, 0, 0, 0, 0);
     let mut retransmissions = 0u64;
     let mut lags_ns: Vec<u64> = Vec::new();
+    let mut late_sends: Vec<(u64, u64)> = Vec::new();
+    let mut generator_stalls: Vec<(u64, u64)> = Vec::new();
+    // (wall, thread CPU) at the top of the previous loop turn, for the stall log of a
+    // pinned generator (it polls without sleeping, so wall beyond CPU is time off-core).
+    let mut last_turn: Option<(u64, u64)> = None;
     let mut generation = 0u64;
     let mut active = 0usize;
     let mut buf = vec![0u8; 65_535];
@@ -606,6 +636,17 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
 
     loop {
         let now = clock.wall_ns();
+        if pinned.is_some() {
+            let cpu = setup::thread_cpu_ns();
+            if let Some((wall0, cpu0)) = last_turn {
+                if now.saturating_sub(wall0) > cpu.saturating_sub(cpu0) + STALL_NS
+                    && generator_stalls.len() < MAX_STALL_LOG
+                {
+                    generator_stalls.push((wall0, now));
+                }
+            }
+            last_turn = Some((now, cpu));
+        }
         if let Some(n) = closed {
             // A new handshake for each one that ended, while the window is open.
             while active + (offsets.len() - next) < n
@@ -629,6 +670,9 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
             started += 1;
             if closed.is_none() {
                 lags_ns.push(now.saturating_sub(intended));
+                if now > intended + STALL_NS && late_sends.len() < MAX_STALL_LOG {
+                    late_sends.push((intended, now));
+                }
             }
             if active >= spec.max_in_flight {
                 failed += 1;
@@ -702,6 +746,9 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
             }
             if !slot.held.is_empty() && slot.send_at_ns <= now {
                 lags_ns.push(now - slot.send_at_ns);
+                if now > slot.send_at_ns + STALL_NS && late_sends.len() < MAX_STALL_LOG {
+                    late_sends.push((slot.send_at_ns, now));
+                }
                 for d in slot.held.drain(..) {
                     let _ = slot.sock.send(&d);
                 }
@@ -855,11 +902,27 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     }
     if let Some(g) = gateway {
         let jobs = g.take_jobs();
+        let g_stalls = g.take_stalls();
         let stats = g.shutdown();
         report.gateway_cpu_s = stats.worker_cpu_ns.saturating_sub(gateway_cpu0) as f64 / 1e9;
         report.gateway = Some(queue_stats(&jobs, stats.handshakes(), spec.workers.max(1)));
         report.jobs = jobs;
+        report.stalls = g_stalls;
     }
+    report.worker_stalls = report.stalls.len();
+    report.worker_stall_ms = report
+        .stalls
+        .iter()
+        .map(|s| s.end_ns.saturating_sub(s.start_ns) as f64 / 1e6)
+        .sum();
+    report.generator_stalls = generator_stalls.len();
+    report.generator_stall_ms = generator_stalls
+        .iter()
+        .map(|(a, b)| b.saturating_sub(*a) as f64 / 1e6)
+        .sum();
+    report.generator_stall_log = generator_stalls;
+    report.late_sends_over_stall = late_sends.len();
+    report.late_sends = late_sends;
     if spec.measure_capacity {
         let us = server_cpu_per_handshake_us(store, spec.case, spec.auth, spec.client_auth, 500)?;
         let capacity = spec.workers.max(1) as f64 * 1e6 / us;
@@ -920,7 +983,9 @@ pub struct Args {
     pub out: Option<PathBuf>,
     /// In-process: write the gateway's job log as CSV (one row per job: arrival, start,
     /// end and CPU in ns on the process clock, bytes, records, peer, worker, whether the
-    /// arrival is the kernel's timestamp).
+    /// arrival is the kernel's timestamp), and beside it FILE with the extension
+    /// `disturbances.csv` (kind, start, end: the worker's stalls and the generator's
+    /// late sends).
     #[arg(long)]
     pub jobs: Option<PathBuf>,
     #[arg(long, default_value = "pki")]
@@ -1028,6 +1093,22 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             csv::Writer::from_path(path).with_context(|| format!("job log {}", path.display()))?;
         for job in &report.jobs {
             w.serialize(job)?;
+        }
+        w.flush()?;
+        // Beside it, what the queue study reads around: the worker's stalls and the
+        // generator's late sends, one interval per row.
+        let disturbances = path.with_extension("disturbances.csv");
+        let mut w = csv::Writer::from_path(&disturbances)
+            .with_context(|| format!("disturbance log {}", disturbances.display()))?;
+        w.write_record(["kind", "start_ns", "end_ns"])?;
+        for s in &report.stalls {
+            w.serialize(("worker_stall", s.start_ns, s.end_ns))?;
+        }
+        for (from, to) in &report.generator_stall_log {
+            w.serialize(("generator_stall", from, to))?;
+        }
+        for (scheduled, sent) in &report.late_sends {
+            w.serialize(("late_send", scheduled, sent))?;
         }
         w.flush()?;
     }

@@ -123,6 +123,13 @@ pub struct Headline {
     /// occupancies), both settings, rho <= 0.8.
     pub queue_replay_median_error_bearer: Option<f64>,
     pub queue_replay_median_error_loopback: Option<f64>,
+    /// The corrected P-K against the undisturbed part of each bearer-setting run (rho <=
+    /// 0.8): median and largest |error|, points within 15 % and points, and the median
+    /// share of the window's jobs in that part.
+    pub queue_undisturbed_corrected_median_error: Option<f64>,
+    pub queue_undisturbed_corrected_max_error: Option<f64>,
+    pub queue_undisturbed_within_15_percent: (usize, usize),
+    pub queue_undisturbed_share_median: Option<f64>,
     /// Median |error| of the transmission model vs real bearer runs.
     pub transmission_model_median_error: Option<f64>,
     /// Best record throughput (Mbit/s) and its cipher.
@@ -163,6 +170,18 @@ pub fn headline(
         queue_chain_max_error: q.max_error(Setting::Loopback, |l| l.chain_ms),
         queue_replay_median_error_bearer: q.median_error(Setting::Bearer, |l| l.replay_ms),
         queue_replay_median_error_loopback: q.median_error(Setting::Loopback, |l| l.replay_ms),
+        queue_undisturbed_corrected_median_error: wtlsperf_models::stats::median(
+            &q.undisturbed_errors(),
+        ),
+        queue_undisturbed_corrected_max_error: q
+            .undisturbed_errors()
+            .into_iter()
+            .max_by(f64::total_cmp),
+        queue_undisturbed_within_15_percent: {
+            let e = q.undisturbed_errors();
+            (e.iter().filter(|&&x| x <= 0.15).count(), e.len())
+        },
+        queue_undisturbed_share_median: q.undisturbed_share_median(),
         transmission_model_median_error: t.model_error(),
         record_best_mbit_s: best.map(|b| b.mbit_s),
         record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),

@@ -232,6 +232,20 @@ pub struct LoadPoint {
     pub late_share: f64,
     /// CPU time the hypervisor gave to others during the run (ms, all CPUs).
     pub steal_ms: Option<f64>,
+    /// The gateway worker's and the generator's stalls in the run (off-core for over
+    /// 200 us while never sleeping): how many and their summed length (ms); and the
+    /// generator's sends more than 200 us late.
+    pub worker_stalls: usize,
+    pub worker_stall_ms: f64,
+    pub generator_stalls: usize,
+    pub generator_stall_ms: f64,
+    pub late_sends: usize,
+    /// Share of the steady window's jobs outside every disturbed interval (see
+    /// `reality`), their mean queueing wait (ms), and the corrected P-K on their own job
+    /// rate and occupancy moments (ms).
+    pub undisturbed_share: f64,
+    pub undisturbed_wait_ms: Option<f64>,
+    pub corrected_undisturbed_ms: Option<f64>,
 }
 
 /// All of part 2.
@@ -275,11 +289,44 @@ impl Setting {
 impl QueueResults {
     /// |relative error| of a model at the load points of a setting with rho <= 0.8.
     fn errors(&self, setting: Setting, pick: impl Fn(&LoadPoint) -> Option<f64>) -> Vec<f64> {
+        self.errors_against(setting, pick, |p| Some(p.measured_wait_ms))
+    }
+
+    /// |relative error| of a model against a chosen measurement, at the load points of a
+    /// setting with rho <= 0.8 where both exist.
+    fn errors_against(
+        &self,
+        setting: Setting,
+        pick: impl Fn(&LoadPoint) -> Option<f64>,
+        measured: impl Fn(&LoadPoint) -> Option<f64>,
+    ) -> Vec<f64> {
         self.load
             .iter()
             .filter(|p| p.target_rho <= 0.8 + 1e-9 && Setting::of(p) == setting)
-            .filter_map(|p| relative_error(pick(p)?, p.measured_wait_ms).map(f64::abs))
+            .filter_map(|p| relative_error(pick(p)?, measured(p)?).map(f64::abs))
             .collect()
+    }
+
+    /// |relative error| of the corrected P-K over the undisturbed part of each run
+    /// (model on that part's inputs, against that part's measured wait), bearer setting,
+    /// rho <= 0.8.
+    pub fn undisturbed_errors(&self) -> Vec<f64> {
+        self.errors_against(
+            Setting::Bearer,
+            |p| p.corrected_undisturbed_ms,
+            |p| p.undisturbed_wait_ms,
+        )
+    }
+
+    /// Median share of the window's jobs in the undisturbed part, bearer setting.
+    pub fn undisturbed_share_median(&self) -> Option<f64> {
+        let shares: Vec<f64> = self
+            .load
+            .iter()
+            .filter(|p| Setting::of(p) == Setting::Bearer)
+            .map(|p| p.undisturbed_share)
+            .collect();
+        wtlsperf_models::stats::median(&shares)
     }
 
     /// Largest |relative error| of a model over a setting's points with rho <= 0.8.
@@ -557,7 +604,14 @@ pub fn run(
             ("des_mg1", p.des_ms),
             ("chain_sim", p.chain_ms),
             ("trace_replay", p.replay_ms),
+            ("pk_mg1_corrected_undisturbed", p.corrected_undisturbed_ms),
         ] {
+            // The undisturbed model is read against the undisturbed measurement.
+            let measured = if model.ends_with("_undisturbed") {
+                p.undisturbed_wait_ms
+            } else {
+                Some(p.measured_wait_ms)
+            };
             rows.push(QueueRow {
                 model: format!("load_test_vs_{model}"),
                 variant: if p.round_trip_ms > 0.0 {
@@ -572,8 +626,8 @@ pub fn run(
                 lambda_hs_per_s: p.lambda_hs_per_s,
                 rho: p.target_rho,
                 predicted_wait_ms: w,
-                measured_wait_ms: Some(p.measured_wait_ms),
-                relative_error: w.and_then(|w| relative_error(w, p.measured_wait_ms)),
+                measured_wait_ms: measured,
+                relative_error: w.zip(measured).and_then(|(w, m)| relative_error(w, m)),
             });
         }
     }
@@ -858,9 +912,18 @@ impl QueueResults {
             .column(Column::new("first-job wait", Some("ms"), m.clone()))
             .column(Column::new("delivery delay", Some("ms"), m.clone()))
             .column(Column::new("late sends", Some("%"), m.clone()))
-            .column(Column::new("steal", Some("ms"), m))
+            .column(Column::new("steal", Some("ms"), m.clone()))
+            .column(Column::new("worker stalls", None, m.clone()))
+            .column(Column::new("worker stalled", Some("ms"), m.clone()))
+            .column(Column::new("generator stalls", None, m.clone()))
+            .column(Column::new("generator stalled", Some("ms"), m.clone()))
+            .column(Column::new("sends > 0.2 ms late", None, m.clone()))
             .column(Column::new("M/G/1 corrected", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda", inputs)))
             .column(Column::new("error corrected", Some("%"), Provenance::derived("(model - measured)/measured")))
+            .column(Column::new("undisturbed jobs", Some("%"), m.clone()))
+            .column(Column::new("undisturbed wait", Some("ms"), m))
+            .column(Column::new("M/G/1 corrected, undisturbed", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda", "job rate and occupancy moments of the undisturbed jobs")))
+            .column(Column::new("error undisturbed", Some("%"), Provenance::derived("(model - undisturbed wait)/undisturbed wait")))
             .column(Column::new("M/G/1 as published", Some("ms"), Provenance::modelled("Eq. 3.12 at lambda", inputs)))
             .column(Column::new("error as published", Some("%"), Provenance::derived("(model - measured)/measured")))
             .column(Column::new("M/M/1 Levi-Savas", Some("ms"), Provenance::modelled("Levi-Savas 2003 Tw", inputs)))
@@ -870,9 +933,10 @@ impl QueueResults {
             .column(Column::new("trace replay", Some("ms"), Provenance::modelled("FIFO single server, Lindley recursion", "the run's own arrival instants and job occupancies")))
             .column(Column::new("error replay", Some("%"), Provenance::derived("(model - measured)/measured")));
         for p in &self.load {
-            let err = |w: Option<f64>| {
+            let err_against = |w: Option<f64>, measured: Option<f64>| {
                 let e = w
-                    .and_then(|w| relative_error(w, p.measured_wait_ms))
+                    .zip(measured)
+                    .and_then(|(w, m)| relative_error(w, m))
                     .map(|e| e * 100.0);
                 let cell = Cell::opt(e, 1);
                 match e {
@@ -882,6 +946,7 @@ impl QueueResults {
                     _ => cell,
                 }
             };
+            let err = |w: Option<f64>| err_against(w, Some(p.measured_wait_ms));
             t = t.row(vec![
                 Cell::text(&p.case),
                 Cell::text(&p.auth),
@@ -898,8 +963,17 @@ impl QueueResults {
                 Cell::num(p.delivery_ms, 3),
                 Cell::num(p.late_share * 100.0, 2),
                 Cell::opt(p.steal_ms, 0),
+                Cell::num(p.worker_stalls as f64, 0),
+                Cell::num(p.worker_stall_ms, 1),
+                Cell::num(p.generator_stalls as f64, 0),
+                Cell::num(p.generator_stall_ms, 1),
+                Cell::num(p.late_sends as f64, 0),
                 Cell::opt(p.corrected_ms, 3),
                 err(p.corrected_ms),
+                Cell::num(p.undisturbed_share * 100.0, 0),
+                Cell::opt(p.undisturbed_wait_ms, 3),
+                Cell::opt(p.corrected_undisturbed_ms, 3),
+                err_against(p.corrected_undisturbed_ms, p.undisturbed_wait_ms),
                 Cell::opt(p.as_published_ms, 3),
                 err(p.as_published_ms),
                 Cell::opt(p.mm1_ms, 3),
@@ -951,6 +1025,25 @@ impl QueueResults {
                         pts(&|p| p.corrected_ms),
                     )
                     .colour(i + n),
+                )
+                .series(
+                    Series::new(
+                        format!("{case} measured, undisturbed part"),
+                        ctx.measured(),
+                        pts(&|p| p.undisturbed_wait_ms),
+                    )
+                    .colour(i + 4 * n),
+                )
+                .series(
+                    Series::new(
+                        format!("{case} M/G/1 corrected, undisturbed part"),
+                        Provenance::modelled(
+                            "Eq. 3.12 at k x lambda",
+                            "the undisturbed jobs' rate and occupancy moments",
+                        ),
+                        pts(&|p| p.corrected_undisturbed_ms),
+                    )
+                    .colour(i + 5 * n),
                 )
                 .series(
                     Series::new(
