@@ -50,6 +50,8 @@ use crate::udp_client::AuthArg;
 const ARRIVAL_BATCH: usize = 32;
 /// Sessions kept for resumption.
 const SESSION_POOL: usize = 1024;
+/// In-memory handshakes behind the capacity bound, half before the run and half after.
+const CAPACITY_BOUND_RUNS: usize = 1000;
 /// Most generator stalls and late sends logged.
 const MAX_STALL_LOG: usize = 100_000;
 /// Ephemeral keys prepared before a run at most (about 2 s of P-256 key generation).
@@ -195,6 +197,10 @@ pub struct LoadReport {
     /// Median server CPU per handshake measured in memory, and the capacity it implies
     /// (workers / that); set with `measure_capacity`.
     pub server_cpu_per_handshake_us: Option<f64>,
+    /// That median over the half measured before the run and over the half after (on
+    /// the worker's core when pinned): how far the machine drifted meanwhile.
+    pub server_cpu_before_us: Option<f64>,
+    pub server_cpu_after_us: Option<f64>,
     pub capacity_rate: Option<f64>,
     /// achieved_rate / capacity_rate.
     pub capacity_ratio: Option<f64>,
@@ -463,6 +469,40 @@ pub fn server_cpu_per_handshake_us(
     client_auth: ClientAuth,
     runs: usize,
 ) -> anyhow::Result<f64> {
+    let mut samples = server_cpu_samples_us(store, case, auth, client_auth, runs)?;
+    samples.sort_by(f64::total_cmp);
+    Ok(samples[samples.len() / 2])
+}
+
+/// [`server_cpu_per_handshake_us`]'s samples, measured by a thread pinned to `cpu` (the
+/// gateway worker's core: on a shared virtual machine two cores need not run at the same
+/// speed) or by the calling thread when `cpu` is `None` or cannot be had.
+fn server_cpu_samples_on(
+    cpu: Option<usize>,
+    store: &PkiStore,
+    spec: &LoadSpec,
+    runs: usize,
+) -> anyhow::Result<Vec<f64>> {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                if let Some(cpu) = cpu {
+                    let _ = setup::pin_current_thread(cpu);
+                }
+                server_cpu_samples_us(store, spec.case, spec.auth, spec.client_auth, runs)
+            })
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("in-memory measurement panicked")))
+    })
+}
+
+fn server_cpu_samples_us(
+    store: &PkiStore,
+    case: Case,
+    auth: AuthMode,
+    client_auth: ClientAuth,
+    runs: usize,
+) -> anyhow::Result<Vec<f64>> {
     let creds = store.case(&case)?;
     let server = Arc::new(setup::gateway_server_config(
         store,
@@ -500,8 +540,7 @@ pub fn server_cpu_per_handshake_us(
         );
         samples.push(server_cpu as f64 / 1e3);
     }
-    samples.sort_by(f64::total_cmp);
-    Ok(samples[samples.len() / 2])
+    Ok(samples)
 }
 
 /// Runs the load and reports it.
@@ -541,6 +580,17 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     };
     let expected_full = ((expected as f64) * (1.0 - spec.resume_ratio)).ceil() as usize;
     let (cfg, pool) = cheap_client_config(store, spec, (expected_full + 64).min(MAX_POOL))?;
+
+    // The capacity bound's first half, measured on the worker's core before the gateway
+    // starts (the second half follows its shutdown): the machine's speed drifts, and the
+    // bound should see the same machine as the run between them.
+    let worker_core =
+        (spec.pin_cores && spec.target.is_none() && setup::available_cpus() >= 2).then_some(1);
+    let bound_before = if spec.measure_capacity {
+        server_cpu_samples_on(worker_core, store, spec, CAPACITY_BOUND_RUNS / 2)?
+    } else {
+        Vec::new()
+    };
 
     // The gateway, in process or remote.
     let mut gateway = None;
@@ -924,7 +974,16 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     report.late_sends_over_stall = late_sends.len();
     report.late_sends = late_sends;
     if spec.measure_capacity {
-        let us = server_cpu_per_handshake_us(store, spec.case, spec.auth, spec.client_auth, 500)?;
+        let after = server_cpu_samples_on(worker_core, store, spec, CAPACITY_BOUND_RUNS / 2)?;
+        let median = |v: &[f64]| {
+            let mut v = v.to_vec();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        report.server_cpu_before_us = Some(median(&bound_before));
+        report.server_cpu_after_us = Some(median(&after));
+        let all: Vec<f64> = bound_before.iter().chain(&after).copied().collect();
+        let us = median(&all);
         let capacity = spec.workers.max(1) as f64 * 1e6 / us;
         report.server_cpu_per_handshake_us = Some(us);
         report.capacity_rate = Some(capacity);

@@ -38,8 +38,9 @@ impl SessionCache {
         SessionCache {
             capacity,
             lifetime_ns,
-            entries: HashMap::new(),
-            order: VecDeque::new(),
+            // Bounded, so sized once: no rehash of the whole cache while serving.
+            entries: HashMap::with_capacity(capacity.min(1 << 20)),
+            order: VecDeque::with_capacity(capacity.min(1 << 20)),
             hits: 0,
             misses: 0,
         }
