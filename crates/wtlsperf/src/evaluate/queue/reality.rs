@@ -32,7 +32,7 @@
 //! it happens to the generator (its own stall log) every send due meanwhile leaves late,
 //! and the Poisson stream arrives as a burst. Neither is part of the queue the models
 //! describe, and at low load one such stall every few hundred milliseconds adds more wait
-//! than the queue itself: a run at rho = 0.3 measured 13-17 % above P-K, and 0-1 % from it
+//! than the queue itself: a run at rho = 0.3 measured 14-17 % above P-K, and 0-1 % from it
 //! without the stalls. The undisturbed part leaves out every job whose time at the gateway,
 //! from its arrival to the end of its occupancy, meets a stall or the time the queue takes
 //! to forget it afterwards ([`settle_ns`]): a job that was waiting or in service when a
