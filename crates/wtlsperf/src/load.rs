@@ -460,21 +460,7 @@ pub fn idle_arrival_waits_us(jobs: &[JobRecord]) -> (f64, f64, f64) {
     )
 }
 
-/// Median server CPU time (us) of one handshake of the case, in memory: what one gateway
-/// worker spends per handshake when nothing else competes. 1e6 / this is its capacity.
-pub fn server_cpu_per_handshake_us(
-    store: &PkiStore,
-    case: Case,
-    auth: AuthMode,
-    client_auth: ClientAuth,
-    runs: usize,
-) -> anyhow::Result<f64> {
-    let mut samples = server_cpu_samples_us(store, case, auth, client_auth, runs)?;
-    samples.sort_by(f64::total_cmp);
-    Ok(samples[samples.len() / 2])
-}
-
-/// [`server_cpu_per_handshake_us`]'s samples, measured by a thread pinned to `cpu` (the
+/// [`server_cpu_samples_us`], measured by a thread pinned to `cpu` (the
 /// gateway worker's core: on a shared virtual machine two cores need not run at the same
 /// speed) or by the calling thread when `cpu` is `None` or cannot be had.
 fn server_cpu_samples_on(
@@ -496,6 +482,9 @@ fn server_cpu_samples_on(
     })
 }
 
+/// Server CPU time (us) of each of `runs` handshakes of the case in memory, connection
+/// construction included: what one gateway worker spends per handshake when nothing else
+/// competes. 1e6 / their median is the worker's capacity.
 fn server_cpu_samples_us(
     store: &PkiStore,
     case: Case,
@@ -975,15 +964,11 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     report.late_sends = late_sends;
     if spec.measure_capacity {
         let after = server_cpu_samples_on(worker_core, store, spec, CAPACITY_BOUND_RUNS / 2)?;
-        let median = |v: &[f64]| {
-            let mut v = v.to_vec();
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
-        };
-        report.server_cpu_before_us = Some(median(&bound_before));
-        report.server_cpu_after_us = Some(median(&after));
+        use wtlsperf_models::stats::median;
+        report.server_cpu_before_us = median(&bound_before);
+        report.server_cpu_after_us = median(&after);
         let all: Vec<f64> = bound_before.iter().chain(&after).copied().collect();
-        let us = median(&all);
+        let us = median(&all).context("no in-memory handshake for the capacity bound")?;
         let capacity = spec.workers.max(1) as f64 * 1e6 / us;
         report.server_cpu_per_handshake_us = Some(us);
         report.capacity_rate = Some(capacity);
