@@ -109,7 +109,14 @@ pub struct LoadSpec {
     /// the queue stays bounded (an open loop above capacity grows its queue until
     /// retransmissions and timeouts waste the worker's time, and measures that collapse
     /// instead of the capacity).
+    ///
+    /// The loop is a fixed population of N clients: one that completed a handshake starts
+    /// its next full handshake from the same address (the gateway replaces its finished
+    /// connection), so the gateway holds N peers, as it would for N real clients
+    /// reconnecting. With `fresh_addresses` every handshake comes from a new address
+    /// instead, and the gateway keeps one more established peer per handshake.
     pub closed_loop: Option<usize>,
+    pub fresh_addresses: bool,
 }
 
 impl LoadSpec {
@@ -132,6 +139,7 @@ impl LoadSpec {
             pin_cores: false,
             round_trip: None,
             closed_loop: None,
+            fresh_addresses: false,
         }
     }
 }
@@ -645,7 +653,13 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     let mut poll = Poll::new()?;
     let mut events = Events::with_capacity(1024);
     let mut slots: Vec<Option<Box<Slot>>> = Vec::new();
-    let budget = raise_fd_limit().saturating_sub(1024).min(expected);
+    // A closed population needs one socket per client; the open loop one per handshake.
+    let recycle = closed.is_some() && !spec.fresh_addresses;
+    let wanted = match closed {
+        Some(n) if recycle => n,
+        _ => expected,
+    };
+    let budget = raise_fd_limit().saturating_sub(1024).min(wanted);
     let mut spare: VecDeque<(usize, UdpSocket)> = VecDeque::with_capacity(budget);
     for k in 0..budget {
         match open_client_socket(&poll, k, target) {
@@ -678,9 +692,16 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     // A finished handshake's socket stays open until the run ends (closing it is a
     // system call the measured loop need not make), unless descriptors ran short.
     let mut retired: Vec<UdpSocket> = Vec::new();
-    let mut finish = |slots: &mut Vec<Option<Box<Slot>>>, spare_left: bool, i: usize| {
+    // A client of a closed population that completed its handshake puts its socket back
+    // for its next one (a failed one does not: a late answer could reach the next).
+    let mut finish = |slots: &mut Vec<Option<Box<Slot>>>,
+                      spare: &mut VecDeque<(usize, UdpSocket)>,
+                      i: usize,
+                      completed: bool| {
         if let Some(s) = slots[i].take() {
-            if spare_left {
+            if completed && recycle {
+                spare.push_front((i, s.sock));
+            } else if !spare.is_empty() {
                 retired.push(s.sock);
             }
         }
@@ -791,7 +812,7 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
                 continue;
             }
             if now >= slot.intended_ns + timeout_ns {
-                finish(&mut slots, !spare.is_empty(), i);
+                finish(&mut slots, &mut spare, i, false);
                 active -= 1;
                 failed += 1;
                 continue;
@@ -817,7 +838,7 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
                         }
                     }
                     Err(_) => {
-                        finish(&mut slots, !spare.is_empty(), i);
+                        finish(&mut slots, &mut spare, i, false);
                         active -= 1;
                         failed += 1;
                     }
@@ -887,13 +908,13 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
                         }
                     }
                     completed += 1;
-                    finish(&mut slots, !spare.is_empty(), i);
+                    finish(&mut slots, &mut spare, i, true);
                     active -= 1;
                     break;
                 }
                 if fatal(&out) || slot.client.is_closed() {
                     failed += 1;
-                    finish(&mut slots, !spare.is_empty(), i);
+                    finish(&mut slots, &mut spare, i, false);
                     active -= 1;
                     break;
                 }
@@ -1029,6 +1050,10 @@ pub struct Args {
     /// saturation; --rate then only sizes the key pool).
     #[arg(long)]
     pub closed: Option<usize>,
+    /// With --closed: every handshake from a new client address, instead of N clients
+    /// each reconnecting from its own.
+    #[arg(long)]
+    pub fresh_addresses: bool,
     /// Also measure server CPU per handshake in memory and print the capacity ratio.
     #[arg(long)]
     pub capacity: bool,
@@ -1138,6 +1163,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "--round-trip-ms must be a non-negative number"
     );
     spec.closed_loop = args.closed;
+    spec.fresh_addresses = args.fresh_addresses;
     spec.round_trip =
         (args.round_trip_ms > 0.0).then(|| Duration::from_secs_f64(args.round_trip_ms / 1e3));
     let report = run_load(&spec, &store)?;

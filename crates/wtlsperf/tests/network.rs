@@ -270,6 +270,8 @@ fn a_closed_loop_keeps_its_handshakes_in_flight_and_stops_with_the_window() {
     );
     spec.workers = 1;
     spec.closed_loop = Some(4);
+    // One address per handshake, so the job log tells the handshakes apart.
+    spec.fresh_addresses = true;
     let report = run_load(&spec, store()).unwrap();
     // Every handshake ends before the next of its slot starts: more than 4 were started,
     // all completed, and the gateway never saw more than 4 clients handshaking at once
@@ -297,6 +299,30 @@ fn a_closed_loop_keeps_its_handshakes_in_flight_and_stops_with_the_window() {
     assert!(most <= 4, "{most} handshakes at the gateway at once");
     // Closed over a round trip per slot: far below the 500/s the pool was sized for.
     assert!(report.wall_s < 10.0);
+}
+
+#[test]
+fn a_closed_population_reconnects_from_its_own_addresses() {
+    let mut spec = LoadSpec::new(
+        Case::parse("160p/160p").unwrap(),
+        AuthMode::ServerAuth,
+        500.0,
+        Duration::from_millis(400),
+    );
+    spec.workers = 1;
+    spec.closed_loop = Some(3);
+    let report = run_load(&spec, store()).unwrap();
+    // Many full handshakes, all completed, from three client addresses: the gateway
+    // replaced each finished connection with the client's next one.
+    assert!(report.started > 6, "{report:?}");
+    assert_eq!(report.completed, report.started, "{report:?}");
+    let peers: std::collections::HashSet<_> = report.jobs.iter().map(|j| j.peer).collect();
+    assert_eq!(peers.len(), 3, "{peers:?}");
+    assert_eq!(
+        report.jobs.len() as u64,
+        2 * report.completed,
+        "two jobs per server-authenticated handshake"
+    );
 }
 
 #[test]
