@@ -260,16 +260,23 @@ fn a_short_open_loop_load_completes_every_handshake() {
     assert!(report.loadgen_cpu_s > 0.0 && report.gateway_cpu_s > 0.0);
 }
 
-#[test]
-fn a_closed_loop_keeps_its_handshakes_in_flight_and_stops_with_the_window() {
+/// A closed loop of `clients` server-authenticated 160p/160p handshakes against one
+/// in-process worker for `window_ms` (the rate only sizes the key pool).
+fn closed_loop_spec(clients: usize, window_ms: u64) -> LoadSpec {
     let mut spec = LoadSpec::new(
         Case::parse("160p/160p").unwrap(),
         AuthMode::ServerAuth,
         500.0,
-        Duration::from_millis(500),
+        Duration::from_millis(window_ms),
     );
     spec.workers = 1;
-    spec.closed_loop = Some(4);
+    spec.closed_loop = Some(clients);
+    spec
+}
+
+#[test]
+fn a_closed_loop_keeps_its_handshakes_in_flight_and_stops_with_the_window() {
+    let mut spec = closed_loop_spec(4, 500);
     // One address per handshake, so the job log tells the handshakes apart.
     spec.fresh_addresses = true;
     let report = run_load(&spec, store()).unwrap();
@@ -303,15 +310,7 @@ fn a_closed_loop_keeps_its_handshakes_in_flight_and_stops_with_the_window() {
 
 #[test]
 fn a_closed_population_reconnects_from_its_own_addresses() {
-    let mut spec = LoadSpec::new(
-        Case::parse("160p/160p").unwrap(),
-        AuthMode::ServerAuth,
-        500.0,
-        Duration::from_millis(400),
-    );
-    spec.workers = 1;
-    spec.closed_loop = Some(3);
-    let report = run_load(&spec, store()).unwrap();
+    let report = run_load(&closed_loop_spec(3, 400), store()).unwrap();
     // Many full handshakes, all completed, from three client addresses: the gateway
     // replaced each finished connection with the client's next one.
     assert!(report.started > 6, "{report:?}");
