@@ -42,6 +42,8 @@ use wtls::probe::{Clock, Probe};
 use wtls::suite::Case;
 use zeroize::Zeroizing;
 
+use wtlsperf_models::stats::median;
+
 use crate::gateway::{spawn_gateway, GatewayConfig, JobRecord, Stall, STALL_NS};
 use crate::pki_store::PkiStore;
 use crate::setup::{self, ClientAuth, Options, ProcessClock};
@@ -553,6 +555,13 @@ fn server_cpu_samples_us(
     Ok(samples)
 }
 
+/// Summed length (ms) of (start, end) intervals in ns.
+fn summed_ms(intervals: impl Iterator<Item = (u64, u64)>) -> f64 {
+    intervals
+        .map(|(a, b)| b.saturating_sub(a) as f64 / 1e6)
+        .sum()
+}
+
 /// Runs the load and reports it.
 pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport> {
     anyhow::ensure!(spec.rate > 0.0 && spec.rate.is_finite(), "rate must be > 0");
@@ -983,22 +992,14 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         report.stalls = g_stalls;
     }
     report.worker_stalls = report.stalls.len();
-    report.worker_stall_ms = report
-        .stalls
-        .iter()
-        .map(|s| s.end_ns.saturating_sub(s.start_ns) as f64 / 1e6)
-        .sum();
+    report.worker_stall_ms = summed_ms(report.stalls.iter().map(|s| (s.start_ns, s.end_ns)));
     report.generator_stalls = generator_stalls.len();
-    report.generator_stall_ms = generator_stalls
-        .iter()
-        .map(|(a, b)| b.saturating_sub(*a) as f64 / 1e6)
-        .sum();
+    report.generator_stall_ms = summed_ms(generator_stalls.iter().copied());
     report.generator_stall_log = generator_stalls;
     report.late_sends_over_stall = late_sends.len();
     report.late_sends = late_sends;
     if spec.measure_capacity {
         let after = server_cpu_samples_on(worker_core, store, spec, CAPACITY_BOUND_RUNS / 2)?;
-        use wtlsperf_models::stats::median;
         report.server_cpu_before_us = median(&bound_before);
         report.server_cpu_after_us = median(&after);
         let all: Vec<f64> = bound_before.iter().chain(&after).copied().collect();
@@ -1066,8 +1067,8 @@ pub struct Args {
     /// In-process: write the gateway's job log as CSV (one row per job: arrival, start,
     /// end and CPU in ns on the process clock, bytes, records, peer, worker, whether the
     /// arrival is the kernel's timestamp), and beside it FILE with the extension
-    /// `disturbances.csv` (kind, start, end: the worker's stalls and the generator's
-    /// late sends).
+    /// `disturbances.csv` (kind, start, end: the worker's stalls, the generator's stalls
+    /// and its late sends).
     #[arg(long)]
     pub jobs: Option<PathBuf>,
     #[arg(long, default_value = "pki")]
@@ -1178,8 +1179,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             w.serialize(job)?;
         }
         w.flush()?;
-        // Beside it, what the queue study reads around: the worker's stalls and the
-        // generator's late sends, one interval per row.
+        // Beside it, what the queue study reads around (the worker's and the generator's
+        // stalls) and the generator's late sends, one interval per row.
         let disturbances = path.with_extension("disturbances.csv");
         let mut w = csv::Writer::from_path(&disturbances)
             .with_context(|| format!("disturbance log {}", disturbances.display()))?;
