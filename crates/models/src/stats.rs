@@ -94,6 +94,38 @@ pub fn relative_error(value: f64, reference: f64) -> Option<f64> {
     Some((value - reference) / reference)
 }
 
+/// Two-sided 95 % quantile of Student's t with `df` degrees of freedom (t_0.975), from
+/// the standard table for 1-30 and its Cornish-Fisher expansion beyond; `None` for 0.
+pub fn student_t975(df: usize) -> Option<f64> {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => None,
+        1..=30 => Some(TABLE[df - 1]),
+        // Cornish-Fisher: z + (z^3 + z)/(4 df) + (5z^5 + 16z^3 + 3z)/(96 df^2), z the
+        // normal quantile; within 0.001 of the exact value from df = 31.
+        _ => {
+            let (z, n) = (1.959_964f64, df as f64);
+            Some(
+                z + (z.powi(3) + z) / (4.0 * n)
+                    + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * n * n),
+            )
+        }
+    }
+}
+
+/// Half-width of the 95 % confidence interval of a mean estimated by the method of batch
+/// means: the run is cut into consecutive batches, long beside the correlation time of
+/// the process, whose means are then nearly independent, so the interval is Student's
+/// on them. `None` with fewer than two batches.
+pub fn batch_means_ci95(batch_means: &[f64]) -> Option<f64> {
+    let sd = sample_sd(batch_means)?;
+    Some(student_t975(batch_means.len() - 1)? * sd / (batch_means.len() as f64).sqrt())
+}
+
 /// The usual one-line summary of a sample, percentiles by linear interpolation.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -133,6 +165,18 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batch_means_interval_is_students_on_the_batches() {
+        assert_eq!(student_t975(0), None);
+        assert_eq!(student_t975(19), Some(2.093));
+        assert!((student_t975(31).unwrap() - 2.040).abs() < 1e-3);
+        assert!((student_t975(120).unwrap() - 1.980).abs() < 1e-3);
+        assert_eq!(batch_means_ci95(&[1.0]), None);
+        // Batches 1, 2, 3: sd 1, t(2) = 4.303, half-width 4.303/sqrt(3).
+        let h = batch_means_ci95(&[1.0, 2.0, 3.0]).unwrap();
+        assert!((h - 4.303 / 3f64.sqrt()).abs() < 1e-12);
+    }
 
     #[test]
     fn empty_inputs_are_undefined() {

@@ -90,6 +90,8 @@ pub struct Ctx {
     pub out: PathBuf,
     /// Progress on stderr.
     pub progress: ProgressBar,
+    /// Wall time (s) of each top-level part done so far, in order.
+    part_seconds: std::cell::RefCell<Vec<(&'static str, f64)>>,
 }
 
 impl Ctx {
@@ -104,11 +106,36 @@ impl Ctx {
         self.progress.tick();
     }
 
-    /// Marks one of the top-level parts as done.
-    fn part_done(&self) {
+    /// Runs `measure` with the progress bar's redraw thread stopped. A load test pins
+    /// its generator and the gateway's worker to the two cores, both busy-polling: a
+    /// thread waking four times a second to redraw would preempt one of them, and the
+    /// worker's stall log would count its own program among the machine's disturbances.
+    pub fn without_ticker<T>(&self, measure: impl FnOnce() -> T) -> T {
+        self.progress.disable_steady_tick();
+        let out = measure();
+        self.progress.enable_steady_tick(TICK);
+        out
+    }
+
+    /// Runs one of the top-level parts, marks it done and keeps its wall time (the full
+    /// run has a 15-minute budget, and `summary.json` says where it went).
+    fn part<T>(
+        &self,
+        name: &'static str,
+        run: impl FnOnce() -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let clock = Instant::now();
+        let out = run()?;
+        self.part_seconds
+            .borrow_mut()
+            .push((name, clock.elapsed().as_secs_f64()));
         self.progress.inc(1);
+        Ok(out)
     }
 }
+
+/// How often the progress bar redraws on its own.
+const TICK: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// UTC `YYYYMMDDTHHMMSSZ` of a Unix time, without a date crate: the civil-from-days
 /// conversion of Howard Hinnant's date algorithms.
@@ -155,13 +182,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    progress.enable_steady_tick(std::time::Duration::from_millis(250));
+    progress.enable_steady_tick(TICK);
     let ctx = Ctx {
         mode,
         run_id: run_id.clone(),
         machine: machine_info.short(),
         out: out.clone(),
         progress,
+        part_seconds: Default::default(),
     };
     let clock = Instant::now();
 
@@ -170,20 +198,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let store = PkiStore::load_or_init(&pki_dir)
         .with_context(|| format!("PKI in {}", pki_dir.display()))?;
 
-    let processing = processing::run(&ctx, &store)?;
-    ctx.part_done();
-    let queue = queue::run(&ctx, &store, &processing)?;
-    ctx.part_done();
-    let transmission = transmission::run(&ctx, &store, &processing)?;
-    ctx.part_done();
-    let overall = overall::build(&ctx, &processing, &transmission, &queue)?;
-    ctx.part_done();
-    let records = record_layer::run(&ctx)?;
-    ctx.part_done();
-    let mcommerce = mcommerce::run(&ctx, &store)?;
-    ctx.part_done();
-    let findings = findings::build(&processing, &queue, &transmission);
-    ctx.part_done();
+    let processing = ctx.part("processing", || processing::run(&ctx, &store))?;
+    let queue = ctx.part("queue", || queue::run(&ctx, &store, &processing))?;
+    let transmission = ctx.part("transmission", || {
+        transmission::run(&ctx, &store, &processing)
+    })?;
+    let overall = ctx.part("overall", || {
+        overall::build(&ctx, &processing, &transmission, &queue)
+    })?;
+    let records = ctx.part("record_layer", || record_layer::run(&ctx))?;
+    let mcommerce = ctx.part("mcommerce", || mcommerce::run(&ctx, &store))?;
+    let findings = ctx.part("findings", || {
+        anyhow::Ok(findings::build(&processing, &queue, &transmission))
+    })?;
 
     ctx.step("writing the report");
     let report = Report::new("wtlsperf evaluation: the WTLS handshake, re-measured")
@@ -216,6 +243,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         start_unix_s: start_secs,
         end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
         duration_s: clock.elapsed().as_secs_f64(),
+        part_seconds: ctx
+            .part_seconds
+            .borrow()
+            .iter()
+            .map(|&(part, s)| (part.to_owned(), s))
+            .collect(),
         headline: output::headline(&processing, &queue, &transmission, &records),
         findings: findings.iter().map(output::FindingSummary::from).collect(),
     };

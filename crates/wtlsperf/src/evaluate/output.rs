@@ -130,6 +130,13 @@ pub struct Headline {
     pub queue_undisturbed_corrected_max_error: Option<f64>,
     pub queue_undisturbed_within_15_percent: (usize, usize),
     pub queue_undisturbed_share_median: Option<f64>,
+    /// The same comparison with one occupancy law for every job (plain Eq. 3.12, no
+    /// opening delivery): median |error|, and points within 15 % and points.
+    pub queue_undisturbed_one_law_median_error: Option<f64>,
+    pub queue_undisturbed_one_law_within_15_percent: (usize, usize),
+    /// Median half-width of the undisturbed mean waits' 95 % batch-means intervals,
+    /// relative to the waits.
+    pub queue_undisturbed_ci95_median: Option<f64>,
     /// Median |error| of the transmission model vs real bearer runs.
     pub transmission_model_median_error: Option<f64>,
     /// Best record throughput (Mbit/s) and its cipher.
@@ -182,6 +189,14 @@ pub fn headline(
             (e.iter().filter(|&&x| x <= 0.15).count(), e.len())
         },
         queue_undisturbed_share_median: q.undisturbed_share_median(),
+        queue_undisturbed_one_law_median_error: wtlsperf_models::stats::median(
+            &q.undisturbed_one_law_errors(),
+        ),
+        queue_undisturbed_one_law_within_15_percent: {
+            let e = q.undisturbed_one_law_errors();
+            (e.iter().filter(|&&x| x <= 0.15).count(), e.len())
+        },
+        queue_undisturbed_ci95_median: wtlsperf_models::stats::median(&q.undisturbed_intervals()),
         transmission_model_median_error: t.model_error(),
         record_best_mbit_s: best.map(|b| b.mbit_s),
         record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),
@@ -203,6 +218,8 @@ pub struct Summary {
     pub end_unix_s: u64,
     /// Duration (s).
     pub duration_s: f64,
+    /// Wall time (s) of each part of the run (processing, queue, transmission, ...).
+    pub part_seconds: std::collections::BTreeMap<String, f64>,
     /// Headline numbers.
     pub headline: Headline,
     /// Findings.

@@ -241,10 +241,20 @@ pub struct LoadPoint {
     pub generator_stall_ms: f64,
     pub late_sends: usize,
     /// Share of the steady window's jobs outside every disturbed interval (see
-    /// `reality`), their mean queueing wait (ms), and the corrected P-K on their own job
-    /// rate and occupancy moments (ms).
+    /// `reality`), their mean queueing wait (ms) and the half-width of its 95 %
+    /// batch-means interval (ms).
     pub undisturbed_share: f64,
     pub undisturbed_wait_ms: Option<f64>,
+    pub undisturbed_wait_ci95_ms: Option<f64>,
+    /// Mean delivery (ms) of the undisturbed jobs that found the worker idle: arrival to
+    /// start of service, worker time the jobs behind them wait for.
+    pub undisturbed_opening_delivery_ms: Option<f64>,
+    /// Corrected P-K on the undisturbed part's own job rate and occupancy moments, one
+    /// law for every job (Eq. 3.12) (ms).
+    pub pk_undisturbed_ms: Option<f64>,
+    /// The same with the busy period's opening job apart, its delivery counted as worker
+    /// time (exceptional first service, `pk_exceptional_first_wait_ms`) (ms): the
+    /// corrected model the undisturbed measurement is judged against.
     pub corrected_undisturbed_ms: Option<f64>,
 }
 
@@ -314,6 +324,25 @@ impl QueueResults {
         self.errors_against(
             Setting::Bearer,
             |p| p.corrected_undisturbed_ms,
+            |p| p.undisturbed_wait_ms,
+        )
+    }
+
+    /// The same for P-K with one occupancy law for every job (no opening delivery).
+    pub fn undisturbed_one_law_errors(&self) -> Vec<f64> {
+        self.errors_against(
+            Setting::Bearer,
+            |p| p.pk_undisturbed_ms,
+            |p| p.undisturbed_wait_ms,
+        )
+    }
+
+    /// Half-widths of the 95 % intervals of the undisturbed mean waits, relative to the
+    /// waits, bearer setting, rho <= 0.8.
+    pub fn undisturbed_intervals(&self) -> Vec<f64> {
+        self.errors_against(
+            Setting::Bearer,
+            |p| Some(p.undisturbed_wait_ms? + p.undisturbed_wait_ci95_ms?),
             |p| p.undisturbed_wait_ms,
         )
     }
@@ -604,6 +633,7 @@ pub fn run(
             ("des_mg1", p.des_ms),
             ("chain_sim", p.chain_ms),
             ("trace_replay", p.replay_ms),
+            ("pk_mg1_one_law_undisturbed", p.pk_undisturbed_ms),
             ("pk_mg1_corrected_undisturbed", p.corrected_undisturbed_ms),
         ] {
             // The undisturbed model is read against the undisturbed measurement.
@@ -897,7 +927,7 @@ impl QueueResults {
         let m = ctx.measured();
         let inputs = "measured per-job service moments of the same load run";
         let mut t = Table::new("queue_load_test", "Load test: measured job wait vs the models (one worker)")
-            .caption("rho from the gateway's own per-handshake service time (calibration run); waits are per job (datagram), from the gateway's job records, from the kernel's receive timestamp to the start of service, over the middle 80 % of each run. 'measured wait' is the queueing wait the models predict: a job's wait when it arrived while the worker was busy with earlier jobs, zero when it found the worker idle; what jobs that found the worker idle waited (the path from the kernel to the worker, and any time the shared machine did not run the worker) is shown apart, with the total. Generator and gateway worker on separate cores.")
+            .caption("rho from the gateway's own per-handshake service time (calibration run); waits are per job (datagram), from the gateway's job records, from the kernel's receive timestamp to the start of service, over each run's steady window (a tenth of the run, at most 0.25 s, cut at either end). 'measured wait' is the queueing wait the models predict: a job's wait when it arrived while the worker was busy with earlier jobs, zero when it found the worker idle; what jobs that found the worker idle waited (the path from the kernel to the worker, and any time the shared machine did not run the worker) is shown apart, with the total. Generator and gateway worker on separate cores.")
             .column(Column::label("case"))
             .column(Column::label("auth"))
             .column(Column::new("round trip", Some("ms"), Provenance::derived("emulated bearer round trip before each client answer, exponential mean; 0 = bare loopback")))
@@ -921,8 +951,12 @@ impl QueueResults {
             .column(Column::new("M/G/1 corrected", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda", inputs)))
             .column(Column::new("error corrected", Some("%"), Provenance::derived("(model - measured)/measured")))
             .column(Column::new("undisturbed jobs", Some("%"), m.clone()))
-            .column(Column::new("undisturbed wait", Some("ms"), m))
-            .column(Column::new("M/G/1 corrected, undisturbed", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda", "job rate and occupancy moments of the undisturbed jobs")))
+            .column(Column::new("undisturbed wait", Some("ms"), m.clone()))
+            .column(Column::new("95 % interval", Some("+- %"), Provenance::derived("batch means: 20 batches of the undisturbed jobs in arrival order, Student's t")))
+            .column(Column::new("opening delivery", Some("us"), m))
+            .column(Column::new("P-K one law, undisturbed", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda", "job rate and occupancy moments of the undisturbed jobs")))
+            .column(Column::new("error one law", Some("%"), Provenance::derived("(model - undisturbed wait)/undisturbed wait")))
+            .column(Column::new("M/G/1 corrected, undisturbed", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda, the busy period's opening job apart (Welch 1964)", "job rate of the undisturbed jobs; occupancy moments of those that found the worker busy, and delivery plus occupancy of those that found it idle")))
             .column(Column::new("error undisturbed", Some("%"), Provenance::derived("(model - undisturbed wait)/undisturbed wait")))
             .column(Column::new("M/G/1 as published", Some("ms"), Provenance::modelled("Eq. 3.12 at lambda", inputs)))
             .column(Column::new("error as published", Some("%"), Provenance::derived("(model - measured)/measured")))
@@ -972,6 +1006,15 @@ impl QueueResults {
                 err(p.corrected_ms),
                 Cell::num(p.undisturbed_share * 100.0, 0),
                 Cell::opt(p.undisturbed_wait_ms, 3),
+                Cell::opt(
+                    p.undisturbed_wait_ci95_ms
+                        .zip(p.undisturbed_wait_ms)
+                        .and_then(|(h, w)| (w > 0.0).then(|| 100.0 * h / w)),
+                    1,
+                ),
+                Cell::opt(p.undisturbed_opening_delivery_ms.map(|d| d * 1e3), 1),
+                Cell::opt(p.pk_undisturbed_ms, 3),
+                err_against(p.pk_undisturbed_ms, p.undisturbed_wait_ms),
                 Cell::opt(p.corrected_undisturbed_ms, 3),
                 err_against(p.corrected_undisturbed_ms, p.undisturbed_wait_ms),
                 Cell::opt(p.as_published_ms, 3),
