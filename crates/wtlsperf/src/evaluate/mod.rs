@@ -177,7 +177,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     std::fs::create_dir_all(&out)
         .with_context(|| format!("creating the output directory {}", out.display()))?;
     let machine_info = output::MachineInfo::collect();
-    let progress = ProgressBar::new(8);
+    let progress = ProgressBar::new(9);
     progress.set_style(
         ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -195,8 +195,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     ctx.step("loading or creating the PKI");
     let pki_dir = args.pki.unwrap_or_else(|| out.join("pki"));
-    let store = PkiStore::load_or_init(&pki_dir)
-        .with_context(|| format!("PKI in {}", pki_dir.display()))?;
+    let store = ctx.part("pki", || {
+        PkiStore::load_or_init(&pki_dir).with_context(|| format!("PKI in {}", pki_dir.display()))
+    })?;
 
     let processing = ctx.part("processing", || processing::run(&ctx, &store))?;
     let queue = ctx.part("queue", || queue::run(&ctx, &store, &processing))?;

@@ -711,8 +711,8 @@ impl QueueResults {
                  the gateway independently of its queue, the setting of Eq. 3.12. 'loopback': \
                  the client answers at once, so a handshake's key-exchange job arrives some \
                  10 us after its ClientHello job left the worker, in step with the queue; only \
-                 the handshake-chain simulation describes that. The waits are read over the \
-                 middle 80 % of each run's arrivals.",
+                 the handshake-chain simulation describes that. The waits are read over each \
+                 run's steady window (a tenth of it, at most 0.25 s, cut at either end).",
                 reality::BEARER_ROUND_TRIP_MS
             ));
             s = s.table(self.load_table(ctx));
@@ -956,7 +956,7 @@ impl QueueResults {
             .column(Column::new("opening delivery", Some("us"), m))
             .column(Column::new("P-K one law, undisturbed", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda", "job rate and occupancy moments of the undisturbed jobs")))
             .column(Column::new("error one law", Some("%"), Provenance::derived("(model - undisturbed wait)/undisturbed wait")))
-            .column(Column::new("M/G/1 corrected, undisturbed", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda, the busy period's opening job apart (Welch 1964)", "job rate of the undisturbed jobs; occupancy moments of those that found the worker busy, and delivery plus occupancy of those that found it idle")))
+            .column(Column::new("M/G/1 corrected, undisturbed", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda, the busy period's opening job apart (Welch 1964)", "job rate and occupancy moments of the undisturbed jobs; those that found the worker idle hold it for their measured delivery too")))
             .column(Column::new("error undisturbed", Some("%"), Provenance::derived("(model - undisturbed wait)/undisturbed wait")))
             .column(Column::new("M/G/1 as published", Some("ms"), Provenance::modelled("Eq. 3.12 at lambda", inputs)))
             .column(Column::new("error as published", Some("%"), Provenance::derived("(model - measured)/measured")))
