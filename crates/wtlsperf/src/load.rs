@@ -1173,29 +1173,36 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         write_report(&report, out)?;
     }
     if let Some(path) = &args.jobs {
-        let mut w =
-            csv::Writer::from_path(path).with_context(|| format!("job log {}", path.display()))?;
-        for job in &report.jobs {
-            w.serialize(job)?;
-        }
-        w.flush()?;
-        // Beside it, what the queue study reads around (the worker's and the generator's
-        // stalls) and the generator's late sends, one interval per row.
-        let disturbances = path.with_extension("disturbances.csv");
-        let mut w = csv::Writer::from_path(&disturbances)
-            .with_context(|| format!("disturbance log {}", disturbances.display()))?;
-        w.write_record(["kind", "start_ns", "end_ns"])?;
-        for s in &report.stalls {
-            w.serialize(("worker_stall", s.start_ns, s.end_ns))?;
-        }
-        for (from, to) in &report.generator_stall_log {
-            w.serialize(("generator_stall", from, to))?;
-        }
-        for (scheduled, sent) in &report.late_sends {
-            w.serialize(("late_send", scheduled, sent))?;
-        }
-        w.flush()?;
+        write_job_log(&report, path)?;
     }
+    Ok(())
+}
+
+/// Writes a run's job log as CSV at `path` (one row per job, [`JobRecord`]'s fields),
+/// and beside it, with the extension `disturbances.csv`, what the queue study reads
+/// around: the worker's and the generator's stalls and the generator's late sends, one
+/// interval per row (`kind`, `start_ns`, `end_ns`, on the process clock).
+pub fn write_job_log(report: &LoadReport, path: &std::path::Path) -> anyhow::Result<()> {
+    let mut w =
+        csv::Writer::from_path(path).with_context(|| format!("job log {}", path.display()))?;
+    for job in &report.jobs {
+        w.serialize(job)?;
+    }
+    w.flush()?;
+    let disturbances = path.with_extension("disturbances.csv");
+    let mut w = csv::Writer::from_path(&disturbances)
+        .with_context(|| format!("disturbance log {}", disturbances.display()))?;
+    w.write_record(["kind", "start_ns", "end_ns"])?;
+    for s in &report.stalls {
+        w.serialize(("worker_stall", s.start_ns, s.end_ns))?;
+    }
+    for (from, to) in &report.generator_stall_log {
+        w.serialize(("generator_stall", from, to))?;
+    }
+    for (scheduled, sent) in &report.late_sends {
+        w.serialize(("late_send", scheduled, sent))?;
+    }
+    w.flush()?;
     Ok(())
 }
 

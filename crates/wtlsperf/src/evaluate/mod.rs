@@ -53,6 +53,11 @@ pub struct Args {
     /// PKI directory, created on first use (default `<out>/pki`).
     #[arg(long)]
     pub pki: Option<PathBuf>,
+    /// Also write every queue load point's job and disturbance logs into this directory
+    /// (as `wtlsperf load --jobs` does; some 100 MB for a full run), to read a point again
+    /// or differently.
+    #[arg(long)]
+    pub job_logs: Option<PathBuf>,
 }
 
 /// How much of the campaign to run.
@@ -90,6 +95,8 @@ pub struct Ctx {
     pub out: PathBuf,
     /// Progress on stderr.
     pub progress: ProgressBar,
+    /// Where the queue load points' job logs go, if anywhere (`--job-logs`).
+    pub job_logs: Option<PathBuf>,
     /// Wall time (s) of each top-level part done so far, in order.
     part_seconds: std::cell::RefCell<Vec<(&'static str, f64)>>,
 }
@@ -189,6 +196,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         machine: machine_info.short(),
         out: out.clone(),
         progress,
+        job_logs: args.job_logs.clone(),
         part_seconds: Default::default(),
     };
     let clock = Instant::now();

@@ -23,7 +23,9 @@ use wtlsperf_models::queue::{
 };
 use wtlsperf_models::stats::relative_error;
 use wtlsperf_models::Authentication;
-use wtlsperf_report::{Axis, Cell, Column, Figure, LineChart, Provenance, Section, Series, Table};
+use wtlsperf_report::{
+    Axis, Cell, Column, Figure, LineChart, Point, Provenance, Section, Series, Table,
+};
 
 use super::processing::ProcessingResults;
 use super::{Ctx, Mode};
@@ -1070,10 +1072,26 @@ impl QueueResults {
                     .colour(i + n),
                 )
                 .series(
-                    Series::new(
-                        format!("{case} measured, undisturbed part"),
+                    Series::from_points(
+                        format!("{case} measured, undisturbed part (95 % interval)"),
                         ctx.measured(),
-                        pts(&|p| p.undisturbed_wait_ms),
+                        self.load
+                            .iter()
+                            .filter(|p| &p.case == case && Setting::of(p) == setting)
+                            .filter_map(|p| {
+                                let w = p.undisturbed_wait_ms.filter(|w| *w > 0.0)?;
+                                Some(match p.undisturbed_wait_ci95_ms {
+                                    // The axis is logarithmic: the bar stops above zero.
+                                    Some(h) => Point::with_err(
+                                        p.target_rho,
+                                        w,
+                                        (w - h).max(0.01 * w),
+                                        w + h,
+                                    ),
+                                    None => Point::new(p.target_rho, w),
+                                })
+                            })
+                            .collect(),
                     )
                     .colour(i + 4 * n),
                 )

@@ -305,6 +305,14 @@ fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPo
     let steal0 = steal_ms();
     let rep = ctx.without_ticker(|| run_load(&spec, store))?;
     let steal = steal0.zip(steal_ms()).map(|(a, b)| b - a);
+    if let Some(dir) = &ctx.job_logs {
+        std::fs::create_dir_all(dir)?;
+        let file = format!(
+            "{}_rt{round_trip_ms}_rho{rho:.1}.csv",
+            name.replace('/', "_")
+        );
+        crate::load::write_job_log(&rep, &dir.join(file))?;
+    }
     anyhow::ensure!(
         rep.gateway.is_some(),
         "{name}: the in-process gateway returned no job statistics"
