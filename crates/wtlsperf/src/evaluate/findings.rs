@@ -81,17 +81,12 @@ pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -
         let intervals = q.undisturbed_intervals();
         let one_law = q.undisturbed_one_law_errors();
         let one_within = one_law.iter().filter(|&&e| e <= 0.15).count();
-        let delivery_us: Vec<f64> = q
-            .load
-            .iter()
-            .filter(|l| Setting::of(l) == Setting::Bearer)
+        let bearer = || q.load.iter().filter(|l| Setting::of(l) == Setting::Bearer);
+        let delivery_us: Vec<f64> = bearer()
             .filter_map(|l| Some(l.undisturbed_opening_delivery_ms? * 1e3))
             .collect();
-        let (stalls, stalled_ms, gen, gen_ms): (usize, f64, usize, f64) = q
-            .load
-            .iter()
-            .filter(|l| Setting::of(l) == Setting::Bearer)
-            .fold((0, 0.0, 0, 0.0), |a, l| {
+        let (stalls, stalled_ms, gen, gen_ms): (usize, f64, usize, f64) =
+            bearer().fold((0, 0.0, 0, 0.0), |a, l| {
                 (
                     a.0 + l.worker_stalls,
                     a.1 + l.worker_stall_ms,
@@ -99,10 +94,13 @@ pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -
                     a.3 + l.generator_stall_ms,
                 )
             });
+        let (held, held_ms): (usize, f64) = bearer().fold((0, 0.0), |a, l| {
+            (a.0 + l.delivery_stalls, a.1 + l.delivery_stall_ms)
+        });
         out.push(Finding::new(
             "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the mean wait of the gateway's queue.",
             format!(
-                "{} Over the bearer-setting runs the gateway's worker was off its core while it had work {stalls} times ({stalled_ms:.0} ms in all) and the load generator {gen} times ({gen_ms:.0} ms; its sends due meanwhile then leave in a burst). Leaving out every job whose time at the gateway, arrival to end of occupancy, met such a stall or the settling time after it keeps a median {:.0} % of each run's jobs, over which the corrected model is within 15 % at {within} of {} points (rho <= 0.8), median |error| {:.0} %, worst {:.0} %; the measured mean waits' 95 % batch-means intervals are +-{:.0} % (median; widest +-{:.0} %). The model counts the worker's delivery of a job that finds it idle (median {:.1} us from the kernel's timestamp to the worker) as worker time the jobs behind it wait for; with one occupancy law for every job, as Eq. 3.12 has it, it is within 15 % at {one_within} of {} points, median |error| {:.0} %.",
+                "{} Over the bearer-setting runs the gateway's worker was off its core while it had work {stalls} times ({stalled_ms:.0} ms in all) and the load generator {gen} times ({gen_ms:.0} ms; its sends due meanwhile then leave in a burst), and datagrams were held on their way to a free worker {held} times ({held_ms:.0} ms; the kernel's receive backlog). Leaving out every job whose time at the gateway, arrival to end of occupancy, met such a stall or the settling time after it keeps a median {:.0} % of each run's jobs, over which the corrected model is within 15 % at {within} of {} points (rho <= 0.8), median |error| {:.0} %, worst {:.0} %; the measured mean waits' 95 % batch-means intervals are +-{:.0} % (median; widest +-{:.0} %). The model counts the worker's delivery of a job that finds it idle (from the kernel's timestamp to the worker; {:.1} us on average, median over the points) as worker time the jobs behind it wait for; with one occupancy law for every job, as Eq. 3.12 has it, it is within 15 % at {one_within} of {} points, median |error| {:.0} %.",
                 if worst <= 0.15 {
                     "Yes, once the shared machine's interruptions are read apart."
                 } else if within * 2 > undisturbed.len() {

@@ -241,6 +241,10 @@ pub struct LoadPoint {
     pub worker_stall_ms: f64,
     pub generator_stalls: usize,
     pub generator_stall_ms: f64,
+    /// Datagrams held on their way to a free worker for over 200 us (the kernel's
+    /// receive backlog): how many and their summed length (ms).
+    pub delivery_stalls: usize,
+    pub delivery_stall_ms: f64,
     pub late_sends: usize,
     /// Share of the steady window's jobs outside every disturbed interval (see
     /// `reality`), their mean queueing wait (ms) and the half-width of its 95 %
@@ -950,6 +954,8 @@ impl QueueResults {
             .column(Column::new("generator stalls", None, m.clone()))
             .column(Column::new("generator stalled", Some("ms"), m.clone()))
             .column(Column::new("sends > 0.2 ms late", None, m.clone()))
+            .column(Column::new("delivery stalls", None, m.clone()))
+            .column(Column::new("delivery stalled", Some("ms"), m.clone()))
             .column(Column::new("M/G/1 corrected", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda", inputs)))
             .column(Column::new("error corrected", Some("%"), Provenance::derived("(model - measured)/measured")))
             .column(Column::new("undisturbed jobs", Some("%"), m.clone()))
@@ -1004,6 +1010,8 @@ impl QueueResults {
                 Cell::num(p.generator_stalls as f64, 0),
                 Cell::num(p.generator_stall_ms, 1),
                 Cell::num(p.late_sends as f64, 0),
+                Cell::num(p.delivery_stalls as f64, 0),
+                Cell::num(p.delivery_stall_ms, 1),
                 Cell::opt(p.corrected_ms, 3),
                 err(p.corrected_ms),
                 Cell::num(p.undisturbed_share * 100.0, 0),
