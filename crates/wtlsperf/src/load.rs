@@ -233,6 +233,10 @@ pub struct LoadReport {
     /// generator stall, or just more work due at once than the generator did in time):
     /// how many.
     pub late_sends_over_stall: usize,
+    /// Datagrams held on their way to a free worker for over [`STALL_NS`] (see
+    /// [`delivery_stalls`]): how many, and their summed length (ms).
+    pub delivery_stalls: usize,
+    pub delivery_stall_ms: f64,
     /// The worker stalls themselves (not serialised; the queue study reads around them).
     #[serde(skip)]
     pub stalls: Vec<Stall>,
@@ -242,6 +246,9 @@ pub struct LoadReport {
     /// The generator's stalls as (start, end) on the process clock, ns.
     #[serde(skip)]
     pub generator_stall_log: Vec<(u64, u64)>,
+    /// The delivery path's stalls as (start, end) on the process clock, ns.
+    #[serde(skip)]
+    pub delivery_stall_log: Vec<(u64, u64)>,
     /// The in-process gateway's job log (not serialised; the evaluation models from it).
     #[serde(skip)]
     pub jobs: Vec<JobRecord>,
@@ -458,6 +465,38 @@ pub fn queue_stats(jobs: &[JobRecord], completed: u64, workers: usize) -> Gatewa
     s
 }
 
+/// The delivery path's stalls (process clock, ns; sorted by start): each time a datagram
+/// the kernel had stamped reached a free worker more than [`STALL_NS`] later, from the
+/// moment both the datagram was there and its worker was free to the start of its
+/// service.
+///
+/// On loopback the kernel stamps a datagram as the generator's send puts it on its core's
+/// receive backlog; the backlog is normally drained before that system call returns, but
+/// under load the kernel hands it to `ksoftirqd`, which must then wait for a time slice
+/// beside the busy-polling generator. Neither thread is off-core meanwhile, so neither
+/// stall log sees it, yet the datagrams of a few milliseconds reach the worker together
+/// (the test machine showed 14 ms twice in one run at rho = 0.1, and the jobs queued
+/// behind them made a quarter of that run's queueing wait). A free worker polls every
+/// few microseconds, so a datagram that reaches it later than that was held on the way,
+/// whatever the queue's state.
+pub fn delivery_stalls(jobs: &[JobRecord]) -> Vec<(u64, u64)> {
+    let mut by_start: Vec<&JobRecord> = jobs.iter().collect();
+    by_start.sort_by_key(|j| j.start_ns);
+    // When each worker is next free.
+    let mut free: HashMap<usize, u64> = HashMap::new();
+    let mut out = Vec::new();
+    for j in by_start {
+        let worker_free = free.entry(j.worker).or_insert(0);
+        let ready = j.arrival_ns.max(*worker_free);
+        if j.start_ns > ready + STALL_NS {
+            out.push((ready, j.start_ns));
+        }
+        *worker_free = (*worker_free).max(j.end_ns);
+    }
+    out.sort_unstable();
+    out
+}
+
 /// (share, mean us, median us) of the waits of jobs that found the worker idle (one
 /// worker: jobs in order of service start; a job arriving after every earlier job ended).
 pub fn idle_arrival_waits_us(jobs: &[JobRecord]) -> (f64, f64, f64) {
@@ -557,9 +596,10 @@ fn server_cpu_samples_us(
 
 /// Summed length (ms) of (start, end) intervals in ns.
 fn summed_ms(intervals: impl Iterator<Item = (u64, u64)>) -> f64 {
+    // Folded from +0: `sum` starts from -0, which an empty log would print as "-0".
     intervals
         .map(|(a, b)| b.saturating_sub(a) as f64 / 1e6)
-        .sum()
+        .fold(0.0, |total, ms| total + ms)
 }
 
 /// Runs the load and reports it.
@@ -988,9 +1028,12 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         let stats = g.shutdown();
         report.gateway_cpu_s = stats.worker_cpu_ns.saturating_sub(gateway_cpu0) as f64 / 1e9;
         report.gateway = Some(queue_stats(&jobs, stats.handshakes(), spec.workers.max(1)));
+        report.delivery_stall_log = delivery_stalls(&jobs);
         report.jobs = jobs;
         report.stalls = g_stalls;
     }
+    report.delivery_stalls = report.delivery_stall_log.len();
+    report.delivery_stall_ms = summed_ms(report.delivery_stall_log.iter().copied());
     report.worker_stalls = report.stalls.len();
     report.worker_stall_ms = summed_ms(report.stalls.iter().map(|s| (s.start_ns, s.end_ns)));
     report.generator_stalls = generator_stalls.len();
@@ -1067,8 +1110,8 @@ pub struct Args {
     /// In-process: write the gateway's job log as CSV (one row per job: arrival, start,
     /// end and CPU in ns on the process clock, bytes, records, peer, worker, whether the
     /// arrival is the kernel's timestamp), and beside it FILE with the extension
-    /// `disturbances.csv` (kind, start, end: the worker's stalls, the generator's stalls
-    /// and its late sends).
+    /// `disturbances.csv` (kind, start, end: the worker's, the generator's and the
+    /// delivery path's stalls, and the generator's late sends).
     #[arg(long)]
     pub jobs: Option<PathBuf>,
     #[arg(long, default_value = "pki")]
@@ -1180,8 +1223,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// Writes a run's job log as CSV at `path` (one row per job, [`JobRecord`]'s fields),
 /// and beside it, with the extension `disturbances.csv`, what the queue study reads
-/// around: the worker's and the generator's stalls and the generator's late sends, one
-/// interval per row (`kind`, `start_ns`, `end_ns`, on the process clock).
+/// around: the worker's, the generator's and the delivery path's stalls, and the
+/// generator's late sends, one interval per row (`kind`, `start_ns`, `end_ns`, on the process clock).
 pub fn write_job_log(report: &LoadReport, path: &std::path::Path) -> anyhow::Result<()> {
     let mut w =
         csv::Writer::from_path(path).with_context(|| format!("job log {}", path.display()))?;
@@ -1198,6 +1241,9 @@ pub fn write_job_log(report: &LoadReport, path: &std::path::Path) -> anyhow::Res
     }
     for (from, to) in &report.generator_stall_log {
         w.serialize(("generator_stall", from, to))?;
+    }
+    for (from, to) in &report.delivery_stall_log {
+        w.serialize(("delivery_stall", from, to))?;
     }
     for (scheduled, sent) in &report.late_sends {
         w.serialize(("late_send", scheduled, sent))?;
@@ -1222,6 +1268,41 @@ mod tests {
             worker: 0,
             kernel_timestamp: true,
         }
+    }
+
+    #[test]
+    fn a_datagram_held_on_its_way_to_a_free_worker_is_a_delivery_stall() {
+        let jobs = vec![
+            // Reaches the idle worker 5 us after its stamp: no stall.
+            job(0, 5_000, 205_000),
+            // Arrives while the worker is busy and starts 3 us after it is free: no
+            // stall, however long it waited.
+            job(100_000, 208_000, 408_000),
+            // Stamped at 1 ms, reaches the idle worker at 15 ms: held on the way.
+            job(1_000_000, 15_000_000, 15_200_000),
+            // Stamped while the worker was busy, reaches it 1 ms after it is free
+            // again: held on the way too.
+            job(15_100_000, 16_200_000, 16_400_000),
+        ];
+        assert_eq!(
+            delivery_stalls(&jobs),
+            vec![(1_000_000, 15_000_000), (15_200_000, 16_200_000)]
+        );
+        // Each worker is free on its own: an idle second worker that takes a datagram
+        // 250 us after its stamp had it held on the way, although the first worker was
+        // busy until 50 us before it started.
+        let mut other = job(15_050_000, 15_300_000, 15_500_000);
+        other.worker = 1;
+        let mut two = jobs.clone();
+        two.push(other);
+        assert_eq!(
+            delivery_stalls(&two),
+            vec![
+                (1_000_000, 15_000_000),
+                (15_050_000, 15_300_000),
+                (15_200_000, 16_200_000)
+            ]
+        );
     }
 
     #[test]

@@ -63,7 +63,7 @@ use wtlsperf_models::Authentication;
 use super::{predict, LoadPoint};
 use crate::evaluate::processing::ProcessingResults;
 use crate::evaluate::{Ctx, Mode};
-use crate::gateway::{JobRecord, Stall, STALL_NS};
+use crate::gateway::{JobRecord, Stall};
 use crate::load::{run_load, LoadSpec};
 use crate::pki_store::PkiStore;
 
@@ -96,34 +96,6 @@ const MIN_UNDISTURBED_SHARE: f64 = 0.2;
 /// stall plus 20 ms (a hundred jobs of the measured cases) covers that with margin.
 pub fn settle_ns(len_ns: u64) -> u64 {
     20_000_000 + 10 * len_ns
-}
-
-/// The delivery path's stalls (process clock, ns): each time a datagram the kernel had
-/// stamped reached a free worker more than [`STALL_NS`] later, from the moment both the
-/// datagram was there and the worker was free to the start of its service.
-///
-/// On loopback the kernel stamps a datagram as the generator's send puts it on its core's
-/// receive backlog; the backlog is normally drained at the end of that system call, but
-/// under load the kernel hands it to `ksoftirqd`, which must then wait for a time slice
-/// beside the busy-polling generator. Neither thread is off-core meanwhile, so neither
-/// stall log sees it, yet the datagrams of a few milliseconds reach the worker together
-/// (the test machine showed 14 ms twice in one run at rho = 0.1, and the jobs queued
-/// behind them made a quarter of that run's queueing wait). A free worker polls every
-/// few microseconds, so a datagram that reaches it later than that was held on the way,
-/// whatever the queue's state.
-pub fn delivery_stalls(jobs: &[JobRecord]) -> Vec<(u64, u64)> {
-    let mut by_start: Vec<&JobRecord> = jobs.iter().collect();
-    by_start.sort_by_key(|j| j.start_ns);
-    let mut worker_free = 0u64;
-    let mut out = Vec::new();
-    for j in by_start {
-        let ready = j.arrival_ns.max(worker_free);
-        if j.start_ns > ready + STALL_NS {
-            out.push((ready, j.start_ns));
-        }
-        worker_free = worker_free.max(j.end_ns);
-    }
-    out
 }
 
 /// The intervals (process clock, ns; sorted, disjoint) whose arrivals the undisturbed
@@ -351,11 +323,10 @@ fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPo
     } else {
         0.0
     };
-    let delivery = delivery_stalls(&rep.jobs);
     let others: Vec<(u64, u64)> = rep
         .generator_stall_log
         .iter()
-        .chain(&delivery)
+        .chain(&rep.delivery_stall_log)
         .copied()
         .collect();
     let disturbed = disturbed_intervals(&rep.stalls, &others);
@@ -434,8 +405,8 @@ fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPo
         worker_stall_ms: rep.worker_stall_ms,
         generator_stalls: rep.generator_stalls,
         generator_stall_ms: rep.generator_stall_ms,
-        delivery_stalls: delivery.len(),
-        delivery_stall_ms: delivery.iter().map(|(a, b)| (b - a) as f64 / 1e6).sum(),
+        delivery_stalls: rep.delivery_stalls,
+        delivery_stall_ms: rep.delivery_stall_ms,
         late_sends: rep.late_sends_over_stall,
         undisturbed_share: steady.undisturbed_share,
         undisturbed_wait_ms: undisturbed.map(|u| u.queueing_wait_ms),
@@ -869,27 +840,6 @@ mod tests {
         };
         let q = SteadyQueue::of(&jobs, &disturbed_intervals(&[long], &[])).unwrap();
         assert!(q.undisturbed.is_none());
-    }
-
-    #[test]
-    fn a_datagram_held_on_its_way_to_a_free_worker_is_a_delivery_stall() {
-        let jobs = vec![
-            // Reaches the idle worker 5 us after its stamp: no stall.
-            job(0.0, 0.005, 0.2, 1),
-            // Arrives while the worker is busy (until 0.205 ms) and starts 3 us after
-            // it is free: no stall, however long it waited.
-            job(0.1, 0.208, 0.2, 2),
-            // Stamped at 1 ms, reaches the idle worker at 15 ms: held on the way.
-            job(1.0, 15.0, 0.2, 3),
-            // Arrives during that job, stamped while the worker was busy, and reaches
-            // it 1 ms after it is free again (15.2 ms): held on the way too.
-            job(15.1, 16.2, 0.2, 4),
-        ];
-        let ns = |ms: f64| (ms * 1e6) as u64;
-        assert_eq!(
-            delivery_stalls(&jobs),
-            vec![(ns(1.0), ns(15.0)), (ns(15.2), ns(16.2))]
-        );
     }
 
     #[test]
