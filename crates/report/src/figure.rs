@@ -57,9 +57,14 @@ impl Axis {
         self
     }
 
-    /// `label [unit]`, as printed beside the axis.
+    /// `label [unit]`, as printed beside the axis; only the label for a quantity
+    /// without a unit (a utilisation, a ratio).
     pub fn title(&self) -> String {
-        format!("{} [{}]", self.label, self.unit)
+        if self.unit.is_empty() {
+            self.label.clone()
+        } else {
+            format!("{} [{}]", self.label, self.unit)
+        }
     }
 }
 
@@ -1411,6 +1416,12 @@ mod tests {
             [(2.0, 9.0), (5.0, 49.0), (8.0, 0.0)],
         ));
         Figure::new("wait", "Queue wait & load", chart)
+    }
+
+    #[test]
+    fn a_unitless_axis_has_no_empty_brackets() {
+        assert_eq!(Axis::new("utilisation rho", "").title(), "utilisation rho");
+        assert_eq!(Axis::new("wait", "ms").title(), "wait [ms]");
     }
 
     #[test]

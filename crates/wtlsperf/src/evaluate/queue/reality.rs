@@ -78,6 +78,7 @@ pub const BEARER_ROUND_TRIP_MS: f64 = 20.0;
 /// trickle in over as long, so a quarter of a second is steady on either side; cutting a
 /// tenth of a 45 s run would throw away 9 s of steady queue.
 const EDGE: f64 = 0.1;
+/// At most this much (ns) is cut at each end of the arrival span.
 const EDGE_MAX_NS: f64 = 250e6;
 
 /// Batches (of equal job counts, in arrival order) of the batch-means interval of the
