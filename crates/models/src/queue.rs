@@ -75,12 +75,19 @@ pub fn pk_mean_wait_ms(
     mean_service_ms: f64,
     second_moment_ms2: f64,
 ) -> Option<f64> {
-    let lambda_per_ms = arrival_rate_per_s / 1000.0;
-    let rho = lambda_per_ms * mean_service_ms;
-    if !(0.0..1.0).contains(&rho) || second_moment_ms2 < 0.0 {
+    let (lambda_per_ms, rho) = stable_load(arrival_rate_per_s, mean_service_ms)?;
+    if second_moment_ms2 < 0.0 {
         return None;
     }
     Some(lambda_per_ms * second_moment_ms2 / (2.0 * (1.0 - rho)))
+}
+
+/// The arrival rate per ms and the utilisation rho = lambda·E[X] of a single server,
+/// `None` unless 0 <= rho < 1 (a stable queue).
+fn stable_load(arrival_rate_per_s: f64, mean_service_ms: f64) -> Option<(f64, f64)> {
+    let lambda_per_ms = arrival_rate_per_s / 1000.0;
+    let rho = lambda_per_ms * mean_service_ms;
+    (0.0..1.0).contains(&rho).then_some((lambda_per_ms, rho))
 }
 
 /// Mean waiting time (ms) of an M/G/1 queue with an exceptional first service (Welch
@@ -110,15 +117,14 @@ pub fn pk_exceptional_first_wait_ms(
     opening_mean_ms: f64,
     opening_second_moment_ms2: f64,
 ) -> Option<f64> {
-    let lambda_per_ms = arrival_rate_per_s / 1000.0;
-    let rho = lambda_per_ms * mean_service_ms;
+    let (lambda_per_ms, rho) = stable_load(arrival_rate_per_s, mean_service_ms)?;
     let moments = [
         mean_service_ms,
         second_moment_ms2,
         opening_mean_ms,
         opening_second_moment_ms2,
     ];
-    if !(0.0..1.0).contains(&rho) || moments.iter().any(|m| *m < 0.0) {
+    if moments.iter().any(|m| *m < 0.0) {
         return None;
     }
     let opening_share = (1.0 - rho) / (1.0 + lambda_per_ms * (opening_mean_ms - mean_service_ms));

@@ -346,11 +346,14 @@ impl QueueResults {
     /// Half-widths of the 95 % intervals of the undisturbed mean waits, relative to the
     /// waits, bearer setting, rho <= 0.8.
     pub fn undisturbed_intervals(&self) -> Vec<f64> {
-        self.errors_against(
-            Setting::Bearer,
-            |p| Some(p.undisturbed_wait_ms? + p.undisturbed_wait_ci95_ms?),
-            |p| p.undisturbed_wait_ms,
-        )
+        self.load
+            .iter()
+            .filter(|p| p.target_rho <= 0.8 + 1e-9 && Setting::of(p) == Setting::Bearer)
+            .filter_map(|p| {
+                let wait = p.undisturbed_wait_ms.filter(|w| *w > 0.0)?;
+                Some(p.undisturbed_wait_ci95_ms? / wait)
+            })
+            .collect()
     }
 
     /// Median share of the window's jobs in the undisturbed part, bearer setting.

@@ -508,22 +508,12 @@ impl UndisturbedQueue {
         if calm.is_empty() || calm_ms <= 0.0 {
             return None;
         }
+        use wtlsperf_models::stats::{mean, second_moment};
         calm.sort_by_key(|c| c.0);
         let m = calm.len() as f64;
-        let moments = |xs: &mut dyn Iterator<Item = f64>| {
-            let (mut n, mut s1, mut s2) = (0.0, 0.0, 0.0);
-            for x in xs {
-                n += 1.0;
-                s1 += x;
-                s2 += x * x;
-            }
-            (n > 0.0).then(|| (s1 / n, s2 / n))
-        };
-        let (service_mean_ms, service_m2_ms2) = moments(&mut calm.iter().map(|c| c.2))?;
-        let deliveries = || calm.iter().filter_map(|c| c.3);
-        let opening_share = deliveries().count() as f64 / m;
-        let (opening_delivery_ms, opening_delivery_m2_ms2) =
-            moments(&mut deliveries()).unwrap_or((0.0, 0.0));
+        let occupancies: Vec<f64> = calm.iter().map(|c| c.2).collect();
+        let deliveries: Vec<f64> = calm.iter().filter_map(|c| c.3).collect();
+        let opening_share = deliveries.len() as f64 / m;
         let batch_means: Vec<f64> = if calm.len() >= BATCHES {
             (0..BATCHES)
                 .map(|b| {
@@ -539,11 +529,11 @@ impl UndisturbedQueue {
             job_rate_per_s: m / (calm_ms / 1e3),
             queueing_wait_ms: calm.iter().map(|c| c.1).sum::<f64>() / m,
             queueing_wait_ci95_ms: wtlsperf_models::stats::batch_means_ci95(&batch_means),
-            service_mean_ms,
-            service_m2_ms2,
+            service_mean_ms: mean(&occupancies)?,
+            service_m2_ms2: second_moment(&occupancies)?,
             opening_share,
-            opening_delivery_ms,
-            opening_delivery_m2_ms2,
+            opening_delivery_ms: mean(&deliveries).unwrap_or(0.0),
+            opening_delivery_m2_ms2: second_moment(&deliveries).unwrap_or(0.0),
         })
     }
 
