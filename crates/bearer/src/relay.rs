@@ -840,9 +840,9 @@ mod tests {
 
     /// Upper bound on any single wait in these tests, so a broken relay fails instead of
     /// hanging.
-    const PATIENCE: Duration = Duration::from_secs(10);
-    /// How long without traffic before a receiver decides nothing more is coming.
-    const QUIET: Duration = Duration::from_millis(400);
+    const PATIENCE: Duration = Duration::from_secs(30);
+    /// How long one blocking receive waits before the caller checks its deadline again.
+    const POLL: Duration = Duration::from_millis(50);
 
     /// What the gateway stand-in saw.
     #[derive(Clone)]
@@ -919,21 +919,54 @@ mod tests {
 
     fn client() -> StdUdpSocket {
         let socket = StdUdpSocket::bind("127.0.0.1:0").unwrap();
-        socket.set_read_timeout(Some(QUIET)).unwrap();
+        socket.set_read_timeout(Some(POLL)).unwrap();
         socket
     }
 
-    /// Receives until the socket stays quiet for QUIET.
-    fn receive_all(socket: &StdUdpSocket) -> Vec<Vec<u8>> {
+    /// Receives exactly `count` datagrams, waiting for each (PATIENCE is only a fail-safe
+    /// so that a broken relay fails instead of hanging; a slow machine just waits longer).
+    fn receive_n(socket: &StdUdpSocket, count: usize) -> Vec<Vec<u8>> {
         let mut got = Vec::new();
         let mut buf = vec![0u8; MAX_DATAGRAM];
         let deadline = Instant::now() + PATIENCE;
-        while Instant::now() < deadline {
-            match socket.recv(&mut buf) {
-                Ok(len) => got.push(buf[..len].to_vec()),
-                Err(_) => break,
+        while got.len() < count && Instant::now() < deadline {
+            if let Ok(len) = socket.recv(&mut buf) {
+                got.push(buf[..len].to_vec());
             }
         }
+        got
+    }
+
+    /// Waits until the relay has decided the fate of every datagram that entered it in
+    /// `direction` (delivered, lost or refused by the OS): once it has, nothing more can
+    /// be on its way, so an assertion that something did *not* arrive cannot race it.
+    /// `down_in: None` leaves the downlink unchecked.
+    fn settle(relay: &RelayHandle, up_in: u64, down_in: Option<u64>) -> LinkStats {
+        let decided = |d: &DirectionStats, expected_in: Option<u64>| {
+            expected_in.is_none_or(|n| d.datagrams_in == n)
+                && d.datagrams_delivered + d.dropped + d.send_errors
+                    == d.datagrams_in + d.duplicated
+        };
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let stats = relay.stats();
+            if decided(&stats.up, Some(up_in)) && decided(&stats.down, down_in) {
+                return stats;
+            }
+            assert!(Instant::now() < deadline, "relay never settled: {stats:?}");
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// Whatever is already queued on the socket, without waiting.
+    fn drain_now(socket: &StdUdpSocket) -> Vec<Vec<u8>> {
+        socket.set_nonblocking(true).unwrap();
+        let mut got = Vec::new();
+        let mut buf = vec![0u8; MAX_DATAGRAM];
+        while let Ok(len) = socket.recv(&mut buf) {
+            got.push(buf[..len].to_vec());
+        }
+        socket.set_nonblocking(false).unwrap();
         got
     }
 
@@ -949,12 +982,13 @@ mod tests {
         for i in 0u8..5 {
             phone.send_to(&[i; 40], relay.local_addr()).unwrap();
         }
-        let echoes = receive_all(&phone);
+        let echoes = receive_n(&phone, 5);
         assert_eq!(echoes.len(), 5);
         for (i, echo) in echoes.iter().enumerate() {
             assert_eq!(echo, &vec![i as u8; 40]);
         }
-        let stats = relay.stats();
+        let stats = settle(&relay, 5, Some(5));
+        assert!(drain_now(&phone).is_empty());
         assert_eq!(stats.up.datagrams_in, 5);
         assert_eq!(stats.up.datagrams_delivered, 5);
         assert_eq!(stats.up.bytes_delivered, 200);
@@ -970,8 +1004,10 @@ mod tests {
         let (alice, bob) = (client(), client());
         alice.send_to(b"alice", relay.local_addr()).unwrap();
         bob.send_to(b"bob", relay.local_addr()).unwrap();
-        assert_eq!(receive_all(&alice), vec![b"alice".to_vec()]);
-        assert_eq!(receive_all(&bob), vec![b"bob".to_vec()]);
+        assert_eq!(receive_n(&alice, 1), vec![b"alice".to_vec()]);
+        assert_eq!(receive_n(&bob, 1), vec![b"bob".to_vec()]);
+        settle(&relay, 2, Some(2));
+        assert!(drain_now(&alice).is_empty() && drain_now(&bob).is_empty());
         let seen = echo.seen();
         assert_eq!(seen.len(), 2);
         assert_ne!(seen[0].from, seen[1].from);
@@ -989,9 +1025,9 @@ mod tests {
         for _ in 0..10 {
             phone.send_to(b"lost", relay.local_addr()).unwrap();
         }
-        assert!(receive_all(&phone).is_empty());
+        let stats = settle(&relay, 10, Some(0));
+        assert!(drain_now(&phone).is_empty());
         assert!(echo.seen().is_empty());
-        let stats = relay.stats();
         assert_eq!(stats.up.datagrams_in, 10);
         assert_eq!(stats.up.dropped, 10);
         assert_eq!(stats.up.datagrams_delivered, 0);
@@ -1006,10 +1042,11 @@ mod tests {
             phone.send_to(&[i], relay.local_addr()).unwrap();
         }
         // 5 sent -> 10 reach the gateway -> 10 echoes -> 20 reach the phone.
-        let echoes = receive_all(&phone);
-        assert_eq!(echo.seen().len(), 10);
+        let echoes = receive_n(&phone, 20);
         assert_eq!(echoes.len(), 20);
-        let stats = relay.stats();
+        let stats = settle(&relay, 5, Some(10));
+        assert!(drain_now(&phone).is_empty());
+        assert_eq!(echo.seen().len(), 10);
         assert_eq!(stats.up.duplicated, 5);
         assert_eq!(stats.down.duplicated, 10);
         assert_eq!(stats.down.datagrams_delivered, 20);
@@ -1027,7 +1064,7 @@ mod tests {
         // The first of each pair is held back until the second has overtaken it.
         assert_eq!(at_gateway, vec![1, 0, 3, 2]);
         // The echoes are swapped again on the way down, restoring the original order.
-        let at_phone: Vec<u8> = receive_all(&phone).iter().map(|p| p[0]).collect();
+        let at_phone: Vec<u8> = receive_n(&phone, 4).iter().map(|p| p[0]).collect();
         assert_eq!(at_phone, vec![0, 1, 2, 3]);
         let stats = relay.stats();
         assert_eq!(stats.up.reordered, 2);
@@ -1040,11 +1077,11 @@ mod tests {
         let relay = start(LinkProfile::loopback().with_reorder(1.0), &echo, 6);
         let phone = client();
         // The datagram is held for `reorder_hold` on the way up and again on the way down,
-        // so the silence before it arrives is twice the hold: listen well beyond that.
-        let hold = RelayOptions::default().reorder_hold;
-        phone.set_read_timeout(Some(4 * hold + QUIET)).unwrap();
+        // then released although no successor overtook it.
         phone.send_to(b"alone", relay.local_addr()).unwrap();
-        assert_eq!(receive_all(&phone), vec![b"alone".to_vec()]);
+        assert_eq!(receive_n(&phone, 1), vec![b"alone".to_vec()]);
+        settle(&relay, 1, Some(1));
+        assert!(drain_now(&phone).is_empty());
         assert_eq!(relay.stats().up.reordered, 0);
     }
 
@@ -1110,9 +1147,15 @@ mod tests {
         .unwrap();
         let (first, second) = (client(), client());
         first.send_to(b"in", relay.local_addr()).unwrap();
-        assert_eq!(receive_all(&first).len(), 1);
+        assert_eq!(receive_n(&first, 1).len(), 1);
         second.send_to(b"out", relay.local_addr()).unwrap();
-        assert!(receive_all(&second).is_empty());
+        // A refused client's datagram never enters a link: once the refusal is counted,
+        // nothing can still be on its way to it.
+        let deadline = Instant::now() + PATIENCE;
+        while relay.stats().clients_rejected == 0 && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(2));
+        }
+        assert!(drain_now(&second).is_empty());
         let stats = relay.stats();
         assert_eq!(stats.clients_admitted, 1);
         assert_eq!(stats.clients_rejected, 1);
@@ -1139,9 +1182,8 @@ mod tests {
             .set_read_timeout(Some(Duration::from_millis(50)))
             .unwrap();
         first.send_to(b"first", relay.local_addr()).unwrap();
-        // Not receive_all: waiting for quiet would let the whole relay go idle and stop.
+        assert_eq!(receive_n(&first, 1), vec![b"first".to_vec()]);
         let mut buf = [0u8; 16];
-        assert_eq!(first.recv(&mut buf).unwrap(), 5);
         // The second client knocks until the first one's link has been idle long enough to
         // be forgotten; its refused datagrams keep the relay itself alive meanwhile.
         let deadline = Instant::now() + PATIENCE;
@@ -1183,7 +1225,8 @@ mod tests {
         assert!(!relay.is_running());
         let phone = client();
         phone.send_to(b"after", relay.local_addr()).unwrap();
-        assert!(receive_all(&phone).is_empty());
+        // The relay's threads are joined: nothing exists that could answer.
+        assert!(drain_now(&phone).is_empty());
     }
 
     #[test]
@@ -1255,11 +1298,9 @@ mod tests {
         for i in 0u8..40 {
             phone.send_to(&[i], relay.local_addr()).unwrap();
         }
-        let deadline = Instant::now() + PATIENCE;
-        while relay.stats().up.datagrams_in < 40 && Instant::now() < deadline {
-            thread::sleep(Duration::from_millis(5));
-        }
-        let delivered = relay.stats().up.datagrams_delivered as usize;
+        // Delivery is counted after the send, so read the count only once every one of the
+        // 40 has been delivered or lost (reading it earlier once saw no survivors at all).
+        let delivered = settle(&relay, 40, None).up.datagrams_delivered as usize;
         let mut got: Vec<u8> = echo
             .wait_for(delivered)
             .iter()
