@@ -12,3 +12,4 @@ pub mod pki_store;
 pub mod runner;
 pub mod setup;
 pub mod udp_client;
+pub mod wsp;
