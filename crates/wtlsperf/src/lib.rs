@@ -8,6 +8,7 @@ pub mod flood;
 pub mod gateway;
 pub mod load;
 pub mod pcap;
+pub mod pki_show;
 pub mod pki_store;
 pub mod runner;
 pub mod setup;
