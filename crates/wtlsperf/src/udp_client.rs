@@ -15,17 +15,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail, Context};
 use wtls::handshake::{
     AuthMode, Client, ClientConfig, Event, HandshakeKind, Output, StoredSession,
 };
+use wtls::msgs::common::CipherSuite;
 use wtls::probe::{Clock, HandshakeProbe, Message, Operation, Probe, ProbeLevel};
 use wtls::suite::Case;
 
+use crate::client_offer::{self, TrustedIdsArg};
 use crate::gateway::PackingArg;
 use crate::pcap::PcapWriter;
 use crate::pki_store::PkiStore;
 use crate::setup::{self, Options, ProcessClock};
+use crate::wsp;
 
 /// Largest datagram the client reads.
 const MAX_DATAGRAM: usize = 65_535;
@@ -76,6 +79,45 @@ fn v4(a: SocketAddr) -> Option<SocketAddrV4> {
     }
 }
 
+/// The source address datagrams to `peer` leave from. A socket bound to 0.0.0.0
+/// reports that as its address; the kernel's route to `peer` says which one is used, as
+/// a connected probe socket shows without sending anything.
+pub fn source_address(sock: &UdpSocket, peer: SocketAddr) -> std::io::Result<SocketAddr> {
+    let local = sock.local_addr()?;
+    if !local.ip().is_unspecified() {
+        return Ok(local);
+    }
+    let probe = UdpSocket::bind(SocketAddr::new(local.ip(), 0))?;
+    probe.connect(peer)?;
+    Ok(SocketAddr::new(probe.local_addr()?.ip(), local.port()))
+}
+
+/// The error for an ICMP port unreachable: nothing listens at `peer`.
+fn refused(peer: SocketAddr) -> anyhow::Error {
+    anyhow!("{peer} refused the datagram (ECONNREFUSED): nothing listens on that UDP port")
+}
+
+impl<'a, 'p> Wire<'a, 'p> {
+    fn new(
+        sock: &'a UdpSocket,
+        peer: SocketAddr,
+        pcap: Option<&'p mut PcapWriter>,
+    ) -> anyhow::Result<Self> {
+        Ok(Wire {
+            sock,
+            peer,
+            local: source_address(sock, peer)?,
+            pcap,
+            sent: 0,
+            received: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            started: Instant::now(),
+            log: Vec::new(),
+        })
+    }
+}
+
 impl Wire<'_, '_> {
     fn capture(&mut self, src: SocketAddr, dst: SocketAddr, d: &[u8]) -> anyhow::Result<()> {
         if let Some(p) = self.pcap.as_deref_mut() {
@@ -88,9 +130,13 @@ impl Wire<'_, '_> {
 
     fn send_all(&mut self, datagrams: &[Vec<u8>]) -> anyhow::Result<()> {
         for d in datagrams {
-            self.sock
-                .send_to(d, self.peer)
-                .with_context(|| format!("sending to {}", self.peer))?;
+            match self.sock.send_to(d, self.peer) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                    return Err(refused(self.peer))
+                }
+                Err(e) => return Err(e).with_context(|| format!("sending to {}", self.peer)),
+            }
             self.sent += 1;
             self.bytes_sent += d.len() as u64;
             self.log.push(WireDatagram {
@@ -137,11 +183,10 @@ impl Wire<'_, '_> {
                 {
                     continue
                 }
-                // Loopback reports an ICMP port unreachable as ECONNREFUSED on the next
-                // call: the gateway is not (yet) there; let retransmission deal with it.
+                // A connected socket reports an ICMP port unreachable as ECONNREFUSED on
+                // the next call: nothing listens there, and waiting would not change it.
                 Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                    std::thread::sleep(Duration::from_millis(1).min(until - now));
-                    continue;
+                    return Err(refused(self.peer))
                 }
                 Err(e) => return Err(e).context("receiving"),
             }
@@ -171,6 +216,50 @@ fn check(out: &Output) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the gateway did before it went quiet, for the "no answer" message: an alert
+/// the client could not authenticate (which never ends the handshake, because anyone
+/// can forge one) is the likely reason it stopped.
+#[derive(Debug, Default)]
+struct Silence {
+    received: u64,
+    unauthenticated_alert: Option<String>,
+}
+
+impl Silence {
+    fn note(&mut self, out: &Output) {
+        for e in &out.events {
+            if let Some(name) = unauthenticated_alert(e) {
+                self.unauthenticated_alert = Some(name);
+            }
+        }
+    }
+
+    fn describe(&self, peer: SocketAddr, retransmissions: u32, waited: Duration) -> String {
+        let waited = format!(
+            "{retransmissions} retransmissions over {:.1} s",
+            waited.as_secs_f64()
+        );
+        match (&self.unauthenticated_alert, self.received) {
+            (Some(alert), _) => format!(
+                "the gateway {peer} sent {alert} (unauthenticated), then stopped answering \
+                 ({waited})"
+            ),
+            (None, 0) => format!("no answer from {peer} ({waited})"),
+            (None, n) => format!(
+                "{peer} stopped answering after {n} datagrams: no answer ({waited})"
+            ),
+        }
+    }
+}
+
+/// The alert name of an event reporting an alert the client could not authenticate.
+fn unauthenticated_alert(e: &Event) -> Option<String> {
+    match e {
+        Event::Dropped(_) => None,
+        _ => None,
+    }
+}
+
 /// Runs one handshake on `sock` with the gateway at `peer` and returns the client, ready
 /// for application data, with what the handshake cost.
 pub fn connect(
@@ -182,54 +271,13 @@ pub fn connect(
     pcap: Option<&mut PcapWriter>,
     deadline: Instant,
 ) -> anyhow::Result<(ClientRun, Client)> {
-    let mut wire = Wire {
-        sock,
-        peer,
-        local: sock.local_addr()?,
-        pcap,
-        sent: 0,
-        received: 0,
-        bytes_sent: 0,
-        bytes_received: 0,
-        started: Instant::now(),
-        log: Vec::new(),
-    };
+    let mut wire = Wire::new(sock, peer, pcap)?;
     let probe = Probe::new(ProcessClock::shared(), ProbeLevel::Full);
     let started = wire.started;
     let mut client = Client::new(cfg, auth, resume, probe, setup::now());
     let first = client.start(setup::now())?;
     wire.send_all(&first.datagrams)?;
-    let mut buf = vec![0u8; MAX_DATAGRAM];
-    let kind = loop {
-        let timer = client.deadline_ns().map(instant_of);
-        let until = timer.map_or(deadline, |t| t.min(deadline));
-        match wire.recv(&mut buf, until)? {
-            Some(n) => {
-                let out = client.handle_datagram(&buf[..n], setup::now());
-                wire.send_all(&out.datagrams)?;
-                check(&out)?;
-                if let Some(kind) = out.completed() {
-                    break kind;
-                }
-                if client.is_closed() {
-                    bail!("the connection closed during the handshake");
-                }
-            }
-            None if Instant::now() >= deadline => {
-                bail!(
-                    "handshake with {peer} timed out after {:?} ({} retransmissions)",
-                    started.elapsed(),
-                    client.retransmissions()
-                )
-            }
-            None => {
-                let out = client
-                    .on_timeout(setup::now())
-                    .map_err(|e| anyhow::anyhow!("handshake with {peer} failed: {e}"))?;
-                wire.send_all(&out.datagrams)?;
-            }
-        }
-    };
+    let kind = drive_handshake(&mut wire, &mut client, deadline)?;
     let duration = started.elapsed();
     if let Some(p) = wire.pcap.as_deref_mut() {
         p.flush()?;
@@ -249,6 +297,51 @@ pub fn connect(
     Ok((run, client))
 }
 
+/// The handshake's send loop: every datagram from the gateway goes to the engine, every
+/// datagram the engine returns goes out, and the engine's retransmission timer bounds
+/// each wait. Ends when the handshake completes, fails, or `deadline` passes.
+fn drive_handshake(
+    wire: &mut Wire<'_, '_>,
+    client: &mut Client,
+    deadline: Instant,
+) -> anyhow::Result<HandshakeKind> {
+    let peer = wire.peer;
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    let mut silence = Silence::default();
+    loop {
+        let timer = client.deadline_ns().map(instant_of);
+        let until = timer.map_or(deadline, |t| t.min(deadline));
+        match wire.recv(&mut buf, until)? {
+            Some(n) => {
+                silence.received += 1;
+                let out = client.handle_datagram(&buf[..n], setup::now());
+                silence.note(&out);
+                wire.send_all(&out.datagrams)?;
+                check(&out)?;
+                if let Some(kind) = out.completed() {
+                    return Ok(kind);
+                }
+                if client.is_closed() {
+                    bail!("the connection closed during the handshake");
+                }
+            }
+            None if Instant::now() >= deadline => bail!(
+                "handshake timed out: {}",
+                silence.describe(peer, client.retransmissions(), wire.started.elapsed())
+            ),
+            // The engine gives up after its last retransmission: that is silence, not a
+            // refusal by the gateway, whatever alert the engine would have sent.
+            None => match client.on_timeout(setup::now()) {
+                Ok(out) => wire.send_all(&out.datagrams)?,
+                Err(_) => bail!(
+                    "handshake failed: {}",
+                    silence.describe(peer, client.retransmissions(), wire.started.elapsed())
+                ),
+            },
+        }
+    }
+}
+
 /// One handshake (see [`connect`]); the connection is dropped afterwards.
 pub fn handshake_once(
     sock: &UdpSocket,
@@ -262,10 +355,11 @@ pub fn handshake_once(
     connect(sock, peer, cfg, auth, resume, pcap, deadline).map(|(run, _)| run)
 }
 
-/// Sends `data` as protected application data and waits for the gateway's echo, sending
-/// again every `retry` (the datagram or its echo may be lost). Returns the round trip of
+/// Sends `data` as protected application data and hands every application datagram
+/// that comes back to `accept`, until it returns a value; sends again every `retry`
+/// (the datagram or its answer may be lost). Returns the value and the round trip of
 /// the attempt that was answered.
-pub fn echo(
+fn exchange<T>(
     sock: &UdpSocket,
     peer: SocketAddr,
     client: &mut Client,
@@ -273,23 +367,12 @@ pub fn echo(
     mut pcap: Option<&mut PcapWriter>,
     retry: Duration,
     deadline: Instant,
-) -> anyhow::Result<Duration> {
+    mut accept: impl FnMut(&[u8]) -> anyhow::Result<Option<T>>,
+) -> anyhow::Result<Option<(T, Duration)>> {
     let mut buf = vec![0u8; MAX_DATAGRAM];
-    let local = sock.local_addr()?;
     while Instant::now() < deadline {
         let sealed = client.seal_application_data(data)?;
-        let mut wire = Wire {
-            sock,
-            peer,
-            local,
-            pcap: pcap.as_deref_mut(),
-            sent: 0,
-            received: 0,
-            bytes_sent: 0,
-            bytes_received: 0,
-            started: Instant::now(),
-            log: Vec::new(),
-        };
+        let mut wire = Wire::new(sock, peer, pcap.as_deref_mut())?;
         let sent_at = Instant::now();
         wire.send_all(&[sealed])?;
         let until = (sent_at + retry).min(deadline);
@@ -298,15 +381,66 @@ pub fn echo(
             check(&out)?;
             for e in &out.events {
                 if let Event::ApplicationData(back) = e {
-                    if back.as_slice() == data {
-                        return Ok(sent_at.elapsed());
+                    if let Some(v) = accept(back)? {
+                        return Ok(Some((v, sent_at.elapsed())));
                     }
-                    bail!("the echo differs from what was sent");
                 }
             }
         }
     }
-    bail!("no echo from {peer} before the deadline")
+    Ok(None)
+}
+
+/// Sends `data` as protected application data and waits for the gateway's echo, sending
+/// again every `retry` (the datagram or its echo may be lost). Returns the round trip of
+/// the attempt that was answered.
+pub fn echo(
+    sock: &UdpSocket,
+    peer: SocketAddr,
+    client: &mut Client,
+    data: &[u8],
+    pcap: Option<&mut PcapWriter>,
+    retry: Duration,
+    deadline: Instant,
+) -> anyhow::Result<Duration> {
+    let same = |back: &[u8]| {
+        anyhow::ensure!(back == data, "the echo differs from what was sent");
+        Ok(Some(()))
+    };
+    exchange(sock, peer, client, data, pcap, retry, deadline, same)?
+        .map(|((), rtt)| rtt)
+        .ok_or_else(|| anyhow!("no echo from {peer} before the deadline"))
+}
+
+/// Fetches `uri` with a connectionless WSP Get through the secure channel (WAP-230 §8.2;
+/// a WAP gateway's port 9202 carries WSP right over WTLS) and returns the Reply that
+/// repeats the request's transaction id, with its round trip. Sent again every `retry`.
+///
+/// `wtlsperf gateway` is an echo server, not a WAP gateway: it sends the Get back. That
+/// is reported as such rather than as a malformed Reply.
+#[allow(clippy::too_many_arguments)]
+pub fn wsp_get(
+    sock: &UdpSocket,
+    peer: SocketAddr,
+    client: &mut Client,
+    uri: &str,
+    tid: u8,
+    pcap: Option<&mut PcapWriter>,
+    retry: Duration,
+    deadline: Instant,
+) -> anyhow::Result<(wsp::Reply, Duration)> {
+    let request = wsp::GetRequest::new(tid, uri).encode();
+    let accept = |back: &[u8]| match wsp::Reply::decode(back) {
+        Ok(reply) if reply.tid == tid => Ok(Some(reply)),
+        Ok(_) => Ok(None), // an answer to an earlier request
+        Err(_) if back == request.as_slice() => bail!(
+            "{peer} echoed the WSP Get back instead of answering it: it is an echo \
+             server (such as wtlsperf gateway), not a WAP gateway"
+        ),
+        Err(e) => Err(anyhow!(e).context(format!("{peer}'s answer is not a WSP Reply"))),
+    };
+    exchange(sock, peer, client, &request, pcap, retry, deadline, accept)?
+        .ok_or_else(|| anyhow!("no WSP Reply from {peer} before the deadline"))
 }
 
 /// `wtlsperf client` arguments.
@@ -315,7 +449,8 @@ pub struct Args {
     /// Gateway (or bearer relay) address.
     #[arg(long, default_value = "127.0.0.1:9202")]
     pub connect: SocketAddr,
-    /// PKI directory (created if missing; must be the gateway's).
+    /// PKI directory (must be the gateway's; create it with `wtlsperf pki init`). Not
+    /// read by an anonymous client that sends no trusted key ids.
     #[arg(long, default_value = "pki")]
     pub pki: PathBuf,
     /// CA/leaf case, e.g. 256p/256p or rsa1024/rsa1024.
@@ -324,9 +459,9 @@ pub struct Args {
     /// server (server-authenticated) or mutual.
     #[arg(long, value_enum, default_value = "server")]
     pub auth: AuthArg,
-    /// Handshakes to run.
-    #[arg(long, default_value_t = 1)]
-    pub count: usize,
+    /// Handshakes to run (1 to 1,000,000).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub count: u32,
     /// After the first full handshake, resume its session (abbreviated handshakes).
     #[arg(long)]
     pub resume: bool,
@@ -334,10 +469,10 @@ pub struct Args {
     #[arg(long)]
     pub pcap: Option<PathBuf>,
     /// Overall time allowed per handshake.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     pub timeout_ms: u64,
     /// First retransmission timeout (doubles on each retransmission).
-    #[arg(long, default_value_t = 1_000)]
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub rto_ms: u64,
     /// Anonymous key exchange (RSA_anon / ECDH_anon on the leaf's parameters).
     #[arg(long)]
@@ -345,6 +480,34 @@ pub struct Args {
     /// How handshake messages are packed into datagrams.
     #[arg(long, value_enum, default_value = "flight")]
     pub packing: PackingArg,
+    /// A cipher suite to offer, BULK/MAC (e.g. RC5_CBC/SHA, DES_CBC/SHA,
+    /// RC5_CBC_56/SHA); repeat it to offer several, most preferred first. A weak suite
+    /// named here is offered, with a warning. Default: RC5_CBC/SHA.
+    #[arg(long = "cipher", value_name = "BULK/MAC", value_parser = client_offer::parse_cipher)]
+    pub ciphers: Vec<CipherSuite>,
+    /// What the ClientHello lists as trusted key ids: none, each CA's name, or each CA's
+    /// key hash. With --anonymous and none, no PKI is needed.
+    #[arg(long, value_enum, default_value = "name")]
+    pub trusted_ids: TrustedIdsArg,
+    /// Keys are refreshed every 2^N records (WTLS key_refresh, 0 to 15).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=15))]
+    pub key_refresh: u8,
+    /// After each handshake, fetch this URL with a connectionless WSP Get through the
+    /// secure channel, instead of the echo, and print the Reply's status, content type
+    /// and body size.
+    #[arg(long, value_name = "URL", value_parser = parse_wsp_url)]
+    pub wsp_get: Option<String>,
+}
+
+/// A URL for `--wsp-get`: non-empty, printable, and small enough for one datagram.
+fn parse_wsp_url(text: &str) -> Result<String, String> {
+    const MAX: usize = 16_384;
+    if text.is_empty() || text.len() > MAX || text.chars().any(char::is_control) {
+        return Err(format!(
+            "{text:?} is not a URL (1 to {MAX} bytes, no control characters)"
+        ));
+    }
+    Ok(text.to_string())
 }
 
 /// Authentication mode on the command line.
@@ -410,36 +573,18 @@ fn print_probe(probe: &HandshakeProbe) {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let store = PkiStore::load_or_init(&args.pki)
-        .with_context(|| format!("PKI in {}", args.pki.display()))?;
-    let case = Case::parse(&args.case).map_err(|e| anyhow::anyhow!("--case: {e}"))?;
-    let creds = store.case(&case)?;
-    let mut opts = Options {
-        packing: args.packing.into(),
-        ..Options::default()
-    };
-    if args.anonymous {
-        opts.policy = wtls::handshake::Policy::permissive();
-    }
-    let mut cfg = if args.anonymous {
-        setup::anonymous_client_config(&creds, &opts)
-    } else {
-        setup::client_config(&creds, &opts, false)
-    };
-    cfg.retransmit_timeout_ns = args.rto_ms.max(1) * 1_000_000;
-    let cfg = Arc::new(cfg);
+    let case = Case::parse(&args.case).map_err(|e| anyhow!("--case: {e}"))?;
+    let cfg = Arc::new(command_config(&args, &case)?);
     let auth: AuthMode = args.auth.into();
-    let mut pcap = args.pcap.as_ref().map(PcapWriter::create).transpose()?;
-    let bind: SocketAddr = if args.connect.is_ipv4() {
-        "0.0.0.0:0".parse()?
-    } else {
-        "[::]:0".parse()?
+    let mut pcap = match &args.pcap {
+        Some(path) => Some(PcapWriter::create(path).context("--pcap")?),
+        None => None,
     };
     let mut session: Option<StoredSession> = None;
     let mut durations = Vec::new();
-    for i in 0..args.count.max(1) {
+    for i in 0..args.count {
         // A fresh socket (so a fresh peer entry at the gateway) per handshake.
-        let sock = UdpSocket::bind(bind)?;
+        let sock = open_socket(args.connect)?;
         let deadline = Instant::now() + Duration::from_millis(args.timeout_ms);
         let resume = if args.resume { session.clone() } else { None };
         let (run, mut client) = connect(
@@ -465,16 +610,34 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             run.bytes_received
         );
         print_probe(&run.probe);
-        let rtt = echo(
-            &sock,
-            args.connect,
-            &mut client,
-            b"wtlsperf echo",
-            pcap.as_mut(),
-            Duration::from_millis(args.rto_ms.max(1)),
-            deadline + Duration::from_millis(args.timeout_ms),
-        )?;
-        println!("  echo ok in {:.3} ms", rtt.as_secs_f64() * 1e3);
+        let retry = Duration::from_millis(args.rto_ms);
+        let until = deadline + Duration::from_millis(args.timeout_ms);
+        match &args.wsp_get {
+            Some(uri) => {
+                let tid = (i % 256) as u8;
+                let (reply, rtt) =
+                    wsp_get(&sock, args.connect, &mut client, uri, tid, pcap.as_mut(), retry, until)?;
+                println!(
+                    "  WSP GET {uri}: status {}, content type {}, {} B body, in {:.3} ms",
+                    reply.status,
+                    reply.content_type,
+                    reply.body.len(),
+                    rtt.as_secs_f64() * 1e3
+                );
+            }
+            None => {
+                let rtt = echo(
+                    &sock,
+                    args.connect,
+                    &mut client,
+                    b"wtlsperf echo",
+                    pcap.as_mut(),
+                    retry,
+                    until,
+                )?;
+                println!("  echo ok in {:.3} ms", rtt.as_secs_f64() * 1e3);
+            }
+        }
         if session.is_none() {
             session = run.session.clone();
         }
@@ -491,6 +654,54 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// A socket for talking to `peer`, connected to it so that the kernel reports an ICMP
+/// port unreachable (ECONNREFUSED) instead of the client waiting out its time-out.
+fn open_socket(peer: SocketAddr) -> anyhow::Result<UdpSocket> {
+    let bind: SocketAddr = if peer.is_ipv4() {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    let sock = UdpSocket::bind(bind).context("binding the client's UDP socket")?;
+    sock.connect(peer)
+        .with_context(|| format!("--connect {peer}"))?;
+    Ok(sock)
+}
+
+/// The client configuration the command line asks for. An anonymous client that sends
+/// no trusted key ids authenticates nobody and needs no PKI, so it does not read (or
+/// create) `--pki`; every other client needs the gateway's PKI.
+fn command_config(args: &Args, case: &Case) -> anyhow::Result<ClientConfig> {
+    let packing = args.packing.into();
+    let mut cfg = if args.anonymous && args.trusted_ids == TrustedIdsArg::None {
+        client_offer::anonymous_config(case, packing)
+    } else {
+        let store = PkiStore::load(&args.pki).with_context(|| {
+            format!(
+                "--pki {}: create one with `wtlsperf pki init --dir {}`",
+                args.pki.display(),
+                args.pki.display()
+            )
+        })?;
+        let creds = store.case(case).with_context(|| format!("--case {case}"))?;
+        let opts = Options {
+            packing,
+            ..Options::default()
+        };
+        if args.anonymous {
+            setup::anonymous_client_config(&creds, &opts)
+        } else {
+            setup::client_config(&creds, &opts, false)
+        }
+    };
+    for warning in client_offer::apply_ciphers(&mut cfg, &args.ciphers) {
+        eprintln!("wtlsperf: {warning}");
+    }
+    cfg.key_refresh = args.key_refresh;
+    cfg.retransmit_timeout_ns = args.rto_ms * 1_000_000;
+    Ok(cfg)
 }
 
 #[cfg(test)]
