@@ -113,9 +113,17 @@ mod tests {
     #[test]
     fn cipher_names_parse_and_print() {
         let c = parse_cipher("RC5_CBC/SHA").unwrap();
-        assert_eq!(c, CipherSuite::new(BulkCipherAlgorithm::Rc5Cbc, MacAlgorithm::Sha));
+        assert_eq!(
+            c,
+            CipherSuite::new(BulkCipherAlgorithm::Rc5Cbc, MacAlgorithm::Sha)
+        );
         assert_eq!(cipher_name(c), "RC5_CBC/SHA");
-        for name in ["DES_CBC/SHA", "RC5_CBC_40/SHA", "RC5_CBC_56/SHA", "3DES_CBC_EDE/MD5"] {
+        for name in [
+            "DES_CBC/SHA",
+            "RC5_CBC_40/SHA",
+            "RC5_CBC_56/SHA",
+            "3DES_CBC_EDE/MD5",
+        ] {
             assert_eq!(cipher_name(parse_cipher(name).unwrap()), name);
         }
         assert_eq!(
@@ -124,8 +132,13 @@ mod tests {
         );
         let err = parse_cipher("RC4/SHA").unwrap_err();
         assert!(err.contains("unknown bulk cipher \"RC4\""), "{err}");
-        assert!(err.contains("RC5_CBC_56") && err.contains("DES_CBC"), "{err}");
-        assert!(parse_cipher("RC5_CBC/SHA1").unwrap_err().contains("unknown MAC"));
+        assert!(
+            err.contains("RC5_CBC_56") && err.contains("DES_CBC"),
+            "{err}"
+        );
+        assert!(parse_cipher("RC5_CBC/SHA1")
+            .unwrap_err()
+            .contains("unknown MAC"));
         assert!(parse_cipher("RC5_CBC").unwrap_err().contains("BULK/MAC"));
     }
 

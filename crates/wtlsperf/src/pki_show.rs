@@ -70,9 +70,7 @@ pub fn parse_time(text: &str) -> Result<u32, String> {
         day.and_time(chrono::NaiveTime::MIN).and_utc().timestamp()
     } else {
         chrono::DateTime::parse_from_rfc3339(text)
-            .map_err(|e| {
-                format!("{text:?} is not RFC 3339, YYYY-MM-DD or Unix seconds ({e})")
-            })?
+            .map_err(|e| format!("{text:?} is not RFC 3339, YYYY-MM-DD or Unix seconds ({e})"))?
             .timestamp()
     };
     u32::try_from(secs).map_err(|_| {
@@ -90,8 +88,7 @@ pub fn utc(secs: u32) -> String {
 
 /// Reads and decodes a certificate file; the error names the file and what was wrong.
 pub fn read_certificate(path: &Path) -> Result<(WtlsCertificate, usize), String> {
-    let bytes =
-        std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let cert = WtlsCertificate::read_exact(&bytes, "WTLSCertificate")
         .map_err(|e| format!("{} is not a WTLS certificate: {e}", path.display()))?;
     Ok((cert, bytes.len()))
@@ -303,7 +300,11 @@ fn identifier(id: &Identifier) -> String {
         Identifier::Binary(b) => format!("binary (2), {} bytes: {}", b.len(), hex::encode(b)),
         Identifier::KeyHashSha(h) => format!("key_hash_sha (254): {}", hex::encode(h)),
         Identifier::X509Name(b) => {
-            format!("x509_name (255), DER, {} bytes: {}", b.len(), hex::encode(b))
+            format!(
+                "x509_name (255), DER, {} bytes: {}",
+                b.len(),
+                hex::encode(b)
+            )
         }
     }
 }

@@ -245,9 +245,9 @@ impl Silence {
                  ({waited})"
             ),
             (None, 0) => format!("no answer from {peer} ({waited})"),
-            (None, n) => format!(
-                "{peer} stopped answering after {n} datagrams: no answer ({waited})"
-            ),
+            (None, n) => {
+                format!("{peer} stopped answering after {n} datagrams: no answer ({waited})")
+            }
         }
     }
 }
@@ -615,8 +615,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         match &args.wsp_get {
             Some(uri) => {
                 let tid = (i % 256) as u8;
-                let (reply, rtt) =
-                    wsp_get(&sock, args.connect, &mut client, uri, tid, pcap.as_mut(), retry, until)?;
+                let (reply, rtt) = wsp_get(
+                    &sock,
+                    args.connect,
+                    &mut client,
+                    uri,
+                    tid,
+                    pcap.as_mut(),
+                    retry,
+                    until,
+                )?;
                 println!(
                     "  WSP GET {uri}: status {}, content type {}, {} B body, in {:.3} ms",
                     reply.status,

@@ -330,7 +330,10 @@ impl ContentType {
     /// Reads the content-type value at the head of `c` and leaves the cursor after it.
     fn read(c: &mut Cursor<'_>) -> Result<ContentType, WspError> {
         const FIELD: &str = "Reply.content_type";
-        let first = *c.bytes.first().ok_or(WspError::Truncated { field: FIELD })?;
+        let first = *c
+            .bytes
+            .first()
+            .ok_or(WspError::Truncated { field: FIELD })?;
         match first {
             0x80..=0xFF => {
                 c.u8(FIELD)?;
@@ -479,10 +482,7 @@ mod tests {
         let mut c = Cursor {
             bytes: &[0x81, 0x80, 0x80, 0x80, 0x80, 0x00],
         };
-        assert_eq!(
-            c.uintvar("t"),
-            Err(WspError::UintvarTooLong { field: "t" })
-        );
+        assert_eq!(c.uintvar("t"), Err(WspError::UintvarTooLong { field: "t" }));
         let mut c = Cursor {
             bytes: &[0x9F, 0xFF, 0xFF, 0xFF, 0x7F],
         };

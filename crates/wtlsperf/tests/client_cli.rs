@@ -261,10 +261,7 @@ fn bad_option_values_are_refused_with_their_name() {
 
 #[test]
 fn a_missing_pki_is_named_and_not_created() {
-    let missing = std::env::temp_dir().join(format!(
-        "wtlsperf-missing-{}/pki",
-        std::process::id()
-    ));
+    let missing = std::env::temp_dir().join(format!("wtlsperf-missing-{}/pki", std::process::id()));
     let out = wtlsperf(&[
         "client",
         "--connect",
