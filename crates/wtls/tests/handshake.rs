@@ -105,6 +105,7 @@ fn setup(case: &str, auth: AuthMode) -> Setup {
             key: c.server_key.clone(),
             ca_spec: case_.ca,
             ca_subject: c.ca.cert.tbs.subject.clone(),
+            ca_key_hash: Some(wtls::crypto::pk::key_hash_sha(&c.ca.cert.tbs.public_key)),
         }],
         suites(),
     );

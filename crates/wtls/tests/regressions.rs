@@ -116,6 +116,7 @@ fn configs(name: &str, auth: AuthMode, suites: &[CipherSuite]) -> (ClientConfig,
             key: c.server_key.clone(),
             ca_spec: c.case.ca,
             ca_subject: c.ca.cert.tbs.subject.clone(),
+            ca_key_hash: Some(wtls::crypto::pk::key_hash_sha(&c.ca.cert.tbs.public_key)),
         }],
         suites.to_vec(),
     );
@@ -311,7 +312,7 @@ const RSA_CIPHERTEXT_AT: usize = 5 + 3 + 2;
 #[test]
 fn corrupted_rsa_key_exchange_looks_like_a_wrong_finished() {
     let c = creds("rsa1024/rsa1024");
-    let server_public = wtls::pki::certificate_key(&c.server_cert).unwrap();
+    let server_public = wtls::pki::certificate_key(&c.server_cert, Default::default()).unwrap();
     let encrypt = |secret: &[u8]| wtls::crypto::pk::rsa_encrypt(&server_public, secret).unwrap();
     let null = CipherSuite::new(BulkCipherAlgorithm::Null, MacAlgorithm::Sha0);
     for suite in [strong(), null] {
@@ -405,14 +406,14 @@ fn key_material_is_zeroized_on_drop() {
     );
     assert_ne!(*ms, [0u8; 20]);
     let c = creds("rsa1024/rsa1024");
-    let public = wtls::pki::certificate_key(&c.server_cert).unwrap();
+    let public = wtls::pki::certificate_key(&c.server_cert, Default::default()).unwrap();
     let ct = wtls::crypto::pk::rsa_encrypt(&public, &[1u8; 20]).unwrap();
     let pre_master: Zeroizing<Vec<u8>> = wtls::crypto::pk::rsa_decrypt(&c.server_key, &ct).unwrap();
     assert_eq!(pre_master.as_slice(), &[1u8; 20]);
     let c = creds("160p/160p");
     let shared: Zeroizing<Vec<u8>> = wtls::crypto::pk::ecdh(
         &c.server_key,
-        &wtls::pki::certificate_key(&c.client_cert).unwrap(),
+        &wtls::pki::certificate_key(&c.client_cert, Default::default()).unwrap(),
     )
     .unwrap();
     assert!(!shared.is_empty());
@@ -441,7 +442,7 @@ fn replayed_application_data_is_dropped_silently() {
 }
 
 /// An alert whose checksum matches none of the server's records (a blind injection)
-/// is dropped and does not close the connection (§7.12).
+/// is ignored (reported, not acted on) and does not close the connection (§7.12).
 #[test]
 fn blind_alert_with_a_wrong_checksum_is_ignored() {
     let (client, server) = configs("160p/160p", AuthMode::ServerAuth, &[strong()]);
@@ -460,7 +461,7 @@ fn blind_alert_with_a_wrong_checksum_is_ignored() {
     let out = s.handle_datagram(&forged, now());
     assert!(out.datagrams.is_empty());
     assert!(
-        matches!(out.events.as_slice(), [Event::Dropped(_)]),
+        matches!(out.events.as_slice(), [Event::AlertIgnored { .. }]),
         "{:?}",
         out.events
     );

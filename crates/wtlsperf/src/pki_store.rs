@@ -10,6 +10,11 @@
 //! * `<ca>_<leaf>-server.wcert`, `<ca>_<leaf>-server.key.pem`, and the same with
 //!   `-client`: the leaf certificates and keys of a case.
 //!
+//! Certificates carry their ParameterIndex in one numbering for the whole store,
+//! recorded in the manifest: WAP-261's for a new store unless asked otherwise (the
+//! evaluation asks for the thesis' Table 3.2 numbering, which its byte counts need). A
+//! manifest without the field predates the choice and was issued with the thesis'.
+//!
 //! Private keys are created with mode 0600 from the start (never loosened and then
 //! tightened), and loading refuses a key that group or others could read. Every leaf is
 //! validated under its CA when the store is loaded, so a damaged or expired PKI fails
@@ -28,6 +33,7 @@ use wtls::codec::Codec;
 use wtls::crypto::pk::{KeyPair, PeerKey};
 use wtls::msgs::certificate::WtlsCertificate;
 use wtls::msgs::common::Identifier;
+use wtls::params::ParameterNumbering;
 use wtls::pki::{self, Authority, TrustStore, CLIENT_SUBJECT, SERVER_SUBJECT};
 use wtls::suite::{Case, Specifier};
 
@@ -54,6 +60,14 @@ struct Manifest {
     /// Specifiers skipped because the local libcrypto lacks them, with the reason.
     #[serde(default)]
     unavailable: Vec<(String, String)>,
+    /// The ParameterIndex numbering of every certificate ("wap261" or "thesis").
+    #[serde(default = "thesis_numbering_name")]
+    numbering: String,
+}
+
+/// Stores written before the numbering was recorded used the thesis' numbering.
+fn thesis_numbering_name() -> String {
+    ParameterNumbering::Thesis.name().to_string()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -87,6 +101,9 @@ pub struct CaseCredentials {
     pub server_key: KeyPair,
     pub client_cert: WtlsCertificate,
     pub client_key: KeyPair,
+    /// The ParameterIndex numbering the certificates were issued with: both ends of a
+    /// handshake on these credentials must use it.
+    pub numbering: ParameterNumbering,
 }
 
 /// A loaded (and validated) PKI directory.
@@ -127,6 +144,17 @@ impl PkiStore {
     /// Issues the PKI for `cases` only. Cases whose curves the local libcrypto lacks are
     /// skipped and recorded in the manifest with the reason.
     pub fn create(dir: &Path, force: bool, now: u32, cases: &[Case]) -> Result<PkiStore> {
+        Self::create_numbered(dir, force, now, cases, ParameterNumbering::default())
+    }
+
+    /// [`PkiStore::create`] issuing under `numbering`.
+    pub fn create_numbered(
+        dir: &Path,
+        force: bool,
+        now: u32,
+        cases: &[Case],
+        numbering: ParameterNumbering,
+    ) -> Result<PkiStore> {
         let manifest_path = dir.join(MANIFEST);
         if manifest_path.exists() && !force {
             bail!(
@@ -164,6 +192,7 @@ impl PkiStore {
                 .iter()
                 .map(|(s, r)| (s.short().to_string(), r.clone()))
                 .collect(),
+            numbering: numbering.name().to_string(),
         };
 
         let mut ca_specs: Vec<Specifier> = runnable.iter().map(|c| c.ca).collect();
@@ -172,7 +201,7 @@ impl PkiStore {
         let mut authorities = BTreeMap::new();
         for spec in ca_specs {
             let name = Authority::default_name(spec);
-            let ca = Authority::new_root(spec, &name, not_before, not_after)
+            let ca = Authority::new_root_numbered(spec, &name, not_before, not_after, numbering)
                 .with_context(|| format!("cannot create CA {name}"))?;
             let entry = AuthorityEntry {
                 specifier: spec.short().to_string(),
@@ -249,13 +278,20 @@ impl PkiStore {
             );
         }
 
+        let numbering = ParameterNumbering::from_name(&manifest.numbering).ok_or_else(|| {
+            anyhow!(
+                "{}: unknown parameter numbering {:?} (wap261 or thesis)",
+                manifest_path.display(),
+                manifest.numbering
+            )
+        })?;
         let mut authorities = BTreeMap::new();
-        let mut trust = TrustStore::new();
+        let mut trust = TrustStore::with_numbering(numbering);
         for entry in &manifest.authorities {
             let spec = parse_spec(&entry.specifier, &manifest_path)?;
             let cert = read_cert(dir, &entry.cert)?;
             let key = read_key(dir, &entry.key, spec)?;
-            let ca = Authority::from_parts(key, cert.clone())
+            let ca = Authority::from_parts(key, cert.clone(), numbering)
                 .with_context(|| format!("CA files {} / {}", entry.cert, entry.key))?;
             trust
                 .add(cert)
@@ -277,7 +313,7 @@ impl PkiStore {
             let load_leaf = |cert_file: &str, key_file: &str, subject: &str| {
                 let cert = read_cert(dir, cert_file)?;
                 let key = read_key(dir, key_file, case.leaf)?;
-                let certified = pki::validate(&cert, &ca.cert, Some(&Identifier::text(subject)), now)
+                let certified = pki::validate(&cert, &ca.cert, Some(&Identifier::text(subject)), now, numbering)
                     .with_context(|| {
                         format!(
                             "{} does not validate under {} at {now}; re-run init with --force to reissue",
@@ -301,6 +337,7 @@ impl PkiStore {
                     server_key,
                     client_cert,
                     client_key,
+                    numbering,
                 },
             );
         }
@@ -312,6 +349,21 @@ impl PkiStore {
             cases,
             trust,
         })
+    }
+
+    /// Loads the PKI in `dir`, issuing it under `numbering` if the directory holds
+    /// none (a store that exists keeps the numbering it was issued with).
+    pub fn load_or_init_numbered(dir: &Path, numbering: ParameterNumbering) -> Result<PkiStore> {
+        if dir.join(MANIFEST).exists() {
+            Self::load(dir)
+        } else {
+            Self::create_numbered(dir, false, unix_now()?, &Case::ALL, numbering)
+        }
+    }
+
+    /// The ParameterIndex numbering of the store's certificates.
+    pub fn numbering(&self) -> ParameterNumbering {
+        ParameterNumbering::from_name(&self.manifest.numbering).unwrap_or_default()
     }
 
     /// Loads the PKI in `dir`, issuing it first if the directory holds none.
@@ -555,13 +607,14 @@ mod tests {
                 (&creds.client_cert, CLIENT_SUBJECT),
             ] {
                 let id = Identifier::text(subject);
-                pki::validate(cert, &creds.ca_cert, Some(&id), now).unwrap();
+                pki::validate(cert, &creds.ca_cert, Some(&id), now, creds.numbering).unwrap();
                 store
                     .trust_store()
                     .validate_chain(cert, Some(&id), now)
                     .unwrap();
                 for other in cas.iter().filter(|c| ***c != creds.ca_cert) {
-                    let err = pki::validate(cert, other, Some(&id), now).unwrap_err();
+                    let err =
+                        pki::validate(cert, other, Some(&id), now, creds.numbering).unwrap_err();
                     assert!(
                         matches!(
                             err.alert(),

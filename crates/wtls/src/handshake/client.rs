@@ -26,6 +26,7 @@ use crate::msgs::handshake::{
     CertificateVerify, ClientHello, ClientKeyExchange, Finished, HandshakeMessage,
     ServerKeyExchangeKey,
 };
+use crate::params::ParameterNumbering;
 use crate::probe::{HandshakeProbe, Message, Operation, Probe};
 use crate::suite::Specifier;
 
@@ -54,14 +55,32 @@ pub type KeyShareSource = Arc<
 /// it saves the client a signature verification per handshake).
 pub type VerifiedServerCache = Arc<Mutex<HashMap<Vec<u8>, PeerKey>>>;
 
+/// What the ClientHello's trusted_key_ids carry for each trusted CA (§4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TrustedKeyIds {
+    /// An empty list: the server may use any CA (and an anonymous client needs none).
+    /// Kannel 1.4.5 misreads a `text` identifier, so this is what talks to it.
+    None,
+    /// The CA's subject name, a `text` identifier (what this project always sent).
+    #[default]
+    Name,
+    /// `key_hash_sha` (identifier type 254): SHA-1 of the CA's public key encoding,
+    /// 20 bytes with no length prefix.
+    KeyHash,
+}
+
 #[derive(Clone)]
 pub struct ClientConfig {
     /// Key exchanges in order of preference.
     pub offers: Vec<KeyExchangeOffer>,
     /// Cipher suites in order of preference.
     pub cipher_suites: Vec<CipherSuite>,
-    /// CA certificates the client trusts; also sent as trusted_key_ids.
+    /// CA certificates the client trusts; also named in trusted_key_ids.
     pub trusted_cas: Vec<(Specifier, WtlsCertificate)>,
+    /// How trusted_key_ids names the trusted CAs (or whether it names any).
+    pub trusted_key_ids: TrustedKeyIds,
+    /// The ParameterIndex numbering the client writes and reads (certificates too).
+    pub numbering: ParameterNumbering,
     /// The gateway identity the server certificate must name.
     pub expected_server: Option<Identifier>,
     /// Client certificate and key, for mutual authentication and the optimised flow.
@@ -99,6 +118,8 @@ impl ClientConfig {
             offers,
             cipher_suites,
             trusted_cas: Vec::new(),
+            trusted_key_ids: TrustedKeyIds::default(),
+            numbering: ParameterNumbering::default(),
             expected_server: None,
             credential: None,
             key_refresh: 3,
@@ -243,29 +264,17 @@ impl Client {
             .filter(|o| policy.allow_anonymous || !o.suite.is_anonymous())
             .cloned()
             .collect();
+        let numbering = self.config.numbering;
         let client_key_ids = self
             .offered
             .iter()
             .map(|o| KeyExchangeId {
                 suite: o.suite,
-                parameters: ParameterSpecifier::Index(o.spec.parameter_index()),
+                parameters: o.spec.parameter_specifier(numbering),
                 identifier: o.identifier.clone(),
             })
             .collect();
-        let trusted_key_ids = self
-            .config
-            .trusted_cas
-            .iter()
-            .map(|(spec, cert)| KeyExchangeId {
-                suite: if spec.is_rsa() {
-                    KeyExchangeSuite::Rsa
-                } else {
-                    KeyExchangeSuite::EcdhEcdsa
-                },
-                parameters: ParameterSpecifier::Index(spec.parameter_index()),
-                identifier: cert.tbs.subject.clone(),
-            })
-            .collect();
+        let trusted_key_ids = trusted_key_ids(&self.config);
         let hello = HandshakeMessage::ClientHello(ClientHello {
             client_version: 1,
             random: self.client_random,
@@ -626,7 +635,12 @@ impl Client {
                     self.now.unix_secs,
                 )
             })?;
-        if key.spec() != expected_spec {
+        // What our KeyExchangeId named on the wire: under WAP-261 an RSA offer says
+        // only "RSA" (index 0), so the certificate's modulus decides the size.
+        let numbering = self.config.numbering;
+        let named = Specifier::named_by(&expected_spec.parameter_specifier(numbering), numbering)
+            .map_err(|e| ProtocolError::new(e.alert(), e.to_string()))?;
+        if !named.admits(key.spec()) {
             return Err(ProtocolError::new(
                 AlertDescription::IllegalParameter,
                 format!(
@@ -635,6 +649,9 @@ impl Client {
                     expected_spec.short()
                 ),
             ));
+        }
+        if let Some(n) = self.negotiated.as_mut() {
+            n.spec = key.spec();
         }
         self.server_public = Some(leaf.tbs.public_key.clone());
         self.server_key = Some(key);
@@ -669,24 +686,6 @@ impl Client {
         key: ServerKeyExchangeKey,
     ) -> Result<(), ProtocolError> {
         let n = self.negotiated.as_ref().expect("after ServerHello");
-        // Index 0 means "the parameters of the chosen KeyExchangeId" (§3.7).
-        let spec = match parameters {
-            ParameterSpecifier::Index(0) => n.spec,
-            ParameterSpecifier::Index(i) => {
-                Specifier::from_parameter_index(i).ok_or_else(|| {
-                    ProtocolError::new(
-                        AlertDescription::UnknownParameterIndex,
-                        format!("parameter index {i}"),
-                    )
-                })?
-            }
-            ParameterSpecifier::Set(_) => {
-                return Err(ProtocolError::new(
-                    AlertDescription::UnknownParameterIndex,
-                    "explicit parameter sets are not supported",
-                ))
-            }
-        };
         let public = match (key, n.suite.is_rsa()) {
             (ServerKeyExchangeKey::Rsa(k), true) => PublicKey::Rsa(k),
             (ServerKeyExchangeKey::Ec(p), false) if n.suite.is_ecdh() => PublicKey::Ec(p),
@@ -697,7 +696,11 @@ impl Client {
                 ))
             }
         };
+        let spec = ske_spec(&parameters, n.spec, &public, self.config.numbering)?;
         self.server_key = Some(PeerKey::from_wire(spec, &public)?);
+        if let Some(n) = self.negotiated.as_mut() {
+            n.spec = spec;
+        }
         self.server_public = Some(public);
         self.state = State::WaitRequestOrDone;
         Ok(())
@@ -961,6 +964,74 @@ impl Endpoint for Client {
     }
 }
 
+/// The specifier of the key in ServerKeyExchange. Index 0 means "the parameters of
+/// the chosen KeyExchangeId" for a curve (§3.7) and "RSA, size from the modulus" for an
+/// RSA key (Kannel 1.4.5 sends RSA_anon keys so); other values are read under our
+/// numbering and must fit what we offered.
+fn ske_spec(
+    parameters: &ParameterSpecifier,
+    offered: Specifier,
+    public: &PublicKey,
+    numbering: ParameterNumbering,
+) -> Result<Specifier, ProtocolError> {
+    let modulus_bits = match public {
+        PublicKey::Rsa(k) => Some(
+            openssl::bn::BigNum::from_slice(&k.modulus)
+                .map_err(|e| ProtocolError::new(AlertDescription::DecodeError, e.to_string()))?
+                .num_bits() as u32,
+        ),
+        PublicKey::Ec(_) => None,
+    };
+    let spec = match (parameters, modulus_bits) {
+        (ParameterSpecifier::Index(0), None) => Some(offered),
+        _ => Specifier::named_by(parameters, numbering)
+            .map_err(|e| ProtocolError::new(e.alert(), e.to_string()))?
+            .resolve(modulus_bits),
+    };
+    let spec = spec.ok_or_else(|| {
+        ProtocolError::new(
+            AlertDescription::UnsupportedCertificate,
+            format!(
+                "RSA key of {} bits (1024, 2048 or 3072 supported)",
+                modulus_bits.unwrap_or(0)
+            ),
+        )
+    })?;
+    if spec.is_rsa() != offered.is_rsa() || (!spec.is_rsa() && spec != offered) {
+        return Err(ProtocolError::new(
+            AlertDescription::IllegalParameter,
+            format!("ServerKeyExchange key on {spec}, we offered {offered}"),
+        ));
+    }
+    Ok(spec)
+}
+
+/// The trusted_key_ids of a ClientHello, as the configuration asks (§3.4, §4.3).
+fn trusted_key_ids(config: &ClientConfig) -> Vec<KeyExchangeId> {
+    let identifier = |cert: &WtlsCertificate| match config.trusted_key_ids {
+        TrustedKeyIds::None => None,
+        TrustedKeyIds::Name => Some(cert.tbs.subject.clone()),
+        TrustedKeyIds::KeyHash => Some(Identifier::KeyHashSha(pk::key_hash_sha(
+            &cert.tbs.public_key,
+        ))),
+    };
+    config
+        .trusted_cas
+        .iter()
+        .filter_map(|(spec, cert)| {
+            Some(KeyExchangeId {
+                suite: if spec.is_rsa() {
+                    KeyExchangeSuite::Rsa
+                } else {
+                    KeyExchangeSuite::EcdhEcdsa
+                },
+                parameters: spec.parameter_specifier(config.numbering),
+                identifier: identifier(cert)?,
+            })
+        })
+        .collect()
+}
+
 /// The RSA pre-master secret: the 20-byte RSASecret followed by the server's
 /// RSAPublicKey encoding (wire-format notes §7.2, Kannel and the GWC API agree).
 pub(crate) fn rsa_pre_master(secret: &[u8], key: &RsaPublicKey) -> Zeroizing<Vec<u8>> {
@@ -988,14 +1059,21 @@ fn validate_against(
     let ca = config
         .trusted_cas
         .iter()
-        .find(|(_, ca)| ca.tbs.subject == leaf.tbs.issuer)
+        .find(|(_, ca)| ca.tbs.subject.same_name(&leaf.tbs.issuer))
         .ok_or_else(|| {
             ProtocolError::new(
                 AlertDescription::UnknownCa,
                 "the server certificate's issuer is not a trusted CA",
             )
         })?;
-    let key = crate::pki::validate_cached(leaf, &ca.1, &config.ca_keys, expected_subject, now)?;
+    let key = crate::pki::validate_cached(
+        leaf,
+        &ca.1,
+        &config.ca_keys,
+        expected_subject,
+        now,
+        config.numbering,
+    )?;
     if let (Some(cache), Some(encoded)) = (cache, encoded) {
         cache
             .lock()

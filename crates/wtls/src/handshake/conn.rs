@@ -489,6 +489,20 @@ pub(crate) fn process_records<E: Endpoint>(end: &mut E, records: &[Record<'_>], 
         if end.is_closed() {
             break;
         }
+        if record.header.sequence.is_none() && record.header.content_type == ContentType::Alert {
+            // Explicit sequence numbers are negotiated: an alert without one (Kannel
+            // sends its alerts so) cannot be placed or authenticated. Say what it was.
+            match Alert::read_exact(record.fragment, "Alert") {
+                Ok(alert) if !record.header.cipher_spec => out.events.push(Event::AlertIgnored {
+                    alert,
+                    why: "alert without a sequence number",
+                }),
+                _ => out
+                    .events
+                    .push(Event::Dropped("record without sequence number")),
+            }
+            continue;
+        }
         let result = match end.core().records.open(record) {
             Opened::Drop(why) => {
                 out.events.push(Event::Dropped(why));
@@ -552,8 +566,10 @@ fn on_alert<E: Endpoint>(end: &mut E, body: &[u8], out: &mut Output) {
         return;
     };
     if end.checks_alert_checksum() && !end.core().records.alert_checksum_ok(&alert) {
-        out.events
-            .push(Event::Dropped("alert checksum matches none of our records"));
+        out.events.push(Event::AlertIgnored {
+            alert,
+            why: "alert checksum matches none of our records",
+        });
         return;
     }
     if alert.level != AlertLevel::Warning {

@@ -23,8 +23,9 @@ pub mod server;
 use crate::msgs::alert::Alert;
 use crate::msgs::enums::{AlertDescription, AlertLevel, BulkCipherAlgorithm, MacAlgorithm};
 
+pub use crate::params::ParameterNumbering;
 pub use cache::{SessionCache, StoredSession};
-pub use client::{Client, ClientConfig, KeyExchangeOffer, KeyShareSource};
+pub use client::{Client, ClientConfig, KeyExchangeOffer, KeyShareSource, TrustedKeyIds};
 pub use server::{ServerConfig, ServerConnection, ServerCredential};
 
 /// The time as the caller sees it: a monotonic reading for timers and the session
@@ -154,6 +155,12 @@ pub enum Event {
     AlertSent(Alert, String),
     /// A record or datagram was dropped without an answer (stale, replayed, unreadable).
     Dropped(&'static str),
+    /// The peer's address sent an alert we cannot authenticate (its checksum matches
+    /// none of our records, e.g. Kannel's "0000", or it has no sequence number): anyone
+    /// can forge one, so it ends nothing, but a driver can still say what the peer
+    /// apparently meant ("the gateway sent handshake_failure (unauthenticated), then
+    /// stopped answering").
+    AlertIgnored { alert: Alert, why: &'static str },
     /// A retransmitted flight was answered from the cache, without new crypto work.
     Retransmitted,
 }
@@ -179,6 +186,14 @@ impl Output {
     pub fn alert_sent(&self) -> Option<AlertDescription> {
         self.events.iter().find_map(|e| match e {
             Event::AlertSent(a, _) => Some(a.description),
+            _ => None,
+        })
+    }
+
+    /// The first alert that arrived but could not be authenticated (and was ignored).
+    pub fn alert_ignored(&self) -> Option<AlertDescription> {
+        self.events.iter().find_map(|e| match e {
+            Event::AlertIgnored { alert, .. } => Some(alert.description),
             _ => None,
         })
     }

@@ -17,9 +17,7 @@ use crate::crypto::pk::{self, KeyPair, PeerKey};
 use crate::crypto::prf::PrfHash;
 use crate::msgs::alert::ChangeCipherSpec;
 use crate::msgs::certificate::{CertificateChain, CertificateEntry, PublicKey, WtlsCertificate};
-use crate::msgs::common::{
-    CipherSuite, Identifier, KeyExchangeId, ParameterSpecifier, Random, SessionId,
-};
+use crate::msgs::common::{CipherSuite, Identifier, KeyExchangeId, Random, SessionId};
 use crate::msgs::enums::{
     AlertDescription, AlertLevel, CompressionMethod, ContentType, HandshakeType, KeyExchangeSuite,
     SequenceNumberMode,
@@ -29,6 +27,7 @@ use crate::msgs::handshake::{
     ServerKeyExchange, ServerKeyExchangeKey,
 };
 use crate::msgs::record::{OwnedRecord, RecordHeader};
+use crate::params::{NamedParameters, ParameterNumbering};
 use crate::probe::{HandshakeProbe, Message, Operation, Probe};
 use crate::suite::Specifier;
 
@@ -43,6 +42,21 @@ pub struct ServerCredential {
     pub key: KeyPair,
     pub ca_spec: Specifier,
     pub ca_subject: Identifier,
+    /// SHA-1 of the issuing CA's public key encoding, so that a client naming its CAs
+    /// by `key_hash_sha` in trusted_key_ids finds this credential; `None` matches by
+    /// name only.
+    pub ca_key_hash: Option<[u8; 20]>,
+}
+
+impl ServerCredential {
+    /// Whether a trusted_key_ids entry names this credential's CA: by name (in any
+    /// character set that spells it the same) or by the hash of its key.
+    fn issued_by(&self, id: &Identifier) -> bool {
+        match id {
+            Identifier::KeyHashSha(h) => self.ca_key_hash.as_ref() == Some(h),
+            other => other.same_name(&self.ca_subject),
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -51,6 +65,8 @@ pub struct ServerConfig {
     /// CAs whose client certificates are accepted (also named in CertificateRequest).
     pub trusted_client_cas: Vec<(Specifier, WtlsCertificate)>,
     pub expected_client: Option<Identifier>,
+    /// The ParameterIndex numbering the server writes and reads (certificates too).
+    pub numbering: ParameterNumbering,
     /// Mutual: request and require a client certificate.
     pub client_auth: AuthMode,
     /// The thesis' server-authenticated flow sends a CertificateRequest too, answered by
@@ -79,6 +95,7 @@ impl ServerConfig {
             credentials,
             trusted_client_cas: Vec::new(),
             expected_client: None,
+            numbering: ParameterNumbering::default(),
             client_auth: AuthMode::ServerAuth,
             thesis_certificate_request: false,
             client_certificates: HashMap::new(),
@@ -427,8 +444,7 @@ impl ServerConnection {
         }
 
         self.core.transcript.settle(PrfHash::for_mac(cipher.mac));
-        let (index, kid, credential, optimised) = self.choose_key_exchange(&ch)?;
-        let spec = spec_of(&kid.parameters)?;
+        let (index, kid, spec, credential, optimised) = self.choose_key_exchange(&ch)?;
         let session_id = self.new_session_id();
         let kind = if optimised.is_some() {
             HandshakeKind::Optimised
@@ -530,7 +546,7 @@ impl ServerConnection {
                 ServerKeyExchangeKey::Ec(point)
             };
             let msg = HandshakeMessage::ServerKeyExchange(ServerKeyExchange {
-                parameters: ParameterSpecifier::Index(spec.parameter_index()),
+                parameters: spec.parameter_specifier(self.config.numbering),
                 key,
             });
             let (record, len) = self.core.handshake_record(&msg)?;
@@ -547,7 +563,7 @@ impl ServerConnection {
                 .iter()
                 .map(|(spec, cert)| KeyExchangeId {
                     suite: kid.suite,
-                    parameters: ParameterSpecifier::Index(spec.parameter_index()),
+                    parameters: spec.parameter_specifier(self.config.numbering),
                     identifier: cert.tbs.subject.clone(),
                 })
                 .collect();
@@ -631,13 +647,23 @@ impl ServerConnection {
     }
 
     /// The first key exchange in the client's order for which we hold a key from a CA
-    /// the client trusts. Returns its index, the KeyExchangeId, the credential and, for
-    /// the optimised flow, the client certificate from our store.
+    /// the client trusts. Returns its index, the KeyExchangeId, the specifier of the key
+    /// exchange, the credential and, for the optimised flow, the client certificate
+    /// from our store.
     #[allow(clippy::type_complexity)]
     fn choose_key_exchange(
         &self,
         ch: &ClientHello,
-    ) -> Result<(usize, KeyExchangeId, Option<usize>, Option<WtlsCertificate>), ProtocolError> {
+    ) -> Result<
+        (
+            usize,
+            KeyExchangeId,
+            Specifier,
+            Option<usize>,
+            Option<WtlsCertificate>,
+        ),
+        ProtocolError,
+    > {
         let mut anonymous_refused = false;
         let mut unknown_index = false;
         for (i, kid) in ch.client_key_ids.iter().enumerate() {
@@ -655,11 +681,11 @@ impl ServerConnection {
                 anonymous_refused = true;
                 continue;
             }
-            let Ok(spec) = spec_of(&kid.parameters) else {
+            let Ok(named) = Specifier::named_by(&kid.parameters, self.config.numbering) else {
                 unknown_index = true;
                 continue;
             };
-            if kid.suite.is_rsa() != spec.is_rsa() {
+            if kid.suite.is_rsa() != named.is_rsa() {
                 continue;
             }
             let trusted = |c: &ServerCredential| {
@@ -667,19 +693,20 @@ impl ServerConnection {
                     || ch
                         .trusted_key_ids
                         .iter()
-                        .any(|t| t.identifier == c.ca_subject)
+                        .any(|t| c.issued_by(&t.identifier))
             };
             let credential = self
                 .config
                 .credentials
                 .iter()
-                .position(|c| c.spec == spec && (kid.suite.is_anonymous() || trusted(c)));
-            if kid.suite == KeyExchangeSuite::EcdhAnon {
-                return Ok((i, kid.clone(), credential, None));
+                .position(|c| named.admits(c.spec) && (kid.suite.is_anonymous() || trusted(c)));
+            if let (KeyExchangeSuite::EcdhAnon, NamedParameters::Key(spec)) = (kid.suite, named) {
+                return Ok((i, kid.clone(), spec, credential, None));
             }
             let Some(credential) = credential else {
                 continue;
             };
+            let spec = self.config.credentials[credential].spec;
             let optimised =
                 if kid.suite == KeyExchangeSuite::EcdhEcdsa && kid.identifier != Identifier::Null {
                     self.config
@@ -689,7 +716,7 @@ impl ServerConnection {
                 } else {
                     None
                 };
-            return Ok((i, kid.clone(), Some(credential), optimised));
+            return Ok((i, kid.clone(), spec, Some(credential), optimised));
         }
         Err(if anonymous_refused {
             ProtocolError::new(
@@ -729,7 +756,8 @@ impl ServerConnection {
         let spec = ch
             .client_key_ids
             .first()
-            .and_then(|k| spec_of(&k.parameters).ok())
+            .and_then(|k| Specifier::named_by(&k.parameters, self.config.numbering).ok())
+            .and_then(|named| named.resolve(None))
             .unwrap_or(Specifier::Nist256p);
         self.core
             .transcript
@@ -780,7 +808,7 @@ fn validate_client(
         let ca = config
             .trusted_client_cas
             .iter()
-            .find(|(_, ca)| ca.tbs.subject == cert.tbs.issuer)
+            .find(|(_, ca)| ca.tbs.subject.same_name(&cert.tbs.issuer))
             .ok_or_else(|| {
                 ProtocolError::new(
                     AlertDescription::UnknownCa,
@@ -793,6 +821,7 @@ fn validate_client(
             &config.ca_keys,
             config.expected_client.as_ref(),
             unix_secs,
+            config.numbering,
         )?)
     }
 }
@@ -1082,22 +1111,6 @@ impl Endpoint for ServerConnection {
             AlertDescription::UnexpectedMessage,
             "application data before the handshake completed",
         ))
-    }
-}
-
-/// The parameter specifier of a key exchange, as one of the 12 the project supports.
-fn spec_of(p: &ParameterSpecifier) -> Result<Specifier, ProtocolError> {
-    match p {
-        ParameterSpecifier::Index(i) => Specifier::from_parameter_index(*i).ok_or_else(|| {
-            ProtocolError::new(
-                AlertDescription::UnknownParameterIndex,
-                format!("parameter index {i}"),
-            )
-        }),
-        ParameterSpecifier::Set(_) => Err(ProtocolError::new(
-            AlertDescription::UnknownParameterIndex,
-            "explicit parameter sets are not supported",
-        )),
     }
 }
 
