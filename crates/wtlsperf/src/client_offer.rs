@@ -9,7 +9,7 @@
 //! suites and send no trusted key ids (`--anonymous --trusted-ids none --cipher
 //! RC5_CBC/SHA`).
 
-use wtls::handshake::{ClientConfig, KeyExchangeOffer, Packing, Policy};
+use wtls::handshake::{ClientConfig, KeyExchangeOffer, Packing, Policy, TrustedKeyIds};
 use wtls::msgs::common::{CipherSuite, Identifier};
 use wtls::msgs::enums::{BulkCipherAlgorithm, KeyExchangeSuite, MacAlgorithm};
 use wtls::suite::Case;
@@ -58,6 +58,16 @@ pub enum TrustedIdsArg {
     Name,
     /// Each trusted CA by the SHA-1 hash of its public key (`key_hash_sha`).
     KeyHash,
+}
+
+impl From<TrustedIdsArg> for TrustedKeyIds {
+    fn from(a: TrustedIdsArg) -> TrustedKeyIds {
+        match a {
+            TrustedIdsArg::None => TrustedKeyIds::None,
+            TrustedIdsArg::Name => TrustedKeyIds::Name,
+            TrustedIdsArg::KeyHash => TrustedKeyIds::KeyHash,
+        }
+    }
 }
 
 /// The cipher suites the client offers, in order, and whether that required enabling

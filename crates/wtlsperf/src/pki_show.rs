@@ -20,6 +20,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use wtls::codec::Codec;
+use wtls::handshake::ParameterNumbering;
 use wtls::msgs::certificate::{PublicKey, WtlsCertificate};
 use wtls::msgs::common::{Identifier, ParameterSpecifier};
 use wtls::pki::{self, CertError};
@@ -37,6 +38,16 @@ pub struct ShowArgs {
     /// midnight UTC) or Unix seconds. Default: now.
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
     pub at: Option<u32>,
+    /// How to read EC ParameterIndex values: wap261 (wtlsN curve numbers, the
+    /// specification's) or thesis (Bayoglu's Table 3.2, what PKIs from before the
+    /// WAP-261 numbering carry). RSA index 0 reads the same under both.
+    #[arg(long, default_value = "wap261", value_parser = parse_numbering)]
+    pub numbering: ParameterNumbering,
+}
+
+fn parse_numbering(text: &str) -> Result<ParameterNumbering, String> {
+    ParameterNumbering::from_name(text)
+        .ok_or_else(|| format!("{text:?} is not a numbering (wap261 or thesis)"))
 }
 
 /// What the command concluded; [`Outcome::exit_code`] is the process status.
@@ -109,9 +120,15 @@ pub fn show(args: &ShowArgs, now: u32, out: &mut dyn Write) -> std::io::Result<O
         None => None,
     };
     let reencodes = std::fs::read(&args.file).is_ok_and(|b| b == cert.to_bytes());
-    write!(out, "{}", describe(&args.file, len, reencodes, &cert))?;
+    let numbering = args.numbering;
+    write!(
+        out,
+        "{}",
+        describe(&args.file, len, reencodes, &cert, numbering)
+    )?;
     let at = args.at.unwrap_or(now);
-    let (lines, outcome) = verdict(&cert, ca.as_ref().map(|(p, c)| (*p, c)), at);
+    let ca = ca.as_ref().map(|(p, c)| (*p, c));
+    let (lines, outcome) = verdict(&cert, ca, at, numbering);
     writeln!(out, "Checks at {}:", utc(at))?;
     for line in lines {
         writeln!(out, "    {line}")?;
@@ -147,6 +164,7 @@ fn verdict(
     cert: &WtlsCertificate,
     ca: Option<(&Path, &WtlsCertificate)>,
     at: u32,
+    numbering: ParameterNumbering,
 ) -> (Vec<String>, Outcome) {
     let mut lines = Vec::new();
     let mut failures = Vec::new();
@@ -164,7 +182,7 @@ fn verdict(
         )),
         // `validate` checks the issuer and the signature first, then the time windows
         // (the CA's, then the certificate's own, which is reported below either way).
-        Some((name, signer)) => match pki::validate(cert, signer, None, at) {
+        Some((name, signer)) => match pki::validate(cert, signer, None, at, numbering) {
             Ok(_) => lines.push(format!("signature: verifies under {name}")),
             Err(e @ (CertError::Expired { .. } | CertError::NotYetValid { .. })) => {
                 lines.push(format!("signature: verifies under {name}"));
@@ -327,23 +345,50 @@ fn bit_length(bytes: &[u8]) -> usize {
     }
 }
 
-fn parameters(p: &ParameterSpecifier, cert: &WtlsCertificate) -> String {
-    match p {
-        ParameterSpecifier::Index(0) => "index 0 (none: an RSA key carries its modulus)".into(),
-        ParameterSpecifier::Index(i) => match pki::certificate_spec(cert) {
-            Ok(spec) => format!("index {i} ({}, {})", spec.name(), spec.short()),
-            Err(e) => format!("index {i} ({e})"),
-        },
+/// The parameter specifier, with what it names under `numbering` (and under the other
+/// numbering, where that reads an EC index differently).
+fn parameters(cert: &WtlsCertificate, numbering: ParameterNumbering) -> String {
+    let named = |n: ParameterNumbering| match pki::certificate_spec(cert, n) {
+        Ok(spec) => format!("{} ({})", spec.name(), spec.short()),
+        Err(e) => e.to_string(),
+    };
+    match &cert.tbs.parameters {
+        ParameterSpecifier::Index(0) => {
+            format!(
+                "index 0 (RSA: the key gives its size; {})",
+                named(numbering)
+            )
+        }
+        ParameterSpecifier::Index(i) => {
+            let mut s = format!(
+                "index {i}: {} under the {numbering} numbering",
+                named(numbering)
+            );
+            for other in ParameterNumbering::ALL
+                .into_iter()
+                .filter(|n| *n != numbering)
+            {
+                let _ = write!(s, "; under {other}: {}", named(other));
+            }
+            s
+        }
         ParameterSpecifier::Set(set) => format!(
-            "explicit (255), {} bytes:\n{}",
+            "explicit (255), {} bytes, {}:\n{}",
             set.0.len(),
+            named(numbering),
             hex_block(&set.0, 12).trim_end()
         ),
     }
 }
 
 /// Every field of the certificate, with names for the code points.
-pub fn describe(file: &Path, len: usize, reencodes: bool, cert: &WtlsCertificate) -> String {
+pub fn describe(
+    file: &Path,
+    len: usize,
+    reencodes: bool,
+    cert: &WtlsCertificate,
+    numbering: ParameterNumbering,
+) -> String {
     let t = &cert.tbs;
     let mut s = String::new();
     let _ = writeln!(
@@ -384,7 +429,7 @@ pub fn describe(file: &Path, len: usize, reencodes: bool, cert: &WtlsCertificate
         t.public_key_type,
         t.public_key_type.to_u8()
     );
-    let _ = writeln!(s, "    Parameters: {}", parameters(&t.parameters, cert));
+    let _ = writeln!(s, "    Parameters: {}", parameters(cert, numbering));
     match &t.public_key {
         PublicKey::Rsa(k) => {
             let _ = writeln!(s, "    RSA public key: {} bit", bit_length(&k.modulus));
@@ -404,7 +449,7 @@ pub fn describe(file: &Path, len: usize, reencodes: bool, cert: &WtlsCertificate
                 Some(2 | 3) => "compressed",
                 _ => "unknown form",
             };
-            let bits = pki::certificate_spec(cert)
+            let bits = pki::certificate_spec(cert, numbering)
                 .ok()
                 .and_then(|s| s.field_bits())
                 .map_or_else(|| "curve unknown".to_string(), |b| format!("{b} bit"));

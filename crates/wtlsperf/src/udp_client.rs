@@ -222,14 +222,15 @@ fn check(out: &Output) -> anyhow::Result<()> {
 #[derive(Debug, Default)]
 struct Silence {
     received: u64,
-    unauthenticated_alert: Option<String>,
+    /// The last such alert's name and why it was not authenticated.
+    unauthenticated_alert: Option<(&'static str, &'static str)>,
 }
 
 impl Silence {
     fn note(&mut self, out: &Output) {
         for e in &out.events {
-            if let Some(name) = unauthenticated_alert(e) {
-                self.unauthenticated_alert = Some(name);
+            if let Event::AlertIgnored { alert, why } = e {
+                self.unauthenticated_alert = Some((alert.description.name(), why));
             }
         }
     }
@@ -240,23 +241,15 @@ impl Silence {
             waited.as_secs_f64()
         );
         match (&self.unauthenticated_alert, self.received) {
-            (Some(alert), _) => format!(
+            (Some((alert, why)), _) => format!(
                 "the gateway {peer} sent {alert} (unauthenticated), then stopped answering \
-                 ({waited})"
+                 ({waited}; the alert was not acted on: {why})"
             ),
             (None, 0) => format!("no answer from {peer} ({waited})"),
             (None, n) => {
                 format!("{peer} stopped answering after {n} datagrams: no answer ({waited})")
             }
         }
-    }
-}
-
-/// The alert name of an event reporting an alert the client could not authenticate.
-fn unauthenticated_alert(e: &Event) -> Option<String> {
-    match e {
-        Event::Dropped(_) => None,
-        _ => None,
     }
 }
 
@@ -707,6 +700,7 @@ fn command_config(args: &Args, case: &Case) -> anyhow::Result<ClientConfig> {
     for warning in client_offer::apply_ciphers(&mut cfg, &args.ciphers) {
         eprintln!("wtlsperf: {warning}");
     }
+    cfg.trusted_key_ids = args.trusted_ids.into();
     cfg.key_refresh = args.key_refresh;
     cfg.retransmit_timeout_ns = args.rto_ms * 1_000_000;
     Ok(cfg)

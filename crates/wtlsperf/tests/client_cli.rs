@@ -365,3 +365,46 @@ fn a_closed_stdout_ends_the_client_quietly() {
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
 }
+
+/// Kannel 1.4.5 refuses with an alert that carries no sequence number and checksum 0000:
+/// the client cannot authenticate it, so it must not end the handshake on it (anyone
+/// can forge one), but when the gateway then goes quiet the alert is the explanation.
+#[test]
+fn an_unauthenticated_alert_then_silence_is_reported_with_the_alert() {
+    let kannel = UdpSocket::bind("127.0.0.1:0").unwrap();
+    kannel
+        .set_read_timeout(Some(Duration::from_secs(1)))
+        .unwrap();
+    let addr = kannel.local_addr().unwrap().to_string();
+    let fake = std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        let (_, client) = kannel.recv_from(&mut buf).unwrap();
+        // L bit, no S bit, content type alert; fatal handshake_failure, checksum 0.
+        let alert = [0x82, 0x00, 0x06, 3, 40, 0, 0, 0, 0];
+        kannel.send_to(&alert, client).unwrap();
+        // Then silence: swallow the retransmissions (bounded by count and time-out).
+        let mut retransmissions = 0;
+        while retransmissions < 10 && kannel.recv_from(&mut buf).is_ok() {
+            retransmissions += 1;
+        }
+        retransmissions
+    });
+    let out = wtlsperf(&[
+        "client",
+        "--connect",
+        &addr,
+        "--anonymous",
+        "--trusted-ids",
+        "none",
+        "--case",
+        RSA,
+        "--rto-ms",
+        "5",
+    ]);
+    assert_clean_error(
+        &out,
+        "sent handshake_failure (unauthenticated), then stopped answering",
+    );
+    // The alert did not end the handshake: the client kept retransmitting.
+    assert!(fake.join().unwrap() > 0);
+}
