@@ -368,7 +368,11 @@ fn parameters(cert: &WtlsCertificate, numbering: ParameterNumbering) -> String {
                 .into_iter()
                 .filter(|n| *n != numbering)
             {
-                let _ = write!(s, "; under {other}: {}", named(other));
+                let name = pki::certificate_spec(cert, other)
+                    .map_or("nothing".to_string(), |spec| {
+                        format!("{} ({})", spec.name(), spec.short())
+                    });
+                let _ = write!(s, "; under {other}: {name}");
             }
             s
         }
