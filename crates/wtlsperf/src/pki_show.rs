@@ -292,7 +292,7 @@ fn charset_name(mib: u16) -> &'static str {
 fn decode_name(mib: u16, name: &[u8]) -> String {
     match mib {
         4 => name.iter().map(|b| char::from(*b)).collect(),
-        1000 | 1015 if name.len() % 2 == 0 => {
+        1000 | 1015 if name.len().is_multiple_of(2) => {
             let units: Vec<u16> = name
                 .chunks_exact(2)
                 .map(|c| u16::from_be_bytes([c[0], c[1]]))

@@ -348,40 +348,47 @@ pub fn handshake_once(
     connect(sock, peer, cfg, auth, resume, pcap, deadline).map(|(run, _)| run)
 }
 
-/// Sends `data` as protected application data and hands every application datagram
-/// that comes back to `accept`, until it returns a value; sends again every `retry`
-/// (the datagram or its answer may be lost). Returns the value and the round trip of
-/// the attempt that was answered.
-fn exchange<T>(
-    sock: &UdpSocket,
+/// Where protected application data goes, and how long to keep asking: the request is
+/// sent again every `retry` (it or its answer may be lost) until `deadline`.
+struct Exchange<'a, 'p> {
+    sock: &'a UdpSocket,
     peer: SocketAddr,
-    client: &mut Client,
-    data: &[u8],
-    mut pcap: Option<&mut PcapWriter>,
+    pcap: Option<&'p mut PcapWriter>,
     retry: Duration,
     deadline: Instant,
-    mut accept: impl FnMut(&[u8]) -> anyhow::Result<Option<T>>,
-) -> anyhow::Result<Option<(T, Duration)>> {
-    let mut buf = vec![0u8; MAX_DATAGRAM];
-    while Instant::now() < deadline {
-        let sealed = client.seal_application_data(data)?;
-        let mut wire = Wire::new(sock, peer, pcap.as_deref_mut())?;
-        let sent_at = Instant::now();
-        wire.send_all(&[sealed])?;
-        let until = (sent_at + retry).min(deadline);
-        while let Some(n) = wire.recv(&mut buf, until)? {
-            let out = client.handle_datagram(&buf[..n], setup::now());
-            check(&out)?;
-            for e in &out.events {
-                if let Event::ApplicationData(back) = e {
-                    if let Some(v) = accept(back)? {
-                        return Ok(Some((v, sent_at.elapsed())));
+}
+
+impl Exchange<'_, '_> {
+    /// Sends `data` and hands every application datagram that comes back to `accept`
+    /// until it returns a value. Returns the value and the round trip of the attempt
+    /// that was answered, or `None` at the deadline.
+    fn run<T>(
+        &mut self,
+        client: &mut Client,
+        data: &[u8],
+        mut accept: impl FnMut(&[u8]) -> anyhow::Result<Option<T>>,
+    ) -> anyhow::Result<Option<(T, Duration)>> {
+        let mut buf = vec![0u8; MAX_DATAGRAM];
+        while Instant::now() < self.deadline {
+            let sealed = client.seal_application_data(data)?;
+            let mut wire = Wire::new(self.sock, self.peer, self.pcap.as_deref_mut())?;
+            let sent_at = Instant::now();
+            wire.send_all(&[sealed])?;
+            let until = (sent_at + self.retry).min(self.deadline);
+            while let Some(n) = wire.recv(&mut buf, until)? {
+                let out = client.handle_datagram(&buf[..n], setup::now());
+                check(&out)?;
+                for e in &out.events {
+                    if let Event::ApplicationData(back) = e {
+                        if let Some(v) = accept(back)? {
+                            return Ok(Some((v, sent_at.elapsed())));
+                        }
                     }
                 }
             }
         }
+        Ok(None)
     }
-    Ok(None)
 }
 
 /// Sends `data` as protected application data and waits for the gateway's echo, sending
@@ -400,31 +407,37 @@ pub fn echo(
         anyhow::ensure!(back == data, "the echo differs from what was sent");
         Ok(Some(()))
     };
-    exchange(sock, peer, client, data, pcap, retry, deadline, same)?
+    let mut exchange = Exchange {
+        sock,
+        peer,
+        pcap,
+        retry,
+        deadline,
+    };
+    exchange
+        .run(client, data, same)?
         .map(|((), rtt)| rtt)
         .ok_or_else(|| anyhow!("no echo from {peer} before the deadline"))
 }
 
-/// Fetches `uri` with a connectionless WSP Get through the secure channel (WAP-230 §8.2;
-/// a WAP gateway's port 9202 carries WSP right over WTLS) and returns the Reply that
-/// repeats the request's transaction id, with its round trip. Sent again every `retry`.
+/// Sends a connectionless WSP Get through the secure channel (WAP-230 §8.2; a WAP
+/// gateway's port 9202 carries WSP right over WTLS) and returns the Reply that repeats
+/// the request's transaction id, with its round trip. Sent again every `retry`.
 ///
 /// `wtlsperf gateway` is an echo server, not a WAP gateway: it sends the Get back. That
 /// is reported as such rather than as a malformed Reply.
-#[allow(clippy::too_many_arguments)]
 pub fn wsp_get(
     sock: &UdpSocket,
     peer: SocketAddr,
     client: &mut Client,
-    uri: &str,
-    tid: u8,
+    get: &wsp::GetRequest,
     pcap: Option<&mut PcapWriter>,
     retry: Duration,
     deadline: Instant,
 ) -> anyhow::Result<(wsp::Reply, Duration)> {
-    let request = wsp::GetRequest::new(tid, uri).encode();
+    let request = get.encode();
     let accept = |back: &[u8]| match wsp::Reply::decode(back) {
-        Ok(reply) if reply.tid == tid => Ok(Some(reply)),
+        Ok(reply) if reply.tid == get.tid => Ok(Some(reply)),
         Ok(_) => Ok(None), // an answer to an earlier request
         Err(_) if back == request.as_slice() => bail!(
             "{peer} echoed the WSP Get back instead of answering it: it is an echo \
@@ -432,7 +445,15 @@ pub fn wsp_get(
         ),
         Err(e) => Err(anyhow!(e).context(format!("{peer}'s answer is not a WSP Reply"))),
     };
-    exchange(sock, peer, client, &request, pcap, retry, deadline, accept)?
+    let mut exchange = Exchange {
+        sock,
+        peer,
+        pcap,
+        retry,
+        deadline,
+    };
+    exchange
+        .run(client, &request, accept)?
         .ok_or_else(|| anyhow!("no WSP Reply from {peer} before the deadline"))
 }
 
@@ -607,13 +628,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let until = deadline + Duration::from_millis(args.timeout_ms);
         match &args.wsp_get {
             Some(uri) => {
-                let tid = (i % 256) as u8;
+                let get = wsp::GetRequest::new((i % 256) as u8, uri);
                 let (reply, rtt) = wsp_get(
                     &sock,
                     args.connect,
                     &mut client,
-                    uri,
-                    tid,
+                    &get,
                     pcap.as_mut(),
                     retry,
                     until,
