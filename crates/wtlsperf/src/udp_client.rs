@@ -403,10 +403,6 @@ pub fn echo(
     retry: Duration,
     deadline: Instant,
 ) -> anyhow::Result<Duration> {
-    let same = |back: &[u8]| {
-        anyhow::ensure!(back == data, "the echo differs from what was sent");
-        Ok(Some(()))
-    };
     let mut exchange = Exchange {
         sock,
         peer,
@@ -415,7 +411,7 @@ pub fn echo(
         deadline,
     };
     exchange
-        .run(client, data, same)?
+        .run(client, data, same_as(data))?
         .map(|((), rtt)| rtt)
         .ok_or_else(|| anyhow!("no echo from {peer} before the deadline"))
 }
@@ -435,16 +431,6 @@ pub fn wsp_get(
     retry: Duration,
     deadline: Instant,
 ) -> anyhow::Result<(wsp::Reply, Duration)> {
-    let request = get.encode();
-    let accept = |back: &[u8]| match wsp::Reply::decode(back) {
-        Ok(reply) if reply.tid == get.tid => Ok(Some(reply)),
-        Ok(_) => Ok(None), // an answer to an earlier request
-        Err(_) if back == request.as_slice() => bail!(
-            "{peer} echoed the WSP Get back instead of answering it: it is an echo \
-             server (such as wtlsperf gateway), not a WAP gateway"
-        ),
-        Err(e) => Err(anyhow!(e).context(format!("{peer}'s answer is not a WSP Reply"))),
-    };
     let mut exchange = Exchange {
         sock,
         peer,
@@ -453,8 +439,35 @@ pub fn wsp_get(
         deadline,
     };
     exchange
-        .run(client, &request, accept)?
+        .run(client, &get.encode(), wsp_reply_for(get, peer))?
         .ok_or_else(|| anyhow!("no WSP Reply from {peer} before the deadline"))
+}
+
+/// Accepts the echo of `data`; anything else is an error.
+fn same_as(data: &[u8]) -> impl FnMut(&[u8]) -> anyhow::Result<Option<()>> + '_ {
+    move |back| {
+        anyhow::ensure!(back == data, "the echo differs from what was sent");
+        Ok(Some(()))
+    }
+}
+
+/// Accepts the WSP Reply to `get` (same transaction id), skips answers to earlier
+/// requests, and names the two ways an answer can be wrong: the request echoed back
+/// (an echo server, not a WAP gateway) or something that is not a Reply.
+fn wsp_reply_for(
+    get: &wsp::GetRequest,
+    peer: SocketAddr,
+) -> impl FnMut(&[u8]) -> anyhow::Result<Option<wsp::Reply>> + '_ {
+    let request = get.encode();
+    move |back| match wsp::Reply::decode(back) {
+        Ok(reply) if reply.tid == get.tid => Ok(Some(reply)),
+        Ok(_) => Ok(None), // an answer to an earlier request
+        Err(_) if back == request.as_slice() => bail!(
+            "{peer} echoed the WSP Get back instead of answering it: it is an echo \
+             server (such as wtlsperf gateway), not a WAP gateway"
+        ),
+        Err(e) => Err(anyhow!(e).context(format!("{peer}'s answer is not a WSP Reply"))),
+    }
 }
 
 /// `wtlsperf client` arguments.
@@ -624,41 +637,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             run.bytes_received
         );
         print_probe(&run.probe);
-        let retry = Duration::from_millis(args.rto_ms);
-        let until = deadline + Duration::from_millis(args.timeout_ms);
-        match &args.wsp_get {
-            Some(uri) => {
-                let get = wsp::GetRequest::new((i % 256) as u8, uri);
-                let (reply, rtt) = wsp_get(
-                    &sock,
-                    args.connect,
-                    &mut client,
-                    &get,
-                    pcap.as_mut(),
-                    retry,
-                    until,
-                )?;
-                println!(
-                    "  WSP GET {uri}: status {}, content type {}, {} B body, in {:.3} ms",
-                    reply.status,
-                    reply.content_type,
-                    reply.body.len(),
-                    rtt.as_secs_f64() * 1e3
-                );
-            }
-            None => {
-                let rtt = echo(
-                    &sock,
-                    args.connect,
-                    &mut client,
-                    b"wtlsperf echo",
-                    pcap.as_mut(),
-                    retry,
-                    until,
-                )?;
-                println!("  echo ok in {:.3} ms", rtt.as_secs_f64() * 1e3);
-            }
-        }
+        let mut exchange = Exchange {
+            sock: &sock,
+            peer: args.connect,
+            pcap: pcap.as_mut(),
+            retry: Duration::from_millis(args.rto_ms),
+            deadline: deadline + Duration::from_millis(args.timeout_ms),
+        };
+        let tid = (i % 256) as u8;
+        after_handshake(&mut exchange, &mut client, args.wsp_get.as_deref(), tid)?;
         if session.is_none() {
             session = run.session.clone();
         }
@@ -673,6 +660,40 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "{} handshakes: median {p50:.3} ms, p95 {p95:.3} ms",
             durations.len()
         );
+    }
+    Ok(())
+}
+
+/// What the command does with a fresh connection: a WSP GET of `wsp_get` if given,
+/// otherwise one echo; prints the result.
+fn after_handshake(
+    exchange: &mut Exchange<'_, '_>,
+    client: &mut Client,
+    wsp_get: Option<&str>,
+    tid: u8,
+) -> anyhow::Result<()> {
+    let peer = exchange.peer;
+    match wsp_get {
+        Some(uri) => {
+            let get = wsp::GetRequest::new(tid, uri);
+            let (reply, rtt) = exchange
+                .run(client, &get.encode(), wsp_reply_for(&get, peer))?
+                .ok_or_else(|| anyhow!("no WSP Reply from {peer} before the deadline"))?;
+            println!(
+                "  WSP GET {uri}: status {}, content type {}, {} B body, in {:.3} ms",
+                reply.status,
+                reply.content_type,
+                reply.body.len(),
+                rtt.as_secs_f64() * 1e3
+            );
+        }
+        None => {
+            let data = b"wtlsperf echo";
+            let ((), rtt) = exchange
+                .run(client, data, same_as(data))?
+                .ok_or_else(|| anyhow!("no echo from {peer} before the deadline"))?;
+            println!("  echo ok in {:.3} ms", rtt.as_secs_f64() * 1e3);
+        }
     }
     Ok(())
 }
