@@ -614,7 +614,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         let sock = open_socket(args.connect)?;
         let deadline = Instant::now() + Duration::from_millis(args.timeout_ms);
         let resume = if args.resume { session.clone() } else { None };
-        let (run, mut client) = connect(
+        let connected = connect(
             &sock,
             args.connect,
             cfg.clone(),
@@ -622,7 +622,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             resume,
             pcap.as_mut(),
             deadline,
-        )?;
+        );
+        let (run, mut client) = match connected {
+            // A gateway serving several CAs picks its certificate by them.
+            Err(e) if args.trusted_ids == TrustedIdsArg::None && !args.anonymous => {
+                return Err(e.context(
+                    "with --trusted-ids none the gateway cannot tell which CA the client trusts",
+                ))
+            }
+            other => other?,
+        };
         println!(
             "handshake {} {:?} {} {}: {:.3} ms, {} retransmissions, {} datagrams / {} B sent, {} / {} B received",
             i + 1,
