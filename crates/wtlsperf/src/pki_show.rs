@@ -219,15 +219,14 @@ fn window(cert: &WtlsCertificate, at: u32) -> Result<(), String> {
     let t = &cert.tbs;
     if at > t.valid_not_after {
         return Err(format!(
-            "expired at {}: not_after {} is before {}",
-            utc(t.valid_not_after),
+            "expired at {} (not_after), checked at {}",
             utc(t.valid_not_after),
             utc(at)
         ));
     }
     if at < t.valid_not_before {
         return Err(format!(
-            "not yet valid: not_before {} is after {}",
+            "not yet valid until {} (not_before), checked at {}",
             utc(t.valid_not_before),
             utc(at)
         ));
