@@ -637,7 +637,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             i + 1,
             run.kind,
             case,
-            auth.name(),
+            if args.anonymous {
+                "anonymous"
+            } else {
+                auth.name()
+            },
             run.duration.as_secs_f64() * 1e3,
             run.retransmissions,
             run.datagrams_sent,
@@ -725,6 +729,10 @@ fn open_socket(peer: SocketAddr) -> anyhow::Result<UdpSocket> {
 /// no trusted key ids authenticates nobody and needs no PKI, so it does not read (or
 /// create) `--pki`; every other client needs the gateway's PKI.
 fn command_config(args: &Args, case: &Case) -> anyhow::Result<ClientConfig> {
+    anyhow::ensure!(
+        !(args.anonymous && args.auth == AuthArg::Mutual),
+        "--auth mutual needs a client certificate, and --anonymous uses none"
+    );
     let packing = args.packing.into();
     let mut cfg = if args.anonymous && args.trusted_ids == TrustedIdsArg::None {
         client_offer::anonymous_config(case, packing)

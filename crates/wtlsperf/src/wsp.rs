@@ -624,3 +624,43 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn content_type() -> impl Strategy<Value = ContentType> {
+        prop_oneof![
+            (0u8..0x7F).prop_map(ContentType::WellKnown),
+            (0x0100u32..0xFFFF_FFFF).prop_map(ContentType::Registered),
+            "[a-z]{1,12}/[a-z.+-]{1,20}".prop_map(ContentType::Text),
+        ]
+    }
+
+    proptest! {
+        /// A gateway's bytes reach the decoder: it answers or errs, never panics.
+        #[test]
+        fn decoding_arbitrary_bytes_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let _ = Reply::decode(&bytes);
+            let _ = GetRequest::decode(&bytes);
+        }
+
+        #[test]
+        fn replies_round_trip(
+            tid: u8,
+            status: u8,
+            content_type in content_type(),
+            body in proptest::collection::vec(any::<u8>(), 0..300),
+        ) {
+            let reply = Reply { tid, status: Status(status), content_type, headers: vec![], body };
+            prop_assert_eq!(Reply::decode(&reply.encode()).unwrap(), reply);
+        }
+
+        #[test]
+        fn gets_round_trip(tid: u8, uri in "[ -~]{0,300}") {
+            let get = GetRequest::new(tid, &uri);
+            prop_assert_eq!(GetRequest::decode(&get.encode()).unwrap(), get);
+        }
+    }
+}

@@ -252,6 +252,7 @@ fn bad_option_values_are_refused_with_their_name() {
         (&["--timeout-ms", "0"], "--timeout-ms"),
         (&["--wsp-get", ""], "--wsp-get"),
         (&["--case", "rsa1024/999x"], "--case"),
+        (&["--anonymous", "--auth", "mutual"], "--auth mutual"),
     ] {
         let mut all = vec!["client"];
         all.extend_from_slice(args);
