@@ -64,10 +64,7 @@ enum PkiAction {
 
 fn main() {
     let cli = Cli::parse();
-    if matches!(
-        cli.command,
-        Command::Client(_) | Command::Pki { .. } | Command::Selfcheck { .. }
-    ) {
+    if matches!(cli.command, Command::Client(_) | Command::Pki { .. }) {
         restore_default_sigpipe();
     }
     // The evaluation and the load tools start in-process gateways many times; their
@@ -91,8 +88,8 @@ fn main() {
 
 /// Lets a closed stdout end the process quietly, as it ends `cat` or `ls`
 /// (`wtlsperf client | head -1`). Rust ignores SIGPIPE, which turns the next `println!`
-/// into a panic instead. Only for the commands whose output is a report read by a
-/// person or a pipe; the long-running servers keep SIGPIPE ignored.
+/// into a panic instead. Only for the commands whose output is a short report read by
+/// a person or a pipe; the long-running servers keep SIGPIPE ignored.
 fn restore_default_sigpipe() {
     // SAFETY: installing the default disposition of a signal has no memory effects and
     // happens before any other thread exists.
