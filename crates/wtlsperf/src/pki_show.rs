@@ -384,6 +384,43 @@ fn parameters(cert: &WtlsCertificate, numbering: ParameterNumbering) -> String {
     }
 }
 
+/// The public key: RSA size, exponent and modulus, or the EC point's size and form.
+fn public_key(cert: &WtlsCertificate, numbering: ParameterNumbering) -> String {
+    let mut s = String::new();
+    match &cert.tbs.public_key {
+        PublicKey::Rsa(k) => {
+            let _ = writeln!(s, "    RSA public key: {} bit", bit_length(&k.modulus));
+            let exponent = k
+                .exponent
+                .iter()
+                .try_fold(0u64, |v, b| v.checked_mul(256).map(|v| v + u64::from(*b)));
+            let _ = match exponent {
+                Some(e) => writeln!(s, "        Exponent: {e} (0x{})", hex::encode(&k.exponent)),
+                None => writeln!(s, "        Exponent: 0x{}", hex::encode(&k.exponent)),
+            };
+            let _ = write!(s, "        Modulus:\n{}", hex_block(&k.modulus, 12));
+        }
+        PublicKey::Ec(p) => {
+            let form = match p.0.first() {
+                Some(4) => "uncompressed",
+                Some(2 | 3) => "compressed",
+                _ => "unknown form",
+            };
+            let bits = pki::certificate_spec(cert, numbering)
+                .ok()
+                .and_then(|s| s.field_bits())
+                .map_or_else(|| "curve unknown".to_string(), |b| format!("{b} bit"));
+            let _ = write!(
+                s,
+                "    EC public key: {bits}, {form} point, {} bytes:\n{}",
+                p.0.len(),
+                hex_block(&p.0, 12)
+            );
+        }
+    }
+    s
+}
+
 /// Every field of the certificate, with names for the code points.
 pub fn describe(
     file: &Path,
@@ -433,37 +470,7 @@ pub fn describe(
         t.public_key_type.to_u8()
     );
     let _ = writeln!(s, "    Parameters: {}", parameters(cert, numbering));
-    match &t.public_key {
-        PublicKey::Rsa(k) => {
-            let _ = writeln!(s, "    RSA public key: {} bit", bit_length(&k.modulus));
-            let exponent = k
-                .exponent
-                .iter()
-                .try_fold(0u64, |v, b| v.checked_mul(256).map(|v| v + u64::from(*b)));
-            let _ = match exponent {
-                Some(e) => writeln!(s, "        Exponent: {e} (0x{})", hex::encode(&k.exponent)),
-                None => writeln!(s, "        Exponent: 0x{}", hex::encode(&k.exponent)),
-            };
-            let _ = write!(s, "        Modulus:\n{}", hex_block(&k.modulus, 12));
-        }
-        PublicKey::Ec(p) => {
-            let form = match p.0.first() {
-                Some(4) => "uncompressed",
-                Some(2 | 3) => "compressed",
-                _ => "unknown form",
-            };
-            let bits = pki::certificate_spec(cert, numbering)
-                .ok()
-                .and_then(|s| s.field_bits())
-                .map_or_else(|| "curve unknown".to_string(), |b| format!("{b} bit"));
-            let _ = write!(
-                s,
-                "    EC public key: {bits}, {form} point, {} bytes:\n{}",
-                p.0.len(),
-                hex_block(&p.0, 12)
-            );
-        }
-    }
+    s.push_str(&public_key(cert, numbering));
     if cert.signature.is_empty() {
         let _ = writeln!(s, "    Signature: none (anonymous)");
     } else {

@@ -24,7 +24,7 @@ use wtls::handshake::{AuthMode, ClientConfig, HandshakeKind, StoredSession};
 use wtls::msgs::certificate::{CertificateEntry, PublicKey, WtlsCertificate};
 use wtls::msgs::common::{Identifier, KeyExchangeId, ParameterSpecifier};
 use wtls::msgs::enums::{ContentType, HandshakeType, KeyExchangeSuite};
-use wtls::msgs::handshake::HandshakeMessage;
+use wtls::msgs::handshake::{ClientHello, HandshakeMessage, ServerHello};
 use wtls::msgs::record::parse_datagram;
 use wtls::suite::Case;
 use wtlsperf::gateway::{gateway_options, spawn_gateway, GatewayConfig, GatewayHandle};
@@ -281,71 +281,8 @@ fn compare(msg: &HandshakeMessage, frame: &Frame, ec_certificates: bool, at: &st
         assert_eq!(field(name), ours, "{at}: {name}");
     };
     match msg {
-        HandshakeMessage::ClientHello(ch) => {
-            same(
-                "wtls.handshake.client_hello.version",
-                ch.client_version.to_string(),
-            );
-            same(
-                "wtls.handshake.client_hello.sessionid",
-                session_hex(ch.session_id.as_bytes()),
-            );
-            let ids: Vec<&KeyExchangeId> = ch
-                .client_key_ids
-                .iter()
-                .chain(&ch.trusted_key_ids)
-                .collect();
-            same(
-                "wtls.handshake.client_hello.key.key_exchange.suite",
-                joined(ids.iter().map(|k| k.suite.to_u8())),
-            );
-            same(
-                "wtls.handshake.client_hello.parameter_index",
-                joined(ids.iter().map(|k| index(&k.parameters))),
-            );
-            let (types, charsets, names) = text_ids(&ids);
-            same("wtls.handshake.client_hello.ident_type", types);
-            same("wtls.handshake.client_hello.ident_charset", charsets);
-            same("wtls.handshake.client_hello.ident_name", names);
-            same(
-                "wtls.handshake.client_hello.sequence_mode",
-                ch.sequence_number_mode.to_u8().to_string(),
-            );
-            same(
-                "wtls.handshake.client_hello.refresh",
-                ch.key_refresh.to_string(),
-            );
-        }
-        HandshakeMessage::ServerHello(sh) => {
-            same(
-                "wtls.handshake.server_hello.version",
-                sh.server_version.to_string(),
-            );
-            same(
-                "wtls.handshake.server_hello.sessionid",
-                session_hex(sh.session_id.as_bytes()),
-            );
-            same(
-                "wtls.handshake.server_hello.key",
-                format!("0x{:02x}", sh.client_key_id),
-            );
-            same(
-                "wtls.handshake.server_hello.cipher.bulk",
-                sh.cipher_suite.bulk.to_u8().to_string(),
-            );
-            same(
-                "wtls.handshake.server_hello.cipher.mac",
-                sh.cipher_suite.mac.to_u8().to_string(),
-            );
-            same(
-                "wtls.handshake.server_hello.sequence_mode",
-                sh.sequence_number_mode.to_u8().to_string(),
-            );
-            same(
-                "wtls.handshake.server_hello.refresh",
-                sh.key_refresh.to_string(),
-            );
-        }
+        HandshakeMessage::ClientHello(ch) => compare_client_hello(ch, &same),
+        HandshakeMessage::ServerHello(sh) => compare_server_hello(sh, &same),
         HandshakeMessage::Certificate(chain) if !ec_certificates => {
             let certs: Vec<&WtlsCertificate> = chain
                 .0
@@ -359,6 +296,73 @@ fn compare(msg: &HandshakeMessage, frame: &Frame, ec_certificates: bool, at: &st
         }
         _ => {}
     }
+}
+
+fn compare_client_hello(ch: &ClientHello, same: &dyn Fn(&str, String)) {
+    same(
+        "wtls.handshake.client_hello.version",
+        ch.client_version.to_string(),
+    );
+    same(
+        "wtls.handshake.client_hello.sessionid",
+        session_hex(ch.session_id.as_bytes()),
+    );
+    let ids: Vec<&KeyExchangeId> = ch
+        .client_key_ids
+        .iter()
+        .chain(&ch.trusted_key_ids)
+        .collect();
+    same(
+        "wtls.handshake.client_hello.key.key_exchange.suite",
+        joined(ids.iter().map(|k| k.suite.to_u8())),
+    );
+    same(
+        "wtls.handshake.client_hello.parameter_index",
+        joined(ids.iter().map(|k| index(&k.parameters))),
+    );
+    let (types, charsets, names) = text_ids(&ids);
+    same("wtls.handshake.client_hello.ident_type", types);
+    same("wtls.handshake.client_hello.ident_charset", charsets);
+    same("wtls.handshake.client_hello.ident_name", names);
+    same(
+        "wtls.handshake.client_hello.sequence_mode",
+        ch.sequence_number_mode.to_u8().to_string(),
+    );
+    same(
+        "wtls.handshake.client_hello.refresh",
+        ch.key_refresh.to_string(),
+    );
+}
+
+fn compare_server_hello(sh: &ServerHello, same: &dyn Fn(&str, String)) {
+    same(
+        "wtls.handshake.server_hello.version",
+        sh.server_version.to_string(),
+    );
+    same(
+        "wtls.handshake.server_hello.sessionid",
+        session_hex(sh.session_id.as_bytes()),
+    );
+    same(
+        "wtls.handshake.server_hello.key",
+        format!("0x{:02x}", sh.client_key_id),
+    );
+    same(
+        "wtls.handshake.server_hello.cipher.bulk",
+        sh.cipher_suite.bulk.to_u8().to_string(),
+    );
+    same(
+        "wtls.handshake.server_hello.cipher.mac",
+        sh.cipher_suite.mac.to_u8().to_string(),
+    );
+    same(
+        "wtls.handshake.server_hello.sequence_mode",
+        sh.sequence_number_mode.to_u8().to_string(),
+    );
+    same(
+        "wtls.handshake.server_hello.refresh",
+        sh.key_refresh.to_string(),
+    );
 }
 
 fn compare_certificates(certs: &[&WtlsCertificate], same: &dyn Fn(&str, String)) {
