@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use zeroize::Zeroizing;
 
-use super::conn::{process_records, Core, Endpoint, Role};
+use super::conn::{process_records, Core, CoreState, Endpoint, Role};
 use super::{
     AuthMode, Event, HandshakeKind, Now, Output, Packing, Policy, ProtocolError, StoredSession,
 };
@@ -149,6 +149,7 @@ enum State {
 }
 
 /// The result of the key exchange, kept until the Finished messages.
+#[derive(Clone)]
 struct Negotiated {
     suite: KeyExchangeSuite,
     spec: Specifier,
@@ -176,6 +177,22 @@ pub struct Client {
     deadline_ns: Option<u64>,
     retransmissions: u32,
     timeout_ns: u64,
+    now: Now,
+    /// Why the last dropped input was refused (diagnostics only).
+    last_dropped: Option<ProtocolError>,
+}
+
+/// What a datagram can change in a [`Client`], saved before it is taken in.
+pub(crate) struct ClientSaved {
+    state: State,
+    core: CoreState,
+    server_random: Option<Random>,
+    negotiated: Option<Negotiated>,
+    server_key: Option<PeerKey>,
+    server_public: Option<PublicKey>,
+    certificate_requested: bool,
+    last_flight: Vec<Vec<u8>>,
+    deadline_ns: Option<u64>,
     now: Now,
 }
 
@@ -219,7 +236,15 @@ impl Client {
             retransmissions: 0,
             timeout_ns,
             now,
+            last_dropped: None,
         }
+    }
+
+    /// Why the last input the client dropped was refused: unauthenticated input that
+    /// does not fit is dropped without an answer, so a driver that times out can say
+    /// what the server's last (possibly forged) answer was wrong about.
+    pub fn last_dropped(&self) -> Option<&ProtocolError> {
+        self.last_dropped.as_ref()
     }
 
     /// The first flight: ClientHello.
@@ -961,6 +986,40 @@ impl Endpoint for Client {
 
     fn early_application_data(&mut self) -> Option<ProtocolError> {
         None
+    }
+
+    type Saved = ClientSaved;
+
+    fn save(&self) -> ClientSaved {
+        ClientSaved {
+            state: self.state,
+            core: self.core.save(),
+            server_random: self.server_random,
+            negotiated: self.negotiated.clone(),
+            server_key: self.server_key.clone(),
+            server_public: self.server_public.clone(),
+            certificate_requested: self.certificate_requested,
+            last_flight: self.last_flight.clone(),
+            deadline_ns: self.deadline_ns,
+            now: self.now,
+        }
+    }
+
+    fn restore(&mut self, saved: ClientSaved) {
+        self.state = saved.state;
+        self.core.restore(saved.core);
+        self.server_random = saved.server_random;
+        self.negotiated = saved.negotiated;
+        self.server_key = saved.server_key;
+        self.server_public = saved.server_public;
+        self.certificate_requested = saved.certificate_requested;
+        self.last_flight = saved.last_flight;
+        self.deadline_ns = saved.deadline_ns;
+        self.now = saved.now;
+    }
+
+    fn note_dropped(&mut self, e: ProtocolError) {
+        self.last_dropped = Some(e);
     }
 }
 

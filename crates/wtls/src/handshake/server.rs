@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use zeroize::Zeroizing;
 
 use super::client::rsa_pre_master;
-use super::conn::{fail, process_records, Core, Endpoint, Role};
+use super::conn::{fail, process_records, Core, CoreState, Endpoint, Role, Verdict};
 use super::{
     AuthMode, Event, HandshakeKind, Now, Output, Packing, Policy, ProtocolError, SessionCache,
     StoredSession,
@@ -122,6 +122,7 @@ enum State {
     Closed,
 }
 
+#[derive(Clone)]
 struct Negotiated {
     suite: KeyExchangeSuite,
     spec: Specifier,
@@ -155,6 +156,23 @@ pub struct ServerConnection {
     /// index, byte offset when the flight is one datagram) and the record itself.
     shared_certificate: Option<(usize, usize, Arc<[u8]>)>,
     now: Now,
+    /// Why the last dropped input was refused (diagnostics only).
+    last_dropped: Option<ProtocolError>,
+}
+
+/// What a datagram can change in a [`ServerConnection`], saved before it is taken in.
+pub(crate) struct ServerSaved {
+    state: State,
+    core: CoreState,
+    client_random: Option<Random>,
+    negotiated: Option<Negotiated>,
+    ephemeral: Option<KeyPair>,
+    client_key: Option<PeerKey>,
+    client_certified: bool,
+    certificate_requested: bool,
+    have_pre_master: bool,
+    shared_certificate: Option<(usize, usize, Arc<[u8]>)>,
+    now: Now,
 }
 
 impl std::fmt::Debug for ServerConnection {
@@ -186,7 +204,13 @@ impl ServerConnection {
             answered: VecDeque::with_capacity(2),
             shared_certificate: None,
             now,
+            last_dropped: None,
         }
+    }
+
+    /// Why the last input the connection dropped was refused (diagnostics only).
+    pub fn last_dropped(&self) -> Option<&ProtocolError> {
+        self.last_dropped.as_ref()
     }
 
     pub fn is_established(&self) -> bool {
@@ -278,9 +302,9 @@ impl ServerConnection {
             .datagram(false, datagram.len(), records.len());
         let handshaking = self.state != State::Established;
         out.records_in = records.len();
-        process_records(self, &records, &mut out);
+        let verdict = process_records(self, &records, &mut out);
         self.core.probe.end_job();
-        if handshaking && self.state != State::Closed {
+        if handshaking && self.state != State::Closed && verdict == Verdict::Kept {
             if self.answered.len() == REMEMBERED_FLIGHTS {
                 self.answered.pop_front();
             }
@@ -1070,15 +1094,59 @@ impl Endpoint for ServerConnection {
         self.state == State::Established
     }
 
+    /// A fatal alert invalidates the session, but only a connection that proved it
+    /// owns the session (the Finished verified on it) may remove it from the cache: a
+    /// ClientHello quoting a session id is no such proof, since the id travels in clear.
     fn close_after_alert(&mut self, level: AlertLevel) {
+        let proved = self.state == State::Established;
         self.state = State::Closed;
-        if level == AlertLevel::Fatal {
+        if level == AlertLevel::Fatal && proved {
             self.forget_session();
         }
     }
 
     fn checks_alert_checksum(&self) -> bool {
         self.state != State::WaitClientHello
+    }
+
+    fn answers_failures(&self) -> bool {
+        matches!(self.state, State::WaitClientHello | State::Established)
+    }
+
+    type Saved = ServerSaved;
+
+    fn save(&self) -> ServerSaved {
+        ServerSaved {
+            state: self.state,
+            core: self.core.save(),
+            client_random: self.client_random,
+            negotiated: self.negotiated.clone(),
+            ephemeral: self.ephemeral.clone(),
+            client_key: self.client_key.clone(),
+            client_certified: self.client_certified,
+            certificate_requested: self.certificate_requested,
+            have_pre_master: self.have_pre_master,
+            shared_certificate: self.shared_certificate.clone(),
+            now: self.now,
+        }
+    }
+
+    fn restore(&mut self, saved: ServerSaved) {
+        self.state = saved.state;
+        self.core.restore(saved.core);
+        self.client_random = saved.client_random;
+        self.negotiated = saved.negotiated;
+        self.ephemeral = saved.ephemeral;
+        self.client_key = saved.client_key;
+        self.client_certified = saved.client_certified;
+        self.certificate_requested = saved.certificate_requested;
+        self.have_pre_master = saved.have_pre_master;
+        self.shared_certificate = saved.shared_certificate;
+        self.now = saved.now;
+    }
+
+    fn note_dropped(&mut self, e: ProtocolError) {
+        self.last_dropped = Some(e);
     }
 
     fn on_change_cipher_spec(&mut self, body: &[u8]) -> Result<(), ProtocolError> {
