@@ -80,7 +80,13 @@ pub struct ClientConfig {
     /// How trusted_key_ids names the trusted CAs (or whether it names any).
     pub trusted_key_ids: TrustedKeyIds,
     /// The ParameterIndex numbering the client writes and reads (certificates too).
+    /// Under WAP-261 it also writes the `_uncomp` suite codes (18 for ECDH_ECDSA), since
+    /// its points are uncompressed; under the thesis profile 14, as the thesis did.
     pub numbering: ParameterNumbering,
+    /// Mutual ECDH_ECDSA: send a ClientKeyExchange carrying our certified point (the
+    /// Ericsson/AU-System handset client always sends one; the thesis sends none). The
+    /// pre-master secret is the same either way: the two certified keys'.
+    pub mutual_ecdh_key_exchange: bool,
     /// The gateway identity the server certificate must name.
     pub expected_server: Option<Identifier>,
     /// Client certificate and key, for mutual authentication and the optimised flow.
@@ -120,6 +126,7 @@ impl ClientConfig {
             trusted_cas: Vec::new(),
             trusted_key_ids: TrustedKeyIds::default(),
             numbering: ParameterNumbering::default(),
+            mutual_ecdh_key_exchange: false,
             expected_server: None,
             credential: None,
             key_refresh: 3,
@@ -294,7 +301,7 @@ impl Client {
             .offered
             .iter()
             .map(|o| KeyExchangeId {
-                suite: o.suite,
+                suite: super::wire_suite(o.suite.base(), numbering),
                 parameters: o.spec.parameter_specifier(numbering),
                 identifier: o.identifier.clone(),
             })
@@ -616,7 +623,7 @@ impl Client {
             ));
         }
         self.negotiated = Some(Negotiated {
-            suite: offer.suite,
+            suite: offer.suite.base(),
             spec: offer.spec,
             cipher: sh.cipher_suite,
             key_refresh: sh.key_refresh,
@@ -783,15 +790,26 @@ impl Client {
             records.push(record);
             let pre_master = rsa_pre_master(&secret, &rsa_public);
             self.finish_key_exchange(pre_master, len)
-        } else if static_ecdh {
-            // Mutual ECDH_ECDSA: both certified keys, no ClientKeyExchange. The thesis
-            // still books this computation under T_M_C_CKX.
-            let own = &self.config.credential.as_ref().expect("checked").1;
+        } else if let (true, Some((cert, own))) = (static_ecdh, &self.config.credential) {
+            // Mutual ECDH_ECDSA: both certified keys; the thesis sends no
+            // ClientKeyExchange but still books this computation under T_M_C_CKX.
+            let own = own.clone();
+            let mut len = 0;
+            if let (true, PublicKey::Ec(point)) =
+                (self.config.mutual_ecdh_key_exchange, &cert.tbs.public_key)
+            {
+                let msg = HandshakeMessage::ClientKeyExchange(ClientKeyExchange::Ec(point.clone()));
+                let (record, n) = self.core.handshake_record(&msg)?;
+                records.push(record);
+                len = n;
+            }
             let shared = self
                 .core
                 .probe
-                .operation(Message::CKX, Operation::ECDH, || pk::ecdh(own, &server_key))?;
-            self.finish_key_exchange(shared, 0)
+                .operation(Message::CKX, Operation::ECDH, || {
+                    pk::ecdh(&own, &server_key)
+                })?;
+            self.finish_key_exchange(shared, len)
         } else {
             // A load generator may hand in key shares computed before its clock started
             // (ephemeral point and the secret it gives with this server key).
@@ -832,10 +850,11 @@ impl Client {
         };
         drop(pre_master);
 
-        // CertificateVerify: a signature over the SHA-1 hash of the transcript so far.
+        // CertificateVerify: a signature over the hash of the transcript so far, by
+        // the MAC family (MD5 for the MD5 MACs), as the PRF and Finished hash.
         if self.auth == AuthMode::Mutual && suite.is_rsa() && self.certificate_requested {
             if let Some((_, key)) = &self.config.credential {
-                let digest = self.core.transcript.sha1();
+                let digest = self.core.transcript.digest(PrfHash::for_mac(self.mac()));
                 let key = key.clone();
                 let signature =
                     self.core

@@ -124,6 +124,7 @@ enum State {
 
 #[derive(Clone)]
 struct Negotiated {
+    /// The suite without its point format ([`KeyExchangeSuite::base`]).
     suite: KeyExchangeSuite,
     spec: Specifier,
     cipher: CipherSuite,
@@ -336,7 +337,7 @@ impl ServerConnection {
             State::WaitClientKeyExchange if self.client_key.is_some() => {
                 // Mutual ECDH_ECDSA: no ClientKeyExchange; the pre-master secret comes
                 // from our certified key and the client's (booked as T_M_S_CKX).
-                self.static_ecdh_pre_master()?;
+                self.static_ecdh_pre_master(0)?;
             }
             State::WaitClientCcs => {}
             _ => {
@@ -401,7 +402,8 @@ impl ServerConnection {
                 };
             }
             (State::WaitCertificateVerify, HandshakeMessage::CertificateVerify(cv)) => {
-                let digest = self.core.transcript.sha1();
+                // The transcript hash of the MAC family, as the PRF and Finished use.
+                let digest = self.core.transcript.digest(PrfHash::for_mac(self.mac()));
                 let key = self.client_key.clone().expect("client certified");
                 self.core
                     .probe
@@ -475,6 +477,11 @@ impl ServerConnection {
         } else {
             HandshakeKind::Full
         };
+        // Our points travel compressed if the client chose a suite 11-14 (WAP-261).
+        let compressed = ch
+            .client_key_ids
+            .get(index)
+            .is_some_and(|k| super::compressed_points(k.suite, self.config.numbering));
         self.negotiated = Some(Negotiated {
             suite: kid.suite,
             spec,
@@ -537,7 +544,7 @@ impl ServerConnection {
                 })?;
             self.client_key = Some(key);
             self.client_certified = true;
-            self.static_ecdh_pre_master()?;
+            self.static_ecdh_pre_master(0)?;
             records.push(self.core.change_cipher_spec()?);
             self.core.probe.end_message(Message::SCCS, 1);
             let (record, len) = self.core.finished(self.mac(), b"server finished")?;
@@ -562,10 +569,18 @@ impl ServerConnection {
                 }
             } else {
                 let eph = pk::ephemeral_ec(spec)?;
-                let point = match eph.public_wire()? {
+                let mut point = match eph.public_wire()? {
                     PublicKey::Ec(p) => p,
-                    PublicKey::Rsa(_) => unreachable!("an EC key pair has an EC public key"),
+                    PublicKey::Rsa(_) => {
+                        return Err(ProtocolError::new(
+                            AlertDescription::InternalError,
+                            "an EC key pair without an EC public key",
+                        ))
+                    }
                 };
+                if compressed {
+                    point.0 = pk::compress_point(spec, &point.0)?;
+                }
                 self.ephemeral = Some(eph);
                 ServerKeyExchangeKey::Ec(point)
             };
@@ -691,6 +706,10 @@ impl ServerConnection {
         let mut anonymous_refused = false;
         let mut unknown_index = false;
         for (i, kid) in ch.client_key_ids.iter().enumerate() {
+            // 14 and 18 (11 and 15) are one key exchange; the code only says how the
+            // points travel, and we read both forms.
+            let mut kid = kid.clone();
+            kid.suite = kid.suite.base();
             let supported = matches!(
                 kid.suite,
                 KeyExchangeSuite::Rsa
@@ -725,7 +744,7 @@ impl ServerConnection {
                 .iter()
                 .position(|c| named.admits(c.spec) && (kid.suite.is_anonymous() || trusted(c)));
             if let (KeyExchangeSuite::EcdhAnon, NamedParameters::Key(spec)) = (kid.suite, named) {
-                return Ok((i, kid.clone(), spec, credential, None));
+                return Ok((i, kid, spec, credential, None));
             }
             let Some(credential) = credential else {
                 continue;
@@ -740,7 +759,7 @@ impl ServerConnection {
                 } else {
                     None
                 };
-            return Ok((i, kid.clone(), spec, Some(credential), optimised));
+            return Ok((i, kid, spec, Some(credential), optimised));
         }
         Err(if anonymous_refused {
             ProtocolError::new(
@@ -932,6 +951,21 @@ impl ServerConnection {
                 };
                 rsa_pre_master(&secret, &public)
             }
+            ClientKeyExchange::Ec(point) if suite.is_ecdh() && self.client_certified => {
+                // Mutual ECDH_ECDSA with a ClientKeyExchange (the handset client sends
+                // one): it must carry the certified key, because without
+                // CertificateVerify only the static-static secret proves that the client
+                // holds its certificate's key.
+                let spec = self.client_key.as_ref().map(|k| k.spec()).unwrap_or(spec);
+                let sent = PeerKey::from_ec_point(spec, &point.0)?;
+                if self.client_key.as_ref() != Some(&sent) {
+                    return Err(ProtocolError::new(
+                        AlertDescription::IllegalParameter,
+                        "ClientKeyExchange point is not the certified client key",
+                    ));
+                }
+                return self.static_ecdh_pre_master(len);
+            }
             ClientKeyExchange::Ec(point) if suite.is_ecdh() => {
                 let own = match (&self.ephemeral, n.credential) {
                     (Some(e), _) => e.clone(),
@@ -970,8 +1004,9 @@ impl ServerConnection {
     }
 
     /// Pre-master secret from our certified ECDH key and the client's (mutual and
-    /// optimised ECDH_ECDSA).
-    fn static_ecdh_pre_master(&mut self) -> Result<(), ProtocolError> {
+    /// optimised ECDH_ECDSA); `ckx_len` is the size of the ClientKeyExchange that
+    /// carried the client's certified point, 0 if none did.
+    fn static_ecdh_pre_master(&mut self, ckx_len: usize) -> Result<(), ProtocolError> {
         let n = self.negotiated.as_ref().expect("after ClientHello");
         let own = self.config.credentials[n
             .credential
@@ -992,7 +1027,7 @@ impl ServerConnection {
             .probe
             .operation(Message::CKX, Operation::ECDH, || pk::ecdh(&own, &peer))?;
         self.master_from(shared);
-        self.core.probe.end_message(Message::CKX, 0);
+        self.core.probe.end_message(Message::CKX, ckx_len);
         Ok(())
     }
 
