@@ -243,3 +243,135 @@ fn unauthenticated_alerts_are_reported_and_end_nothing() {
     assert!(c.deadline_ns().is_some(), "still waiting for the server");
     let _ = Codec::to_bytes(&Identifier::Null);
 }
+
+/// Both ends, mutual authentication, every certificate under WAP-261.
+fn mutual(case: &str, mac: MacAlgorithm) -> (ClientConfig, ServerConfig) {
+    let (mut client, mut server) = configs(case, ParameterNumbering::Wap261);
+    let parsed = Case::parse(case).unwrap();
+    let ca = Authority::new_root(parsed.ca, "client CA", NOW - 60, NOW + 60).unwrap();
+    let key = KeyPair::generate(parsed.leaf).unwrap();
+    let cert = ca
+        .issue("client.wtlsperf", &key, NOW - 60, NOW + 60)
+        .unwrap();
+    client.credential = Some((cert, key));
+    server.trusted_client_cas = vec![(parsed.ca, ca.cert.clone())];
+    server.client_auth = AuthMode::Mutual;
+    let suite = vec![CipherSuite::new(BulkCipherAlgorithm::Rc5Cbc, mac)];
+    client.cipher_suites = suite.clone();
+    server.cipher_suites = suite;
+    (client, server)
+}
+
+fn run_mutual(client: ClientConfig, server: ServerConfig) -> (Client, ServerConnection) {
+    let mut c = Client::new(
+        Arc::new(client),
+        AuthMode::Mutual,
+        None,
+        Probe::off(),
+        now(),
+    );
+    let mut s = ServerConnection::new(Arc::new(server), Probe::off(), now());
+    let mut to_server = c.start(now()).unwrap().datagrams;
+    for _ in 0..4 {
+        let mut to_client = Vec::new();
+        for d in to_server.drain(..) {
+            to_client.extend(s.handle_datagram(&d, now()).datagrams);
+        }
+        for d in to_client {
+            to_server.extend(c.handle_datagram(&d, now()).datagrams);
+        }
+    }
+    (c, s)
+}
+
+#[test]
+fn certificate_verify_hashes_by_mac_family() {
+    for mac in [MacAlgorithm::Sha, MacAlgorithm::Md5] {
+        let (client, server) = mutual("rsa1024/rsa1024", mac);
+        let (c, s) = run_mutual(client, server);
+        assert!(c.is_established() && s.is_established(), "{mac:?}");
+        assert!(s.client_authenticated());
+    }
+    // An MD5 CertificateVerify is a PKCS#1 type 1 block over the bare 16 bytes.
+    let key = KeyPair::generate(Specifier::Rsa1024).unwrap();
+    let digest = [0x5Au8; 16];
+    let sig = pk::rsa_sign_digest(&key, &digest).unwrap();
+    pk::rsa_verify_digest(&key.public_key().unwrap(), &digest, &sig).unwrap();
+    assert!(pk::rsa_verify_digest(&key.public_key().unwrap(), &[0x5A; 20], &sig).is_err());
+}
+
+#[test]
+fn ecdh_ecdsa_goes_as_18_under_wap261_and_14_under_the_thesis_profile() {
+    for (numbering, code) in [
+        (
+            ParameterNumbering::Wap261,
+            KeyExchangeSuite::EcdhEcdsaUncomp,
+        ),
+        (ParameterNumbering::Thesis, KeyExchangeSuite::EcdhEcdsa),
+    ] {
+        let (client, server) = configs("224p/224p", numbering);
+        let r = run(client, server);
+        assert!(r.client.is_established() && r.server.is_established());
+        assert_eq!(client_hello(&r.client_hello).client_key_ids[0].suite, code);
+    }
+}
+
+/// A client that offers ECDH_anon as 11 (compressed points) gets the server's
+/// ephemeral point compressed; one that offers 15 gets it whole.
+#[test]
+fn the_server_sends_points_in_the_format_the_suite_code_names() {
+    for (code, compressed) in [
+        (KeyExchangeSuite::EcdhAnon, true),
+        (KeyExchangeSuite::EcdhAnonUncomp, false),
+    ] {
+        let (mut client, mut server) = configs("224p/224p", ParameterNumbering::Wap261);
+        client.offers[0].suite = KeyExchangeSuite::EcdhAnon;
+        client.policy = Policy::permissive();
+        server.policy = Policy::permissive();
+        let mut c = Client::new(
+            Arc::new(client),
+            AuthMode::ServerAuth,
+            None,
+            Probe::off(),
+            now(),
+        );
+        let hello = c.start(now()).unwrap().datagrams;
+        let mut ch = client_hello(&hello[0]);
+        ch.client_key_ids[0].suite = code;
+        let record = wtls::msgs::record::OwnedRecord::new(
+            wtls::msgs::enums::ContentType::Handshake,
+            0,
+            false,
+            HandshakeMessage::ClientHello(ch).to_bytes(),
+        )
+        .to_bytes();
+        let mut s = ServerConnection::new(Arc::new(server), Probe::off(), now());
+        let answer = s.handle_datagram(&record, now()).datagrams;
+        let records = parse_datagram(&answer[0]).unwrap();
+        let ske = records
+            .iter()
+            .find_map(|r| {
+                match HandshakeMessage::read_record(r.fragment, Some(KeyExchangeSuite::EcdhAnon)) {
+                    Ok(HandshakeMessage::ServerKeyExchange(ske)) => Some(ske),
+                    _ => None,
+                }
+            })
+            .unwrap();
+        let wtls::msgs::handshake::ServerKeyExchangeKey::Ec(point) = ske.key else {
+            panic!("not an EC key")
+        };
+        assert_eq!(matches!(point.0[0], 2 | 3), compressed, "{code:?}");
+        assert_eq!(point.0.len(), if compressed { 29 } else { 57 });
+    }
+}
+
+#[test]
+fn mutual_ecdh_ecdsa_takes_an_optional_client_key_exchange_of_the_certified_key() {
+    for send in [false, true] {
+        let (mut client, server) = mutual("224p/224p", MacAlgorithm::Sha);
+        client.mutual_ecdh_key_exchange = send;
+        let (c, s) = run_mutual(client, server);
+        assert!(c.is_established() && s.is_established(), "send {send}");
+        assert!(s.client_authenticated());
+    }
+}

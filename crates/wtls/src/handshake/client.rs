@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use zeroize::Zeroizing;
 
-use super::conn::{process_records, Core, Endpoint, Role};
+use super::conn::{process_records, Core, CoreState, Endpoint, Role};
 use super::{
     AuthMode, Event, HandshakeKind, Now, Output, Packing, Policy, ProtocolError, StoredSession,
 };
@@ -80,7 +80,13 @@ pub struct ClientConfig {
     /// How trusted_key_ids names the trusted CAs (or whether it names any).
     pub trusted_key_ids: TrustedKeyIds,
     /// The ParameterIndex numbering the client writes and reads (certificates too).
+    /// Under WAP-261 it also writes the `_uncomp` suite codes (18 for ECDH_ECDSA), since
+    /// its points are uncompressed; under the thesis profile 14, as the thesis did.
     pub numbering: ParameterNumbering,
+    /// Mutual ECDH_ECDSA: send a ClientKeyExchange carrying our certified point (the
+    /// Ericsson/AU-System handset client always sends one; the thesis sends none). The
+    /// pre-master secret is the same either way: the two certified keys'.
+    pub mutual_ecdh_key_exchange: bool,
     /// The gateway identity the server certificate must name.
     pub expected_server: Option<Identifier>,
     /// Client certificate and key, for mutual authentication and the optimised flow.
@@ -120,6 +126,7 @@ impl ClientConfig {
             trusted_cas: Vec::new(),
             trusted_key_ids: TrustedKeyIds::default(),
             numbering: ParameterNumbering::default(),
+            mutual_ecdh_key_exchange: false,
             expected_server: None,
             credential: None,
             key_refresh: 3,
@@ -149,6 +156,7 @@ enum State {
 }
 
 /// The result of the key exchange, kept until the Finished messages.
+#[derive(Clone)]
 struct Negotiated {
     suite: KeyExchangeSuite,
     spec: Specifier,
@@ -176,6 +184,22 @@ pub struct Client {
     deadline_ns: Option<u64>,
     retransmissions: u32,
     timeout_ns: u64,
+    now: Now,
+    /// Why the last dropped input was refused (diagnostics only).
+    last_dropped: Option<ProtocolError>,
+}
+
+/// What a datagram can change in a [`Client`], saved before it is taken in.
+pub(crate) struct ClientSaved {
+    state: State,
+    core: CoreState,
+    server_random: Option<Random>,
+    negotiated: Option<Negotiated>,
+    server_key: Option<PeerKey>,
+    server_public: Option<PublicKey>,
+    certificate_requested: bool,
+    last_flight: Vec<Vec<u8>>,
+    deadline_ns: Option<u64>,
     now: Now,
 }
 
@@ -219,7 +243,15 @@ impl Client {
             retransmissions: 0,
             timeout_ns,
             now,
+            last_dropped: None,
         }
+    }
+
+    /// Why the last input the client dropped was refused: unauthenticated input that
+    /// does not fit is dropped without an answer, so a driver that times out can say
+    /// what the server's last (possibly forged) answer was wrong about.
+    pub fn last_dropped(&self) -> Option<&ProtocolError> {
+        self.last_dropped.as_ref()
     }
 
     /// The first flight: ClientHello.
@@ -269,7 +301,7 @@ impl Client {
             .offered
             .iter()
             .map(|o| KeyExchangeId {
-                suite: o.suite,
+                suite: super::wire_suite(o.suite.base(), numbering),
                 parameters: o.spec.parameter_specifier(numbering),
                 identifier: o.identifier.clone(),
             })
@@ -591,7 +623,7 @@ impl Client {
             ));
         }
         self.negotiated = Some(Negotiated {
-            suite: offer.suite,
+            suite: offer.suite.base(),
             spec: offer.spec,
             cipher: sh.cipher_suite,
             key_refresh: sh.key_refresh,
@@ -758,15 +790,26 @@ impl Client {
             records.push(record);
             let pre_master = rsa_pre_master(&secret, &rsa_public);
             self.finish_key_exchange(pre_master, len)
-        } else if static_ecdh {
-            // Mutual ECDH_ECDSA: both certified keys, no ClientKeyExchange. The thesis
-            // still books this computation under T_M_C_CKX.
-            let own = &self.config.credential.as_ref().expect("checked").1;
+        } else if let (true, Some((cert, own))) = (static_ecdh, &self.config.credential) {
+            // Mutual ECDH_ECDSA: both certified keys; the thesis sends no
+            // ClientKeyExchange but still books this computation under T_M_C_CKX.
+            let own = own.clone();
+            let mut len = 0;
+            if let (true, PublicKey::Ec(point)) =
+                (self.config.mutual_ecdh_key_exchange, &cert.tbs.public_key)
+            {
+                let msg = HandshakeMessage::ClientKeyExchange(ClientKeyExchange::Ec(point.clone()));
+                let (record, n) = self.core.handshake_record(&msg)?;
+                records.push(record);
+                len = n;
+            }
             let shared = self
                 .core
                 .probe
-                .operation(Message::CKX, Operation::ECDH, || pk::ecdh(own, &server_key))?;
-            self.finish_key_exchange(shared, 0)
+                .operation(Message::CKX, Operation::ECDH, || {
+                    pk::ecdh(&own, &server_key)
+                })?;
+            self.finish_key_exchange(shared, len)
         } else {
             // A load generator may hand in key shares computed before its clock started
             // (ephemeral point and the secret it gives with this server key).
@@ -807,10 +850,11 @@ impl Client {
         };
         drop(pre_master);
 
-        // CertificateVerify: a signature over the SHA-1 hash of the transcript so far.
+        // CertificateVerify: a signature over the hash of the transcript so far, by
+        // the MAC family (MD5 for the MD5 MACs), as the PRF and Finished hash.
         if self.auth == AuthMode::Mutual && suite.is_rsa() && self.certificate_requested {
             if let Some((_, key)) = &self.config.credential {
-                let digest = self.core.transcript.sha1();
+                let digest = self.core.transcript.digest(PrfHash::for_mac(self.mac()));
                 let key = key.clone();
                 let signature =
                     self.core
@@ -961,6 +1005,40 @@ impl Endpoint for Client {
 
     fn early_application_data(&mut self) -> Option<ProtocolError> {
         None
+    }
+
+    type Saved = ClientSaved;
+
+    fn save(&self) -> ClientSaved {
+        ClientSaved {
+            state: self.state,
+            core: self.core.save(),
+            server_random: self.server_random,
+            negotiated: self.negotiated.clone(),
+            server_key: self.server_key.clone(),
+            server_public: self.server_public.clone(),
+            certificate_requested: self.certificate_requested,
+            last_flight: self.last_flight.clone(),
+            deadline_ns: self.deadline_ns,
+            now: self.now,
+        }
+    }
+
+    fn restore(&mut self, saved: ClientSaved) {
+        self.state = saved.state;
+        self.core.restore(saved.core);
+        self.server_random = saved.server_random;
+        self.negotiated = saved.negotiated;
+        self.server_key = saved.server_key;
+        self.server_public = saved.server_public;
+        self.certificate_requested = saved.certificate_requested;
+        self.last_flight = saved.last_flight;
+        self.deadline_ns = saved.deadline_ns;
+        self.now = saved.now;
+    }
+
+    fn note_dropped(&mut self, e: ProtocolError) {
+        self.last_dropped = Some(e);
     }
 }
 

@@ -51,6 +51,18 @@ pub(crate) struct ReplayWindow {
 }
 
 impl ReplayWindow {
+    /// Whether `seq` is new and inside the window (nothing is marked).
+    pub(crate) fn fresh(&self, seq: u16) -> bool {
+        match self.highest {
+            None => true,
+            Some(h) if seq > h => true,
+            Some(h) => {
+                let back = u32::from(h - seq);
+                back < 64 && self.bits & (1 << back) == 0
+            }
+        }
+    }
+
     /// True (and the number is marked seen) if `seq` is new and inside the window.
     pub(crate) fn accept(&mut self, seq: u16) -> bool {
         match self.highest {
@@ -83,9 +95,9 @@ impl ReplayWindow {
 pub(crate) enum Opened {
     Plain(ContentType, Zeroizing<Vec<u8>>),
     Drop(&'static str),
-    Fail(ProtocolError),
 }
 
+#[derive(Clone)]
 pub(crate) struct RecordLayer {
     role: Role,
     pub packing: Packing,
@@ -226,7 +238,11 @@ impl RecordLayer {
         self.sent_checksums.contains(&alert.checksum)
     }
 
-    /// Check the C bit and the sequence number, then remove the protection.
+    /// Check the C bit and the sequence number, then remove the protection. A record
+    /// that fails its MAC or padding is dropped unanswered, as DTLS does (RFC 6347
+    /// §4.1.2.7): anyone can forge one, so it must neither end the connection nor use
+    /// up its sequence number; only a record that opens is marked seen and becomes the
+    /// "last record received" our alerts checksum.
     pub(crate) fn open(&mut self, record: &Record<'_>) -> Opened {
         let header = &record.header;
         let Some(seq) = header.sequence else {
@@ -238,24 +254,22 @@ impl RecordLayer {
         if header.cipher_spec != self.read.is_some() && !clear_alert {
             return Opened::Drop("record cipher-spec bit does not match the read state");
         }
-        if !self.window.accept(seq) {
+        if !self.window.fresh(seq) {
             return Opened::Drop("stale or replayed record");
         }
+        let plain = match (&mut self.read, header.cipher_spec) {
+            (Some(state), true) => {
+                match state.unprotect(seq, record.header_byte, record.fragment) {
+                    Ok(plain) => plain,
+                    Err(_) => return Opened::Drop("record failed authentication"),
+                }
+            }
+            (None, true) => return Opened::Drop("protected record without a read state"),
+            (_, false) => Zeroizing::new(record.fragment.to_vec()),
+        };
+        self.window.accept(seq);
         self.last_received = crate::msgs::alert::alert_checksum(record.raw);
-        if !header.cipher_spec {
-            return Opened::Plain(
-                header.content_type,
-                Zeroizing::new(record.fragment.to_vec()),
-            );
-        }
-        let state = self.read.as_mut().expect("checked above");
-        match state.unprotect(seq, record.header_byte, record.fragment) {
-            Ok(plain) => Opened::Plain(header.content_type, plain),
-            Err(e) => Opened::Fail(ProtocolError::new(
-                e.alert_without_padding_oracle(),
-                e.to_string(),
-            )),
-        }
+        Opened::Plain(header.content_type, plain)
     }
 
     /// Pack a flight of records into datagrams.
@@ -338,6 +352,18 @@ pub(crate) struct Core {
     pub(crate) transcript: Transcript,
     pub(crate) master_secret: Option<Zeroizing<[u8; 20]>>,
     pub(crate) probe: Probe,
+    /// Flights sent so far: an input that made us send one was a complete flight.
+    pub(crate) flights_sent: u32,
+}
+
+/// The protocol state of a [`Core`] (everything but the probe), copied before a
+/// handshake input so that dropping the input can restore it exactly.
+#[derive(Clone)]
+pub(crate) struct CoreState {
+    records: RecordLayer,
+    transcript: Transcript,
+    master_secret: Option<Zeroizing<[u8; 20]>>,
+    flights_sent: u32,
 }
 
 impl Core {
@@ -347,7 +373,24 @@ impl Core {
             transcript: Transcript::default(),
             master_secret: None,
             probe,
+            flights_sent: 0,
         }
+    }
+
+    pub(crate) fn save(&self) -> CoreState {
+        CoreState {
+            records: self.records.clone(),
+            transcript: self.transcript.clone(),
+            master_secret: self.master_secret.clone(),
+            flights_sent: self.flights_sent,
+        }
+    }
+
+    pub(crate) fn restore(&mut self, saved: CoreState) {
+        self.records = saved.records;
+        self.transcript = saved.transcript;
+        self.master_secret = saved.master_secret;
+        self.flights_sent = saved.flights_sent;
     }
 
     /// Encode a handshake message, add it to the transcript and seal it in a record.
@@ -426,6 +469,9 @@ impl Core {
     /// Pack a flight into datagrams, counting them in the probe.
     pub(crate) fn pack(&mut self, records: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         let datagrams = self.records.pack(records);
+        if !datagrams.is_empty() {
+            self.flights_sent += 1;
+        }
         for d in &datagrams {
             self.probe.datagram(true, d.len(), 0);
         }
@@ -481,60 +527,157 @@ pub(crate) trait Endpoint {
     /// Application data before the handshake completed: an error (server) or a
     /// silent drop (client).
     fn early_application_data(&mut self) -> Option<ProtocolError>;
+    /// The connection's protocol state, to restore when an input is dropped.
+    type Saved;
+    fn save(&self) -> Self::Saved;
+    fn restore(&mut self, saved: Self::Saved);
+    /// Whether a failure now gets an alert rather than a silent drop: once the
+    /// handshake is complete (every record that reaches the handshake is then
+    /// authenticated), and at a server that has sent nothing yet (it has nothing to
+    /// lose, and the peer learns why its ClientHello was refused).
+    fn answers_failures(&self) -> bool {
+        self.is_established()
+    }
+    /// Keep why the last input was dropped (diagnostics only; not protocol state).
+    fn note_dropped(&mut self, e: ProtocolError);
 }
 
-/// Take in the records of one datagram.
-pub(crate) fn process_records<E: Endpoint>(end: &mut E, records: &[Record<'_>], out: &mut Output) {
+/// What became of one datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// It was taken in (it may have done nothing, e.g. only stale records).
+    Kept,
+    /// It was dropped and the connection's state is exactly what it was before.
+    Dropped,
+}
+
+/// Take in the records of one datagram (issue 13's rule, `docs/security.md`).
+///
+/// While the handshake runs, nothing that reaches it is authenticated until the peer's
+/// Finished verifies, so anyone who can forge the peer's address could have sent it.
+/// An input is therefore taken in only if it completes a flight: it makes us send our
+/// next flight, completes the handshake, or closes the connection by an authenticated
+/// alert. An input that fails, or that stops in the middle of a flight, is dropped and
+/// the connection's state is restored exactly to what it was before (so a forged
+/// ChangeCipherSpec, ClientKeyExchange or Finished changes nothing, and an endpoint may
+/// offer one datagram to two connections in turn). With
+/// [`Packing::MessagePerDatagram`] a flight spans datagrams, so a datagram that fails
+/// nothing is kept even in the middle of a flight.
+pub(crate) fn process_records<E: Endpoint>(
+    end: &mut E,
+    records: &[Record<'_>],
+    out: &mut Output,
+) -> Verdict {
+    let answers_at_start = end.answers_failures();
+    let saved = (!answers_at_start).then(|| end.save());
+    let (datagrams_before, events_before) = (out.datagrams.len(), out.events.len());
+    let flights_before = end.core().flights_sent;
+    let mut failure = None;
+    let mut progressed = false;
     for record in records {
         if end.is_closed() {
             break;
         }
-        if record.header.sequence.is_none() && record.header.content_type == ContentType::Alert {
-            // Explicit sequence numbers are negotiated: an alert without one (Kannel
-            // sends its alerts so) cannot be placed or authenticated. Say what it was.
-            match Alert::read_exact(record.fragment, "Alert") {
-                Ok(alert) if !record.header.cipher_spec => out.events.push(Event::AlertIgnored {
-                    alert,
-                    why: "alert without a sequence number",
-                }),
-                _ => out
-                    .events
-                    .push(Event::Dropped("record without sequence number")),
-            }
-            continue;
-        }
-        let result = match end.core().records.open(record) {
-            Opened::Drop(why) => {
-                out.events.push(Event::Dropped(why));
-                Ok(())
-            }
-            Opened::Fail(e) => Err(e),
-            Opened::Plain(ContentType::Alert, body) => {
-                on_alert(end, &body, out);
-                Ok(())
-            }
-            Opened::Plain(ContentType::ChangeCipherSpec, body) => end.on_change_cipher_spec(&body),
-            Opened::Plain(ContentType::Handshake, body) => {
-                read_handshake(end, &body).and_then(|msg| end.on_handshake(msg, &body, out))
-            }
-            Opened::Plain(ContentType::ApplicationData, body) => {
-                if end.is_established() {
-                    out.events.push(Event::ApplicationData(body.to_vec()));
-                    Ok(())
+        let moves = matches!(
+            record.header.content_type,
+            ContentType::Handshake | ContentType::ChangeCipherSpec
+        );
+        match process_record(end, record, out) {
+            Ok(()) => progressed |= moves,
+            Err(e) => {
+                if answers_at_start || end.is_established() {
+                    fail(end, e, out);
                 } else {
-                    match end.early_application_data() {
-                        Some(e) => Err(e),
-                        None => {
-                            out.events
-                                .push(Event::Dropped("application data before the handshake"));
-                            Ok(())
-                        }
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+    }
+    let Some(saved) = saved else {
+        return Verdict::Kept;
+    };
+    let flight_done =
+        end.is_established() || end.is_closed() || end.core().flights_sent > flights_before;
+    let partial_allowed = progressed
+        && failure.is_none()
+        && end.core().records.packing == Packing::MessagePerDatagram;
+    if flight_done || partial_allowed {
+        if let Some(e) = failure {
+            out.events.push(Event::Dropped(
+                "input after a completed flight that does not fit",
+            ));
+            end.note_dropped(e);
+        }
+        return Verdict::Kept;
+    }
+    end.restore(saved);
+    out.datagrams.truncate(datagrams_before);
+    let later = out.events.split_off(events_before);
+    out.events.extend(
+        later
+            .into_iter()
+            .filter(|e| matches!(e, Event::Dropped(_) | Event::AlertIgnored { .. })),
+    );
+    let why = match (failure, progressed) {
+        (Some(e), _) => {
+            end.note_dropped(e);
+            "unauthenticated handshake input that does not fit the state"
+        }
+        (None, true) => "incomplete flight (a flight must arrive in one datagram)",
+        // Only alerts and records dropped one by one: each has its event already.
+        (None, false) => return Verdict::Dropped,
+    };
+    out.events.push(Event::Dropped(why));
+    Verdict::Dropped
+}
+
+fn process_record<E: Endpoint>(
+    end: &mut E,
+    record: &Record<'_>,
+    out: &mut Output,
+) -> Result<(), ProtocolError> {
+    if record.header.sequence.is_none() && record.header.content_type == ContentType::Alert {
+        // Explicit sequence numbers are negotiated: an alert without one (Kannel
+        // sends its alerts so) cannot be placed or authenticated. Say what it was.
+        match Alert::read_exact(record.fragment, "Alert") {
+            Ok(alert) if !record.header.cipher_spec => out.events.push(Event::AlertIgnored {
+                alert,
+                why: "alert without a sequence number",
+            }),
+            _ => out
+                .events
+                .push(Event::Dropped("record without sequence number")),
+        }
+        return Ok(());
+    }
+    match end.core().records.open(record) {
+        Opened::Drop(why) => {
+            out.events.push(Event::Dropped(why));
+            Ok(())
+        }
+        Opened::Plain(ContentType::Alert, body) => {
+            on_alert(end, &body, out);
+            Ok(())
+        }
+        Opened::Plain(ContentType::ChangeCipherSpec, body) => end.on_change_cipher_spec(&body),
+        Opened::Plain(ContentType::Handshake, body) => {
+            read_handshake(end, &body).and_then(|msg| end.on_handshake(msg, &body, out))
+        }
+        Opened::Plain(ContentType::ApplicationData, body) => {
+            if end.is_established() {
+                out.events.push(Event::ApplicationData(body.to_vec()));
+                Ok(())
+            } else {
+                match end.early_application_data() {
+                    Some(e) => Err(e),
+                    None => {
+                        out.events
+                            .push(Event::Dropped("application data before the handshake"));
+                        Ok(())
                     }
                 }
             }
-        };
-        if let Err(e) = result {
-            fail(end, e, out);
         }
     }
 }

@@ -21,7 +21,9 @@ mod conn;
 pub mod server;
 
 use crate::msgs::alert::Alert;
-use crate::msgs::enums::{AlertDescription, AlertLevel, BulkCipherAlgorithm, MacAlgorithm};
+use crate::msgs::enums::{
+    AlertDescription, AlertLevel, BulkCipherAlgorithm, KeyExchangeSuite, MacAlgorithm,
+};
 
 pub use crate::params::ParameterNumbering;
 pub use cache::{SessionCache, StoredSession};
@@ -204,6 +206,26 @@ impl Output {
             _ => None,
         })
     }
+}
+
+/// The key exchange suite code we write for `suite` (§5.1): under WAP-261 the code
+/// says how the points travel, and we send them uncompressed, so ECDH_ECDSA goes as 18
+/// (`ECDH_ECDSA_uncomp`) and ECDH_anon as 15; the thesis profile keeps the thesis' 14
+/// and 11 with uncompressed points, as its byte counts were made.
+pub(crate) fn wire_suite(
+    suite: KeyExchangeSuite,
+    numbering: ParameterNumbering,
+) -> KeyExchangeSuite {
+    match numbering {
+        ParameterNumbering::Wap261 => suite.uncompressed(),
+        ParameterNumbering::Thesis => suite,
+    }
+}
+
+/// Whether the points of a key exchange negotiated with wire code `suite` travel
+/// compressed: suites 11-14 under WAP-261 (the dissector names 15-18 "…Uncomp").
+pub(crate) fn compressed_points(suite: KeyExchangeSuite, numbering: ParameterNumbering) -> bool {
+    numbering == ParameterNumbering::Wap261 && suite.is_ecdh() && suite.uncompressed() != suite
 }
 
 /// Alert level used for a failure: the session is invalidated on any handshake failure.

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use zeroize::Zeroizing;
 
 use super::client::rsa_pre_master;
-use super::conn::{fail, process_records, Core, Endpoint, Role};
+use super::conn::{fail, process_records, Core, CoreState, Endpoint, Role, Verdict};
 use super::{
     AuthMode, Event, HandshakeKind, Now, Output, Packing, Policy, ProtocolError, SessionCache,
     StoredSession,
@@ -122,7 +122,9 @@ enum State {
     Closed,
 }
 
+#[derive(Clone)]
 struct Negotiated {
+    /// The suite without its point format ([`KeyExchangeSuite::base`]).
     suite: KeyExchangeSuite,
     spec: Specifier,
     cipher: CipherSuite,
@@ -153,6 +155,23 @@ pub struct ServerConnection {
     answered: VecDeque<(u64, Answer)>,
     /// Where the shared Certificate record sits in the flight being built (record
     /// index, byte offset when the flight is one datagram) and the record itself.
+    shared_certificate: Option<(usize, usize, Arc<[u8]>)>,
+    now: Now,
+    /// Why the last dropped input was refused (diagnostics only).
+    last_dropped: Option<ProtocolError>,
+}
+
+/// What a datagram can change in a [`ServerConnection`], saved before it is taken in.
+pub(crate) struct ServerSaved {
+    state: State,
+    core: CoreState,
+    client_random: Option<Random>,
+    negotiated: Option<Negotiated>,
+    ephemeral: Option<KeyPair>,
+    client_key: Option<PeerKey>,
+    client_certified: bool,
+    certificate_requested: bool,
+    have_pre_master: bool,
     shared_certificate: Option<(usize, usize, Arc<[u8]>)>,
     now: Now,
 }
@@ -186,7 +205,13 @@ impl ServerConnection {
             answered: VecDeque::with_capacity(2),
             shared_certificate: None,
             now,
+            last_dropped: None,
         }
+    }
+
+    /// Why the last input the connection dropped was refused (diagnostics only).
+    pub fn last_dropped(&self) -> Option<&ProtocolError> {
+        self.last_dropped.as_ref()
     }
 
     pub fn is_established(&self) -> bool {
@@ -278,9 +303,9 @@ impl ServerConnection {
             .datagram(false, datagram.len(), records.len());
         let handshaking = self.state != State::Established;
         out.records_in = records.len();
-        process_records(self, &records, &mut out);
+        let verdict = process_records(self, &records, &mut out);
         self.core.probe.end_job();
-        if handshaking && self.state != State::Closed {
+        if handshaking && self.state != State::Closed && verdict == Verdict::Kept {
             if self.answered.len() == REMEMBERED_FLIGHTS {
                 self.answered.pop_front();
             }
@@ -312,7 +337,7 @@ impl ServerConnection {
             State::WaitClientKeyExchange if self.client_key.is_some() => {
                 // Mutual ECDH_ECDSA: no ClientKeyExchange; the pre-master secret comes
                 // from our certified key and the client's (booked as T_M_S_CKX).
-                self.static_ecdh_pre_master()?;
+                self.static_ecdh_pre_master(0)?;
             }
             State::WaitClientCcs => {}
             _ => {
@@ -377,7 +402,8 @@ impl ServerConnection {
                 };
             }
             (State::WaitCertificateVerify, HandshakeMessage::CertificateVerify(cv)) => {
-                let digest = self.core.transcript.sha1();
+                // The transcript hash of the MAC family, as the PRF and Finished use.
+                let digest = self.core.transcript.digest(PrfHash::for_mac(self.mac()));
                 let key = self.client_key.clone().expect("client certified");
                 self.core
                     .probe
@@ -451,6 +477,11 @@ impl ServerConnection {
         } else {
             HandshakeKind::Full
         };
+        // Our points travel compressed if the client chose a suite 11-14 (WAP-261).
+        let compressed = ch
+            .client_key_ids
+            .get(index)
+            .is_some_and(|k| super::compressed_points(k.suite, self.config.numbering));
         self.negotiated = Some(Negotiated {
             suite: kid.suite,
             spec,
@@ -513,7 +544,7 @@ impl ServerConnection {
                 })?;
             self.client_key = Some(key);
             self.client_certified = true;
-            self.static_ecdh_pre_master()?;
+            self.static_ecdh_pre_master(0)?;
             records.push(self.core.change_cipher_spec()?);
             self.core.probe.end_message(Message::SCCS, 1);
             let (record, len) = self.core.finished(self.mac(), b"server finished")?;
@@ -538,10 +569,18 @@ impl ServerConnection {
                 }
             } else {
                 let eph = pk::ephemeral_ec(spec)?;
-                let point = match eph.public_wire()? {
+                let mut point = match eph.public_wire()? {
                     PublicKey::Ec(p) => p,
-                    PublicKey::Rsa(_) => unreachable!("an EC key pair has an EC public key"),
+                    PublicKey::Rsa(_) => {
+                        return Err(ProtocolError::new(
+                            AlertDescription::InternalError,
+                            "an EC key pair without an EC public key",
+                        ))
+                    }
                 };
+                if compressed {
+                    point.0 = pk::compress_point(spec, &point.0)?;
+                }
                 self.ephemeral = Some(eph);
                 ServerKeyExchangeKey::Ec(point)
             };
@@ -667,6 +706,10 @@ impl ServerConnection {
         let mut anonymous_refused = false;
         let mut unknown_index = false;
         for (i, kid) in ch.client_key_ids.iter().enumerate() {
+            // 14 and 18 (11 and 15) are one key exchange; the code only says how the
+            // points travel, and we read both forms.
+            let mut kid = kid.clone();
+            kid.suite = kid.suite.base();
             let supported = matches!(
                 kid.suite,
                 KeyExchangeSuite::Rsa
@@ -701,7 +744,7 @@ impl ServerConnection {
                 .iter()
                 .position(|c| named.admits(c.spec) && (kid.suite.is_anonymous() || trusted(c)));
             if let (KeyExchangeSuite::EcdhAnon, NamedParameters::Key(spec)) = (kid.suite, named) {
-                return Ok((i, kid.clone(), spec, credential, None));
+                return Ok((i, kid, spec, credential, None));
             }
             let Some(credential) = credential else {
                 continue;
@@ -716,7 +759,7 @@ impl ServerConnection {
                 } else {
                     None
                 };
-            return Ok((i, kid.clone(), spec, Some(credential), optimised));
+            return Ok((i, kid, spec, Some(credential), optimised));
         }
         Err(if anonymous_refused {
             ProtocolError::new(
@@ -908,6 +951,21 @@ impl ServerConnection {
                 };
                 rsa_pre_master(&secret, &public)
             }
+            ClientKeyExchange::Ec(point) if suite.is_ecdh() && self.client_certified => {
+                // Mutual ECDH_ECDSA with a ClientKeyExchange (the handset client sends
+                // one): it must carry the certified key, because without
+                // CertificateVerify only the static-static secret proves that the client
+                // holds its certificate's key.
+                let spec = self.client_key.as_ref().map(|k| k.spec()).unwrap_or(spec);
+                let sent = PeerKey::from_ec_point(spec, &point.0)?;
+                if self.client_key.as_ref() != Some(&sent) {
+                    return Err(ProtocolError::new(
+                        AlertDescription::IllegalParameter,
+                        "ClientKeyExchange point is not the certified client key",
+                    ));
+                }
+                return self.static_ecdh_pre_master(len);
+            }
             ClientKeyExchange::Ec(point) if suite.is_ecdh() => {
                 let own = match (&self.ephemeral, n.credential) {
                     (Some(e), _) => e.clone(),
@@ -946,8 +1004,9 @@ impl ServerConnection {
     }
 
     /// Pre-master secret from our certified ECDH key and the client's (mutual and
-    /// optimised ECDH_ECDSA).
-    fn static_ecdh_pre_master(&mut self) -> Result<(), ProtocolError> {
+    /// optimised ECDH_ECDSA); `ckx_len` is the size of the ClientKeyExchange that
+    /// carried the client's certified point, 0 if none did.
+    fn static_ecdh_pre_master(&mut self, ckx_len: usize) -> Result<(), ProtocolError> {
         let n = self.negotiated.as_ref().expect("after ClientHello");
         let own = self.config.credentials[n
             .credential
@@ -968,7 +1027,7 @@ impl ServerConnection {
             .probe
             .operation(Message::CKX, Operation::ECDH, || pk::ecdh(&own, &peer))?;
         self.master_from(shared);
-        self.core.probe.end_message(Message::CKX, 0);
+        self.core.probe.end_message(Message::CKX, ckx_len);
         Ok(())
     }
 
@@ -1070,15 +1129,59 @@ impl Endpoint for ServerConnection {
         self.state == State::Established
     }
 
+    /// A fatal alert invalidates the session, but only a connection that proved it
+    /// owns the session (the Finished verified on it) may remove it from the cache: a
+    /// ClientHello quoting a session id is no such proof, since the id travels in clear.
     fn close_after_alert(&mut self, level: AlertLevel) {
+        let proved = self.state == State::Established;
         self.state = State::Closed;
-        if level == AlertLevel::Fatal {
+        if level == AlertLevel::Fatal && proved {
             self.forget_session();
         }
     }
 
     fn checks_alert_checksum(&self) -> bool {
         self.state != State::WaitClientHello
+    }
+
+    fn answers_failures(&self) -> bool {
+        matches!(self.state, State::WaitClientHello | State::Established)
+    }
+
+    type Saved = ServerSaved;
+
+    fn save(&self) -> ServerSaved {
+        ServerSaved {
+            state: self.state,
+            core: self.core.save(),
+            client_random: self.client_random,
+            negotiated: self.negotiated.clone(),
+            ephemeral: self.ephemeral.clone(),
+            client_key: self.client_key.clone(),
+            client_certified: self.client_certified,
+            certificate_requested: self.certificate_requested,
+            have_pre_master: self.have_pre_master,
+            shared_certificate: self.shared_certificate.clone(),
+            now: self.now,
+        }
+    }
+
+    fn restore(&mut self, saved: ServerSaved) {
+        self.state = saved.state;
+        self.core.restore(saved.core);
+        self.client_random = saved.client_random;
+        self.negotiated = saved.negotiated;
+        self.ephemeral = saved.ephemeral;
+        self.client_key = saved.client_key;
+        self.client_certified = saved.client_certified;
+        self.certificate_requested = saved.certificate_requested;
+        self.have_pre_master = saved.have_pre_master;
+        self.shared_certificate = saved.shared_certificate;
+        self.now = saved.now;
+    }
+
+    fn note_dropped(&mut self, e: ProtocolError) {
+        self.last_dropped = Some(e);
     }
 
     fn on_change_cipher_spec(&mut self, body: &[u8]) -> Result<(), ProtocolError> {
