@@ -601,6 +601,12 @@ fn print_probe(probe: &HandshakeProbe) {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     let case = Case::parse(&args.case).map_err(|e| anyhow!("--case: {e}"))?;
+    // The capture's synthetic headers are IPv4 (see `pcap`).
+    anyhow::ensure!(
+        args.pcap.is_none() || args.connect.is_ipv4(),
+        "--pcap records IPv4 datagrams only, and --connect {} is IPv6",
+        args.connect
+    );
     let cfg = Arc::new(command_config(&args, &case)?);
     let auth: AuthMode = args.auth.into();
     let mut pcap = match &args.pcap {

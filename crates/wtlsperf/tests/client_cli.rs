@@ -253,6 +253,7 @@ fn bad_option_values_are_refused_with_their_name() {
         (&["--wsp-get", ""], "--wsp-get"),
         (&["--case", "rsa1024/999x"], "--case"),
         (&["--anonymous", "--auth", "mutual"], "--auth mutual"),
+        (&["--connect", "[::1]:9202", "--pcap", "x.pcap"], "IPv4"),
     ] {
         let mut all = vec!["client"];
         all.extend_from_slice(args);
