@@ -42,6 +42,9 @@ pub enum WspError {
         expected_type: u8,
         found: u8,
     },
+    /// A Long-integer of more than 4 octets where a 32-bit number is expected.
+    #[error("WSP integer in {field} is longer than 32 bits")]
+    IntegerTooLong { field: &'static str },
     /// A text string without its terminating NUL, or not in UTF-8.
     #[error("WSP text string in {field} is not NUL-terminated UTF-8")]
     BadText { field: &'static str },
@@ -370,6 +373,8 @@ fn media_type(c: &mut Cursor<'_>) -> Result<ContentType, WspError> {
             Ok(ContentType::Registered(n))
         }
         0 => Ok(ContentType::Text(String::new())),
+        // Long-integers longer than ours, and the other control octets, are no media type.
+        5..=0x1F => Err(WspError::IntegerTooLong { field: FIELD }),
         // A quote octet, or the first character of Extension-media.
         _ => {
             let tail = text_string(c, FIELD)?;
@@ -573,6 +578,14 @@ mod tests {
             ..reply.clone()
         };
         assert_eq!(Reply::decode(&reg.encode()).unwrap(), reg);
+        // A Long-integer of 5 octets names no 32-bit registered type.
+        let pdu = [2, 0x04, 0x20, 0x07, 0x06, 5, 1, 2, 3, 4, 5];
+        assert_eq!(
+            Reply::decode(&pdu),
+            Err(WspError::IntegerTooLong {
+                field: "Reply.content_type.media_type"
+            })
+        );
         // Text media type inside the general form.
         let pdu = [2, 0x04, 0x20, 0x05, 0x04, b'a', b'/', b'b', 0, b'!'];
         let r = Reply::decode(&pdu).unwrap();
