@@ -228,6 +228,8 @@ fn several_ciphers_resumption_and_echo_work() {
         "RC5_CBC_56/SHA",
         "--cipher",
         "RC5_CBC/SHA",
+        "--trusted-ids",
+        "key-hash",
         "--count",
         "2",
         "--resume",

@@ -3,7 +3,8 @@
 //! client's `--pcap` writer, and every field tshark decodes must equal what our own
 //! codec reads from the same bytes.
 //!
-//! Flows: RSA server-authenticated and mutual (certificates both ways), RSA_anon
+//! Flows: RSA server-authenticated and mutual (certificates both ways), trusted CAs
+//! named by key hash, RSA_anon
 //! (ServerKeyExchange), a resumed (abbreviated) handshake, and, for the EC suites, the
 //! hello messages only. The dissector misreads WTLS certificates with EC keys (it takes
 //! the point for an RSA key and reports the packet malformed), so EC certificates are
@@ -20,7 +21,7 @@ use std::process::Command;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use wtls::handshake::{AuthMode, ClientConfig, HandshakeKind, StoredSession};
+use wtls::handshake::{AuthMode, ClientConfig, HandshakeKind, StoredSession, TrustedKeyIds};
 use wtls::msgs::certificate::{CertificateEntry, PublicKey, WtlsCertificate};
 use wtls::msgs::common::{Identifier, KeyExchangeId, ParameterSpecifier};
 use wtls::msgs::enums::{ContentType, HandshakeType, KeyExchangeSuite};
@@ -529,6 +530,14 @@ fn rsa_full_mutual_anonymous_and_resumed_flights_decode_in_tshark() {
         "",
     ];
     assert_eq!(flow, expected);
+
+    // Trusted CAs named by the hash of their key (identifier type 254) instead of text.
+    let mut by_key_hash = (*client_config(rsa, false)).clone();
+    by_key_hash.trusted_key_ids = TrustedKeyIds::KeyHash;
+    let key_hash = [(Arc::new(by_key_hash), AuthMode::ServerAuth, false)];
+    let (path, _) = capture("rsa-key-hash", &gw, &key_hash);
+    let flow = check_capture(&path, port, false);
+    assert_eq!(flow, ["1", "2,11,13,14", "11,16", "", "", ""]);
 
     let anonymous = [(client_config(rsa, true), AuthMode::ServerAuth, false)];
     let (path, _) = capture("rsa-anon", &gw, &anonymous);
