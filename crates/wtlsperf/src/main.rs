@@ -99,14 +99,15 @@ fn restore_default_sigpipe() {
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
-    if let Command::Pki {
-        action: PkiAction::Show(a),
-    } = &cli.command
-    {
-        // Its own exit status: 0 valid, 1 invalid, 2 unreadable.
-        std::process::exit(wtlsperf::pki_show::run(a));
+    // Reading a certificate file needs no curve of the local libcrypto.
+    if !matches!(
+        cli.command,
+        Command::Pki {
+            action: PkiAction::Show(_)
+        }
+    ) {
+        report_missing_curves();
     }
-    report_missing_curves();
     match cli.command {
         Command::Pki {
             action: PkiAction::Init { dir, force },
@@ -119,9 +120,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        // Its own exit status: 0 valid, 1 invalid, 2 unreadable.
         Command::Pki {
-            action: PkiAction::Show(_),
-        } => Ok(()),
+            action: PkiAction::Show(a),
+        } => std::process::exit(wtlsperf::pki_show::run(&a)),
         Command::Selfcheck { pki } => selfcheck(&pki),
         Command::Handshake(a) => wtlsperf::runner::run(a),
         Command::Gateway(a) => wtlsperf::gateway::run(a),
