@@ -708,9 +708,12 @@ fn after_handshake(
         }
         None => {
             let data = b"wtlsperf echo";
-            let ((), rtt) = exchange
-                .run(client, data, same_as(data))?
-                .ok_or_else(|| anyhow!("no echo from {peer} before the deadline"))?;
+            let ((), rtt) = exchange.run(client, data, same_as(data))?.ok_or_else(|| {
+                anyhow!(
+                    "no echo from {peer} before the deadline (only wtlsperf gateway \
+                         echoes; fetch a page from a WAP gateway with --wsp-get URL)"
+                )
+            })?;
             println!("  echo ok in {:.3} ms", rtt.as_secs_f64() * 1e3);
         }
     }
