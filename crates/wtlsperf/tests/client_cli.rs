@@ -108,7 +108,10 @@ fn serve(sock: &UdpSocket, server: &Arc<ServerConfig>, stop: &AtomicBool) -> Vec
             let Event::ApplicationData(pdu) = e else {
                 continue;
             };
-            let get = wsp::GetRequest::decode(pdu).unwrap();
+            // Like a WAP gateway, ignore what is not a WSP Get.
+            let Ok(get) = wsp::GetRequest::decode(pdu) else {
+                continue;
+            };
             asked.push(get.uri.clone());
             let reply = wsp::Reply {
                 tid: get.tid,
@@ -190,6 +193,27 @@ fn kannel_style_wsp_get_completes_with_status_200_without_a_pki() {
     }
     assert!(!no_pki.exists(), "an anonymous client created a PKI");
     assert_eq!(responder.finish(), vec![url.to_string(); 2]);
+}
+
+#[test]
+fn a_wap_gateway_that_does_not_echo_points_at_wsp_get() {
+    let responder = WspResponder::start();
+    let out = wtlsperf(&[
+        "client",
+        "--connect",
+        &responder.addr.to_string(),
+        "--anonymous",
+        "--case",
+        RSA,
+        "--trusted-ids",
+        "none",
+        "--timeout-ms",
+        "300",
+        "--rto-ms",
+        "100",
+    ]);
+    assert_clean_error(&out, "--wsp-get URL");
+    assert!(responder.finish().is_empty());
 }
 
 #[test]
