@@ -207,10 +207,12 @@ fn a_wap_gateway_that_does_not_echo_points_at_wsp_get() {
         RSA,
         "--trusted-ids",
         "none",
+        // Ample for a loopback handshake on a loaded machine; the echo is then
+        // awaited until twice this from the start.
         "--timeout-ms",
-        "300",
+        "1500",
         "--rto-ms",
-        "100",
+        "200",
     ]);
     assert_clean_error(&out, "--wsp-get URL");
     assert!(responder.finish().is_empty());
