@@ -653,12 +653,12 @@ pub(crate) enum Verdict {
 ///
 /// While the handshake runs, nothing that reaches it is authenticated until the peer's
 /// Finished verifies, so anyone who can forge the peer's address could have sent it.
-/// An input is therefore taken in only if it completes a flight: it makes us send our
+/// An input is therefore taken in only if it completes a flight (it makes us send our
 /// next flight, completes the handshake, or closes the connection by an authenticated
-/// alert. An input that fails, or that stops in the middle of a flight, is dropped and
-/// the connection's state is restored exactly to what it was before (so a forged
-/// ChangeCipherSpec, ClientKeyExchange or Finished changes nothing, and an endpoint may
-/// offer one datagram to two connections in turn). With
+/// alert) and nothing in it fails. An input that fails, or that stops in the middle of
+/// a flight, is dropped and the connection's state is restored exactly to what it was
+/// before (so a forged ChangeCipherSpec, ClientKeyExchange or Finished changes nothing,
+/// and an endpoint may offer one datagram to two connections in turn). With
 /// [`Packing::MessagePerDatagram`] a flight spans datagrams, so a datagram that fails
 /// nothing is kept even in the middle of a flight.
 pub(crate) fn process_records<E: Endpoint>(
@@ -696,18 +696,16 @@ pub(crate) fn process_records<E: Endpoint>(
     let Some(saved) = saved else {
         return Verdict::Kept;
     };
-    let flight_done =
-        end.is_established() || end.is_closed() || end.core().flights_sent > flights_before;
+    // A failure drops the whole datagram, even after a flight it completed: the
+    // failing transition may have left its state half-taken, and a genuine peer's
+    // datagram does not end in a record that fails (an off-path forger cannot append
+    // to it).
+    let flight_done = failure.is_none()
+        && (end.is_established() || end.is_closed() || end.core().flights_sent > flights_before);
     let partial_allowed = progressed
         && failure.is_none()
         && end.core().records.packing == Packing::MessagePerDatagram;
     if flight_done || partial_allowed {
-        if let Some(e) = failure {
-            out.events.push(Event::Dropped(
-                "input after a completed flight that does not fit",
-            ));
-            end.note_dropped(e);
-        }
         return Verdict::Kept;
     }
     end.restore(saved);
