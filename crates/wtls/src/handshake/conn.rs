@@ -409,14 +409,15 @@ pub(crate) struct Core {
     pub(crate) flights_sent: u32,
 }
 
-/// The protocol state of a [`Core`] (everything but the probe), copied before a
-/// handshake input so that dropping the input can restore it exactly.
+/// The protocol state of a [`Core`], copied before a handshake input so that dropping
+/// the input can restore it exactly (and forget the probe's timings of it).
 #[derive(Clone)]
 pub(crate) struct CoreState {
     records: RecordLayer,
     transcript: Transcript,
     master_secret: Option<Zeroizing<[u8; 20]>>,
     flights_sent: u32,
+    probe: [usize; 3],
 }
 
 impl Core {
@@ -437,6 +438,7 @@ impl Core {
             transcript: self.transcript.clone(),
             master_secret: self.master_secret.clone(),
             flights_sent: self.flights_sent,
+            probe: self.probe.checkpoint(),
         }
     }
 
@@ -445,6 +447,7 @@ impl Core {
         self.transcript = saved.transcript;
         self.master_secret = saved.master_secret;
         self.flights_sent = saved.flights_sent;
+        self.probe.rollback(saved.probe);
     }
 
     /// The master secret from the pre-master secret (§7.3), booked as MS under CKX;
