@@ -14,8 +14,8 @@
 //!   specification itself offers for an unnumbered curve.
 //! * [`ParameterNumbering::Thesis`] (compatibility): the numbers of Bayoglu (2004)
 //!   Table 3.2 (1..10 for the curves, 20..22 for RSA). The thesis' handshake byte counts
-//!   (Table 4.11) were made with it; explicit sets would add 60..100 bytes to every
-//!   message that names an unnumbered curve. Index 0 for RSA is accepted here too.
+//!   (Table 4.11) were made with it; an explicit set costs 126 (B-163) to 205 (P-256)
+//!   bytes instead of one wherever an unnumbered curve is named. Index 0 for RSA is accepted here too.
 //!
 //! Explicit parameters are accepted under both numberings, but only when they are
 //! exactly the domain parameters of one of our curves (the seed aside): we never
@@ -358,6 +358,23 @@ mod tests {
             Specifier::named_by(&wire, ParameterNumbering::Wap261),
             Err(ParameterError::UnknownExplicit)
         );
+    }
+
+    /// What an explicit set costs on the wire per mention (index, 2-byte length, set),
+    /// the figure docs/protocol.md quotes.
+    #[test]
+    fn explicit_sets_cost_126_to_205_bytes_per_mention() {
+        for (spec, bytes) in [
+            (Specifier::Nist163r, 126),
+            (Specifier::Nist256p, 205),
+            (Specifier::Nist283k, 201),
+            (Specifier::Nist283r, 201),
+        ] {
+            if spec.is_available() {
+                let wire = spec.parameter_specifier(ParameterNumbering::Wap261);
+                assert_eq!(crate::codec::Codec::to_bytes(&wire).len(), bytes, "{spec}");
+            }
+        }
     }
 
     #[test]

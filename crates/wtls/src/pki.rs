@@ -363,7 +363,7 @@ pub fn certificate_spec(
 }
 
 /// The bit length of an unsigned big-endian integer.
-fn unsigned_bits(bytes: &[u8]) -> u32 {
+pub(crate) fn unsigned_bits(bytes: &[u8]) -> u32 {
     let trimmed: &[u8] = match bytes.iter().position(|&b| b != 0) {
         Some(i) => &bytes[i..],
         None => &[],

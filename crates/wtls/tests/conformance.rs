@@ -375,3 +375,61 @@ fn mutual_ecdh_ecdsa_takes_an_optional_client_key_exchange_of_the_certified_key(
         assert!(s.client_authenticated());
     }
 }
+
+/// A ClientKeyExchange in mutual ECDH_ECDSA that carries another point than the
+/// certified one would leave the client unauthenticated: the flight is dropped.
+#[test]
+fn a_mutual_ecdh_client_key_exchange_of_another_point_is_refused() {
+    let (mut client, server) = mutual("224p/224p", MacAlgorithm::Sha);
+    client.mutual_ecdh_key_exchange = true;
+    let mut c = Client::new(
+        Arc::new(client),
+        AuthMode::Mutual,
+        None,
+        Probe::off(),
+        now(),
+    );
+    let mut s = ServerConnection::new(Arc::new(server), Probe::off(), now());
+    let hello = c.start(now()).unwrap().datagrams;
+    let answer = s.handle_datagram(&hello[0], now()).datagrams;
+    let flight = c.handle_datagram(&answer[0], now()).datagrams;
+    let other = pk::ephemeral_ec(Specifier::Nist224p).unwrap();
+    let wtls::msgs::certificate::PublicKey::Ec(point) = other.public_wire().unwrap() else {
+        panic!("EC key")
+    };
+    let mut forged = Vec::new();
+    for r in parse_datagram(&flight[0]).unwrap() {
+        if r.header.content_type == wtls::msgs::enums::ContentType::Handshake
+            && r.fragment.first() == Some(&16)
+        {
+            let cke = HandshakeMessage::ClientKeyExchange(
+                wtls::msgs::handshake::ClientKeyExchange::Ec(point.clone()),
+            );
+            let seq = r.header.sequence.unwrap();
+            forged.extend(
+                wtls::msgs::record::OwnedRecord::new(
+                    r.header.content_type,
+                    seq,
+                    false,
+                    cke.to_bytes(),
+                )
+                .to_bytes(),
+            );
+        } else {
+            forged.extend_from_slice(r.raw);
+        }
+    }
+    let out = s.handle_datagram(&forged, now());
+    assert!(out.datagrams.is_empty() && out.alert_sent().is_none());
+    let why = s.last_dropped().unwrap();
+    assert_eq!(why.description, AlertDescription::IllegalParameter);
+    assert!(why.reason.contains("certified"), "{why}");
+    // The genuine flight still completes.
+    let out = s.handle_datagram(&flight[0], now());
+    assert!(
+        out.completed().is_some(),
+        "{:?} {:?}",
+        out.events,
+        s.last_dropped()
+    );
+}

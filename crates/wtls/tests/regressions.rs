@@ -371,8 +371,10 @@ fn corrupted_rsa_key_exchange_looks_like_a_wrong_finished() {
 #[test]
 fn secret_comparisons_are_constant_time() {
     let handshake = [
-        include_str!("../src/handshake/server.rs"),
-        include_str!("../src/handshake/client.rs"),
+        include_str!("../src/handshake/server/mod.rs"),
+        include_str!("../src/handshake/server/states.rs"),
+        include_str!("../src/handshake/client/mod.rs"),
+        include_str!("../src/handshake/client/states.rs"),
         include_str!("../src/handshake/conn.rs"),
     ]
     .concat();

@@ -361,6 +361,64 @@ impl PkiStore {
         }
     }
 
+    /// The same keys with every certificate signed again under `numbering`, in memory
+    /// only: the evaluation measures its handshakes on a thesis-numbered store and
+    /// counts the bytes of the same handshakes under WAP-261 with this.
+    pub fn renumbered(&self, numbering: ParameterNumbering) -> Result<PkiStore> {
+        let (not_before, not_after) = self.validity();
+        let mut authorities = BTreeMap::new();
+        let mut trust = TrustStore::with_numbering(numbering);
+        for (spec, ca) in &self.authorities {
+            let again = Authority::from_key_numbered(
+                ca.key.clone(),
+                &ca.name,
+                not_before,
+                not_after,
+                numbering,
+            )
+            .with_context(|| format!("cannot re-sign CA {}", ca.name))?;
+            trust.add(again.cert.clone())?;
+            authorities.insert(*spec, again);
+        }
+        let mut cases = BTreeMap::new();
+        for (case, creds) in &self.cases {
+            let ca = authorities
+                .get(&case.ca)
+                .ok_or_else(|| anyhow!("case {case} has no CA {}", case.ca))?;
+            let reissue = |cert: &WtlsCertificate, key: &KeyPair, subject: &str| {
+                ca.issue_as(
+                    subject,
+                    key,
+                    cert.tbs.public_key_type,
+                    not_before,
+                    not_after,
+                )
+                .with_context(|| format!("cannot re-issue {subject} of {case}"))
+            };
+            cases.insert(
+                *case,
+                CaseCredentials {
+                    case: *case,
+                    ca_cert: ca.cert.clone(),
+                    server_cert: reissue(&creds.server_cert, &creds.server_key, SERVER_SUBJECT)?,
+                    server_key: creds.server_key.clone(),
+                    client_cert: reissue(&creds.client_cert, &creds.client_key, CLIENT_SUBJECT)?,
+                    client_key: creds.client_key.clone(),
+                    numbering,
+                },
+            );
+        }
+        let mut manifest = self.manifest.clone();
+        manifest.numbering = numbering.name().to_string();
+        Ok(PkiStore {
+            dir: self.dir.clone(),
+            manifest,
+            authorities,
+            cases,
+            trust,
+        })
+    }
+
     /// The ParameterIndex numbering of the store's certificates.
     pub fn numbering(&self) -> ParameterNumbering {
         ParameterNumbering::from_name(&self.manifest.numbering).unwrap_or_default()
@@ -523,6 +581,7 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::OnceLock;
+    use wtls::msgs::common::ParameterSpecifier;
     use wtls::msgs::enums::AlertDescription;
     use wtls::pki::CertError;
 
@@ -560,6 +619,46 @@ mod tests {
 
     fn cheap() -> [Case; 1] {
         [Case::parse("160p/160p").unwrap()]
+    }
+
+    #[test]
+    fn a_store_keeps_its_numbering_and_renumbers_in_memory() {
+        let dir = TempDir::new("numbering");
+        let now = unix_now().unwrap();
+        let cases = [
+            Case::parse("256p/256p").unwrap(),
+            Case::parse("rsa1024/rsa1024").unwrap(),
+        ];
+        let thesis =
+            PkiStore::create_numbered(&dir.0, false, now, &cases, ParameterNumbering::Thesis)
+                .unwrap();
+        // Read back from disk, the manifest says how the certificates were numbered.
+        let again = PkiStore::load(&dir.0).unwrap();
+        assert_eq!(again.numbering(), ParameterNumbering::Thesis);
+        let rsa = again.case(&cases[1]).unwrap();
+        assert_eq!(
+            rsa.server_cert.tbs.parameters,
+            ParameterSpecifier::Index(20)
+        );
+        // The same keys under WAP-261: RSA index 0, P-256 as explicit parameters.
+        let wap = thesis.renumbered(ParameterNumbering::Wap261).unwrap();
+        let rsa = wap.case(&cases[1]).unwrap();
+        assert_eq!(rsa.server_cert.tbs.parameters, ParameterSpecifier::Index(0));
+        assert_eq!(rsa.server_key.spec(), Specifier::Rsa1024);
+        let p256 = wap.case(&cases[0]).unwrap();
+        assert!(matches!(
+            p256.server_cert.tbs.parameters,
+            ParameterSpecifier::Set(_)
+        ));
+        let key = pki::validate(
+            &p256.server_cert,
+            &p256.ca_cert,
+            None,
+            now,
+            ParameterNumbering::Wap261,
+        )
+        .unwrap();
+        assert_eq!(key, p256.server_key.public_key().unwrap());
     }
 
     fn cert_error(err: &anyhow::Error) -> &CertError {

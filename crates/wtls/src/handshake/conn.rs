@@ -6,11 +6,13 @@ use std::collections::VecDeque;
 
 use zeroize::Zeroizing;
 
+use super::error::{HandshakeError, HsResult, PeerMisbehaved};
 use super::{level_for, Event, Output, Packing, ProtocolError};
 use crate::codec::Codec;
 use crate::crypto::keys::Direction;
 use crate::crypto::prf::PrfHash;
 use crate::msgs::alert::{Alert, ChangeCipherSpec};
+use crate::msgs::common::{CipherSuite, Random};
 use crate::msgs::enums::{
     AlertDescription, AlertLevel, ContentType, HandshakeType, KeyExchangeSuite, MacAlgorithm,
 };
@@ -27,6 +29,41 @@ pub(crate) enum Role {
 }
 
 impl Role {
+    pub(crate) fn peer(self) -> Role {
+        match self {
+            Role::Client => Role::Server,
+            Role::Server => Role::Client,
+        }
+    }
+
+    /// The probe's name for a handshake message this side sends (thesis Tables 3.4,
+    /// 3.6); `None` for HelloRequest, which no table times.
+    pub(crate) fn sent_message(self, typ: HandshakeType) -> Option<Message> {
+        use HandshakeType as T;
+        Some(match (self, typ) {
+            (Role::Client, T::ClientHello) => Message::CH,
+            (Role::Client, T::Certificate) => Message::CCERT,
+            (Role::Client, T::ClientKeyExchange) => Message::CKX,
+            (Role::Client, T::CertificateVerify) => Message::CERTVRFY,
+            (Role::Client, T::Finished) => Message::CFIN,
+            (Role::Server, T::ServerHello) => Message::SH,
+            (Role::Server, T::Certificate) => Message::SCERT,
+            (Role::Server, T::ServerKeyExchange) => Message::SKX,
+            (Role::Server, T::CertificateRequest) => Message::CERTREQ,
+            (Role::Server, T::ServerHelloDone) => Message::SHD,
+            (Role::Server, T::Finished) => Message::SFIN,
+            _ => return None,
+        })
+    }
+
+    /// The probe's name for this side's ChangeCipherSpec.
+    pub(crate) fn change_cipher_spec(self) -> Message {
+        match self {
+            Role::Client => Message::CCCS,
+            Role::Server => Message::SCCS,
+        }
+    }
+
     fn write_direction(self) -> Direction {
         match self {
             Role::Client => Direction::ClientWrite,
@@ -325,29 +362,45 @@ impl Transcript {
         }
     }
 
-    /// SHA-1 of the messages so far (the CertificateVerify input).
-    pub(crate) fn sha1(&self) -> [u8; 20] {
-        use sha1::Digest;
-        self.sha1.clone().finalize().into()
-    }
-
-    /// The digest of the MAC family's hash, full length (the Finished seed).
-    pub(crate) fn digest(&self, hash: PrfHash) -> Vec<u8> {
+    /// The digest of the MAC family's hash, full length (the Finished seed and the
+    /// CertificateVerify input). `None` only if MD5 was dropped for a SHA suite and is
+    /// then asked for, which the handshake never does.
+    pub(crate) fn digest(&self, hash: PrfHash) -> Option<Vec<u8>> {
         use sha1::Digest;
         match hash {
-            PrfHash::Sha1 => self.sha1().to_vec(),
-            PrfHash::Md5 => match &self.md5 {
-                Some(md5) => md5.clone().finalize().to_vec(),
-                // `settle` keeps MD5 whenever an MD5 MAC is negotiated.
-                None => unreachable!("MD5 transcript dropped for an MD5 cipher suite"),
-            },
+            PrfHash::Sha1 => Some(self.sha1.clone().finalize().to_vec()),
+            PrfHash::Md5 => self.md5.as_ref().map(|md5| md5.clone().finalize().to_vec()),
         }
+    }
+}
+
+/// What the key derivation needs from the negotiation, shared by client and server
+/// (rustls calls it `ConnectionSecrets`): the cipher suite, the key refresh rate and both
+/// randoms. The master secret and the key blocks come from it in one place,
+/// [`Core::agree`] and [`Core::install_master`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KeySchedule {
+    pub(crate) cipher: CipherSuite,
+    pub(crate) key_refresh: u8,
+    pub(crate) client_random: Random,
+    pub(crate) server_random: Random,
+}
+
+impl KeySchedule {
+    /// The MAC algorithm, which picks the PRF, Finished and CertificateVerify hash.
+    pub(crate) fn mac(&self) -> MacAlgorithm {
+        self.cipher.mac
+    }
+
+    pub(crate) fn hash(&self) -> PrfHash {
+        PrfHash::for_mac(self.cipher.mac)
     }
 }
 
 /// What both ends of a connection hold besides their own state machine: the record
 /// layer, the handshake transcript, the master secret and the probe.
 pub(crate) struct Core {
+    pub(crate) role: Role,
     pub(crate) records: RecordLayer,
     pub(crate) transcript: Transcript,
     pub(crate) master_secret: Option<Zeroizing<[u8; 20]>>,
@@ -356,19 +409,21 @@ pub(crate) struct Core {
     pub(crate) flights_sent: u32,
 }
 
-/// The protocol state of a [`Core`] (everything but the probe), copied before a
-/// handshake input so that dropping the input can restore it exactly.
+/// The protocol state of a [`Core`], copied before a handshake input so that dropping
+/// the input can restore it exactly (and forget the probe's timings of it).
 #[derive(Clone)]
 pub(crate) struct CoreState {
     records: RecordLayer,
     transcript: Transcript,
     master_secret: Option<Zeroizing<[u8; 20]>>,
     flights_sent: u32,
+    probe: [usize; 3],
 }
 
 impl Core {
     pub(crate) fn new(role: Role, packing: Packing, probe: Probe) -> Self {
         Core {
+            role,
             records: RecordLayer::new(role, packing),
             transcript: Transcript::default(),
             master_secret: None,
@@ -383,6 +438,7 @@ impl Core {
             transcript: self.transcript.clone(),
             master_secret: self.master_secret.clone(),
             flights_sent: self.flights_sent,
+            probe: self.probe.checkpoint(),
         }
     }
 
@@ -391,20 +447,60 @@ impl Core {
         self.transcript = saved.transcript;
         self.master_secret = saved.master_secret;
         self.flights_sent = saved.flights_sent;
+        self.probe.rollback(saved.probe);
     }
 
-    /// Encode a handshake message, add it to the transcript and seal it in a record.
-    /// Returns the record and the message's size.
+    /// The master secret from the pre-master secret (§7.3), booked as MS under CKX;
+    /// the keys of both directions become pending for the ChangeCipherSpecs.
+    pub(crate) fn agree(&mut self, keys: &KeySchedule, pre_master: &[u8]) {
+        let master = self.probe.operation(Message::CKX, Operation::MS, || {
+            crate::crypto::keys::master_secret(
+                keys.hash(),
+                pre_master,
+                &keys.client_random.0,
+                &keys.server_random.0,
+            )
+        });
+        self.install_master(keys, master);
+    }
+
+    /// Pending keys from a master secret (agreed now, or a resumed session's).
+    pub(crate) fn install_master(&mut self, keys: &KeySchedule, master: Zeroizing<[u8; 20]>) {
+        self.records.set_pending(ProtectionParams {
+            bulk: keys.cipher.bulk,
+            mac: keys.cipher.mac,
+            key_refresh: keys.key_refresh,
+            master_secret: master.clone(),
+            client_random: keys.client_random.0,
+            server_random: keys.server_random.0,
+        });
+        self.master_secret = Some(master);
+    }
+
+    /// Encode a handshake message, add it to the transcript, seal it in a record and
+    /// close its probe message (the one place a sent message's boundary is taken).
     pub(crate) fn handshake_record(
         &mut self,
         msg: &HandshakeMessage,
-    ) -> Result<(Vec<u8>, usize), ProtocolError> {
+    ) -> Result<Vec<u8>, ProtocolError> {
         let bytes = msg.to_bytes();
         self.transcript.update(&bytes);
-        Ok((
-            self.records.seal(ContentType::Handshake, &bytes)?,
-            bytes.len(),
-        ))
+        let record = self.records.seal(ContentType::Handshake, &bytes)?;
+        if let Some(m) = self.role.sent_message(msg.typ()) {
+            self.probe.end_message(m, bytes.len());
+        }
+        Ok(record)
+    }
+
+    /// A handshake record encoded once and shared by many connections: taken as if
+    /// sealed here (sequence number, checksum, transcript, probe message).
+    pub(crate) fn prebuilt_handshake_record(&mut self, typ: HandshakeType, record: &[u8]) {
+        let message = record.get(PREBUILT_HEADER_LEN..).unwrap_or_default();
+        self.transcript.update(message);
+        self.records.sent_prebuilt(record);
+        if let Some(m) = self.role.sent_message(typ) {
+            self.probe.end_message(m, message.len());
+        }
     }
 
     /// A ChangeCipherSpec record; our write state switches to the pending keys.
@@ -413,7 +509,21 @@ impl Core {
             .records
             .seal(ContentType::ChangeCipherSpec, &ChangeCipherSpec.to_bytes())?;
         self.records.install_write()?;
+        self.probe.end_message(self.role.change_cipher_spec(), 1);
         Ok(record)
+    }
+
+    /// Our ChangeCipherSpec and Finished, the end of every flow.
+    pub(crate) fn change_cipher_spec_and_finished(
+        &mut self,
+        keys: &KeySchedule,
+    ) -> Result<Vec<Vec<u8>>, ProtocolError> {
+        let ccs = self.change_cipher_spec()?;
+        let label: &[u8] = match self.role {
+            Role::Client => b"client finished",
+            Role::Server => b"server finished",
+        };
+        Ok(vec![ccs, self.finished(keys.mac(), label)?])
     }
 
     /// Finished.verify_data over the transcript so far (§7.10).
@@ -426,44 +536,40 @@ impl Core {
             ProtocolError::new(AlertDescription::UnexpectedMessage, "Finished before keys")
         })?;
         let hash = PrfHash::for_mac(mac);
-        let digest = self.transcript.digest(hash);
+        let digest = self.transcript.digest(hash).ok_or_else(|| {
+            ProtocolError::new(AlertDescription::InternalError, "transcript hash dropped")
+        })?;
         Ok(crate::crypto::prf::finished_verify_data(
             hash, master, label, &digest,
         ))
     }
 
-    /// Our Finished message in a record, and its size.
-    pub(crate) fn finished(
-        &mut self,
-        mac: MacAlgorithm,
-        label: &[u8],
-    ) -> Result<(Vec<u8>, usize), ProtocolError> {
+    /// Our Finished message in a record.
+    fn finished(&mut self, mac: MacAlgorithm, label: &[u8]) -> Result<Vec<u8>, ProtocolError> {
         let verify_data = self.verify_data(mac, label)?;
         self.handshake_record(&HandshakeMessage::Finished(Finished { verify_data }))
     }
 
-    /// Check the peer's Finished (constant time), then add it to the transcript.
+    /// Check the peer's Finished in constant time (the record loop then adds it to
+    /// the transcript and closes its probe message).
     pub(crate) fn check_finished(
         &mut self,
-        mac: MacAlgorithm,
-        label: &[u8],
-        message: Message,
+        keys: &KeySchedule,
         received: &Finished,
-        body: &[u8],
-    ) -> Result<(), ProtocolError> {
-        let expected = self.verify_data(mac, label)?;
+    ) -> Result<(), HandshakeError> {
+        let (label, message, who): (&[u8], _, _) = match self.role {
+            Role::Client => (b"server finished", Message::SFIN, "server"),
+            Role::Server => (b"client finished", Message::CFIN, "client"),
+        };
+        let expected = self.verify_data(keys.mac(), label)?;
         let ok = self.probe.operation(message, Operation::FIN, || {
             openssl::memcmp::eq(&expected, &received.verify_data)
         });
-        if !ok {
-            return Err(ProtocolError::new(
-                AlertDescription::DecryptError,
-                format!("{} Finished does not verify", label_peer(label)),
-            ));
+        if ok {
+            Ok(())
+        } else {
+            Err(PeerMisbehaved::BadFinished(who).into())
         }
-        self.transcript.update(body);
-        self.probe.end_message(message, body.len());
-        Ok(())
     }
 
     /// Pack a flight into datagrams, counting them in the probe.
@@ -489,13 +595,9 @@ impl Core {
     }
 }
 
-fn label_peer(label: &[u8]) -> &'static str {
-    if label.starts_with(b"client") {
-        "client"
-    } else {
-        "server"
-    }
-}
+/// A record header with L and S set (type, sequence number, length): what precedes the
+/// message in a prebuilt record.
+const PREBUILT_HEADER_LEN: usize = 5;
 
 /// One end's reactions to the records of a datagram; [`process_datagram`] does the
 /// framing, record protection and alert handling common to both ends.
@@ -505,20 +607,19 @@ pub(crate) trait Endpoint {
     fn is_established(&self) -> bool;
     /// A critical or fatal alert was sent or received: the connection ends.
     fn close_after_alert(&mut self, level: AlertLevel);
-    fn on_change_cipher_spec(&mut self, body: &[u8]) -> Result<(), ProtocolError>;
+    fn on_change_cipher_spec(&mut self, body: &[u8]) -> HsResult<()>;
     /// Whether a handshake message of this type may come next.
     fn expects(&self, typ: HandshakeType) -> bool;
     /// The negotiated key exchange suite, needed to read the key exchange messages.
     fn key_exchange(&self) -> Option<KeyExchangeSuite>;
     /// The state, for error messages.
-    fn state_name(&self) -> String;
-    /// A handshake message that may come now; `body` is its encoding (transcript).
-    fn on_handshake(
-        &mut self,
-        msg: HandshakeMessage,
-        body: &[u8],
-        out: &mut Output,
-    ) -> Result<(), ProtocolError>;
+    fn state_name(&self) -> &'static str;
+    /// A handshake message that may come now: the state moves on. The record loop then
+    /// adds it to the transcript, closes its probe message and calls
+    /// [`Endpoint::after_message`].
+    fn on_handshake(&mut self, msg: HandshakeMessage, out: &mut Output) -> HsResult<()>;
+    /// After a message was taken in: send the flight the new state calls for, if any.
+    fn after_message(&mut self, out: &mut Output) -> HsResult<()>;
     /// Whether an incoming alert must match one of our records' checksums. A server
     /// that has sent nothing yet cannot check.
     fn checks_alert_checksum(&self) -> bool {
@@ -526,7 +627,7 @@ pub(crate) trait Endpoint {
     }
     /// Application data before the handshake completed: an error (server) or a
     /// silent drop (client).
-    fn early_application_data(&mut self) -> Option<ProtocolError>;
+    fn early_application_data(&mut self) -> Option<HandshakeError>;
     /// The connection's protocol state, to restore when an input is dropped.
     type Saved;
     fn save(&self) -> Self::Saved;
@@ -555,12 +656,12 @@ pub(crate) enum Verdict {
 ///
 /// While the handshake runs, nothing that reaches it is authenticated until the peer's
 /// Finished verifies, so anyone who can forge the peer's address could have sent it.
-/// An input is therefore taken in only if it completes a flight: it makes us send our
+/// An input is therefore taken in only if it completes a flight (it makes us send our
 /// next flight, completes the handshake, or closes the connection by an authenticated
-/// alert. An input that fails, or that stops in the middle of a flight, is dropped and
-/// the connection's state is restored exactly to what it was before (so a forged
-/// ChangeCipherSpec, ClientKeyExchange or Finished changes nothing, and an endpoint may
-/// offer one datagram to two connections in turn). With
+/// alert) and nothing in it fails. An input that fails, or that stops in the middle of
+/// a flight, is dropped and the connection's state is restored exactly to what it was
+/// before (so a forged ChangeCipherSpec, ClientKeyExchange or Finished changes nothing,
+/// and an endpoint may offer one datagram to two connections in turn). With
 /// [`Packing::MessagePerDatagram`] a flight spans datagrams, so a datagram that fails
 /// nothing is kept even in the middle of a flight.
 pub(crate) fn process_records<E: Endpoint>(
@@ -585,6 +686,7 @@ pub(crate) fn process_records<E: Endpoint>(
         match process_record(end, record, out) {
             Ok(()) => progressed |= moves,
             Err(e) => {
+                let e = ProtocolError::from(e);
                 if answers_at_start || end.is_established() {
                     fail(end, e, out);
                 } else {
@@ -597,18 +699,16 @@ pub(crate) fn process_records<E: Endpoint>(
     let Some(saved) = saved else {
         return Verdict::Kept;
     };
-    let flight_done =
-        end.is_established() || end.is_closed() || end.core().flights_sent > flights_before;
+    // A failure drops the whole datagram, even after a flight it completed: the
+    // failing transition may have left its state half-taken, and a genuine peer's
+    // datagram does not end in a record that fails (an off-path forger cannot append
+    // to it).
+    let flight_done = failure.is_none()
+        && (end.is_established() || end.is_closed() || end.core().flights_sent > flights_before);
     let partial_allowed = progressed
         && failure.is_none()
         && end.core().records.packing == Packing::MessagePerDatagram;
     if flight_done || partial_allowed {
-        if let Some(e) = failure {
-            out.events.push(Event::Dropped(
-                "input after a completed flight that does not fit",
-            ));
-            end.note_dropped(e);
-        }
         return Verdict::Kept;
     }
     end.restore(saved);
@@ -632,11 +732,7 @@ pub(crate) fn process_records<E: Endpoint>(
     Verdict::Dropped
 }
 
-fn process_record<E: Endpoint>(
-    end: &mut E,
-    record: &Record<'_>,
-    out: &mut Output,
-) -> Result<(), ProtocolError> {
+fn process_record<E: Endpoint>(end: &mut E, record: &Record<'_>, out: &mut Output) -> HsResult<()> {
     if record.header.sequence.is_none() && record.header.content_type == ContentType::Alert {
         // Explicit sequence numbers are negotiated: an alert without one (Kannel
         // sends its alerts so) cannot be placed or authenticated. Say what it was.
@@ -660,9 +756,27 @@ fn process_record<E: Endpoint>(
             on_alert(end, &body, out);
             Ok(())
         }
-        Opened::Plain(ContentType::ChangeCipherSpec, body) => end.on_change_cipher_spec(&body),
+        Opened::Plain(ContentType::ChangeCipherSpec, body) => {
+            end.on_change_cipher_spec(&body)?;
+            let core = end.core();
+            let message = core.role.peer().change_cipher_spec();
+            core.probe.end_message(message, 1);
+            Ok(())
+        }
         Opened::Plain(ContentType::Handshake, body) => {
-            read_handshake(end, &body).and_then(|msg| end.on_handshake(msg, &body, out))
+            let msg = read_handshake(end, &body)?;
+            let typ = msg.typ();
+            end.on_handshake(msg, out)?;
+            // The transcript excludes HelloRequest (§7.10); the tables do not time it.
+            if typ != HandshakeType::HelloRequest {
+                let core = end.core();
+                core.transcript.update(&body);
+                if let Some(m) = core.role.peer().sent_message(typ) {
+                    core.probe.end_message(m, body.len());
+                }
+            }
+            end.after_message(out)?;
+            Ok(())
         }
         Opened::Plain(ContentType::ApplicationData, body) => {
             if end.is_established() {
@@ -684,13 +798,14 @@ fn process_record<E: Endpoint>(
 
 /// Read a handshake record, checking the order before the body: a message out of
 /// place is unexpected_message, whatever its contents.
-fn read_handshake<E: Endpoint>(end: &E, body: &[u8]) -> Result<HandshakeMessage, ProtocolError> {
+fn read_handshake<E: Endpoint>(end: &E, body: &[u8]) -> HsResult<HandshakeMessage> {
     let (header, _) = split_handshake_record(body)?;
     if !end.expects(header.typ) {
-        return Err(ProtocolError::new(
-            AlertDescription::UnexpectedMessage,
-            format!("{} while in {}", header.typ, end.state_name()),
-        ));
+        return Err(PeerMisbehaved::UnexpectedMessage {
+            message: header.typ,
+            state: end.state_name(),
+        }
+        .into());
     }
     Ok(HandshakeMessage::read_record(body, end.key_exchange())?)
 }

@@ -18,6 +18,7 @@
 pub mod cache;
 pub mod client;
 mod conn;
+pub mod error;
 pub mod server;
 
 use crate::msgs::alert::Alert;
@@ -28,6 +29,7 @@ use crate::msgs::enums::{
 pub use crate::params::ParameterNumbering;
 pub use cache::{SessionCache, StoredSession};
 pub use client::{Client, ClientConfig, KeyExchangeOffer, KeyShareSource, TrustedKeyIds};
+pub use error::{HandshakeError, PeerMisbehaved};
 pub use server::{ServerConfig, ServerConnection, ServerCredential};
 
 /// The time as the caller sees it: a monotonic reading for timers and the session
