@@ -170,7 +170,7 @@ fn verdict(
     let mut failures = Vec::new();
     let signer = match ca {
         Some((path, ca)) => Some((format!("CA {}", path.display()), ca)),
-        None if cert.tbs.issuer == cert.tbs.subject => {
+        None if cert.tbs.issuer.same_name(&cert.tbs.subject) => {
             Some(("its own key (self-signed)".to_string(), cert))
         }
         None => None,
@@ -199,6 +199,11 @@ fn verdict(
             }
         },
     }
+    if let Some((_, ca)) = ca {
+        if let Err(why) = ca_signature(ca, at, numbering, &mut lines) {
+            failures.push(why);
+        }
+    }
     match window(cert, at) {
         Ok(()) => lines.push("validity: inside the window".to_string()),
         Err(why) => {
@@ -212,6 +217,36 @@ fn verdict(
         Outcome::Invalid(failures.join("; "))
     };
     (lines, outcome)
+}
+
+/// The `--ca` certificate's own signature: a self-issued CA is checked under its own
+/// key (a corrupted root fails here, as `TrustStore::add` refuses it); for any other
+/// CA the issuer is not at hand and the line says so.
+fn ca_signature(
+    ca: &WtlsCertificate,
+    at: u32,
+    numbering: ParameterNumbering,
+    lines: &mut Vec<String>,
+) -> Result<(), String> {
+    if !ca.tbs.issuer.same_name(&ca.tbs.subject) {
+        lines.push(format!(
+            "CA signature: not checked (its issuer {} is not given)",
+            pki::describe(&ca.tbs.issuer)
+        ));
+        return Ok(());
+    }
+    match pki::validate(ca, ca, None, at, numbering) {
+        // Its time window is the "CA validity" line's business.
+        Ok(_) | Err(CertError::Expired { .. } | CertError::NotYetValid { .. }) => {
+            lines.push("CA signature: verifies under its own key (self-signed)".to_string());
+            Ok(())
+        }
+        Err(e) => {
+            let why = format!("the CA's self-signature: {}", explain(&e));
+            lines.push(format!("CA signature: {why}"));
+            Err(why)
+        }
+    }
 }
 
 /// The validity window at `at`, with dates in the reason.

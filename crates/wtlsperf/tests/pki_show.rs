@@ -261,4 +261,24 @@ fn pki_init_writes_rsa_certificates_with_parameter_index_0() {
         stdout.contains("Parameters: index 0 (RSA: the key gives its size; RSA2048"),
         "{stdout}"
     );
+
+    // A leaf under its CA; then under a copy of the CA whose own signature is damaged.
+    let leaf = path_of(&pki.join("rsa2048_rsa1024-server.wcert"));
+    let ca = pki.join("ca-rsa2048.wcert");
+    let (code, stdout, _) = show(&[&leaf, "--ca", &path_of(&ca)]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(
+        stdout.contains("CA signature: verifies under its own key"),
+        "{stdout}"
+    );
+    let mut bytes = std::fs::read(&ca).unwrap();
+    *bytes.last_mut().unwrap() ^= 0x01;
+    let damaged = dir.path().join("damaged-ca.wcert");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let (code, stdout, _) = show(&[&leaf, "--ca", &path_of(&damaged)]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("INVALID: the CA's self-signature: bad signature"),
+        "{stdout}"
+    );
 }
