@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
-# Installs what a fresh Debian/Ubuntu machine lacks to build wtlsperf: the system libcrypto
-# headers for the `openssl` crate (libssl-dev, pkg-config) and a C compiler. Idempotent:
-# does nothing when everything is present. Rust itself comes from rustup (not installed here).
+# Installs what a fresh Debian/Ubuntu machine lacks to build and test wtlsperf: the system
+# libcrypto headers for the `openssl` crate (libssl-dev, pkg-config), a C compiler, and
+# tshark, the Wireshark dissector that the tests use as an independent wire oracle
+# (crates/wtlsperf/tests/dissector.rs; without it that check skips itself). Idempotent:
+# does nothing when everything is present. Non-interactive: the wireshark-common question
+# "should non-superusers be able to capture packets?" is preseeded to "no" (the tests only
+# read capture files, they never capture). Rust itself comes from rustup (not installed here).
 set -euo pipefail
 need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 pkg-config --exists openssl 2>/dev/null || need+=(libssl-dev)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
+command -v tshark >/dev/null 2>&1 || need+=(tshark)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}" >&2
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  if [[ " ${need[*]} " == *" tshark "* ]]; then
+    # debconf-set-selections comes with debconf, which every Debian/Ubuntu system has.
+    echo "wireshark-common wireshark-common/install-setuid boolean false" |
+      $SUDO debconf-set-selections
+  fi
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}"
 fi
 command -v cargo >/dev/null 2>&1 || { echo "setup: cargo not found; install Rust with rustup (https://rustup.rs)" >&2; exit 1; }

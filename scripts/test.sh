@@ -3,4 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# The dissector check (tests/dissector.rs) must run, not skip: setup.sh installed tshark.
+export WTLSPERF_REQUIRE_TSHARK=1
 cargo test --workspace

@@ -6,6 +6,7 @@ pub mod codec;
 pub mod crypto;
 pub mod handshake;
 pub mod msgs;
+pub mod params;
 pub mod pki;
 pub mod probe;
 pub mod record;

@@ -877,7 +877,7 @@ impl Worker {
                 Event::AlertReceived(alert) => {
                     tracing::debug!(peer = %rx.peer, alert = alert.description.name(), "alert received");
                 }
-                Event::Dropped(_) => counters.dropped += 1,
+                Event::Dropped(_) | Event::AlertIgnored { .. } => counters.dropped += 1,
                 Event::Retransmitted => counters.retransmissions += 1,
             }
         }

@@ -3,12 +3,15 @@
 //! open-loop load generator, the flood test and the evaluation campaign.
 
 pub mod bearer_cmd;
+pub mod client_offer;
 pub mod evaluate;
 pub mod flood;
 pub mod gateway;
 pub mod load;
 pub mod pcap;
+pub mod pki_show;
 pub mod pki_store;
 pub mod runner;
 pub mod setup;
 pub mod udp_client;
+pub mod wsp;

@@ -57,10 +57,16 @@ enum PkiAction {
         #[arg(long)]
         force: bool,
     },
+    /// Print a WTLS certificate field by field and check it (exit 0 valid, 1 invalid,
+    /// 2 unreadable); without --ca only a self-signed certificate's signature is checked.
+    Show(wtlsperf::pki_show::ShowArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Client(_) | Command::Pki { .. }) {
+        restore_default_sigpipe();
+    }
     // The evaluation and the load tools start in-process gateways many times; their
     // start-up lines would only interleave with the progress bar. RUST_LOG overrides.
     let default_level = match cli.command {
@@ -80,8 +86,28 @@ fn main() {
     }
 }
 
+/// Lets a closed stdout end the process quietly, as it ends `cat` or `ls`
+/// (`wtlsperf client | head -1`). Rust ignores SIGPIPE, which turns the next `println!`
+/// into a panic instead. Only for the commands whose output is a short report read by
+/// a person or a pipe; the long-running servers keep SIGPIPE ignored.
+fn restore_default_sigpipe() {
+    // SAFETY: installing the default disposition of a signal has no memory effects and
+    // happens before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn dispatch(cli: Cli) -> anyhow::Result<()> {
-    report_missing_curves();
+    // Reading a certificate file needs no curve of the local libcrypto.
+    if !matches!(
+        cli.command,
+        Command::Pki {
+            action: PkiAction::Show(_)
+        }
+    ) {
+        report_missing_curves();
+    }
     match cli.command {
         Command::Pki {
             action: PkiAction::Init { dir, force },
@@ -94,6 +120,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             );
             Ok(())
         }
+        // Its own exit status: 0 valid, 1 invalid, 2 unreadable.
+        Command::Pki {
+            action: PkiAction::Show(a),
+        } => std::process::exit(wtlsperf::pki_show::run(&a)),
         Command::Selfcheck { pki } => selfcheck(&pki),
         Command::Handshake(a) => wtlsperf::runner::run(a),
         Command::Gateway(a) => wtlsperf::gateway::run(a),

@@ -44,6 +44,8 @@ pub struct PcapWriter<W: Write = BufWriter<File>> {
     /// IPv4 identification of the next packet: distinct per packet so that tools never
     /// mistake two captured datagrams for fragments of one.
     next_ip_id: u16,
+    /// What the writer writes to, for error messages ("pcap file hs.pcap").
+    name: String,
 }
 
 impl PcapWriter<BufWriter<File>> {
@@ -56,8 +58,17 @@ impl PcapWriter<BufWriter<File>> {
                 format!("cannot create pcap file {}: {err}", path.display()),
             )
         })?;
-        PcapWriter::new(BufWriter::new(file))
+        let mut writer = PcapWriter::new(BufWriter::new(file))
+            .map_err(|err| named(err, &format!("pcap file {}", path.display())))?;
+        writer.name = format!("pcap file {}", path.display());
+        Ok(writer)
     }
+}
+
+/// The same error with what was being written in front, so that a full disk or a
+/// vanished directory names the capture file.
+fn named(err: io::Error, name: &str) -> io::Error {
+    io::Error::new(err.kind(), format!("writing {name}: {err}"))
 }
 
 impl<W: Write> PcapWriter<W> {
@@ -72,7 +83,11 @@ impl<W: Write> PcapWriter<W> {
         header.extend_from_slice(&SNAPLEN.to_le_bytes());
         header.extend_from_slice(&LINKTYPE_RAW.to_le_bytes());
         out.write_all(&header)?;
-        Ok(PcapWriter { out, next_ip_id: 1 })
+        Ok(PcapWriter {
+            out,
+            next_ip_id: 1,
+            name: "pcap stream".to_string(),
+        })
     }
 
     /// Records one UDP datagram from `src` to `dst` carrying `payload`, captured at `ts`.
@@ -104,18 +119,20 @@ impl<W: Write> PcapWriter<W> {
         record.extend_from_slice(&since_epoch.subsec_micros().to_le_bytes());
         record.extend_from_slice(&len.to_le_bytes()); // captured length
         record.extend_from_slice(&len.to_le_bytes()); // original length
-        self.out.write_all(&record)?;
-        self.out.write_all(&packet)
+        self.out
+            .write_all(&record)
+            .and_then(|()| self.out.write_all(&packet))
+            .map_err(|err| named(err, &self.name))
     }
 
     /// Flushes buffered records to the underlying writer.
     pub fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.out.flush().map_err(|err| named(err, &self.name))
     }
 
     /// Flushes and returns the underlying writer.
     pub fn into_inner(mut self) -> io::Result<W> {
-        self.out.flush()?;
+        self.flush()?;
         Ok(self.out)
     }
 }
@@ -373,6 +390,11 @@ mod tests {
     fn tshark_decodes_wtls_in_the_capture() {
         let probe = Command::new("tshark").arg("--version").output();
         if !probe.is_ok_and(|out| out.status.success()) {
+            // scripts/test.sh (CI) installs tshark and requires this check to run.
+            assert!(
+                std::env::var_os("WTLSPERF_REQUIRE_TSHARK").is_none(),
+                "tshark is required (WTLSPERF_REQUIRE_TSHARK is set); run scripts/setup.sh"
+            );
             println!("tshark not installed; skipping the tshark decoding check");
             return;
         }

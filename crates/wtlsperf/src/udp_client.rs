@@ -15,17 +15,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{bail, Context};
+use anyhow::{anyhow, bail, Context};
 use wtls::handshake::{
     AuthMode, Client, ClientConfig, Event, HandshakeKind, Output, StoredSession,
 };
+use wtls::msgs::common::CipherSuite;
 use wtls::probe::{Clock, HandshakeProbe, Message, Operation, Probe, ProbeLevel};
 use wtls::suite::Case;
 
+use crate::client_offer::{self, TrustedIdsArg};
 use crate::gateway::PackingArg;
 use crate::pcap::PcapWriter;
 use crate::pki_store::PkiStore;
 use crate::setup::{self, Options, ProcessClock};
+use crate::wsp;
 
 /// Largest datagram the client reads.
 const MAX_DATAGRAM: usize = 65_535;
@@ -76,6 +79,45 @@ fn v4(a: SocketAddr) -> Option<SocketAddrV4> {
     }
 }
 
+/// The source address datagrams to `peer` leave from. A socket bound to 0.0.0.0
+/// reports that as its address; the kernel's route to `peer` says which one is used, as
+/// a connected probe socket shows without sending anything.
+pub fn source_address(sock: &UdpSocket, peer: SocketAddr) -> std::io::Result<SocketAddr> {
+    let local = sock.local_addr()?;
+    if !local.ip().is_unspecified() {
+        return Ok(local);
+    }
+    let probe = UdpSocket::bind(SocketAddr::new(local.ip(), 0))?;
+    probe.connect(peer)?;
+    Ok(SocketAddr::new(probe.local_addr()?.ip(), local.port()))
+}
+
+/// The error for an ICMP port unreachable: nothing listens at `peer`.
+fn refused(peer: SocketAddr) -> anyhow::Error {
+    anyhow!("{peer} refused the datagram (ECONNREFUSED): nothing listens on that UDP port")
+}
+
+impl<'a, 'p> Wire<'a, 'p> {
+    fn new(
+        sock: &'a UdpSocket,
+        peer: SocketAddr,
+        pcap: Option<&'p mut PcapWriter>,
+    ) -> anyhow::Result<Self> {
+        Ok(Wire {
+            sock,
+            peer,
+            local: source_address(sock, peer)?,
+            pcap,
+            sent: 0,
+            received: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            started: Instant::now(),
+            log: Vec::new(),
+        })
+    }
+}
+
 impl Wire<'_, '_> {
     fn capture(&mut self, src: SocketAddr, dst: SocketAddr, d: &[u8]) -> anyhow::Result<()> {
         if let Some(p) = self.pcap.as_deref_mut() {
@@ -88,9 +130,13 @@ impl Wire<'_, '_> {
 
     fn send_all(&mut self, datagrams: &[Vec<u8>]) -> anyhow::Result<()> {
         for d in datagrams {
-            self.sock
-                .send_to(d, self.peer)
-                .with_context(|| format!("sending to {}", self.peer))?;
+            match self.sock.send_to(d, self.peer) {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                    return Err(refused(self.peer))
+                }
+                Err(e) => return Err(e).with_context(|| format!("sending to {}", self.peer)),
+            }
             self.sent += 1;
             self.bytes_sent += d.len() as u64;
             self.log.push(WireDatagram {
@@ -137,11 +183,10 @@ impl Wire<'_, '_> {
                 {
                     continue
                 }
-                // Loopback reports an ICMP port unreachable as ECONNREFUSED on the next
-                // call: the gateway is not (yet) there; let retransmission deal with it.
+                // A connected socket reports an ICMP port unreachable as ECONNREFUSED on
+                // the next call: nothing listens there, and waiting would not change it.
                 Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                    std::thread::sleep(Duration::from_millis(1).min(until - now));
-                    continue;
+                    return Err(refused(self.peer))
                 }
                 Err(e) => return Err(e).context("receiving"),
             }
@@ -171,6 +216,43 @@ fn check(out: &Output) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the gateway did before it went quiet, for the "no answer" message: an alert
+/// the client could not authenticate (which never ends the handshake, because anyone
+/// can forge one) is the likely reason it stopped.
+#[derive(Debug, Default)]
+struct Silence {
+    received: u64,
+    /// The last such alert's name and why it was not authenticated.
+    unauthenticated_alert: Option<(&'static str, &'static str)>,
+}
+
+impl Silence {
+    fn note(&mut self, out: &Output) {
+        for e in &out.events {
+            if let Event::AlertIgnored { alert, why } = e {
+                self.unauthenticated_alert = Some((alert.description.name(), why));
+            }
+        }
+    }
+
+    fn describe(&self, peer: SocketAddr, retransmissions: u32, waited: Duration) -> String {
+        let waited = format!(
+            "{retransmissions} retransmissions over {:.1} s",
+            waited.as_secs_f64()
+        );
+        match (&self.unauthenticated_alert, self.received) {
+            (Some((alert, why)), _) => format!(
+                "the gateway {peer} sent {alert} (unauthenticated), then stopped answering \
+                 ({waited}; the alert was not acted on: {why})"
+            ),
+            (None, 0) => format!("no answer from {peer} ({waited})"),
+            (None, n) => {
+                format!("{peer} stopped answering after {n} datagrams: no answer ({waited})")
+            }
+        }
+    }
+}
+
 /// Runs one handshake on `sock` with the gateway at `peer` and returns the client, ready
 /// for application data, with what the handshake cost.
 pub fn connect(
@@ -182,54 +264,13 @@ pub fn connect(
     pcap: Option<&mut PcapWriter>,
     deadline: Instant,
 ) -> anyhow::Result<(ClientRun, Client)> {
-    let mut wire = Wire {
-        sock,
-        peer,
-        local: sock.local_addr()?,
-        pcap,
-        sent: 0,
-        received: 0,
-        bytes_sent: 0,
-        bytes_received: 0,
-        started: Instant::now(),
-        log: Vec::new(),
-    };
+    let mut wire = Wire::new(sock, peer, pcap)?;
     let probe = Probe::new(ProcessClock::shared(), ProbeLevel::Full);
     let started = wire.started;
     let mut client = Client::new(cfg, auth, resume, probe, setup::now());
     let first = client.start(setup::now())?;
     wire.send_all(&first.datagrams)?;
-    let mut buf = vec![0u8; MAX_DATAGRAM];
-    let kind = loop {
-        let timer = client.deadline_ns().map(instant_of);
-        let until = timer.map_or(deadline, |t| t.min(deadline));
-        match wire.recv(&mut buf, until)? {
-            Some(n) => {
-                let out = client.handle_datagram(&buf[..n], setup::now());
-                wire.send_all(&out.datagrams)?;
-                check(&out)?;
-                if let Some(kind) = out.completed() {
-                    break kind;
-                }
-                if client.is_closed() {
-                    bail!("the connection closed during the handshake");
-                }
-            }
-            None if Instant::now() >= deadline => {
-                bail!(
-                    "handshake with {peer} timed out after {:?} ({} retransmissions)",
-                    started.elapsed(),
-                    client.retransmissions()
-                )
-            }
-            None => {
-                let out = client
-                    .on_timeout(setup::now())
-                    .map_err(|e| anyhow::anyhow!("handshake with {peer} failed: {e}"))?;
-                wire.send_all(&out.datagrams)?;
-            }
-        }
-    };
+    let kind = drive_handshake(&mut wire, &mut client, deadline)?;
     let duration = started.elapsed();
     if let Some(p) = wire.pcap.as_deref_mut() {
         p.flush()?;
@@ -249,6 +290,51 @@ pub fn connect(
     Ok((run, client))
 }
 
+/// The handshake's send loop: every datagram from the gateway goes to the engine, every
+/// datagram the engine returns goes out, and the engine's retransmission timer bounds
+/// each wait. Ends when the handshake completes, fails, or `deadline` passes.
+fn drive_handshake(
+    wire: &mut Wire<'_, '_>,
+    client: &mut Client,
+    deadline: Instant,
+) -> anyhow::Result<HandshakeKind> {
+    let peer = wire.peer;
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    let mut silence = Silence::default();
+    loop {
+        let timer = client.deadline_ns().map(instant_of);
+        let until = timer.map_or(deadline, |t| t.min(deadline));
+        match wire.recv(&mut buf, until)? {
+            Some(n) => {
+                silence.received += 1;
+                let out = client.handle_datagram(&buf[..n], setup::now());
+                silence.note(&out);
+                wire.send_all(&out.datagrams)?;
+                check(&out)?;
+                if let Some(kind) = out.completed() {
+                    return Ok(kind);
+                }
+                if client.is_closed() {
+                    bail!("the connection closed during the handshake");
+                }
+            }
+            None if Instant::now() >= deadline => bail!(
+                "handshake timed out: {}",
+                silence.describe(peer, client.retransmissions(), wire.started.elapsed())
+            ),
+            // The engine gives up after its last retransmission: that is silence, not a
+            // refusal by the gateway, whatever alert the engine would have sent.
+            None => match client.on_timeout(setup::now()) {
+                Ok(out) => wire.send_all(&out.datagrams)?,
+                Err(_) => bail!(
+                    "handshake failed: {}",
+                    silence.describe(peer, client.retransmissions(), wire.started.elapsed())
+                ),
+            },
+        }
+    }
+}
+
 /// One handshake (see [`connect`]); the connection is dropped afterwards.
 pub fn handshake_once(
     sock: &UdpSocket,
@@ -262,6 +348,49 @@ pub fn handshake_once(
     connect(sock, peer, cfg, auth, resume, pcap, deadline).map(|(run, _)| run)
 }
 
+/// Where protected application data goes, and how long to keep asking: the request is
+/// sent again every `retry` (it or its answer may be lost) until `deadline`.
+struct Exchange<'a, 'p> {
+    sock: &'a UdpSocket,
+    peer: SocketAddr,
+    pcap: Option<&'p mut PcapWriter>,
+    retry: Duration,
+    deadline: Instant,
+}
+
+impl Exchange<'_, '_> {
+    /// Sends `data` and hands every application datagram that comes back to `accept`
+    /// until it returns a value. Returns the value and the round trip of the attempt
+    /// that was answered, or `None` at the deadline.
+    fn run<T>(
+        &mut self,
+        client: &mut Client,
+        data: &[u8],
+        mut accept: impl FnMut(&[u8]) -> anyhow::Result<Option<T>>,
+    ) -> anyhow::Result<Option<(T, Duration)>> {
+        let mut buf = vec![0u8; MAX_DATAGRAM];
+        while Instant::now() < self.deadline {
+            let sealed = client.seal_application_data(data)?;
+            let mut wire = Wire::new(self.sock, self.peer, self.pcap.as_deref_mut())?;
+            let sent_at = Instant::now();
+            wire.send_all(&[sealed])?;
+            let until = (sent_at + self.retry).min(self.deadline);
+            while let Some(n) = wire.recv(&mut buf, until)? {
+                let out = client.handle_datagram(&buf[..n], setup::now());
+                check(&out)?;
+                for e in &out.events {
+                    if let Event::ApplicationData(back) = e {
+                        if let Some(v) = accept(back)? {
+                            return Ok(Some((v, sent_at.elapsed())));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(None)
+    }
+}
+
 /// Sends `data` as protected application data and waits for the gateway's echo, sending
 /// again every `retry` (the datagram or its echo may be lost). Returns the round trip of
 /// the attempt that was answered.
@@ -270,43 +399,75 @@ pub fn echo(
     peer: SocketAddr,
     client: &mut Client,
     data: &[u8],
-    mut pcap: Option<&mut PcapWriter>,
+    pcap: Option<&mut PcapWriter>,
     retry: Duration,
     deadline: Instant,
 ) -> anyhow::Result<Duration> {
-    let mut buf = vec![0u8; MAX_DATAGRAM];
-    let local = sock.local_addr()?;
-    while Instant::now() < deadline {
-        let sealed = client.seal_application_data(data)?;
-        let mut wire = Wire {
-            sock,
-            peer,
-            local,
-            pcap: pcap.as_deref_mut(),
-            sent: 0,
-            received: 0,
-            bytes_sent: 0,
-            bytes_received: 0,
-            started: Instant::now(),
-            log: Vec::new(),
-        };
-        let sent_at = Instant::now();
-        wire.send_all(&[sealed])?;
-        let until = (sent_at + retry).min(deadline);
-        while let Some(n) = wire.recv(&mut buf, until)? {
-            let out = client.handle_datagram(&buf[..n], setup::now());
-            check(&out)?;
-            for e in &out.events {
-                if let Event::ApplicationData(back) = e {
-                    if back.as_slice() == data {
-                        return Ok(sent_at.elapsed());
-                    }
-                    bail!("the echo differs from what was sent");
-                }
-            }
-        }
+    let mut exchange = Exchange {
+        sock,
+        peer,
+        pcap,
+        retry,
+        deadline,
+    };
+    exchange
+        .run(client, data, same_as(data))?
+        .map(|((), rtt)| rtt)
+        .ok_or_else(|| anyhow!("no echo from {peer} before the deadline"))
+}
+
+/// Sends a connectionless WSP Get through the secure channel (WAP-230 §8.2; a WAP
+/// gateway's port 9202 carries WSP right over WTLS) and returns the Reply that repeats
+/// the request's transaction id, with its round trip. Sent again every `retry`.
+///
+/// `wtlsperf gateway` is an echo server, not a WAP gateway: it sends the Get back. That
+/// is reported as such rather than as a malformed Reply.
+pub fn wsp_get(
+    sock: &UdpSocket,
+    peer: SocketAddr,
+    client: &mut Client,
+    get: &wsp::GetRequest,
+    pcap: Option<&mut PcapWriter>,
+    retry: Duration,
+    deadline: Instant,
+) -> anyhow::Result<(wsp::Reply, Duration)> {
+    let mut exchange = Exchange {
+        sock,
+        peer,
+        pcap,
+        retry,
+        deadline,
+    };
+    exchange
+        .run(client, &get.encode(), wsp_reply_for(get, peer))?
+        .ok_or_else(|| anyhow!("no WSP Reply from {peer} before the deadline"))
+}
+
+/// Accepts the echo of `data`; anything else is an error.
+fn same_as(data: &[u8]) -> impl FnMut(&[u8]) -> anyhow::Result<Option<()>> + '_ {
+    move |back| {
+        anyhow::ensure!(back == data, "the echo differs from what was sent");
+        Ok(Some(()))
     }
-    bail!("no echo from {peer} before the deadline")
+}
+
+/// Accepts the WSP Reply to `get` (same transaction id), skips answers to earlier
+/// requests, and names the two ways an answer can be wrong: the request echoed back
+/// (an echo server, not a WAP gateway) or something that is not a Reply.
+fn wsp_reply_for(
+    get: &wsp::GetRequest,
+    peer: SocketAddr,
+) -> impl FnMut(&[u8]) -> anyhow::Result<Option<wsp::Reply>> + '_ {
+    let request = get.encode();
+    move |back| match wsp::Reply::decode(back) {
+        Ok(reply) if reply.tid == get.tid => Ok(Some(reply)),
+        Ok(_) => Ok(None), // an answer to an earlier request
+        Err(_) if back == request.as_slice() => bail!(
+            "{peer} echoed the WSP Get back instead of answering it: it is an echo \
+             server (such as wtlsperf gateway), not a WAP gateway"
+        ),
+        Err(e) => Err(anyhow!(e).context(format!("{peer}'s answer is not a WSP Reply"))),
+    }
 }
 
 /// `wtlsperf client` arguments.
@@ -315,7 +476,8 @@ pub struct Args {
     /// Gateway (or bearer relay) address.
     #[arg(long, default_value = "127.0.0.1:9202")]
     pub connect: SocketAddr,
-    /// PKI directory (created if missing; must be the gateway's).
+    /// PKI directory (must be the gateway's; create it with `wtlsperf pki init`). Not
+    /// read by an anonymous client that sends no trusted key ids.
     #[arg(long, default_value = "pki")]
     pub pki: PathBuf,
     /// CA/leaf case, e.g. 256p/256p or rsa1024/rsa1024.
@@ -324,9 +486,9 @@ pub struct Args {
     /// server (server-authenticated) or mutual.
     #[arg(long, value_enum, default_value = "server")]
     pub auth: AuthArg,
-    /// Handshakes to run.
-    #[arg(long, default_value_t = 1)]
-    pub count: usize,
+    /// Handshakes to run (1 to 1,000,000).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub count: u32,
     /// After the first full handshake, resume its session (abbreviated handshakes).
     #[arg(long)]
     pub resume: bool,
@@ -334,10 +496,10 @@ pub struct Args {
     #[arg(long)]
     pub pcap: Option<PathBuf>,
     /// Overall time allowed per handshake.
-    #[arg(long, default_value_t = 20_000)]
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     pub timeout_ms: u64,
     /// First retransmission timeout (doubles on each retransmission).
-    #[arg(long, default_value_t = 1_000)]
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub rto_ms: u64,
     /// Anonymous key exchange (RSA_anon / ECDH_anon on the leaf's parameters).
     #[arg(long)]
@@ -345,6 +507,34 @@ pub struct Args {
     /// How handshake messages are packed into datagrams.
     #[arg(long, value_enum, default_value = "flight")]
     pub packing: PackingArg,
+    /// A cipher suite to offer, BULK/MAC (e.g. RC5_CBC/SHA, DES_CBC/SHA,
+    /// RC5_CBC_56/SHA); repeat it to offer several, most preferred first. A weak suite
+    /// named here is offered, with a warning. Default: RC5_CBC/SHA.
+    #[arg(long = "cipher", value_name = "BULK/MAC", value_parser = client_offer::parse_cipher)]
+    pub ciphers: Vec<CipherSuite>,
+    /// What the ClientHello lists as trusted key ids: none, each CA's name, or each CA's
+    /// key hash. With --anonymous and none, no PKI is needed.
+    #[arg(long, value_enum, default_value = "name")]
+    pub trusted_ids: TrustedIdsArg,
+    /// Keys are refreshed every 2^N records (WTLS key_refresh, 0 to 15).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=15))]
+    pub key_refresh: u8,
+    /// After each handshake, fetch this URL with a connectionless WSP Get through the
+    /// secure channel, instead of the echo, and print the Reply's status, content type
+    /// and body size.
+    #[arg(long, value_name = "URL", value_parser = parse_wsp_url)]
+    pub wsp_get: Option<String>,
+}
+
+/// A URL for `--wsp-get`: non-empty, printable, and small enough for one datagram.
+fn parse_wsp_url(text: &str) -> Result<String, String> {
+    const MAX: usize = 16_384;
+    if text.is_empty() || text.len() > MAX || text.chars().any(char::is_control) {
+        return Err(format!(
+            "{text:?} is not a URL (1 to {MAX} bytes, no control characters)"
+        ));
+    }
+    Ok(text.to_string())
 }
 
 /// Authentication mode on the command line.
@@ -410,39 +600,27 @@ fn print_probe(probe: &HandshakeProbe) {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let store = PkiStore::load_or_init(&args.pki)
-        .with_context(|| format!("PKI in {}", args.pki.display()))?;
-    let case = Case::parse(&args.case).map_err(|e| anyhow::anyhow!("--case: {e}"))?;
-    let creds = store.case(&case)?;
-    let mut opts = Options {
-        packing: args.packing.into(),
-        ..Options::default()
-    };
-    if args.anonymous {
-        opts.policy = wtls::handshake::Policy::permissive();
-    }
-    let mut cfg = if args.anonymous {
-        setup::anonymous_client_config(&creds, &opts)
-    } else {
-        setup::client_config(&creds, &opts, false)
-    };
-    cfg.retransmit_timeout_ns = args.rto_ms.max(1) * 1_000_000;
-    let cfg = Arc::new(cfg);
+    let case = Case::parse(&args.case).map_err(|e| anyhow!("--case: {e}"))?;
+    // The capture's synthetic headers are IPv4 (see `pcap`).
+    anyhow::ensure!(
+        args.pcap.is_none() || args.connect.is_ipv4(),
+        "--pcap records IPv4 datagrams only, and --connect {} is IPv6",
+        args.connect
+    );
+    let cfg = Arc::new(command_config(&args, &case)?);
     let auth: AuthMode = args.auth.into();
-    let mut pcap = args.pcap.as_ref().map(PcapWriter::create).transpose()?;
-    let bind: SocketAddr = if args.connect.is_ipv4() {
-        "0.0.0.0:0".parse()?
-    } else {
-        "[::]:0".parse()?
+    let mut pcap = match &args.pcap {
+        Some(path) => Some(PcapWriter::create(path).context("--pcap")?),
+        None => None,
     };
     let mut session: Option<StoredSession> = None;
     let mut durations = Vec::new();
-    for i in 0..args.count.max(1) {
+    for i in 0..args.count {
         // A fresh socket (so a fresh peer entry at the gateway) per handshake.
-        let sock = UdpSocket::bind(bind)?;
+        let sock = open_socket(args.connect)?;
         let deadline = Instant::now() + Duration::from_millis(args.timeout_ms);
         let resume = if args.resume { session.clone() } else { None };
-        let (run, mut client) = connect(
+        let connected = connect(
             &sock,
             args.connect,
             cfg.clone(),
@@ -450,13 +628,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             resume,
             pcap.as_mut(),
             deadline,
-        )?;
+        );
+        let (run, mut client) = match connected {
+            // A gateway serving several CAs picks its certificate by them.
+            Err(e) if args.trusted_ids == TrustedIdsArg::None && !args.anonymous => {
+                return Err(e.context(
+                    "with --trusted-ids none the gateway cannot tell which CA the client trusts",
+                ))
+            }
+            other => other?,
+        };
         println!(
             "handshake {} {:?} {} {}: {:.3} ms, {} retransmissions, {} datagrams / {} B sent, {} / {} B received",
             i + 1,
             run.kind,
             case,
-            auth.name(),
+            if args.anonymous {
+                "anonymous"
+            } else {
+                auth.name()
+            },
             run.duration.as_secs_f64() * 1e3,
             run.retransmissions,
             run.datagrams_sent,
@@ -465,16 +656,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             run.bytes_received
         );
         print_probe(&run.probe);
-        let rtt = echo(
-            &sock,
-            args.connect,
-            &mut client,
-            b"wtlsperf echo",
-            pcap.as_mut(),
-            Duration::from_millis(args.rto_ms.max(1)),
-            deadline + Duration::from_millis(args.timeout_ms),
-        )?;
-        println!("  echo ok in {:.3} ms", rtt.as_secs_f64() * 1e3);
+        let mut exchange = Exchange {
+            sock: &sock,
+            peer: args.connect,
+            pcap: pcap.as_mut(),
+            retry: Duration::from_millis(args.rto_ms),
+            deadline: deadline + Duration::from_millis(args.timeout_ms),
+        };
+        let tid = (i % 256) as u8;
+        after_handshake(&mut exchange, &mut client, args.wsp_get.as_deref(), tid)?;
         if session.is_none() {
             session = run.session.clone();
         }
@@ -493,6 +683,96 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the command does with a fresh connection: a WSP GET of `wsp_get` if given,
+/// otherwise one echo; prints the result.
+fn after_handshake(
+    exchange: &mut Exchange<'_, '_>,
+    client: &mut Client,
+    wsp_get: Option<&str>,
+    tid: u8,
+) -> anyhow::Result<()> {
+    let peer = exchange.peer;
+    match wsp_get {
+        Some(uri) => {
+            let get = wsp::GetRequest::new(tid, uri);
+            let (reply, rtt) = exchange
+                .run(client, &get.encode(), wsp_reply_for(&get, peer))?
+                .ok_or_else(|| anyhow!("no WSP Reply from {peer} before the deadline"))?;
+            println!(
+                "  WSP GET {uri}: status {}, content type {}, {} B body, in {:.3} ms",
+                reply.status,
+                reply.content_type,
+                reply.body.len(),
+                rtt.as_secs_f64() * 1e3
+            );
+        }
+        None => {
+            let data = b"wtlsperf echo";
+            let ((), rtt) = exchange.run(client, data, same_as(data))?.ok_or_else(|| {
+                anyhow!(
+                    "no echo from {peer} before the deadline (only wtlsperf gateway \
+                         echoes; fetch a page from a WAP gateway with --wsp-get URL)"
+                )
+            })?;
+            println!("  echo ok in {:.3} ms", rtt.as_secs_f64() * 1e3);
+        }
+    }
+    Ok(())
+}
+
+/// A socket for talking to `peer`, connected to it so that the kernel reports an ICMP
+/// port unreachable (ECONNREFUSED) instead of the client waiting out its time-out.
+fn open_socket(peer: SocketAddr) -> anyhow::Result<UdpSocket> {
+    let bind: SocketAddr = if peer.is_ipv4() {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    let sock = UdpSocket::bind(bind).context("binding the client's UDP socket")?;
+    sock.connect(peer)
+        .with_context(|| format!("--connect {peer}"))?;
+    Ok(sock)
+}
+
+/// The client configuration the command line asks for. An anonymous client that sends
+/// no trusted key ids authenticates nobody and needs no PKI, so it does not read (or
+/// create) `--pki`; every other client needs the gateway's PKI.
+fn command_config(args: &Args, case: &Case) -> anyhow::Result<ClientConfig> {
+    anyhow::ensure!(
+        !(args.anonymous && args.auth == AuthArg::Mutual),
+        "--auth mutual needs a client certificate, and --anonymous uses none"
+    );
+    let packing = args.packing.into();
+    let mut cfg = if args.anonymous && args.trusted_ids == TrustedIdsArg::None {
+        client_offer::anonymous_config(case, packing)
+    } else {
+        let store = PkiStore::load(&args.pki).with_context(|| {
+            format!(
+                "--pki {}: create one with `wtlsperf pki init --dir {}`",
+                args.pki.display(),
+                args.pki.display()
+            )
+        })?;
+        let creds = store.case(case).with_context(|| format!("--case {case}"))?;
+        let opts = Options {
+            packing,
+            ..Options::default()
+        };
+        if args.anonymous {
+            setup::anonymous_client_config(&creds, &opts)
+        } else {
+            setup::client_config(&creds, &opts, false)
+        }
+    };
+    for warning in client_offer::apply_ciphers(&mut cfg, &args.ciphers) {
+        eprintln!("wtlsperf: {warning}");
+    }
+    cfg.trusted_key_ids = args.trusted_ids.into();
+    cfg.key_refresh = args.key_refresh;
+    cfg.retransmit_timeout_ns = args.rto_ms * 1_000_000;
+    Ok(cfg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -504,6 +784,19 @@ mod tests {
         assert_eq!(m, 10.0);
         assert_eq!(p, 19.0);
         assert!(median_p95_ms(&[]).0.is_nan());
+    }
+
+    #[test]
+    fn the_source_address_of_a_wildcard_socket_is_the_routed_one() {
+        let wildcard = UdpSocket::bind("0.0.0.0:0").unwrap();
+        let port = wildcard.local_addr().unwrap().port();
+        let peer: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let source = source_address(&wildcard, peer).unwrap();
+        assert_eq!(source, SocketAddr::from(([127, 0, 0, 1], port)));
+        // A socket bound to a specific address reports it unchanged.
+        let bound = UdpSocket::bind("127.0.0.2:0").unwrap();
+        let local = bound.local_addr().unwrap();
+        assert_eq!(source_address(&bound, peer).unwrap(), local);
     }
 
     #[test]
@@ -530,6 +823,7 @@ mod tests {
             Instant::now() + Duration::from_millis(200),
         )
         .unwrap_err();
-        assert!(err.to_string().contains("timed out") || err.to_string().contains("failed"));
+        assert!(err.to_string().contains("no answer from"), "{err}");
+        assert!(!err.to_string().contains("handshake_failure"), "{err}");
     }
 }
