@@ -221,6 +221,9 @@ impl ServerConnection {
 
     /// Take in one datagram from the client.
     pub fn handle_datagram(&mut self, datagram: &[u8], now: Now) -> Output {
+        // A dropped datagram leaves everything as it found it, the clock and the
+        // probe's records included (an endpoint may offer it to another connection).
+        let before = (self.now, self.core.probe.checkpoint());
         self.now = now;
         let mut out = Output::default();
         if self.is_closed() {
@@ -243,6 +246,7 @@ impl ServerConnection {
                     // Nothing trustworthy came from this peer yet: tell it why.
                     fail(self, ProtocolError::from(e), &mut out);
                 } else {
+                    self.now = before.0;
                     out.events.push(Event::Dropped("unparsable datagram"));
                 }
                 return out;
@@ -255,6 +259,10 @@ impl ServerConnection {
         out.records_in = records.len();
         let verdict = process_records(self, &records, &mut out);
         self.core.probe.end_job();
+        if verdict == Verdict::Dropped {
+            self.now = before.0;
+            self.core.probe.rollback(before.1);
+        }
         if handshaking && !self.is_closed() && verdict == Verdict::Kept {
             if self.answered.len() == REMEMBERED_FLIGHTS {
                 self.answered.pop_front();
