@@ -386,6 +386,7 @@ impl Client {
         let mut out = Output::default();
         if self.is_closed() {
             out.events.push(Event::Dropped("connection closed"));
+            out.dropped = true;
             return out;
         }
         self.core.probe.begin_job();
@@ -395,6 +396,7 @@ impl Client {
                 // The framing cannot be trusted; nothing in it can be answered.
                 self.now = before.0;
                 out.events.push(Event::Dropped("unparsable datagram"));
+                out.dropped = true;
                 return out;
             }
         };
@@ -407,6 +409,7 @@ impl Client {
         if verdict == Verdict::Dropped {
             self.now = before.0;
             self.core.probe.rollback(before.1);
+            out.dropped = true;
         }
         out
     }

@@ -228,6 +228,7 @@ impl ServerConnection {
         let mut out = Output::default();
         if self.is_closed() {
             out.events.push(Event::Dropped("connection closed"));
+            out.dropped = true;
             return out;
         }
         let digest = datagram_fingerprint(datagram);
@@ -248,6 +249,7 @@ impl ServerConnection {
                 } else {
                     self.now = before.0;
                     out.events.push(Event::Dropped("unparsable datagram"));
+                    out.dropped = true;
                 }
                 return out;
             }
@@ -262,6 +264,7 @@ impl ServerConnection {
         if verdict == Verdict::Dropped {
             self.now = before.0;
             self.core.probe.rollback(before.1);
+            out.dropped = true;
         }
         if handshaking && !self.is_closed() && verdict == Verdict::Kept {
             if self.answered.len() == REMEMBERED_FLIGHTS {
