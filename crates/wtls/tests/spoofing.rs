@@ -192,3 +192,41 @@ fn a_session_quoted_by_a_stranger_is_not_cancelled() {
     finish(&mut c, &mut s, &flight);
     assert_eq!(s.handshake_kind(), Some(HandshakeKind::Abbreviated));
 }
+
+/// A forged clear-text alert with a sequence number far ahead must not move the replay
+/// window of an established connection (that would make every genuine record stale),
+/// and the datagram is reported as dropped whole.
+#[test]
+fn a_forged_alert_far_ahead_does_not_stale_the_genuine_records() {
+    let (client, server) = configs("rsa1024/rsa1024", AuthMode::ServerAuth);
+    let (mut c, mut s, flight) = before_client_flight(&client, &server, AuthMode::ServerAuth, None);
+    finish(&mut c, &mut s, &flight);
+    let forged = [0xC2, 0x70, 0x00, 0x00, 0x06, 0x03, 0x28, 1, 2, 3, 4];
+    let out = s.handle_datagram(&forged, now());
+    assert!(out.dropped, "{:?}", out.events);
+    assert!(matches!(
+        out.events.as_slice(),
+        [Event::AlertIgnored { .. }]
+    ));
+    assert!(s.is_established());
+    let data = c.seal_application_data(b"still here").unwrap();
+    let out = s.handle_datagram(&data, now());
+    assert!(!out.dropped);
+    assert_eq!(
+        out.events,
+        vec![Event::ApplicationData(b"still here".to_vec())]
+    );
+}
+
+#[test]
+fn a_dropped_handshake_datagram_is_flagged_and_a_taken_one_is_not() {
+    let (client, server) = configs("160p/160p", AuthMode::ServerAuth);
+    let (mut c, mut s, flight) = before_client_flight(&client, &server, AuthMode::ServerAuth, None);
+    assert!(s.handle_datagram(&FORGED_CCS, now()).dropped);
+    let out = s.handle_datagram(&flight[0], now());
+    assert!(!out.dropped && out.completed().is_some());
+    for d in out.datagrams {
+        assert!(!c.handle_datagram(&d, now()).dropped);
+    }
+    assert!(c.is_established());
+}

@@ -294,6 +294,14 @@ impl RecordLayer {
         if !self.window.fresh(seq) {
             return Opened::Drop("stale or replayed record");
         }
+        if !header.cipher_spec && self.read.is_some() {
+            // A clear-text alert under a read state (§2.4 allows five): nothing
+            // authenticates it yet, so it must not move the window or the checksum.
+            return Opened::Plain(
+                header.content_type,
+                Zeroizing::new(record.fragment.to_vec()),
+            );
+        }
         let plain = match (&mut self.read, header.cipher_spec) {
             (Some(state), true) => {
                 match state.unprotect(seq, record.header_byte, record.fragment) {
@@ -675,6 +683,7 @@ pub(crate) fn process_records<E: Endpoint>(
     let flights_before = end.core().flights_sent;
     let mut failure = None;
     let mut progressed = false;
+    let mut taken = false;
     for record in records {
         if end.is_closed() {
             break;
@@ -684,11 +693,15 @@ pub(crate) fn process_records<E: Endpoint>(
             ContentType::Handshake | ContentType::ChangeCipherSpec
         );
         match process_record(end, record, out) {
-            Ok(()) => progressed |= moves,
+            Ok(opened) => {
+                progressed |= moves && opened;
+                taken |= opened;
+            }
             Err(e) => {
                 let e = ProtocolError::from(e);
                 if answers_at_start || end.is_established() {
                     fail(end, e, out);
+                    taken = true;
                 } else {
                     failure = Some(e);
                     break;
@@ -697,7 +710,12 @@ pub(crate) fn process_records<E: Endpoint>(
         }
     }
     let Some(saved) = saved else {
-        return Verdict::Kept;
+        // Nothing was taken in (every record dropped one by one): nothing changed.
+        return if taken {
+            Verdict::Kept
+        } else {
+            Verdict::Dropped
+        };
     };
     // A failure drops the whole datagram, even after a flight it completed: the
     // failing transition may have left its state half-taken, and a genuine peer's
@@ -732,7 +750,13 @@ pub(crate) fn process_records<E: Endpoint>(
     Verdict::Dropped
 }
 
-fn process_record<E: Endpoint>(end: &mut E, record: &Record<'_>, out: &mut Output) -> HsResult<()> {
+/// One record; `Ok(true)` if it was taken in, `Ok(false)` if it was dropped (or was an
+/// alert that could not be authenticated).
+fn process_record<E: Endpoint>(
+    end: &mut E,
+    record: &Record<'_>,
+    out: &mut Output,
+) -> HsResult<bool> {
     if record.header.sequence.is_none() && record.header.content_type == ContentType::Alert {
         // Explicit sequence numbers are negotiated: an alert without one (Kannel
         // sends its alerts so) cannot be placed or authenticated. Say what it was.
@@ -745,23 +769,20 @@ fn process_record<E: Endpoint>(end: &mut E, record: &Record<'_>, out: &mut Outpu
                 .events
                 .push(Event::Dropped("record without sequence number")),
         }
-        return Ok(());
+        return Ok(false);
     }
     match end.core().records.open(record) {
         Opened::Drop(why) => {
             out.events.push(Event::Dropped(why));
-            Ok(())
+            Ok(false)
         }
-        Opened::Plain(ContentType::Alert, body) => {
-            on_alert(end, &body, out);
-            Ok(())
-        }
+        Opened::Plain(ContentType::Alert, body) => Ok(on_alert(end, &body, out)),
         Opened::Plain(ContentType::ChangeCipherSpec, body) => {
             end.on_change_cipher_spec(&body)?;
             let core = end.core();
             let message = core.role.peer().change_cipher_spec();
             core.probe.end_message(message, 1);
-            Ok(())
+            Ok(true)
         }
         Opened::Plain(ContentType::Handshake, body) => {
             let msg = read_handshake(end, &body)?;
@@ -776,20 +797,19 @@ fn process_record<E: Endpoint>(end: &mut E, record: &Record<'_>, out: &mut Outpu
                 }
             }
             end.after_message(out)?;
-            Ok(())
+            Ok(true)
         }
         Opened::Plain(ContentType::ApplicationData, body) => {
             if end.is_established() {
                 out.events.push(Event::ApplicationData(body.to_vec()));
-                Ok(())
-            } else {
-                match end.early_application_data() {
-                    Some(e) => Err(e),
-                    None => {
-                        out.events
-                            .push(Event::Dropped("application data before the handshake"));
-                        Ok(())
-                    }
+                return Ok(true);
+            }
+            match end.early_application_data() {
+                Some(e) => Err(e),
+                None => {
+                    out.events
+                        .push(Event::Dropped("application data before the handshake"));
+                    Ok(false)
                 }
             }
         }
@@ -818,22 +838,25 @@ pub(crate) fn fail<E: Endpoint>(end: &mut E, e: ProtocolError, out: &mut Output)
     }
 }
 
-fn on_alert<E: Endpoint>(end: &mut E, body: &[u8], out: &mut Output) {
+/// An alert: acted on (and `true`) only if it authenticates, i.e. its checksum matches
+/// one of our last records (§7.12).
+fn on_alert<E: Endpoint>(end: &mut E, body: &[u8], out: &mut Output) -> bool {
     let Ok(alert) = Alert::read_exact(body, "Alert") else {
         out.events.push(Event::Dropped("malformed alert"));
-        return;
+        return false;
     };
     if end.checks_alert_checksum() && !end.core().records.alert_checksum_ok(&alert) {
         out.events.push(Event::AlertIgnored {
             alert,
             why: "alert checksum matches none of our records",
         });
-        return;
+        return false;
     }
     if alert.level != AlertLevel::Warning {
         end.close_after_alert(alert.level);
     }
     out.events.push(Event::AlertReceived(alert));
+    true
 }
 
 #[cfg(test)]

@@ -177,6 +177,10 @@ pub struct Output {
     /// Records the input datagram carried (0 if it could not be framed), so that a
     /// transport need not parse it again to count them.
     pub records_in: usize,
+    /// The datagram was dropped as a whole: the connection's state is exactly what it
+    /// was before (issue 13). An endpoint may then offer it to another connection of
+    /// the same address.
+    pub dropped: bool,
 }
 
 impl Output {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use zeroize::Zeroizing;
 
-use super::conn::{process_records, Core, CoreState, Endpoint, Role};
+use super::conn::{process_records, Core, CoreState, Endpoint, Role, Verdict};
 use super::error::{HandshakeError, HsResult, PeerMisbehaved};
 use super::AuthMode;
 use super::{Event, Now, Output, Packing, Policy, ProtocolError, StoredSession};
@@ -379,10 +379,14 @@ impl Client {
 
     /// Take in one datagram from the server.
     pub fn handle_datagram(&mut self, datagram: &[u8], now: Now) -> Output {
+        // A dropped datagram leaves everything as it found it, the clock and the
+        // probe's records included.
+        let before = (self.now, self.core.probe.checkpoint());
         self.now = now;
         let mut out = Output::default();
         if self.is_closed() {
             out.events.push(Event::Dropped("connection closed"));
+            out.dropped = true;
             return out;
         }
         self.core.probe.begin_job();
@@ -390,7 +394,9 @@ impl Client {
             Ok(r) => r,
             Err(_) => {
                 // The framing cannot be trusted; nothing in it can be answered.
+                self.now = before.0;
                 out.events.push(Event::Dropped("unparsable datagram"));
+                out.dropped = true;
                 return out;
             }
         };
@@ -398,8 +404,13 @@ impl Client {
             .probe
             .datagram(false, datagram.len(), records.len());
         out.records_in = records.len();
-        process_records(self, &records, &mut out);
+        let verdict = process_records(self, &records, &mut out);
         self.core.probe.end_job();
+        if verdict == Verdict::Dropped {
+            self.now = before.0;
+            self.core.probe.rollback(before.1);
+            out.dropped = true;
+        }
         out
     }
 

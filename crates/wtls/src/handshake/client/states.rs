@@ -20,7 +20,7 @@ use zeroize::Zeroizing;
 
 use super::{ske_spec, validate_against, Client, PeerMisbehaved};
 use crate::codec::Codec;
-use crate::crypto::pk::{self, PeerKey};
+use crate::crypto::pk::{self, KeyPair, PeerKey};
 use crate::handshake::conn::KeySchedule;
 use crate::handshake::error::{HandshakeError, HsResult};
 use crate::handshake::{AuthMode, Event, HandshakeKind, Output};
@@ -392,21 +392,11 @@ impl Client {
         let (suite, spec, keys) = (chosen.suite, chosen.spec, chosen.keys);
         let mut records = Vec::new();
 
-        // Client Certificate: ours when asked and we have one; an empty list otherwise
-        // (the thesis' server-authenticated flow answers its CertificateRequest so).
         let mut static_ecdh = None;
         if requested {
-            let entries = match (&self.config.credential, self.auth) {
-                (Some((cert, key)), AuthMode::Mutual) => {
-                    if suite.is_ecdh() && key.spec() == spec && !suite.is_anonymous() {
-                        static_ecdh = Some((cert.tbs.public_key.clone(), key.clone()));
-                    }
-                    vec![CertificateEntry::Wtls(cert.clone())]
-                }
-                _ => Vec::new(),
-            };
-            let msg = HandshakeMessage::Certificate(CertificateChain(entries));
-            records.push(self.core.handshake_record(&msg)?);
+            let (record, certified) = self.client_certificate(suite, spec)?;
+            records.push(record);
+            static_ecdh = certified;
         }
 
         // The pre-master secret, and ClientKeyExchange where the flow has one.
@@ -462,6 +452,30 @@ impl Client {
             chosen,
             kind: HandshakeKind::Full,
         }))
+    }
+
+    /// Our Certificate when asked: ours in mutual authentication, an empty list
+    /// otherwise (the thesis' server-authenticated flow answers its CertificateRequest
+    /// so). Returns the record and, when our certified key is an ECDH key on the
+    /// server's curve (mutual ECDH_ECDSA), that key: the pre-master secret comes from it.
+    #[allow(clippy::type_complexity)]
+    fn client_certificate(
+        &mut self,
+        suite: KeyExchangeSuite,
+        spec: Specifier,
+    ) -> HsResult<(Vec<u8>, Option<(PublicKey, KeyPair)>)> {
+        let mut static_ecdh = None;
+        let entries = match (&self.config.credential, self.auth) {
+            (Some((cert, key)), AuthMode::Mutual) => {
+                if suite.is_ecdh() && key.spec() == spec && !suite.is_anonymous() {
+                    static_ecdh = Some((cert.tbs.public_key.clone(), key.clone()));
+                }
+                vec![CertificateEntry::Wtls(cert.clone())]
+            }
+            _ => Vec::new(),
+        };
+        let msg = HandshakeMessage::Certificate(CertificateChain(entries));
+        Ok((self.core.handshake_record(&msg)?, static_ecdh))
     }
 
     /// RSA: a 20-byte secret (version byte 1) under the server's key (§7.2).

@@ -221,10 +221,14 @@ impl ServerConnection {
 
     /// Take in one datagram from the client.
     pub fn handle_datagram(&mut self, datagram: &[u8], now: Now) -> Output {
+        // A dropped datagram leaves everything as it found it, the clock and the
+        // probe's records included (an endpoint may offer it to another connection).
+        let before = (self.now, self.core.probe.checkpoint());
         self.now = now;
         let mut out = Output::default();
         if self.is_closed() {
             out.events.push(Event::Dropped("connection closed"));
+            out.dropped = true;
             return out;
         }
         let digest = datagram_fingerprint(datagram);
@@ -243,7 +247,9 @@ impl ServerConnection {
                     // Nothing trustworthy came from this peer yet: tell it why.
                     fail(self, ProtocolError::from(e), &mut out);
                 } else {
+                    self.now = before.0;
                     out.events.push(Event::Dropped("unparsable datagram"));
+                    out.dropped = true;
                 }
                 return out;
             }
@@ -255,6 +261,11 @@ impl ServerConnection {
         out.records_in = records.len();
         let verdict = process_records(self, &records, &mut out);
         self.core.probe.end_job();
+        if verdict == Verdict::Dropped {
+            self.now = before.0;
+            self.core.probe.rollback(before.1);
+            out.dropped = true;
+        }
         if handshaking && !self.is_closed() && verdict == Verdict::Kept {
             if self.answered.len() == REMEMBERED_FLIGHTS {
                 self.answered.pop_front();
