@@ -3,6 +3,7 @@
 //! open-loop load generator, the flood test and the evaluation campaign.
 
 pub mod bearer_cmd;
+pub mod device;
 pub mod evaluate;
 pub mod flood;
 pub mod gateway;

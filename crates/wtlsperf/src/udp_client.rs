@@ -206,6 +206,7 @@ pub fn connect(
         match wire.recv(&mut buf, until)? {
             Some(n) => {
                 let out = client.handle_datagram(&buf[..n], setup::now());
+                crate::device::hold_for_device(client.probe());
                 wire.send_all(&out.datagrams)?;
                 check(&out)?;
                 if let Some(kind) = out.completed() {
@@ -345,6 +346,10 @@ pub struct Args {
     /// How handshake messages are packed into datagrams.
     #[arg(long, value_enum, default_value = "flight")]
     pub packing: PackingArg,
+    /// Emulate this client device (e.g. nokia7650): each flight is held for the device's
+    /// processing time; an unknown name lists the profiles.
+    #[arg(long)]
+    pub device: Option<String>,
 }
 
 /// Authentication mode on the command line.
@@ -427,8 +432,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         setup::client_config(&creds, &opts, false)
     };
     cfg.retransmit_timeout_ns = args.rto_ms.max(1) * 1_000_000;
-    let cfg = Arc::new(cfg);
     let auth: AuthMode = args.auth.into();
+    let device = crate::device::client_device(args.device.as_deref(), case, auth, &mut cfg)?;
+    let cfg = Arc::new(cfg);
     let mut pcap = args.pcap.as_ref().map(PcapWriter::create).transpose()?;
     let bind: SocketAddr = if args.connect.is_ipv4() {
         "0.0.0.0:0".parse()?
@@ -440,17 +446,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for i in 0..args.count.max(1) {
         // A fresh socket (so a fresh peer entry at the gateway) per handshake.
         let sock = UdpSocket::bind(bind)?;
-        let deadline = Instant::now() + Duration::from_millis(args.timeout_ms);
         let resume = if args.resume { session.clone() } else { None };
-        let (run, mut client) = connect(
-            &sock,
-            args.connect,
-            cfg.clone(),
-            auth,
-            resume,
-            pcap.as_mut(),
-            deadline,
-        )?;
+        let pacer = device.clone();
+        let deadline = Instant::now()
+            + Duration::from_millis(args.timeout_ms)
+            + pacer
+                .as_ref()
+                .map_or(Duration::ZERO, crate::device::retransmit_allowance);
+        let (result, pacer) = crate::device::with_device(pacer, || {
+            connect(
+                &sock,
+                args.connect,
+                cfg.clone(),
+                auth,
+                resume,
+                pcap.as_mut(),
+                deadline,
+            )
+        });
+        let (run, mut client) = result?;
         println!(
             "handshake {} {:?} {} {}: {:.3} ms, {} retransmissions, {} datagrams / {} B sent, {} / {} B received",
             i + 1,
@@ -465,6 +479,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             run.bytes_received
         );
         print_probe(&run.probe);
+        if let Some(p) = &pacer {
+            crate::device::print_emulation(p);
+        }
         let rtt = echo(
             &sock,
             args.connect,
