@@ -1,0 +1,203 @@
+//! The studies re-enacted end to end: real handshakes of the thesis' cases with an
+//! emulated Nokia 7650 client ([`crate::device`]), the real gateway, and emulated GSM CSD
+//! and GPRS links, all at once (one relay and one thread per handshake: a Nokia RSA-3072
+//! mutual handshake lasts over a minute, nearly all of it the client holding its flight,
+//! so the runs overlap instead of queueing).
+
+use std::net::UdpSocket;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use wtls::handshake::AuthMode;
+use wtls::suite::Case;
+use wtlsperf_bearer::{profile, LinkProfile, Relay};
+use wtlsperf_models::device::DeviceProfile;
+use wtlsperf_models::Authentication;
+
+use crate::bearer_cmd::{bearer_retransmit_timeout, flights_of, predicted_ms};
+use crate::device::{retransmit_allowance, with_device, Pacer};
+use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
+use crate::evaluate::Mode;
+use crate::gateway::{spawn_gateway, GatewayConfig};
+use crate::pki_store::PkiStore;
+use crate::setup::{self, gateway_server_config, ClientAuth, Options};
+use crate::udp_client;
+
+/// The bearers the thesis measured (Table 4.12 over GSM CSD, GPRS average of Table 4.15).
+pub const BEARERS: [&str; 2] = ["gsm-csd", "gprs-avg"];
+
+/// One emulated-device handshake, measured and modelled.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct EmulatedRun {
+    /// `rsa1024/rsa1024`.
+    pub case: String,
+    /// `mutual` or `server`.
+    pub auth: String,
+    /// Bearer profile.
+    pub bearer: String,
+    /// Emulated client device.
+    pub device: String,
+    /// Measured at the client: ClientHello sent to the server Finished handled (ms).
+    pub measured_ms: f64,
+    /// Device processing the client emulated (ms): the profile's T_PD_C.
+    pub client_device_ms: f64,
+    /// Gateway processing (median wall time of the in-memory runs, ms).
+    pub server_ms: f64,
+    /// Eq. 3.84 per flight for the flights exchanged, at the profile's mean traversal (ms).
+    pub transmission_model_ms: f64,
+    /// Model T_H = T_PD (device client + gateway) + T_TD + T_QD (0: one handshake at a time
+    /// per relay, an idle gateway) (ms).
+    pub model_ms: f64,
+    /// Published T_H over GSM CSD: Tables 4.1/4.2 (client + server) + Table 4.12 (ms).
+    pub published_ms: Option<f64>,
+    /// Retransmissions the client made (0 expected).
+    pub retransmissions: u32,
+}
+
+impl EmulatedRun {
+    /// Measured over model, minus one.
+    pub fn error(&self) -> f64 {
+        self.measured_ms / self.model_ms - 1.0
+    }
+}
+
+/// The model's flavour of an engine authentication mode.
+fn authentication(auth: AuthMode) -> Authentication {
+    match auth {
+        AuthMode::Mutual => Authentication::Mutual,
+        _ => Authentication::ServerAuth,
+    }
+}
+
+/// Cases of each mode.
+pub fn plan(mode: Mode) -> Vec<Case> {
+    let all = cases_for(mode);
+    match mode {
+        Mode::Smoke => all.into_iter().take(1).collect(),
+        Mode::Quick => all
+            .into_iter()
+            .filter(|c| {
+                matches!(
+                    c.to_string().as_str(),
+                    "160p/160p" | "163k/163k" | "283k/283k" | "256p/256p" | "rsa1024/rsa1024"
+                )
+            })
+            .collect(),
+        Mode::Full => all,
+    }
+}
+
+/// What one emulated handshake gave: the client's record, its pacer and the transmission
+/// model for the flights exchanged (ms).
+type Outcome = anyhow::Result<(udp_client::ClientRun, Pacer, f64)>;
+
+/// One handshake through its own relay, the client emulating `device`.
+fn one(
+    store: &PkiStore,
+    gateway: std::net::SocketAddr,
+    device: Arc<DeviceProfile>,
+    (case, auth, link): (Case, AuthMode, LinkProfile),
+    seed: u64,
+) -> Outcome {
+    let creds = store.case(&case)?;
+    let pacer = Pacer::new(device, case, auth)?;
+    let mut cfg = setup::client_config(&creds, &Options::default(), false);
+    let rto = bearer_retransmit_timeout(&link) + retransmit_allowance(&pacer);
+    cfg.retransmit_timeout_ns = rto.as_nanos() as u64;
+    cfg.max_retransmissions = 6;
+    let mut relay = Relay::start("127.0.0.1:0".parse()?, gateway, link.clone(), seed)
+        .context("starting the bearer relay")?;
+    let sock = UdpSocket::bind("127.0.0.1:0")?;
+    let deadline = Instant::now() + rto * 8;
+    let (result, pacer) = with_device(Some(pacer), || {
+        udp_client::handshake_once(
+            &sock,
+            relay.local_addr(),
+            Arc::new(cfg),
+            auth,
+            None,
+            None,
+            deadline,
+        )
+    });
+    relay.shutdown();
+    let run =
+        result.with_context(|| format!("{case} {} over {} on a device", auth.name(), link.name))?;
+    let pacer = pacer.context("the pacer was lost")?;
+    let predicted = predicted_ms(&flights_of(&run.wire), &link);
+    Ok((run, pacer, predicted))
+}
+
+/// Runs every planned case, both authentications, over both bearers, all at once, with
+/// the client emulating `device`.
+pub fn run(
+    mode: Mode,
+    store: &PkiStore,
+    processing: &ProcessingResults,
+    device: &DeviceProfile,
+) -> anyhow::Result<Vec<EmulatedRun>> {
+    let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
+    let mut cfg = GatewayConfig::new("127.0.0.1:0".parse()?, Arc::new(server));
+    cfg.workers = 2;
+    // A Nokia RSA-3072 mutual handshake holds its flight for over a minute.
+    cfg.handshake_timeout = Duration::from_secs(600);
+    let gateway = spawn_gateway(cfg)?;
+    let addr = gateway.local_addr();
+    let mut work = Vec::new();
+    for name in BEARERS {
+        let link = profile(name)?;
+        for c in plan(mode) {
+            for auth in Authentication::ALL {
+                work.push((c, auth_mode(auth), link.clone()));
+            }
+        }
+    }
+    let device = Arc::new(device.clone());
+    let results: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..work.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for (i, w) in work.iter().enumerate() {
+            let (device, results) = (device.clone(), &results);
+            s.spawn(move || {
+                let r = one(store, addr, device, w.clone(), 1_000 + i as u64);
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    gateway.shutdown();
+    let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut rows = Vec::new();
+    for ((case, auth, link), r) in work.iter().zip(results) {
+        let Some(Ok((run, pacer, transmission))) = r else {
+            continue;
+        };
+        let a = authentication(*auth);
+        let measured = processing
+            .cases
+            .iter()
+            .find(|c| c.case == *case && c.auth == a);
+        let server_ms = measured.map_or(0.0, |c| c.server_wall_ms.median);
+        let published = (link.name == "gsm-csd")
+            .then(|| {
+                let p = crate::evaluate::processing::published_row(case, a)?;
+                let ttd = crate::evaluate::transmission::published_ttd(case, a)?;
+                Some(p.client_ms + p.server_ms + ttd)
+            })
+            .flatten();
+        rows.push(EmulatedRun {
+            case: case.to_string(),
+            auth: auth.name().to_owned(),
+            bearer: link.name.clone(),
+            device: device.name.clone(),
+            measured_ms: run.duration.as_secs_f64() * 1e3,
+            client_device_ms: pacer.device_ms,
+            server_ms,
+            transmission_model_ms: transmission,
+            model_ms: pacer.client_processing_ms() + server_ms + transmission,
+            published_ms: published,
+            retransmissions: run.retransmissions,
+        });
+    }
+    anyhow::ensure!(!rows.is_empty(), "no emulated-device handshake completed");
+    Ok(rows)
+}
