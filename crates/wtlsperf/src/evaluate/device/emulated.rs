@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
-use wtlsperf_bearer::{profile, LinkProfile, Relay};
+use wtlsperf_bearer::{profile, LinkProfile, Relay, RelayOptions};
 use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
@@ -119,8 +119,14 @@ fn one(
     let rto = bearer_retransmit_timeout(&link) + retransmit_allowance(&pacer);
     cfg.retransmit_timeout_ns = rto.as_nanos() as u64;
     cfg.max_retransmissions = 6;
-    let mut relay = Relay::start("127.0.0.1:0".parse()?, gateway, link.clone(), seed)
-        .context("starting the bearer relay")?;
+    // The relay forgets an idle client: the device's longest hold must not look idle.
+    let options = RelayOptions {
+        idle_timeout: RelayOptions::default().idle_timeout + rto,
+        ..RelayOptions::default()
+    };
+    let mut relay =
+        Relay::start_with_options("127.0.0.1:0".parse()?, gateway, link.clone(), seed, options)
+            .context("starting the bearer relay")?;
     let sock = UdpSocket::bind("127.0.0.1:0")?;
     let deadline = Instant::now() + rto * 8;
     let (result, pacer) = with_device(Some(pacer), || {
