@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
-use wtlsperf_bearer::{profile, LinkProfile, Relay, RelayOptions};
+use wtlsperf_bearer::{profile, DelayDistribution, LinkProfile, Relay, RelayOptions};
 use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
@@ -27,6 +27,27 @@ use crate::udp_client;
 
 /// The bearers the thesis measured (Table 4.12 over GSM CSD, GPRS average of Table 4.15).
 pub const BEARERS: [&str; 2] = ["gsm-csd", "gprs-avg"];
+
+/// Name of the GSM CSD link as it behaved in 2004 for our flights.
+pub const GSM_CSD_2004: &str = "gsm-csd-2004";
+
+/// The links of the re-enactment: the studies' profiles, plus GSM CSD at 9600 bit/s with
+/// every flight delayed by the one-way time per datagram crossing that Eq. 4.1 finds in
+/// the live handshakes of Table 4.12 (`per_flight_ms`; the 2004 network's WTP
+/// acknowledgements and radio link protocol inside it). Over that link a handshake of ours
+/// crosses the network as often as it does, and lasts what the thesis' did.
+pub fn links(per_flight_ms: Option<f64>) -> anyhow::Result<Vec<LinkProfile>> {
+    let mut out = BEARERS
+        .iter()
+        .map(|n| profile(n).map_err(anyhow::Error::from))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if let Some(ms) = per_flight_ms.filter(|m| m.is_finite() && *m > 0.0) {
+        let mut l = profile("gsm-csd")?.with_traversal(DelayDistribution::Fixed(ms));
+        l.name = GSM_CSD_2004.into();
+        out.push(l);
+    }
+    Ok(out)
+}
 
 /// One emulated-device handshake, measured and modelled.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -164,7 +185,7 @@ fn row(
         .iter()
         .find(|c| c.case == case && c.auth == a)
         .map_or(0.0, |c| c.server_wall_ms.median);
-    let published = (bearer == "gsm-csd")
+    let published = (bearer == "gsm-csd" || bearer == GSM_CSD_2004)
         .then(|| {
             let p = crate::evaluate::processing::published_row(&case, a)?;
             let ttd = crate::evaluate::transmission::published_ttd(&case, a)?;
@@ -195,6 +216,7 @@ pub fn run(
     store: &PkiStore,
     processing: &ProcessingResults,
     device: &DeviceProfile,
+    per_flight_ms: Option<f64>,
 ) -> anyhow::Result<Vec<EmulatedRun>> {
     let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
     let mut cfg = GatewayConfig::new("127.0.0.1:0".parse()?, Arc::new(server));
@@ -204,8 +226,7 @@ pub fn run(
     let gateway = spawn_gateway(cfg)?;
     let addr = gateway.local_addr();
     let mut work = Vec::new();
-    for name in BEARERS {
-        let link = profile(name)?;
+    for link in links(per_flight_ms)? {
         for c in plan(mode) {
             for auth in Authentication::ALL {
                 for _ in 0..runs(mode) {
