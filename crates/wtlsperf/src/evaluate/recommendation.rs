@@ -267,6 +267,46 @@ pub fn findings(rows: &[Recommendation]) -> Vec<Finding> {
 mod tests {
     use super::*;
 
+    fn rec(device: &str, ecc: f64, rsa: f64, best_group: u8) -> Recommendation {
+        let cand = |group: u8, th_ms: f64| Candidate {
+            case: format!("g{group}"),
+            group,
+            th_ms,
+        };
+        Recommendation {
+            device: device.into(),
+            bearer: "nb-iot".into(),
+            category: 1,
+            auth: "server".into(),
+            best: cand(best_group, ecc.min(rsa)),
+            runner_up: cand(4, ecc.max(rsa)),
+            margin: ecc.max(rsa) / ecc.min(rsa) - 1.0,
+            best_ecc_ms: ecc,
+            best_rsa_ms: rsa,
+            thesis_best_group: Some(2),
+        }
+    }
+
+    #[test]
+    fn findings_name_where_the_conclusions_turn() {
+        let rows = vec![
+            rec("esp32", 600.0, 300.0, 4),
+            rec("nrf52840", 100.0, 300.0, 2),
+        ];
+        let f = findings(&rows);
+        assert_eq!(f.len(), 2);
+        assert_eq!(f[0].verdict, Verdict::Contradicted);
+        assert!(
+            f[0].evidence.contains("1 of 2") && f[0].evidence.contains("esp32"),
+            "{}",
+            f[0].evidence
+        );
+        assert!(f[1].evidence.contains("1 of 2"), "{}", f[1].evidence);
+        let ok = findings(&rows[1..]);
+        assert_eq!(ok[0].verdict, Verdict::Confirmed);
+        assert!(findings(&[]).is_empty());
+    }
+
     #[test]
     fn every_category_has_four_groups_of_candidates() {
         for category in 1..=3 {

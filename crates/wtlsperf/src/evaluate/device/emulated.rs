@@ -122,6 +122,18 @@ pub fn plan(mode: Mode) -> Vec<Case> {
     }
 }
 
+/// Handshakes in flight at once: each holds a relay (three sockets and a thread) and a
+/// client socket, so this bounds the descriptors and threads, as the bearer runs do.
+const MAX_AT_ONCE: usize = 96;
+
+/// The device's client time of one work item (ms), for the scheduling order.
+fn device_ms(device: &DeviceProfile, (case, auth, _): &(Case, AuthMode, LinkProfile)) -> f64 {
+    crate::device::model_case(*case, *auth)
+        .ok()
+        .and_then(|c| device.client_processing_ms(c).ok())
+        .unwrap_or(0.0)
+}
+
 /// What one emulated handshake gave: the client's record, its pacer and the transmission
 /// model for the flights exchanged (ms).
 type Outcome = anyhow::Result<(udp_client::ClientRun, Pacer, f64)>;
@@ -237,11 +249,23 @@ pub fn run(
     }
     let device = Arc::new(device.clone());
     let results: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..work.len()).map(|_| None).collect());
+    // Longest first, so the pool's last handshakes are short ones.
+    let mut order: Vec<usize> = (0..work.len()).collect();
+    order.sort_by(|&a, &b| device_ms(&device, &work[b]).total_cmp(&device_ms(&device, &work[a])));
+    let next = Mutex::new(order.into_iter());
     std::thread::scope(|s| {
-        for (i, w) in work.iter().enumerate() {
-            let (device, results) = (device.clone(), &results);
-            s.spawn(move || {
-                let r = one(store, addr, device, w.clone(), 1_000 + i as u64);
+        for _ in 0..work.len().min(MAX_AT_ONCE) {
+            s.spawn(|| loop {
+                let Some(i) = next.lock().unwrap_or_else(|e| e.into_inner()).next() else {
+                    break;
+                };
+                let r = one(
+                    store,
+                    addr,
+                    device.clone(),
+                    work[i].clone(),
+                    1_000 + i as u64,
+                );
                 results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
         }
@@ -282,4 +306,28 @@ pub fn run(
     }
     anyhow::ensure!(!rows.is_empty(), "no emulated-device handshake completed");
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_2004_link_is_gsm_csd_with_the_fitted_per_flight_delay() {
+        let plain = links(None).unwrap();
+        assert_eq!(plain.len(), BEARERS.len());
+        let with = links(Some(903.4)).unwrap();
+        let l = with.iter().find(|l| l.name == GSM_CSD_2004).unwrap();
+        let gsm = profile("gsm-csd").unwrap();
+        assert_eq!((l.up_bps, l.down_bps), (gsm.up_bps, gsm.down_bps));
+        assert_eq!(l.traversal.mean_ms(), 903.4);
+        assert_eq!(links(Some(f64::NAN)).unwrap().len(), BEARERS.len());
+    }
+
+    #[test]
+    fn plans_are_small_in_the_short_modes_and_complete_in_the_full_run() {
+        assert!(plan(Mode::Quick).len() * runs(Mode::Quick) <= 15);
+        assert_eq!(plan(Mode::Full).len(), cases_for(Mode::Full).len());
+        assert_eq!(plan(Mode::Smoke).len(), 1);
+    }
 }
