@@ -10,6 +10,9 @@
 //!   (thesis 3.2, 4.2; Levi-Savas 4.2);
 //! * [`transmission`]: bytes, round trips and real handshakes over emulated bearers
 //!   (thesis 3.3, 4.3; Herwono message groups);
+//! * [`device`] and [`recommendation`]: constrained clients: device profiles, the
+//!   studies re-enacted with an emulated handset, Eq. 3.84 on the live GSM CSD data, and
+//!   the fastest handshake per device, bearer and security level;
 //! * [`overall`]: T_H = T_PD + T_TD + T_QD, the Levi-Savas response time and the
 //!   Herwono duration-against-throughput curves (thesis 4.4);
 //! * [`record_layer`] and [`mcommerce`]: bulk throughput and the cost of signText;
