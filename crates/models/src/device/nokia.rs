@@ -16,12 +16,12 @@
 //! unknown is observed in several cases: the RSA-1024 public operation, for instance, as
 //! the CA verification of `rsa1024/*` and the encryption of `*/rsa1024`. The fit is least
 //! squares on *relative* residuals, minimising Σ (c/y_i - 1)² per unknown, whose solution
-//! is c = Σ(1/y_i) / Σ(1/y_i²). Relative, because the costs span 0.3 ms to 65 s and the
+//! is c = Σ(1/y_i) / Σ(1/y_i²). Relative, because the costs span 150 ms to 65 s and the
 //! measurement noise of a phone's timer is proportional: plain least squares would let
 //! the RSA-3072 cases decide everything. Non-negativity needs no constraint (every
 //! observation is positive). A robust fit (the median per unknown) was tried: with one to
 //! eight observations per unknown it uses less of the data, and its costs differ from
-//! these by at most 1.6 % (ECDSA verification on 283r), so nothing is gained.
+//! these by at most 1.6 %, so nothing is gained.
 //!
 //! **Leave-one-out.** Each case's published client T_PD is predicted with that case's
 //! observations out of the fit. An operation seen only in the left-out case (the
