@@ -179,6 +179,9 @@ pub fn find(name: &str) -> anyhow::Result<Arc<DeviceProfile>> {
     )
 }
 
+/// Device time beyond which the gateway's default handshake timeout (10 s) needs raising.
+const LONG_HOLD_MS: f64 = 8_000.0;
+
 /// Extra retransmission time the client needs on a device: its engine arms the timer
 /// before the driver holds the flight, so the timer must cover the longest hold too.
 pub fn retransmit_allowance(pacer: &Pacer) -> Duration {
@@ -196,6 +199,12 @@ pub fn client_device(
     let Some(name) = name else { return Ok(None) };
     let pacer = Pacer::new(find(name)?, case, auth).with_context(|| format!("--device {name}"))?;
     cfg.retransmit_timeout_ns += retransmit_allowance(&pacer).as_nanos() as u64;
+    if pacer.client_processing_ms() > LONG_HOLD_MS {
+        eprintln!(
+            "wtlsperf: --device {name}: the client will hold a flight for up to {:.0} s; start the gateway with --handshake-timeout-ms above that (default 10 s), and note that a bearer relay forgets a client idle for 60 s",
+            pacer.client_processing_ms() / 1e3
+        );
+    }
     println!(
         "emulating {} ({}): client T_PD {:.1} ms for {case} {}",
         pacer.profile.name,
