@@ -244,21 +244,29 @@ pub enum Source {
         /// What was measured.
         what: String,
     },
-    /// Derived from other numbers by the rule of [`scaling`].
+    /// Derived from the device's own number of the same primitive and family by the size
+    /// rule of [`scaling`] (rule 1).
     Scaled {
         /// The rule, with its inputs.
+        rule: String,
+    },
+    /// Derived from the device's own number times *another* device's ratio (rule 2 of
+    /// [`scaling`]): an estimate of an operation the device's library does not offer.
+    Borrowed {
+        /// The rule, with its inputs and the reference device.
         rule: String,
     },
 }
 
 impl Source {
-    /// `published`, `fitted`, `measured` or `scaled`: the CSV column.
+    /// `published`, `fitted`, `measured`, `scaled` or `borrowed`: the CSV column.
     pub fn kind(&self) -> &'static str {
         match self {
             Source::Published { .. } => "published",
             Source::Fitted { .. } => "fitted",
             Source::Measured { .. } => "measured",
             Source::Scaled { .. } => "scaled",
+            Source::Borrowed { .. } => "borrowed",
         }
     }
 
@@ -267,13 +275,18 @@ impl Source {
         match self {
             Source::Published { reference } | Source::Fitted { reference } => reference,
             Source::Measured { what } => what,
-            Source::Scaled { rule } => rule,
+            Source::Scaled { rule } | Source::Borrowed { rule } => rule,
         }
     }
 
     /// True unless the number was extrapolated.
     pub fn is_direct(&self) -> bool {
-        !matches!(self, Source::Scaled { .. })
+        !matches!(self, Source::Scaled { .. } | Source::Borrowed { .. })
+    }
+
+    /// True when the number rests on another device's ratio.
+    pub fn is_borrowed(&self) -> bool {
+        matches!(self, Source::Borrowed { .. })
     }
 }
 
@@ -371,6 +384,15 @@ impl DeviceProfile {
             }
         }
         Ok(ms)
+    }
+
+    /// True when every public-key operation of the case's client flow is priced from this
+    /// device's own numbers (directly or by the size rule), none by another device's ratio:
+    /// the device's library offers the whole suite.
+    pub fn supports(&self, case: WtlsCase) -> bool {
+        client_operations(case, self.ephemeral_key_precomputed.is_some())
+            .into_iter()
+            .all(|(_, op)| self.op_ms(op).is_ok_and(|(_, s)| !s.is_borrowed()))
     }
 
     /// The client's processing time T_PD_C of a full handshake (thesis Eq. 3.2 mutual,

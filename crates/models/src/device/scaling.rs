@@ -97,7 +97,7 @@ fn from_reference(
     }
     Some(Cost {
         ms: own.ms * target_ref.ms / anchor_ref.ms,
-        source: Source::Scaled {
+        source: Source::Borrowed {
             rule: format!(
                 "{} {:.4} ms ({}) x {}'s ratio {} / {} = {:.4}",
                 anchor.label(),
@@ -139,7 +139,7 @@ fn from_reference_curve_ratio(
             if from.ms > 0.0 {
                 return Some(Cost {
                     ms: own.ms * to.ms / from.ms,
-                    source: Source::Scaled {
+                    source: Source::Borrowed {
                         rule: format!(
                             "{} {:.4} ms ({}) x {}'s {} ratio {} / {} = {:.4}",
                             anchor.label(),
@@ -288,7 +288,8 @@ mod tests {
         assert!((p160.0 - 100.0 * (160.0f64 / 256.0).powi(3)).abs() < 1e-9);
         let rsa = p.op_ms(Operation::verify(KeyType::rsa(2048))).unwrap();
         assert!((rsa.0 - 20.0).abs() < 1e-9);
-        assert_eq!(rsa.1.kind(), "scaled");
+        assert_eq!(rsa.1.kind(), "borrowed");
+        assert_eq!(p160.1.kind(), "scaled");
         // Outside the completed set: rule 1 on the fly.
         assert!(p.op_ms(Operation::verify(KeyType::rsa(4096))).is_ok());
         assert!(p.op_ms(Operation::sign(KeyType::P256)).is_err());
