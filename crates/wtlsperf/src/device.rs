@@ -324,6 +324,12 @@ pub fn measure_this_machine(budget_per_op: Duration) -> anyhow::Result<DevicePro
     }
     let floor_ms = median(&floors).context("no symmetric floor")?;
     let per_message = floor_ms / 9.0;
+    let operations_keys: Vec<KeyType> = {
+        let mut k: Vec<KeyType> = operations.keys().map(|o| o.key).collect();
+        k.sort();
+        k.dedup();
+        k
+    };
     let mut profile = DeviceProfile {
         name: THIS_MACHINE.into(),
         description: "this machine, measured at start-up".into(),
@@ -333,6 +339,8 @@ pub fn measure_this_machine(budget_per_op: Duration) -> anyhow::Result<DevicePro
             ms: per_message,
             source: what("runner::symmetric_floor_ns(1500 B transcript) / 9 client messages"),
         }),
+        // OpenSSL: every curve the local libcrypto has (the others are left out above).
+        offers: operations_keys,
         ephemeral_key_precomputed: None,
     };
     let nokia = catalogue()?

@@ -53,6 +53,7 @@ fn small_device() -> Arc<DeviceProfile> {
         source: "test".into(),
         operations,
         per_message: Some(cost(0.5)),
+        offers: Vec::new(),
         ephemeral_key_precomputed: None,
     })
 }

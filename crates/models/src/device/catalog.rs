@@ -4,7 +4,7 @@
 
 use super::nokia::fit_nokia7650;
 use super::scaling::complete;
-use super::{Cost, DeviceProfile, KeyType, Operation, Primitive, Source};
+use super::{Cost, DeviceProfile, KeyFamily, KeyType, Operation, Primitive, Source};
 use crate::reference::{levi_savas_published_points, ReferenceError};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -54,6 +54,9 @@ struct ProfileRow {
     clock_mhz: f64,
     scaling_references: String,
     source: String,
+    /// `all`, or `;`-separated families (`prime`, `koblitz`, `random`, `rsa`) and key
+    /// types (`256p`) the device's library offers.
+    offers: String,
 }
 
 /// A row of `data/devices/operations.csv`.
@@ -110,8 +113,13 @@ pub fn published_profiles() -> Result<Vec<(DeviceProfile, Vec<String>)>, Catalog
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
             .collect();
+        let offers = parse_offers(&p.offers).ok_or_else(|| CatalogError {
+            file: "data/devices/profiles.csv".into(),
+            message: format!("{}: unknown offers {:?}", p.device, p.offers),
+        })?;
         out.push((
             DeviceProfile {
+                offers,
                 name: p.device,
                 description: p.description,
                 source: p.source,
@@ -123,6 +131,26 @@ pub fn published_profiles() -> Result<Vec<(DeviceProfile, Vec<String>)>, Catalog
         ));
     }
     Ok(out)
+}
+
+/// The key types of an `offers` cell: empty for `all`.
+fn parse_offers(cell: &str) -> Option<Vec<KeyType>> {
+    let mut keys = Vec::new();
+    for item in cell.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+        let family = match item {
+            "all" => return Some(Vec::new()),
+            "prime" => Some(KeyFamily::PrimeCurve),
+            "koblitz" => Some(KeyFamily::KoblitzCurve),
+            "random" => Some(KeyFamily::RandomBinaryCurve),
+            "rsa" => Some(KeyFamily::Rsa),
+            _ => None,
+        };
+        match family {
+            Some(f) => keys.extend(KeyType::wtls_keys().into_iter().filter(|k| k.family == f)),
+            None => keys.push(KeyType::parse(item)?),
+        }
+    }
+    (!keys.is_empty()).then_some(keys)
 }
 
 /// The ARM7TDMI at 25 MHz: Levi-Savas quote the client's public-key time of their
@@ -164,6 +192,8 @@ fn arm7(nokia: &DeviceProfile) -> Result<DeviceProfile, CatalogError> {
         description: "ARM7TDMI at 25 MHz, Levi-Savas' client".into(),
         source: "Levi-Savas 2003 section 4.1 (570 ms 256P, 376 ms 224P)".into(),
         operations,
+        // Levi-Savas section 4: ECDSA and ECDH on all nine curves, RSA 1024-3072.
+        offers: Vec::new(),
         per_message: None,
         ephemeral_key_precomputed: Some(Source::Published {
             reference: "Levi-Savas 2003 sections 3.1 and 4.1: the client's public-key cost of protocol 1 is certificate verification plus ECDH".into(),
@@ -244,6 +274,15 @@ mod tests {
                 + arm7.op_ms(Operation::ecdh(k)).unwrap().0;
             assert!((sum - total).abs() < 1e-9);
         }
+    }
+
+    #[test]
+    fn offers_cells_parse_families_keys_and_all() {
+        assert_eq!(parse_offers("all"), Some(Vec::new()));
+        assert_eq!(parse_offers("256p"), Some(vec![KeyType::P256]));
+        assert_eq!(parse_offers("prime;rsa").map(|k| k.len()), Some(6));
+        assert_eq!(parse_offers("bogus"), None);
+        assert_eq!(parse_offers(""), None);
     }
 
     #[test]

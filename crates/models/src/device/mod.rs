@@ -319,6 +319,10 @@ pub struct DeviceProfile {
     pub operations: BTreeMap<Operation, Cost>,
     /// Symmetric work per handshake message the client handles, when known.
     pub per_message: Option<Cost>,
+    /// The key types the device's library offers; empty: every key type. A profile may
+    /// price an operation its library lacks (borrowed or scaled, for comparison), but a
+    /// suite on a key type outside this list is not one the device can run.
+    pub offers: Vec<KeyType>,
     /// The client makes its ephemeral ECDH key before the handshake (so server-
     /// authenticated ECDH_ECDSA costs it no key generation inside ClientKeyExchange), with
     /// the evidence. `None`: the key is generated inside the handshake, as our engine does.
@@ -386,13 +390,11 @@ impl DeviceProfile {
         Ok(ms)
     }
 
-    /// True when every public-key operation of the case's client flow is priced from this
-    /// device's own numbers (directly or by the size rule), none by another device's ratio:
-    /// the device's library offers the whole suite.
+    /// True when the device's library offers both key types of the case (and the profile
+    /// prices its client flow).
     pub fn supports(&self, case: WtlsCase) -> bool {
-        client_operations(case, self.ephemeral_key_precomputed.is_some())
-            .into_iter()
-            .all(|(_, op)| self.op_ms(op).is_ok_and(|(_, s)| !s.is_borrowed()))
+        let offered = |k: KeyType| self.offers.is_empty() || self.offers.contains(&k);
+        offered(case.ca) && offered(case.leaf) && self.client_processing_ms(case).is_ok()
     }
 
     /// The client's processing time T_PD_C of a full handshake (thesis Eq. 3.2 mutual,

@@ -255,6 +255,7 @@ mod tests {
                 })
                 .collect::<BTreeMap<_, _>>(),
             per_message: None,
+            offers: Vec::new(),
             ephemeral_key_precomputed: None,
         }
     }

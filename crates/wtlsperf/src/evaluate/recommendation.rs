@@ -7,13 +7,11 @@
 //! rates and mean traversal) + T_QD (0, an idle gateway). The model is checked end to end
 //! against real emulated handshakes in [`super::device`].
 //!
-//! A device competes only with the suites its library offers: a case is a candidate when
-//! every public-key operation of its client flow is priced from the device's own numbers
-//! (directly or by the size rule within a family), not borrowed from another device's
-//! ratio. P-256-only libraries thus offer no binary curves and no RSA. Levi-Savas are the
-//! exception: they implemented all nine curves and the three RSA sizes on their ARM7
-//! (section 4) and published only two totals, so its borrowed numbers stand in for
-//! suites that existed.
+//! A device competes only with the suites its library offers (`offers` in
+//! `data/devices/profiles.csv`): a P-256-only library offers no other curve and no RSA,
+//! wolfSSL and micro-ecc no binary curves; Levi-Savas implemented every curve and RSA size
+//! on their ARM7 (section 4). The cost of an offered operation may still be scaled or
+//! borrowed where its benchmark was not published; the profile table says which.
 
 use wtlsperf_bearer::profile;
 use wtlsperf_models::device::{DeviceProfile, WtlsCase};
@@ -30,14 +28,6 @@ pub const BEARERS: [&str; 6] = ["gsm-csd", "gprs-avg", "edge", "umts-r99", "lte-
 
 /// The studies' own clients; the others are today's devices (and this machine).
 const STUDY_DEVICES: [&str; 2] = ["nokia7650", "arm7tdmi-25mhz"];
-
-/// Devices known to have implemented every suite of the thesis (see the module doc).
-const IMPLEMENTED_ALL: [&str; 1] = ["arm7tdmi-25mhz"];
-
-/// Whether `device` offers the suite of `case`.
-fn offers(device: &DeviceProfile, case: WtlsCase) -> bool {
-    IMPLEMENTED_ALL.contains(&device.name.as_str()) || device.supports(case)
-}
 
 /// One modelled handshake.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -141,7 +131,7 @@ fn offered_candidates(
                     && c.case.leaf.short() == leaf
             })?;
             let case = model_case(c.case, super::processing::auth_mode(auth)).ok()?;
-            if !offers(device, case) {
+            if !device.supports(case) {
                 return None;
             }
             Some(Candidate {
