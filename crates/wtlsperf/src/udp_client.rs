@@ -308,6 +308,9 @@ fn drive_handshake(
             Some(n) => {
                 silence.received += 1;
                 let out = client.handle_datagram(&buf[..n], setup::now());
+                // An emulated device (client --device) holds its answer for the
+                // device's processing time (issue 14; no-op otherwise).
+                crate::device::hold_for_device(client.probe());
                 silence.note(&out);
                 wire.send_all(&out.datagrams)?;
                 check(&out)?;
@@ -524,6 +527,10 @@ pub struct Args {
     /// and body size.
     #[arg(long, value_name = "URL", value_parser = parse_wsp_url)]
     pub wsp_get: Option<String>,
+    /// Emulate this client device (e.g. nokia7650): each flight is held for the device's
+    /// processing time; an unknown name lists the profiles.
+    #[arg(long)]
+    pub device: Option<String>,
 }
 
 /// A URL for `--wsp-get`: non-empty, printable, and small enough for one datagram.
@@ -607,8 +614,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "--pcap records IPv4 datagrams only, and --connect {} is IPv6",
         args.connect
     );
-    let cfg = Arc::new(command_config(&args, &case)?);
+    let mut cfg = command_config(&args, &case)?;
     let auth: AuthMode = args.auth.into();
+    let device = crate::device::client_device(args.device.as_deref(), case, auth, &mut cfg)?;
+    let cfg = Arc::new(cfg);
     let mut pcap = match &args.pcap {
         Some(path) => Some(PcapWriter::create(path).context("--pcap")?),
         None => None,
@@ -618,17 +627,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     for i in 0..args.count {
         // A fresh socket (so a fresh peer entry at the gateway) per handshake.
         let sock = open_socket(args.connect)?;
-        let deadline = Instant::now() + Duration::from_millis(args.timeout_ms);
         let resume = if args.resume { session.clone() } else { None };
-        let connected = connect(
-            &sock,
-            args.connect,
-            cfg.clone(),
-            auth,
-            resume,
-            pcap.as_mut(),
-            deadline,
-        );
+        let pacer = device.clone();
+        let deadline = Instant::now()
+            + Duration::from_millis(args.timeout_ms)
+            + pacer
+                .as_ref()
+                .map_or(Duration::ZERO, crate::device::retransmit_allowance);
+        let (connected, pacer) = crate::device::with_device(pacer, || {
+            connect(
+                &sock,
+                args.connect,
+                cfg.clone(),
+                auth,
+                resume,
+                pcap.as_mut(),
+                deadline,
+            )
+        });
         let (run, mut client) = match connected {
             // A gateway serving several CAs picks its certificate by them.
             Err(e) if args.trusted_ids == TrustedIdsArg::None && !args.anonymous => {
@@ -656,6 +672,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             run.bytes_received
         );
         print_probe(&run.probe);
+        if let Some(p) = &pacer {
+            crate::device::print_emulation(p);
+        }
         let mut exchange = Exchange {
             sock: &sock,
             peer: args.connect,

@@ -33,6 +33,10 @@ fn smoke_evaluation_writes_every_file_and_section() {
         ("transmission.csv", "case,auth,bearer,bytes,datagrams,runs,measured_ms,modelled_ms,published_ms"),
         ("record_layer.csv", "cipher,mac,payload_bytes,direction,mbit_s,wtls"),
         ("mcommerce.csv", "signature,key,with_certificate,sign_ms"),
+        ("devices.csv", "device,operation,key,ms,source_kind,source"),
+        ("device_fit.csv", "case,published_ms,predicted_ms,error,scaled"),
+        ("device_runs.csv", "case,auth,bearer,device,runs,measured_ms"),
+        ("transmission_loo.csv", "count,case,measured_ms,traversal_ms,predicted_ms,error"),
     ];
     for (file, prefix) in expected {
         let h = header(&out.join(file));
@@ -58,6 +62,14 @@ fn smoke_evaluation_writes_every_file_and_section() {
         .as_f64()
         .unwrap();
     assert!((mean - 391.3).abs() < 0.05, "Eq. 4.1 mean {mean}");
+    for field in [
+        "device_leave_one_out_median_error",
+        "device_end_to_end_median_error",
+        "transmission_leave_one_out_median_error",
+    ] {
+        let v = summary["headline"][field].as_f64();
+        assert!(v.is_some_and(|v| (0.0..1.0).contains(&v)), "{field}: {v:?}");
+    }
 
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     for section in [
@@ -67,6 +79,7 @@ fn smoke_evaluation_writes_every_file_and_section() {
         "sec-overall",
         "sec-record_layer",
         "sec-mcommerce",
+        "sec-devices",
         "sec-findings",
     ] {
         assert!(html.contains(section), "report.html lacks {section}");

@@ -10,6 +10,9 @@
 //!   (thesis 3.2, 4.2; Levi-Savas 4.2);
 //! * [`transmission`]: bytes, round trips and real handshakes over emulated bearers
 //!   (thesis 3.3, 4.3; Herwono message groups);
+//! * [`device`] and [`recommendation`]: constrained clients: device profiles, the
+//!   studies re-enacted with an emulated handset, Eq. 3.84 on the live GSM CSD data, and
+//!   the fastest handshake per device, bearer and security level;
 //! * [`overall`]: T_H = T_PD + T_TD + T_QD, the Levi-Savas response time and the
 //!   Herwono duration-against-throughput curves (thesis 4.4);
 //! * [`record_layer`] and [`mcommerce`]: bulk throughput and the cost of signText;
@@ -19,12 +22,14 @@
 //! Three sizes: the full run (about 15 minutes on 2 cores), `--quick` (under 2 minutes,
 //! what CI runs) and a hidden `--smoke` that only proves every part runs end to end.
 
+pub mod device;
 pub mod findings;
 pub mod mcommerce;
 pub mod output;
 pub mod overall;
 pub mod processing;
 pub mod queue;
+pub mod recommendation;
 pub mod record_layer;
 pub mod transmission;
 
@@ -184,7 +189,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     std::fs::create_dir_all(&out)
         .with_context(|| format!("creating the output directory {}", out.display()))?;
     let machine_info = output::MachineInfo::collect();
-    let progress = ProgressBar::new(9);
+    let progress = ProgressBar::new(10);
     progress.set_style(
         ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -216,13 +221,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let transmission = ctx.part("transmission", || {
         transmission::run(&ctx, &store, &processing)
     })?;
+    let devices = ctx.part("devices", || device::run(&ctx, &store, &processing))?;
     let overall = ctx.part("overall", || {
         overall::build(&ctx, &processing, &transmission, &queue)
     })?;
     let records = ctx.part("record_layer", || record_layer::run(&ctx))?;
     let mcommerce = ctx.part("mcommerce", || mcommerce::run(&ctx, &store))?;
     let findings = ctx.part("findings", || {
-        anyhow::Ok(findings::build(&processing, &queue, &transmission))
+        let mut all = findings::build(&processing, &queue, &transmission);
+        all.extend(devices.findings());
+        anyhow::Ok(all)
     })?;
 
     ctx.step("writing the report");
@@ -242,6 +250,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .section(queue.section(&ctx))
         .section(transmission.section(&ctx))
         .section(overall.section(&ctx))
+        .section(devices.section(&ctx))
         .section(records.section(&ctx))
         .section(mcommerce.section(&ctx))
         .section(findings::section(&findings));
@@ -249,6 +258,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .write(&out)
         .with_context(|| format!("writing the report into {}", out.display()))?;
 
+    let mut headline = output::headline(&processing, &queue, &transmission, &records);
+    headline.devices = devices.headline();
     let summary = output::Summary {
         machine: machine_info,
         run_id,
@@ -262,7 +273,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .iter()
             .map(|&(part, s)| (part.to_owned(), s))
             .collect(),
-        headline: output::headline(&processing, &queue, &transmission, &records),
+        headline,
         findings: findings.iter().map(output::FindingSummary::from).collect(),
     };
     output::write_all(
@@ -274,6 +285,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &mcommerce,
         &summary,
     )?;
+    devices.write_csv(&out)?;
     ctx.progress.finish_and_clear();
     eprintln!(
         "wtlsperf evaluate: {} written in {:.1} s",

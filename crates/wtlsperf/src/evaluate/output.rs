@@ -143,6 +143,10 @@ pub struct Headline {
     pub record_best_mbit_s: Option<f64>,
     /// Cipher of the best throughput.
     pub record_best_cipher: Option<String>,
+    /// Part 3b (devices): the Nokia fit, the emulated end-to-end runs and Eq. 3.84 on the
+    /// live GSM CSD data, each out of sample.
+    #[serde(flatten)]
+    pub devices: super::device::DeviceHeadline,
 }
 
 /// The headline numbers.
@@ -200,6 +204,7 @@ pub fn headline(
         transmission_model_median_error: t.model_error(),
         record_best_mbit_s: best.map(|b| b.mbit_s),
         record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),
+        devices: Default::default(),
     }
 }
 
