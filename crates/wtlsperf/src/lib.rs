@@ -9,6 +9,7 @@ pub mod gateway;
 pub mod load;
 pub mod pcap;
 pub mod pki_store;
+pub mod protocols;
 pub mod runner;
 pub mod setup;
 pub mod udp_client;
