@@ -9,6 +9,10 @@
 //! * [`transmission`]: Eq. 3.83, 3.84, 4.1, 4.2 and datagram overheads (Herwono 2001);
 //! * [`overall`]: T_H = T_PD + T_TD + T_QD, the Levi-Savas response time and Herwono's
 //!   handshake duration against bearer throughput;
+//! * [`device`]: device profiles with provenance (fitted, published, measured, scaled)
+//!   and the client's T_PD on a device;
+//! * [`real_bearer`]: Eq. 3.84 validated out of sample on the live GSM CSD handshakes of
+//!   Table 4.12;
 //! * [`stats`]: the small exact statistics every other module uses;
 //! * [`reference`]: the published tables, embedded so the binary needs no data directory.
 //!
@@ -16,9 +20,11 @@
 
 #![deny(missing_docs)]
 
+pub mod device;
 pub mod overall;
 pub mod processing;
 pub mod queue;
+pub mod real_bearer;
 pub mod reference;
 pub mod stats;
 pub mod transmission;
