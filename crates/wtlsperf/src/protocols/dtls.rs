@@ -121,7 +121,12 @@ impl P256Pki {
         let ca_key = p256_key()?;
         let ca_cert = issue("ca", &ca_key, None, None)?;
         let server_key = p256_key()?;
-        let server_cert = issue("srv", &server_key, Some((&ca_cert, &ca_key)), Some("localhost"))?;
+        let server_cert = issue(
+            "srv",
+            &server_key,
+            Some((&ca_cert, &ca_key)),
+            Some("localhost"),
+        )?;
         let client_key = p256_key()?;
         let client_cert = issue("cli", &client_key, Some((&ca_cert, &ca_key)), None)?;
         Ok(P256Pki {
@@ -263,7 +268,12 @@ impl DtlsConfig {
         let ske = EcdsaSig::sign(&cert_digest, &*self.pki.server_key.ec_key()?)?;
         std::hint::black_box(&ske);
         if mutual {
-            verify_chain_and_signature(&self.pki.client_cert, &self.pki.ca_cert, &cv_digest, &cv_sig)?;
+            verify_chain_and_signature(
+                &self.pki.client_cert,
+                &self.pki.ca_cert,
+                &cv_digest,
+                &cv_sig,
+            )?;
         }
         Ok(thread_cpu_ns().saturating_sub(t0))
     }
@@ -458,7 +468,10 @@ impl Endpoint for DtlsEndpoint {
             tv_sec: 0,
             tv_usec: 0,
         };
-        let running = self.ctrl(DTLS_CTRL_GET_TIMEOUT, (&mut tv as *mut libc::timeval).cast());
+        let running = self.ctrl(
+            DTLS_CTRL_GET_TIMEOUT,
+            (&mut tv as *mut libc::timeval).cast(),
+        );
         (running > 0).then(|| {
             now + Duration::from_secs(tv.tv_sec.max(0) as u64)
                 + Duration::from_micros(tv.tv_usec.max(0) as u64)
@@ -508,7 +521,12 @@ mod tests {
         assert_eq!(psk.flights().len(), 6);
         // The certificates and signatures make the mutual handshake several times
         // larger than the PSK one.
-        assert!(mutual.bytes() > 2 * psk.bytes(), "{} vs {}", mutual.bytes(), psk.bytes());
+        assert!(
+            mutual.bytes() > 2 * psk.bytes(),
+            "{} vs {}",
+            mutual.bytes(),
+            psk.bytes()
+        );
     }
 
     #[test]

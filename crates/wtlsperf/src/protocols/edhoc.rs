@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use lakers::{
-    credential_check_or_fetch, ConnId, Credential, CredentialTransfer, CryptoTrait,
-    EDHOCMethod, EDHOCSuite, EdhocInitiator, EdhocInitiatorWaitM2, EdhocInitiatorWaitM4,
-    EdhocMessageBuffer, EdhocResponder, EdhocResponderWaitM3,
+    credential_check_or_fetch, ConnId, Credential, CredentialTransfer, CryptoTrait, EDHOCMethod,
+    EDHOCSuite, EdhocInitiator, EdhocInitiatorWaitM2, EdhocInitiatorWaitM4, EdhocMessageBuffer,
+    EdhocResponder, EdhocResponderWaitM3,
 };
 use rand::rngs::Xoshiro256PlusPlus;
 
@@ -96,7 +96,8 @@ impl EdhocConfig {
 
     /// A fresh initiator; `seed` drives its CoAP timer draws and Message IDs.
     pub fn client(&self, seed: u64) -> anyhow::Result<EdhocClient> {
-        let mut initiator = EdhocInitiator::new(crypto(), EDHOCMethod::StatStat, EDHOCSuite::CipherSuite2);
+        let mut initiator =
+            EdhocInitiator::new(crypto(), EDHOCMethod::StatStat, EDHOCSuite::CipherSuite2);
         initiator.set_identity(self.i, self.cred_i.clone());
         Ok(EdhocClient {
             state: ClientState::Start(initiator),
@@ -111,7 +112,8 @@ impl EdhocConfig {
 
     /// A fresh responder (it draws its ephemeral key here, as lakers does on creation).
     pub fn server(&self) -> anyhow::Result<EdhocServer> {
-        let responder = EdhocResponder::new(crypto(), EDHOCMethod::StatStat, self.r, self.cred_r.clone());
+        let responder =
+            EdhocResponder::new(crypto(), EDHOCMethod::StatStat, self.r, self.cred_r.clone());
         Ok(EdhocServer {
             state: ServerState::Start(responder),
             cred_i: self.cred_i.clone(),
@@ -144,11 +146,16 @@ fn buffer(bytes: &[u8]) -> anyhow::Result<EdhocMessageBuffer> {
 
 /// lakers' RustCrypto backend panics on an invalid peer point (lakers issue #93); a
 /// peer's bytes must give an error, so every step on received bytes runs here.
-fn guarded<T>(what: &str, step: impl FnOnce() -> Result<T, lakers::EDHOCError>) -> anyhow::Result<T> {
+fn guarded<T>(
+    what: &str,
+    step: impl FnOnce() -> Result<T, lakers::EDHOCError>,
+) -> anyhow::Result<T> {
     match catch_unwind(AssertUnwindSafe(step)) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(anyhow!("EDHOC {what}: {e:?}")),
-        Err(_) => Err(anyhow!("EDHOC {what}: the peer's key was not a valid P-256 point")),
+        Err(_) => Err(anyhow!(
+            "EDHOC {what}: the peer's key was not a valid P-256 point"
+        )),
     }
 }
 
@@ -178,7 +185,13 @@ impl EdhocClient {
         self.next_mid = self.next_mid.wrapping_add(1);
         let token = [mid as u8];
         let msg = coap::edhoc_request(mid, &token, payload)?;
-        self.pending = Some(ConExchange::new(msg.clone(), mid, now, self.timers, &mut self.rng));
+        self.pending = Some(ConExchange::new(
+            msg.clone(),
+            mid,
+            now,
+            self.timers,
+            &mut self.rng,
+        ));
         Ok(vec![msg])
     }
 
@@ -189,9 +202,14 @@ impl EdhocClient {
         now: Duration,
     ) -> anyhow::Result<Vec<Vec<u8>>> {
         let m2 = buffer(payload)?;
-        let (processing, c_r, id_cred_r, _ead) = guarded("message_2", || wait.parse_message_2(&m2))?;
-        let cred_r = guarded("ID_CRED_R", || credential_check_or_fetch(Some(self.cred_r.clone()), id_cred_r))?;
-        let processed = guarded("message_2 verification", || processing.verify_message_2(cred_r))?;
+        let (processing, c_r, id_cred_r, _ead) =
+            guarded("message_2", || wait.parse_message_2(&m2))?;
+        let cred_r = guarded("ID_CRED_R", || {
+            credential_check_or_fetch(Some(self.cred_r.clone()), id_cred_r)
+        })?;
+        let processed = guarded("message_2 verification", || {
+            processing.verify_message_2(cred_r)
+        })?;
         let (wait4, m3, _prk_out) = guarded("message_3", || {
             processed.prepare_message_3(CredentialTransfer::ByReference, &None)
         })?;
@@ -204,7 +222,8 @@ impl EdhocClient {
 
 impl Endpoint for EdhocClient {
     fn start(&mut self, now: Duration) -> anyhow::Result<Vec<Vec<u8>>> {
-        let ClientState::Start(init) = std::mem::replace(&mut self.state, ClientState::Failed) else {
+        let ClientState::Start(init) = std::mem::replace(&mut self.state, ClientState::Failed)
+        else {
             bail!("EDHOC client started twice");
         };
         let (wait, m1) = guarded("message_1", || init.prepare_message_1(None, &None))?;
@@ -293,9 +312,14 @@ impl EdhocServer {
                     bail!("message_3 for another connection identifier");
                 };
                 let m3 = buffer(m3)?;
-                let (processing, id_cred_i, _ead) = guarded("message_3", || wait.parse_message_3(&m3))?;
-                let cred_i = guarded("ID_CRED_I", || credential_check_or_fetch(Some(self.cred_i.clone()), id_cred_i))?;
-                let (processed, _prk_out) = guarded("message_3 verification", || processing.verify_message_3(cred_i))?;
+                let (processing, id_cred_i, _ead) =
+                    guarded("message_3", || wait.parse_message_3(&m3))?;
+                let cred_i = guarded("ID_CRED_I", || {
+                    credential_check_or_fetch(Some(self.cred_i.clone()), id_cred_i)
+                })?;
+                let (processed, _prk_out) = guarded("message_3 verification", || {
+                    processing.verify_message_3(cred_i)
+                })?;
                 guarded("completion", || processed.completed_without_message_4())?;
                 self.state = ServerState::Done;
                 Ok(Vec::new())
@@ -365,7 +389,9 @@ mod tests {
         let a = server.on_datagram(&m1[0], Duration::ZERO).unwrap();
         let b = server.on_datagram(&m1[0], Duration::ZERO).unwrap();
         assert_eq!(a, b);
-        assert!(server.on_datagram(&[0x40, 0x02, 0, 9, 0xff, 1], Duration::ZERO).is_err());
+        assert!(server
+            .on_datagram(&[0x40, 0x02, 0, 9, 0xff, 1], Duration::ZERO)
+            .is_err());
         // A message_1 whose ephemeral key is not a point: an error, not a panic.
         let mut fresh = cfg.server().unwrap();
         let mut bad = m1[0].clone();
