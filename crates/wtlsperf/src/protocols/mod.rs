@@ -19,6 +19,7 @@
 pub mod coap_retransmit;
 pub mod dtls;
 pub mod edhoc;
+pub mod model;
 pub mod peers;
 pub mod pipe;
 pub mod udp;

@@ -29,9 +29,9 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, Serve
 use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection};
 use wtlsperf_models::stats::median;
 
-use super::dtls::{ecdhe, ephemeral_point, issue, P256Pki};
+use super::dtls::{ecdhe, ephemeral_point, issue, DtlsConfig, P256Pki};
 use super::pipe::StreamPipe;
-use super::{measure_suite, Suite};
+use super::{run_in_memory, Suite};
 use crate::setup::thread_cpu_ns;
 
 /// The anchors.
@@ -106,35 +106,78 @@ pub fn measure(peer: Peer, reps: usize, warmup: usize) -> anyhow::Result<PeerMea
     if reps == 0 {
         bail!("at least one rep is needed");
     }
-    if peer == Peer::OpensslDtls12EcdheP256 {
-        let m = measure_suite(Suite::DtlsEcdheEcdsa { mutual: false }, reps, warmup)?;
-        return Ok(PeerMeasurement {
+    let bench = AnchorBench::new(peer)?;
+    bench.sample(warmup)?;
+    let mut samples = PeerSamples::new(peer);
+    samples.extend(bench.sample(reps)?);
+    samples.summary()
+}
+
+/// Per-handshake samples of one anchor (µs), collected over several blocks so that the
+/// anchors (and our gateway) can be measured interleaved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerSamples {
+    /// Which anchor.
+    pub peer: Peer,
+    /// Server thread CPU per handshake.
+    pub cpu_us: Vec<f64>,
+    /// Raw public-key operations per handshake.
+    pub raw_us: Vec<f64>,
+}
+
+impl PeerSamples {
+    /// No samples yet.
+    pub fn new(peer: Peer) -> PeerSamples {
+        PeerSamples {
             peer,
-            server_cpu_us: m.server_cpu_us,
-            raw_pk_us: m.server_pk_us.ok_or_else(|| anyhow!("no raw operations"))?,
-            reps,
-        });
+            cpu_us: Vec::new(),
+            raw_us: Vec::new(),
+        }
     }
-    let bench = Bench::new(peer)?;
-    for _ in 0..warmup {
-        bench.handshake()?;
-        bench.raw()?;
+
+    /// Adds a block of (server CPU, raw) pairs.
+    pub fn extend(&mut self, block: Vec<(f64, f64)>) {
+        for (c, r) in block {
+            self.cpu_us.push(c);
+            self.raw_us.push(r);
+        }
     }
-    let (mut cpu, mut raw) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
-    for _ in 0..reps {
-        cpu.push(bench.handshake()? as f64 / 1e3);
-        raw.push(bench.raw()? as f64 / 1e3);
+
+    /// The medians.
+    pub fn summary(&self) -> anyhow::Result<PeerMeasurement> {
+        Ok(PeerMeasurement {
+            peer: self.peer,
+            server_cpu_us: median(&self.cpu_us).ok_or_else(|| anyhow!("no sample"))?,
+            raw_pk_us: median(&self.raw_us).ok_or_else(|| anyhow!("no sample"))?,
+            reps: self.cpu_us.len(),
+        })
     }
-    Ok(PeerMeasurement {
-        peer,
-        server_cpu_us: median(&cpu).unwrap_or(f64::NAN),
-        raw_pk_us: median(&raw).unwrap_or(f64::NAN),
-        reps,
-    })
+}
+
+/// An anchor's configuration, built once for all its blocks.
+pub struct AnchorBench(Bench);
+
+impl AnchorBench {
+    /// Builds the anchor's keys, certificates and contexts.
+    pub fn new(peer: Peer) -> anyhow::Result<AnchorBench> {
+        Ok(AnchorBench(Bench::new(peer)?))
+    }
+
+    /// `n` handshakes, each followed by the raw operations: (server CPU, raw) in µs.
+    pub fn sample(&self, n: usize) -> anyhow::Result<Vec<(f64, f64)>> {
+        (0..n)
+            .map(|_| {
+                let cpu = self.0.handshake()? as f64 / 1e3;
+                let raw = self.0.raw()? as f64 / 1e3;
+                Ok((cpu, raw))
+            })
+            .collect()
+    }
 }
 
 /// A prepared anchor.
 enum Bench {
+    Dtls(DtlsConfig),
     Openssl {
         client: SslContext,
         server: SslContext,
@@ -182,13 +225,18 @@ impl Bench {
             Peer::OpensslTls12Rsa2048 => rsa_bench(),
             Peer::RustlsTls12EcdheP256 => rustls_bench(&pki, false),
             Peer::RustlsTls13EcdheP256 => rustls_bench(&pki, true),
-            Peer::OpensslDtls12EcdheP256 => bail!("the DTLS anchor runs through measure_suite"),
+            Peer::OpensslDtls12EcdheP256 => {
+                Ok(Bench::Dtls(DtlsConfig::new(Suite::DtlsEcdheEcdsa {
+                    mutual: false,
+                })?))
+            }
         }
     }
 
     /// One handshake; returns the server's thread CPU (ns).
     fn handshake(&self) -> anyhow::Result<u64> {
         match self {
+            Bench::Dtls(c) => Ok(run_in_memory(c.client()?, || c.server())?.server_cpu_ns),
             Bench::Openssl { client, server, .. } => openssl_handshake(client, server),
             Bench::Rustls { client, server, .. } => rustls_handshake(client, server),
         }
@@ -197,6 +245,10 @@ impl Bench {
     /// The raw operations once; returns their thread CPU (ns).
     fn raw(&self) -> anyhow::Result<u64> {
         match self {
+            Bench::Dtls(c) => c
+                .raw_ops()?
+                .map(|(server, _client)| server)
+                .ok_or_else(|| anyhow!("DTLS ECDHE has raw operations")),
             Bench::Openssl {
                 raw: OpensslRaw::Ecdhe { key },
                 ..
