@@ -16,7 +16,9 @@
 //! (static DH both ways, the only method lakers implements, and the one with the
 //! smallest messages) with cipher suite 2 (AES-CCM-16-64-128, SHA-256, P-256).
 
+pub mod bearer_jobs;
 pub mod coap_retransmit;
+pub mod compare;
 pub mod dtls;
 pub mod edhoc;
 pub mod model;
