@@ -13,6 +13,7 @@
 //! * [`overall`]: T_H = T_PD + T_TD + T_QD, the Levi-Savas response time and the
 //!   Herwono duration-against-throughput curves (thesis 4.4);
 //! * [`record_layer`] and [`mcommerce`]: bulk throughput and the cost of signText;
+//! * [`protocols`]: WTLS beside DTLS 1.2 and EDHOC, and the peer anchors (issue 15);
 //! * [`findings`]: what the numbers confirm and contradict;
 //! * [`output`]: the machine-readable files and `summary.json`.
 //!
@@ -24,6 +25,7 @@ pub mod mcommerce;
 pub mod output;
 pub mod overall;
 pub mod processing;
+pub mod protocols;
 pub mod queue;
 pub mod record_layer;
 pub mod transmission;
@@ -184,7 +186,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     std::fs::create_dir_all(&out)
         .with_context(|| format!("creating the output directory {}", out.display()))?;
     let machine_info = output::MachineInfo::collect();
-    let progress = ProgressBar::new(9);
+    let progress = ProgressBar::new(10);
     progress.set_style(
         ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -217,9 +219,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     })?;
     let records = ctx.part("record_layer", || record_layer::run(&ctx))?;
     let mcommerce = ctx.part("mcommerce", || mcommerce::run(&ctx, &store))?;
-    let findings = ctx.part("findings", || {
+    let protocols = ctx.part("protocols", || protocols::run(&ctx, &store, &processing))?;
+    let mut findings = ctx.part("findings", || {
         anyhow::Ok(findings::build(&processing, &queue, &transmission))
     })?;
+    findings.extend(protocols.findings());
 
     ctx.step("writing the report");
     let report = Report::new("wtlsperf evaluation: the WTLS handshake, re-measured")
@@ -240,11 +244,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .section(overall.section(&ctx))
         .section(records.section(&ctx))
         .section(mcommerce.section(&ctx))
+        .section(protocols.section(&ctx))
         .section(findings::section(&findings));
     report
         .write(&out)
         .with_context(|| format!("writing the report into {}", out.display()))?;
 
+    let mut headline = output::headline(&processing, &queue, &transmission, &records);
+    headline.protocols = protocols.headline();
     let summary = output::Summary {
         machine: machine_info,
         run_id,
@@ -258,7 +265,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .iter()
             .map(|&(part, s)| (part.to_owned(), s))
             .collect(),
-        headline: output::headline(&processing, &queue, &transmission, &records),
+        headline,
         findings: findings.iter().map(output::FindingSummary::from).collect(),
     };
     output::write_all(
@@ -270,6 +277,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &mcommerce,
         &summary,
     )?;
+    protocols.write_csv(&out)?;
     ctx.progress.finish_and_clear();
     eprintln!(
         "wtlsperf evaluate: {} written in {:.1} s",

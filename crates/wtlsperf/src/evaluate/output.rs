@@ -143,6 +143,10 @@ pub struct Headline {
     pub record_best_mbit_s: Option<f64>,
     /// Cipher of the best throughput.
     pub record_best_cipher: Option<String>,
+    /// WTLS beside DTLS 1.2 and EDHOC: the peer anchors' bound ratios beside ours, the
+    /// model's error and the lossy completions (evaluate/protocols.rs).
+    #[serde(flatten)]
+    pub protocols: super::protocols::ProtocolsHeadline,
 }
 
 /// The headline numbers.
@@ -200,6 +204,7 @@ pub fn headline(
         transmission_model_median_error: t.model_error(),
         record_best_mbit_s: best.map(|b| b.mbit_s),
         record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),
+        protocols: Default::default(),
     }
 }
 
