@@ -33,6 +33,10 @@ fn smoke_evaluation_writes_every_file_and_section() {
         ("transmission.csv", "case,auth,bearer,bytes,datagrams,runs,measured_ms,modelled_ms,published_ms"),
         ("record_layer.csv", "cipher,mac,payload_bytes,direction,mbit_s,wtls"),
         ("mcommerce.csv", "signature,key,with_certificate,sign_ms"),
+        (
+            "protocols.csv",
+            "protocol,suite,auth,level,bearer,device,bytes,datagrams,round_trips,server_cpu_us,bound_ratio,handshakes_per_core_s,client_ms,modelled_ms,measured_ms,measured_runs",
+        ),
     ];
     for (file, prefix) in expected {
         let h = header(&out.join(file));
@@ -58,6 +62,23 @@ fn smoke_evaluation_writes_every_file_and_section() {
         .as_f64()
         .unwrap();
     assert!((mean - 391.3).abs() < 0.05, "Eq. 4.1 mean {mean}");
+    for key in [
+        "peer_bound_ratio_openssl_tls12_ecdhe_p256",
+        "peer_bound_ratio_openssl_dtls12_ecdhe_p256",
+        "peer_bound_ratio_openssl_tls12_rsa2048",
+        "peer_bound_ratio_rustls_tls13_ecdhe_p256",
+        "wtls_bound_ratio_256p",
+    ] {
+        let r = summary["headline"][key].as_f64();
+        assert!(r.is_some_and(|r| r > 0.5), "headline {key}: {r:?}");
+    }
+    let csv = std::fs::read_to_string(out.join("protocols.csv")).unwrap();
+    for protocol in ["wtls,", "dtls1.2,", "edhoc,"] {
+        assert!(
+            csv.lines().any(|l| l.starts_with(protocol)),
+            "protocols.csv lacks {protocol}"
+        );
+    }
 
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     for section in [
@@ -67,6 +88,7 @@ fn smoke_evaluation_writes_every_file_and_section() {
         "sec-overall",
         "sec-record_layer",
         "sec-mcommerce",
+        "sec-protocols",
         "sec-findings",
     ] {
         assert!(html.contains(section), "report.html lacks {section}");

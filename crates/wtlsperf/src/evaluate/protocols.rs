@@ -282,7 +282,7 @@ fn modern_configs(ctx: &Ctx, reps: usize) -> anyhow::Result<Vec<Config>> {
         ));
         let m = ctx.without_ticker(|| measure_suite(suite, reps, reps.min(20)))?;
         let level = match suite {
-            Suite::DtlsPsk => "PSK, 128-bit (category 3)".to_owned(),
+            Suite::DtlsPsk => "PSK 128-bit (category 3)".to_owned(),
             _ => "P-256 (category 3)".to_owned(),
         };
         let flights = m.shape.flights();
