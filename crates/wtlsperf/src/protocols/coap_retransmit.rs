@@ -89,6 +89,11 @@ impl ConExchange {
         self.due
     }
 
+    /// The request left `by` later than it was made: its timer starts then.
+    pub fn postpone(&mut self, by: Duration) {
+        self.due += by;
+    }
+
     /// At or after [`ConExchange::due`]: the request to send again (the timeout doubles),
     /// or an error once MAX_RETRANSMIT retransmissions went unanswered.
     pub fn on_timer(&mut self, now: Duration) -> anyhow::Result<Option<Vec<u8>>> {

@@ -107,15 +107,23 @@ fn over_bearer(args: &Args, suite: Suite) -> anyhow::Result<()> {
         Device::ThisMachine => None,
         Device::Profile(d) => Some(model::client_steps(suite, d)?),
     };
-    let run =
-        super::bearer_jobs::run_modern(suite, &p, 1, steps.as_ref(), Duration::from_secs(180))?;
+    let memory = measure_suite(suite, args.reps, args.reps.min(20))?;
+    let client_ms = match &device {
+        Device::ThisMachine => memory.client_cpu_us / 1e3,
+        Device::Profile(d) => model::client_ms(suite, d)?,
+    };
+    let flights = memory.shape.flights();
+    let modelled = model::duration_ms(&flights, &p, client_ms, memory.server_cpu_us / 1e3);
+    let deadline = Duration::from_secs(180);
+    let run = super::bearer_jobs::run_modern(suite, &p, 1, steps.as_ref(), deadline)?;
     println!(
-        "{} {} over {} on {}: {:.0} ms, {} bytes, {} flights, {} client retransmissions",
+        "{} {} over {} on {}: {:.0} ms (model without loss {:.0} ms), {} bytes, {} flights, {} client retransmissions",
         suite.protocol().name(),
         suite.name(),
         p.name,
         device.name(),
         run.duration_ms,
+        modelled,
         run.bytes(),
         run.flights().len(),
         run.client_retransmissions

@@ -235,6 +235,7 @@ impl DtlsConfig {
             server,
             complete: false,
             retransmissions: 0,
+            timer_shift: Duration::ZERO,
         })
     }
 
@@ -418,6 +419,9 @@ pub struct DtlsEndpoint {
     server: bool,
     complete: bool,
     retransmissions: u32,
+    /// How much later than OpenSSL's own clock says the running timer is due: the
+    /// driver held the flight that started it (see [`Endpoint::delay_timers`]).
+    timer_shift: Duration,
 }
 
 impl DtlsEndpoint {
@@ -473,7 +477,8 @@ impl Endpoint for DtlsEndpoint {
             (&mut tv as *mut libc::timeval).cast(),
         );
         (running > 0).then(|| {
-            now + Duration::from_secs(tv.tv_sec.max(0) as u64)
+            now + self.timer_shift
+                + Duration::from_secs(tv.tv_sec.max(0) as u64)
                 + Duration::from_micros(tv.tv_usec.max(0) as u64)
         })
     }
@@ -482,9 +487,15 @@ impl Endpoint for DtlsEndpoint {
         if self.ctrl(DTLS_CTRL_HANDLE_TIMEOUT, std::ptr::null_mut()) < 0 {
             bail!("DTLS retransmission limit reached");
         }
+        // OpenSSL restarts its (doubled) timer now, as the datagrams leave.
+        self.timer_shift = Duration::ZERO;
         let out = self.stream.get_mut().take_outbox();
         self.retransmissions += out.len() as u32;
         Ok(out)
+    }
+
+    fn delay_timers(&mut self, by: Duration) {
+        self.timer_shift = by;
     }
 
     fn is_complete(&self) -> bool {
@@ -536,6 +547,22 @@ mod tests {
         assert!(s > 0 && c > 0);
         let psk = DtlsConfig::new(Suite::DtlsPsk).unwrap();
         assert_eq!(psk.raw_ops().unwrap(), None);
+    }
+
+    #[test]
+    fn the_first_timer_is_rfc_7925s_and_a_held_flight_shifts_it() {
+        let cfg = DtlsConfig::new(Suite::DtlsPsk).unwrap();
+        let mut client = cfg.client().unwrap();
+        assert_eq!(client.next_timeout(Duration::ZERO), None);
+        client.start(Duration::ZERO).unwrap();
+        let due = client.next_timeout(Duration::ZERO).unwrap();
+        assert!(
+            due > Duration::from_secs(8) && due <= RFC7925_INITIAL_TIMER,
+            "{due:?}"
+        );
+        client.delay_timers(Duration::from_secs(3));
+        let shifted = client.next_timeout(Duration::ZERO).unwrap();
+        assert!(shifted > Duration::from_secs(11), "{shifted:?}");
     }
 
     #[test]

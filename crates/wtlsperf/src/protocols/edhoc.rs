@@ -275,6 +275,12 @@ impl Endpoint for EdhocClient {
     fn retransmissions(&self) -> u32 {
         self.retransmissions
     }
+
+    fn delay_timers(&mut self, by: Duration) {
+        if let Some(x) = self.pending.as_mut() {
+            x.postpone(by);
+        }
+    }
 }
 
 enum ServerState {
@@ -363,6 +369,8 @@ impl Endpoint for EdhocServer {
     fn retransmissions(&self) -> u32 {
         0
     }
+
+    fn delay_timers(&mut self, _by: Duration) {}
 }
 
 #[cfg(test)]
@@ -409,6 +417,20 @@ mod tests {
         assert!(due >= Duration::from_secs(2) && due <= Duration::from_secs(3));
         assert_eq!(client.on_timer(due).unwrap(), first);
         assert_eq!(client.retransmissions(), 1);
+    }
+
+    #[test]
+    fn a_held_flight_starts_its_timer_when_it_leaves() {
+        let cfg = EdhocConfig::new().unwrap();
+        let mut client = cfg.client(4).unwrap();
+        client.start(Duration::ZERO).unwrap();
+        let due = client.next_timeout(Duration::ZERO).unwrap();
+        client.delay_timers(Duration::from_secs(5));
+        assert_eq!(
+            client.next_timeout(Duration::ZERO),
+            Some(due + Duration::from_secs(5))
+        );
+        assert!(client.on_timer(due).unwrap().is_empty());
     }
 
     #[test]

@@ -182,6 +182,9 @@ pub trait Endpoint {
     fn is_complete(&self) -> bool;
     /// Datagrams this side sent again because a timer expired.
     fn retransmissions(&self) -> u32;
+    /// The flight just computed leaves `by` later than computed (an emulated device's
+    /// processing time): its retransmission timer starts when it is sent, not before.
+    fn delay_timers(&mut self, by: Duration);
 }
 
 /// One datagram of a handshake as the client saw it.

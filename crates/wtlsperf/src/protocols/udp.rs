@@ -111,13 +111,15 @@ struct ClientDriver<'a, C: Endpoint> {
 }
 
 impl<C: Endpoint> ClientDriver<'_, C> {
-    /// Holds a computed step until the device's time for it has passed.
-    fn hold(&self, started: Instant, device_ms: Option<f64>) {
+    /// Holds a computed step until the device's time for it has passed; the flight's
+    /// retransmission timer then starts as it leaves.
+    fn hold(&mut self, started: Instant, device_ms: Option<f64>) {
         if let Some(ms) = device_ms {
             let due = started + Duration::from_secs_f64(ms / 1e3);
             let now = Instant::now();
             if due > now {
                 std::thread::sleep(due - now);
+                self.client.delay_timers(due - now);
             }
         }
     }
