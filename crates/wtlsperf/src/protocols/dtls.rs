@@ -346,7 +346,9 @@ fn context(
     b.set_min_proto_version(Some(openssl::ssl::SslVersion::DTLS1_2))?;
     b.set_max_proto_version(Some(openssl::ssl::SslVersion::DTLS1_2))?;
     b.set_session_cache_mode(SslSessionCacheMode::OFF);
-    b.set_options(SslOptions::NO_TICKET);
+    // NO_QUERY_MTU: use the MTU set on each connection instead of asking the BIO, which
+    // in memory knows none (OpenSSL would fall back to its 256-byte minimum).
+    b.set_options(SslOptions::NO_TICKET | SslOptions::NO_QUERY_MTU);
     match suite {
         Suite::DtlsEcdheEcdsa { mutual } => certificate_mode(&mut b, pki, server, mutual)?,
         Suite::DtlsPsk => psk_mode(&mut b, server, psk)?,
@@ -563,6 +565,16 @@ mod tests {
         client.delay_timers(Duration::from_secs(3));
         let shifted = client.next_timeout(Duration::ZERO).unwrap();
         assert!(shifted > Duration::from_secs(11), "{shifted:?}");
+    }
+
+    #[test]
+    fn every_flight_fits_one_datagram_at_the_1280_byte_mtu() {
+        // Without SSL_OP_NO_QUERY_MTU OpenSSL asks the memory BIO, gets nothing and falls
+        // back to 256-byte datagrams; a reordered fragment then stalls the handshake
+        // until a retransmission.
+        let run = in_memory(Suite::DtlsEcdheEcdsa { mutual: true });
+        assert_eq!(run.log.len(), run.flights().len(), "{:?}", run.log);
+        assert!(run.log.iter().all(|d| d.bytes <= DTLS_MTU as usize));
     }
 
     #[test]

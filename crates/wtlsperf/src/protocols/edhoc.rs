@@ -98,10 +98,10 @@ impl EdhocConfig {
     pub fn client(&self, seed: u64) -> anyhow::Result<EdhocClient> {
         let mut initiator =
             EdhocInitiator::new(crypto(), EDHOCMethod::StatStat, EDHOCSuite::CipherSuite2);
-        initiator.set_identity(self.i, self.cred_i.clone());
+        initiator.set_identity(self.i, self.cred_i);
         Ok(EdhocClient {
             state: ClientState::Start(initiator),
-            cred_r: self.cred_r.clone(),
+            cred_r: self.cred_r,
             timers: self.timers,
             rng: coap::timer_rng(seed),
             next_mid: (seed as u16).wrapping_mul(257),
@@ -112,11 +112,10 @@ impl EdhocConfig {
 
     /// A fresh responder (it draws its ephemeral key here, as lakers does on creation).
     pub fn server(&self) -> anyhow::Result<EdhocServer> {
-        let responder =
-            EdhocResponder::new(crypto(), EDHOCMethod::StatStat, self.r, self.cred_r.clone());
+        let responder = EdhocResponder::new(crypto(), EDHOCMethod::StatStat, self.r, self.cred_r);
         Ok(EdhocServer {
-            state: ServerState::Start(responder),
-            cred_i: self.cred_i.clone(),
+            state: ServerState::Start(Box::new(responder)),
+            cred_i: self.cred_i,
             cache: ResponseCache::default(),
         })
     }
@@ -205,7 +204,7 @@ impl EdhocClient {
         let (processing, c_r, id_cred_r, _ead) =
             guarded("message_2", || wait.parse_message_2(&m2))?;
         let cred_r = guarded("ID_CRED_R", || {
-            credential_check_or_fetch(Some(self.cred_r.clone()), id_cred_r)
+            credential_check_or_fetch(Some(self.cred_r), id_cred_r)
         })?;
         let processed = guarded("message_2 verification", || {
             processing.verify_message_2(cred_r)
@@ -284,7 +283,7 @@ impl Endpoint for EdhocClient {
 }
 
 enum ServerState {
-    Start(EdhocResponder<Crypto>),
+    Start(Box<EdhocResponder<Crypto>>),
     WaitM3(EdhocResponderWaitM3<Crypto>),
     Done,
     Failed,
@@ -321,7 +320,7 @@ impl EdhocServer {
                 let (processing, id_cred_i, _ead) =
                     guarded("message_3", || wait.parse_message_3(&m3))?;
                 let cred_i = guarded("ID_CRED_I", || {
-                    credential_check_or_fetch(Some(self.cred_i.clone()), id_cred_i)
+                    credential_check_or_fetch(Some(self.cred_i), id_cred_i)
                 })?;
                 let (processed, _prk_out) = guarded("message_3 verification", || {
                     processing.verify_message_3(cred_i)

@@ -381,7 +381,7 @@ pub fn measure_suite(suite: Suite, reps: usize, warmup: usize) -> anyhow::Result
 /// A suite's configuration, built once for all its handshakes.
 enum SuiteBench {
     Dtls(dtls::DtlsConfig),
-    Edhoc(edhoc::EdhocConfig),
+    Edhoc(Box<edhoc::EdhocConfig>),
 }
 
 impl SuiteBench {
@@ -390,7 +390,7 @@ impl SuiteBench {
             Suite::DtlsEcdheEcdsa { .. } | Suite::DtlsPsk => {
                 SuiteBench::Dtls(dtls::DtlsConfig::new(suite)?)
             }
-            Suite::EdhocMethod3Suite2 => SuiteBench::Edhoc(edhoc::EdhocConfig::new()?),
+            Suite::EdhocMethod3Suite2 => SuiteBench::Edhoc(Box::new(edhoc::EdhocConfig::new()?)),
         })
     }
 

@@ -82,7 +82,7 @@ impl ProtocolResults {
             .column(Column::label("bearer"))
             .column(Column::label("device"))
             .column(Column::new("modelled", Some("ms"), modelled()))
-            .column(Column::new("measured", Some("ms"), ctx.measured()))
+            .column(Column::new("measured (mean)", Some("ms"), ctx.measured()))
             .column(Column::new("runs", None, ctx.measured()))
             .column(Column::new("|error|", Some("%"), Provenance::derived("|measured / modelled - 1|")));
         for r in self.rows.iter().filter(|r| r.measured_runs > 0) {
