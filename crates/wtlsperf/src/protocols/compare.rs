@@ -47,6 +47,12 @@ pub struct Args {
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<()> {
     anyhow::ensure!(args.reps > 0, "--reps must be at least 1");
+    let over = match &args.suite {
+        Some(name) => Some(Suite::parse(name).context("--suite")?),
+        None => None,
+    };
+    find_device(args.device.as_deref())?;
+    profile(&args.profile).map_err(|e| anyhow!("--profile: {e}"))?;
     println!(
         "suite                          bytes flights  server_us  bound  hs/s/core  client_us"
     );
@@ -63,8 +69,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             m.client_cpu_us
         );
     }
-    if let Some(name) = &args.suite {
-        over_bearer(&args, Suite::parse(name).context("--suite")?)?;
+    if let Some(suite) = over {
+        over_bearer(&args, suite)?;
     }
     if !args.no_peers {
         anyhow::ensure!(args.peer_reps > 0, "--peer-reps must be at least 1");
