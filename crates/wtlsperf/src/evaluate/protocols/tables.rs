@@ -1,7 +1,10 @@
 //! The report section "WTLS beside DTLS 1.2 and EDHOC" and its findings, every clause
 //! computed from the run.
 
-use wtlsperf_report::{Cell, Column, Finding, Provenance, Section, Table, Verdict};
+use wtlsperf_report::{
+    Axis, BarSeries, Cell, Column, Figure, Finding, GroupedBarChart, Provenance, Section, Table,
+    Verdict,
+};
 
 use super::{Config, Kind, ProtocolResults, ProtocolRow, BEARERS, LOSS, LOSS_BEARER};
 use crate::evaluate::Ctx;
@@ -45,6 +48,7 @@ impl ProtocolResults {
              costs are per datagram and per handshake, not per message.",
         );
         s = s.table(self.memory_table(ctx));
+        s = s.figure(self.duration_figure());
         s = s.table(self.measured_table(ctx));
         s = s.table(self.device_table());
         s = s.table(self.loss_table(ctx));
@@ -88,6 +92,42 @@ impl ProtocolResults {
             ]);
         }
         t
+    }
+
+    /// Modelled duration per bearer with this machine's client, one series per
+    /// category-3-level handshake.
+    fn duration_figure(&self) -> Figure {
+        let bearers: Vec<String> = BEARERS.iter().map(|b| b.to_string()).collect();
+        let mut chart = GroupedBarChart::new(
+            "bearer",
+            bearers,
+            Axis::new("handshake duration", "ms").log(),
+        );
+        let level3 = |c: &&Config| c.level.contains("category 3");
+        for c in self.configs.iter().filter(level3) {
+            let values = BEARERS
+                .iter()
+                .map(|b| {
+                    self.rows
+                        .iter()
+                        .find(|r| {
+                            r.protocol == c.protocol().name()
+                                && r.suite == c.suite()
+                                && r.auth == c.auth()
+                                && r.bearer == *b
+                                && r.device == "this-machine"
+                        })
+                        .map(|r| r.modelled_ms)
+                })
+                .collect();
+            chart = chart.series(BarSeries::new(c.label(), modelled(), values));
+        }
+        Figure::new(
+            "protocols_duration",
+            "Modelled handshake duration per bearer, category 3 level, this machine's client",
+            chart,
+        )
+        .size(1100, 480)
     }
 
     fn measured_table(&self, ctx: &Ctx) -> Table {
