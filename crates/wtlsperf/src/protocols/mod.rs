@@ -25,6 +25,7 @@ pub mod model;
 pub mod peers;
 pub mod pipe;
 pub mod udp;
+pub mod wtls_client;
 
 use std::time::{Duration, Instant};
 

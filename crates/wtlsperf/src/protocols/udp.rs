@@ -213,7 +213,26 @@ where
             .name("proto-server".into())
             .spawn(move || serve(make_server()?, server_sock, stop))?
     };
-    let mut relay = Relay::start("127.0.0.1:0".parse()?, server_addr, profile.clone(), seed)
+    let result = client_over_bearer(client, server_addr, profile, seed, steps, deadline);
+    stop.store(true, Ordering::SeqCst);
+    // A server error after the client completed (e.g. a late duplicate) does not undo
+    // the handshake; before completion it already failed the client.
+    let _served = server_thread
+        .join()
+        .map_err(|_| anyhow::anyhow!("the server thread panicked"))?;
+    result
+}
+
+/// Runs one client handshake against `upstream` through a relay emulating `profile`.
+pub fn client_over_bearer<C: Endpoint>(
+    client: C,
+    upstream: SocketAddr,
+    profile: &LinkProfile,
+    seed: u64,
+    steps: Option<&ClientSteps>,
+    deadline: Duration,
+) -> anyhow::Result<UdpRun> {
+    let mut relay = Relay::start("127.0.0.1:0".parse()?, upstream, profile.clone(), seed)
         .context("starting the bearer relay")?;
     let sock = UdpSocket::bind("127.0.0.1:0")?;
     sock.connect(relay.local_addr())?;
@@ -227,15 +246,8 @@ where
     };
     let result = driver.run(deadline);
     let duration_ms = driver.epoch.elapsed().as_secs_f64() * 1e3;
-    stop.store(true, Ordering::SeqCst);
     relay.shutdown();
-    let served = server_thread
-        .join()
-        .map_err(|_| anyhow::anyhow!("the server thread panicked"))?;
     result.with_context(|| format!("over {}", profile.name))?;
-    // A server error after the client completed (e.g. a late duplicate) does not undo
-    // the handshake; before completion it already failed `result`.
-    drop(served);
     Ok(UdpRun {
         duration_ms,
         log: driver.log,
