@@ -36,6 +36,9 @@ pub struct Args {
     /// Loss probability added to the profile for `--suite`.
     #[arg(long, default_value_t = 0.0)]
     pub loss: f64,
+    /// Seed of the relay's delay and loss draws (and of the CoAP timers) for `--suite`.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
     /// Emulated client device for `--suite` (default: this machine).
     #[arg(long)]
     pub device: Option<String>,
@@ -121,7 +124,7 @@ fn over_bearer(args: &Args, suite: Suite) -> anyhow::Result<()> {
     let flights = memory.shape.flights();
     let modelled = model::duration_ms(&flights, &p, client_ms, memory.server_cpu_us / 1e3);
     let deadline = Duration::from_secs(180);
-    let run = super::bearer_jobs::run_modern(suite, &p, 1, steps.as_ref(), deadline)?;
+    let run = super::bearer_jobs::run_modern(suite, &p, args.seed, steps.as_ref(), deadline)?;
     println!(
         "{} {} over {} on {}: {:.0} ms (model without loss {:.0} ms), {} bytes, {} flights, {} client retransmissions",
         suite.protocol().name(),
