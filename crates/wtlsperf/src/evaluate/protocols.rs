@@ -254,9 +254,6 @@ pub fn wtls_best(p: &ProcessingResults) -> Vec<Config> {
             }
         }
     }
-    // The lossy runs first: their tails (a DTLS loss costs 9 s, doubling) then overlap
-    // the lossless runs instead of trailing after them.
-    out.sort_by_key(|j| !j.lossy);
     out
 }
 
@@ -498,9 +495,6 @@ fn rows(
             }
         }
     }
-    // The lossy runs first: their tails (a DTLS loss costs 9 s, doubling) then overlap
-    // the lossless runs instead of trailing after them.
-    out.sort_by_key(|j| !j.lossy);
     out
 }
 
