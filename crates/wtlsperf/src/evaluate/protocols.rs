@@ -608,3 +608,67 @@ fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
     w.flush()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(kind: Kind, level: &str) -> Config {
+        Config {
+            kind,
+            level: level.to_owned(),
+            bytes: 500,
+            datagrams: 4,
+            flights: Vec::new(),
+            server_cpu_us: 100.0,
+            client_cpu_us: 100.0,
+            bound_ratio: None,
+        }
+    }
+
+    #[test]
+    fn the_quick_plan_runs_lossy_first_and_wtls_category_3_only() {
+        let case = Case::parse("256p/160p").unwrap();
+        let configs = vec![
+            config(Kind::Modern(Suite::DtlsPsk), "PSK 128-bit (category 3)"),
+            config(Kind::Wtls(case, Authentication::ServerAuth), "category 3"),
+            config(Kind::Wtls(case, Authentication::Mutual), "category 1"),
+        ];
+        let p = plan(Mode::Quick);
+        let jobs = jobs(Mode::Quick, &p, &configs, &[0, 1]);
+        let lossy = jobs.iter().take_while(|j| j.lossy).count();
+        assert_eq!(lossy, 2 * p.loss_runs, "PSK and WTLS category 3 server");
+        assert!(jobs[lossy..].iter().all(|j| !j.lossy));
+        assert!(
+            jobs.iter().all(|j| j.config != 2),
+            "category 1 is left to the full run"
+        );
+        let per_config = BEARERS.len() * 2 * p.runs;
+        assert_eq!(jobs.len() - lossy, 2 * per_config);
+    }
+
+    #[test]
+    fn a_row_without_runs_has_no_error() {
+        let mut r = ProtocolRow {
+            protocol: "edhoc",
+            suite: "method3-suite2".into(),
+            auth: "mutual",
+            level: "P-256 (category 3)".into(),
+            bearer: "nb-iot".into(),
+            device: "this-machine".into(),
+            bytes: 162,
+            datagrams: 4,
+            round_trips: 2.0,
+            server_cpu_us: 400.0,
+            bound_ratio: Some(1.0),
+            handshakes_per_core_s: 2500.0,
+            client_ms: 0.3,
+            modelled_ms: 1000.0,
+            measured_ms: None,
+            measured_runs: 0,
+        };
+        assert_eq!(r.model_error(), None);
+        r.measured_ms = Some(1040.0);
+        assert!((r.model_error().unwrap() - 0.04).abs() < 1e-12);
+    }
+}
