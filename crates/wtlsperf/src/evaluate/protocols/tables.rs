@@ -299,9 +299,7 @@ impl ProtocolResults {
     fn edhoc_finding(&self) -> Option<Finding> {
         let edhoc = |c: &Config| c.kind == Kind::Modern(Suite::EdhocMethod3Suite2);
         let dtls = |c: &Config| c.kind == Kind::Modern(Suite::DtlsEcdheEcdsa { mutual: true });
-        let wtls = |c: &Config| {
-            matches!(c.kind, Kind::Wtls(..)) && c.level == "category 3" && c.auth() == "mutual"
-        };
+        let wtls = |c: &Config| c.is_wtls_p256() && c.auth() == "mutual";
         let mut parts = Vec::new();
         let mut fastest_everywhere = true;
         for b in BEARERS {
@@ -324,7 +322,7 @@ impl ProtocolResults {
         let e = self.configs.iter().find(|c| edhoc(c))?;
         let d = self.configs.iter().find(|c| dtls(c))?;
         Some(Finding::new(
-            "EDHOC's small messages make it the fastest mutually authenticated P-256-level handshake on every bearer.",
+            "EDHOC's small messages make it the fastest mutually authenticated P-256 handshake on every bearer (against DTLS 1.2 ECDHE-ECDSA and WTLS 256p/256p).",
             format!(
                 "{} B in {} round trips against DTLS 1.2 ECDHE-ECDSA mutual's {} B in {} (modelled, this machine's client): {}.",
                 e.bytes, e.round_trips(), d.bytes, d.round_trips(), parts.join("; ")
@@ -335,9 +333,7 @@ impl ProtocolResults {
 
     fn wtls_finding(&self) -> Option<Finding> {
         let dtls = |c: &Config| c.kind == Kind::Modern(Suite::DtlsEcdheEcdsa { mutual: false });
-        let wtls = |c: &Config| {
-            matches!(c.kind, Kind::Wtls(..)) && c.level == "category 3" && c.auth() == "server"
-        };
+        let wtls = |c: &Config| c.is_wtls_p256() && c.auth() == "server";
         let (mut ahead, mut parts) = (Vec::new(), Vec::new());
         for b in BEARERS {
             let (w, d) = (
@@ -360,7 +356,7 @@ impl ProtocolResults {
             _ => Verdict::Inconclusive,
         };
         Some(Finding::new(
-            "2001's WTLS is still competitive with DTLS 1.2 for a server-authenticated category-3 handshake.",
+            "2001's WTLS is still competitive with DTLS 1.2 for a server-authenticated P-256 handshake (WTLS 256p/256p against ECDHE-ECDSA P-256).",
             format!(
                 "WTLS {} ({} B, {} round trips, {:.0} handshakes/s/core) against DTLS ECDHE-ECDSA ({} B, {} round trips with the cookie exchange, {:.0} handshakes/s/core); WTLS is as fast or faster on {} of {} bearers ({}): {}.",
                 w.suite(), w.bytes, w.round_trips(), w.handshakes_per_core_s(), d.bytes, d.round_trips(), d.handshakes_per_core_s(),
