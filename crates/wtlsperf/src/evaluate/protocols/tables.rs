@@ -358,7 +358,7 @@ impl ProtocolResults {
         Some(Finding::new(
             "2001's WTLS is still competitive with DTLS 1.2 for a server-authenticated P-256 handshake (WTLS 256p/256p against ECDHE-ECDSA P-256).",
             format!(
-                "WTLS {} ({} B, {} round trips, {:.0} handshakes/s/core) against DTLS ECDHE-ECDSA ({} B, {} round trips with the cookie exchange, {:.0} handshakes/s/core); WTLS is as fast or faster on {} of {} bearers ({}): {}.",
+                "WTLS {} ({} B, {} round trips, {:.0} handshakes/s/core: ECDH_ECDSA with the server's certified static key, one ECDH and no signature per handshake, and so no forward secrecy) against DTLS ECDHE-ECDSA ({} B, {} round trips with the cookie exchange, {:.0} handshakes/s/core); WTLS is as fast or faster on {} of {} bearers ({}): {}.",
                 w.suite(), w.bytes, w.round_trips(), w.handshakes_per_core_s(), d.bytes, d.round_trips(), d.handshakes_per_core_s(),
                 ahead.len(), BEARERS.len(), if ahead.is_empty() { "none".into() } else { ahead.join(", ") }, parts.join(", ")
             ),
