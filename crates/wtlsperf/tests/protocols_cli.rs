@@ -39,3 +39,32 @@ fn unknown_suite_device_and_profile_are_named_with_the_known_ones() {
         "{err}"
     );
 }
+
+#[test]
+fn compare_runs_every_suite_in_memory_and_one_over_a_bearer() {
+    let out = Command::new(env!("CARGO_BIN_EXE_wtlsperf"))
+        .args([
+            "compare",
+            "--reps",
+            "2",
+            "--no-peers",
+            "--suite",
+            "method3-suite2",
+        ])
+        .args(["--profile", "loopback", "--device", "nrf52840"])
+        .output()
+        .expect("run wtlsperf");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for suite in ["ecdhe-ecdsa-p256-ccm8", "psk-ccm8", "method3-suite2"] {
+        assert!(stdout.contains(suite), "{stdout}");
+    }
+    assert!(
+        stdout.contains("over loopback on nrf52840") && stdout.contains("4 flights"),
+        "{stdout}"
+    );
+}
