@@ -12,6 +12,7 @@ pub mod load;
 pub mod pcap;
 pub mod pki_show;
 pub mod pki_store;
+pub mod protocols;
 pub mod runner;
 pub mod setup;
 pub mod udp_client;

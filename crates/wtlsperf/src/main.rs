@@ -45,6 +45,9 @@ enum Command {
     Flood(wtlsperf::flood::Args),
     /// Run the whole evaluation and write the report.
     Evaluate(wtlsperf::evaluate::Args),
+    /// DTLS 1.2 (OpenSSL) and EDHOC (lakers) beside WTLS: in memory, over an emulated
+    /// bearer, and the peer anchors' bound ratios beside ours.
+    Compare(wtlsperf::protocols::compare::Args),
 }
 
 #[derive(Debug, Subcommand)]
@@ -132,6 +135,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Load(a) => wtlsperf::load::run(a),
         Command::Flood(a) => wtlsperf::flood::run(a),
         Command::Evaluate(a) => wtlsperf::evaluate::run(a),
+        Command::Compare(a) => wtlsperf::protocols::compare::run(a),
     }
 }
 

@@ -37,6 +37,10 @@ fn smoke_evaluation_writes_every_file_and_section() {
         ("device_fit.csv", "case,published_ms,predicted_ms,error,scaled"),
         ("device_runs.csv", "case,auth,bearer,device,runs,measured_ms"),
         ("transmission_loo.csv", "count,case,measured_ms,traversal_ms,predicted_ms,error"),
+        (
+            "protocols.csv",
+            "protocol,suite,auth,level,bearer,device,bytes,datagrams,round_trips,server_cpu_us,bound_ratio,handshakes_per_core_s,client_ms,modelled_ms,measured_ms,measured_runs",
+        ),
     ];
     for (file, prefix) in expected {
         let h = header(&out.join(file));
@@ -70,6 +74,23 @@ fn smoke_evaluation_writes_every_file_and_section() {
         let v = summary["headline"][field].as_f64();
         assert!(v.is_some_and(|v| (0.0..1.0).contains(&v)), "{field}: {v:?}");
     }
+    for key in [
+        "peer_bound_ratio_openssl_tls12_ecdhe_p256",
+        "peer_bound_ratio_openssl_dtls12_ecdhe_p256",
+        "peer_bound_ratio_openssl_tls12_rsa2048",
+        "peer_bound_ratio_rustls_tls13_ecdhe_p256",
+        "wtls_bound_ratio_256p",
+    ] {
+        let r = summary["headline"][key].as_f64();
+        assert!(r.is_some_and(|r| r > 0.5), "headline {key}: {r:?}");
+    }
+    let csv = std::fs::read_to_string(out.join("protocols.csv")).unwrap();
+    for protocol in ["wtls,", "dtls1.2,", "edhoc,"] {
+        assert!(
+            csv.lines().any(|l| l.starts_with(protocol)),
+            "protocols.csv lacks {protocol}"
+        );
+    }
 
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     for section in [
@@ -80,6 +101,7 @@ fn smoke_evaluation_writes_every_file_and_section() {
         "sec-record_layer",
         "sec-mcommerce",
         "sec-devices",
+        "sec-protocols",
         "sec-findings",
     ] {
         assert!(html.contains(section), "report.html lacks {section}");

@@ -16,6 +16,7 @@
 //! * [`overall`]: T_H = T_PD + T_TD + T_QD, the Levi-Savas response time and the
 //!   Herwono duration-against-throughput curves (thesis 4.4);
 //! * [`record_layer`] and [`mcommerce`]: bulk throughput and the cost of signText;
+//! * [`protocols`]: WTLS beside DTLS 1.2 and EDHOC, and the peer anchors (issue 15);
 //! * [`findings`]: what the numbers confirm and contradict;
 //! * [`output`]: the machine-readable files and `summary.json`.
 //!
@@ -28,6 +29,7 @@ pub mod mcommerce;
 pub mod output;
 pub mod overall;
 pub mod processing;
+pub mod protocols;
 pub mod queue;
 pub mod recommendation;
 pub mod record_layer;
@@ -227,11 +229,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     })?;
     let records = ctx.part("record_layer", || record_layer::run(&ctx))?;
     let mcommerce = ctx.part("mcommerce", || mcommerce::run(&ctx, &store))?;
-    let findings = ctx.part("findings", || {
+    let protocols = ctx.part("protocols", || protocols::run(&ctx, &store, &processing))?;
+    let mut findings = ctx.part("findings", || {
         let mut all = findings::build(&processing, &queue, &transmission);
         all.extend(devices.findings());
         anyhow::Ok(all)
     })?;
+    findings.extend(protocols.findings());
 
     ctx.step("writing the report");
     let report = Report::new("wtlsperf evaluation: the WTLS handshake, re-measured")
@@ -253,6 +257,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .section(devices.section(&ctx))
         .section(records.section(&ctx))
         .section(mcommerce.section(&ctx))
+        .section(protocols.section(&ctx))
         .section(findings::section(&findings));
     report
         .write(&out)
@@ -260,6 +265,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
     let mut headline = output::headline(&processing, &queue, &transmission, &records);
     headline.devices = devices.headline();
+    headline.protocols = protocols.headline();
     let summary = output::Summary {
         machine: machine_info,
         run_id,
@@ -286,6 +292,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &summary,
     )?;
     devices.write_csv(&out)?;
+    protocols.write_csv(&out)?;
     ctx.progress.finish_and_clear();
     eprintln!(
         "wtlsperf evaluate: {} written in {:.1} s",

@@ -147,6 +147,10 @@ pub struct Headline {
     /// live GSM CSD data, each out of sample.
     #[serde(flatten)]
     pub devices: super::device::DeviceHeadline,
+    /// WTLS beside DTLS 1.2 and EDHOC: the peer anchors' bound ratios beside ours, the
+    /// model's error and the lossy completions (evaluate/protocols.rs).
+    #[serde(flatten)]
+    pub protocols: super::protocols::ProtocolsHeadline,
 }
 
 /// The headline numbers.
@@ -205,6 +209,7 @@ pub fn headline(
         record_best_mbit_s: best.map(|b| b.mbit_s),
         record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),
         devices: Default::default(),
+        protocols: Default::default(),
     }
 }
 

@@ -1,0 +1,698 @@
+//! Part 7: WTLS beside its successors, DTLS 1.2 (OpenSSL) and EDHOC (lakers over CoAP),
+//! on the same bench, bearers and models (issue 15), and the peer performance anchors.
+//!
+//! * In memory, this machine: every modern suite's bytes, flights, server and client
+//!   CPU and bound ratio, beside the WTLS best case (fewest handshake bytes) of each
+//!   security category and authentication mode from the processing part.
+//! * Per bearer (GSM CSD, GPRS, EDGE, UMTS, LTE-M, NB-IoT) and device profile: the
+//!   modelled duration T_H = Eq. 3.84 over the protocol's own flights + the client's
+//!   processing on the device + the server's CPU; and real handshakes through the
+//!   emulated bearers (the modern protocols on emulated devices too) measure it.
+//! * Completion over a 10 % loss link with each protocol's own retransmission.
+//! * OpenSSL's TLS 1.2 and DTLS 1.2 servers and rustls' TLS 1.2 and 1.3, server CPU and
+//!   bound ratio beside our gateway's, measured interleaved in this run.
+
+pub mod tables;
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::Serialize;
+use wtls::suite::Case;
+use wtlsperf_bearer::profile;
+use wtlsperf_models::device::WtlsCase;
+use wtlsperf_models::stats::{mean, median};
+use wtlsperf_models::transmission::Flight;
+use wtlsperf_models::Authentication;
+
+use super::processing::{auth_mode, CaseResult, ProcessingResults};
+use super::{Ctx, Mode};
+use crate::gateway::{spawn_gateway, GatewayConfig};
+use crate::pki_store::PkiStore;
+use crate::protocols::bearer_jobs::{run_concurrently, ModernConfigs};
+use crate::protocols::model::{self, Device};
+use crate::protocols::peers::PeerMeasurement;
+use crate::protocols::udp::client_over_bearer;
+use crate::protocols::wtls_client::{wtls_steps, WtlsClient};
+use crate::protocols::{compare, measure_suite, Protocol, Suite};
+use crate::setup::{gateway_server_config, ClientAuth, Options};
+
+/// The bearers of the comparison, slowest first.
+pub const BEARERS: [&str; 6] = ["gsm-csd", "gprs-avg", "edge", "umts-r99", "lte-m", "nb-iot"];
+/// Loss probability of the lossy link.
+pub const LOSS: f64 = 0.10;
+/// The bearer the lossy runs use (a modern one: the protocols it carries are the question).
+pub const LOSS_BEARER: &str = "lte-m";
+
+/// What is compared: a WTLS case or a modern suite.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// A WTLS CA/leaf case in one authentication mode.
+    Wtls(Case, Authentication),
+    /// A DTLS 1.2 or EDHOC suite.
+    Modern(Suite),
+}
+
+/// One handshake configuration with its in-memory measurements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Which handshake.
+    pub kind: Kind,
+    /// Security level label (`category 3`; P-256 is category 3's 128-bit level).
+    pub level: String,
+    /// Payload bytes both ways.
+    pub bytes: usize,
+    /// Datagrams both ways.
+    pub datagrams: usize,
+    /// The protocol's own flights (Eq. 3.84's traversals).
+    pub flights: Vec<Flight>,
+    /// Median server thread CPU per handshake (µs).
+    pub server_cpu_us: f64,
+    /// Median client thread CPU per handshake (µs).
+    pub client_cpu_us: f64,
+    /// Server CPU over its raw public-key operations.
+    pub bound_ratio: Option<f64>,
+}
+
+impl Config {
+    /// `wtls`, `dtls1.2`, `edhoc`.
+    pub fn protocol(&self) -> Protocol {
+        match self.kind {
+            Kind::Wtls(..) => Protocol::Wtls,
+            Kind::Modern(s) => s.protocol(),
+        }
+    }
+
+    /// The case or suite name.
+    pub fn suite(&self) -> String {
+        match self.kind {
+            Kind::Wtls(c, _) => c.to_string(),
+            Kind::Modern(s) => s.name().to_owned(),
+        }
+    }
+
+    /// `server` or `mutual`.
+    pub fn auth(&self) -> &'static str {
+        let mutual = match self.kind {
+            Kind::Wtls(_, a) => a == Authentication::Mutual,
+            Kind::Modern(s) => s.mutual(),
+        };
+        if mutual {
+            "mutual"
+        } else {
+            "server"
+        }
+    }
+
+    /// Flights / 2.
+    pub fn round_trips(&self) -> f64 {
+        self.flights.len() as f64 / 2.0
+    }
+
+    /// 1 / server CPU.
+    pub fn handshakes_per_core_s(&self) -> f64 {
+        1e6 / self.server_cpu_us
+    }
+
+    /// WTLS 256p/256p: the like-for-like case of the P-256 suites.
+    pub fn is_wtls_p256(&self) -> bool {
+        matches!(self.kind, Kind::Wtls(c, _) if c.to_string() == "256p/256p")
+    }
+
+    /// `wtls 256p/256p server`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} {} {}",
+            self.protocol().name(),
+            self.suite(),
+            self.auth()
+        )
+    }
+
+    /// The client's processing time on `device` (ms), if the device prices it.
+    pub fn client_ms(&self, device: &Device) -> Option<f64> {
+        match (device, self.kind) {
+            (Device::ThisMachine, _) => Some(self.client_cpu_us / 1e3),
+            (Device::Profile(d), Kind::Modern(s)) => model::client_ms(s, d).ok(),
+            (Device::Profile(d), Kind::Wtls(c, auth)) => {
+                let case = WtlsCase::parse(c.ca.short(), c.leaf.short(), auth)?;
+                d.client_processing_ms(case).ok()
+            }
+        }
+    }
+}
+
+/// One row of `protocols.csv` (columns documented in docs/results.md).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProtocolRow {
+    pub protocol: &'static str,
+    pub suite: String,
+    pub auth: &'static str,
+    pub level: String,
+    pub bearer: String,
+    pub device: String,
+    pub bytes: usize,
+    pub datagrams: usize,
+    pub round_trips: f64,
+    pub server_cpu_us: f64,
+    pub bound_ratio: Option<f64>,
+    pub handshakes_per_core_s: f64,
+    pub client_ms: f64,
+    pub modelled_ms: f64,
+    pub measured_ms: Option<f64>,
+    pub measured_runs: usize,
+}
+
+impl ProtocolRow {
+    /// |measured / modelled - 1|, where measured.
+    pub fn model_error(&self) -> Option<f64> {
+        self.measured_ms.map(|m| (m / self.modelled_ms - 1.0).abs())
+    }
+}
+
+/// Completion over the lossy link.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LossRow {
+    pub protocol: &'static str,
+    pub suite: String,
+    pub auth: &'static str,
+    pub bearer: String,
+    pub loss: f64,
+    pub runs: usize,
+    pub completed: usize,
+    pub median_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    pub median_retransmissions: Option<f64>,
+}
+
+/// Everything this part measured and modelled.
+#[derive(Debug, Clone)]
+pub struct ProtocolResults {
+    pub configs: Vec<Config>,
+    pub rows: Vec<ProtocolRow>,
+    pub loss: Vec<LossRow>,
+    /// Each anchor beside our gateway's bound ratio for its WTLS counterpart.
+    pub peers: Vec<(PeerMeasurement, Option<f64>)>,
+    /// Devices the real runs emulated.
+    pub measured_devices: Vec<String>,
+}
+
+/// How much a mode runs.
+struct Plan {
+    suite_reps: usize,
+    peer_reps: usize,
+    runs: usize,
+    loss_runs: usize,
+    devices: &'static [&'static str],
+    bearers: &'static [&'static str],
+    loss_deadline: Duration,
+}
+
+fn plan(mode: Mode) -> Plan {
+    match mode {
+        Mode::Smoke => Plan {
+            suite_reps: 5,
+            peer_reps: 20,
+            runs: 1,
+            loss_runs: 0,
+            devices: &["this-machine"],
+            bearers: &["lte-m"],
+            loss_deadline: Duration::from_secs(60),
+        },
+        Mode::Quick => Plan {
+            suite_reps: 50,
+            peer_reps: 300,
+            runs: 5,
+            loss_runs: 6,
+            devices: &["this-machine", "nokia7650"],
+            bearers: &BEARERS,
+            loss_deadline: Duration::from_secs(90),
+        },
+        Mode::Full => Plan {
+            suite_reps: 400,
+            peer_reps: 3000,
+            runs: 4,
+            loss_runs: 12,
+            devices: &["this-machine", "nokia7650", "nrf52840", "esp32"],
+            bearers: &BEARERS,
+            loss_deadline: Duration::from_secs(150),
+        },
+    }
+}
+
+/// The WTLS level label of the like-for-like case, 256p/256p: a P-256 leaf, as the
+/// modern suites use (a category's best case may have a smaller leaf key).
+pub const WTLS_P256_LEVEL: &str = "P-256 (category 3)";
+
+/// The WTLS case with the fewest handshake bytes in each category and mode (on every
+/// bearer slower than UMTS the bytes and round trips decide, and all WTLS full
+/// handshakes of a mode have the same round trips), then 256p/256p, the like-for-like
+/// case of the P-256 suites, where it is not already a best case.
+pub fn wtls_best(p: &ProcessingResults) -> Vec<Config> {
+    let mut out: Vec<Config> = Vec::new();
+    for category in 1..=3u8 {
+        for auth in [Authentication::ServerAuth, Authentication::Mutual] {
+            let best = p
+                .cases
+                .iter()
+                .filter(|c| c.case.category == category && c.auth == auth)
+                .min_by_key(|c| c.bytes());
+            if let Some(c) = best {
+                out.push(wtls_config(c, category));
+            }
+        }
+    }
+    for c in p.cases.iter().filter(|c| c.label() == "256p/256p") {
+        if !out.iter().any(|o| o.kind == Kind::Wtls(c.case, c.auth)) {
+            out.push(Config {
+                level: WTLS_P256_LEVEL.to_owned(),
+                ..wtls_config(c, 3)
+            });
+        }
+    }
+    out
+}
+
+fn wtls_config(c: &CaseResult, category: u8) -> Config {
+    Config {
+        kind: Kind::Wtls(c.case, c.auth),
+        level: format!("category {category}"),
+        bytes: c.bytes(),
+        datagrams: c.datagrams_up + c.datagrams_down,
+        flights: super::transmission::flights_of(c),
+        server_cpu_us: c.server_cpu_ms.median * 1e3,
+        client_cpu_us: c.client_cpu_ms.median * 1e3,
+        bound_ratio: c.bound_ratio,
+    }
+}
+
+fn modern_configs(ctx: &Ctx, reps: usize) -> anyhow::Result<Vec<Config>> {
+    let mut out = Vec::new();
+    for suite in Suite::ALL {
+        if ctx.mode == Mode::Smoke && matches!(suite, Suite::DtlsEcdheEcdsa { mutual: true }) {
+            continue;
+        }
+        ctx.step(&format!(
+            "protocols: {} {} in memory",
+            suite.protocol().name(),
+            suite.name()
+        ));
+        let m = ctx.without_ticker(|| measure_suite(suite, reps, reps.min(20)))?;
+        let level = match suite {
+            Suite::DtlsPsk => "PSK 128-bit (category 3)".to_owned(),
+            _ => WTLS_P256_LEVEL.to_owned(),
+        };
+        let flights = m.shape.flights();
+        out.push(Config {
+            kind: Kind::Modern(suite),
+            level,
+            bytes: m.shape.bytes(),
+            datagrams: m.shape.log.len(),
+            flights,
+            server_cpu_us: m.server_cpu_us,
+            client_cpu_us: m.client_cpu_us,
+            bound_ratio: m.bound_ratio(),
+        });
+    }
+    Ok(out)
+}
+
+/// One real handshake to run.
+#[derive(Debug, Clone)]
+struct Job {
+    config: usize,
+    bearer: &'static str,
+    device: usize,
+    lossy: bool,
+}
+
+/// Real handshakes at once: each mostly waits on its emulated link.
+const PARALLEL_RUNS: usize = 128;
+
+/// A job's outcome: duration (ms) and client retransmissions.
+type Outcome = anyhow::Result<(f64, u32)>;
+
+/// Runs the plan and builds the results.
+pub fn run(
+    ctx: &Ctx,
+    store: &PkiStore,
+    processing: &ProcessingResults,
+) -> anyhow::Result<ProtocolResults> {
+    let plan = plan(ctx.mode);
+    let mut configs = wtls_best(processing);
+    configs.extend(modern_configs(ctx, plan.suite_reps)?);
+    ctx.step("protocols: peer anchors beside our gateway");
+    let peers = ctx.without_ticker(|| compare::anchors_beside_ours(store, plan.peer_reps, 10))?;
+    let devices = Device::all()?;
+    let measured: Vec<usize> = plan
+        .devices
+        .iter()
+        .filter_map(|n| devices.iter().position(|d| d.name() == *n))
+        .collect();
+    let jobs = jobs(ctx.mode, &plan, &configs, &measured);
+    ctx.step(&format!(
+        "protocols: {} handshakes over the emulated bearers",
+        jobs.len()
+    ));
+    let outcomes = run_jobs(store, &configs, &devices, &jobs, &plan)?;
+    let rows = rows(&configs, &devices, &jobs, &outcomes);
+    let loss = loss_rows(&configs, &jobs, &outcomes);
+    Ok(ProtocolResults {
+        configs,
+        rows,
+        loss,
+        peers,
+        measured_devices: measured
+            .iter()
+            .map(|&i| devices[i].name().to_owned())
+            .collect(),
+    })
+}
+
+/// The real runs: every compared handshake on every measured device (WTLS through the
+/// same driver and device holds, against the real gateway), then the lossy runs.
+fn jobs(mode: Mode, plan: &Plan, configs: &[Config], devices: &[usize]) -> Vec<Job> {
+    let mut out = Vec::new();
+    for (i, c) in configs.iter().enumerate() {
+        let wtls = matches!(c.kind, Kind::Wtls(..));
+        // The quick run measures WTLS's comparable level only (category 3).
+        if wtls && mode != Mode::Full && !c.level.contains("category 3") {
+            continue;
+        }
+        for &bearer in plan.bearers {
+            for &device in devices {
+                // The full run times every WTLS category on this machine, and the
+                // comparable one (category 3) on the emulated devices too.
+                if wtls && device != 0 && !c.level.contains("category 3") {
+                    continue;
+                }
+                for _ in 0..plan.runs {
+                    out.push(Job {
+                        config: i,
+                        bearer,
+                        device,
+                        lossy: false,
+                    });
+                }
+            }
+        }
+        let lossy_wtls = c.is_wtls_p256() && c.auth() == "server";
+        if !wtls || lossy_wtls {
+            for _ in 0..plan.loss_runs {
+                out.push(Job {
+                    config: i,
+                    bearer: LOSS_BEARER,
+                    device: 0,
+                    lossy: true,
+                });
+            }
+        }
+    }
+    // The lossy runs first: their tails (a DTLS loss costs 9 s, doubling) then overlap
+    // the lossless runs instead of trailing after them.
+    out.sort_by_key(|j| !j.lossy);
+    out
+}
+
+fn run_jobs(
+    store: &PkiStore,
+    configs: &[Config],
+    devices: &[Device],
+    jobs: &[Job],
+    plan: &Plan,
+) -> anyhow::Result<Vec<Outcome>> {
+    let modern = ModernConfigs::new()?;
+    let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
+    let mut cfg = GatewayConfig::new("127.0.0.1:0".parse()?, Arc::new(server));
+    cfg.workers = 2;
+    let gateway = spawn_gateway(cfg)?;
+    let addr = gateway.local_addr();
+    let outcomes = run_concurrently(jobs, PARALLEL_RUNS, |i, job| -> Outcome {
+        let mut p = profile(job.bearer)?;
+        let seed = 15_000 + i as u64;
+        let deadline = if job.lossy {
+            p = p.with_loss(LOSS);
+            plan.loss_deadline
+        } else {
+            Duration::from_secs(120)
+        };
+        match configs[job.config].kind {
+            Kind::Wtls(case, auth) => {
+                let steps = match &devices[job.device] {
+                    Device::ThisMachine => None,
+                    Device::Profile(d) => Some(wtls_steps(case, auth, d)?),
+                };
+                let client = WtlsClient::new(store, case, auth_mode(auth), &p)?;
+                let r = client_over_bearer(client, addr, &p, seed, steps.as_ref(), deadline)?;
+                Ok((r.duration_ms, r.client_retransmissions))
+            }
+            Kind::Modern(suite) => {
+                let steps = match &devices[job.device] {
+                    Device::ThisMachine => None,
+                    Device::Profile(d) => Some(model::client_steps(suite, d)?),
+                };
+                let r = modern.run(suite, &p, seed, steps.as_ref(), deadline)?;
+                Ok((r.duration_ms, r.client_retransmissions))
+            }
+        }
+    });
+    gateway.shutdown();
+    Ok(outcomes)
+}
+
+/// Every configuration on every bearer and device: modelled, and measured where run.
+fn rows(
+    configs: &[Config],
+    devices: &[Device],
+    jobs: &[Job],
+    outcomes: &[Outcome],
+) -> Vec<ProtocolRow> {
+    let mut out = Vec::new();
+    for (ci, c) in configs.iter().enumerate() {
+        for bearer in BEARERS {
+            let Ok(p) = profile(bearer) else { continue };
+            for (di, d) in devices.iter().enumerate() {
+                let Some(client_ms) = c.client_ms(d) else {
+                    continue;
+                };
+                let measured: Vec<f64> = jobs
+                    .iter()
+                    .zip(outcomes)
+                    .filter(|(j, _)| {
+                        j.config == ci && j.bearer == bearer && j.device == di && !j.lossy
+                    })
+                    .filter_map(|(_, o)| o.as_ref().ok().map(|x| x.0))
+                    .collect();
+                out.push(ProtocolRow {
+                    protocol: c.protocol().name(),
+                    suite: c.suite(),
+                    auth: c.auth(),
+                    level: c.level.clone(),
+                    bearer: bearer.to_owned(),
+                    device: d.name().to_owned(),
+                    bytes: c.bytes,
+                    datagrams: c.datagrams,
+                    round_trips: c.round_trips(),
+                    server_cpu_us: c.server_cpu_us,
+                    bound_ratio: c.bound_ratio,
+                    handshakes_per_core_s: c.handshakes_per_core_s(),
+                    client_ms,
+                    modelled_ms: model::duration_ms(
+                        &c.flights,
+                        &p,
+                        client_ms,
+                        c.server_cpu_us / 1e3,
+                    ),
+                    // The mean: the model takes the profile's mean traversal, and a
+                    // log-normal's median lies below its mean.
+                    measured_ms: mean(&measured),
+                    measured_runs: measured.len(),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn loss_rows(configs: &[Config], jobs: &[Job], outcomes: &[Outcome]) -> Vec<LossRow> {
+    let mut out = Vec::new();
+    for (ci, c) in configs.iter().enumerate() {
+        let mine: Vec<&Outcome> = jobs
+            .iter()
+            .zip(outcomes)
+            .filter(|(j, _)| j.config == ci && j.lossy)
+            .map(|(_, o)| o)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let ok: Vec<(f64, u32)> = mine
+            .iter()
+            .filter_map(|o| o.as_ref().ok().copied())
+            .collect();
+        let durations: Vec<f64> = ok.iter().map(|x| x.0).collect();
+        let rtx: Vec<f64> = ok.iter().map(|x| f64::from(x.1)).collect();
+        out.push(LossRow {
+            protocol: c.protocol().name(),
+            suite: c.suite(),
+            auth: c.auth(),
+            bearer: LOSS_BEARER.to_owned(),
+            loss: LOSS,
+            runs: mine.len(),
+            completed: ok.len(),
+            median_ms: median(&durations),
+            max_ms: durations.iter().copied().max_by(f64::total_cmp),
+            median_retransmissions: median(&rtx),
+        });
+    }
+    out
+}
+
+/// The `summary.json` headline entries of this part.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ProtocolsHeadline {
+    pub peer_bound_ratio_openssl_tls12_ecdhe_p256: Option<f64>,
+    pub peer_bound_ratio_openssl_dtls12_ecdhe_p256: Option<f64>,
+    pub peer_bound_ratio_openssl_tls12_rsa2048: Option<f64>,
+    pub peer_bound_ratio_rustls_tls12_ecdhe_p256: Option<f64>,
+    pub peer_bound_ratio_rustls_tls13_ecdhe_p256: Option<f64>,
+    /// Our gateway's bound ratio for 256p/256p and rsa2048/rsa2048 (server-authenticated,
+    /// plain WTLS flow), measured interleaved with the anchors.
+    pub wtls_bound_ratio_256p: Option<f64>,
+    pub wtls_bound_ratio_rsa2048: Option<f64>,
+    /// Median |measured / modelled - 1| of the modern protocols' and WTLS' real runs.
+    pub protocols_model_median_error: Option<f64>,
+    /// Lossy runs completed / run, all protocols.
+    pub protocols_loss_completed: (usize, usize),
+}
+
+impl ProtocolResults {
+    /// The headline entries.
+    pub fn headline(&self) -> ProtocolsHeadline {
+        let peer = |key: &str| {
+            self.peers
+                .iter()
+                .find(|(p, _)| p.peer.key() == key)
+                .map(|(p, _)| p.bound_ratio())
+        };
+        let ours = |case: &str| {
+            self.peers
+                .iter()
+                .find(|(p, o)| p.peer.wtls_counterpart() == case && o.is_some())
+                .and_then(|(_, o)| *o)
+        };
+        ProtocolsHeadline {
+            peer_bound_ratio_openssl_tls12_ecdhe_p256: peer("openssl_tls12_ecdhe_p256"),
+            peer_bound_ratio_openssl_dtls12_ecdhe_p256: peer("openssl_dtls12_ecdhe_p256"),
+            peer_bound_ratio_openssl_tls12_rsa2048: peer("openssl_tls12_rsa2048"),
+            peer_bound_ratio_rustls_tls12_ecdhe_p256: peer("rustls_tls12_ecdhe_p256"),
+            peer_bound_ratio_rustls_tls13_ecdhe_p256: peer("rustls_tls13_ecdhe_p256"),
+            wtls_bound_ratio_256p: ours("256p/256p"),
+            wtls_bound_ratio_rsa2048: ours("rsa2048/rsa2048"),
+            protocols_model_median_error: self.model_median_error(),
+            protocols_loss_completed: (
+                self.loss.iter().map(|l| l.completed).sum(),
+                self.loss.iter().map(|l| l.runs).sum(),
+            ),
+        }
+    }
+
+    /// Median model error over the rows with real runs.
+    pub fn model_median_error(&self) -> Option<f64> {
+        median(
+            &self
+                .rows
+                .iter()
+                .filter_map(ProtocolRow::model_error)
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// Writes `protocols.csv` and `protocols_loss.csv`.
+    pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
+        write_csv(&dir.join("protocols.csv"), &self.rows)?;
+        write_csv(&dir.join("protocols_loss.csv"), &self.loss)
+    }
+}
+
+fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
+    let mut w =
+        csv::Writer::from_path(path).with_context(|| format!("creating {}", path.display()))?;
+    for r in rows {
+        w.serialize(r)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(kind: Kind, level: &str) -> Config {
+        Config {
+            kind,
+            level: level.to_owned(),
+            bytes: 500,
+            datagrams: 4,
+            flights: Vec::new(),
+            server_cpu_us: 100.0,
+            client_cpu_us: 100.0,
+            bound_ratio: None,
+        }
+    }
+
+    #[test]
+    fn the_quick_plan_runs_lossy_first_and_wtls_category_3_only() {
+        let (p256, other) = (
+            Case::parse("256p/256p").unwrap(),
+            Case::parse("160p/160p").unwrap(),
+        );
+        let configs = vec![
+            config(Kind::Modern(Suite::DtlsPsk), "PSK 128-bit (category 3)"),
+            config(
+                Kind::Wtls(p256, Authentication::ServerAuth),
+                WTLS_P256_LEVEL,
+            ),
+            config(Kind::Wtls(other, Authentication::Mutual), "category 1"),
+        ];
+        let p = plan(Mode::Quick);
+        let jobs = jobs(Mode::Quick, &p, &configs, &[0, 1]);
+        let lossy = jobs.iter().take_while(|j| j.lossy).count();
+        assert_eq!(lossy, 2 * p.loss_runs, "PSK and WTLS P-256 server");
+        assert!(jobs[lossy..].iter().all(|j| !j.lossy));
+        assert!(
+            jobs.iter().all(|j| j.config != 2),
+            "category 1 is left to the full run"
+        );
+        let per_config = BEARERS.len() * 2 * p.runs;
+        assert_eq!(jobs.len() - lossy, 2 * per_config);
+    }
+
+    #[test]
+    fn a_row_without_runs_has_no_error() {
+        let mut r = ProtocolRow {
+            protocol: "edhoc",
+            suite: "method3-suite2".into(),
+            auth: "mutual",
+            level: "P-256 (category 3)".into(),
+            bearer: "nb-iot".into(),
+            device: "this-machine".into(),
+            bytes: 162,
+            datagrams: 4,
+            round_trips: 2.0,
+            server_cpu_us: 400.0,
+            bound_ratio: Some(1.0),
+            handshakes_per_core_s: 2500.0,
+            client_ms: 0.3,
+            modelled_ms: 1000.0,
+            measured_ms: None,
+            measured_runs: 0,
+        };
+        assert_eq!(r.model_error(), None);
+        r.measured_ms = Some(1040.0);
+        assert!((r.model_error().unwrap() - 0.04).abs() < 1e-12);
+    }
+}

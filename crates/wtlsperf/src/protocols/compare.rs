@@ -1,0 +1,214 @@
+//! `wtlsperf compare`: DTLS 1.2 and EDHOC beside WTLS from the command line: every
+//! suite in memory (bytes, flights, CPU, bound ratio), optionally one suite over an
+//! emulated bearer on an emulated device, and the peer anchors' bound ratios beside our
+//! gateway's, measured interleaved in one run.
+
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+use wtls::suite::Case;
+use wtlsperf_bearer::profile;
+
+use super::model::{self, Device};
+use super::peers::{AnchorBench, Peer, PeerSamples};
+use super::{measure_suite, Suite};
+use crate::pki_store::PkiStore;
+use crate::runner::{self, AuthMode, Flow, RunnerOptions};
+
+/// Command-line arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Handshakes per suite in memory.
+    #[arg(long, default_value_t = 200)]
+    pub reps: usize,
+    /// Handshakes per anchor (and per WTLS counterpart) for the bound ratios, in blocks.
+    #[arg(long, default_value_t = 1000)]
+    pub peer_reps: usize,
+    /// Skip the peer anchors.
+    #[arg(long)]
+    pub no_peers: bool,
+    /// Also run this suite over an emulated bearer (`psk-ccm8`, `method3-suite2`, ...).
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Bearer profile for `--suite` (e.g. `nb-iot`, `gsm-csd`).
+    #[arg(long, default_value = "nb-iot")]
+    pub profile: String,
+    /// Loss probability added to the profile for `--suite`.
+    #[arg(long, default_value_t = 0.0)]
+    pub loss: f64,
+    /// Seed of the relay's delay and loss draws (and of the CoAP timers) for `--suite`.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Emulated client device for `--suite` (default: this machine).
+    #[arg(long)]
+    pub device: Option<String>,
+    /// PKI directory for the WTLS counterparts of the anchors.
+    #[arg(long, default_value = "pki")]
+    pub pki: std::path::PathBuf,
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(args.reps > 0, "--reps must be at least 1");
+    let over = match &args.suite {
+        Some(name) => Some(Suite::parse(name).context("--suite")?),
+        None => None,
+    };
+    find_device(args.device.as_deref())?;
+    profile(&args.profile).map_err(|e| anyhow!("--profile: {e}"))?;
+    println!(
+        "suite                          bytes flights  server_us  bound  hs/s/core  client_us"
+    );
+    for suite in Suite::ALL {
+        let m = measure_suite(suite, args.reps, args.reps.min(20))?;
+        println!(
+            "{:<30} {:>5} {:>7} {:>10.0} {:>6} {:>10.0} {:>10.0}",
+            format!("{} {}", suite.protocol().name(), suite.name()),
+            m.shape.bytes(),
+            m.shape.flights().len(),
+            m.server_cpu_us,
+            m.bound_ratio().map_or("-".into(), |b| format!("{b:.2}")),
+            m.handshakes_per_core_s(),
+            m.client_cpu_us
+        );
+    }
+    if let Some(suite) = over {
+        over_bearer(&args, suite)?;
+    }
+    if !args.no_peers {
+        anyhow::ensure!(args.peer_reps > 0, "--peer-reps must be at least 1");
+        let store = PkiStore::load_or_init(&args.pki)
+            .with_context(|| format!("--pki {}", args.pki.display()))?;
+        for (peer, ours) in anchors_beside_ours(&store, args.peer_reps, 10)? {
+            println!(
+                "{:<28} bound {:.2}  (server {:.0} us, raw {:.0} us)   ours {}: {}",
+                peer.peer.key(),
+                peer.bound_ratio(),
+                peer.server_cpu_us,
+                peer.raw_pk_us,
+                peer.peer.wtls_counterpart(),
+                ours.map_or("-".into(), |b| format!("{b:.2}"))
+            );
+        }
+    }
+    Ok(())
+}
+
+fn find_device(name: Option<&str>) -> anyhow::Result<Device> {
+    let all = Device::all()?;
+    let name = name.unwrap_or("this-machine");
+    let names: Vec<String> = all.iter().map(|d| d.name().to_owned()).collect();
+    all.into_iter()
+        .find(|d| d.name() == name)
+        .ok_or_else(|| anyhow!("--device {name:?} is unknown; known: {}", names.join(", ")))
+}
+
+fn over_bearer(args: &Args, suite: Suite) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        (0.0..=1.0).contains(&args.loss),
+        "--loss must lie in [0, 1]"
+    );
+    let p = profile(&args.profile)
+        .map_err(|e| anyhow!("--profile: {e}"))?
+        .with_loss(args.loss);
+    let device = find_device(args.device.as_deref())?;
+    let steps = match &device {
+        Device::ThisMachine => None,
+        Device::Profile(d) => Some(model::client_steps(suite, d)?),
+    };
+    let memory = measure_suite(suite, args.reps, args.reps.min(20))?;
+    let client_ms = match &device {
+        Device::ThisMachine => memory.client_cpu_us / 1e3,
+        Device::Profile(d) => model::client_ms(suite, d)?,
+    };
+    let flights = memory.shape.flights();
+    let modelled = model::duration_ms(&flights, &p, client_ms, memory.server_cpu_us / 1e3);
+    let deadline = Duration::from_secs(180);
+    let run = super::bearer_jobs::run_modern(suite, &p, args.seed, steps.as_ref(), deadline)?;
+    println!(
+        "{} {} over {} on {}: {:.0} ms (model without loss {:.0} ms), {} bytes, {} flights, {} client retransmissions",
+        suite.protocol().name(),
+        suite.name(),
+        p.name,
+        device.name(),
+        run.duration_ms,
+        modelled,
+        run.bytes(),
+        run.flights().len(),
+        run.client_retransmissions
+    );
+    Ok(())
+}
+
+/// Our WTLS counterpart of an anchor, sampled like the anchors: (server CPU, raw) µs
+/// per handshake, server-authenticated plain WTLS flow, probe off for the CPU.
+fn ours_block(store: &PkiStore, case: Case, n: usize) -> anyhow::Result<Vec<(f64, f64)>> {
+    let opts = RunnerOptions {
+        reps: n,
+        warmup: 0,
+        flow: Flow::Wtls,
+        ..RunnerOptions::default()
+    };
+    let m = runner::measure_case(store, case, AuthMode::ServerAuth, &opts)?;
+    Ok(m.reps
+        .iter()
+        .filter_map(|r| {
+            let cpu = r.server_cpu_probe_off_ns? as f64 / 1e3;
+            Some((cpu, r.pk_bound_ns? as f64 / 1e3))
+        })
+        .collect())
+}
+
+/// Blocks per interleaved measurement: every anchor and our gateway take turns.
+const BLOCKS: usize = 10;
+
+/// Every anchor's medians beside our gateway's bound ratio for its WTLS counterpart,
+/// all measured in `BLOCKS` interleaved blocks of `reps / BLOCKS` handshakes.
+pub fn anchors_beside_ours(
+    store: &PkiStore,
+    reps: usize,
+    warmup: usize,
+) -> anyhow::Result<Vec<(super::peers::PeerMeasurement, Option<f64>)>> {
+    let per_block = reps.div_ceil(BLOCKS).max(1);
+    let benches: Vec<AnchorBench> = Peer::ALL
+        .iter()
+        .map(|&p| AnchorBench::new(p))
+        .collect::<anyhow::Result<_>>()?;
+    let ours_cases: Vec<Case> = ["256p/256p", "rsa2048/rsa2048"]
+        .iter()
+        .filter_map(|s| s.parse::<Case>().ok())
+        .filter(|c| c.is_available())
+        .collect();
+    let mut samples: Vec<PeerSamples> = Peer::ALL.iter().map(|&p| PeerSamples::new(p)).collect();
+    let mut ours: Vec<Vec<(f64, f64)>> = vec![Vec::new(); ours_cases.len()];
+    for b in &benches {
+        b.sample(warmup)?;
+    }
+    for _ in 0..BLOCKS {
+        for (b, s) in benches.iter().zip(samples.iter_mut()) {
+            s.extend(b.sample(per_block)?);
+        }
+        for (case, o) in ours_cases.iter().zip(ours.iter_mut()) {
+            o.extend(ours_block(store, *case, per_block)?);
+        }
+    }
+    let ratio = |v: &Vec<(f64, f64)>| {
+        let cpu: Vec<f64> = v.iter().map(|x| x.0).collect();
+        let raw: Vec<f64> = v.iter().map(|x| x.1).collect();
+        let (c, r) = (
+            wtlsperf_models::stats::median(&cpu)?,
+            wtlsperf_models::stats::median(&raw)?,
+        );
+        (r > 0.0).then(|| c / r)
+    };
+    samples
+        .iter()
+        .map(|s| {
+            let ours_ratio = ours_cases
+                .iter()
+                .position(|c| c.to_string() == s.peer.wtls_counterpart())
+                .and_then(|i| ratio(&ours[i]));
+            Ok((s.summary()?, ours_ratio))
+        })
+        .collect()
+}
