@@ -469,9 +469,7 @@ impl Endpoint {
             limiter,
             ..
         } = self;
-        let Some(slot) = table.slots.get_mut(&from) else {
-            return None;
-        };
+        let slot = table.slots.get_mut(&from)?;
         let mut completed = None;
         let mut send = true;
         for event in result.events {

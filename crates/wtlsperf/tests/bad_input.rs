@@ -31,6 +31,7 @@ use wtls::msgs::record::{parse_datagram, OwnedRecord};
 use wtls::pki::Authority;
 use wtls::probe::Probe;
 use wtls::suite::{Case, Specifier};
+use wtls::endpoint::ResponseLimit;
 use wtlsperf::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf::pki_store::{unix_now, CaseCredentials, PkiStore};
 use wtlsperf::setup::{self, ClientAuth, Options};
@@ -769,6 +770,8 @@ fn suite(strict_bugs: bool) {
         record_jobs: false,
         cpu_affinity: Vec::new(),
         busy_poll: false,
+        response_limit: ResponseLimit::default(),
+        reuse_port: false,
     })
     .unwrap();
     let addr = gateway.local_addr();

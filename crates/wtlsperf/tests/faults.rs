@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use wtls::handshake::{AuthMode, Client, ClientConfig};
 use wtls::probe::Probe;
 use wtls::suite::Case;
+use wtls::endpoint::ResponseLimit;
 use wtlsperf::gateway::{spawn_gateway, GatewayConfig, GatewayHandle};
 use wtlsperf::pki_store::{unix_now, PkiStore};
 use wtlsperf::setup::{self, ClientAuth, Options};
@@ -51,6 +52,8 @@ impl Lab {
             record_jobs: false,
             cpu_affinity: Vec::new(),
             busy_poll: false,
+            response_limit: ResponseLimit::default(),
+            reuse_port: false,
         })
         .unwrap()
     }
