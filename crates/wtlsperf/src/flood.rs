@@ -121,7 +121,9 @@ pub struct Args {
 fn positive_seconds_as_rate(s: &str) -> Result<f64, String> {
     let x: f64 = s.parse().map_err(|e| format!("not a number ({e})"))?;
     if !(x.is_finite() && x > 0.0 && x <= MAX_RATE) {
-        return Err(format!("must be a rate above 0 and at most {MAX_RATE}/s, got {x}"));
+        return Err(format!(
+            "must be a rate above 0 and at most {MAX_RATE}/s, got {x}"
+        ));
     }
     Ok(x)
 }
@@ -240,12 +242,7 @@ fn legit_ip(k: u64) -> Ipv4Addr {
 
 /// Completes `n` handshakes from addresses of their own (127.255.x.y) that then stay
 /// idle; returns how many completed.
-fn fill_established(
-    target: SocketAddr,
-    cfg: &Arc<ClientConfig>,
-    auth: AuthMode,
-    n: usize,
-) -> u64 {
+fn fill_established(target: SocketAddr, cfg: &Arc<ClientConfig>, auth: AuthMode, n: usize) -> u64 {
     let mut done = 0;
     for k in 0..n {
         let ip = Ipv4Addr::new(127, 255, (k / 250) as u8, (2 + k % 250) as u8);
@@ -295,8 +292,8 @@ fn source_ip(n: u64, sources: usize) -> Ipv4Addr {
 
 /// Runs the flood and the legitimate clients; returns the measurements.
 pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
-    let duration = Duration::try_from_secs_f64(args.duration.min(MAX_DURATION_S))
-        .context("--duration")?;
+    let duration =
+        Duration::try_from_secs_f64(args.duration.min(MAX_DURATION_S)).context("--duration")?;
     let total = (args.rate * duration.as_secs_f64()).ceil() as u64;
     let (store, client_cfg, hello) = prepare(args)?;
     let auth = AuthMode::from(args.auth);

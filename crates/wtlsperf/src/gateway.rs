@@ -739,8 +739,8 @@ mod tests {
 
     #[test]
     fn a_second_gateway_on_the_same_port_is_refused_unless_asked() {
-        let first = spawn_gateway(GatewayConfig::new("127.0.0.1:0".parse().unwrap(), server()))
-            .unwrap();
+        let first =
+            spawn_gateway(GatewayConfig::new("127.0.0.1:0".parse().unwrap(), server())).unwrap();
         let mut cfg = GatewayConfig::new(first.local_addr(), server());
         let err = spawn_gateway(cfg.clone()).unwrap_err();
         assert!(err.to_string().contains("already in use"), "{err:#}");

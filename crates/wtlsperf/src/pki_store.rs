@@ -661,7 +661,10 @@ mod tests {
         let missing = dir.0.join("typo").join("pki");
         let err = PkiStore::open(&missing, false).unwrap_err().to_string();
         assert!(err.contains(&missing.display().to_string()), "{err}");
-        assert!(err.contains("--create-pki") && err.contains("pki init"), "{err}");
+        assert!(
+            err.contains("--create-pki") && err.contains("pki init"),
+            "{err}"
+        );
         assert!(!missing.exists(), "nothing was created");
         // An existing PKI opens without the flag.
         PkiStore::create(&dir.0, false, unix_now().unwrap(), &cheap()).unwrap();

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use wtls::codec::Codec;
 use wtls::crypto::pk::KeyPair;
+use wtls::endpoint::ResponseLimit;
 use wtls::handshake::{AuthMode, Client, ClientConfig};
 use wtls::msgs::alert::Alert;
 use wtls::msgs::certificate::{CertificateChain, CertificateEntry, WtlsCertificate};
@@ -31,7 +32,6 @@ use wtls::msgs::record::{parse_datagram, OwnedRecord};
 use wtls::pki::Authority;
 use wtls::probe::Probe;
 use wtls::suite::{Case, Specifier};
-use wtls::endpoint::ResponseLimit;
 use wtlsperf::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf::pki_store::{unix_now, CaseCredentials, PkiStore};
 use wtlsperf::setup::{self, ClientAuth, Options};

@@ -10,10 +10,10 @@ use std::net::{Ipv4Addr, UdpSocket};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use wtls::endpoint::ResponseLimit;
 use wtls::handshake::{AuthMode, Client, ClientConfig};
 use wtls::probe::Probe;
 use wtls::suite::Case;
-use wtls::endpoint::ResponseLimit;
 use wtlsperf::gateway::{spawn_gateway, GatewayConfig, GatewayHandle};
 use wtlsperf::pki_store::{unix_now, PkiStore};
 use wtlsperf::setup::{self, ClientAuth, Options};

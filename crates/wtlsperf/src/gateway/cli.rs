@@ -25,9 +25,7 @@ pub fn bytes_per_peer() -> u64 {
 
 /// A count that must be at least 1 (workers, clients, sources).
 pub fn at_least_one(s: &str) -> Result<usize, String> {
-    let n: usize = s
-        .parse()
-        .map_err(|e| format!("not a whole number ({e})"))?;
+    let n: usize = s.parse().map_err(|e| format!("not a whole number ({e})"))?;
     if n == 0 {
         return Err("must be at least 1".into());
     }
@@ -240,10 +238,7 @@ mod tests {
         assert_eq!(positive_seconds("2.5"), Ok(2.5));
         assert_eq!(run_length("inf"), Ok(RunLength(None)));
         assert_eq!(run_length("1e300"), Ok(RunLength(None)));
-        assert_eq!(
-            run_length("2"),
-            Ok(RunLength(Some(Duration::from_secs(2))))
-        );
+        assert_eq!(run_length("2"), Ok(RunLength(Some(Duration::from_secs(2)))));
         assert!(run_length("NaN").is_err());
         assert!(run_length("-1").is_err());
         assert!(run_length("0").is_err());
@@ -252,7 +247,10 @@ mod tests {
     #[test]
     fn a_peer_bound_beyond_memory_is_refused_with_the_largest_that_fits() {
         let err = check_max_peers(usize::MAX / 4096).unwrap_err().to_string();
-        assert!(err.contains("--max-peers") && err.contains("at most"), "{err}");
+        assert!(
+            err.contains("--max-peers") && err.contains("at most"),
+            "{err}"
+        );
         assert!(check_max_peers(1000).is_ok());
     }
 }

@@ -164,4 +164,3 @@ fn sockaddr_to_std(addr: &libc::sockaddr_storage) -> Option<SocketAddr> {
         _ => None,
     }
 }
-
