@@ -68,22 +68,22 @@ pub struct Args {
     #[arg(long)]
     pub in_process: bool,
     /// Worker threads of the in-process gateway.
-    #[arg(long, default_value = "1", value_parser = at_least_one)]
+    #[arg(long, default_value = "1", value_parser = at_least_one, allow_negative_numbers = true)]
     pub workers: usize,
     /// Peer bound of the in-process gateway.
-    #[arg(long, default_value = "2000", value_parser = at_least_one)]
+    #[arg(long, default_value = "2000", value_parser = at_least_one, allow_negative_numbers = true)]
     pub max_peers: usize,
     /// Handshake timeout of the in-process gateway, in milliseconds.
     #[arg(long, default_value_t = 2000)]
     pub handshake_timeout_ms: u64,
     /// Flood ClientHellos per second (at most 1e6).
-    #[arg(long, default_value = "2000", value_parser = positive_seconds_as_rate)]
+    #[arg(long, default_value = "2000", value_parser = positive_seconds_as_rate, allow_negative_numbers = true)]
     pub rate: f64,
     /// Flood duration in seconds (at most 300).
-    #[arg(long, default_value = "5", value_parser = flood_duration)]
+    #[arg(long, default_value = "5", value_parser = flood_duration, allow_negative_numbers = true)]
     pub duration: f64,
     /// Distinct loopback source addresses (each datagram also gets a fresh port).
-    #[arg(long, default_value = "256", value_parser = at_least_one)]
+    #[arg(long, default_value = "256", value_parser = at_least_one, allow_negative_numbers = true)]
     pub sources: usize,
     /// Before the flood, this many clients complete handshakes and stay idle (the
     /// table-filling attack; at most 100000).

@@ -1066,10 +1066,10 @@ pub struct Args {
     #[arg(long)]
     pub connect: Option<SocketAddr>,
     /// Offered handshakes per second.
-    #[arg(long, default_value = "100", value_parser = positive_number)]
+    #[arg(long, default_value = "100", value_parser = positive_number, allow_negative_numbers = true)]
     pub rate: f64,
     /// Arrival window, seconds.
-    #[arg(long, default_value = "10", value_parser = positive_seconds)]
+    #[arg(long, default_value = "10", value_parser = positive_seconds, allow_negative_numbers = true)]
     pub duration: f64,
     #[arg(long, default_value = "256p/256p")]
     pub case: String,
@@ -1080,7 +1080,7 @@ pub struct Args {
     /// Start a gateway in this process and read its job records.
     #[arg(long)]
     pub in_process: bool,
-    #[arg(long, default_value = "1", value_parser = at_least_one)]
+    #[arg(long, default_value = "1", value_parser = at_least_one, allow_negative_numbers = true)]
     pub workers: usize,
     #[arg(long, default_value_t = 1_000_000)]
     pub max_handshakes: usize,
@@ -1096,7 +1096,7 @@ pub struct Args {
     pub round_trip_ms: f64,
     /// Closed loop: keep N handshakes in flight instead of Poisson arrivals (capacity at
     /// saturation; --rate then only sizes the key pool).
-    #[arg(long, value_parser = at_least_one)]
+    #[arg(long, value_parser = at_least_one, allow_negative_numbers = true)]
     pub closed: Option<usize>,
     /// With --closed: every handshake from a new client address, instead of N clients
     /// each reconnecting from its own.

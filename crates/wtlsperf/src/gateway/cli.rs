@@ -109,7 +109,7 @@ pub struct Args {
     #[arg(long)]
     pub create_pki: bool,
     /// Worker threads (each with its own SO_REUSEPORT socket).
-    #[arg(long, default_value = "1", value_parser = at_least_one)]
+    #[arg(long, default_value = "1", value_parser = at_least_one, allow_negative_numbers = true)]
     pub workers: usize,
     /// Share the port with sockets already bound to it (e.g. another gateway).
     #[arg(long)]
@@ -119,7 +119,7 @@ pub struct Args {
     pub client_auth: ClientAuth,
     /// Most connections holding state at once (bounded by the memory available: about
     /// 2.3 KB each).
-    #[arg(long, default_value = "100000", value_parser = at_least_one)]
+    #[arg(long, default_value = "100000", value_parser = at_least_one, allow_negative_numbers = true)]
     pub max_peers: usize,
     /// A handshake not finished this long after its first datagram is forgotten.
     #[arg(long, default_value_t = 10_000)]
@@ -148,7 +148,7 @@ pub struct Args {
     #[arg(long)]
     pub busy_poll: bool,
     /// Stop by itself after this many seconds (`inf`: run until stopped).
-    #[arg(long, value_parser = run_length)]
+    #[arg(long, value_parser = run_length, allow_negative_numbers = true)]
     pub duration_s: Option<RunLength>,
 }
 
