@@ -23,11 +23,13 @@
 //!   answered again from the retransmission cache at most `max_hello_reanswers` times;
 //!   every datagram of a handshake not yet verified is charged to the [`limiter`]'s byte
 //!   budget toward its destination address and prefix (DNS RRL).
-//! - **Room for newcomers.** With `max_peers` connections held, a newcomer first evicts
-//!   the half-open handshake that has waited longest (a SYN-flood defence: a flood pushes
-//!   out its own stale entries), and if there is none, the established connection that
-//!   has been quiet longest. An address holds at most `max_handshakes_per_address`
-//!   handshakes; a further ClientHello evicts that address's oldest one.
+//! - **Room for newcomers.** With `max_peers` connections held, a newcomer evicts the
+//!   half-open handshake that has waited longest when half-open handshakes hold an eighth
+//!   of the table or more (a SYN-flood defence: a flood pushes out its own stale
+//!   entries), and otherwise the established connection that has been quiet longest
+//!   (whose session stays resumable). An address holds at most
+//!   `max_handshakes_per_address` handshakes; a further ClientHello evicts that
+//!   address's oldest one.
 
 pub mod limiter;
 mod table;
@@ -55,6 +57,8 @@ pub const SWEEP_BUDGET: usize = 4096;
 const EVICTION_BUDGET: usize = 64;
 /// Most connections one address may hold (one established, the rest handshakes).
 const MAX_PER_ADDRESS: usize = 8;
+/// A full table evicts half-open handshakes first once they hold 1/8 of it.
+const HALF_OPEN_SHARE: usize = 8;
 
 /// The endpoint's policy.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -574,10 +578,7 @@ impl Endpoint {
                 self.stats.parallel_handshakes += 1;
             }
         }
-        if self.table.connections >= self.config.max_peers
-            && !self.evict_oldest_half_open()
-            && !self.evict_least_recently_active()
-        {
+        if self.table.connections >= self.config.max_peers && !self.make_room() {
             return None;
         }
         let generation = self.next_generation;
@@ -612,6 +613,21 @@ impl Endpoint {
                 0
             }
         })
+    }
+
+    /// Frees one place in a full table. While half-open handshakes hold at least an
+    /// eighth of it (a ClientHello flood), the one that has waited longest goes, as
+    /// SYN-flood defences do: the flood pushes out its own stale entries. With fewer, the
+    /// established connection quiet longest goes first: otherwise, in a table full of
+    /// established peers, each newcomer would evict the one before it in the middle of
+    /// its handshake.
+    fn make_room(&mut self) -> bool {
+        let flood = self.stats.half_open >= (self.config.max_peers / HALF_OPEN_SHARE).max(1) as u64;
+        if flood {
+            self.evict_oldest_half_open() || self.evict_least_recently_active()
+        } else {
+            self.evict_least_recently_active() || self.evict_oldest_half_open()
+        }
     }
 
     /// Evicts the half-open handshake that has waited longest, as SYN-flood defences do.

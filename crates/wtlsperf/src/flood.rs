@@ -344,6 +344,9 @@ pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
                                 Instant::now() + Duration::from_secs(10),
                             )
                         });
+                    if let Err(e) = &outcome {
+                        tracing::warn!(client = %ip, error = %format!("{e:#}"), "legitimate handshake failed");
+                    }
                     let mut t = times.lock().unwrap_or_else(|p| p.into_inner());
                     t.push(outcome.ok().map(|r| r.duration));
                 }));

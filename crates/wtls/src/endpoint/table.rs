@@ -122,13 +122,26 @@ pub fn entry_overhead_bytes() -> usize {
 }
 
 impl Table {
+    /// A table with room for `peers` connections reserved up front, if the allocator
+    /// grants it; otherwise it grows as connections come (an operator's bound is checked
+    /// against the memory available before it gets here: this only keeps a library
+    /// caller's huge bound from aborting the process).
     pub fn with_capacity(peers: usize) -> Self {
-        Table {
-            slots: HashMap::with_capacity(peers),
+        let mut t = Table {
+            slots: HashMap::new(),
             connections: 0,
-            handshakes: BinaryHeap::with_capacity(peers),
-            idle: BinaryHeap::with_capacity(peers),
+            handshakes: BinaryHeap::new(),
+            idle: BinaryHeap::new(),
+        };
+        let reserved = t.slots.try_reserve(peers).is_ok()
+            && t.handshakes.try_reserve(peers).is_ok()
+            && t.idle.try_reserve(peers).is_ok();
+        if !reserved {
+            t.slots = HashMap::new();
+            t.handshakes = BinaryHeap::new();
+            t.idle = BinaryHeap::new();
         }
+        t
     }
 
     /// Where connection `generation` of `addr` sits, if it is still held.

@@ -544,3 +544,58 @@ fn two_datagrams_from_many_addresses_keep_the_gauges_consistent() {
     let s = lab.ep.stats();
     assert_eq!((s.connections, s.half_open, s.state_bytes), (0, 0, 0));
 }
+
+#[test]
+fn an_impossible_peer_bound_does_not_abort() {
+    let ep = Endpoint::new(
+        Arc::new(fixture().server.clone()),
+        EndpointConfig {
+            max_peers: usize::MAX / 2,
+            ..EndpointConfig::default()
+        },
+    );
+    assert_eq!(ep.stats().connections, 0);
+}
+
+#[test]
+fn a_client_hello_is_recognised_from_its_first_bytes_and_garbage_is_not() {
+    let lab = Lab::unlimited();
+    assert!(starts_with_client_hello(&lab.hello()));
+    assert!(!starts_with_client_hello(&[]));
+    assert!(!starts_with_client_hello(&[0xff, 0x00, 0x01]));
+    // An application-data header (content type 4) is not a hello.
+    assert!(!starts_with_client_hello(&[0x04, 0x01]));
+    assert!(!starts_with_client_hello(&FORGED_CCS));
+    assert!(entry_overhead_bytes() > std::mem::size_of::<ServerConnection>());
+}
+
+#[test]
+fn a_newcomer_does_not_evict_a_young_handshake_from_a_table_of_idle_peers() {
+    // 16 established peers fill the table; one newcomer is mid-handshake when a second
+    // arrives: the second evicts an idle peer, not the first newcomer's handshake.
+    let mut lab = Lab::new(EndpointConfig {
+        max_peers: 16,
+        response_limit: ResponseLimit::OFF,
+        ..EndpointConfig::default()
+    });
+    for i in 0..16 {
+        lab.handshake(addr(i), None).expect("filler");
+    }
+    let mut first = lab.client(None);
+    let hello = first.start(lab.now()).expect("hello").datagrams;
+    let flight = lab.send(addr(100), &hello[0]);
+    let h = lab.hello();
+    assert!(!lab.send(addr(101), &h).is_empty());
+    let mut second = Vec::new();
+    for d in &flight {
+        second.extend(first.handle_datagram(d, lab.now()).datagrams);
+    }
+    for d in &second {
+        for back in lab.send(addr(100), d) {
+            first.handle_datagram(&back, lab.now());
+        }
+    }
+    assert!(first.is_established());
+    let s = lab.ep.stats();
+    assert_eq!((s.evicted_idle, s.evicted_half_open), (2, 0));
+}
