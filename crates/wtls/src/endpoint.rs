@@ -623,11 +623,19 @@ impl Endpoint {
     /// its handshake.
     fn make_room(&mut self) -> bool {
         let flood = self.stats.half_open >= (self.config.max_peers / HALF_OPEN_SHARE).max(1) as u64;
-        if flood {
-            self.evict_oldest_half_open() || self.evict_least_recently_active()
+        type Evict = fn(&mut Endpoint) -> bool;
+        let (first, then): (Evict, Evict) = if flood {
+            (
+                Self::evict_oldest_half_open,
+                Self::evict_least_recently_active,
+            )
         } else {
-            self.evict_least_recently_active() || self.evict_oldest_half_open()
-        }
+            (
+                Self::evict_least_recently_active,
+                Self::evict_oldest_half_open,
+            )
+        };
+        first(self) || then(self)
     }
 
     /// Evicts the half-open handshake that has waited longest, as SYN-flood defences do.

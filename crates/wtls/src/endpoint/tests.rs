@@ -599,3 +599,74 @@ fn a_newcomer_does_not_evict_a_young_handshake_from_a_table_of_idle_peers() {
     let s = lab.ep.stats();
     assert_eq!((s.evicted_idle, s.evicted_half_open), (2, 0));
 }
+
+/// One step of the property test below.
+#[derive(Debug, Clone)]
+enum Step {
+    /// A fresh ClientHello.
+    Hello,
+    /// The same ClientHello as every other `Repeat` (retransmissions, replays).
+    Repeat,
+    /// A whole handshake (resuming the last session, if asked and one exists).
+    Handshake(bool),
+    Ccs,
+    Bytes(Vec<u8>),
+}
+
+fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(Step::Hello),
+        Just(Step::Repeat),
+        any::<bool>().prop_map(Step::Handshake),
+        Just(Step::Ccs),
+        proptest::collection::vec(any::<u8>(), 0..40).prop_map(Step::Bytes),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Whatever arrives from eight addresses (two sharing a /24) as time moves, the
+    /// gauges add up, the table and each address keep their bounds, answers go to the
+    /// source only (checked in `Lab::send`), and once every timeout has passed nothing
+    /// is left.
+    #[test]
+    fn any_sequence_keeps_the_table_consistent(
+        steps in proptest::collection::vec((0u32..8, 0u64..40, step()), 1..40),
+        limited in proptest::prelude::any::<bool>(),
+    ) {
+        let mut lab = Lab::new(EndpointConfig {
+            max_peers: 4,
+            max_handshakes_per_address: 2,
+            handshake_timeout_ns: 2 * S,
+            idle_timeout_ns: 5 * S,
+            response_limit: if limited { ResponseLimit::default() } else { ResponseLimit::OFF },
+            ..EndpointConfig::default()
+        });
+        let repeated = lab.hello();
+        let mut session = None;
+        for (source, advance, step) in steps {
+            lab.advance(advance * 50 * MS);
+            let from = addr(if source >= 6 { 256 + source } else { source });
+            match step {
+                Step::Hello => { let h = lab.hello(); lab.send(from, &h); }
+                Step::Repeat => { lab.send(from, &repeated); }
+                Step::Handshake(resume) => {
+                    let offer = if resume { session.clone() } else { None };
+                    if let Some(c) = lab.handshake(from, offer) {
+                        session = c.session();
+                    }
+                }
+                Step::Ccs => { lab.send(from, &FORGED_CCS); }
+                Step::Bytes(b) => { lab.send(from, &b); }
+            }
+            let s = lab.ep.stats();
+            proptest::prop_assert_eq!(s.connections, s.half_open + s.established);
+            proptest::prop_assert!(s.connections <= 4);
+            proptest::prop_assert!(lab.ep.connections_of(&from) <= 3);
+        }
+        lab.advance(10 * S);
+        let s = lab.ep.stats();
+        proptest::prop_assert_eq!((s.connections, s.half_open, s.established, s.state_bytes), (0, 0, 0, 0));
+    }
+}
