@@ -290,6 +290,63 @@ fn source_ip(n: u64, sources: usize) -> Ipv4Addr {
     )
 }
 
+/// Handshake durations of the legitimate clients (`None`: failed).
+type LegitTimes = Arc<Mutex<Vec<Option<Duration>>>>;
+
+/// Legitimate clients: one new handshake every 1/`rate` s until `end`, each on its own
+/// thread (so a slow one does not delay the next start) and from its own address.
+fn spawn_legitimate(
+    target: SocketAddr,
+    cfg: Arc<ClientConfig>,
+    auth: AuthMode,
+    rate: f64,
+    stop: Arc<AtomicBool>,
+    end: Instant,
+) -> (std::thread::JoinHandle<()>, LegitTimes) {
+    let legit_times: LegitTimes = Arc::default();
+    let times = legit_times.clone();
+    let period = Duration::from_secs_f64(1.0 / rate.max(0.01));
+    let enabled = rate > 0.0;
+    let thread = std::thread::spawn(move || {
+        let mut handles = Vec::new();
+        let mut next = Instant::now();
+        let mut k = 0;
+        while enabled && !stop.load(Ordering::SeqCst) && Instant::now() < end {
+            let (times, cfg) = (times.clone(), cfg.clone());
+            let ip = legit_ip(k);
+            k += 1;
+            handles.push(std::thread::spawn(move || {
+                let outcome = UdpSocket::bind((ip, 0))
+                    .map_err(anyhow::Error::from)
+                    .and_then(|sock| {
+                        crate::udp_client::handshake_once(
+                            &sock,
+                            target,
+                            cfg,
+                            auth,
+                            None,
+                            None,
+                            Instant::now() + Duration::from_secs(10),
+                        )
+                    });
+                if let Err(e) = &outcome {
+                    tracing::warn!(client = %ip, error = %format!("{e:#}"), "legitimate handshake failed");
+                }
+                let mut t = times.lock().unwrap_or_else(|p| p.into_inner());
+                t.push(outcome.ok().map(|r| r.duration));
+            }));
+            next += period;
+            if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
+        for h in handles {
+            let _ = h.join();
+        }
+    });
+    (thread, legit_times)
+}
+
 /// Runs the flood and the legitimate clients; returns the measurements.
 pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
     let duration =
@@ -315,51 +372,14 @@ pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
     let started = Instant::now();
     let end = started + duration;
 
-    // Legitimate clients: one new handshake every 1/legit_rate s, each on its own
-    // thread so a slow one does not delay the next start.
-    let legit_times: Arc<Mutex<Vec<Option<Duration>>>> = Arc::default();
-    let legit = {
-        let (stop, times, cfg) = (stop.clone(), legit_times.clone(), client_cfg.clone());
-        let period = Duration::from_secs_f64(1.0 / args.legit_rate.max(0.01));
-        let enabled = args.legit_rate > 0.0;
-        std::thread::spawn(move || {
-            let mut handles = Vec::new();
-            let mut next = Instant::now();
-            let mut k = 0;
-            while enabled && !stop.load(Ordering::SeqCst) && Instant::now() < end {
-                let (times, cfg) = (times.clone(), cfg.clone());
-                let ip = legit_ip(k);
-                k += 1;
-                handles.push(std::thread::spawn(move || {
-                    let outcome = UdpSocket::bind((ip, 0))
-                        .map_err(anyhow::Error::from)
-                        .and_then(|sock| {
-                            crate::udp_client::handshake_once(
-                                &sock,
-                                target,
-                                cfg,
-                                auth,
-                                None,
-                                None,
-                                Instant::now() + Duration::from_secs(10),
-                            )
-                        });
-                    if let Err(e) = &outcome {
-                        tracing::warn!(client = %ip, error = %format!("{e:#}"), "legitimate handshake failed");
-                    }
-                    let mut t = times.lock().unwrap_or_else(|p| p.into_inner());
-                    t.push(outcome.ok().map(|r| r.duration));
-                }));
-                next += period;
-                if let Some(wait) = next.checked_duration_since(Instant::now()) {
-                    std::thread::sleep(wait);
-                }
-            }
-            for h in handles {
-                let _ = h.join();
-            }
-        })
-    };
+    let (legit, legit_times) = spawn_legitimate(
+        target,
+        client_cfg.clone(),
+        auth,
+        args.legit_rate,
+        stop.clone(),
+        end,
+    );
 
     // The flood itself, paced in 1 ms steps.
     let mut sent = 0u64;
