@@ -485,7 +485,13 @@ fn print_report(args: &Args, r: &FloodReport) {
             r.filled, r.evicted_idle
         );
     }
-    if args.in_process {
+    if args.in_process && r.filled > 0 {
+        println!(
+            "gateway (max_peers {}): peak state {} B, established fillers included (run \
+             without --fill-established for the bytes per half-open handshake)",
+            args.max_peers, r.peak_state_bytes
+        );
+    } else if args.in_process {
         println!(
             "gateway (max_peers {}, handshake timeout {} ms): peak state {} B over {} half-open = {:.0} B per half-open handshake (target <= 2048)",
             args.max_peers,
@@ -494,6 +500,8 @@ fn print_report(args: &Args, r: &FloodReport) {
             r.peak_half_open,
             r.bytes_per_half_open
         );
+    }
+    if args.in_process {
         println!(
             "refused {} peers, evicted {}; RSS {} -> {} KiB (+{:.0} B per half-open)",
             r.refused,
