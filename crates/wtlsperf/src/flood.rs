@@ -74,7 +74,7 @@ pub struct Args {
     #[arg(long, default_value = "2000", value_parser = at_least_one, allow_negative_numbers = true)]
     pub max_peers: usize,
     /// Handshake timeout of the in-process gateway, in milliseconds.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     pub handshake_timeout_ms: u64,
     /// Flood ClientHellos per second (at most 1e6).
     #[arg(long, default_value = "2000", value_parser = positive_seconds_as_rate, allow_negative_numbers = true)]

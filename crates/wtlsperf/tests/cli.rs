@@ -57,6 +57,12 @@ fn counts_of_zero_are_refused_with_the_option_named() {
     refused(&["gateway", "--workers", "0"], "--workers");
     refused(&["flood", "--in-process", "--sources", "0"], "--sources");
     refused(&["flood", "--in-process", "--workers", "0"], "--workers");
+    refused(
+        &["gateway", "--handshake-timeout-ms", "0"],
+        "--handshake-timeout-ms",
+    );
+    refused(&["gateway", "--idle-timeout-ms", "0"], "--idle-timeout-ms");
+    refused(&["gateway", "--max-peers", "0"], "--max-peers");
 }
 
 #[test]

@@ -122,10 +122,10 @@ pub struct Args {
     #[arg(long, default_value = "100000", value_parser = at_least_one, allow_negative_numbers = true)]
     pub max_peers: usize,
     /// A handshake not finished this long after its first datagram is forgotten.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub handshake_timeout_ms: u64,
     /// An established peer silent this long is forgotten.
-    #[arg(long, default_value_t = 60_000)]
+    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_ms: u64,
     /// Bytes per second the gateway sends toward one address that has not completed a
     /// handshake (per worker; 0: no limit).
