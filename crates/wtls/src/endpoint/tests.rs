@@ -670,3 +670,30 @@ proptest::proptest! {
         proptest::prop_assert_eq!((s.connections, s.half_open, s.established, s.state_bytes), (0, 0, 0, 0));
     }
 }
+
+#[test]
+fn a_newcomer_is_refused_silently_when_nothing_can_be_evicted_within_the_budget() {
+    let mut lab = Lab::new(EndpointConfig {
+        max_peers: 1,
+        response_limit: ResponseLimit::OFF,
+        ..EndpointConfig::default()
+    });
+    let h = lab.hello();
+    lab.send(addr(1), &h);
+    // Stale deadline items (connections long gone) ahead of everything: an eviction looks
+    // at EVICTION_BUDGET of them and gives up rather than stall the worker.
+    for g in 0..EVICTION_BUDGET as u64 {
+        let stale = std::cmp::Reverse((0, 1_000_000 + g, addr(9)));
+        lab.ep.table.handshakes.push(stale);
+        lab.ep.table.idle.push(stale);
+    }
+    let h = lab.hello();
+    assert!(lab.send(addr(2), &h).is_empty(), "no state, no answer");
+    let s = lab.ep.stats();
+    assert_eq!((s.refused, s.connections), (1, 1));
+    assert_eq!(lab.ep.connections_of(&addr(2)), 0);
+    // The budget was spent on the stale items: the next newcomer finds the real one.
+    let h = lab.hello();
+    assert!(!lab.send(addr(3), &h).is_empty());
+    assert_eq!(lab.ep.stats().evicted_half_open, 1);
+}
