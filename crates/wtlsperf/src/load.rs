@@ -114,9 +114,9 @@ pub struct LoadSpec {
     /// instead of the capacity).
     ///
     /// The loop is a fixed population of N clients: one that completed a handshake starts
-    /// its next full handshake from the same address (the gateway replaces its finished
-    /// connection), so the gateway holds N peers, as it would for N real clients
-    /// reconnecting. With `fresh_addresses` every handshake comes from a new address
+    /// its next full handshake from the same address (the gateway runs it beside the
+    /// finished connection and ends that one when it completes), so the gateway holds
+    /// about N peers, as it would for N real clients reconnecting. With `fresh_addresses` every handshake comes from a new address
     /// instead, and the gateway keeps one more established peer per handshake.
     pub closed_loop: Option<usize>,
     pub fresh_addresses: bool,
