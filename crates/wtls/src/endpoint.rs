@@ -278,6 +278,16 @@ fn declined(out: &Output) -> bool {
     out.datagrams.is_empty() && out.events.iter().all(|e| matches!(e, Event::Dropped(_)))
 }
 
+/// One datagram as the endpoint took it in.
+#[derive(Clone, Copy)]
+struct Arrival<'a> {
+    now: Now,
+    from: SocketAddr,
+    datagram: &'a [u8],
+    /// It opens with a plaintext ClientHello.
+    hello: bool,
+}
+
 /// How a datagram finds its connection.
 enum Route {
     /// A ClientHello no connection of the address was made from: a new handshake.
@@ -371,6 +381,12 @@ impl Endpoint {
                 None => Route::New,
             },
         };
+        let a = Arrival {
+            now,
+            from,
+            datagram,
+            hello,
+        };
         match route {
             Route::New => {
                 let Some(i) = self.admit(from, hello_hash, now) else {
@@ -378,18 +394,19 @@ impl Endpoint {
                     self.stats.dropped += 1;
                     return;
                 };
-                self.serve(now, from, i, datagram, hello, true, out);
+                self.serve(a, i, true, out);
             }
             Route::One(i) => {
-                self.serve(now, from, i, datagram, hello, true, out);
+                self.serve(a, i, true, out);
             }
-            Route::Offer => self.offer(now, from, datagram, out),
+            Route::Offer => self.offer(a, out),
         }
     }
 
     /// Offers a datagram to the address's handshakes, newest first, then to its
     /// established connection; the first that does not decline it keeps it.
-    fn offer(&mut self, now: Now, from: SocketAddr, datagram: &[u8], out: &mut Handled) {
+    fn offer(&mut self, a: Arrival<'_>, out: &mut Handled) {
+        let from = a.from;
         let mut order = [0u64; MAX_PER_ADDRESS];
         let mut n = 0;
         if let Some(slot) = self.table.slots.get(&from) {
@@ -409,7 +426,7 @@ impl Endpoint {
             let Some(i) = self.table.find(&from, *generation) else {
                 continue;
             };
-            if self.serve(now, from, i, datagram, false, k + 1 == n, out) {
+            if self.serve(a, i, k + 1 == n, out) {
                 return;
             }
         }
@@ -417,23 +434,14 @@ impl Endpoint {
 
     /// Gives the datagram to connection `i` of `from`. Unless `last`, a datagram the
     /// connection declines is left for the next candidate (returns false).
-    #[allow(clippy::too_many_arguments)]
-    fn serve(
-        &mut self,
-        now: Now,
-        from: SocketAddr,
-        i: usize,
-        datagram: &[u8],
-        hello: bool,
-        last: bool,
-        out: &mut Handled,
-    ) -> bool {
+    fn serve(&mut self, a: Arrival<'_>, i: usize, last: bool, out: &mut Handled) -> bool {
+        let (now, from) = (a.now, a.from);
         let Some(slot) = self.table.slots.get_mut(&from) else {
             return false;
         };
         let peer = slot.get_mut(i);
         let handshaking = !peer.conn.is_established();
-        let result = peer.conn.handle_datagram(datagram, now);
+        let result = peer.conn.handle_datagram(a.datagram, now);
         if !last && declined(&result) {
             return false;
         }
@@ -441,7 +449,7 @@ impl Endpoint {
         out.handshake_job = handshaking;
         out.records_in = result.records_in;
         let generation = peer.generation;
-        let completed = self.absorb_events(from, i, hello, now.mono_ns, result, out);
+        let completed = self.absorb_events(a, i, result, out);
         if let Some(kind) = completed {
             self.on_completed(from, generation, kind, now.mono_ns, out);
         }
@@ -459,13 +467,12 @@ impl Endpoint {
     /// handshake, if any.
     fn absorb_events(
         &mut self,
-        from: SocketAddr,
+        a: Arrival<'_>,
         i: usize,
-        hello: bool,
-        now_ns: u64,
         result: Output,
         out: &mut Handled,
     ) -> Option<HandshakeKind> {
+        let (from, hello, now_ns) = (a.from, a.hello, a.now.mono_ns);
         let Endpoint {
             table,
             stats,
