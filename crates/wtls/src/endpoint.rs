@@ -442,10 +442,15 @@ impl Endpoint {
         let peer = slot.get_mut(i);
         let handshaking = !peer.conn.is_established();
         let result = peer.conn.handle_datagram(a.datagram, now);
-        if !last && declined(&result) {
+        let was_declined = declined(&result);
+        if !last && was_declined {
             return false;
         }
-        peer.last_activity_ns = now.mono_ns;
+        if !was_declined {
+            // Only what the connection took counts as activity: forged garbage sprayed at
+            // an address must not keep its idle connection from expiring or eviction.
+            peer.last_activity_ns = now.mono_ns;
+        }
         out.handshake_job = handshaking;
         out.records_in = result.records_in;
         let generation = peer.generation;

@@ -697,3 +697,18 @@ fn a_newcomer_is_refused_silently_when_nothing_can_be_evicted_within_the_budget(
     assert!(!lab.send(addr(3), &h).is_empty());
     assert_eq!(lab.ep.stats().evicted_half_open, 1);
 }
+
+#[test]
+#[ignore = "needs engine drop rule (branch engine)"]
+fn garbage_sprayed_at_an_idle_peer_does_not_keep_it_alive() {
+    let mut lab = Lab::unlimited();
+    let idle = lab.ep.config().idle_timeout_ns;
+    lab.handshake(addr(1), None).expect("handshake");
+    for _ in 0..4 {
+        lab.advance(idle / 4);
+        // Not a record of this connection: dropped, and no sign of life.
+        lab.send(addr(1), &[0xE4, 0x00, 0x07, 0x00, 0x02, 0xAA, 0xBB]);
+    }
+    lab.advance(MS);
+    assert_eq!(lab.ep.connections_of(&addr(1)), 0, "expired on time");
+}
