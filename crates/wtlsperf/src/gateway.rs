@@ -4,9 +4,9 @@
 //! Why `SO_REUSEPORT` rather than one receiver dispatching to worker queues: Linux picks
 //! the socket of a reuseport group by a hash of the datagram's 4-tuple, so every datagram
 //! of one peer reaches the same worker for as long as the group is unchanged, which is
-//! exactly the affinity the per-peer [`wtls::handshake::ServerConnection`] needs. No thread hands datagrams
-//! to another, so there is no extra queue whose waiting time would hide inside the
-//! measured service time, and a worker's waiting time is the kernel socket queue only
+//! exactly the affinity the per-peer [`wtls::handshake::ServerConnection`] needs. No
+//! thread hands datagrams to another, so there is no extra queue whose waiting time would
+//! hide inside the measured service time, and a worker's waiting time is the kernel socket queue only
 //! (what the thesis' M/G/1 model of the gateway describes).
 //!
 //! Each worker drives one [`wtls::endpoint::Endpoint`], which holds the per-peer policy:
