@@ -6,8 +6,8 @@
 //! of one peer reaches the same worker for as long as the group is unchanged, which is
 //! exactly the affinity the per-peer [`wtls::handshake::ServerConnection`] needs. No
 //! thread hands datagrams to another, so there is no extra queue whose waiting time would
-//! hide inside the measured service time, and a worker's waiting time is the kernel socket queue only
-//! (what the thesis' M/G/1 model of the gateway describes).
+//! hide inside the measured service time, and a worker's waiting time is the kernel
+//! socket queue only (what the thesis' M/G/1 model of the gateway describes).
 //!
 //! Each worker drives one [`wtls::endpoint::Endpoint`], which holds the per-peer policy:
 //! the peer table (at most `max_peers` connections per gateway, split evenly over the
