@@ -89,11 +89,19 @@ pub fn check_max_peers(max_peers: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Memory this process may still use: `MemAvailable`, or less if a cgroup (v2) limit
+/// leaves less (a container sees the host's meminfo).
 fn mem_available_bytes() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    let cgroup = || -> Option<u64> {
+        let read = |f: &str| std::fs::read_to_string(format!("/sys/fs/cgroup/{f}")).ok();
+        let max: u64 = read("memory.max")?.trim().parse().ok()?;
+        let current: u64 = read("memory.current")?.trim().parse().ok()?;
+        Some(max.saturating_sub(current))
+    };
+    Some(cgroup().map_or(kib * 1024, |c| c.min(kib * 1024)))
 }
 
 /// `wtlsperf gateway` arguments.
