@@ -158,3 +158,28 @@ fn an_endless_duration_runs_until_stopped_and_a_taken_port_is_refused() {
         stop(first);
     }
 }
+
+#[test]
+fn flood_reports_reflection_with_and_without_the_limiter() {
+    let p = pki().to_str().unwrap();
+    let out = run(&[
+        "flood",
+        "--in-process",
+        "--reflection",
+        "--pki",
+        p,
+        "--rate",
+        "50",
+        "--duration",
+        "0.2",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    for line in [
+        "reflection (fresh, limiter off)",
+        "reflection (duplicate, limiter off)",
+        "reflection (fresh, limiter 4096 B/s per address",
+    ] {
+        assert!(text.contains(line), "{text}");
+    }
+}
