@@ -14,11 +14,14 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(cert) = WtlsCertificate::read_exact(data, "Certificate") {
         assert_eq!(cert.to_bytes(), data);
         let expected = Identifier::text(wtls::pki::SERVER_SUBJECT);
-        let _ = wtls::pki::validate(&cert, ca, Some(&expected), UNIX_NOW);
-        let _ = wtls::pki::validate(&cert, ca, None, cert.tbs.valid_not_before);
-        let _ = wtls::pki::certificate_key(&cert);
-        // Using the fuzzed certificate as a CA exercises the CA-key parsing path.
-        let _ = wtls::pki::validate(ca, &cert, None, UNIX_NOW);
+        // Both ParameterIndex numberings read every certificate.
+        for numbering in wtls::params::ParameterNumbering::ALL {
+            let _ = wtls::pki::validate(&cert, ca, Some(&expected), UNIX_NOW, numbering);
+            let _ = wtls::pki::validate(&cert, ca, None, cert.tbs.valid_not_before, numbering);
+            let _ = wtls::pki::certificate_key(&cert, numbering);
+            // Using the fuzzed certificate as a CA exercises the CA-key parsing path.
+            let _ = wtls::pki::validate(ca, &cert, None, UNIX_NOW, numbering);
+        }
     }
     if let Ok(chain) = CertificateChain::read_exact(data, "CertificateChain") {
         assert_eq!(chain.to_bytes(), data);

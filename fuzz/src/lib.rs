@@ -105,6 +105,7 @@ fn server_config(cases: &[CaseFixture], auth: AuthMode, policy: Policy) -> Serve
             key: c.server_key.clone(),
             ca_spec: c.case.ca,
             ca_subject: c.ca.cert.tbs.subject.clone(),
+            ca_key_hash: Some(wtls::crypto::pk::key_hash_sha(&c.ca.cert.tbs.public_key)),
         })
         .collect();
     let mut s = ServerConfig::new(credentials, cipher_suites());

@@ -272,10 +272,10 @@ pub fn starts_with_client_hello(datagram: &[u8]) -> bool {
         && datagram.get(header.encoded_len()) == Some(&HandshakeType::ClientHello.to_u8())
 }
 
-/// Whether the engine declined a datagram: nothing to send, and every event a drop. By
-/// the engine's rule the connection's state is then unchanged.
+/// Whether the engine declined a datagram: it dropped it whole, and by the engine's rule
+/// the connection's state is exactly what it was ([`Output::dropped`]).
 fn declined(out: &Output) -> bool {
-    out.datagrams.is_empty() && out.events.iter().all(|e| matches!(e, Event::Dropped(_)))
+    out.dropped
 }
 
 /// One datagram as the endpoint took it in.
@@ -394,7 +394,15 @@ impl Endpoint {
                     self.stats.dropped += 1;
                     return;
                 };
+                let generation = self.table.peer(&from, i).generation;
                 self.serve(a, i, true, out);
+                if !hello {
+                    // Only a ClientHello starts a handshake: a connection made for
+                    // anything else exists to answer it (or drop it) and no longer.
+                    if let Some(i) = self.table.find(&from, generation) {
+                        self.remove(&from, i);
+                    }
+                }
             }
             Route::One(i) => {
                 self.serve(a, i, true, out);
@@ -500,7 +508,8 @@ impl Endpoint {
                     stats.alerts_sent[usize::from(alert.description.to_u8())] += 1;
                 }
                 Event::AlertReceived(_) => {}
-                Event::Dropped(_) => stats.dropped += 1,
+                // An alert nobody can authenticate is dropped like any forged record.
+                Event::Dropped(_) | Event::AlertIgnored { .. } => stats.dropped += 1,
                 Event::Retransmitted if hello => {
                     peer.hello_reanswers += 1;
                     if peer.hello_reanswers > config.max_hello_reanswers {

@@ -7,6 +7,7 @@ pub mod crypto;
 pub mod endpoint;
 pub mod handshake;
 pub mod msgs;
+pub mod params;
 pub mod pki;
 pub mod probe;
 pub mod record;

@@ -5,8 +5,11 @@
 //! issues them; [`validate`] and [`TrustStore`] check them the way a handshake does.
 //! Nothing here reads a clock: the current time comes in as `now`, Unix seconds.
 //!
-//! Certificates carry the key's parameter specifier as the wire ParameterIndex
-//! ([`Specifier::parameter_index`], the thesis' Table 3.2 number), and are signed over
+//! Certificates carry the key's parameter specifier in the numbering the authority
+//! issues with ([`ParameterNumbering`]: WAP-261's by default, RSA keys with
+//! ParameterIndex 0 as every real WTLS certificate has; the thesis' Table 3.2 numbers
+//! as a compatibility profile), and a reader names the numbering it expects. They are
+//! signed over
 //! SHA-1 of the exact ToBeSignedCertificate bytes: rsa_sha as PKCS#1 type 1 over the
 //! bare hash, ecdsa_sha as DER `SEQUENCE{r,s}` (see [`crate::crypto::pk`]).
 
@@ -14,9 +17,12 @@ use crate::crypto::random::sha1;
 
 use crate::codec::Codec;
 use crate::crypto::pk::{self, KeyPair, PeerKey, PkError};
-use crate::msgs::certificate::{ToBeSignedCertificate, WtlsCertificate};
-use crate::msgs::common::{Identifier, ParameterSpecifier};
+use crate::msgs::certificate::{PublicKey, ToBeSignedCertificate, WtlsCertificate};
+use crate::msgs::common::Identifier;
+#[cfg(test)]
+use crate::msgs::common::ParameterSpecifier;
 use crate::msgs::enums::{AlertDescription, PublicKeyType, SignatureAlgorithm};
+use crate::params::ParameterNumbering;
 use crate::suite::Specifier;
 
 /// Subject of every gateway (server) certificate the laboratory issues.
@@ -77,11 +83,11 @@ pub enum CertError {
     /// explicit parameters are used.
     #[error("public key parameters {0} are not supported")]
     UnsupportedParameters(String),
-    /// The public_key_type does not fit the specifier (e.g. rsa with a curve index).
-    #[error("public key type {key_type} does not fit parameter specifier {spec}")]
+    /// The public_key_type does not fit the parameters (e.g. rsa with a curve index).
+    #[error("public key type {key_type} does not fit parameters {parameters}")]
     KeyTypeMismatch {
         key_type: PublicKeyType,
-        spec: Specifier,
+        parameters: String,
     },
     /// The public key does not parse as a key of its specifier.
     #[error("public key of {subject} is unusable: {source}")]
@@ -155,6 +161,8 @@ pub struct Authority {
     pub name: String,
     pub key: KeyPair,
     pub cert: WtlsCertificate,
+    /// The ParameterIndex numbering of every certificate it issues.
+    pub numbering: ParameterNumbering,
 }
 
 impl Authority {
@@ -174,12 +182,41 @@ impl Authority {
         Authority::from_key(KeyPair::generate(spec)?, name, not_before, not_after)
     }
 
-    /// A root CA around an existing key (self-signs a new certificate).
+    /// [`Authority::new_root`] issuing under `numbering`.
+    pub fn new_root_numbered(
+        spec: Specifier,
+        name: &str,
+        not_before: u32,
+        not_after: u32,
+        numbering: ParameterNumbering,
+    ) -> Result<Authority, PkError> {
+        Authority::from_key_numbered(
+            KeyPair::generate(spec)?,
+            name,
+            not_before,
+            not_after,
+            numbering,
+        )
+    }
+
+    /// A root CA around an existing key (self-signs a new certificate), issuing under
+    /// the default (WAP-261) numbering.
     pub fn from_key(
         key: KeyPair,
         name: &str,
         not_before: u32,
         not_after: u32,
+    ) -> Result<Authority, PkError> {
+        Self::from_key_numbered(key, name, not_before, not_after, Default::default())
+    }
+
+    /// [`Authority::from_key`] issuing under `numbering`.
+    pub fn from_key_numbered(
+        key: KeyPair,
+        name: &str,
+        not_before: u32,
+        not_after: u32,
+        numbering: ParameterNumbering,
     ) -> Result<Authority, PkError> {
         let spec = key.spec();
         let id = Identifier::text(name);
@@ -191,7 +228,7 @@ impl Authority {
             valid_not_after: not_after,
             subject: id,
             public_key_type: public_key_type_for(spec, true),
-            parameters: ParameterSpecifier::Index(spec.parameter_index()),
+            parameters: spec.parameter_specifier(numbering),
             public_key: key.public_wire()?,
         };
         let cert = sign(&key, tbs)?;
@@ -200,14 +237,20 @@ impl Authority {
             name: name.to_string(),
             key,
             cert,
+            numbering,
         })
     }
 
-    /// A CA whose key and certificate were stored earlier. Checks that the key is the
-    /// one the certificate certifies, so a mixed-up store fails at load time.
-    pub fn from_parts(key: KeyPair, cert: WtlsCertificate) -> Result<Authority, CertError> {
+    /// A CA whose key and certificate were stored earlier, issued under `numbering`.
+    /// Checks that the key is the one the certificate certifies, so a mixed-up store
+    /// fails at load time.
+    pub fn from_parts(
+        key: KeyPair,
+        cert: WtlsCertificate,
+        numbering: ParameterNumbering,
+    ) -> Result<Authority, CertError> {
         let name = describe(&cert.tbs.subject);
-        let certified = certificate_key(&cert)?;
+        let certified = certificate_key(&cert, numbering)?;
         let own = key.public_key().map_err(|source| CertError::BadPublicKey {
             subject: name.clone(),
             source,
@@ -229,6 +272,7 @@ impl Authority {
             name: String::from_utf8_lossy(name).into_owned(),
             key,
             cert,
+            numbering,
         })
     }
 
@@ -273,7 +317,7 @@ impl Authority {
             valid_not_after: not_after,
             subject: Identifier::text(subject),
             public_key_type,
-            parameters: ParameterSpecifier::Index(leaf_key.spec().parameter_index()),
+            parameters: leaf_key.spec().parameter_specifier(self.numbering),
             public_key: leaf_key.public_wire()?,
         };
         sign(&self.key, tbs)
@@ -286,34 +330,57 @@ fn sign(key: &KeyPair, tbs: ToBeSignedCertificate) -> Result<WtlsCertificate, Pk
     Ok(WtlsCertificate { tbs, signature })
 }
 
-/// The specifier a certificate's key is on, from its ParameterIndex, checked against
+/// The specifier a certificate's key is on, from its ParameterSpecifier read under
+/// `numbering` (an RSA key with index 0 has the size of its modulus), checked against
 /// its public_key_type.
-pub fn certificate_spec(cert: &WtlsCertificate) -> Result<Specifier, CertError> {
-    let spec = match &cert.tbs.parameters {
-        ParameterSpecifier::Index(i) => Specifier::from_parameter_index(*i)
-            .ok_or_else(|| CertError::UnsupportedParameters(format!("index {i}")))?,
-        ParameterSpecifier::Set(_) => {
-            return Err(CertError::UnsupportedParameters(
-                "explicit parameter set".into(),
-            ))
-        }
-    };
-    let fits = match cert.tbs.public_key_type {
-        PublicKeyType::Rsa => spec.is_rsa(),
-        PublicKeyType::Ecdh | PublicKeyType::Ecdsa => !spec.is_rsa(),
+pub fn certificate_spec(
+    cert: &WtlsCertificate,
+    numbering: ParameterNumbering,
+) -> Result<Specifier, CertError> {
+    let named = Specifier::named_by(&cert.tbs.parameters, numbering)
+        .map_err(|e| CertError::UnsupportedParameters(e.to_string()))?;
+    let key_type = cert.tbs.public_key_type;
+    let fits = match key_type {
+        PublicKeyType::Rsa => named.is_rsa(),
+        PublicKeyType::Ecdh | PublicKeyType::Ecdsa => !named.is_rsa(),
     };
     if !fits {
         return Err(CertError::KeyTypeMismatch {
-            key_type: cert.tbs.public_key_type,
-            spec,
+            key_type,
+            parameters: format!("{named:?}"),
         });
     }
-    Ok(spec)
+    let modulus_bits = match &cert.tbs.public_key {
+        PublicKey::Rsa(k) => Some(unsigned_bits(&k.modulus)),
+        PublicKey::Ec(_) => None,
+    };
+    named.resolve(modulus_bits).ok_or_else(|| {
+        CertError::UnsupportedParameters(format!(
+            "RSA modulus of {} bits (1024, 2048 or 3072 supported)",
+            modulus_bits.unwrap_or(0)
+        ))
+    })
 }
 
-/// Parses the certified public key (on the curve its ParameterIndex names).
-pub fn certificate_key(cert: &WtlsCertificate) -> Result<PeerKey, CertError> {
-    let spec = certificate_spec(cert)?;
+/// The bit length of an unsigned big-endian integer.
+pub(crate) fn unsigned_bits(bytes: &[u8]) -> u32 {
+    let trimmed: &[u8] = match bytes.iter().position(|&b| b != 0) {
+        Some(i) => &bytes[i..],
+        None => &[],
+    };
+    match trimmed.first() {
+        Some(first) => 8 * trimmed.len() as u32 - first.leading_zeros(),
+        None => 0,
+    }
+}
+
+/// Parses the certified public key (on the curve or modulus size its parameters name
+/// under `numbering`).
+pub fn certificate_key(
+    cert: &WtlsCertificate,
+    numbering: ParameterNumbering,
+) -> Result<PeerKey, CertError> {
+    let spec = certificate_spec(cert, numbering)?;
     PeerKey::from_certified_wire(spec, &cert.tbs.public_key).map_err(|source| {
         CertError::BadPublicKey {
             subject: describe(&cert.tbs.subject),
@@ -377,18 +444,19 @@ fn check_signature(
 /// signature algorithm is the CA key's and the signature verifies (`bad_certificate`);
 /// the CA and the certificate are both inside their validity windows; the subject is
 /// `expected_subject` if one is given; the public key parses on the curve or modulus
-/// size its ParameterIndex names (`unsupported_certificate`).
+/// size its parameters name under `numbering` (`unsupported_certificate`).
 pub fn validate(
     cert: &WtlsCertificate,
     ca: &WtlsCertificate,
     expected_subject: Option<&Identifier>,
     now: u32,
+    numbering: ParameterNumbering,
 ) -> Result<PeerKey, CertError> {
-    let ca_key = certificate_key(ca).map_err(|e| CertError::BadAuthority {
+    let ca_key = certificate_key(ca, numbering).map_err(|e| CertError::BadAuthority {
         ca: describe(&ca.tbs.subject),
         reason: e.to_string(),
     })?;
-    validate_with_key(cert, ca, &ca_key, expected_subject, now)
+    validate_with_key(cert, ca, &ca_key, expected_subject, now, numbering)
 }
 
 /// Parsed CA keys, so that validating a peer certificate does not parse its CA's key
@@ -401,17 +469,26 @@ pub struct CaKeyCache {
 
 impl CaKeyCache {
     /// The CA certificate's key, parsed on first use.
-    pub fn key(&self, ca: &WtlsCertificate) -> Result<PeerKey, CertError> {
-        if let Some(k) = self.keys.read().expect("CA key cache").get(&ca.signature) {
+    pub fn key(
+        &self,
+        ca: &WtlsCertificate,
+        numbering: ParameterNumbering,
+    ) -> Result<PeerKey, CertError> {
+        if let Some(k) = self
+            .keys
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .get(&ca.signature)
+        {
             return Ok(k.clone());
         }
-        let key = certificate_key(ca).map_err(|e| CertError::BadAuthority {
+        let key = certificate_key(ca, numbering).map_err(|e| CertError::BadAuthority {
             ca: describe(&ca.tbs.subject),
             reason: e.to_string(),
         })?;
         self.keys
             .write()
-            .expect("CA key cache")
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
             .insert(ca.signature.clone(), key.clone());
         Ok(key)
     }
@@ -424,9 +501,10 @@ pub fn validate_cached(
     cache: &CaKeyCache,
     expected_subject: Option<&Identifier>,
     now: u32,
+    numbering: ParameterNumbering,
 ) -> Result<PeerKey, CertError> {
-    let ca_key = cache.key(ca)?;
-    validate_with_key(cert, ca, &ca_key, expected_subject, now)
+    let ca_key = cache.key(ca, numbering)?;
+    validate_with_key(cert, ca, &ca_key, expected_subject, now, numbering)
 }
 
 fn validate_with_key(
@@ -435,12 +513,13 @@ fn validate_with_key(
     ca_key: &PeerKey,
     expected_subject: Option<&Identifier>,
     now: u32,
+    numbering: ParameterNumbering,
 ) -> Result<PeerKey, CertError> {
     let tbs = &cert.tbs;
     if tbs.version != ToBeSignedCertificate::VERSION {
         return Err(CertError::UnsupportedVersion(tbs.version));
     }
-    if tbs.issuer != ca.tbs.subject {
+    if !tbs.issuer.same_name(&ca.tbs.subject) {
         return Err(CertError::UnknownIssuer {
             issuer: describe(&tbs.issuer),
         });
@@ -449,14 +528,14 @@ fn validate_with_key(
     check_window(ca, now)?;
     check_window(cert, now)?;
     if let Some(expected) = expected_subject {
-        if &tbs.subject != expected {
+        if !tbs.subject.same_name(expected) {
             return Err(CertError::SubjectMismatch {
                 expected: describe(expected),
                 found: describe(&tbs.subject),
             });
         }
     }
-    certificate_key(cert)
+    certificate_key(cert, numbering)
 }
 
 #[derive(Debug, Clone)]
@@ -469,11 +548,21 @@ struct TrustAnchor {
 #[derive(Debug, Clone, Default)]
 pub struct TrustStore {
     anchors: Vec<TrustAnchor>,
+    numbering: ParameterNumbering,
 }
 
 impl TrustStore {
+    /// An empty store reading certificates under the default (WAP-261) numbering.
     pub fn new() -> TrustStore {
         TrustStore::default()
+    }
+
+    /// An empty store reading certificates under `numbering`.
+    pub fn with_numbering(numbering: ParameterNumbering) -> TrustStore {
+        TrustStore {
+            anchors: Vec::new(),
+            numbering,
+        }
     }
 
     /// Adds a root CA certificate after checking that its key parses and that it is
@@ -483,8 +572,8 @@ impl TrustStore {
             ca: describe(&ca.tbs.subject),
             reason,
         };
-        let key = certificate_key(&ca).map_err(|e| bad(e.to_string()))?;
-        if ca.tbs.issuer != ca.tbs.subject {
+        let key = certificate_key(&ca, self.numbering).map_err(|e| bad(e.to_string()))?;
+        if !ca.tbs.issuer.same_name(&ca.tbs.subject) {
             return Err(bad("not self-issued".into()));
         }
         check_signature(&ca, &ca, &key).map_err(|e| bad(e.to_string()))?;
@@ -516,7 +605,9 @@ impl TrustStore {
     }
 
     fn anchor(&self, issuer: &Identifier) -> Option<&TrustAnchor> {
-        self.anchors.iter().find(|a| &a.cert.tbs.subject == issuer)
+        self.anchors
+            .iter()
+            .find(|a| a.cert.tbs.subject.same_name(issuer))
     }
 
     /// Validates a leaf against the CA that issued it ([`validate`]); `unknown_ca` when
@@ -532,7 +623,14 @@ impl TrustStore {
             .ok_or_else(|| CertError::UnknownIssuer {
                 issuer: describe(&leaf.tbs.issuer),
             })?;
-        validate_with_key(leaf, &anchor.cert, &anchor.key, expected_subject, now)
+        validate_with_key(
+            leaf,
+            &anchor.cert,
+            &anchor.key,
+            expected_subject,
+            now,
+            self.numbering,
+        )
     }
 }
 
@@ -543,6 +641,7 @@ mod tests {
     use crate::msgs::certificate::PublicKey;
 
     const NOW: u32 = 1_700_000_000;
+    const N: ParameterNumbering = ParameterNumbering::Wap261;
     const NB: u32 = NOW - 3600;
     const NA: u32 = NOW + 2 * 365 * 86400;
 
@@ -556,6 +655,29 @@ mod tests {
     }
 
     #[test]
+    fn rsa_keys_carry_index_0_and_the_thesis_profile_keeps_its_numbers() {
+        let (ca_key, leaf_key) = keys(Specifier::Rsa1024);
+        let wap = Authority::from_key(ca_key.clone(), "wap", NB, NA).unwrap();
+        let cert = wap.issue(SERVER_SUBJECT, leaf_key, NB, NA).unwrap();
+        assert_eq!(cert.tbs.parameters, ParameterSpecifier::Index(0));
+        let key = validate(&cert, &wap.cert, None, NOW, N).unwrap();
+        assert_eq!(key.spec(), Specifier::Rsa1024);
+        // Index 0 is read under the thesis numbering too.
+        validate(&cert, &wap.cert, None, NOW, ParameterNumbering::Thesis).unwrap();
+
+        let thesis = ParameterNumbering::Thesis;
+        let old = Authority::from_key_numbered(ca_key.clone(), "old", NB, NA, thesis).unwrap();
+        let cert = old.issue(SERVER_SUBJECT, leaf_key, NB, NA).unwrap();
+        assert_eq!(cert.tbs.parameters, ParameterSpecifier::Index(20));
+        validate(&cert, &old.cert, None, NOW, thesis).unwrap();
+        // The thesis' RSA label is refused under WAP-261.
+        assert!(matches!(
+            validate(&cert, &old.cert, None, NOW, N),
+            Err(CertError::BadAuthority { .. })
+        ));
+    }
+
+    #[test]
     fn every_case_issues_and_validates() {
         for case in crate::suite::Case::ALL {
             let ca = root(case.ca);
@@ -565,13 +687,10 @@ mod tests {
             let bytes = cert.to_bytes();
             let back = WtlsCertificate::read_exact(&bytes, "t").unwrap();
             assert_eq!(back, cert);
-            let key = validate(&back, &ca.cert, Some(&server_id()), NOW)
+            let key = validate(&back, &ca.cert, Some(&server_id()), NOW, N)
                 .unwrap_or_else(|e| panic!("{case}: {e}"));
             assert_eq!(key, leaf_key.public_key().unwrap());
-            assert_eq!(
-                back.tbs.parameters,
-                ParameterSpecifier::Index(case.leaf.thesis_number())
-            );
+            assert_eq!(back.tbs.parameters, case.leaf.parameter_specifier(N));
             let expected_type = if case.leaf.is_rsa() {
                 PublicKeyType::Rsa
             } else {
@@ -594,7 +713,7 @@ mod tests {
             SignatureAlgorithm::EcdsaSha
         );
         assert_eq!(ec.cert.tbs.issuer, Identifier::text("wtlsperf CA 283r"));
-        validate(&ec.cert, &ec.cert, None, NOW).unwrap();
+        validate(&ec.cert, &ec.cert, None, NOW, N).unwrap();
         let rsa = root(Specifier::Rsa2048);
         assert_eq!(rsa.cert.tbs.public_key_type, PublicKeyType::Rsa);
         assert_eq!(rsa.cert.tbs.signature_algorithm, SignatureAlgorithm::RsaSha);
@@ -607,9 +726,9 @@ mod tests {
             Some(&rsa.cert)
         );
         // Reassembling an authority from its parts checks the key matches.
-        let again = Authority::from_parts(ec.key.clone(), ec.cert.clone()).unwrap();
+        let again = Authority::from_parts(ec.key.clone(), ec.cert.clone(), N).unwrap();
         assert_eq!(again.name, "wtlsperf CA 283r");
-        let wrong = Authority::from_parts(keys(Specifier::Nist283r).1.clone(), ec.cert.clone());
+        let wrong = Authority::from_parts(keys(Specifier::Nist283r).1.clone(), ec.cert.clone(), N);
         assert!(matches!(wrong, Err(CertError::BadAuthority { .. })));
     }
 
@@ -621,32 +740,32 @@ mod tests {
         let alert = |r: Result<PeerKey, CertError>| r.unwrap_err().alert();
 
         // Validity window, both ends inclusive.
-        assert!(validate(&good, &ca.cert, None, NB).is_ok());
-        assert!(validate(&good, &ca.cert, None, NA).is_ok());
+        assert!(validate(&good, &ca.cert, None, NB, N).is_ok());
+        assert!(validate(&good, &ca.cert, None, NA, N).is_ok());
         assert_eq!(
-            alert(validate(&good, &ca.cert, None, NA + 1)),
+            alert(validate(&good, &ca.cert, None, NA + 1, N)),
             AlertDescription::CertificateExpired
         );
         assert!(matches!(
-            validate(&good, &ca.cert, None, NB - 1),
+            validate(&good, &ca.cert, None, NB - 1, N),
             Err(CertError::NotYetValid { .. })
         ));
         assert_eq!(
-            alert(validate(&good, &ca.cert, None, NB - 1)),
+            alert(validate(&good, &ca.cert, None, NB - 1, N)),
             AlertDescription::BadCertificate
         );
 
         // Subject.
         let client = Identifier::text(CLIENT_SUBJECT);
         assert!(matches!(
-            validate(&good, &ca.cert, Some(&client), NOW),
+            validate(&good, &ca.cert, Some(&client), NOW, N),
             Err(CertError::SubjectMismatch { .. })
         ));
 
         // Issuer: another CA.
         let other = root(Specifier::Nist283k);
         assert_eq!(
-            alert(validate(&good, &other.cert, None, NOW)),
+            alert(validate(&good, &other.cert, None, NOW, N)),
             AlertDescription::UnknownCa
         );
 
@@ -654,11 +773,11 @@ mod tests {
         let mut forged = good.clone();
         forged.tbs.valid_not_after += 1;
         assert!(matches!(
-            validate(&forged, &ca.cert, None, NOW),
+            validate(&forged, &ca.cert, None, NOW, N),
             Err(CertError::BadSignature { .. })
         ));
         assert_eq!(
-            alert(validate(&forged, &ca.cert, None, NOW)),
+            alert(validate(&forged, &ca.cert, None, NOW, N)),
             AlertDescription::BadCertificate
         );
 
@@ -672,7 +791,7 @@ mod tests {
         .unwrap();
         let by_impostor = impostor.issue(SERVER_SUBJECT, leaf_key, NB, NA).unwrap();
         assert_eq!(
-            alert(validate(&by_impostor, &ca.cert, None, NOW)),
+            alert(validate(&by_impostor, &ca.cert, None, NOW, N)),
             AlertDescription::BadCertificate
         );
 
@@ -680,7 +799,7 @@ mod tests {
         let mut wrong_alg = good.clone();
         wrong_alg.tbs.signature_algorithm = SignatureAlgorithm::RsaSha;
         assert!(matches!(
-            validate(&wrong_alg, &ca.cert, None, NOW),
+            validate(&wrong_alg, &ca.cert, None, NOW, N),
             Err(CertError::SignatureAlgorithmMismatch { .. })
         ));
 
@@ -688,7 +807,7 @@ mod tests {
         let mut v2 = good.clone();
         v2.tbs.version = 2;
         assert_eq!(
-            alert(validate(&v2, &ca.cert, None, NOW)),
+            alert(validate(&v2, &ca.cert, None, NOW, N)),
             AlertDescription::UnsupportedCertificate
         );
     }
@@ -703,23 +822,21 @@ mod tests {
             sign(&ca.key, cert.tbs).unwrap()
         };
         // A P-224 point announced as P-256 (validly signed): not on that curve.
-        let wrong_curve = sign_as(&|t| {
-            t.parameters = ParameterSpecifier::Index(Specifier::Nist256p.parameter_index())
-        });
-        let err = validate(&wrong_curve, &ca.cert, None, NOW).unwrap_err();
+        let wrong_curve = sign_as(&|t| t.parameters = Specifier::Nist256p.parameter_specifier(N));
+        let err = validate(&wrong_curve, &ca.cert, None, NOW, N).unwrap_err();
         assert!(matches!(err, CertError::BadPublicKey { .. }), "{err}");
         assert_eq!(err.alert(), AlertDescription::UnsupportedCertificate);
         // Unknown index, explicit parameters, rsa type on a curve index.
         let unknown = sign_as(&|t| t.parameters = ParameterSpecifier::Index(4));
         assert!(matches!(
-            validate(&unknown, &ca.cert, None, NOW),
+            validate(&unknown, &ca.cert, None, NOW, N),
             Err(CertError::UnsupportedParameters(_))
         ));
         let explicit = sign_as(&|t| {
             t.parameters = ParameterSpecifier::Set(crate::msgs::common::ParameterSet(vec![]))
         });
         assert_eq!(
-            validate(&explicit, &ca.cert, None, NOW)
+            validate(&explicit, &ca.cert, None, NOW, N)
                 .unwrap_err()
                 .alert(),
             AlertDescription::UnsupportedCertificate
@@ -730,7 +847,7 @@ mod tests {
             t.public_key = rsa_key.public_wire().unwrap();
         });
         assert!(matches!(
-            validate(&rsa_on_curve, &ca.cert, None, NOW),
+            validate(&rsa_on_curve, &ca.cert, None, NOW, N),
             Err(CertError::KeyTypeMismatch { .. })
         ));
         // An EC point that is not on the curve at all.
@@ -740,7 +857,7 @@ mod tests {
             }
         });
         assert!(matches!(
-            validate(&off_curve, &ca.cert, None, NOW),
+            validate(&off_curve, &ca.cert, None, NOW, N),
             Err(CertError::BadPublicKey { .. })
         ));
     }

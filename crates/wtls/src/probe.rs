@@ -382,6 +382,24 @@ impl Probe {
         out
     }
 
+    /// How much has been recorded so far, to [`Probe::rollback`] to.
+    pub(crate) fn checkpoint(&self) -> [usize; 3] {
+        [
+            self.data.messages.len(),
+            self.data.operations.len(),
+            self.data.datagrams.len(),
+        ]
+    }
+
+    /// Forget what was recorded after `checkpoint`: the input was dropped, and the
+    /// handshake's timings must not count the work of an input it never took in.
+    pub(crate) fn rollback(&mut self, checkpoint: [usize; 3]) {
+        let [messages, operations, datagrams] = checkpoint;
+        self.data.messages.truncate(messages);
+        self.data.operations.truncate(operations);
+        self.data.datagrams.truncate(datagrams);
+    }
+
     pub fn datagram(&mut self, sent: bool, bytes: usize, records: usize) {
         self.data.datagrams.push(DatagramTiming {
             sent,

@@ -142,6 +142,14 @@ impl std::fmt::Debug for CipherState {
     }
 }
 
+/// A copy holds the same keys; its per-epoch cipher contexts are derived again on first
+/// use (a connection copies its state only to roll back an input it drops).
+impl Clone for CipherState {
+    fn clone(&self) -> Self {
+        CipherState::new(self.params.clone(), self.direction)
+    }
+}
+
 impl CipherState {
     /// A state for `direction`; keys are derived lazily for the epoch of the first
     /// record, then whenever a record's epoch differs (§7.6).

@@ -22,14 +22,10 @@ use crate::msgs::enums::KeyExchangeSuite;
 ///
 /// # Wire ParameterIndex
 ///
-/// The wire `ParameterIndex` of a certificate or KeyExchangeId carrying this key is the
-/// thesis' own Table 3.2 number: 1, 2, 3, 5..10 for the curves and 20, 21, 22 for RSA
-/// ([`Specifier::parameter_index`]). The WTLS notes suggest the index of an EC key is its
-/// WTLS curve number (wtls1..wtls12, tagged uncertain there), but that cannot be what the
-/// thesis put on the wire: its handshake byte counts (Table 4.11) only add up with named
-/// parameters (no explicit ParameterSet), and P-256, K-283, B-283 and B-163 have no WTLS
-/// curve number at all. Using the table number gives every specifier a distinct,
-/// one-byte index and keeps the byte counts comparable.
+/// Which ParameterIndex a key of this specifier carries depends on the numbering in use
+/// ([`crate::params::ParameterNumbering`]): WAP-261's (RSA 0, EC curves by their wtlsN
+/// number, explicit parameters for the unnumbered ones) by default, or the thesis' own
+/// Table 3.2 numbers ([`Specifier::thesis_number`]) as a compatibility profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Specifier {
     /// WTLS curve 7: 160-bit prime field, the same curve as SECG secp160r2.
@@ -91,20 +87,6 @@ impl Specifier {
             Specifier::Nist283r => 10,
             Specifier::Rsa3072 => 22,
         }
-    }
-
-    /// The wire ParameterIndex; equal to [`Specifier::thesis_number`] (see the type's
-    /// documentation for why).
-    pub fn parameter_index(self) -> u8 {
-        self.thesis_number()
-    }
-
-    /// Inverse of [`Specifier::parameter_index`]; `None` for an index no specifier uses
-    /// (the caller answers with `unknown_parameter_index`).
-    pub fn from_parameter_index(index: u8) -> Option<Specifier> {
-        Specifier::ALL
-            .into_iter()
-            .find(|s| s.parameter_index() == index)
     }
 
     /// The short name of Table 3.2/3.3 ("160p", "163k", "rsa1024", ...), used in case
@@ -494,16 +476,12 @@ mod tests {
     }
 
     #[test]
-    fn parameter_index_round_trips_and_is_unique() {
-        for spec in Specifier::ALL {
-            assert_eq!(
-                Specifier::from_parameter_index(spec.parameter_index()),
-                Some(spec)
-            );
-        }
-        assert_eq!(Specifier::from_parameter_index(0), None);
-        assert_eq!(Specifier::from_parameter_index(4), None);
-        assert_eq!(Specifier::from_parameter_index(255), None);
+    fn thesis_numbers_are_unique() {
+        let mut numbers: Vec<u8> = Specifier::ALL.iter().map(|s| s.thesis_number()).collect();
+        numbers.sort();
+        numbers.dedup();
+        assert_eq!(numbers.len(), Specifier::ALL.len());
+        assert!(!numbers.contains(&0) && !numbers.contains(&255));
     }
 
     #[test]

@@ -283,7 +283,7 @@ fn cheap_client_config(
         // The whole ECDH of a server-authenticated handshake, done before the clock
         // starts: the server's certified key is known, so each precomputed ephemeral key
         // comes with its shared secret and the client does no public-key work in the run.
-        let server_key = wtls::pki::certificate_key(&creds.server_cert)?;
+        let server_key = wtls::pki::certificate_key(&creds.server_cert, creds.numbering)?;
         let shares = Arc::new(precompute_shares(&server_key, pool_target)?);
         let expected = server_key.clone();
         cfg.key_share_source = Some(Arc::new(move |key: &PeerKey| {

@@ -10,6 +10,11 @@
 //! * `<ca>_<leaf>-server.wcert`, `<ca>_<leaf>-server.key.pem`, and the same with
 //!   `-client`: the leaf certificates and keys of a case.
 //!
+//! Certificates carry their ParameterIndex in one numbering for the whole store,
+//! recorded in the manifest: WAP-261's for a new store unless asked otherwise (the
+//! evaluation asks for the thesis' Table 3.2 numbering, which its byte counts need). A
+//! manifest without the field predates the choice and was issued with the thesis'.
+//!
 //! Private keys are created with mode 0600 from the start (never loosened and then
 //! tightened), and loading refuses a key that group or others could read. Every leaf is
 //! validated under its CA when the store is loaded, so a damaged or expired PKI fails
@@ -28,6 +33,7 @@ use wtls::codec::Codec;
 use wtls::crypto::pk::{KeyPair, PeerKey};
 use wtls::msgs::certificate::WtlsCertificate;
 use wtls::msgs::common::Identifier;
+use wtls::params::ParameterNumbering;
 use wtls::pki::{self, Authority, TrustStore, CLIENT_SUBJECT, SERVER_SUBJECT};
 use wtls::suite::{Case, Specifier};
 
@@ -54,6 +60,14 @@ struct Manifest {
     /// Specifiers skipped because the local libcrypto lacks them, with the reason.
     #[serde(default)]
     unavailable: Vec<(String, String)>,
+    /// The ParameterIndex numbering of every certificate ("wap261" or "thesis").
+    #[serde(default = "thesis_numbering_name")]
+    numbering: String,
+}
+
+/// Stores written before the numbering was recorded used the thesis' numbering.
+fn thesis_numbering_name() -> String {
+    ParameterNumbering::Thesis.name().to_string()
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -87,6 +101,9 @@ pub struct CaseCredentials {
     pub server_key: KeyPair,
     pub client_cert: WtlsCertificate,
     pub client_key: KeyPair,
+    /// The ParameterIndex numbering the certificates were issued with: both ends of a
+    /// handshake on these credentials must use it.
+    pub numbering: ParameterNumbering,
 }
 
 /// A loaded (and validated) PKI directory.
@@ -127,6 +144,17 @@ impl PkiStore {
     /// Issues the PKI for `cases` only. Cases whose curves the local libcrypto lacks are
     /// skipped and recorded in the manifest with the reason.
     pub fn create(dir: &Path, force: bool, now: u32, cases: &[Case]) -> Result<PkiStore> {
+        Self::create_numbered(dir, force, now, cases, ParameterNumbering::default())
+    }
+
+    /// [`PkiStore::create`] issuing under `numbering`.
+    pub fn create_numbered(
+        dir: &Path,
+        force: bool,
+        now: u32,
+        cases: &[Case],
+        numbering: ParameterNumbering,
+    ) -> Result<PkiStore> {
         let manifest_path = dir.join(MANIFEST);
         if manifest_path.exists() && !force {
             bail!(
@@ -164,6 +192,7 @@ impl PkiStore {
                 .iter()
                 .map(|(s, r)| (s.short().to_string(), r.clone()))
                 .collect(),
+            numbering: numbering.name().to_string(),
         };
 
         let mut ca_specs: Vec<Specifier> = runnable.iter().map(|c| c.ca).collect();
@@ -172,7 +201,7 @@ impl PkiStore {
         let mut authorities = BTreeMap::new();
         for spec in ca_specs {
             let name = Authority::default_name(spec);
-            let ca = Authority::new_root(spec, &name, not_before, not_after)
+            let ca = Authority::new_root_numbered(spec, &name, not_before, not_after, numbering)
                 .with_context(|| format!("cannot create CA {name}"))?;
             let entry = AuthorityEntry {
                 specifier: spec.short().to_string(),
@@ -249,13 +278,20 @@ impl PkiStore {
             );
         }
 
+        let numbering = ParameterNumbering::from_name(&manifest.numbering).ok_or_else(|| {
+            anyhow!(
+                "{}: unknown parameter numbering {:?} (wap261 or thesis)",
+                manifest_path.display(),
+                manifest.numbering
+            )
+        })?;
         let mut authorities = BTreeMap::new();
-        let mut trust = TrustStore::new();
+        let mut trust = TrustStore::with_numbering(numbering);
         for entry in &manifest.authorities {
             let spec = parse_spec(&entry.specifier, &manifest_path)?;
             let cert = read_cert(dir, &entry.cert)?;
             let key = read_key(dir, &entry.key, spec)?;
-            let ca = Authority::from_parts(key, cert.clone())
+            let ca = Authority::from_parts(key, cert.clone(), numbering)
                 .with_context(|| format!("CA files {} / {}", entry.cert, entry.key))?;
             trust
                 .add(cert)
@@ -277,7 +313,7 @@ impl PkiStore {
             let load_leaf = |cert_file: &str, key_file: &str, subject: &str| {
                 let cert = read_cert(dir, cert_file)?;
                 let key = read_key(dir, key_file, case.leaf)?;
-                let certified = pki::validate(&cert, &ca.cert, Some(&Identifier::text(subject)), now)
+                let certified = pki::validate(&cert, &ca.cert, Some(&Identifier::text(subject)), now, numbering)
                     .with_context(|| {
                         format!(
                             "{} does not validate under {} at {now}; re-run init with --force to reissue",
@@ -301,6 +337,7 @@ impl PkiStore {
                     server_key,
                     client_cert,
                     client_key,
+                    numbering,
                 },
             );
         }
@@ -312,6 +349,79 @@ impl PkiStore {
             cases,
             trust,
         })
+    }
+
+    /// Loads the PKI in `dir`, issuing it under `numbering` if the directory holds
+    /// none (a store that exists keeps the numbering it was issued with).
+    pub fn load_or_init_numbered(dir: &Path, numbering: ParameterNumbering) -> Result<PkiStore> {
+        if dir.join(MANIFEST).exists() {
+            Self::load(dir)
+        } else {
+            Self::create_numbered(dir, false, unix_now()?, &Case::ALL, numbering)
+        }
+    }
+
+    /// The same keys with every certificate signed again under `numbering`, in memory
+    /// only: the evaluation measures its handshakes on a thesis-numbered store and
+    /// counts the bytes of the same handshakes under WAP-261 with this.
+    pub fn renumbered(&self, numbering: ParameterNumbering) -> Result<PkiStore> {
+        let (not_before, not_after) = self.validity();
+        let mut authorities = BTreeMap::new();
+        let mut trust = TrustStore::with_numbering(numbering);
+        for (spec, ca) in &self.authorities {
+            let again = Authority::from_key_numbered(
+                ca.key.clone(),
+                &ca.name,
+                not_before,
+                not_after,
+                numbering,
+            )
+            .with_context(|| format!("cannot re-sign CA {}", ca.name))?;
+            trust.add(again.cert.clone())?;
+            authorities.insert(*spec, again);
+        }
+        let mut cases = BTreeMap::new();
+        for (case, creds) in &self.cases {
+            let ca = authorities
+                .get(&case.ca)
+                .ok_or_else(|| anyhow!("case {case} has no CA {}", case.ca))?;
+            let reissue = |cert: &WtlsCertificate, key: &KeyPair, subject: &str| {
+                ca.issue_as(
+                    subject,
+                    key,
+                    cert.tbs.public_key_type,
+                    not_before,
+                    not_after,
+                )
+                .with_context(|| format!("cannot re-issue {subject} of {case}"))
+            };
+            cases.insert(
+                *case,
+                CaseCredentials {
+                    case: *case,
+                    ca_cert: ca.cert.clone(),
+                    server_cert: reissue(&creds.server_cert, &creds.server_key, SERVER_SUBJECT)?,
+                    server_key: creds.server_key.clone(),
+                    client_cert: reissue(&creds.client_cert, &creds.client_key, CLIENT_SUBJECT)?,
+                    client_key: creds.client_key.clone(),
+                    numbering,
+                },
+            );
+        }
+        let mut manifest = self.manifest.clone();
+        manifest.numbering = numbering.name().to_string();
+        Ok(PkiStore {
+            dir: self.dir.clone(),
+            manifest,
+            authorities,
+            cases,
+            trust,
+        })
+    }
+
+    /// The ParameterIndex numbering of the store's certificates.
+    pub fn numbering(&self) -> ParameterNumbering {
+        ParameterNumbering::from_name(&self.manifest.numbering).unwrap_or_default()
     }
 
     /// Loads the PKI in `dir`, issuing it first if the directory holds none.
@@ -491,6 +601,7 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::OnceLock;
+    use wtls::msgs::common::ParameterSpecifier;
     use wtls::msgs::enums::AlertDescription;
     use wtls::pki::CertError;
 
@@ -528,6 +639,46 @@ mod tests {
 
     fn cheap() -> [Case; 1] {
         [Case::parse("160p/160p").unwrap()]
+    }
+
+    #[test]
+    fn a_store_keeps_its_numbering_and_renumbers_in_memory() {
+        let dir = TempDir::new("numbering");
+        let now = unix_now().unwrap();
+        let cases = [
+            Case::parse("256p/256p").unwrap(),
+            Case::parse("rsa1024/rsa1024").unwrap(),
+        ];
+        let thesis =
+            PkiStore::create_numbered(&dir.0, false, now, &cases, ParameterNumbering::Thesis)
+                .unwrap();
+        // Read back from disk, the manifest says how the certificates were numbered.
+        let again = PkiStore::load(&dir.0).unwrap();
+        assert_eq!(again.numbering(), ParameterNumbering::Thesis);
+        let rsa = again.case(&cases[1]).unwrap();
+        assert_eq!(
+            rsa.server_cert.tbs.parameters,
+            ParameterSpecifier::Index(20)
+        );
+        // The same keys under WAP-261: RSA index 0, P-256 as explicit parameters.
+        let wap = thesis.renumbered(ParameterNumbering::Wap261).unwrap();
+        let rsa = wap.case(&cases[1]).unwrap();
+        assert_eq!(rsa.server_cert.tbs.parameters, ParameterSpecifier::Index(0));
+        assert_eq!(rsa.server_key.spec(), Specifier::Rsa1024);
+        let p256 = wap.case(&cases[0]).unwrap();
+        assert!(matches!(
+            p256.server_cert.tbs.parameters,
+            ParameterSpecifier::Set(_)
+        ));
+        let key = pki::validate(
+            &p256.server_cert,
+            &p256.ca_cert,
+            None,
+            now,
+            ParameterNumbering::Wap261,
+        )
+        .unwrap();
+        assert_eq!(key, p256.server_key.public_key().unwrap());
     }
 
     fn cert_error(err: &anyhow::Error) -> &CertError {
@@ -575,13 +726,14 @@ mod tests {
                 (&creds.client_cert, CLIENT_SUBJECT),
             ] {
                 let id = Identifier::text(subject);
-                pki::validate(cert, &creds.ca_cert, Some(&id), now).unwrap();
+                pki::validate(cert, &creds.ca_cert, Some(&id), now, creds.numbering).unwrap();
                 store
                     .trust_store()
                     .validate_chain(cert, Some(&id), now)
                     .unwrap();
                 for other in cas.iter().filter(|c| ***c != creds.ca_cert) {
-                    let err = pki::validate(cert, other, Some(&id), now).unwrap_err();
+                    let err =
+                        pki::validate(cert, other, Some(&id), now, creds.numbering).unwrap_err();
                     assert!(
                         matches!(
                             err.alert(),

@@ -539,6 +539,8 @@ struct RawServerOps {
     ca_verify: Option<(PeerKey, [u8; 20], Vec<u8>)>,
     /// CertificateVerify under the client's certified key: certificate, digest, signature.
     client_verify: Option<(WtlsCertificate, [u8; 20], Vec<u8>)>,
+    /// The ParameterIndex numbering the certificates are read under.
+    numbering: wtls::params::ParameterNumbering,
 }
 
 /// Where the server's ECDH peer key comes from.
@@ -564,6 +566,7 @@ impl RawServerOps {
             ecdh: None,
             ca_verify: None,
             client_verify: None,
+            numbering: creds.numbering,
         };
         if rsa {
             // The WTLS RSA secret: version byte 1 and 19 secret bytes. Their values do
@@ -581,7 +584,7 @@ impl RawServerOps {
             ops.ecdh = Some(EcdhPeer::Untrusted(point));
         }
         if auth == AuthMode::Mutual && !optimised_ec {
-            let ca_key = pki::certificate_key(&creds.ca_cert)?;
+            let ca_key = pki::certificate_key(&creds.ca_cert, creds.numbering)?;
             let digest = sha1(&creds.client_cert.tbs_bytes());
             ops.ca_verify = Some((ca_key, digest, creds.client_cert.signature.clone()));
             if rsa {
@@ -606,7 +609,7 @@ impl RawServerOps {
                 std::hint::black_box(pk::ecdh_untrusted(&self.server_key, point)?);
             }
             Some(EcdhPeer::Certified(cert)) => {
-                let peer = pki::certificate_key(cert)?;
+                let peer = pki::certificate_key(cert, self.numbering)?;
                 std::hint::black_box(pk::ecdh(&self.server_key, &peer)?);
             }
             None => {}
@@ -615,7 +618,7 @@ impl RawServerOps {
             pk::verify_digest(key, digest, sig)?;
         }
         if let Some((cert, digest, sig)) = &self.client_verify {
-            let key = pki::certificate_key(cert)?;
+            let key = pki::certificate_key(cert, self.numbering)?;
             pk::verify_digest(&key, digest, sig)?;
         }
         Ok(setup::thread_cpu_ns().saturating_sub(t0))
@@ -791,6 +794,9 @@ fn check(out: &Output, who: &str) -> Result<()> {
             }
             Event::AlertReceived(a) => bail!("{who} received alert {:?}", a.description),
             Event::Dropped(why) => bail!("{who} dropped a record: {why}"),
+            Event::AlertIgnored { alert, why } => {
+                bail!("{who} ignored alert {:?}: {why}", alert.description)
+            }
             Event::Retransmitted => bail!("{who} answered a retransmission"),
             Event::HandshakeComplete(_) | Event::ApplicationData(_) => {}
         }

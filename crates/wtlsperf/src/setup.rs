@@ -100,6 +100,7 @@ pub fn client_config(creds: &CaseCredentials, opts: &Options, optimised: bool) -
     c.key_refresh = opts.key_refresh;
     c.packing = opts.packing;
     c.policy = opts.policy;
+    c.numbering = creds.numbering;
     c
 }
 
@@ -149,10 +150,14 @@ pub fn case_server_config(
             key: creds.server_key.clone(),
             ca_spec: case.ca,
             ca_subject: creds.ca_cert.tbs.subject.clone(),
+            ca_key_hash: Some(wtls::crypto::pk::key_hash_sha(
+                &creds.ca_cert.tbs.public_key,
+            )),
         }],
         opts.cipher_suites.clone(),
     );
     s.trusted_client_cas = vec![(case.ca, creds.ca_cert.clone())];
+    s.numbering = creds.numbering;
     s.expected_client = Some(Identifier::text(CLIENT_NAME));
     s.client_certificates.insert(
         Identifier::text(CLIENT_NAME).to_bytes(),
@@ -180,6 +185,9 @@ pub fn gateway_server_config(
             key: creds.server_key.clone(),
             ca_spec: case.ca,
             ca_subject: creds.ca_cert.tbs.subject.clone(),
+            ca_key_hash: Some(wtls::crypto::pk::key_hash_sha(
+                &creds.ca_cert.tbs.public_key,
+            )),
         });
         if seen_ca.insert(case.ca) {
             cas.push((case.ca, creds.ca_cert.clone()));
@@ -187,6 +195,7 @@ pub fn gateway_server_config(
     }
     let mut s = ServerConfig::new(credentials, opts.cipher_suites.clone());
     s.trusted_client_cas = cas;
+    s.numbering = store.numbering();
     s.expected_client = Some(Identifier::text(CLIENT_NAME));
     // Client certificates for the optimised flow are per case; a gateway serving all
     // cases keys them by identifier only, so it holds none and runs the full flow.

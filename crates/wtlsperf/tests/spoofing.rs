@@ -204,7 +204,6 @@ fn reflection_toward_an_unverified_address_stays_within_its_budget() {
 const FORGED_CCS: [u8; 6] = [0xC1, 0x00, 0x01, 0x00, 0x01, 0x01];
 
 #[test]
-#[ignore = "needs engine drop rule (branch engine)"]
 fn a_forged_change_cipher_spec_mid_handshake_changes_nothing() {
     let gw = gateway(1000, ResponseLimit::default());
     let sock = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
@@ -237,7 +236,6 @@ fn a_forged_change_cipher_spec_mid_handshake_changes_nothing() {
 }
 
 #[test]
-#[ignore = "needs engine drop rule (branch engine)"]
 fn nobody_but_its_owner_can_cancel_a_session() {
     let gw = gateway(1000, ResponseLimit::default());
     let owner = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();

@@ -753,9 +753,11 @@ pub fn rsa_decrypt(own: &KeyPair, ciphertext: &[u8]) -> Result<Zeroizing<Vec<u8>
     Ok(out)
 }
 
-/// rsa_sha signature: PKCS#1 v1.5 block type 1 over the bare 20-byte SHA-1 digest, no
-/// DigestInfo (module docs), i.e. OpenSSL's raw private "encrypt" with PKCS#1 padding.
-pub fn rsa_sign_digest(own: &KeyPair, digest: &[u8; SHA1_LEN]) -> Result<Vec<u8>, PkError> {
+/// rsa_sha signature: PKCS#1 v1.5 block type 1 over the bare digest, no DigestInfo
+/// (module docs), i.e. OpenSSL's raw private "encrypt" with PKCS#1 padding. The digest
+/// is SHA-1's 20 bytes, or MD5's 16 in a CertificateVerify under an MD5 MAC (it hashes
+/// by MAC family, as the PRF and Finished do).
+pub fn rsa_sign_digest(own: &KeyPair, digest: &[u8]) -> Result<Vec<u8>, PkError> {
     let rsa = own.rsa("RSA signing")?;
     let mut out = vec![0u8; rsa.size() as usize];
     let n = rsa
@@ -766,12 +768,9 @@ pub fn rsa_sign_digest(own: &KeyPair, digest: &[u8; SHA1_LEN]) -> Result<Vec<u8>
 }
 
 /// Verifies an rsa_sha signature: the signature must be exactly the modulus length and
-/// recover exactly the 20 digest bytes (compared in constant time).
-pub fn rsa_verify_digest(
-    peer: &PeerKey,
-    digest: &[u8; SHA1_LEN],
-    signature: &[u8],
-) -> Result<(), PkError> {
+/// recover exactly the digest's bytes (20 for SHA-1, 16 for MD5; compared in constant
+/// time).
+pub fn rsa_verify_digest(peer: &PeerKey, digest: &[u8], signature: &[u8]) -> Result<(), PkError> {
     const ALG: &str = "rsa_sha";
     let rsa = peer.rsa("RSA verification")?;
     if signature.len() != rsa.size() as usize {
@@ -781,7 +780,7 @@ pub fn rsa_verify_digest(
     let n = rsa
         .public_decrypt(signature, &mut recovered, Padding::PKCS1)
         .map_err(|_| PkError::BadSignature { algorithm: ALG })?;
-    if n == SHA1_LEN && openssl::memcmp::eq(&recovered[..n], digest) {
+    if n == digest.len() && openssl::memcmp::eq(&recovered[..n], digest) {
         Ok(())
     } else {
         Err(PkError::BadSignature { algorithm: ALG })
@@ -835,6 +834,19 @@ pub fn public_key_bytes(key: &PublicKey) -> Vec<u8> {
         PublicKey::Rsa(k) => k.to_bytes(),
         PublicKey::Ec(k) => k.to_bytes(),
     }
+}
+
+/// An X9.62 point in compressed form (`02`/`03` ‖ x), for the key exchange suites
+/// 11-14 that carry compressed points (the `_uncomp` suites 15-18 carry them whole).
+pub fn compress_point(spec: Specifier, point: &[u8]) -> Result<Vec<u8>, PkError> {
+    let group = group(spec)?;
+    let mut ctx = BigNumContext::new().map_err(lib("EC point"))?;
+    let q = EcPoint::from_bytes(&group, point, &mut ctx).map_err(|_| PkError::BadPublicKey {
+        spec,
+        reason: "not a point on the curve".into(),
+    })?;
+    q.to_bytes(&group, PointConversionForm::COMPRESSED, &mut ctx)
+        .map_err(lib("EC point"))
 }
 
 /// A fresh EC key pair for one handshake (anonymous ECDH or a client's ephemeral key).

@@ -56,6 +56,7 @@ fn fixture() -> &'static Fixture {
                 key,
                 ca_spec: case.ca,
                 ca_subject: ca.cert.tbs.subject.clone(),
+                ca_key_hash: Some(crate::crypto::pk::key_hash_sha(&ca.cert.tbs.public_key)),
             }],
             suites.clone(),
         );
@@ -448,7 +449,6 @@ fn garbage_from_a_new_address_gets_an_alert_and_leaves_no_state() {
 }
 
 #[test]
-#[ignore = "needs engine drop rule (branch engine)"]
 fn garbage_from_an_established_address_is_dropped_and_counted() {
     let mut lab = Lab::unlimited();
     let a = addr(1);
@@ -467,7 +467,6 @@ fn garbage_from_an_established_address_is_dropped_and_counted() {
 const FORGED_CCS: [u8; 6] = [0xC1, 0x00, 0x01, 0x00, 0x01, 0x01];
 
 #[test]
-#[ignore = "needs engine drop rule (branch engine)"]
 fn a_forged_change_cipher_spec_mid_handshake_is_dropped() {
     let mut lab = Lab::unlimited();
     let a = addr(1);
@@ -491,7 +490,6 @@ fn a_forged_change_cipher_spec_mid_handshake_is_dropped() {
 }
 
 #[test]
-#[ignore = "needs engine drop rule (branch engine)"]
 fn nobody_but_its_owner_can_cancel_a_session() {
     let mut lab = Lab::unlimited();
     let owner = addr(1);
@@ -699,7 +697,6 @@ fn a_newcomer_is_refused_silently_when_nothing_can_be_evicted_within_the_budget(
 }
 
 #[test]
-#[ignore = "needs engine drop rule (branch engine)"]
 fn garbage_sprayed_at_an_idle_peer_does_not_keep_it_alive() {
     let mut lab = Lab::unlimited();
     let idle = lab.ep.config().idle_timeout_ns;
@@ -711,4 +708,14 @@ fn garbage_sprayed_at_an_idle_peer_does_not_keep_it_alive() {
     }
     lab.advance(MS);
     assert_eq!(lab.ep.connections_of(&addr(1)), 0, "expired on time");
+}
+
+#[test]
+fn a_datagram_that_is_not_a_client_hello_leaves_no_state_behind() {
+    let mut lab = Lab::unlimited();
+    // A record under a cipher spec the address never negotiated: dropped, no state.
+    lab.send(addr(4), &[0xE4, 0x00, 0x07, 0x00, 0x02, 0xAA, 0xBB]);
+    lab.send(addr(4), &FORGED_CCS);
+    let s = lab.ep.stats();
+    assert_eq!((s.connections, s.half_open, s.state_bytes), (0, 0, 0));
 }

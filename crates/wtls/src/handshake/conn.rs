@@ -6,11 +6,13 @@ use std::collections::VecDeque;
 
 use zeroize::Zeroizing;
 
+use super::error::{HandshakeError, HsResult, PeerMisbehaved};
 use super::{level_for, Event, Output, Packing, ProtocolError};
 use crate::codec::Codec;
 use crate::crypto::keys::Direction;
 use crate::crypto::prf::PrfHash;
 use crate::msgs::alert::{Alert, ChangeCipherSpec};
+use crate::msgs::common::{CipherSuite, Random};
 use crate::msgs::enums::{
     AlertDescription, AlertLevel, ContentType, HandshakeType, KeyExchangeSuite, MacAlgorithm,
 };
@@ -27,6 +29,41 @@ pub(crate) enum Role {
 }
 
 impl Role {
+    pub(crate) fn peer(self) -> Role {
+        match self {
+            Role::Client => Role::Server,
+            Role::Server => Role::Client,
+        }
+    }
+
+    /// The probe's name for a handshake message this side sends (thesis Tables 3.4,
+    /// 3.6); `None` for HelloRequest, which no table times.
+    pub(crate) fn sent_message(self, typ: HandshakeType) -> Option<Message> {
+        use HandshakeType as T;
+        Some(match (self, typ) {
+            (Role::Client, T::ClientHello) => Message::CH,
+            (Role::Client, T::Certificate) => Message::CCERT,
+            (Role::Client, T::ClientKeyExchange) => Message::CKX,
+            (Role::Client, T::CertificateVerify) => Message::CERTVRFY,
+            (Role::Client, T::Finished) => Message::CFIN,
+            (Role::Server, T::ServerHello) => Message::SH,
+            (Role::Server, T::Certificate) => Message::SCERT,
+            (Role::Server, T::ServerKeyExchange) => Message::SKX,
+            (Role::Server, T::CertificateRequest) => Message::CERTREQ,
+            (Role::Server, T::ServerHelloDone) => Message::SHD,
+            (Role::Server, T::Finished) => Message::SFIN,
+            _ => return None,
+        })
+    }
+
+    /// The probe's name for this side's ChangeCipherSpec.
+    pub(crate) fn change_cipher_spec(self) -> Message {
+        match self {
+            Role::Client => Message::CCCS,
+            Role::Server => Message::SCCS,
+        }
+    }
+
     fn write_direction(self) -> Direction {
         match self {
             Role::Client => Direction::ClientWrite,
@@ -51,6 +88,18 @@ pub(crate) struct ReplayWindow {
 }
 
 impl ReplayWindow {
+    /// Whether `seq` is new and inside the window (nothing is marked).
+    pub(crate) fn fresh(&self, seq: u16) -> bool {
+        match self.highest {
+            None => true,
+            Some(h) if seq > h => true,
+            Some(h) => {
+                let back = u32::from(h - seq);
+                back < 64 && self.bits & (1 << back) == 0
+            }
+        }
+    }
+
     /// True (and the number is marked seen) if `seq` is new and inside the window.
     pub(crate) fn accept(&mut self, seq: u16) -> bool {
         match self.highest {
@@ -83,9 +132,9 @@ impl ReplayWindow {
 pub(crate) enum Opened {
     Plain(ContentType, Zeroizing<Vec<u8>>),
     Drop(&'static str),
-    Fail(ProtocolError),
 }
 
+#[derive(Clone)]
 pub(crate) struct RecordLayer {
     role: Role,
     pub packing: Packing,
@@ -226,7 +275,11 @@ impl RecordLayer {
         self.sent_checksums.contains(&alert.checksum)
     }
 
-    /// Check the C bit and the sequence number, then remove the protection.
+    /// Check the C bit and the sequence number, then remove the protection. A record
+    /// that fails its MAC or padding is dropped unanswered, as DTLS does (RFC 6347
+    /// §4.1.2.7): anyone can forge one, so it must neither end the connection nor use
+    /// up its sequence number; only a record that opens is marked seen and becomes the
+    /// "last record received" our alerts checksum.
     pub(crate) fn open(&mut self, record: &Record<'_>) -> Opened {
         let header = &record.header;
         let Some(seq) = header.sequence else {
@@ -238,24 +291,30 @@ impl RecordLayer {
         if header.cipher_spec != self.read.is_some() && !clear_alert {
             return Opened::Drop("record cipher-spec bit does not match the read state");
         }
-        if !self.window.accept(seq) {
+        if !self.window.fresh(seq) {
             return Opened::Drop("stale or replayed record");
         }
-        self.last_received = crate::msgs::alert::alert_checksum(record.raw);
-        if !header.cipher_spec {
+        if !header.cipher_spec && self.read.is_some() {
+            // A clear-text alert under a read state (§2.4 allows five): nothing
+            // authenticates it yet, so it must not move the window or the checksum.
             return Opened::Plain(
                 header.content_type,
                 Zeroizing::new(record.fragment.to_vec()),
             );
         }
-        let state = self.read.as_mut().expect("checked above");
-        match state.unprotect(seq, record.header_byte, record.fragment) {
-            Ok(plain) => Opened::Plain(header.content_type, plain),
-            Err(e) => Opened::Fail(ProtocolError::new(
-                e.alert_without_padding_oracle(),
-                e.to_string(),
-            )),
-        }
+        let plain = match (&mut self.read, header.cipher_spec) {
+            (Some(state), true) => {
+                match state.unprotect(seq, record.header_byte, record.fragment) {
+                    Ok(plain) => plain,
+                    Err(_) => return Opened::Drop("record failed authentication"),
+                }
+            }
+            (None, true) => return Opened::Drop("protected record without a read state"),
+            (_, false) => Zeroizing::new(record.fragment.to_vec()),
+        };
+        self.window.accept(seq);
+        self.last_received = crate::msgs::alert::alert_checksum(record.raw);
+        Opened::Plain(header.content_type, plain)
     }
 
     /// Pack a flight of records into datagrams.
@@ -311,57 +370,145 @@ impl Transcript {
         }
     }
 
-    /// SHA-1 of the messages so far (the CertificateVerify input).
-    pub(crate) fn sha1(&self) -> [u8; 20] {
-        use sha1::Digest;
-        self.sha1.clone().finalize().into()
-    }
-
-    /// The digest of the MAC family's hash, full length (the Finished seed).
-    pub(crate) fn digest(&self, hash: PrfHash) -> Vec<u8> {
+    /// The digest of the MAC family's hash, full length (the Finished seed and the
+    /// CertificateVerify input). `None` only if MD5 was dropped for a SHA suite and is
+    /// then asked for, which the handshake never does.
+    pub(crate) fn digest(&self, hash: PrfHash) -> Option<Vec<u8>> {
         use sha1::Digest;
         match hash {
-            PrfHash::Sha1 => self.sha1().to_vec(),
-            PrfHash::Md5 => match &self.md5 {
-                Some(md5) => md5.clone().finalize().to_vec(),
-                // `settle` keeps MD5 whenever an MD5 MAC is negotiated.
-                None => unreachable!("MD5 transcript dropped for an MD5 cipher suite"),
-            },
+            PrfHash::Sha1 => Some(self.sha1.clone().finalize().to_vec()),
+            PrfHash::Md5 => self.md5.as_ref().map(|md5| md5.clone().finalize().to_vec()),
         }
+    }
+}
+
+/// What the key derivation needs from the negotiation, shared by client and server
+/// (rustls calls it `ConnectionSecrets`): the cipher suite, the key refresh rate and both
+/// randoms. The master secret and the key blocks come from it in one place,
+/// [`Core::agree`] and [`Core::install_master`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct KeySchedule {
+    pub(crate) cipher: CipherSuite,
+    pub(crate) key_refresh: u8,
+    pub(crate) client_random: Random,
+    pub(crate) server_random: Random,
+}
+
+impl KeySchedule {
+    /// The MAC algorithm, which picks the PRF, Finished and CertificateVerify hash.
+    pub(crate) fn mac(&self) -> MacAlgorithm {
+        self.cipher.mac
+    }
+
+    pub(crate) fn hash(&self) -> PrfHash {
+        PrfHash::for_mac(self.cipher.mac)
     }
 }
 
 /// What both ends of a connection hold besides their own state machine: the record
 /// layer, the handshake transcript, the master secret and the probe.
 pub(crate) struct Core {
+    pub(crate) role: Role,
     pub(crate) records: RecordLayer,
     pub(crate) transcript: Transcript,
     pub(crate) master_secret: Option<Zeroizing<[u8; 20]>>,
     pub(crate) probe: Probe,
+    /// Flights sent so far: an input that made us send one was a complete flight.
+    pub(crate) flights_sent: u32,
+}
+
+/// The protocol state of a [`Core`], copied before a handshake input so that dropping
+/// the input can restore it exactly (and forget the probe's timings of it).
+#[derive(Clone)]
+pub(crate) struct CoreState {
+    records: RecordLayer,
+    transcript: Transcript,
+    master_secret: Option<Zeroizing<[u8; 20]>>,
+    flights_sent: u32,
+    probe: [usize; 3],
 }
 
 impl Core {
     pub(crate) fn new(role: Role, packing: Packing, probe: Probe) -> Self {
         Core {
+            role,
             records: RecordLayer::new(role, packing),
             transcript: Transcript::default(),
             master_secret: None,
             probe,
+            flights_sent: 0,
         }
     }
 
-    /// Encode a handshake message, add it to the transcript and seal it in a record.
-    /// Returns the record and the message's size.
+    pub(crate) fn save(&self) -> CoreState {
+        CoreState {
+            records: self.records.clone(),
+            transcript: self.transcript.clone(),
+            master_secret: self.master_secret.clone(),
+            flights_sent: self.flights_sent,
+            probe: self.probe.checkpoint(),
+        }
+    }
+
+    pub(crate) fn restore(&mut self, saved: CoreState) {
+        self.records = saved.records;
+        self.transcript = saved.transcript;
+        self.master_secret = saved.master_secret;
+        self.flights_sent = saved.flights_sent;
+        self.probe.rollback(saved.probe);
+    }
+
+    /// The master secret from the pre-master secret (§7.3), booked as MS under CKX;
+    /// the keys of both directions become pending for the ChangeCipherSpecs.
+    pub(crate) fn agree(&mut self, keys: &KeySchedule, pre_master: &[u8]) {
+        let master = self.probe.operation(Message::CKX, Operation::MS, || {
+            crate::crypto::keys::master_secret(
+                keys.hash(),
+                pre_master,
+                &keys.client_random.0,
+                &keys.server_random.0,
+            )
+        });
+        self.install_master(keys, master);
+    }
+
+    /// Pending keys from a master secret (agreed now, or a resumed session's).
+    pub(crate) fn install_master(&mut self, keys: &KeySchedule, master: Zeroizing<[u8; 20]>) {
+        self.records.set_pending(ProtectionParams {
+            bulk: keys.cipher.bulk,
+            mac: keys.cipher.mac,
+            key_refresh: keys.key_refresh,
+            master_secret: master.clone(),
+            client_random: keys.client_random.0,
+            server_random: keys.server_random.0,
+        });
+        self.master_secret = Some(master);
+    }
+
+    /// Encode a handshake message, add it to the transcript, seal it in a record and
+    /// close its probe message (the one place a sent message's boundary is taken).
     pub(crate) fn handshake_record(
         &mut self,
         msg: &HandshakeMessage,
-    ) -> Result<(Vec<u8>, usize), ProtocolError> {
+    ) -> Result<Vec<u8>, ProtocolError> {
         let bytes = msg.to_bytes();
         self.transcript.update(&bytes);
-        Ok((
-            self.records.seal(ContentType::Handshake, &bytes)?,
-            bytes.len(),
-        ))
+        let record = self.records.seal(ContentType::Handshake, &bytes)?;
+        if let Some(m) = self.role.sent_message(msg.typ()) {
+            self.probe.end_message(m, bytes.len());
+        }
+        Ok(record)
+    }
+
+    /// A handshake record encoded once and shared by many connections: taken as if
+    /// sealed here (sequence number, checksum, transcript, probe message).
+    pub(crate) fn prebuilt_handshake_record(&mut self, typ: HandshakeType, record: &[u8]) {
+        let message = record.get(PREBUILT_HEADER_LEN..).unwrap_or_default();
+        self.transcript.update(message);
+        self.records.sent_prebuilt(record);
+        if let Some(m) = self.role.sent_message(typ) {
+            self.probe.end_message(m, message.len());
+        }
     }
 
     /// A ChangeCipherSpec record; our write state switches to the pending keys.
@@ -370,7 +517,21 @@ impl Core {
             .records
             .seal(ContentType::ChangeCipherSpec, &ChangeCipherSpec.to_bytes())?;
         self.records.install_write()?;
+        self.probe.end_message(self.role.change_cipher_spec(), 1);
         Ok(record)
+    }
+
+    /// Our ChangeCipherSpec and Finished, the end of every flow.
+    pub(crate) fn change_cipher_spec_and_finished(
+        &mut self,
+        keys: &KeySchedule,
+    ) -> Result<Vec<Vec<u8>>, ProtocolError> {
+        let ccs = self.change_cipher_spec()?;
+        let label: &[u8] = match self.role {
+            Role::Client => b"client finished",
+            Role::Server => b"server finished",
+        };
+        Ok(vec![ccs, self.finished(keys.mac(), label)?])
     }
 
     /// Finished.verify_data over the transcript so far (§7.10).
@@ -383,49 +544,48 @@ impl Core {
             ProtocolError::new(AlertDescription::UnexpectedMessage, "Finished before keys")
         })?;
         let hash = PrfHash::for_mac(mac);
-        let digest = self.transcript.digest(hash);
+        let digest = self.transcript.digest(hash).ok_or_else(|| {
+            ProtocolError::new(AlertDescription::InternalError, "transcript hash dropped")
+        })?;
         Ok(crate::crypto::prf::finished_verify_data(
             hash, master, label, &digest,
         ))
     }
 
-    /// Our Finished message in a record, and its size.
-    pub(crate) fn finished(
-        &mut self,
-        mac: MacAlgorithm,
-        label: &[u8],
-    ) -> Result<(Vec<u8>, usize), ProtocolError> {
+    /// Our Finished message in a record.
+    fn finished(&mut self, mac: MacAlgorithm, label: &[u8]) -> Result<Vec<u8>, ProtocolError> {
         let verify_data = self.verify_data(mac, label)?;
         self.handshake_record(&HandshakeMessage::Finished(Finished { verify_data }))
     }
 
-    /// Check the peer's Finished (constant time), then add it to the transcript.
+    /// Check the peer's Finished in constant time (the record loop then adds it to
+    /// the transcript and closes its probe message).
     pub(crate) fn check_finished(
         &mut self,
-        mac: MacAlgorithm,
-        label: &[u8],
-        message: Message,
+        keys: &KeySchedule,
         received: &Finished,
-        body: &[u8],
-    ) -> Result<(), ProtocolError> {
-        let expected = self.verify_data(mac, label)?;
+    ) -> Result<(), HandshakeError> {
+        let (label, message, who): (&[u8], _, _) = match self.role {
+            Role::Client => (b"server finished", Message::SFIN, "server"),
+            Role::Server => (b"client finished", Message::CFIN, "client"),
+        };
+        let expected = self.verify_data(keys.mac(), label)?;
         let ok = self.probe.operation(message, Operation::FIN, || {
             openssl::memcmp::eq(&expected, &received.verify_data)
         });
-        if !ok {
-            return Err(ProtocolError::new(
-                AlertDescription::DecryptError,
-                format!("{} Finished does not verify", label_peer(label)),
-            ));
+        if ok {
+            Ok(())
+        } else {
+            Err(PeerMisbehaved::BadFinished(who).into())
         }
-        self.transcript.update(body);
-        self.probe.end_message(message, body.len());
-        Ok(())
     }
 
     /// Pack a flight into datagrams, counting them in the probe.
     pub(crate) fn pack(&mut self, records: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         let datagrams = self.records.pack(records);
+        if !datagrams.is_empty() {
+            self.flights_sent += 1;
+        }
         for d in &datagrams {
             self.probe.datagram(true, d.len(), 0);
         }
@@ -443,13 +603,9 @@ impl Core {
     }
 }
 
-fn label_peer(label: &[u8]) -> &'static str {
-    if label.starts_with(b"client") {
-        "client"
-    } else {
-        "server"
-    }
-}
+/// A record header with L and S set (type, sequence number, length): what precedes the
+/// message in a prebuilt record.
+const PREBUILT_HEADER_LEN: usize = 5;
 
 /// One end's reactions to the records of a datagram; [`process_datagram`] does the
 /// framing, record protection and alert handling common to both ends.
@@ -459,20 +615,19 @@ pub(crate) trait Endpoint {
     fn is_established(&self) -> bool;
     /// A critical or fatal alert was sent or received: the connection ends.
     fn close_after_alert(&mut self, level: AlertLevel);
-    fn on_change_cipher_spec(&mut self, body: &[u8]) -> Result<(), ProtocolError>;
+    fn on_change_cipher_spec(&mut self, body: &[u8]) -> HsResult<()>;
     /// Whether a handshake message of this type may come next.
     fn expects(&self, typ: HandshakeType) -> bool;
     /// The negotiated key exchange suite, needed to read the key exchange messages.
     fn key_exchange(&self) -> Option<KeyExchangeSuite>;
     /// The state, for error messages.
-    fn state_name(&self) -> String;
-    /// A handshake message that may come now; `body` is its encoding (transcript).
-    fn on_handshake(
-        &mut self,
-        msg: HandshakeMessage,
-        body: &[u8],
-        out: &mut Output,
-    ) -> Result<(), ProtocolError>;
+    fn state_name(&self) -> &'static str;
+    /// A handshake message that may come now: the state moves on. The record loop then
+    /// adds it to the transcript, closes its probe message and calls
+    /// [`Endpoint::after_message`].
+    fn on_handshake(&mut self, msg: HandshakeMessage, out: &mut Output) -> HsResult<()>;
+    /// After a message was taken in: send the flight the new state calls for, if any.
+    fn after_message(&mut self, out: &mut Output) -> HsResult<()>;
     /// Whether an incoming alert must match one of our records' checksums. A server
     /// that has sent nothing yet cannot check.
     fn checks_alert_checksum(&self) -> bool {
@@ -480,60 +635,197 @@ pub(crate) trait Endpoint {
     }
     /// Application data before the handshake completed: an error (server) or a
     /// silent drop (client).
-    fn early_application_data(&mut self) -> Option<ProtocolError>;
+    fn early_application_data(&mut self) -> Option<HandshakeError>;
+    /// The connection's protocol state, to restore when an input is dropped.
+    type Saved;
+    fn save(&self) -> Self::Saved;
+    fn restore(&mut self, saved: Self::Saved);
+    /// Whether a failure now gets an alert rather than a silent drop: once the
+    /// handshake is complete (every record that reaches the handshake is then
+    /// authenticated), and at a server that has sent nothing yet (it has nothing to
+    /// lose, and the peer learns why its ClientHello was refused).
+    fn answers_failures(&self) -> bool {
+        self.is_established()
+    }
+    /// Keep why the last input was dropped (diagnostics only; not protocol state).
+    fn note_dropped(&mut self, e: ProtocolError);
 }
 
-/// Take in the records of one datagram.
-pub(crate) fn process_records<E: Endpoint>(end: &mut E, records: &[Record<'_>], out: &mut Output) {
+/// What became of one datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// It was taken in (it may have done nothing, e.g. only stale records).
+    Kept,
+    /// It was dropped and the connection's state is exactly what it was before.
+    Dropped,
+}
+
+/// Take in the records of one datagram (issue 13's rule, `docs/security.md`).
+///
+/// While the handshake runs, nothing that reaches it is authenticated until the peer's
+/// Finished verifies, so anyone who can forge the peer's address could have sent it.
+/// An input is therefore taken in only if it completes a flight (it makes us send our
+/// next flight, completes the handshake, or closes the connection by an authenticated
+/// alert) and nothing in it fails. An input that fails, or that stops in the middle of
+/// a flight, is dropped and the connection's state is restored exactly to what it was
+/// before (so a forged ChangeCipherSpec, ClientKeyExchange or Finished changes nothing,
+/// and an endpoint may offer one datagram to two connections in turn). With
+/// [`Packing::MessagePerDatagram`] a flight spans datagrams, so a datagram that fails
+/// nothing is kept even in the middle of a flight.
+pub(crate) fn process_records<E: Endpoint>(
+    end: &mut E,
+    records: &[Record<'_>],
+    out: &mut Output,
+) -> Verdict {
+    let answers_at_start = end.answers_failures();
+    let saved = (!answers_at_start).then(|| end.save());
+    let (datagrams_before, events_before) = (out.datagrams.len(), out.events.len());
+    let flights_before = end.core().flights_sent;
+    let mut failure = None;
+    let mut progressed = false;
+    let mut taken = false;
     for record in records {
         if end.is_closed() {
             break;
         }
-        let result = match end.core().records.open(record) {
-            Opened::Drop(why) => {
-                out.events.push(Event::Dropped(why));
-                Ok(())
+        let moves = matches!(
+            record.header.content_type,
+            ContentType::Handshake | ContentType::ChangeCipherSpec
+        );
+        match process_record(end, record, out) {
+            Ok(opened) => {
+                progressed |= moves && opened;
+                taken |= opened;
             }
-            Opened::Fail(e) => Err(e),
-            Opened::Plain(ContentType::Alert, body) => {
-                on_alert(end, &body, out);
-                Ok(())
-            }
-            Opened::Plain(ContentType::ChangeCipherSpec, body) => end.on_change_cipher_spec(&body),
-            Opened::Plain(ContentType::Handshake, body) => {
-                read_handshake(end, &body).and_then(|msg| end.on_handshake(msg, &body, out))
-            }
-            Opened::Plain(ContentType::ApplicationData, body) => {
-                if end.is_established() {
-                    out.events.push(Event::ApplicationData(body.to_vec()));
-                    Ok(())
+            Err(e) => {
+                let e = ProtocolError::from(e);
+                if answers_at_start || end.is_established() {
+                    fail(end, e, out);
+                    taken = true;
                 } else {
-                    match end.early_application_data() {
-                        Some(e) => Err(e),
-                        None => {
-                            out.events
-                                .push(Event::Dropped("application data before the handshake"));
-                            Ok(())
-                        }
-                    }
+                    failure = Some(e);
+                    break;
                 }
             }
+        }
+    }
+    let Some(saved) = saved else {
+        // Nothing was taken in (every record dropped one by one): nothing changed.
+        return if taken {
+            Verdict::Kept
+        } else {
+            Verdict::Dropped
         };
-        if let Err(e) = result {
-            fail(end, e, out);
+    };
+    // A failure drops the whole datagram, even after a flight it completed: the
+    // failing transition may have left its state half-taken, and a genuine peer's
+    // datagram does not end in a record that fails (an off-path forger cannot append
+    // to it).
+    let flight_done = failure.is_none()
+        && (end.is_established() || end.is_closed() || end.core().flights_sent > flights_before);
+    let partial_allowed = progressed
+        && failure.is_none()
+        && end.core().records.packing == Packing::MessagePerDatagram;
+    if flight_done || partial_allowed {
+        return Verdict::Kept;
+    }
+    end.restore(saved);
+    out.datagrams.truncate(datagrams_before);
+    let later = out.events.split_off(events_before);
+    out.events.extend(
+        later
+            .into_iter()
+            .filter(|e| matches!(e, Event::Dropped(_) | Event::AlertIgnored { .. })),
+    );
+    let why = match (failure, progressed) {
+        (Some(e), _) => {
+            end.note_dropped(e);
+            "unauthenticated handshake input that does not fit the state"
+        }
+        (None, true) => "incomplete flight (a flight must arrive in one datagram)",
+        // Only alerts and records dropped one by one: each has its event already.
+        (None, false) => return Verdict::Dropped,
+    };
+    out.events.push(Event::Dropped(why));
+    Verdict::Dropped
+}
+
+/// One record; `Ok(true)` if it was taken in, `Ok(false)` if it was dropped (or was an
+/// alert that could not be authenticated).
+fn process_record<E: Endpoint>(
+    end: &mut E,
+    record: &Record<'_>,
+    out: &mut Output,
+) -> HsResult<bool> {
+    if record.header.sequence.is_none() && record.header.content_type == ContentType::Alert {
+        // Explicit sequence numbers are negotiated: an alert without one (Kannel
+        // sends its alerts so) cannot be placed or authenticated. Say what it was.
+        match Alert::read_exact(record.fragment, "Alert") {
+            Ok(alert) if !record.header.cipher_spec => out.events.push(Event::AlertIgnored {
+                alert,
+                why: "alert without a sequence number",
+            }),
+            _ => out
+                .events
+                .push(Event::Dropped("record without sequence number")),
+        }
+        return Ok(false);
+    }
+    match end.core().records.open(record) {
+        Opened::Drop(why) => {
+            out.events.push(Event::Dropped(why));
+            Ok(false)
+        }
+        Opened::Plain(ContentType::Alert, body) => Ok(on_alert(end, &body, out)),
+        Opened::Plain(ContentType::ChangeCipherSpec, body) => {
+            end.on_change_cipher_spec(&body)?;
+            let core = end.core();
+            let message = core.role.peer().change_cipher_spec();
+            core.probe.end_message(message, 1);
+            Ok(true)
+        }
+        Opened::Plain(ContentType::Handshake, body) => {
+            let msg = read_handshake(end, &body)?;
+            let typ = msg.typ();
+            end.on_handshake(msg, out)?;
+            // The transcript excludes HelloRequest (§7.10); the tables do not time it.
+            if typ != HandshakeType::HelloRequest {
+                let core = end.core();
+                core.transcript.update(&body);
+                if let Some(m) = core.role.peer().sent_message(typ) {
+                    core.probe.end_message(m, body.len());
+                }
+            }
+            end.after_message(out)?;
+            Ok(true)
+        }
+        Opened::Plain(ContentType::ApplicationData, body) => {
+            if end.is_established() {
+                out.events.push(Event::ApplicationData(body.to_vec()));
+                return Ok(true);
+            }
+            match end.early_application_data() {
+                Some(e) => Err(e),
+                None => {
+                    out.events
+                        .push(Event::Dropped("application data before the handshake"));
+                    Ok(false)
+                }
+            }
         }
     }
 }
 
 /// Read a handshake record, checking the order before the body: a message out of
 /// place is unexpected_message, whatever its contents.
-fn read_handshake<E: Endpoint>(end: &E, body: &[u8]) -> Result<HandshakeMessage, ProtocolError> {
+fn read_handshake<E: Endpoint>(end: &E, body: &[u8]) -> HsResult<HandshakeMessage> {
     let (header, _) = split_handshake_record(body)?;
     if !end.expects(header.typ) {
-        return Err(ProtocolError::new(
-            AlertDescription::UnexpectedMessage,
-            format!("{} while in {}", header.typ, end.state_name()),
-        ));
+        return Err(PeerMisbehaved::UnexpectedMessage {
+            message: header.typ,
+            state: end.state_name(),
+        }
+        .into());
     }
     Ok(HandshakeMessage::read_record(body, end.key_exchange())?)
 }
@@ -546,20 +838,25 @@ pub(crate) fn fail<E: Endpoint>(end: &mut E, e: ProtocolError, out: &mut Output)
     }
 }
 
-fn on_alert<E: Endpoint>(end: &mut E, body: &[u8], out: &mut Output) {
+/// An alert: acted on (and `true`) only if it authenticates, i.e. its checksum matches
+/// one of our last records (§7.12).
+fn on_alert<E: Endpoint>(end: &mut E, body: &[u8], out: &mut Output) -> bool {
     let Ok(alert) = Alert::read_exact(body, "Alert") else {
         out.events.push(Event::Dropped("malformed alert"));
-        return;
+        return false;
     };
     if end.checks_alert_checksum() && !end.core().records.alert_checksum_ok(&alert) {
-        out.events
-            .push(Event::Dropped("alert checksum matches none of our records"));
-        return;
+        out.events.push(Event::AlertIgnored {
+            alert,
+            why: "alert checksum matches none of our records",
+        });
+        return false;
     }
     if alert.level != AlertLevel::Warning {
         end.close_after_alert(alert.level);
     }
     out.events.push(Event::AlertReceived(alert));
+    true
 }
 
 #[cfg(test)]

@@ -18,13 +18,18 @@
 pub mod cache;
 pub mod client;
 mod conn;
+pub mod error;
 pub mod server;
 
 use crate::msgs::alert::Alert;
-use crate::msgs::enums::{AlertDescription, AlertLevel, BulkCipherAlgorithm, MacAlgorithm};
+use crate::msgs::enums::{
+    AlertDescription, AlertLevel, BulkCipherAlgorithm, KeyExchangeSuite, MacAlgorithm,
+};
 
+pub use crate::params::ParameterNumbering;
 pub use cache::{SessionCache, StoredSession};
-pub use client::{Client, ClientConfig, KeyExchangeOffer, KeyShareSource};
+pub use client::{Client, ClientConfig, KeyExchangeOffer, KeyShareSource, TrustedKeyIds};
+pub use error::{HandshakeError, PeerMisbehaved};
 pub use server::{ServerConfig, ServerConnection, ServerCredential};
 
 /// The time as the caller sees it: a monotonic reading for timers and the session
@@ -154,6 +159,12 @@ pub enum Event {
     AlertSent(Alert, String),
     /// A record or datagram was dropped without an answer (stale, replayed, unreadable).
     Dropped(&'static str),
+    /// The peer's address sent an alert we cannot authenticate (its checksum matches
+    /// none of our records, e.g. Kannel's "0000", or it has no sequence number): anyone
+    /// can forge one, so it ends nothing, but a driver can still say what the peer
+    /// apparently meant ("the gateway sent handshake_failure (unauthenticated), then
+    /// stopped answering").
+    AlertIgnored { alert: Alert, why: &'static str },
     /// A retransmitted flight was answered from the cache, without new crypto work.
     Retransmitted,
 }
@@ -166,6 +177,10 @@ pub struct Output {
     /// Records the input datagram carried (0 if it could not be framed), so that a
     /// transport need not parse it again to count them.
     pub records_in: usize,
+    /// The datagram was dropped as a whole: the connection's state is exactly what it
+    /// was before (issue 13). An endpoint may then offer it to another connection of
+    /// the same address.
+    pub dropped: bool,
 }
 
 impl Output {
@@ -183,12 +198,40 @@ impl Output {
         })
     }
 
+    /// The first alert that arrived but could not be authenticated (and was ignored).
+    pub fn alert_ignored(&self) -> Option<AlertDescription> {
+        self.events.iter().find_map(|e| match e {
+            Event::AlertIgnored { alert, .. } => Some(alert.description),
+            _ => None,
+        })
+    }
+
     pub fn alert_received(&self) -> Option<AlertDescription> {
         self.events.iter().find_map(|e| match e {
             Event::AlertReceived(a) => Some(a.description),
             _ => None,
         })
     }
+}
+
+/// The key exchange suite code we write for `suite` (§5.1): under WAP-261 the code
+/// says how the points travel, and we send them uncompressed, so ECDH_ECDSA goes as 18
+/// (`ECDH_ECDSA_uncomp`) and ECDH_anon as 15; the thesis profile keeps the thesis' 14
+/// and 11 with uncompressed points, as its byte counts were made.
+pub(crate) fn wire_suite(
+    suite: KeyExchangeSuite,
+    numbering: ParameterNumbering,
+) -> KeyExchangeSuite {
+    match numbering {
+        ParameterNumbering::Wap261 => suite.uncompressed(),
+        ParameterNumbering::Thesis => suite,
+    }
+}
+
+/// Whether the points of a key exchange negotiated with wire code `suite` travel
+/// compressed: suites 11-14 under WAP-261 (the dissector names 15-18 "…Uncomp").
+pub(crate) fn compressed_points(suite: KeyExchangeSuite, numbering: ParameterNumbering) -> bool {
+    numbering == ParameterNumbering::Wap261 && suite.is_ecdh() && suite.uncompressed() != suite
 }
 
 /// Alert level used for a failure: the session is invalidated on any handshake failure.

@@ -128,6 +128,38 @@ impl Identifier {
         }
     }
 
+    /// IANA MIBenum of ISO-8859-1 (Latin-1), what real WTLS certificates use
+    /// (Entrust.net, VeriSign).
+    pub const CHARSET_LATIN1: u16 = 4;
+    /// IANA MIBenum of US-ASCII.
+    pub const CHARSET_ASCII: u16 = 3;
+
+    /// Whether two identifiers name the same entity: equal, or two `text` names that
+    /// spell the same characters in character sets we can read (US-ASCII, ISO-8859-1,
+    /// UTF-8). A CA named in ISO-8859-1 in its certificate and in UTF-8 in a peer's
+    /// trusted_key_ids is one CA.
+    pub fn same_name(&self, other: &Identifier) -> bool {
+        if self == other {
+            return true;
+        }
+        match (self, other) {
+            (
+                Identifier::Text {
+                    character_set: a,
+                    name: na,
+                },
+                Identifier::Text {
+                    character_set: b,
+                    name: nb,
+                },
+            ) => match (decode_text(*a, na), decode_text(*b, nb)) {
+                (Some(x), Some(y)) => x == y,
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     pub fn identifier_type(&self) -> IdentifierType {
         match self {
             Identifier::Null => IdentifierType::Null,
@@ -136,6 +168,18 @@ impl Identifier {
             Identifier::KeyHashSha(_) => IdentifierType::KeyHashSha,
             Identifier::X509Name(_) => IdentifierType::X509Name,
         }
+    }
+}
+
+/// The characters of a text name in a character set we can read, `None` otherwise.
+fn decode_text(character_set: u16, name: &[u8]) -> Option<String> {
+    match character_set {
+        Identifier::CHARSET_UTF8 => std::str::from_utf8(name).ok().map(str::to_owned),
+        Identifier::CHARSET_LATIN1 => Some(name.iter().map(|&b| char::from(b)).collect()),
+        Identifier::CHARSET_ASCII if name.is_ascii() => {
+            Some(name.iter().map(|&b| char::from(b)).collect())
+        }
+        _ => None,
     }
 }
 
@@ -544,6 +588,23 @@ impl Codec for CipherSuite {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_latin1_and_a_utf8_name_of_the_same_text_are_one_name() {
+        let latin1 = |n: &[u8]| Identifier::Text {
+            character_set: Identifier::CHARSET_LATIN1,
+            name: n.to_vec(),
+        };
+        assert!(latin1(b"Entrust.net WAP CA").same_name(&Identifier::text("Entrust.net WAP CA")));
+        assert!(Identifier::text("M\u{fc}nchen").same_name(&latin1(b"M\xfcnchen")));
+        assert!(!latin1(b"CA one").same_name(&Identifier::text("CA two")));
+        let other_charset = Identifier::Text {
+            character_set: 1000,
+            name: b"CA one".to_vec(),
+        };
+        assert!(!other_charset.same_name(&latin1(b"CA one")));
+        assert!(!Identifier::Null.same_name(&latin1(b"")));
+    }
 
     #[test]
     fn random_splits_time_and_bytes() {

@@ -168,6 +168,29 @@ impl KeyExchangeSuite {
         )
     }
 
+    /// The suite with its point format set aside: an `_uncomp` suite (15-18) as its
+    /// plain twin (11-14). The engine negotiates on this; the format is a wire detail.
+    pub fn base(self) -> Self {
+        match self {
+            Self::EcdhAnonUncomp => Self::EcdhAnon,
+            Self::EcdhAnonUncomp113 => Self::EcdhAnon113,
+            Self::EcdhAnonUncomp131 => Self::EcdhAnon131,
+            Self::EcdhEcdsaUncomp => Self::EcdhEcdsa,
+            other => other,
+        }
+    }
+
+    /// The `_uncomp` twin (15-18) of an EC suite 11-14; other suites are their own.
+    pub fn uncompressed(self) -> Self {
+        match self {
+            Self::EcdhAnon => Self::EcdhAnonUncomp,
+            Self::EcdhAnon113 => Self::EcdhAnonUncomp113,
+            Self::EcdhAnon131 => Self::EcdhAnonUncomp131,
+            Self::EcdhEcdsa => Self::EcdhEcdsaUncomp,
+            other => other,
+        }
+    }
+
     /// Upper bound on the key size in bits that the suite permits, if it sets one.
     pub fn key_size_limit_bits(self) -> Option<u32> {
         match self {

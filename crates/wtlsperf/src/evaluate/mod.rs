@@ -204,7 +204,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     ctx.step("loading or creating the PKI");
     let pki_dir = args.pki.unwrap_or_else(|| out.join("pki"));
     let store = ctx.part("pki", || {
-        PkiStore::load_or_init(&pki_dir).with_context(|| format!("PKI in {}", pki_dir.display()))
+        // The thesis' Table 3.2 numbering: its byte counts (Table 4.11) were made
+        // with it (explicit parameters for the curves WAP-261 does not number would
+        // add to every message naming them).
+        PkiStore::load_or_init_numbered(&pki_dir, wtls::params::ParameterNumbering::Thesis)
+            .with_context(|| format!("PKI in {}", pki_dir.display()))
     })?;
 
     let processing = ctx.part("processing", || processing::run(&ctx, &store))?;

@@ -75,6 +75,10 @@ pub struct CaseResult {
     pub bytes_up: usize,
     /// Handshake bytes gateway to client (UDP payload).
     pub bytes_down: usize,
+    /// The same handshake's bytes both ways with WAP-261 parameter numbering (explicit
+    /// parameters for the curves it does not number), when the measured store used the
+    /// thesis' numbering; `None` otherwise.
+    pub bytes_wap261: Option<usize>,
     /// Datagrams client to gateway.
     pub datagrams_up: usize,
     /// Datagrams gateway to client.
@@ -317,6 +321,7 @@ pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult
         server_wall_ms: to_stat(m.server_wall_ms()),
         bytes_up,
         bytes_down,
+        bytes_wap261: None,
         datagrams_up,
         datagrams_down,
         messages_client,
@@ -376,6 +381,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<ProcessingResults> {
         "no case could be measured: {}",
         skipped.join("; ")
     );
+    count_wap261_bytes(ctx, store, &mut cases)?;
     let mut variants = Vec::new();
     for (case, variant) in herwono_variants() {
         ctx.step(&format!("processing: {case} {variant:?} (Herwono variant)"));
@@ -398,6 +404,32 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<ProcessingResults> {
         variants,
         skipped,
     })
+}
+
+/// The bytes of each measured handshake again with WAP-261 parameter numbering, on the
+/// same keys with re-signed certificates (one unmeasured handshake per case), so the
+/// report can give Table 4.11's bytes both ways: the thesis numbering reproduces the
+/// thesis' one-byte indices, WAP-261 sends explicit parameters for B-163, P-256, K-283
+/// and B-283.
+fn count_wap261_bytes(ctx: &Ctx, store: &PkiStore, cases: &mut [CaseResult]) -> anyhow::Result<()> {
+    let numbering = wtls::params::ParameterNumbering::Wap261;
+    if store.numbering() == numbering {
+        return Ok(());
+    }
+    ctx.step("processing: the same handshakes' bytes under WAP-261 numbering");
+    let wap = store.renumbered(numbering)?;
+    let opts = RunnerOptions {
+        reps: 1,
+        warmup: 0,
+        measure_bound: false,
+        ..RunnerOptions::default()
+    };
+    for c in cases.iter_mut() {
+        let m = runner::measure_case(&wap, c.case, auth_mode(c.auth), &opts)
+            .with_context(|| format!("{} {:?} under WAP-261 numbering", c.case, c.auth))?;
+        c.bytes_wap261 = Some(m.handshake_bytes());
+    }
+    Ok(())
 }
 
 /// The handshakes Herwono-Liebhardt compare (anonymous and optimised ones) closest to
@@ -745,6 +777,7 @@ pub(crate) mod tests {
             },
             bytes_up: 700,
             bytes_down: 900,
+            bytes_wap261: None,
             datagrams_up: 2,
             datagrams_down: 2,
             messages_client: 5,
