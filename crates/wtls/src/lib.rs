@@ -4,6 +4,7 @@
 
 pub mod codec;
 pub mod crypto;
+pub mod endpoint;
 pub mod handshake;
 pub mod msgs;
 pub mod params;

@@ -14,7 +14,15 @@
 //! (`state_bytes / half_open`, target at most 2 KiB), and the peers refused or evicted.
 //! The process's resident set (from /proc/self/statm) is a cross-check of the state
 //! estimate. Everything stops by itself: the flood after `--duration` seconds (at most
-//! 300) and `rate x duration` datagrams, the legitimate clients with it.
+//! 300; a longer one is refused) and `rate x duration` datagrams, the legitimate clients
+//! with it.
+//!
+//! With `--fill-established N`, N clients first complete handshakes from addresses of
+//! their own and stay idle: the table-filling attack of completed handshakes. The
+//! legitimate clients that follow show whether newcomers still get in.
+//!
+//! `--reflection` measures the other abuse of a forged source instead: see
+//! [`reflection`].
 
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::path::PathBuf;
@@ -23,17 +31,25 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use wtls::handshake::{AuthMode, Client};
+use wtls::endpoint::ResponseLimit;
+use wtls::handshake::{AuthMode, Client, ClientConfig};
 use wtls::probe::Probe;
 use wtls::suite::Case;
 
+use crate::gateway::cli::{at_least_one, check_max_peers, positive_seconds};
 use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, GatewayStats};
 use crate::pki_store::PkiStore;
 use crate::setup::{self, ClientAuth, Options};
 use crate::udp_client::AuthArg;
 
-/// Longest flood the command runs, whatever `--duration` says.
-const MAX_DURATION_S: f64 = 300.0;
+pub mod reflection;
+
+/// Longest flood the command runs; a longer `--duration` is refused.
+pub const MAX_DURATION_S: f64 = 300.0;
+/// Most flood datagrams per second the command sends.
+const MAX_RATE: f64 = 1e6;
+/// Most idle established peers `--fill-established` makes.
+const MAX_FILL: usize = 100_000;
 /// Offset of the 12 random bytes after gmt_unix_time in a ClientHello datagram whose
 /// record carries L and S: record header (5), handshake header (3), version (1), time (4).
 const RANDOM_BYTES_AT: usize = 5 + 3 + 1 + 4;
@@ -52,23 +68,38 @@ pub struct Args {
     #[arg(long)]
     pub in_process: bool,
     /// Worker threads of the in-process gateway.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value = "1", value_parser = at_least_one, allow_negative_numbers = true)]
     pub workers: usize,
     /// Peer bound of the in-process gateway.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value = "2000", value_parser = at_least_one, allow_negative_numbers = true)]
     pub max_peers: usize,
     /// Handshake timeout of the in-process gateway, in milliseconds.
-    #[arg(long, default_value_t = 2000)]
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     pub handshake_timeout_ms: u64,
-    /// Flood ClientHellos per second.
-    #[arg(long, default_value_t = 2000.0)]
+    /// Flood ClientHellos per second (at most 1e6).
+    #[arg(long, default_value = "2000", value_parser = positive_seconds_as_rate, allow_negative_numbers = true)]
     pub rate: f64,
     /// Flood duration in seconds (at most 300).
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value = "5", value_parser = flood_duration, allow_negative_numbers = true)]
     pub duration: f64,
     /// Distinct loopback source addresses (each datagram also gets a fresh port).
-    #[arg(long, default_value_t = 256)]
+    #[arg(long, default_value = "256", value_parser = at_least_one, allow_negative_numbers = true)]
     pub sources: usize,
+    /// Before the flood, this many clients complete handshakes and stay idle (the
+    /// table-filling attack; at most 100000).
+    #[arg(long, default_value_t = 0)]
+    pub fill_established: usize,
+    /// Measure reflection instead: bytes sent toward a forged source per byte received,
+    /// with and without the response-rate limiter (in process), or as the gateway at
+    /// --connect is configured.
+    #[arg(long)]
+    pub reflection: bool,
+    /// In-process gateway: response budget per unverified address, bytes/s (0: none).
+    #[arg(long, default_value_t = ResponseLimit::default().address_bytes_per_s)]
+    pub rrl_address_bytes: u64,
+    /// In-process gateway: response budget per unverified /24 prefix, bytes/s (0: none).
+    #[arg(long, default_value_t = ResponseLimit::default().prefix_bytes_per_s)]
+    pub rrl_prefix_bytes: u64,
     /// Legitimate handshakes started per second during the flood.
     #[arg(long, default_value_t = 4.0)]
     pub legit_rate: f64,
@@ -78,9 +109,42 @@ pub struct Args {
     /// Authentication of the legitimate clients.
     #[arg(long, value_enum, default_value_t = AuthArg::Server)]
     pub auth: AuthArg,
-    /// PKI directory (created if missing).
+    /// PKI directory (must exist: see `wtlsperf pki init`, or pass --create-pki).
     #[arg(long, default_value = "pki")]
     pub pki: PathBuf,
+    /// Issue a new PKI into --pki if it holds none.
+    #[arg(long)]
+    pub create_pki: bool,
+}
+
+/// A flood rate: positive, finite, at most [`MAX_RATE`] per second.
+fn positive_seconds_as_rate(s: &str) -> Result<f64, String> {
+    let x: f64 = s.parse().map_err(|e| format!("not a number ({e})"))?;
+    if !(x.is_finite() && x > 0.0 && x <= MAX_RATE) {
+        return Err(format!(
+            "must be a rate above 0 and at most {MAX_RATE}/s, got {x}"
+        ));
+    }
+    Ok(x)
+}
+
+/// A flood duration: positive and at most [`MAX_DURATION_S`].
+fn flood_duration(s: &str) -> Result<f64, String> {
+    let x = positive_seconds(s)?;
+    if x > MAX_DURATION_S {
+        return Err(format!("at most {MAX_DURATION_S} s, got {x}"));
+    }
+    Ok(x)
+}
+
+impl Args {
+    fn response_limit(&self) -> ResponseLimit {
+        ResponseLimit {
+            address_bytes_per_s: self.rrl_address_bytes,
+            prefix_bytes_per_s: self.rrl_prefix_bytes,
+            ..ResponseLimit::default()
+        }
+    }
 }
 
 /// What one flood run measured.
@@ -99,6 +163,10 @@ pub struct FloodReport {
     pub bytes_per_half_open: f64,
     pub refused: u64,
     pub evicted: u64,
+    /// Idle established peers made before the flood, and how many of them were
+    /// evicted for newcomers (in process).
+    pub filled: u64,
+    pub evicted_idle: u64,
     pub rss_start_bytes: u64,
     pub rss_peak_bytes: u64,
     /// RSS growth divided by the peak half-open count.
@@ -106,9 +174,93 @@ pub struct FloodReport {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.fill_established <= MAX_FILL,
+        "--fill-established {}: at most {MAX_FILL}",
+        args.fill_established
+    );
+    anyhow::ensure!(
+        args.legit_rate.is_finite() && args.legit_rate >= 0.0,
+        "--legit-rate must be a rate of 0 or more per second, got {}",
+        args.legit_rate
+    );
+    if args.in_process {
+        check_max_peers(args.max_peers)?;
+    }
+    if args.reflection {
+        let runs = reflection::run(&args)?;
+        reflection::print(&runs);
+        return Ok(());
+    }
     let report = flood(&args)?;
     print_report(&args, &report);
     Ok(())
+}
+
+/// The PKI, the client configuration of `--case` and the first ClientHello datagram.
+fn prepare(args: &Args) -> anyhow::Result<(PkiStore, Arc<ClientConfig>, Vec<u8>)> {
+    let case = Case::parse(&args.case).map_err(|e| anyhow::anyhow!("--case: {e}"))?;
+    let store = PkiStore::open(&args.pki, args.create_pki)?;
+    let creds = store.case(&case)?;
+    let client_cfg = Arc::new(setup::client_config(&creds, &Options::default(), false));
+    let auth = AuthMode::from(args.auth);
+    let mut template = Client::new(client_cfg.clone(), auth, None, Probe::off(), setup::now());
+    let hello = template
+        .start(setup::now())?
+        .datagrams
+        .into_iter()
+        .next()
+        .context("the client sent no ClientHello")?;
+    anyhow::ensure!(
+        hello.len() > RANDOM_BYTES_AT + 12,
+        "unexpected ClientHello layout"
+    );
+    Ok((store, client_cfg, hello))
+}
+
+/// An in-process gateway for the flood, with `limit` toward unverified addresses.
+fn in_process_gateway(
+    args: &Args,
+    store: &PkiStore,
+    limit: ResponseLimit,
+) -> anyhow::Result<GatewayHandle> {
+    let server = setup::gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
+    let mut cfg = GatewayConfig::new("127.0.0.1:0".parse()?, Arc::new(server));
+    cfg.workers = args.workers;
+    cfg.max_peers = args.max_peers;
+    cfg.handshake_timeout = Duration::from_millis(args.handshake_timeout_ms);
+    cfg.idle_timeout = Duration::from_secs(MAX_DURATION_S as u64);
+    cfg.response_limit = limit;
+    spawn_gateway(cfg)
+}
+
+/// The address of legitimate client `k`: 127.0.x.y, apart from the flood's sources and
+/// the fillers', one each so that no budget toward an address is shared.
+fn legit_ip(k: u64) -> Ipv4Addr {
+    Ipv4Addr::new(127, 0, ((k / 250) % 250) as u8, (2 + k % 250) as u8)
+}
+
+/// Completes `n` handshakes from addresses of their own (127.255.x.y) that then stay
+/// idle; returns how many completed.
+fn fill_established(target: SocketAddr, cfg: &Arc<ClientConfig>, auth: AuthMode, n: usize) -> u64 {
+    let mut done = 0;
+    for k in 0..n {
+        let ip = Ipv4Addr::new(127, 255, (k / 250) as u8, (2 + k % 250) as u8);
+        let ok = UdpSocket::bind((ip, 0)).is_ok_and(|sock| {
+            crate::udp_client::handshake_once(
+                &sock,
+                target,
+                cfg.clone(),
+                auth,
+                None,
+                None,
+                Instant::now() + Duration::from_secs(10),
+            )
+            .is_ok()
+        });
+        done += u64::from(ok);
+    }
+    done
 }
 
 /// Resident set size of this process, from /proc/self/statm (pages x page size).
@@ -127,7 +279,7 @@ pub fn rss_bytes() -> u64 {
 }
 
 /// The flood source for datagram `n`: one of `sources` loopback addresses spread over
-/// 127.0.0.0/8 (never 127.0.0.1, which the legitimate clients use).
+/// 127.1.0.0-127.254.255.255 (never 127.0.x.y, which the legitimate clients use).
 fn source_ip(n: u64, sources: usize) -> Ipv4Addr {
     let i = (n % sources.max(1) as u64) as u32;
     Ipv4Addr::new(
@@ -138,35 +290,74 @@ fn source_ip(n: u64, sources: usize) -> Ipv4Addr {
     )
 }
 
+/// Handshake durations of the legitimate clients (`None`: failed).
+type LegitTimes = Arc<Mutex<Vec<Option<Duration>>>>;
+
+/// Legitimate clients: one new handshake every 1/`rate` s until `end`, each on its own
+/// thread (so a slow one does not delay the next start) and from its own address.
+fn spawn_legitimate(
+    target: SocketAddr,
+    cfg: Arc<ClientConfig>,
+    auth: AuthMode,
+    rate: f64,
+    stop: Arc<AtomicBool>,
+    end: Instant,
+) -> (std::thread::JoinHandle<()>, LegitTimes) {
+    let legit_times: LegitTimes = Arc::default();
+    let times = legit_times.clone();
+    let period = Duration::from_secs_f64(1.0 / rate.max(0.01));
+    let enabled = rate > 0.0;
+    let thread = std::thread::spawn(move || {
+        let mut handles = Vec::new();
+        let mut next = Instant::now();
+        let mut k = 0;
+        while enabled && !stop.load(Ordering::SeqCst) && Instant::now() < end {
+            let (times, cfg) = (times.clone(), cfg.clone());
+            let ip = legit_ip(k);
+            k += 1;
+            handles.push(std::thread::spawn(move || {
+                let outcome = UdpSocket::bind((ip, 0))
+                    .map_err(anyhow::Error::from)
+                    .and_then(|sock| {
+                        crate::udp_client::handshake_once(
+                            &sock,
+                            target,
+                            cfg,
+                            auth,
+                            None,
+                            None,
+                            Instant::now() + Duration::from_secs(10),
+                        )
+                    });
+                if let Err(e) = &outcome {
+                    tracing::warn!(client = %ip, error = %format!("{e:#}"), "legitimate handshake failed");
+                }
+                let mut t = times.lock().unwrap_or_else(|p| p.into_inner());
+                t.push(outcome.ok().map(|r| r.duration));
+            }));
+            next += period;
+            if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
+        for h in handles {
+            let _ = h.join();
+        }
+    });
+    (thread, legit_times)
+}
+
 /// Runs the flood and the legitimate clients; returns the measurements.
 pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
-    if !(args.rate > 0.0 && args.duration > 0.0) {
-        bail!("--rate and --duration must be positive");
-    }
-    let duration = Duration::from_secs_f64(args.duration.min(MAX_DURATION_S));
+    let duration =
+        Duration::try_from_secs_f64(args.duration.min(MAX_DURATION_S)).context("--duration")?;
     let total = (args.rate * duration.as_secs_f64()).ceil() as u64;
-    let case = Case::parse(&args.case).map_err(|e| anyhow::anyhow!("--case: {e}"))?;
-    let store = PkiStore::load_or_init(&args.pki)
-        .with_context(|| format!("PKI in {}", args.pki.display()))?;
-    let creds = store.case(&case)?;
-    let opts = Options::default();
-    let client_cfg = Arc::new(setup::client_config(&creds, &opts, false));
+    let (store, client_cfg, hello) = prepare(args)?;
     let auth = AuthMode::from(args.auth);
 
     let rss_start = rss_bytes();
     let gateway: Option<GatewayHandle> = if args.in_process {
-        let server = setup::gateway_server_config(&store, ClientAuth::Optional, &opts)?;
-        Some(spawn_gateway(GatewayConfig {
-            listen: "127.0.0.1:0".parse()?,
-            workers: args.workers,
-            server: Arc::new(server),
-            max_peers: args.max_peers,
-            handshake_timeout: Duration::from_millis(args.handshake_timeout_ms),
-            idle_timeout: Duration::from_secs(10),
-            record_jobs: false,
-            cpu_affinity: Vec::new(),
-            busy_poll: false,
-        })?)
+        Some(in_process_gateway(args, &store, args.response_limit())?)
     } else {
         None
     };
@@ -175,62 +366,20 @@ pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
         (None, Some(a)) => a,
         (None, None) => bail!("give --connect ADDR or --in-process"),
     };
-
-    let mut template = Client::new(client_cfg.clone(), auth, None, Probe::off(), setup::now());
-    let hello = template
-        .start(setup::now())?
-        .datagrams
-        .into_iter()
-        .next()
-        .context("the client sent no ClientHello")?;
-    anyhow::ensure!(
-        hello.len() > RANDOM_BYTES_AT + 12,
-        "unexpected ClientHello layout"
-    );
+    let filled = fill_established(target, &client_cfg, auth, args.fill_established);
 
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let end = started + duration;
 
-    // Legitimate clients: one new handshake every 1/legit_rate s, each on its own
-    // thread so a slow one does not delay the next start.
-    let legit_times: Arc<Mutex<Vec<Option<Duration>>>> = Arc::default();
-    let legit = {
-        let (stop, times, cfg) = (stop.clone(), legit_times.clone(), client_cfg.clone());
-        let period = Duration::from_secs_f64(1.0 / args.legit_rate.max(0.01));
-        let enabled = args.legit_rate > 0.0;
-        std::thread::spawn(move || {
-            let mut handles = Vec::new();
-            let mut next = Instant::now();
-            while enabled && !stop.load(Ordering::SeqCst) && Instant::now() < end {
-                let (times, cfg) = (times.clone(), cfg.clone());
-                handles.push(std::thread::spawn(move || {
-                    let outcome = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
-                        .map_err(anyhow::Error::from)
-                        .and_then(|sock| {
-                            crate::udp_client::handshake_once(
-                                &sock,
-                                target,
-                                cfg,
-                                auth,
-                                None,
-                                None,
-                                Instant::now() + Duration::from_secs(10),
-                            )
-                        });
-                    let mut t = times.lock().unwrap_or_else(|p| p.into_inner());
-                    t.push(outcome.ok().map(|r| r.duration));
-                }));
-                next += period;
-                if let Some(wait) = next.checked_duration_since(Instant::now()) {
-                    std::thread::sleep(wait);
-                }
-            }
-            for h in handles {
-                let _ = h.join();
-            }
-        })
-    };
+    let (legit, legit_times) = spawn_legitimate(
+        target,
+        client_cfg.clone(),
+        auth,
+        args.legit_rate,
+        stop.clone(),
+        end,
+    );
 
     // The flood itself, paced in 1 ms steps.
     let mut sent = 0u64;
@@ -290,6 +439,7 @@ pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
         },
         rss_start_bytes: rss_start,
         rss_peak_bytes: rss_peak,
+        filled,
         ..FloodReport::default()
     };
     if peak.1 > 0 {
@@ -298,6 +448,7 @@ pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
     if let Some(s) = final_stats {
         report.refused = s.refused;
         report.evicted = s.evicted;
+        report.evicted_idle = s.evicted_idle;
     }
     Ok(report)
 }
@@ -328,7 +479,19 @@ fn print_report(args: &Args, r: &FloodReport) {
         r.legit_p50_ms,
         r.legit_p95_ms
     );
-    if args.in_process {
+    if r.filled > 0 {
+        println!(
+            "table filled first with {} idle established peers; {} of them evicted for newcomers",
+            r.filled, r.evicted_idle
+        );
+    }
+    if args.in_process && r.filled > 0 {
+        println!(
+            "gateway (max_peers {}): peak state {} B, established fillers included (run \
+             without --fill-established for the bytes per half-open handshake)",
+            args.max_peers, r.peak_state_bytes
+        );
+    } else if args.in_process {
         println!(
             "gateway (max_peers {}, handshake timeout {} ms): peak state {} B over {} half-open = {:.0} B per half-open handshake (target <= 2048)",
             args.max_peers,
@@ -337,6 +500,8 @@ fn print_report(args: &Args, r: &FloodReport) {
             r.peak_half_open,
             r.bytes_per_half_open
         );
+    }
+    if args.in_process {
         println!(
             "refused {} peers, evicted {}; RSS {} -> {} KiB (+{:.0} B per half-open)",
             r.refused,
@@ -366,6 +531,9 @@ mod tests {
         }
         assert_eq!(seen.len(), 70_000);
         assert_eq!(source_ip(5, 1), source_ip(9, 1));
+        for k in 0..100_000 {
+            assert_eq!(legit_ip(k).octets()[1], 0);
+        }
     }
 
     #[test]

@@ -4,17 +4,16 @@
 //! Why `SO_REUSEPORT` rather than one receiver dispatching to worker queues: Linux picks
 //! the socket of a reuseport group by a hash of the datagram's 4-tuple, so every datagram
 //! of one peer reaches the same worker for as long as the group is unchanged, which is
-//! exactly the affinity the per-peer [`ServerConnection`] needs. No thread hands datagrams
-//! to another, so there is no extra queue whose waiting time would hide inside the
-//! measured service time, and a worker's waiting time is the kernel socket queue only
-//! (what the thesis' M/G/1 model of the gateway describes).
+//! exactly the affinity the per-peer [`wtls::handshake::ServerConnection`] needs. No
+//! thread hands datagrams to another, so there is no extra queue whose waiting time would
+//! hide inside the measured service time, and a worker's waiting time is the kernel
+//! socket queue only (what the thesis' M/G/1 model of the gateway describes).
 //!
-//! Per-peer state is bounded three ways: at most `max_peers` entries per gateway (split
-//! evenly over the workers), half-open handshakes expire `handshake_timeout` after their
-//! first datagram, established ones after `idle_timeout` without traffic. A peer beyond the
-//! bound gets no state and no answer (counted as `refused`): answering an unauthenticated
-//! source would let a spoofed flood reflect alerts at a victim, and a real client simply
-//! retransmits its ClientHello until a slot frees up.
+//! Each worker drives one [`wtls::endpoint::Endpoint`], which holds the per-peer policy:
+//! the peer table (at most `max_peers` connections per gateway, split evenly over the
+//! workers), expiry, eviction, the bound on re-answered ClientHellos and the response-rate
+//! limiter (whose budgets are therefore per worker). The worker only moves datagrams,
+//! echoes application data and keeps the job log.
 //!
 //! Jobs: every datagram processed while its peer was handshaking is a job of the queue
 //! model. Its arrival is the kernel receive timestamp (`SO_TIMESTAMPNS`, CLOCK_REALTIME),
@@ -28,12 +27,9 @@
 //! times. At light load a batch holds one datagram and that is the job's own CPU time; at
 //! saturation it saves the worker two system calls and two receive calls per job.
 
-use std::collections::hash_map::DefaultHasher;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
-use std::hash::{Hash, Hasher};
+use std::collections::BTreeMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -41,12 +37,19 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde::Serialize;
-use wtls::handshake::{Event, HandshakeKind, Packing, Policy, ServerConfig, ServerConnection};
-use wtls::msgs::enums::{ContentType, HandshakeType};
-use wtls::probe::{Clock, Probe};
+use wtls::endpoint::{
+    Endpoint, EndpointConfig, EndpointEvent, EndpointStats, Handled, ResponseLimit,
+};
+use wtls::handshake::ServerConfig;
+use wtls::probe::Clock;
 
-use crate::pki_store::PkiStore;
-use crate::setup::{self, ClientAuth, Options, ProcessClock};
+pub mod cli;
+mod recv;
+
+pub use cli::{gateway_options, run, Args, PackingArg};
+use recv::{realtime_ns, Received, RecvBatch};
+
+use crate::setup::{self, ProcessClock};
 
 /// Largest datagram the gateway reads.
 const MAX_DATAGRAM: usize = 65_535;
@@ -54,9 +57,6 @@ const MAX_DATAGRAM: usize = 65_535;
 pub const RECV_BATCH: usize = 32;
 /// How long a worker blocks in `recvmsg` before it checks the stop flag and sweeps.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
-/// Most expiry entries one sweep examines, so a sweep never stalls the worker for long
-/// even with a million peers; leftover entries are examined by the next sweep.
-const SWEEP_BUDGET: usize = 4096;
 /// Most job records kept over all workers (about 100 MB at most).
 pub const MAX_JOB_RECORDS: usize = 1_000_000;
 /// A worker that was not running for longer than this while it had nothing else to do
@@ -68,17 +68,6 @@ pub const MAX_JOB_RECORDS: usize = 1_000_000;
 pub const STALL_NS: u64 = 200_000;
 /// Most stalls kept over all workers.
 const MAX_STALL_RECORDS: usize = 100_000;
-/// Estimated bytes per peer entry besides the connection's heap: the map slot (key,
-/// entry struct, hashbrown control byte and load-factor slack), the boxed connection's
-/// inline size and one expiry-heap item.
-fn entry_overhead_bytes() -> usize {
-    let slot = std::mem::size_of::<SocketAddr>() + std::mem::size_of::<Peer>() + 1;
-    // hashbrown keeps at most 7/8 of its buckets full.
-    slot * 8 / 7
-        + std::mem::size_of::<ServerConnection>()
-        + std::mem::size_of::<std::cmp::Reverse<(u64, u64, SocketAddr)>>()
-}
-
 /// Everything a gateway needs.
 #[derive(Clone)]
 pub struct GatewayConfig {
@@ -98,6 +87,11 @@ pub struct GatewayConfig {
     /// time (the scheduler's wake-up of a blocked thread takes tens of microseconds,
     /// comparable to a fast handshake job). Only sensible with a pinned worker.
     pub busy_poll: bool,
+    /// Byte budgets toward unverified addresses (per worker).
+    pub response_limit: ResponseLimit,
+    /// Join a port other sockets already listen on (`SO_REUSEPORT`), e.g. a second
+    /// gateway sharing the traffic. Off: a port in use is an error.
+    pub reuse_port: bool,
 }
 
 impl std::fmt::Debug for GatewayConfig {
@@ -111,13 +105,15 @@ impl std::fmt::Debug for GatewayConfig {
             .field("record_jobs", &self.record_jobs)
             .field("cpu_affinity", &self.cpu_affinity)
             .field("busy_poll", &self.busy_poll)
+            .field("response_limit", &self.response_limit)
+            .field("reuse_port", &self.reuse_port)
             .finish_non_exhaustive()
     }
 }
 
 impl GatewayConfig {
     /// Defaults around a server configuration: one worker, 100 000 peers, 10 s to finish
-    /// a handshake, 60 s idle, no job log.
+    /// a handshake, 60 s idle, no job log, the default response limit, a port of its own.
     pub fn new(listen: SocketAddr, server: Arc<ServerConfig>) -> Self {
         GatewayConfig {
             listen,
@@ -129,8 +125,25 @@ impl GatewayConfig {
             record_jobs: false,
             cpu_affinity: Vec::new(),
             busy_poll: false,
+            response_limit: ResponseLimit::default(),
+            reuse_port: false,
         }
     }
+
+    /// The policy of each worker's endpoint.
+    fn endpoint_config(&self) -> EndpointConfig {
+        EndpointConfig {
+            max_peers: self.max_peers.div_ceil(self.workers.max(1)),
+            handshake_timeout_ns: duration_ns(self.handshake_timeout),
+            idle_timeout_ns: duration_ns(self.idle_timeout),
+            response_limit: self.response_limit,
+            ..EndpointConfig::default()
+        }
+    }
+}
+
+fn duration_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// An interval in which a worker was not running although its thread was not waiting for
@@ -177,7 +190,8 @@ impl JobRecord {
 /// Counters and gauges of a gateway, summed over its workers.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct GatewayStats {
-    /// Peers holding state now.
+    /// Connections holding state now (an address may hold an established connection
+    /// and, beside it, handshakes it started since).
     pub peers: u64,
     pub half_open: u64,
     pub established: u64,
@@ -187,16 +201,34 @@ pub struct GatewayStats {
     pub alerts_sent: BTreeMap<String, u64>,
     pub datagrams_received: u64,
     pub datagrams_sent: u64,
-    /// Datagrams the engine dropped without an answer, plus refused ones.
+    pub bytes_received: u64,
+    pub bytes_sent: u64,
+    /// Bytes sent by handshakes whose peer had not yet proved it reads them (what a
+    /// forged source can make the gateway send).
+    pub bytes_sent_unverified: u64,
+    /// Records the engine dropped without an answer, plus refused datagrams.
     pub dropped: u64,
     /// New peers that got no state because `max_peers` were held.
     pub refused: u64,
-    /// Peers whose state expired (handshake or idle timeout).
+    /// Peers whose state expired or was evicted (the four below together).
     pub evicted: u64,
+    pub expired: u64,
+    pub evicted_half_open: u64,
+    pub evicted_idle: u64,
+    pub evicted_per_address: u64,
+    /// Handshakes started beside a connection the address already held.
+    pub parallel_handshakes: u64,
+    /// Connections ended because a newer handshake of the same address completed.
+    pub replaced: u64,
     /// Echoed application-data records.
     pub echoed: u64,
     /// Retransmitted flights answered from the engine's cache.
     pub retransmissions_answered: u64,
+    /// Copies of a ClientHello not answered again.
+    pub reanswers_suppressed: u64,
+    /// Answers not sent because the response budget toward their address was spent.
+    pub rate_limited: u64,
+    pub rate_limited_bytes: u64,
     /// Estimated bytes of per-peer state: connection heap + per-entry overhead.
     pub state_bytes: u64,
     /// Jobs (handshake datagrams) seen, and the moments of their waiting and service
@@ -226,25 +258,46 @@ impl GatewayStats {
             self.state_bytes as f64 / self.peers as f64
         }
     }
+
+    /// Adds one worker's endpoint counters.
+    fn add_endpoint(&mut self, e: &EndpointStats) {
+        self.peers += e.connections;
+        self.half_open += e.half_open;
+        self.established += e.established;
+        self.state_bytes += e.state_bytes;
+        for (k, v) in e.handshakes_by_kind() {
+            *self.handshakes_completed.entry(k.to_owned()).or_default() += v;
+        }
+        for (k, v) in e.alerts_by_name() {
+            *self.alerts_sent.entry(k.to_owned()).or_default() += v;
+        }
+        self.datagrams_received += e.datagrams_received;
+        self.datagrams_sent += e.datagrams_sent;
+        self.bytes_received += e.bytes_received;
+        self.bytes_sent += e.bytes_sent;
+        self.bytes_sent_unverified += e.bytes_sent_unverified;
+        self.dropped += e.dropped;
+        self.refused += e.refused;
+        self.evicted += e.evicted();
+        self.expired += e.expired;
+        self.evicted_half_open += e.evicted_half_open;
+        self.evicted_idle += e.evicted_idle;
+        self.evicted_per_address += e.evicted_per_address;
+        self.parallel_handshakes += e.parallel_handshakes;
+        self.replaced += e.replaced;
+        self.retransmissions_answered += e.retransmissions_answered;
+        self.reanswers_suppressed += e.reanswers_suppressed;
+        self.rate_limited += e.rate_limited;
+        self.rate_limited_bytes += e.rate_limited_bytes;
+    }
 }
 
-/// Raw sums per worker, turned into means when [`GatewayStats`] is assembled.
+/// One worker's published counters: its endpoint's (copied once per batch) and the job
+/// moments (raw sums, turned into means when [`GatewayStats`] is assembled).
 #[derive(Debug, Default, Clone)]
 struct WorkerCounters {
-    peers: u64,
-    half_open: u64,
-    established: u64,
-    state_bytes: i64,
-    // Static names: no allocation on the per-datagram path.
-    handshakes: BTreeMap<&'static str, u64>,
-    alerts: BTreeMap<&'static str, u64>,
-    received: u64,
-    sent: u64,
-    dropped: u64,
-    refused: u64,
-    evicted: u64,
+    endpoint: EndpointStats,
     echoed: u64,
-    retransmissions: u64,
     jobs: u64,
     kernel_timestamps: u64,
     wait_sum: f64,
@@ -253,6 +306,20 @@ struct WorkerCounters {
     service_sq: f64,
     cpu_sum: f64,
     cpu_ns: u64,
+}
+
+impl WorkerCounters {
+    fn add_job(&mut self, job: &JobRecord) {
+        let wait = job.wait_ns() as f64 / 1e3;
+        let service = job.service_ns() as f64 / 1e3;
+        self.jobs += 1;
+        self.kernel_timestamps += u64::from(job.kernel_timestamp);
+        self.wait_sum += wait;
+        self.wait_sq += wait * wait;
+        self.service_sum += service;
+        self.service_sq += service * service;
+        self.cpu_sum += job.cpu_ns as f64 / 1e3;
+    }
 }
 
 struct Shared {
@@ -272,26 +339,10 @@ impl Shared {
     fn stats(&self) -> GatewayStats {
         let mut s = GatewayStats::default();
         let (mut ws, mut wq, mut ss, mut sq, mut cs) = (0.0, 0.0, 0.0, 0.0, 0.0);
-        let mut bytes = 0i64;
         for c in &self.counters {
             let c = lock(c);
-            s.peers += c.peers;
-            s.half_open += c.half_open;
-            s.established += c.established;
-            bytes += c.state_bytes;
-            for (k, v) in &c.handshakes {
-                *s.handshakes_completed.entry((*k).to_owned()).or_default() += v;
-            }
-            for (k, v) in &c.alerts {
-                *s.alerts_sent.entry((*k).to_owned()).or_default() += v;
-            }
-            s.datagrams_received += c.received;
-            s.datagrams_sent += c.sent;
-            s.dropped += c.dropped;
-            s.refused += c.refused;
-            s.evicted += c.evicted;
+            s.add_endpoint(&c.endpoint);
             s.echoed += c.echoed;
-            s.retransmissions_answered += c.retransmissions;
             s.jobs += c.jobs;
             s.kernel_timestamps += c.kernel_timestamps;
             s.worker_cpu_ns += c.cpu_ns;
@@ -301,7 +352,6 @@ impl Shared {
             sq += c.service_sq;
             cs += c.cpu_sum;
         }
-        s.state_bytes = bytes.max(0) as u64;
         if s.jobs > 0 {
             let n = s.jobs as f64;
             s.mean_wait_us = ws / n;
@@ -372,9 +422,13 @@ impl Drop for GatewayHandle {
 }
 
 /// Binds `workers` reuseport sockets to `cfg.listen` and starts one worker per socket.
+/// A port another socket already holds is refused unless `cfg.reuse_port`.
 pub fn spawn_gateway(cfg: GatewayConfig) -> anyhow::Result<GatewayHandle> {
     anyhow::ensure!(cfg.workers >= 1, "a gateway needs at least one worker");
     anyhow::ensure!(cfg.max_peers >= 1, "max_peers must be at least 1");
+    if !cfg.reuse_port && cfg.listen.port() != 0 {
+        ensure_port_free(cfg.listen)?;
+    }
     let first = bind_reuseport(cfg.listen)?;
     // With port 0 the kernel picked one: the other workers join that port.
     let local_addr = first.local_addr()?;
@@ -394,25 +448,16 @@ pub fn spawn_gateway(cfg: GatewayConfig) -> anyhow::Result<GatewayHandle> {
         stalls: Mutex::new(Vec::new()),
         record_jobs: cfg.record_jobs,
     });
-    let per_worker_peers = cfg.max_peers.div_ceil(cfg.workers);
+    let endpoint_config = cfg.endpoint_config();
     let mut threads = Vec::new();
     for (index, socket) in sockets.into_iter().enumerate() {
         let worker = Worker {
             index,
             socket,
-            server: cfg.server.clone(),
-            max_peers: per_worker_peers,
-            handshake_timeout_ns: cfg.handshake_timeout.as_nanos() as u64,
-            idle_timeout_ns: cfg.idle_timeout.as_nanos() as u64,
             shared: shared.clone(),
-            // Sized for the bound up front: a table that doubles under load rehashes
-            // every entry at once (milliseconds with 100 000 peers) and leaves the
-            // allocator a large free block to consolidate. Untouched pages cost nothing.
-            peers: HashMap::with_capacity(per_worker_peers),
-            // About two entries per peer: one from the first datagram, one when it is
-            // established.
-            expiry: BinaryHeap::with_capacity(2 * per_worker_peers),
-            next_generation: 0,
+            // Sized for the bound up front (see `Endpoint::new`).
+            endpoint: Endpoint::new(cfg.server.clone(), endpoint_config),
+            handled: Handled::default(),
             job_cap: MAX_JOB_RECORDS,
             cpu: (!cfg.cpu_affinity.is_empty())
                 .then(|| cfg.cpu_affinity[index % cfg.cpu_affinity.len()]),
@@ -442,6 +487,21 @@ pub fn spawn_gateway(cfg: GatewayConfig) -> anyhow::Result<GatewayHandle> {
         shared,
         threads,
     })
+}
+
+/// Refuses an address another socket is bound to. Why a probe: our own sockets set
+/// `SO_REUSEPORT` so that the workers share the port, and the kernel would let any other
+/// reuseport socket of the same user join them and take a share of the traffic (a
+/// second gateway started by mistake). A socket without the option cannot bind a port
+/// in use, whoever holds it.
+fn ensure_port_free(addr: SocketAddr) -> anyhow::Result<()> {
+    match UdpSocket::bind(addr) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => anyhow::bail!(
+            "{addr} is already in use (another gateway?); pass --reuse-port to share it"
+        ),
+        Err(e) => Err(e).with_context(|| format!("binding the gateway to {addr}")),
+    }
 }
 
 fn bind_reuseport(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
@@ -476,230 +536,25 @@ fn enable_kernel_timestamps(socket: &UdpSocket) {
     }
 }
 
-fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// One datagram as `recvmmsg` returned it.
-struct Received {
-    peer: SocketAddr,
-    /// Arrival on the process clock.
-    arrival_ns: u64,
-    kernel_timestamp: bool,
-}
-
-/// Buffers for one `recvmmsg` call: [`RECV_BATCH`] datagram buffers with their source
-/// addresses and `SCM_TIMESTAMPNS` control messages. Boxed slices, so the pointers the
-/// headers hold, set once in [`RecvBatch::new`], stay valid however the struct moves.
-struct RecvBatch {
-    bufs: Box<[u8]>,
-    addrs: Box<[libc::sockaddr_storage]>,
-    /// Room for one cmsg with a timespec per datagram, 8-byte aligned.
-    controls: Box<[[u64; 8]]>,
-    iovs: Box<[libc::iovec]>,
-    headers: Box<[libc::mmsghdr]>,
-}
-
-impl RecvBatch {
-    fn new() -> Self {
-        // SAFETY (the three `zeroed`): all-zero bytes are valid sockaddr_storage, iovec
-        // and mmsghdr values (null pointers, zero lengths); `recv` points them at the
-        // buffers before every call.
-        let addr = || unsafe { std::mem::zeroed::<libc::sockaddr_storage>() };
-        let iov = || unsafe { std::mem::zeroed::<libc::iovec>() };
-        let header = || unsafe { std::mem::zeroed::<libc::mmsghdr>() };
-        let mut batch = RecvBatch {
-            bufs: vec![0u8; RECV_BATCH * MAX_DATAGRAM].into_boxed_slice(),
-            addrs: (0..RECV_BATCH).map(|_| addr()).collect(),
-            controls: vec![[0u64; 8]; RECV_BATCH].into_boxed_slice(),
-            iovs: (0..RECV_BATCH).map(|_| iov()).collect(),
-            headers: (0..RECV_BATCH).map(|_| header()).collect(),
-        };
-        for i in 0..RECV_BATCH {
-            batch.iovs[i] = libc::iovec {
-                iov_base: batch.bufs[i * MAX_DATAGRAM..].as_mut_ptr().cast(),
-                iov_len: MAX_DATAGRAM,
-            };
-            let h = &mut batch.headers[i].msg_hdr;
-            h.msg_name = (&mut batch.addrs[i] as *mut libc::sockaddr_storage).cast();
-            h.msg_iov = &mut batch.iovs[i];
-            h.msg_iovlen = 1;
-            h.msg_control = batch.controls[i].as_mut_ptr().cast();
-        }
-        batch
-    }
-
-    /// Up to [`RECV_BATCH`] datagrams: blocks (or, on a non-blocking socket, returns 0)
-    /// until one is there, then takes whatever else is queued (`MSG_WAITFORONE`).
-    fn recv(&mut self, socket: &UdpSocket) -> std::io::Result<usize> {
-        // The kernel writes back the lengths; the pointers were set once in `new`.
-        for header in self.headers.iter_mut() {
-            let h = &mut header.msg_hdr;
-            h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-            h.msg_controllen = std::mem::size_of::<[u64; 8]>() as _;
-            h.msg_flags = 0;
-            header.msg_len = 0;
-        }
-        // SAFETY: every header points at buffers owned by `self` that outlive the call,
-        // with their true sizes; the kernel writes at most RECV_BATCH headers.
-        let n = unsafe {
-            libc::recvmmsg(
-                socket.as_raw_fd(),
-                self.headers.as_mut_ptr(),
-                RECV_BATCH as libc::c_uint,
-                libc::MSG_WAITFORONE,
-                std::ptr::null_mut(),
-            )
-        };
-        if n < 0 {
-            let e = std::io::Error::last_os_error();
-            return match e.kind() {
-                std::io::ErrorKind::WouldBlock
-                | std::io::ErrorKind::TimedOut
-                | std::io::ErrorKind::Interrupted => Ok(0),
-                _ => Err(e),
-            };
-        }
-        Ok(n as usize)
-    }
-
-    /// The i-th datagram of the last `recv`.
-    fn datagram(&self, i: usize) -> &[u8] {
-        let len = (self.headers[i].msg_len as usize).min(MAX_DATAGRAM);
-        &self.bufs[i * MAX_DATAGRAM..i * MAX_DATAGRAM + len]
-    }
-
-    /// What the kernel said about the i-th datagram; `mono` and `real` are the process
-    /// clock and CLOCK_REALTIME read back to back after the call returned. `None` for a
-    /// source address that is not IPv4 or IPv6.
-    fn received(&self, i: usize, mono: u64, real: u64) -> Option<Received> {
-        let peer = sockaddr_to_std(&self.addrs[i])?;
-        let header = &self.headers[i].msg_hdr;
-        let mut kernel_real = None;
-        // SAFETY: the CMSG macros walk the control buffer the kernel filled, bounded by
-        // the msg_controllen it wrote back; the timespec is read unaligned.
-        unsafe {
-            let mut cmsg = libc::CMSG_FIRSTHDR(header);
-            while !cmsg.is_null() {
-                if (*cmsg).cmsg_level == libc::SOL_SOCKET
-                    && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS
-                {
-                    let ts: libc::timespec =
-                        std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::timespec>());
-                    kernel_real = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
-                }
-                cmsg = libc::CMSG_NXTHDR(header, cmsg);
-            }
-        }
-        // The kernel stamped the datagram `real - kernel` ns before we read the clocks;
-        // the same interval before `mono` is its arrival on the monotonic base. A
-        // wall-clock step between the readings could make that negative or huge: then
-        // fall back to the time the call returned.
-        let (arrival_ns, kernel_timestamp) = match kernel_real {
-            Some(k) if k <= real && real - k < 60_000_000_000 => {
-                (mono.saturating_sub(real - k), true)
-            }
-            _ => (mono, false),
-        };
-        Some(Received {
-            peer,
-            arrival_ns,
-            kernel_timestamp,
-        })
-    }
-}
-
-fn sockaddr_to_std(addr: &libc::sockaddr_storage) -> Option<SocketAddr> {
-    match addr.ss_family as libc::c_int {
-        libc::AF_INET => {
-            // SAFETY: the family says this storage holds a sockaddr_in.
-            let a =
-                unsafe { &*(addr as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
-            let ip = std::net::Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
-            Some(SocketAddr::from((ip, u16::from_be(a.sin_port))))
-        }
-        libc::AF_INET6 => {
-            // SAFETY: the family says this storage holds a sockaddr_in6.
-            let a =
-                unsafe { &*(addr as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
-            let ip = std::net::Ipv6Addr::from(a.sin6_addr.s6_addr);
-            Some(SocketAddr::from((ip, u16::from_be(a.sin6_port))))
-        }
-        _ => None,
-    }
-}
-
-/// A peer's state on its worker.
-struct Peer {
-    conn: Box<ServerConnection>,
-    generation: u64,
-    created_ns: u64,
-    last_activity_ns: u64,
-    /// Hash of the ClientHello datagram that created the connection: a different
-    /// ClientHello from an established peer starts a new handshake, a duplicate of the
-    /// first one (a late copy from the network) does not.
-    hello_hash: u64,
-    /// What this entry contributes to the gauges, to update them incrementally.
-    counted_half_open: bool,
-    counted_established: bool,
-    counted_bytes: usize,
-}
-
+/// One worker: a socket and the endpoint of the peers the kernel hashes to it.
 struct Worker {
     index: usize,
     socket: UdpSocket,
-    server: Arc<ServerConfig>,
-    max_peers: usize,
-    handshake_timeout_ns: u64,
-    idle_timeout_ns: u64,
     shared: Arc<Shared>,
-    peers: HashMap<SocketAddr, Peer>,
-    /// (when to look at the entry again, its generation, its peer), earliest first.
-    expiry: BinaryHeap<std::cmp::Reverse<(u64, u64, SocketAddr)>>,
-    next_generation: u64,
+    endpoint: Endpoint,
+    /// What the endpoint made of the last datagram (reused: no allocation per datagram).
+    handled: Handled,
     job_cap: usize,
     cpu: Option<usize>,
     busy_poll: bool,
     clock: Arc<ProcessClock>,
-    /// Counter deltas of the batch being served, merged into the shared ones once per
-    /// batch.
+    /// Job moments and echo count of the batch being served, merged into the shared
+    /// counters once per batch.
     pending: WorkerCounters,
     /// Jobs of the batch being served, waiting for their share of the batch's CPU time.
     batch_jobs: Vec<JobRecord>,
     /// Wall service time of every datagram of the batch (jobs or not), ns.
     batch_wall_ns: u64,
-}
-
-fn datagram_hash(d: &[u8]) -> u64 {
-    let mut h = DefaultHasher::new();
-    d.hash(&mut h);
-    h.finish()
-}
-
-/// Whether a datagram opens with a plaintext ClientHello.
-fn starts_with_client_hello(d: &[u8]) -> bool {
-    match wtls::msgs::record::parse_datagram(d) {
-        Ok(records) => records.first().is_some_and(|r| {
-            !r.header.cipher_spec
-                && r.header.content_type == ContentType::Handshake
-                && r.fragment.first().copied() == Some(HandshakeType::ClientHello.to_u8())
-        }),
-        Err(_) => false,
-    }
-}
-
-fn kind_name(kind: HandshakeKind) -> &'static str {
-    match kind {
-        HandshakeKind::Full => "full",
-        HandshakeKind::Abbreviated => "abbreviated",
-        HandshakeKind::Optimised => "optimised",
-    }
 }
 
 impl Worker {
@@ -755,15 +610,17 @@ impl Worker {
             turn_end = now;
             if now.saturating_sub(last_sweep) >= POLL_INTERVAL.as_nanos() as u64 {
                 last_sweep = now;
-                self.sweep(now);
+                self.endpoint.handle_timeout(now);
+                self.pending.cpu_ns = setup::thread_cpu_ns();
+                self.merge();
                 turn_end = clock.wall_ns();
             }
         }
-        let mut c = lock(&self.shared.counters[self.index]);
-        c.cpu_ns = setup::thread_cpu_ns();
+        self.pending.cpu_ns = setup::thread_cpu_ns();
+        self.merge();
         tracing::debug!(
             worker = self.index,
-            peers = self.peers.len(),
+            peers = self.endpoint.stats().connections,
             "worker stopped"
         );
     }
@@ -785,137 +642,58 @@ impl Worker {
     }
 
     /// Gives each job of the batch its share of the batch's CPU time (by wall service
-    /// time), records the jobs and merges the batch's counters.
+    /// time), records the jobs and publishes the counters.
     fn finish_batch(&mut self, cpu_ns: u64) {
         let wall = self.batch_wall_ns.max(1) as f64;
-        let mut c = std::mem::take(&mut self.pending);
-        for mut job in std::mem::take(&mut self.batch_jobs) {
+        let mut jobs = std::mem::take(&mut self.batch_jobs);
+        for job in jobs.iter_mut() {
             job.cpu_ns = (cpu_ns as f64 * job.service_ns() as f64 / wall).round() as u64;
-            self.record_job(&mut c, job);
+            self.pending.add_job(job);
         }
+        if self.shared.record_jobs {
+            let mut log = lock(&self.shared.jobs);
+            let room = self.job_cap.saturating_sub(log.len());
+            log.extend(jobs.drain(..).take(room));
+        }
+        jobs.clear();
+        self.batch_jobs = jobs;
         self.batch_wall_ns = 0;
-        self.merge(c);
+        self.merge();
     }
 
+    /// Serves one datagram: the endpoint decides, the worker sends and echoes.
     fn on_datagram(&mut self, datagram: &[u8], rx: &Received) {
         let start_ns = self.clock.wall_ns();
         let now = wtls::handshake::Now::new(start_ns, setup::unix_secs());
-        let mut counters = WorkerCounters {
-            received: 1,
-            ..WorkerCounters::default()
-        };
-
-        // Find or create the peer's state.
-        let replace = match self.peers.get(&rx.peer) {
-            Some(p) => {
-                (p.conn.is_closed() || p.conn.is_established())
-                    && starts_with_client_hello(datagram)
-                    && datagram_hash(datagram) != p.hello_hash
-            }
-            None => false,
-        };
-        if replace {
-            self.remove_peer(&rx.peer, &mut counters, false);
-        }
-        if !self.peers.contains_key(&rx.peer) {
-            if self.peers.len() >= self.max_peers && !self.evict_oldest_half_open(&mut counters) {
-                counters.refused = 1;
-                counters.dropped = 1;
-                absorb(&mut self.pending, counters);
-                return;
-            }
-            let generation = self.next_generation;
-            self.next_generation += 1;
-            let conn = ServerConnection::new(self.server.clone(), Probe::off(), now);
-            self.peers.insert(
-                rx.peer,
-                Peer {
-                    conn: Box::new(conn),
-                    generation,
-                    created_ns: start_ns,
-                    last_activity_ns: start_ns,
-                    hello_hash: datagram_hash(datagram),
-                    counted_half_open: false,
-                    counted_established: false,
-                    counted_bytes: 0,
-                },
-            );
-            counters.peers = counters.peers.wrapping_add(1);
-            counters.state_bytes += entry_overhead_bytes() as i64;
-            self.expiry.push(std::cmp::Reverse((
-                start_ns + self.handshake_timeout_ns,
-                generation,
-                rx.peer,
-            )));
-        }
-        let Some(peer) = self.peers.get_mut(&rx.peer) else {
-            absorb(&mut self.pending, counters);
-            return;
-        };
-        let handshaking = !peer.conn.is_established();
-        let out = peer.conn.handle_datagram(datagram, now);
-        peer.last_activity_ns = start_ns;
-        let records_in = out.records_in;
-        let mut replies = out.datagrams;
-        for event in &out.events {
+        self.endpoint
+            .handle(now, rx.peer, datagram, &mut self.handled);
+        for event in self.handled.events.drain(..) {
             match event {
-                Event::HandshakeComplete(kind) => {
-                    *counters.handshakes.entry(kind_name(*kind)).or_default() += 1;
-                    tracing::debug!(peer = %rx.peer, kind = kind_name(*kind), "handshake complete");
+                EndpointEvent::HandshakeComplete { peer, kind } => {
+                    tracing::debug!(%peer, kind = wtls::endpoint::kind_name(kind), "handshake complete");
                 }
-                Event::ApplicationData(data) => match peer.conn.seal_application_data(data) {
-                    Ok(sealed) => {
-                        replies.push(sealed);
-                        counters.echoed += 1;
+                EndpointEvent::ApplicationData { peer, data } => {
+                    match self.endpoint.seal_application_data(peer, &data) {
+                        Ok(sealed) => {
+                            self.handled.transmits.push(wtls::endpoint::Transmit {
+                                destination: peer,
+                                payload: sealed,
+                            });
+                            self.pending.echoed += 1;
+                        }
+                        Err(e) => tracing::debug!(%peer, error = %e, "echo failed"),
                     }
-                    Err(e) => tracing::debug!(peer = %rx.peer, error = %e, "echo failed"),
-                },
-                Event::AlertSent(alert, reason) => {
-                    *counters.alerts.entry(alert.description.name()).or_default() += 1;
-                    tracing::debug!(peer = %rx.peer, alert = alert.description.name(), %reason, "alert sent");
                 }
-                Event::AlertReceived(alert) => {
-                    tracing::debug!(peer = %rx.peer, alert = alert.description.name(), "alert received");
-                }
-                Event::Dropped(_) | Event::AlertIgnored { .. } => counters.dropped += 1,
-                Event::Retransmitted => counters.retransmissions += 1,
             }
         }
-        for reply in &replies {
-            match self.socket.send_to(reply, rx.peer) {
-                Ok(_) => counters.sent += 1,
-                Err(e) => tracing::debug!(peer = %rx.peer, error = %e, "send failed"),
+        for t in &self.handled.transmits {
+            if let Err(e) = self.socket.send_to(&t.payload, t.destination) {
+                tracing::debug!(peer = %t.destination, error = %e, "send failed");
             }
         }
         let end_ns = self.clock.wall_ns();
         self.batch_wall_ns += end_ns.saturating_sub(start_ns);
-        // Update the gauges from this entry's new state.
-        let closed = peer.conn.is_closed();
-        let (half_open, established, bytes) = (
-            peer.conn.is_half_open(),
-            peer.conn.is_established(),
-            peer.conn.heap_bytes(),
-        );
-        counters.half_open_delta(peer.counted_half_open, half_open);
-        counters.established_delta(peer.counted_established, established);
-        counters.state_bytes += bytes as i64 - peer.counted_bytes as i64;
-        peer.counted_half_open = half_open;
-        peer.counted_established = established;
-        peer.counted_bytes = bytes;
-        if established && !handshaking {
-            // Idle expiry now counts from this activity; the heap entry is refreshed
-            // lazily when it comes due.
-        } else if established {
-            self.expiry.push(std::cmp::Reverse((
-                end_ns + self.idle_timeout_ns,
-                peer.generation,
-                rx.peer,
-            )));
-        }
-        if closed {
-            self.remove_peer(&rx.peer, &mut counters, false);
-        }
-        if handshaking {
+        if self.handled.handshake_job {
             // CPU time comes with the batch's share in `finish_batch`.
             self.batch_jobs.push(JobRecord {
                 arrival_ns: rx.arrival_ns.min(start_ns),
@@ -923,135 +701,21 @@ impl Worker {
                 end_ns,
                 cpu_ns: 0,
                 bytes: datagram.len(),
-                messages: records_in,
+                messages: self.handled.records_in,
                 peer: rx.peer,
                 worker: self.index,
                 kernel_timestamp: rx.kernel_timestamp,
             });
         }
-        absorb(&mut self.pending, counters);
     }
 
-    fn record_job(&mut self, c: &mut WorkerCounters, job: JobRecord) {
-        let wait = job.wait_ns() as f64 / 1e3;
-        let service = job.service_ns() as f64 / 1e3;
-        c.jobs += 1;
-        c.kernel_timestamps += u64::from(job.kernel_timestamp);
-        c.wait_sum += wait;
-        c.wait_sq += wait * wait;
-        c.service_sum += service;
-        c.service_sq += service * service;
-        c.cpu_sum += job.cpu_ns as f64 / 1e3;
-        if self.shared.record_jobs {
-            let mut jobs = lock(&self.shared.jobs);
-            if jobs.len() < self.job_cap {
-                jobs.push(job);
-            }
-        }
-    }
-
-    fn remove_peer(&mut self, peer: &SocketAddr, c: &mut WorkerCounters, evicted: bool) {
-        if let Some(p) = self.peers.remove(peer) {
-            c.peers = c.peers.wrapping_sub(1);
-            c.half_open_delta(p.counted_half_open, false);
-            c.established_delta(p.counted_established, false);
-            c.state_bytes -= (p.counted_bytes + entry_overhead_bytes()) as i64;
-            if evicted {
-                c.evicted += 1;
-            }
-        }
-    }
-
-    /// The table is full: make room by dropping the half-open handshake that has waited
-    /// longest (the oldest entry due to expire), as SYN-flood defences do. A flood then
-    /// pushes out its own stale entries, and a legitimate client keeps its state as long
-    /// as its next flight arrives before `max_peers` newer handshakes have started.
-    /// Established connections are never evicted for a newcomer.
-    fn evict_oldest_half_open(&mut self, c: &mut WorkerCounters) -> bool {
-        for _ in 0..64 {
-            let Some(std::cmp::Reverse((due, generation, addr))) = self.expiry.pop() else {
-                return false;
-            };
-            let Some(p) = self.peers.get(&addr) else {
-                continue;
-            };
-            if p.generation != generation {
-                continue;
-            }
-            if p.conn.is_established() {
-                // An entry made at creation for a handshake that has since completed:
-                // file it again under its idle deadline and look further.
-                let idle_due = p.last_activity_ns + self.idle_timeout_ns;
-                self.expiry
-                    .push(std::cmp::Reverse((idle_due.max(due), generation, addr)));
-                continue;
-            }
-            self.remove_peer(&addr, c, true);
-            return true;
-        }
-        false
-    }
-
-    /// Expires half-open and idle peers, examining at most [`SWEEP_BUDGET`] heap items.
-    fn sweep(&mut self, now_ns: u64) {
-        let mut c = WorkerCounters::default();
-        for _ in 0..SWEEP_BUDGET {
-            match self.expiry.peek() {
-                Some(std::cmp::Reverse((due, _, _))) if *due <= now_ns => {}
-                _ => break,
-            }
-            let Some(std::cmp::Reverse((_, generation, addr))) = self.expiry.pop() else {
-                break;
-            };
-            let Some(p) = self.peers.get(&addr) else {
-                continue;
-            };
-            if p.generation != generation {
-                continue; // stale item of an earlier connection of this address
-            }
-            let due = if p.conn.is_established() {
-                p.last_activity_ns + self.idle_timeout_ns
-            } else {
-                p.created_ns + self.handshake_timeout_ns
-            };
-            if due <= now_ns {
-                tracing::debug!(peer = %addr, half_open = p.conn.is_half_open(), "peer state expired");
-                self.remove_peer(&addr, &mut c, true);
-            } else {
-                self.expiry.push(std::cmp::Reverse((due, generation, addr)));
-            }
-        }
-        c.cpu_ns = setup::thread_cpu_ns();
-        self.merge(c);
-    }
-
-    /// Adds deltas to the shared counters (one lock per batch or sweep).
-    fn merge(&self, d: WorkerCounters) {
+    /// Publishes the endpoint's counters and the pending job moments (one lock per batch
+    /// or sweep).
+    fn merge(&mut self) {
+        let d = std::mem::take(&mut self.pending);
         let mut c = lock(&self.shared.counters[self.index]);
-        absorb(&mut c, d);
-    }
-}
-
-/// Adds the deltas `d` to the counters `c`.
-fn absorb(c: &mut WorkerCounters, d: WorkerCounters) {
-    {
-        c.peers = c.peers.wrapping_add(d.peers);
-        c.half_open = c.half_open.wrapping_add(d.half_open);
-        c.established = c.established.wrapping_add(d.established);
-        c.state_bytes += d.state_bytes;
-        for (k, v) in d.handshakes {
-            *c.handshakes.entry(k).or_default() += v;
-        }
-        for (k, v) in d.alerts {
-            *c.alerts.entry(k).or_default() += v;
-        }
-        c.received += d.received;
-        c.sent += d.sent;
-        c.dropped += d.dropped;
-        c.refused += d.refused;
-        c.evicted += d.evicted;
+        c.endpoint.clone_from(self.endpoint.stats());
         c.echoed += d.echoed;
-        c.retransmissions += d.retransmissions;
         c.jobs += d.jobs;
         c.kernel_timestamps += d.kernel_timestamps;
         c.wait_sum += d.wait_sum;
@@ -1065,151 +729,32 @@ fn absorb(c: &mut WorkerCounters, d: WorkerCounters) {
     }
 }
 
-impl WorkerCounters {
-    /// Gauges travel as wrapping deltas: +1 is 1, -1 is u64::MAX.
-    fn half_open_delta(&mut self, was: bool, is: bool) {
-        self.half_open = self
-            .half_open
-            .wrapping_add(u64::from(is))
-            .wrapping_sub(u64::from(was));
-    }
-    fn established_delta(&mut self, was: bool, is: bool) {
-        self.established = self
-            .established
-            .wrapping_add(u64::from(is))
-            .wrapping_sub(u64::from(was));
-    }
-}
-
-/// `wtlsperf gateway` arguments.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1:9202")]
-    pub listen: SocketAddr,
-    /// PKI directory (created if missing).
-    #[arg(long, default_value = "pki")]
-    pub pki: PathBuf,
-    /// Worker threads (each with its own SO_REUSEPORT socket).
-    #[arg(long, default_value_t = 1)]
-    pub workers: usize,
-    /// How client certificates are treated.
-    #[arg(long, value_enum, default_value = "optional")]
-    pub client_auth: ClientAuth,
-    /// Most peers holding state at once.
-    #[arg(long, default_value_t = 100_000)]
-    pub max_peers: usize,
-    /// A handshake not finished this long after its first datagram is forgotten.
-    #[arg(long, default_value_t = 10_000)]
-    pub handshake_timeout_ms: u64,
-    /// An established peer silent this long is forgotten.
-    #[arg(long, default_value_t = 60_000)]
-    pub idle_timeout_ms: u64,
-    /// Accept weak (export, NULL, truncated-MAC) cipher suites and anonymous key exchange.
-    #[arg(long)]
-    pub allow_weak: bool,
-    /// How handshake messages are packed into datagrams.
-    #[arg(long, value_enum, default_value = "flight")]
-    pub packing: PackingArg,
-    /// Pin worker i to the i-th of these CPUs (comma-separated), e.g. `--cpus 1`.
-    #[arg(long, value_delimiter = ',')]
-    pub cpus: Vec<usize>,
-    /// Poll the socket without sleeping (only with pinned workers).
-    #[arg(long)]
-    pub busy_poll: bool,
-    /// Stop by itself after this many seconds.
-    #[arg(long)]
-    pub duration_s: Option<f64>,
-}
-
-/// Packing on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PackingArg {
-    /// One datagram per flight.
-    Flight,
-    /// One datagram per message.
-    Message,
-}
-
-impl From<PackingArg> for Packing {
-    fn from(p: PackingArg) -> Packing {
-        match p {
-            PackingArg::Flight => Packing::FlightPerDatagram,
-            PackingArg::Message => Packing::MessagePerDatagram,
-        }
-    }
-}
-
-/// The server options of the gateway command.
-pub fn gateway_options(allow_weak: bool, packing: Packing) -> Options {
-    let mut opts = Options {
-        packing,
-        ..Options::default()
-    };
-    if allow_weak {
-        opts.policy = Policy::permissive();
-        opts.cipher_suites = setup::all_cipher_suites();
-    }
-    opts
-}
-
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let store = PkiStore::load_or_init(&args.pki)
-        .with_context(|| format!("PKI in {}", args.pki.display()))?;
-    let opts = gateway_options(args.allow_weak, args.packing.into());
-    let server = setup::gateway_server_config(&store, args.client_auth, &opts)?;
-    let cfg = GatewayConfig {
-        listen: args.listen,
-        workers: args.workers,
-        server: Arc::new(server),
-        max_peers: args.max_peers,
-        handshake_timeout: Duration::from_millis(args.handshake_timeout_ms),
-        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
-        record_jobs: false,
-        cpu_affinity: args.cpus.clone(),
-        busy_poll: args.busy_poll,
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
-    signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
-    let handle = spawn_gateway(cfg)?;
-    eprintln!("wtlsperf gateway listening on {}", handle.local_addr());
-    let deadline = args
-        .duration_s
-        .map(|s| std::time::Instant::now() + Duration::from_secs_f64(s.max(0.0)));
-    while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| std::time::Instant::now() < d) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    tracing::info!("gateway stopping");
-    let stats = handle.shutdown();
-    println!("{}", serde_json::to_string_pretty(&stats)?);
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_client_hello_is_recognised_and_garbage_is_not() {
-        assert!(!starts_with_client_hello(&[]));
-        assert!(!starts_with_client_hello(&[0xff, 0x00, 0x01]));
-        // Application data header (content type 4 in the low nibble) is not a hello.
-        assert!(!starts_with_client_hello(&[0x04, 0x00]));
+    fn server() -> Arc<ServerConfig> {
+        Arc::new(ServerConfig::new(Vec::new(), Vec::new()))
     }
 
     #[test]
-    fn gauge_deltas_cancel() {
-        let mut c = WorkerCounters::default();
-        c.half_open_delta(false, true);
-        c.half_open_delta(true, false);
-        assert_eq!(c.half_open, 0);
-        c.established_delta(false, true);
-        assert_eq!(c.established, 1);
+    fn a_second_gateway_on_the_same_port_is_refused_unless_asked() {
+        let first =
+            spawn_gateway(GatewayConfig::new("127.0.0.1:0".parse().unwrap(), server())).unwrap();
+        let mut cfg = GatewayConfig::new(first.local_addr(), server());
+        let err = spawn_gateway(cfg.clone()).unwrap_err();
+        assert!(err.to_string().contains("already in use"), "{err:#}");
+        assert!(err.to_string().contains("--reuse-port"), "{err:#}");
+        cfg.reuse_port = true;
+        let second = spawn_gateway(cfg).unwrap();
+        assert_eq!(second.local_addr(), first.local_addr());
     }
 
     #[test]
-    fn entry_overhead_includes_the_connection_struct() {
-        assert!(entry_overhead_bytes() > std::mem::size_of::<ServerConnection>());
+    fn workers_split_the_peer_bound() {
+        let mut cfg = GatewayConfig::new("127.0.0.1:0".parse().unwrap(), server());
+        cfg.max_peers = 10;
+        cfg.workers = 3;
+        assert_eq!(cfg.endpoint_config().max_peers, 4);
     }
 }

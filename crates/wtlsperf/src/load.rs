@@ -44,6 +44,7 @@ use zeroize::Zeroizing;
 
 use wtlsperf_models::stats::median;
 
+use crate::gateway::cli::{at_least_one, positive_number, positive_seconds};
 use crate::gateway::{spawn_gateway, GatewayConfig, JobRecord, Stall, STALL_NS};
 use crate::pki_store::PkiStore;
 use crate::setup::{self, ClientAuth, Options, ProcessClock};
@@ -113,9 +114,9 @@ pub struct LoadSpec {
     /// instead of the capacity).
     ///
     /// The loop is a fixed population of N clients: one that completed a handshake starts
-    /// its next full handshake from the same address (the gateway replaces its finished
-    /// connection), so the gateway holds N peers, as it would for N real clients
-    /// reconnecting. With `fresh_addresses` every handshake comes from a new address
+    /// its next full handshake from the same address (the gateway runs it beside the
+    /// finished connection and ends that one when it completes), so the gateway holds
+    /// about N peers, as it would for N real clients reconnecting. With `fresh_addresses` every handshake comes from a new address
     /// instead, and the gateway keeps one more established peer per handshake.
     pub closed_loop: Option<usize>,
     pub fresh_addresses: bool,
@@ -662,6 +663,9 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
             g.workers = spec.workers.max(1);
             g.record_jobs = true;
             g.handshake_timeout = spec.handshake_timeout * 2;
+            // The generator's clients are real and share a few /24 prefixes at rates far
+            // above any per-prefix budget: the run measures capacity, not the limiter.
+            g.response_limit = wtls::endpoint::ResponseLimit::OFF;
             let cpus = setup::available_cpus();
             if spec.pin_cores && cpus >= 2 {
                 g.cpu_affinity = (0..g.workers).map(|i| 1 + i % (cpus - 1)).collect();
@@ -1062,10 +1066,10 @@ pub struct Args {
     #[arg(long)]
     pub connect: Option<SocketAddr>,
     /// Offered handshakes per second.
-    #[arg(long, default_value_t = 100.0)]
+    #[arg(long, default_value = "100", value_parser = positive_number, allow_negative_numbers = true)]
     pub rate: f64,
     /// Arrival window, seconds.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value = "10", value_parser = positive_seconds, allow_negative_numbers = true)]
     pub duration: f64,
     #[arg(long, default_value = "256p/256p")]
     pub case: String,
@@ -1076,7 +1080,7 @@ pub struct Args {
     /// Start a gateway in this process and read its job records.
     #[arg(long)]
     pub in_process: bool,
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value = "1", value_parser = at_least_one, allow_negative_numbers = true)]
     pub workers: usize,
     #[arg(long, default_value_t = 1_000_000)]
     pub max_handshakes: usize,
@@ -1092,7 +1096,7 @@ pub struct Args {
     pub round_trip_ms: f64,
     /// Closed loop: keep N handshakes in flight instead of Poisson arrivals (capacity at
     /// saturation; --rate then only sizes the key pool).
-    #[arg(long)]
+    #[arg(long, value_parser = at_least_one, allow_negative_numbers = true)]
     pub closed: Option<usize>,
     /// With --closed: every handshake from a new client address, instead of N clients
     /// each reconnecting from its own.
@@ -1114,8 +1118,12 @@ pub struct Args {
     /// delivery path's stalls, and the generator's late sends).
     #[arg(long)]
     pub jobs: Option<PathBuf>,
+    /// PKI directory (must exist: see `wtlsperf pki init`, or pass --create-pki).
     #[arg(long, default_value = "pki")]
     pub pki: PathBuf,
+    /// Issue a new PKI into --pki if it holds none.
+    #[arg(long)]
+    pub create_pki: bool,
 }
 
 /// Writes a report as one CSV row (with header) or as JSON.
@@ -1184,14 +1192,14 @@ pub fn write_report(report: &LoadReport, path: &std::path::Path) -> anyhow::Resu
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let store = PkiStore::load_or_init(&args.pki)
-        .with_context(|| format!("PKI in {}", args.pki.display()))?;
+    let store = PkiStore::open(&args.pki, args.create_pki)?;
     let case = Case::parse(&args.case).map_err(|e| anyhow::anyhow!("--case: {e}"))?;
     let mut spec = LoadSpec::new(
         case,
         args.auth.into(),
         args.rate,
-        Duration::from_secs_f64(args.duration.max(0.0)),
+        Duration::try_from_secs_f64(args.duration)
+            .map_err(|_| anyhow::anyhow!("--duration {}: too long", args.duration))?,
     );
     spec.target = if args.in_process { None } else { args.connect };
     spec.workers = args.workers;

@@ -433,6 +433,26 @@ impl PkiStore {
         }
     }
 
+    /// Loads the PKI in `dir`; issues one there only when `create` is set (the
+    /// operator's `--create-pki`). Why not always: a gateway started with a mistyped
+    /// `--pki` would otherwise serve certificates from a fresh CA that no client trusts,
+    /// and say nothing.
+    pub fn open(dir: &Path, create: bool) -> Result<PkiStore> {
+        if dir.join(MANIFEST).exists() {
+            Self::load(dir)
+        } else if create {
+            Self::init(dir, false)
+        } else {
+            bail!(
+                "no PKI in {} ({} not found); issue one with `wtlsperf pki init --dir {}`, \
+                 or pass --create-pki",
+                dir.display(),
+                dir.join(MANIFEST).display(),
+                dir.display()
+            )
+        }
+    }
+
     /// The credentials of one CA/leaf combination.
     pub fn case(&self, case: &Case) -> Result<CaseCredentials> {
         if let Some(creds) = self.cases.get(case) {
@@ -785,6 +805,22 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("--force"));
+    }
+
+    #[test]
+    fn a_missing_pki_is_created_only_when_asked() {
+        let dir = TempDir::new("open");
+        let missing = dir.0.join("typo").join("pki");
+        let err = PkiStore::open(&missing, false).unwrap_err().to_string();
+        assert!(err.contains(&missing.display().to_string()), "{err}");
+        assert!(
+            err.contains("--create-pki") && err.contains("pki init"),
+            "{err}"
+        );
+        assert!(!missing.exists(), "nothing was created");
+        // An existing PKI opens without the flag.
+        PkiStore::create(&dir.0, false, unix_now().unwrap(), &cheap()).unwrap();
+        assert!(PkiStore::open(&dir.0, false).is_ok());
     }
 
     #[test]

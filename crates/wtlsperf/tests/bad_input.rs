@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 
 use wtls::codec::Codec;
 use wtls::crypto::pk::KeyPair;
+use wtls::endpoint::ResponseLimit;
 use wtls::handshake::{AuthMode, Client, ClientConfig};
 use wtls::msgs::alert::Alert;
 use wtls::msgs::certificate::{CertificateChain, CertificateEntry, WtlsCertificate};
@@ -530,12 +531,22 @@ fn generate_cases(f: &Fixture) -> Vec<BadCase> {
         .to_bytes()]),
         Silent,
     );
-    // After the ClientHello (the gateway asks for a certificate: Optional). Nothing the
-    // client sends is authenticated before its Finished verifies, so anyone could have
-    // forged these: they are dropped unanswered and the handshake stays as it was
-    // (issue 13, docs/security.md). They were unexpected_message alerts before.
+    // After the ClientHello (the gateway asks for a certificate: Optional).
+    // A second, different ClientHello from the address starts a handshake of its own
+    // beside the first (docs/security.md, "Off-path spoofing"): answered with a server
+    // flight, and the first handshake is left as it was. (Before issue 13: an
+    // unexpected_message alert that ended the first handshake.)
+    add(
+        "second ClientHello".into(),
+        &ecdh,
+        Script::AfterHello(vec![handshake_record(1, &ch[5..])]),
+        Outcome::Flight,
+    );
+    // Nothing else the client sends is authenticated before its Finished verifies, so
+    // anyone could have forged these: they are dropped unanswered and the handshake
+    // stays as it was (issue 13, docs/security.md). They were unexpected_message alerts
+    // before.
     let after_hello: Vec<(&str, Vec<u8>)> = vec![
-        ("second ClientHello", handshake_record(1, &ch[5..])),
         (
             "Finished before ChangeCipherSpec",
             handshake_record(1, &fin),
@@ -774,6 +785,8 @@ fn suite(strict_bugs: bool) {
         record_jobs: false,
         cpu_affinity: Vec::new(),
         busy_poll: false,
+        response_limit: ResponseLimit::default(),
+        reuse_port: false,
     })
     .unwrap();
     let addr = gateway.local_addr();

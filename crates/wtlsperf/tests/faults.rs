@@ -10,6 +10,7 @@ use std::net::{Ipv4Addr, UdpSocket};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use wtls::endpoint::ResponseLimit;
 use wtls::handshake::{AuthMode, Client, ClientConfig};
 use wtls::probe::Probe;
 use wtls::suite::Case;
@@ -51,6 +52,8 @@ impl Lab {
             record_jobs: false,
             cpu_affinity: Vec::new(),
             busy_poll: false,
+            response_limit: ResponseLimit::default(),
+            reuse_port: false,
         })
         .unwrap()
     }

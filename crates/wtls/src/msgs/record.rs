@@ -14,7 +14,9 @@ use crate::msgs::enums::ContentType;
 /// 2^14 bytes of plaintext plus room for MAC and padding (at most 20 + 8 here). The
 /// largest handshake message this project produces, a Certificate with an RSA-3072
 /// chain, stays far below it. A longer fragment is `BadLength` on `Record.length`,
-/// which the connection answers with a record_overflow alert.
+/// which the connection answers as every framing error, with decode_error
+/// ([`crate::codec::DecodeError::alert`]; TLS would say record_overflow here, which WTLS
+/// defines without giving its threshold).
 pub const MAX_FRAGMENT: usize = (1 << 14) + 1024;
 
 /// L bit: a 2-byte length field is present.
