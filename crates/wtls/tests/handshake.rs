@@ -447,6 +447,38 @@ fn retransmitted_client_hello_gets_the_cached_flight() {
 }
 
 #[test]
+fn a_retransmitted_mutual_hello_gets_the_same_flight_from_shared_records() {
+    // The Certificate and the CertificateRequest are kept by reference in the answer
+    // cache (a half-open connection must stay small, issue 13); the flight put back
+    // together must be the one sent, byte for byte, in both packings.
+    for packing in [Packing::FlightPerDatagram, Packing::MessagePerDatagram] {
+        let mut s = setup("256p/256p", AuthMode::Mutual);
+        s.server.packing = packing;
+        s.client.packing = packing;
+        let mut client = Client::new(
+            Arc::new(s.client.clone()),
+            s.auth,
+            None,
+            Probe::off(),
+            now(),
+        );
+        let mut server = ServerConnection::new(Arc::new(s.server.clone()), Probe::off(), now());
+        let ch = client.start(now()).unwrap().datagrams;
+        let first = server.handle_datagram(&ch[0], now());
+        let sent: usize = first.datagrams.iter().map(Vec::len).sum();
+        let held = server.heap_bytes();
+        let again = server.handle_datagram(&ch[0], now());
+        assert_eq!(first.datagrams, again.datagrams, "{packing:?}");
+        assert!(again.events.contains(&Event::Retransmitted));
+        // What is held is the ServerHello and ServerHelloDone, not the shared records
+        // (checked for the gateway's packing; one record per datagram is a lab mode).
+        if packing == Packing::FlightPerDatagram {
+            assert!(held < sent / 2, "holds {held} B of a {sent} B flight");
+        }
+    }
+}
+
+#[test]
 fn wrong_ca_is_unknown_ca() {
     // The client trusts only the 163k CA. A server that offers no key from that CA is
     // refused by the server itself ...

@@ -6,7 +6,7 @@
 mod negotiate;
 mod states;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use super::conn::{fail, process_records, Core, CoreState, Endpoint, Role, Verdict};
@@ -82,6 +82,11 @@ pub struct ServerConfig {
     /// every connection (keyed by the certificate's signature): a half-open connection
     /// then holds no copy of the certificate in its retransmission cache.
     pub certificate_records: Arc<Mutex<CertificateRecords>>,
+    /// The CertificateRequest records sent so far, interned by their bytes: the same for
+    /// every connection at its usual place, and large under WAP-261 numbering (each
+    /// trusted CA on a curve without a WAP-261 number carries its explicit parameter
+    /// set), so a half-open connection keeps a reference, not a copy.
+    pub certificate_request_records: Arc<Mutex<HashSet<Arc<[u8]>>>>,
 }
 
 impl ServerConfig {
@@ -101,9 +106,18 @@ impl ServerConfig {
             policy: Policy::default(),
             ca_keys: Arc::default(),
             certificate_records: Arc::default(),
+            certificate_request_records: Arc::default(),
         }
     }
 }
+
+/// A record shared by every connection, as it sits in the flight being built: its
+/// record index, its byte offset when the flight is one datagram, and the record.
+pub(crate) type SharedRecord = (usize, usize, Arc<[u8]>);
+
+/// The shared records of one flight, in flight order: the Certificate, then the
+/// CertificateRequest.
+pub(crate) type SharedRecords = [Option<SharedRecord>; 2];
 
 /// How many received datagrams are remembered, with our answer to each, so that a
 /// retransmitted flight is answered again without repeating any public-key work.
@@ -117,9 +131,8 @@ pub struct ServerConnection {
     /// Fingerprint of a received datagram ([`datagram_fingerprint`]) and what we
     /// answered to it.
     answered: VecDeque<(u64, Answer)>,
-    /// Where the shared Certificate record sits in the flight being built (record
-    /// index, byte offset when the flight is one datagram) and the record itself.
-    shared_certificate: Option<(usize, usize, Arc<[u8]>)>,
+    /// The shared records of the flight being built (see [`SharedRecords`]).
+    shared_records: SharedRecords,
     now: Now,
     /// Why the last dropped input was refused (diagnostics only).
     last_dropped: Option<ProtocolError>,
@@ -129,7 +142,7 @@ pub struct ServerConnection {
 pub(crate) struct ServerSaved {
     state: ServerState,
     core: CoreState,
-    shared_certificate: Option<(usize, usize, Arc<[u8]>)>,
+    shared_records: SharedRecords,
     now: Now,
 }
 
@@ -153,7 +166,7 @@ impl ServerConnection {
             server_random: Random::new(now.unix_secs, random),
             // Usually one answer (ClientHello) or two (and the client's flight).
             answered: VecDeque::with_capacity(2),
-            shared_certificate: None,
+            shared_records: SharedRecords::default(),
             now,
             last_dropped: None,
         }
@@ -273,7 +286,7 @@ impl ServerConnection {
             let answer = Answer::new(
                 out.records_in,
                 &out.datagrams,
-                self.shared_certificate.take(),
+                std::mem::take(&mut self.shared_records),
                 self.config.packing,
             );
             self.answered.push_back((digest, answer));
@@ -366,7 +379,7 @@ impl Endpoint for ServerConnection {
         ServerSaved {
             state: self.state.clone(),
             core: self.core.save(),
-            shared_certificate: self.shared_certificate.clone(),
+            shared_records: self.shared_records.clone(),
             now: self.now,
         }
     }
@@ -374,7 +387,7 @@ impl Endpoint for ServerConnection {
     fn restore(&mut self, saved: ServerSaved) {
         self.state = saved.state;
         self.core.restore(saved.core);
-        self.shared_certificate = saved.shared_certificate;
+        self.shared_records = saved.shared_records;
         self.now = saved.now;
     }
 
@@ -419,50 +432,55 @@ fn datagram_fingerprint(datagram: &[u8]) -> u64 {
 }
 
 /// What we answered to one datagram, kept for retransmissions. The shared Certificate
-/// record is cut out and kept by reference, so a half-open connection does not hold a
-/// copy of the certificate.
+/// and CertificateRequest records are cut out and kept by reference, so a half-open
+/// connection does not hold a copy of the certificate or of the CA list.
 #[derive(Debug)]
 struct Answer {
     /// Records of the datagram answered (a retransmission has the same).
     records_in: usize,
     datagrams: Vec<Vec<u8>>,
-    /// (datagram index, byte offset, the shared record cut out there)
-    splice: Option<(usize, usize, Arc<[u8]>)>,
+    /// (datagram index, byte offset, the shared record cut out there), in flight order.
+    splices: SharedRecords,
 }
 
 impl Answer {
     fn new(
         records_in: usize,
         datagrams: &[Vec<u8>],
-        shared: Option<(usize, usize, Arc<[u8]>)>,
+        shared: SharedRecords,
         packing: Packing,
     ) -> Self {
         let mut datagrams = datagrams.to_vec();
-        let splice = shared.and_then(|(record_index, flight_offset, record)| {
-            // Where the record landed: inside the one flight datagram, after the
-            // records before it, or as its own datagram.
-            let (d, offset) = match packing {
-                Packing::FlightPerDatagram => (0, flight_offset),
-                Packing::MessagePerDatagram => (record_index, 0),
-            };
-            let target = datagrams.get_mut(d)?;
-            if target.get(offset..offset + record.len()) != Some(&record[..]) {
-                return None;
-            }
-            target.drain(offset..offset + record.len());
-            target.shrink_to_fit();
-            Some((d, offset, record))
-        });
+        let mut splices = SharedRecords::default();
+        // Cut the later record first, so that every offset still names the place it had
+        // in the flight as sent (and the records go back in flight order).
+        for (slot, shared) in shared.into_iter().enumerate().rev() {
+            splices[slot] = shared.and_then(|(record_index, flight_offset, record)| {
+                // Where the record landed: inside the one flight datagram, after the
+                // records before it, or as its own datagram.
+                let (d, offset) = match packing {
+                    Packing::FlightPerDatagram => (0, flight_offset),
+                    Packing::MessagePerDatagram => (record_index, 0),
+                };
+                let target = datagrams.get_mut(d)?;
+                if target.get(offset..offset + record.len()) != Some(&record[..]) {
+                    return None;
+                }
+                target.drain(offset..offset + record.len());
+                Some((d, offset, record))
+            });
+        }
+        datagrams.iter_mut().for_each(Vec::shrink_to_fit);
         Answer {
             records_in,
             datagrams,
-            splice,
+            splices,
         }
     }
 
     fn datagrams(&self) -> Vec<Vec<u8>> {
         let mut out = self.datagrams.clone();
-        if let Some((d, offset, record)) = &self.splice {
+        for (d, offset, record) in self.splices.iter().flatten() {
             if let Some(target) = out.get_mut(*d) {
                 let tail = target.split_off(*offset);
                 target.extend_from_slice(record);
@@ -477,6 +495,6 @@ impl Answer {
             .iter()
             .map(|d| d.capacity() + 24)
             .sum::<usize>()
-            + self.splice.as_ref().map_or(0, |_| 32)
+            + self.splices.iter().flatten().count() * 32
     }
 }

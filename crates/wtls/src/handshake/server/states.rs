@@ -16,6 +16,8 @@
 //! connection to the record loop, which restores the state the datagram found (or,
 //! at a server that has sent nothing yet, answers with the alert).
 
+use std::sync::Arc;
+
 use zeroize::Zeroizing;
 
 use super::negotiate::{KeyExchangeChoice, CERTIFICATE_SEQ};
@@ -266,7 +268,7 @@ impl ServerConnection {
         let request = request && !chosen.suite.is_anonymous();
         if request {
             let msg = self.certificate_request(chosen.suite);
-            records.push(self.core.handshake_record(&msg)?);
+            self.push_certificate_request(&msg, &mut records)?;
         }
         records.push(
             self.core
@@ -326,7 +328,7 @@ impl ServerConnection {
             records.push(record.to_vec());
             // Its place in the flight: record index, and byte offset in one datagram.
             let offset = records[..records.len() - 1].iter().map(Vec::len).sum();
-            self.shared_certificate = Some((records.len() - 1, offset, record));
+            self.shared_records[0] = Some((records.len() - 1, offset, record));
             return Ok(());
         }
         let cert = self
@@ -376,6 +378,39 @@ impl ServerConnection {
             key,
         });
         Ok((msg, ephemeral))
+    }
+
+    /// Our CertificateRequest, its record shared by every connection when it follows the
+    /// shared Certificate (the same bytes there for every connection of this config).
+    fn push_certificate_request(
+        &mut self,
+        msg: &HandshakeMessage,
+        records: &mut Vec<Vec<u8>>,
+    ) -> HsResult<()> {
+        let usual_place = self.shared_records[0].is_some()
+            && self.core.records.next_write_seq() == CERTIFICATE_SEQ + 1;
+        let record = self.core.handshake_record(msg)?;
+        if usual_place {
+            let shared = {
+                let mut interned = self
+                    .config
+                    .certificate_request_records
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                match interned.get(&record[..]) {
+                    Some(r) => r.clone(),
+                    None => {
+                        let r: Arc<[u8]> = record.as_slice().into();
+                        interned.insert(r.clone());
+                        r
+                    }
+                }
+            };
+            let offset = records.iter().map(Vec::len).sum();
+            self.shared_records[1] = Some((records.len(), offset, shared));
+        }
+        records.push(record);
+        Ok(())
     }
 
     fn certificate_request(&self, suite: KeyExchangeSuite) -> HandshakeMessage {
