@@ -401,6 +401,12 @@ impl GatewayHandle {
 
     /// Stops accepting, waits for the workers to finish and returns the final stats.
     pub fn shutdown(mut self) -> GatewayStats {
+        self.stop()
+    }
+
+    /// [`GatewayHandle::shutdown`] that keeps the handle, so that the job and stall
+    /// logs can be taken afterwards, complete.
+    pub fn stop(&mut self) -> GatewayStats {
         self.stop_and_join();
         self.shared.stats()
     }

@@ -1026,10 +1026,13 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
             mean: latencies_ms.iter().sum::<f64>() / latencies_ms.len() as f64,
         };
     }
-    if let Some(g) = gateway {
+    if let Some(mut g) = gateway {
+        // Stop the workers first: a client can see its handshake complete before the
+        // worker has logged the job that completed it (the log is written after the
+        // batch), so a log taken from a running gateway can miss the last jobs.
+        let stats = g.stop();
         let jobs = g.take_jobs();
         let g_stalls = g.take_stalls();
-        let stats = g.shutdown();
         report.gateway_cpu_s = stats.worker_cpu_ns.saturating_sub(gateway_cpu0) as f64 / 1e9;
         report.gateway = Some(queue_stats(&jobs, stats.handshakes(), spec.workers.max(1)));
         report.delivery_stall_log = delivery_stalls(&jobs);

@@ -1526,7 +1526,7 @@ pub struct Args {
     /// tables then go to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// PKI directory (issued on first use).
+    /// PKI directory (issued on first use: the in-memory runner serves no one else).
     #[arg(long, default_value = "pki")]
     pub pki: PathBuf,
     #[arg(long, value_enum, default_value = "thesis")]
