@@ -105,21 +105,23 @@ pub fn fixed_delay(p: &LinkProfile) -> LinkProfile {
 
 /// Groups a client's datagram log into flights.
 pub fn flights_of(log: &[WireDatagram]) -> Vec<Flight> {
+    group_flights(log.iter().map(|d| (d.sent, d.bytes)))
+}
+
+/// Groups datagrams, (sent by the client, bytes) in the order they crossed, into
+/// flights: runs in one direction, each one traversal (Eq. 3.84's unit).
+pub fn group_flights(datagrams: impl IntoIterator<Item = (bool, usize)>) -> Vec<Flight> {
     let mut flights: Vec<Flight> = Vec::new();
-    for d in log {
-        let direction = if d.sent {
-            Direction::Up
-        } else {
-            Direction::Down
-        };
+    for (up, bytes) in datagrams {
+        let direction = if up { Direction::Up } else { Direction::Down };
         match flights.last_mut() {
             Some(f) if f.direction == direction => {
-                f.bytes += d.bytes as u32;
+                f.bytes += bytes as u32;
                 f.datagrams += 1;
             }
             _ => flights.push(Flight {
                 direction,
-                bytes: d.bytes as u32,
+                bytes: bytes as u32,
                 datagrams: 1,
             }),
         }

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use wtlsperf_models::stats::median;
-use wtlsperf_models::transmission::{Direction, Flight};
+use wtlsperf_models::transmission::Flight;
 
 use crate::setup::thread_cpu_ns;
 
@@ -199,22 +199,7 @@ pub struct Logged {
 
 /// Groups a datagram log into flights (runs in one direction), each one traversal.
 pub fn flights_of(log: &[Logged]) -> Vec<Flight> {
-    let mut flights: Vec<Flight> = Vec::new();
-    for d in log {
-        let direction = if d.up { Direction::Up } else { Direction::Down };
-        match flights.last_mut() {
-            Some(f) if f.direction == direction => {
-                f.bytes += d.bytes as u32;
-                f.datagrams += 1;
-            }
-            _ => flights.push(Flight {
-                direction,
-                bytes: d.bytes as u32,
-                datagrams: 1,
-            }),
-        }
-    }
-    flights
+    crate::bearer_cmd::group_flights(log.iter().map(|d| (d.up, d.bytes)))
 }
 
 /// One in-memory handshake: what crossed and what each side's thread spent.
