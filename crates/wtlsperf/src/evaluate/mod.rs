@@ -225,7 +225,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     })?;
     let devices = ctx.part("devices", || device::run(&ctx, &store, &processing))?;
     let overall = ctx.part("overall", || {
-        overall::build(&ctx, &processing, &transmission, &queue)
+        overall::build(&ctx, &processing, &transmission, &queue, &devices.emulated)
     })?;
     let records = ctx.part("record_layer", || record_layer::run(&ctx))?;
     let mcommerce = ctx.part("mcommerce", || mcommerce::run(&ctx, &store))?;
