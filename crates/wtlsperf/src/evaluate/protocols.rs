@@ -235,7 +235,16 @@ fn plan(mode: Mode) -> Plan {
             peer_reps: 3000,
             runs: 4,
             loss_runs: 12,
-            devices: &["this-machine", "nokia7650", "nrf52840", "esp32"],
+            // Every device profile: measured as well as modelled on each.
+            devices: &[
+                "this-machine",
+                "nokia7650",
+                "arm7tdmi-25mhz",
+                "nrf52840",
+                "esp32",
+                "imxrt1060",
+                "lpc1114-m0",
+            ],
             bearers: &BEARERS,
             loss_deadline: Duration::from_secs(150),
         },
