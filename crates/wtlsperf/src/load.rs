@@ -659,13 +659,12 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         None => {
             let server =
                 setup::gateway_server_config(store, spec.client_auth, &Options::default())?;
-            let mut g = GatewayConfig::new("127.0.0.1:0".parse()?, Arc::new(server));
+            // The generator's clients share a few /24 prefixes at rates far above any
+            // per-prefix budget: the run measures capacity, not the limiter.
+            let mut g = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
             g.workers = spec.workers.max(1);
             g.record_jobs = true;
             g.handshake_timeout = spec.handshake_timeout * 2;
-            // The generator's clients are real and share a few /24 prefixes at rates far
-            // above any per-prefix budget: the run measures capacity, not the limiter.
-            g.response_limit = wtls::endpoint::ResponseLimit::OFF;
             let cpus = setup::available_cpus();
             if spec.pin_cores && cpus >= 2 {
                 g.cpu_affinity = (0..g.workers).map(|i| 1 + i % (cpus - 1)).collect();

@@ -434,7 +434,7 @@ fn run_jobs(
 ) -> anyhow::Result<Vec<Outcome>> {
     let modern = ModernConfigs::new()?;
     let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
-    let mut cfg = GatewayConfig::new("127.0.0.1:0".parse()?, Arc::new(server));
+    let mut cfg = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
     cfg.workers = 2;
     let gateway = spawn_gateway(cfg)?;
     let addr = gateway.local_addr();

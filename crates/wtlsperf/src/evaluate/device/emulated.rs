@@ -231,7 +231,7 @@ pub fn run(
     per_flight_ms: Option<f64>,
 ) -> anyhow::Result<Vec<EmulatedRun>> {
     let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
-    let mut cfg = GatewayConfig::new("127.0.0.1:0".parse()?, Arc::new(server));
+    let mut cfg = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
     cfg.workers = 2;
     // A Nokia RSA-3072 mutual handshake holds its flight for over a minute.
     cfg.handshake_timeout = Duration::from_secs(600);
