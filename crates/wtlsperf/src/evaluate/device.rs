@@ -7,6 +7,7 @@
 pub mod emulated;
 pub mod report;
 
+use super::output::write_csv;
 use std::path::Path;
 use std::time::Duration;
 
@@ -453,16 +454,4 @@ impl DeviceResults {
             }),
         )
     }
-}
-
-fn write_csv<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> anyhow::Result<()> {
-    let mut w =
-        csv::Writer::from_path(path).with_context(|| format!("creating {}", path.display()))?;
-    for r in rows {
-        w.serialize(r)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    w.flush()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
 }

@@ -282,7 +282,11 @@ pub struct MessageCsv {
 /// The header row a CSV of `T` gets (for the test and the docs).
 pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,bound_floor_ratio,probe_overhead_pct,published_client_ms,published_server_ms";
 
-fn write_csv<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> anyhow::Result<()> {
+/// Writes `rows` as a CSV file with a header row, naming the file in every error.
+pub(super) fn write_csv<T: Serialize>(
+    path: &Path,
+    rows: impl IntoIterator<Item = T>,
+) -> anyhow::Result<()> {
     let mut w =
         csv::Writer::from_path(path).with_context(|| format!("creating {}", path.display()))?;
     for r in rows {

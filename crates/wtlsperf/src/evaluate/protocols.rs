@@ -14,11 +14,11 @@
 
 pub mod tables;
 
+use super::output::write_csv;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use serde::Serialize;
 use wtls::suite::Case;
 use wtlsperf_bearer::profile;
@@ -624,16 +624,6 @@ impl ProtocolResults {
         write_csv(&dir.join("protocols.csv"), &self.rows)?;
         write_csv(&dir.join("protocols_loss.csv"), &self.loss)
     }
-}
-
-fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
-    let mut w =
-        csv::Writer::from_path(path).with_context(|| format!("creating {}", path.display()))?;
-    for r in rows {
-        w.serialize(r)?;
-    }
-    w.flush()?;
-    Ok(())
 }
 
 #[cfg(test)]
