@@ -3,6 +3,7 @@
 //! open-loop load generator, the flood test and the evaluation campaign.
 
 pub mod bearer_cmd;
+pub mod cli_args;
 pub mod client_offer;
 pub mod device;
 pub mod evaluate;
