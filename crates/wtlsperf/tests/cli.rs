@@ -71,7 +71,10 @@ fn counts_of_zero_are_refused_with_the_option_named() {
 fn shared_arguments_are_refused_with_the_option_named() {
     for command in ["client", "load", "flood", "handshake"] {
         refused(&[command, "--case", "160p"], "--case");
-        refused(&[command, "--case", "160p/160p", "--auth", "both"], "--auth");
+        refused(
+            &[command, "--case", "160p/160p", "--auth", "both"],
+            "--auth",
+        );
     }
     for command in ["client", "gateway", "handshake"] {
         refused(&[command, "--packing", "datagram"], "--packing");
