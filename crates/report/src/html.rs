@@ -28,7 +28,8 @@ pub fn escape_html(text: &str) -> String {
     out
 }
 
-/// What a finding concluded about a claim from a source study.
+/// What a finding concluded about its claim. The name is also the CSS class; the
+/// words a reader sees depend on the finding's [`FindingKind`] ([`Finding::verdict_label`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Confirmed,
@@ -46,22 +47,98 @@ impl Verdict {
     }
 }
 
-/// A claim (usually from a source study), the evidence gathered here, and the verdict.
+/// What a finding tests. A study's claim checked against the study's data or our run is
+/// not the same kind of result as our own model checked against our run, or our bearer
+/// emulator checked against the model whose parameters it enforces: the last agrees by
+/// construction unless the emulator is wrong, and says nothing about real bearers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FindingKind {
+    /// A source study's claim, checked against its own published data or our run.
+    StudyClaim,
+    /// A model of ours (corrected equation, simulation, replay) against our run.
+    ModelAgainstRun,
+    /// Our emulator against our model: both enforce the same parameters.
+    EmulatorAgainstModel,
+    /// Whether our measurement method itself is sound (probes, bounds).
+    Measurement,
+}
+
+impl FindingKind {
+    /// Every kind, in the order the legend lists them.
+    pub const ALL: [FindingKind; 4] = [
+        FindingKind::StudyClaim,
+        FindingKind::ModelAgainstRun,
+        FindingKind::EmulatorAgainstModel,
+        FindingKind::Measurement,
+    ];
+
+    /// Short name, also the CSS class and the `summary.json` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::StudyClaim => "study claim",
+            Self::ModelAgainstRun => "our model vs our run",
+            Self::EmulatorAgainstModel => "our emulator vs our model",
+            Self::Measurement => "our measurement",
+        }
+    }
+
+    fn css(self) -> &'static str {
+        match self {
+            Self::StudyClaim => "study",
+            Self::ModelAgainstRun => "model",
+            Self::EmulatorAgainstModel => "emulator",
+            Self::Measurement => "measurement",
+        }
+    }
+
+    /// What the verdict says for this kind: only a study's claim is "confirmed".
+    fn verdict_words(self, verdict: Verdict) -> &'static str {
+        use Verdict::*;
+        match (self, verdict) {
+            (_, Inconclusive) => "inconclusive",
+            (Self::StudyClaim, Confirmed) => "confirmed",
+            (Self::StudyClaim, Contradicted) => "contradicted",
+            (Self::ModelAgainstRun, Confirmed) => "model holds",
+            (Self::ModelAgainstRun, Contradicted) => "model fails",
+            (Self::EmulatorAgainstModel, Confirmed) => "consistent",
+            (Self::EmulatorAgainstModel, Contradicted) => "inconsistent",
+            (Self::Measurement, Confirmed) => "sound",
+            (Self::Measurement, Contradicted) => "measurement failed",
+        }
+    }
+}
+
+/// A claim, the evidence gathered here, the verdict, and what kind of test it was.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     pub claim: String,
     /// Plain text; blank lines separate paragraphs.
     pub evidence: String,
     pub verdict: Verdict,
+    pub kind: FindingKind,
 }
 
 impl Finding {
+    /// A finding on a source study's claim; [`Finding::kind`] names another kind.
     pub fn new(claim: impl Into<String>, evidence: impl Into<String>, verdict: Verdict) -> Self {
         Self {
             claim: claim.into(),
             evidence: evidence.into(),
             verdict,
+            kind: FindingKind::StudyClaim,
         }
+    }
+
+    /// The same finding, of another kind.
+    pub fn kind(mut self, kind: FindingKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// The verdict in the words of the finding's kind (`confirmed`, `model holds`,
+    /// `consistent`, ...).
+    pub fn verdict_label(&self) -> &'static str {
+        self.kind.verdict_words(self.verdict)
     }
 }
 
@@ -299,6 +376,38 @@ impl Report {
     }
 
     fn render(&self, svgs: &HashMap<&str, String>) -> Result<String, ReportError> {
+        let mut out = self.render_header();
+        let (toc, findings) = self.render_contents();
+        out.push_str(&toc);
+        out.push_str(&render_legend());
+        if !findings.is_empty() {
+            out.push_str("<section class=\"summary\"><h2>Findings at a glance</h2>\n<table class=\"findings\"><thead><tr><th>#</th><th>claim</th><th>tests</th><th>verdict</th></tr></thead><tbody>\n");
+            out.push_str(&findings);
+            out.push_str("</tbody></table></section>\n");
+        }
+        let mut numbers = Numbers::default();
+        for (s, section) in self.sections.iter().enumerate() {
+            out.push_str(&format!(
+                "<section id=\"sec-{}\">\n<h2>{}. {}</h2>\n",
+                escape_html(&section.id),
+                s + 1,
+                escape_html(&section.title)
+            ));
+            out.push_str(&paragraphs(&section.intro, "intro"));
+            for item in &section.items {
+                out.push_str(&render_item(item, &mut numbers, svgs)?);
+            }
+            out.push_str("</section>\n");
+        }
+        out.push_str(&format!(
+            "<footer>Generated by wtlsperf-report {}. Tables are also in tables/*.csv; figures in figures/*.svg, *.png and their data in figures/*.csv.</footer>\n</body>\n</html>\n",
+            env!("CARGO_PKG_VERSION")
+        ));
+        Ok(out)
+    }
+
+    /// The document head, the style sheet, the title and the run's metadata.
+    fn render_header(&self) -> String {
         let e = escape_html;
         let mut out = String::new();
         out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
@@ -323,11 +432,14 @@ impl Report {
             out.push_str("</dl>\n");
         }
         out.push_str("</header>\n");
+        out
+    }
 
-        // Numbering is global, as in a thesis: Table 1..n and Figure 1..m in reading order.
-        let mut table_no = 0;
-        let mut figure_no = 0;
-        let mut finding_no = 0;
+    /// The table of contents, and the rows of the findings-at-a-glance table. Numbering
+    /// is global, as in a thesis: Table 1..n and Figure 1..m in reading order.
+    fn render_contents(&self) -> (String, String) {
+        let e = escape_html;
+        let mut numbers = Numbers::default();
         let mut toc = String::from("<nav class=\"toc\"><h2>Contents</h2>\n<ol>\n");
         let mut findings = String::new();
         for (s, section) in self.sections.iter().enumerate() {
@@ -341,28 +453,31 @@ impl Report {
             for item in &section.items {
                 match item {
                     Item::Table(t) => {
-                        table_no += 1;
+                        numbers.table += 1;
                         sub.push_str(&format!(
-                            "<li><a href=\"#table-{}\">Table {table_no}. {}</a></li>",
+                            "<li><a href=\"#table-{}\">Table {}. {}</a></li>",
                             e(&t.id),
+                            numbers.table,
                             e(&t.title)
                         ));
                     }
                     Item::Figure(f) => {
-                        figure_no += 1;
+                        numbers.figure += 1;
                         sub.push_str(&format!(
-                            "<li><a href=\"#figure-{}\">Figure {figure_no}. {}</a></li>",
+                            "<li><a href=\"#figure-{}\">Figure {}. {}</a></li>",
                             e(&f.id),
+                            numbers.figure,
                             e(&f.title)
                         ));
                     }
                     Item::Finding(f) => {
-                        finding_no += 1;
+                        numbers.finding += 1;
+                        let n = numbers.finding;
                         findings.push_str(&format!(
-                            "<tr><td><a href=\"#finding-{finding_no}\">F{finding_no}</a></td><td>{}</td><td><span class=\"verdict {}\">{}</span></td></tr>\n",
+                            "<tr><td><a href=\"#finding-{n}\">F{n}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                             e(&f.claim),
-                            f.verdict.name(),
-                            f.verdict.name()
+                            finding_kind_badge(f),
+                            verdict_badge(f)
                         ));
                     }
                     Item::Paragraph(_) | Item::KeyValue { .. } => {}
@@ -374,82 +489,116 @@ impl Report {
             toc.push_str("</li>\n");
         }
         toc.push_str("</ol></nav>\n");
-        out.push_str(&toc);
-
-        out.push_str(
-            "<section class=\"legend\"><h2>How to read this report</h2>\n<ul class=\"kinds\">",
-        );
-        for kind in ProvenanceKind::ALL {
-            out.push_str(&format!(
-                "<li><span class=\"key prov-{}\">{}</span> {}</li>",
-                kind.name(),
-                kind.name(),
-                kind_explanation(kind)
-            ));
-        }
-        out.push_str("</ul>\n<p>Each table column is tinted by where its numbers came from and carries a source key (S1, S2, ...) resolved under the table; hover a column heading for its full provenance. <span class=\"flagged inline\">Flagged</span> cells are explained in the numbered notes under their table. In figures, models are solid lines, measurements filled markers, published values dashed lines with hollow markers (hollow bars in bar charts).</p>\n</section>\n");
-        if !findings.is_empty() {
-            out.push_str("<section class=\"summary\"><h2>Findings at a glance</h2>\n<table class=\"findings\"><thead><tr><th>#</th><th>claim</th><th>verdict</th></tr></thead><tbody>\n");
-            out.push_str(&findings);
-            out.push_str("</tbody></table></section>\n");
-        }
-
-        let (mut table_no, mut figure_no, mut finding_no) = (0, 0, 0);
-        for (s, section) in self.sections.iter().enumerate() {
-            out.push_str(&format!(
-                "<section id=\"sec-{}\">\n<h2>{}. {}</h2>\n",
-                e(&section.id),
-                s + 1,
-                e(&section.title)
-            ));
-            out.push_str(&paragraphs(&section.intro, "intro"));
-            for item in &section.items {
-                match item {
-                    Item::Table(t) => {
-                        table_no += 1;
-                        out.push_str(&t.to_html(table_no)?);
-                    }
-                    Item::Figure(f) => {
-                        figure_no += 1;
-                        let svg = match svgs.get(f.id.as_str()) {
-                            Some(svg) => svg.clone(),
-                            None => f.to_svg()?,
-                        };
-                        out.push_str(&f.to_html(figure_no, &svg));
-                    }
-                    Item::Paragraph(text) => out.push_str(&paragraphs(text, "text")),
-                    Item::KeyValue { title, pairs } => {
-                        out.push_str("<div class=\"kv\">");
-                        if !title.is_empty() {
-                            out.push_str(&format!("<h3>{}</h3>", e(title)));
-                        }
-                        out.push_str("<dl>");
-                        for (key, value) in pairs {
-                            out.push_str(&format!("<dt>{}</dt><dd>{}</dd>", e(key), e(value)));
-                        }
-                        out.push_str("</dl></div>\n");
-                    }
-                    Item::Finding(f) => {
-                        finding_no += 1;
-                        out.push_str(&format!(
-                            "<div class=\"finding {}\" id=\"finding-{finding_no}\"><p class=\"claim\"><span class=\"verdict {}\">{}</span> <strong>F{finding_no}.</strong> {}</p>\n{}</div>\n",
-                            f.verdict.name(),
-                            f.verdict.name(),
-                            f.verdict.name(),
-                            e(&f.claim),
-                            paragraphs(&f.evidence, "evidence")
-                        ));
-                    }
-                }
-            }
-            out.push_str("</section>\n");
-        }
-        out.push_str(&format!(
-            "<footer>Generated by wtlsperf-report {}. Tables are also in tables/*.csv; figures in figures/*.svg, *.png and their data in figures/*.csv.</footer>\n</body>\n</html>\n",
-            env!("CARGO_PKG_VERSION")
-        ));
-        Ok(out)
+        (toc, findings)
     }
+}
+
+/// The running numbers of tables, figures and findings.
+#[derive(Default)]
+struct Numbers {
+    table: usize,
+    figure: usize,
+    finding: usize,
+}
+
+/// "How to read this report": the provenance tints and the kinds of finding.
+fn render_legend() -> String {
+    let mut out = String::from(
+        "<section class=\"legend\"><h2>How to read this report</h2>\n<ul class=\"kinds\">",
+    );
+    for kind in ProvenanceKind::ALL {
+        out.push_str(&format!(
+            "<li><span class=\"key prov-{}\">{}</span> {}</li>",
+            kind.name(),
+            kind.name(),
+            kind_explanation(kind)
+        ));
+    }
+    out.push_str("</ul>\n<p>Each table column is tinted by where its numbers came from and carries a source key (S1, S2, ...) resolved under the table; hover a column heading for its full provenance. <span class=\"flagged inline\">Flagged</span> cells are explained in the numbered notes under their table. In figures, models are solid lines, measurements filled markers, published values dashed lines with hollow markers (hollow bars in bar charts).</p>\n<p>Each finding says what it tests:</p>\n<ul class=\"kinds\">");
+    for kind in FindingKind::ALL {
+        out.push_str(&format!(
+            "<li><span class=\"test {}\">{}</span> {}</li>",
+            kind.css(),
+            kind.name(),
+            finding_kind_explanation(kind)
+        ));
+    }
+    out.push_str("</ul>\n</section>\n");
+    out
+}
+
+fn finding_kind_explanation(kind: FindingKind) -> &'static str {
+    match kind {
+        FindingKind::StudyClaim => "a source study's claim, checked against the study's own published data or against this run (verdict: confirmed or contradicted)",
+        FindingKind::ModelAgainstRun => "a model of ours (a corrected equation, a simulation, a replay) against this run's measurements (model holds or fails)",
+        FindingKind::EmulatorAgainstModel => "our bearer emulator against the model whose rate and traversal parameters it enforces: agreement shows the emulator is faithful, not that the model fits a real bearer (consistent or inconsistent)",
+        FindingKind::Measurement => "whether our measurement method is sound (sound or failed)",
+    }
+}
+
+fn finding_kind_badge(f: &Finding) -> String {
+    format!(
+        "<span class=\"test {}\">{}</span>",
+        f.kind.css(),
+        f.kind.name()
+    )
+}
+
+fn verdict_badge(f: &Finding) -> String {
+    format!(
+        "<span class=\"verdict {}\">{}</span>",
+        f.verdict.name(),
+        f.verdict_label()
+    )
+}
+
+/// One item of a section, numbered by `numbers`.
+fn render_item(
+    item: &Item,
+    numbers: &mut Numbers,
+    svgs: &HashMap<&str, String>,
+) -> Result<String, ReportError> {
+    let e = escape_html;
+    Ok(match item {
+        Item::Table(t) => {
+            numbers.table += 1;
+            t.to_html(numbers.table)?
+        }
+        Item::Figure(f) => {
+            numbers.figure += 1;
+            let svg = match svgs.get(f.id.as_str()) {
+                Some(svg) => svg.clone(),
+                None => f.to_svg()?,
+            };
+            f.to_html(numbers.figure, &svg)
+        }
+        Item::Paragraph(text) => paragraphs(text, "text"),
+        Item::KeyValue { title, pairs } => {
+            let mut out = String::from("<div class=\"kv\">");
+            if !title.is_empty() {
+                out.push_str(&format!("<h3>{}</h3>", e(title)));
+            }
+            out.push_str("<dl>");
+            for (key, value) in pairs {
+                out.push_str(&format!("<dt>{}</dt><dd>{}</dd>", e(key), e(value)));
+            }
+            out.push_str("</dl></div>\n");
+            out
+        }
+        Item::Finding(f) => {
+            numbers.finding += 1;
+            format!(
+                "<div class=\"finding {}\" id=\"finding-{}\"><p class=\"claim\">{} {} <strong>F{}.</strong> {}</p>\n{}</div>\n",
+                f.verdict.name(),
+                numbers.finding,
+                verdict_badge(f),
+                finding_kind_badge(f),
+                numbers.finding,
+                e(&f.claim),
+                paragraphs(&f.evidence, "evidence")
+            )
+        }
+    })
 }
 
 fn kind_explanation(kind: ProvenanceKind) -> &'static str {
@@ -517,6 +666,7 @@ ul.kinds { list-style: none; padding: 0; } ul.kinds li { margin: .2rem 0; }
 .finding.confirmed { border-color: #1e8e3e; } .finding.contradicted { border-color: #c5221f; } .finding.inconclusive { border-color: #b08000; }
 .finding p.claim { margin: .3rem 0; }
 .verdict { display: inline-block; font-size: .75rem; font-weight: 700; text-transform: uppercase; letter-spacing: .03em; border-radius: 3px; padding: 0 .4rem; color: #fff; }
+.test { display: inline-block; font-size: .75rem; border: 1px solid #999; border-radius: 3px; padding: 0 .4rem; color: #333; }
 .verdict.confirmed { background: #1e8e3e; } .verdict.contradicted { background: #c5221f; } .verdict.inconclusive { background: #b08000; }
 footer { margin-top: 3rem; font-size: .8rem; color: #666; border-top: 1px solid #ddd; padding-top: .5rem; }
 @media print { body { max-width: none; } nav.toc { page-break-after: always; } figure { page-break-inside: avoid; } }
@@ -620,6 +770,20 @@ mod tests {
                         Verdict::Confirmed,
                     )),
             )
+    }
+
+    #[test]
+    fn a_finding_names_its_kind_and_only_a_study_claim_is_confirmed() {
+        let study = Finding::new("c", "e", Verdict::Confirmed);
+        assert_eq!(study.kind, FindingKind::StudyClaim);
+        assert_eq!(study.verdict_label(), "confirmed");
+        for kind in FindingKind::ALL.into_iter().skip(1) {
+            let f = Finding::new("c", "e", Verdict::Confirmed).kind(kind);
+            assert_ne!(f.verdict_label(), "confirmed", "{kind:?}");
+            let html =
+                render_item(&Item::Finding(f), &mut Numbers::default(), &HashMap::new()).unwrap();
+            assert!(html.contains(kind.name()), "{html}");
+        }
     }
 
     #[test]
