@@ -373,9 +373,9 @@ fn transmission_model(t: &TransmissionResults) -> Option<Finding> {
     }
     let (thesis, ours) = traversal_counts(&t.bearer)?;
     Some(Finding::new(
-        "Our bearer emulator delivers what the flight model (Eq. 3.84 with a traversal per datagram crossing) predicts for the same rate and traversal delay.",
+        "Our bearer emulator delivers what our flight model (Eq. 3.84 per flight, one traversal per datagram crossing) predicts for the same rates and traversal delay.",
         format!(
-            "Real handshakes through the emulated bearers: median |model - measured| / measured per bearer: {}; pooled {:.1} % (target 5 % per bearer). The emulator enforces the rate and traversal parameters the model uses, so this checks the emulator, not Eq. 3.84 against a real bearer (the devices part tests Eq. 3.84 on the thesis' live GSM CSD data).\n\nTraversals per handshake in these cases: the thesis' Eq. 3.84 counts 2 x applicable messages, {}; ours counts one per datagram crossing, {}.",
+            "Real handshakes through the emulated bearers: median |model - measured| / measured per bearer: {}; pooled {:.1} % (target 5 % per bearer). The emulator enforces the rate and traversal parameters the model uses, so this checks the emulator, not Eq. 3.84 against a real bearer (the devices part tests Eq. 3.84 on the thesis' live GSM CSD data).\n\nTraversals per handshake in these cases: the thesis' Eq. 3.84 counts 2 x applicable messages, {}; ours counts one per datagram crossing the link (each flight is one datagram here), {}.",
             per_bearer.join("; "),
             pooled * 100.0,
             range_text(&thesis),

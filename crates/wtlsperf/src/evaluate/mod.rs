@@ -47,8 +47,8 @@ use crate::pki_store::PkiStore;
 /// Command-line arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A shorter run for CI (under 2 minutes on 2 cores): 3 repetitions per case, three
-    /// load points, a handful of bearer cases.
+    /// A shorter run for CI (about 100 s on 2 cores): 3 repetitions per case, three load
+    /// points per setting, a handful of bearer cases.
     #[arg(long)]
     pub quick: bool,
     /// Every part on minimal inputs; proves the pipeline, measures nothing worth reading.
