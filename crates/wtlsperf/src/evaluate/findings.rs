@@ -544,7 +544,7 @@ mod tests {
             f.evidence
         );
         assert!(
-            f.evidence.contains("one per datagram crossing, 7"),
+            f.evidence.contains("one datagram here), 7."),
             "{}",
             f.evidence
         );
