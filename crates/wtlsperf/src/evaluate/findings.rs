@@ -365,7 +365,7 @@ fn transmission_model(t: &TransmissionResults) -> Option<Finding> {
         let (_, med, worst) = spread(&errors)?;
         worst_bearer = worst_bearer.max(med);
         per_bearer.push(format!(
-            "{name} {:.1} % (worst {:.1} %, {} cases)",
+            "{name} {:.1} % (worst {:.1} %, n = {})",
             med * 100.0,
             worst * 100.0,
             errors.len()
