@@ -1488,17 +1488,15 @@ pub fn json_records(m: &CaseMeasurement) -> Vec<Value> {
     out
 }
 
-/// Command-line arguments of `wtlsperf handshake`.
+/// Command-line arguments of `wtlsperf handshake`. `--case` and `--auth` are the shared
+/// ones without their defaults: both are required unless `--all`, and absent with it.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("case", |a| a.default_value(None::<&str>).required_unless_present("all")))]
+#[command(mut_arg("auth", |a| a.default_value(None::<&str>).required_unless_present("all")))]
 pub struct Args {
-    /// The CA/leaf case, e.g. 256p/224p or rsa3072/rsa1024.
-    // Not the shared `HandshakeArgs`: here both are required unless --all, where the
-    // others default; the types and the value parser are the shared ones.
-    #[arg(long, required_unless_present = "all")]
-    pub case: Option<Case>,
-    /// Server-authenticated or mutual.
-    #[arg(long, required_unless_present = "all", value_parser = crate::cli_args::auth_mode())]
-    pub auth: Option<AuthMode>,
+    /// `None` exactly when neither `--case` nor `--auth` is given (then `--all` is).
+    #[command(flatten)]
+    pub handshake: Option<crate::cli_args::HandshakeArgs>,
     /// Measured handshakes per case.
     #[arg(long, default_value_t = 15)]
     pub reps: usize,
@@ -1567,10 +1565,9 @@ pub fn run(args: Args) -> Result<()> {
         }
         planned_cases(&store, opts.variant)
     } else {
-        let case = args
-            .case
-            .ok_or_else(|| anyhow!("--case is required without --all"))?;
-        let auth = args.auth.unwrap_or(AuthMode::ServerAuth);
+        let crate::cli_args::HandshakeArgs { case, auth } = args
+            .handshake
+            .ok_or_else(|| anyhow!("--case and --auth are required without --all"))?;
         if !case.is_available() {
             bail!("case {case} needs a curve the local libcrypto lacks");
         }
