@@ -46,6 +46,8 @@ use crate::pki_store::PkiStore;
 
 /// Command-line arguments.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("dir", |a| a.default_value(None::<&str>)
+    .help("PKI directory, created on first use (default `<out>/pki`)")))]
 pub struct Args {
     /// A shorter run for CI (about 100 s on 2 cores): 3 repetitions per case, three load
     /// points per setting, a handful of bearer cases.
@@ -57,9 +59,9 @@ pub struct Args {
     /// Output directory (default `results/<UTC timestamp>/`).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// PKI directory, created on first use (default `<out>/pki`).
-    #[arg(long)]
-    pub pki: Option<PathBuf>,
+    /// The shared `--pki` without its default: absent, the PKI goes in `<out>/pki`.
+    #[command(flatten)]
+    pub pki: Option<crate::cli_args::PkiArgs>,
     /// Also write every queue load point's job and disturbance logs into this directory
     /// (as `wtlsperf load --jobs` does; some 100 MB for a full run), to read a point again
     /// or differently.
@@ -209,7 +211,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let clock = Instant::now();
 
     ctx.step("loading or creating the PKI");
-    let pki_dir = args.pki.unwrap_or_else(|| out.join("pki"));
+    let pki_dir = args.pki.map_or_else(|| out.join("pki"), |p| p.dir);
     let store = ctx.part("pki", || {
         // The thesis' Table 3.2 numbering: its byte counts (Table 4.11) were made
         // with it (explicit parameters for the curves WAP-261 does not number would
@@ -312,6 +314,20 @@ mod tests {
         // 2000-02-29 12:34:56 UTC, a leap day of a year divisible by 400.
         assert_eq!(utc_stamp(951_827_696), "20000229T123456Z");
         assert_eq!(utc_stamp(1_700_000_000), "20231114T221320Z");
+    }
+
+    #[test]
+    fn without_pki_the_evaluation_chooses_its_own_directory() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Command {
+            #[command(flatten)]
+            args: Args,
+        }
+        let absent = Command::try_parse_from(["evaluate"]).unwrap();
+        assert!(absent.args.pki.is_none());
+        let given = Command::try_parse_from(["evaluate", "--pki", "elsewhere"]).unwrap();
+        assert_eq!(given.args.pki.unwrap().dir, PathBuf::from("elsewhere"));
     }
 
     #[test]
