@@ -16,6 +16,7 @@
 //! always be able to tell which is which.
 
 mod figure;
+mod finding;
 mod html;
 mod provenance;
 mod table;
