@@ -26,8 +26,9 @@ impl Verdict {
 /// construction unless the emulator is wrong, and says nothing about real bearers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FindingKind {
-    /// A source study's claim, checked against its own published data or our run.
-    StudyClaim,
+    /// A claim, a source study's or an earlier measurement's, checked against the
+    /// study's own published data or against this run.
+    Claim,
     /// A model of ours (corrected equation, simulation, replay) against our run.
     ModelAgainstRun,
     /// Our emulator against our model: both enforce the same parameters.
@@ -39,7 +40,7 @@ pub enum FindingKind {
 impl FindingKind {
     /// Every kind, in the order the legend lists them.
     pub const ALL: [FindingKind; 4] = [
-        FindingKind::StudyClaim,
+        FindingKind::Claim,
         FindingKind::ModelAgainstRun,
         FindingKind::EmulatorAgainstModel,
         FindingKind::Measurement,
@@ -48,7 +49,7 @@ impl FindingKind {
     /// Short name, also the CSS class and the `summary.json` value.
     pub fn name(self) -> &'static str {
         match self {
-            Self::StudyClaim => "study claim",
+            Self::Claim => "claim",
             Self::ModelAgainstRun => "our model vs our run",
             Self::EmulatorAgainstModel => "our emulator vs our model",
             Self::Measurement => "our measurement",
@@ -57,20 +58,20 @@ impl FindingKind {
 
     pub(crate) fn css(self) -> &'static str {
         match self {
-            Self::StudyClaim => "study",
+            Self::Claim => "claim",
             Self::ModelAgainstRun => "model",
             Self::EmulatorAgainstModel => "emulator",
             Self::Measurement => "measurement",
         }
     }
 
-    /// What the verdict says for this kind: only a study's claim is "confirmed".
+    /// What the verdict says for this kind: only a claim is "confirmed".
     fn verdict_words(self, verdict: Verdict) -> &'static str {
         use Verdict::*;
         match (self, verdict) {
             (_, Inconclusive) => "inconclusive",
-            (Self::StudyClaim, Confirmed) => "confirmed",
-            (Self::StudyClaim, Contradicted) => "contradicted",
+            (Self::Claim, Confirmed) => "confirmed",
+            (Self::Claim, Contradicted) => "contradicted",
             (Self::ModelAgainstRun, Confirmed) => "model holds",
             (Self::ModelAgainstRun, Contradicted) => "model fails",
             (Self::EmulatorAgainstModel, Confirmed) => "consistent",
@@ -92,13 +93,13 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// A finding on a source study's claim; [`Finding::kind`] names another kind.
+    /// A finding on a claim; [`Finding::kind`] names another kind.
     pub fn new(claim: impl Into<String>, evidence: impl Into<String>, verdict: Verdict) -> Self {
         Self {
             claim: claim.into(),
             evidence: evidence.into(),
             verdict,
-            kind: FindingKind::StudyClaim,
+            kind: FindingKind::Claim,
         }
     }
 
@@ -117,7 +118,7 @@ impl Finding {
 
 pub(crate) fn finding_kind_explanation(kind: FindingKind) -> &'static str {
     match kind {
-        FindingKind::StudyClaim => "a source study's claim, checked against the study's own published data or against this run (verdict: confirmed or contradicted)",
+        FindingKind::Claim => "a claim, from a source study or an earlier measurement, checked against the study's own published data or against this run (verdict: confirmed or contradicted)",
         FindingKind::ModelAgainstRun => "a model of ours (a corrected equation, a simulation, a replay) against this run's measurements (model holds or fails)",
         FindingKind::EmulatorAgainstModel => "our bearer emulator against the model whose rate and traversal parameters it enforces: agreement shows the emulator is faithful, not that the model fits a real bearer (consistent or inconsistent)",
         FindingKind::Measurement => "whether our measurement method is sound (sound or failed)",

@@ -638,7 +638,7 @@ mod tests {
     #[test]
     fn a_finding_names_its_kind_and_only_a_study_claim_is_confirmed() {
         let study = Finding::new("c", "e", Verdict::Confirmed);
-        assert_eq!(study.kind, FindingKind::StudyClaim);
+        assert_eq!(study.kind, FindingKind::Claim);
         assert_eq!(study.verdict_label(), "confirmed");
         for kind in FindingKind::ALL.into_iter().skip(1) {
             let f = Finding::new("c", "e", Verdict::Confirmed).kind(kind);
