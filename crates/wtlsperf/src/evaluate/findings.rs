@@ -1,9 +1,11 @@
 //! Part 6: what the measurements confirm and contradict, each claim with the number that
 //! decides it. One function per finding; each returns `None` when this run has not
-//! the data to decide it, and says what it tests ([`FindingKind`]): a study's claim, a
-//! model of ours against our run, our emulator against our model, or our measurement.
-//! Every clause of the evidence is computed from the run or read from the published
-//! tables (`wtlsperf_models::reference`); none is fixed text about a number.
+//! the data to decide it, and says what it tests ([`FindingKind`]): a claim (a study's,
+//! or an earlier measurement's), a model of ours against our run, our emulator against
+//! our model, or our measurement. The evidence is computed from the run or read from the
+//! published tables (`wtlsperf_models::reference`), with one exception left to the
+//! change that makes the bound a bound (issue 17): the public-key bound's "every case
+//! stays above 1" is still fixed text.
 
 use wtls::suite::Case;
 use wtlsperf_models::queue::Variant;
@@ -442,7 +444,7 @@ fn auth_name(auth: Authentication) -> &'static str {
 /// The findings section.
 pub fn section(findings: &[Finding]) -> Section {
     let mut s = Section::new("findings", "Findings").intro(
-        "What this run confirms and contradicts, each with the number that decides it and what it tests: a source study's claim, a model of ours against this run, our emulator against our model, or our measurement method.",
+        "What this run confirms and contradicts, each with the number that decides it and what it tests: a claim (a source study's or an earlier measurement's), a model of ours against this run, our emulator against our model, or our measurement method.",
     );
     for f in findings {
         s = s.finding(f.clone());
