@@ -186,7 +186,7 @@ fn poisson_premise(q: &QueueResults) -> Option<Finding> {
             .map(|l| l.think_ms * 1e3)
             .collect();
         evidence.push_str(&format!(
-            "\n\nOn bare loopback, outside the claim's setting, a handshake's next job arrives a median {:.0} us after the gateway served the previous one, so a busy gateway holds it back, and the same model misses the measured wait by {:.0} % (median |error|); the job-chain simulation, fed with the same runs' measured jobs and think time, has median |error| {:.0} % (worst {:.0} %) there.",
+            "\n\nOn bare loopback, outside the claim's setting, a handshake's next job arrives a median {:.0} us after the gateway served the previous one: its arrival waits on the queue, not on a Poisson clock, and the same model misses the measured wait by {:.0} % (median |error|); the job-chain simulation, fed with the same runs' measured jobs and think time, has median |error| {:.0} % (worst {:.0} %) there.",
             median(&think_us).unwrap_or(f64::NAN),
             lo * 100.0,
             chain * 100.0,
