@@ -16,6 +16,7 @@
 //! always be able to tell which is which.
 
 mod figure;
+mod finding;
 mod html;
 mod provenance;
 mod table;
@@ -24,7 +25,7 @@ pub use figure::{
     Axis, BarSeries, Chart, ErrorBar, Figure, GroupedBarChart, LineChart, Point, ScatterChart,
     Series,
 };
-pub use html::{escape_html, Finding, Item, Report, ReportOutput, Section, Verdict};
+pub use html::{escape_html, Finding, FindingKind, Item, Report, ReportOutput, Section, Verdict};
 pub use provenance::{Provenance, ProvenanceKind};
 pub use table::{Cell, Column, Table};
 

@@ -11,11 +11,11 @@
 //! a guess of the message sizes.
 
 use std::net::{SocketAddr, UdpSocket};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::cli_args::{self, PkiArgs};
 use anyhow::Context;
 use serde::Serialize;
 use wtls::handshake::AuthMode;
@@ -325,17 +325,19 @@ pub struct Args {
     /// List the profiles and exit.
     #[arg(long)]
     pub list: bool,
-    /// Instead of relaying: run --check-runs handshakes of --case through fresh relays in
-    /// front of --upstream and compare with the transmission model.
+    /// Instead of relaying: run --check-runs handshakes of this CA/leaf case through
+    /// fresh relays in front of --upstream and compare with the transmission model.
     #[arg(long)]
-    pub check_case: Option<String>,
+    pub check_case: Option<Case>,
+    /// Handshakes of --check-case.
     #[arg(long, default_value_t = 10)]
     pub check_runs: usize,
-    #[arg(long, value_enum, default_value = "server")]
-    pub check_auth: udp_client::AuthArg,
-    /// PKI directory for --check-case.
-    #[arg(long, default_value = "pki")]
-    pub pki: PathBuf,
+    /// Authentication of the --check-case handshakes.
+    #[arg(long, default_value = "server", value_parser = cli_args::auth_mode())]
+    pub check_auth: AuthMode,
+    // The PKI of --check-case, issued on first use.
+    #[command(flatten)]
+    pub pki: PkiArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -362,14 +364,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         p = fixed_delay(&p);
     }
     p.validate()?;
-    if let Some(case) = &args.check_case {
-        let store = PkiStore::load_or_init(&args.pki)?;
-        let case = Case::parse(case).map_err(|e| anyhow::anyhow!("--check-case: {e}"))?;
+    if let Some(case) = args.check_case {
+        let store = args.pki.load_or_init()?;
         let check = model_check(
             &store,
             args.upstream,
             case,
-            args.check_auth.into(),
+            args.check_auth,
             &p,
             args.check_runs,
             args.seed,

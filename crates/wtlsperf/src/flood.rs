@@ -25,7 +25,6 @@
 //! [`reflection`].
 
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -34,13 +33,12 @@ use anyhow::{bail, Context};
 use wtls::endpoint::ResponseLimit;
 use wtls::handshake::{AuthMode, Client, ClientConfig};
 use wtls::probe::Probe;
-use wtls::suite::Case;
 
+use crate::cli_args::{HandshakeArgs, ServedPkiArgs};
 use crate::gateway::cli::{at_least_one, check_max_peers, positive_seconds};
 use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, GatewayStats};
 use crate::pki_store::PkiStore;
 use crate::setup::{self, ClientAuth, Options};
-use crate::udp_client::AuthArg;
 
 pub mod reflection;
 
@@ -103,18 +101,12 @@ pub struct Args {
     /// Legitimate handshakes started per second during the flood.
     #[arg(long, default_value_t = 4.0)]
     pub legit_rate: f64,
-    /// The CA/leaf case the clients use (flood and legitimate).
-    #[arg(long, default_value = "160p/160p")]
-    pub case: String,
-    /// Authentication of the legitimate clients.
-    #[arg(long, value_enum, default_value_t = AuthArg::Server)]
-    pub auth: AuthArg,
-    /// PKI directory (must exist: see `wtlsperf pki init`, or pass --create-pki).
-    #[arg(long, default_value = "pki")]
-    pub pki: PathBuf,
-    /// Issue a new PKI into --pki if it holds none.
-    #[arg(long)]
-    pub create_pki: bool,
+    // The case of every client (flood and legitimate); the authentication of the
+    // legitimate ones.
+    #[command(flatten)]
+    pub handshake: HandshakeArgs,
+    #[command(flatten)]
+    pub pki: ServedPkiArgs,
 }
 
 /// A flood rate: positive, finite, at most [`MAX_RATE`] per second.
@@ -199,11 +191,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// The PKI, the client configuration of `--case` and the first ClientHello datagram.
 fn prepare(args: &Args) -> anyhow::Result<(PkiStore, Arc<ClientConfig>, Vec<u8>)> {
-    let case = Case::parse(&args.case).map_err(|e| anyhow::anyhow!("--case: {e}"))?;
-    let store = PkiStore::open(&args.pki, args.create_pki)?;
-    let creds = store.case(&case)?;
+    let store = args.pki.open()?;
+    let creds = store.case(&args.handshake.case)?;
     let client_cfg = Arc::new(setup::client_config(&creds, &Options::default(), false));
-    let auth = AuthMode::from(args.auth);
+    let auth = args.handshake.auth;
     let mut template = Client::new(client_cfg.clone(), auth, None, Probe::off(), setup::now());
     let hello = template
         .start(setup::now())?
@@ -353,7 +344,7 @@ pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
         Duration::try_from_secs_f64(args.duration.min(MAX_DURATION_S)).context("--duration")?;
     let total = (args.rate * duration.as_secs_f64()).ceil() as u64;
     let (store, client_cfg, hello) = prepare(args)?;
-    let auth = AuthMode::from(args.auth);
+    let auth = args.handshake.auth;
 
     let rss_start = rss_bytes();
     let gateway: Option<GatewayHandle> = if args.in_process {
@@ -469,10 +460,10 @@ fn print_report(args: &Args, r: &FloodReport) {
     };
     println!(
         "legitimate ({}, {}): {}/{} completed ({ratio:.1} %), p50 {:.2} ms, p95 {:.2} ms",
-        args.case,
-        match args.auth {
-            AuthArg::Server => "server-auth",
-            AuthArg::Mutual => "mutual",
+        args.handshake.case,
+        match args.handshake.auth {
+            AuthMode::ServerAuth => "server-auth",
+            AuthMode::Mutual => "mutual",
         },
         r.legit_completed,
         r.legit_attempted,

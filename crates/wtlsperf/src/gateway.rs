@@ -46,7 +46,7 @@ use wtls::probe::Clock;
 pub mod cli;
 mod recv;
 
-pub use cli::{gateway_options, run, Args, PackingArg};
+pub use cli::{gateway_options, run, Args};
 use recv::{realtime_ns, Received, RecvBatch};
 
 use crate::setup::{self, ProcessClock};

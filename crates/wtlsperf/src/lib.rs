@@ -2,7 +2,9 @@
 //! in-memory handshake runner, the UDP gateway and client, the bearer relay, the
 //! open-loop load generator, the flood test and the evaluation campaign.
 
+pub mod auth;
 pub mod bearer_cmd;
+pub mod cli_args;
 pub mod client_offer;
 pub mod device;
 pub mod evaluate;

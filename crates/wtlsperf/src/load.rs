@@ -44,11 +44,11 @@ use zeroize::Zeroizing;
 
 use wtlsperf_models::stats::median;
 
+use crate::cli_args::{HandshakeArgs, ServedPkiArgs};
 use crate::gateway::cli::{at_least_one, positive_number, positive_seconds};
 use crate::gateway::{spawn_gateway, GatewayConfig, JobRecord, Stall, STALL_NS};
 use crate::pki_store::PkiStore;
 use crate::setup::{self, ClientAuth, Options, ProcessClock};
-use crate::udp_client::AuthArg;
 
 /// Most arrivals started per event-loop turn.
 const ARRIVAL_BATCH: usize = 32;
@@ -1061,8 +1061,10 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     Ok(report)
 }
 
-/// `wtlsperf load` arguments.
+/// `wtlsperf load` arguments. The default case is 256p/256p, not the clients'
+/// 160p/160p: a case whose server work is large enough for a job log to resolve.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("case", |a| a.default_value("256p/256p")))]
 pub struct Args {
     /// A running gateway; without it (or with --in-process) one is started in process.
     #[arg(long)]
@@ -1073,10 +1075,9 @@ pub struct Args {
     /// Arrival window, seconds.
     #[arg(long, default_value = "10", value_parser = positive_seconds, allow_negative_numbers = true)]
     pub duration: f64,
-    #[arg(long, default_value = "256p/256p")]
-    pub case: String,
-    #[arg(long, value_enum, default_value = "server")]
-    pub auth: AuthArg,
+    // `--case` (default 256p/256p here: see the `mut_arg` above) and `--auth`.
+    #[command(flatten)]
+    pub handshake: HandshakeArgs,
     #[arg(long, default_value_t = 0.0)]
     pub resume_ratio: f64,
     /// Start a gateway in this process and read its job records.
@@ -1120,12 +1121,8 @@ pub struct Args {
     /// delivery path's stalls, and the generator's late sends).
     #[arg(long)]
     pub jobs: Option<PathBuf>,
-    /// PKI directory (must exist: see `wtlsperf pki init`, or pass --create-pki).
-    #[arg(long, default_value = "pki")]
-    pub pki: PathBuf,
-    /// Issue a new PKI into --pki if it holds none.
-    #[arg(long)]
-    pub create_pki: bool,
+    #[command(flatten)]
+    pub pki: ServedPkiArgs,
 }
 
 /// Writes a report as one CSV row (with header) or as JSON.
@@ -1194,11 +1191,10 @@ pub fn write_report(report: &LoadReport, path: &std::path::Path) -> anyhow::Resu
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let store = PkiStore::open(&args.pki, args.create_pki)?;
-    let case = Case::parse(&args.case).map_err(|e| anyhow::anyhow!("--case: {e}"))?;
+    let store = args.pki.open()?;
     let mut spec = LoadSpec::new(
-        case,
-        args.auth.into(),
+        args.handshake.case,
+        args.handshake.auth,
         args.rate,
         Duration::try_from_secs_f64(args.duration)
             .map_err(|_| anyhow::anyhow!("--duration {}: too long", args.duration))?,

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::{Parser, Subcommand};
 use wtls::suite::{unavailable_specifiers, Case, Specifier};
+use wtlsperf::cli_args::PkiArgs;
 use wtlsperf::pki_store::PkiStore;
 
 #[derive(Debug, Parser)]
@@ -26,10 +26,10 @@ enum Command {
         action: PkiAction,
     },
     /// Check every public-key operation of the 12 parameter specifiers through OpenSSL.
+    /// The PKI is created if missing, then validated.
     Selfcheck {
-        /// PKI directory to create (if missing) and validate.
-        #[arg(long, default_value = "pki")]
-        pki: PathBuf,
+        #[command(flatten)]
+        pki: PkiArgs,
     },
     /// Run handshakes in memory (client and server in one process) and print timings.
     Handshake(wtlsperf::runner::Args),
@@ -162,8 +162,8 @@ fn report_missing_curves() {
 
 /// Create (or load) the PKI, then exercise every public-key operation of every
 /// available specifier and validate every certificate.
-fn selfcheck(dir: &std::path::Path) -> anyhow::Result<()> {
-    let store = PkiStore::load_or_init(dir).with_context(|| format!("PKI in {}", dir.display()))?;
+fn selfcheck(pki: &PkiArgs) -> anyhow::Result<()> {
+    let store = pki.load_or_init()?;
     println!(
         "PKI {}: {} cases validated",
         store.dir().display(),

@@ -1488,31 +1488,15 @@ pub fn json_records(m: &CaseMeasurement) -> Vec<Value> {
     out
 }
 
-/// `--auth` on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AuthArg {
-    Server,
-    Mutual,
-}
-
-/// `--packing` on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PackingArg {
-    /// One datagram per flight.
-    Flight,
-    /// One record per datagram (the thesis' queue-model unit).
-    Message,
-}
-
-/// Command-line arguments of `wtlsperf handshake`.
+/// Command-line arguments of `wtlsperf handshake`. `--case` and `--auth` are the shared
+/// ones without their defaults: both are required unless `--all`, and absent with it.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("case", |a| a.default_value(None::<&str>).required_unless_present("all")))]
+#[command(mut_arg("auth", |a| a.default_value(None::<&str>).required_unless_present("all")))]
 pub struct Args {
-    /// The CA/leaf case, e.g. 256p/224p or rsa3072/rsa1024.
-    #[arg(long, required_unless_present = "all")]
-    pub case: Option<Case>,
-    /// Server-authenticated or mutual.
-    #[arg(long, value_enum, required_unless_present = "all")]
-    pub auth: Option<AuthArg>,
+    /// `None` exactly when neither `--case` nor `--auth` is given (then `--all` is).
+    #[command(flatten)]
+    pub handshake: Option<crate::cli_args::HandshakeArgs>,
     /// Measured handshakes per case.
     #[arg(long, default_value_t = 15)]
     pub reps: usize,
@@ -1526,13 +1510,13 @@ pub struct Args {
     /// tables then go to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// PKI directory (issued on first use: the in-memory runner serves no one else).
-    #[arg(long, default_value = "pki")]
-    pub pki: PathBuf,
+    // The PKI, issued on first use: the in-memory runner serves no one else.
+    #[command(flatten)]
+    pub pki: crate::cli_args::PkiArgs,
     #[arg(long, value_enum, default_value = "thesis")]
     pub flow: Flow,
-    #[arg(long, value_enum, default_value = "flight")]
-    pub packing: PackingArg,
+    #[command(flatten)]
+    pub packing: crate::cli_args::PackingArgs,
     #[arg(long, value_enum, default_value = "full")]
     pub variant: Variant,
     /// Skip the probe-overhead measurement (two more handshakes per rep).
@@ -1545,16 +1529,12 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let started = Instant::now();
-    let store = PkiStore::load_or_init(&args.pki)
-        .with_context(|| format!("PKI in {}", args.pki.display()))?;
+    let store = args.pki.load_or_init()?;
     let opts = RunnerOptions {
         reps: args.reps,
         warmup: args.warmup,
         flow: args.flow,
-        packing: match args.packing {
-            PackingArg::Flight => Packing::FlightPerDatagram,
-            PackingArg::Message => Packing::MessagePerDatagram,
-        },
+        packing: args.packing.packing,
         variant: args.variant,
         measure_bound: !args.no_bound,
         measure_probe_overhead: !args.no_probe_overhead,
@@ -1585,13 +1565,9 @@ pub fn run(args: Args) -> Result<()> {
         }
         planned_cases(&store, opts.variant)
     } else {
-        let case = args
-            .case
-            .ok_or_else(|| anyhow!("--case is required without --all"))?;
-        let auth = match args.auth {
-            Some(AuthArg::Mutual) => AuthMode::Mutual,
-            Some(AuthArg::Server) | None => AuthMode::ServerAuth,
-        };
+        let crate::cli_args::HandshakeArgs { case, auth } = args
+            .handshake
+            .ok_or_else(|| anyhow!("--case and --auth are required without --all"))?;
         if !case.is_available() {
             bail!("case {case} needs a curve the local libcrypto lacks");
         }

@@ -39,7 +39,11 @@ pub fn all_cipher_suites() -> Vec<CipherSuite> {
     out
 }
 
-/// How a server treats client certificates.
+/// How a server treats client certificates: the gateway's policy (`--client-auth`).
+/// Not the handshake's [`AuthMode`]: a gateway with `Optional` serves server-
+/// authenticated and mutual clients alike, and `None` and `Optional` both run
+/// server-authenticated handshakes that differ in their flow (Table 3.7's
+/// CertificateRequest or none), so three policies map onto two modes (in `apply`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
 pub enum ClientAuth {
     /// No CertificateRequest: the plain WTLS server-authenticated flow.

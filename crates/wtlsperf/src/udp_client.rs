@@ -23,10 +23,9 @@ use wtls::msgs::common::CipherSuite;
 use wtls::probe::{Clock, HandshakeProbe, Message, Operation, Probe, ProbeLevel};
 use wtls::suite::Case;
 
+use crate::cli_args::{HandshakeArgs, PackingArgs, PkiArgs};
 use crate::client_offer::{self, TrustedIdsArg};
-use crate::gateway::PackingArg;
 use crate::pcap::PcapWriter;
-use crate::pki_store::PkiStore;
 use crate::setup::{self, Options, ProcessClock};
 use crate::wsp;
 
@@ -479,16 +478,11 @@ pub struct Args {
     /// Gateway (or bearer relay) address.
     #[arg(long, default_value = "127.0.0.1:9202")]
     pub connect: SocketAddr,
-    /// PKI directory (must be the gateway's; create it with `wtlsperf pki init`). Not
-    /// read by an anonymous client that sends no trusted key ids.
-    #[arg(long, default_value = "pki")]
-    pub pki: PathBuf,
-    /// CA/leaf case, e.g. 256p/256p or rsa1024/rsa1024.
-    #[arg(long, default_value = "160p/160p")]
-    pub case: String,
-    /// server (server-authenticated) or mutual.
-    #[arg(long, value_enum, default_value = "server")]
-    pub auth: AuthArg,
+    // The gateway's PKI; not read by an anonymous client that sends no trusted key ids.
+    #[command(flatten)]
+    pub pki: PkiArgs,
+    #[command(flatten)]
+    pub handshake: HandshakeArgs,
     /// Handshakes to run (1 to 1,000,000).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub count: u32,
@@ -507,9 +501,8 @@ pub struct Args {
     /// Anonymous key exchange (RSA_anon / ECDH_anon on the leaf's parameters).
     #[arg(long)]
     pub anonymous: bool,
-    /// How handshake messages are packed into datagrams.
-    #[arg(long, value_enum, default_value = "flight")]
-    pub packing: PackingArg,
+    #[command(flatten)]
+    pub packing: PackingArgs,
     /// A cipher suite to offer, BULK/MAC (e.g. RC5_CBC/SHA, DES_CBC/SHA,
     /// RC5_CBC_56/SHA); repeat it to offer several, most preferred first. A weak suite
     /// named here is offered, with a warning. Default: RC5_CBC/SHA.
@@ -542,22 +535,6 @@ fn parse_wsp_url(text: &str) -> Result<String, String> {
         ));
     }
     Ok(text.to_string())
-}
-
-/// Authentication mode on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum AuthArg {
-    Server,
-    Mutual,
-}
-
-impl From<AuthArg> for AuthMode {
-    fn from(a: AuthArg) -> AuthMode {
-        match a {
-            AuthArg::Server => AuthMode::ServerAuth,
-            AuthArg::Mutual => AuthMode::Mutual,
-        }
-    }
 }
 
 /// Median and 95th percentile (nearest rank) of durations in ms.
@@ -607,7 +584,7 @@ fn print_probe(probe: &HandshakeProbe) {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let case = Case::parse(&args.case).map_err(|e| anyhow!("--case: {e}"))?;
+    let case = args.handshake.case;
     // The capture's synthetic headers are IPv4 (see `pcap`).
     anyhow::ensure!(
         args.pcap.is_none() || args.connect.is_ipv4(),
@@ -615,7 +592,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.connect
     );
     let mut cfg = command_config(&args, &case)?;
-    let auth: AuthMode = args.auth.into();
+    let auth = args.handshake.auth;
     let device = crate::device::client_device(args.device.as_deref(), case, auth, &mut cfg)?;
     let cfg = Arc::new(cfg);
     let mut pcap = match &args.pcap {
@@ -758,20 +735,14 @@ fn open_socket(peer: SocketAddr) -> anyhow::Result<UdpSocket> {
 /// create) `--pki`; every other client needs the gateway's PKI.
 fn command_config(args: &Args, case: &Case) -> anyhow::Result<ClientConfig> {
     anyhow::ensure!(
-        !(args.anonymous && args.auth == AuthArg::Mutual),
+        !(args.anonymous && args.handshake.auth == AuthMode::Mutual),
         "--auth mutual needs a client certificate, and --anonymous uses none"
     );
-    let packing = args.packing.into();
+    let packing = args.packing.packing;
     let mut cfg = if args.anonymous && args.trusted_ids == TrustedIdsArg::None {
         client_offer::anonymous_config(case, packing)
     } else {
-        let store = PkiStore::load(&args.pki).with_context(|| {
-            format!(
-                "--pki {}: create one with `wtlsperf pki init --dir {}`",
-                args.pki.display(),
-                args.pki.display()
-            )
-        })?;
+        let store = args.pki.load()?;
         let creds = store.case(case).with_context(|| format!("--case {case}"))?;
         let opts = Options {
             packing,

@@ -65,6 +65,24 @@ fn counts_of_zero_are_refused_with_the_option_named() {
     refused(&["gateway", "--max-peers", "0"], "--max-peers");
 }
 
+/// The shared arguments (`cli_args`) are typed in every command that takes them: a bad
+/// case, authentication or packing is refused before anything runs, naming the option.
+#[test]
+fn shared_arguments_are_refused_with_the_option_named() {
+    for command in ["client", "load", "flood", "handshake"] {
+        refused(&[command, "--case", "160p"], "--case");
+        refused(
+            &[command, "--case", "160p/160p", "--auth", "both"],
+            "--auth",
+        );
+    }
+    for command in ["client", "gateway", "handshake"] {
+        refused(&[command, "--packing", "datagram"], "--packing");
+    }
+    refused(&["bearer", "--check-case", "x/y"], "--check-case");
+    refused(&["bearer", "--check-auth", "both"], "--check-auth");
+}
+
 #[test]
 fn durations_that_are_not_positive_numbers_are_refused() {
     for bad in ["NaN", "-1", "0", "nonsense"] {

@@ -80,7 +80,7 @@ pub const fn cipher_info(alg: BulkCipherAlgorithm) -> CipherInfo {
 
 /// RC5-32 rounds for each RC5 code point.
 ///
-/// The number of rounds is not settled by any source available to us (§5.2 [U]). The one
+/// The number of rounds is not settled by any source available to us (§5.2 \[U\]). The one
 /// implementation that uses RC5, Kannel, keys RC5_CBC_40 and RC5_CBC_56 with 12 rounds
 /// and RC5_CBC with 16. We follow that rule because it is the only one seen working
 /// against real handsets, and extend it by class: every *export* RC5 variant (40, 56 and

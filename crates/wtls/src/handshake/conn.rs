@@ -607,7 +607,7 @@ impl Core {
 /// message in a prebuilt record.
 const PREBUILT_HEADER_LEN: usize = 5;
 
-/// One end's reactions to the records of a datagram; [`process_datagram`] does the
+/// One end's reactions to the records of a datagram; [`process_records`] does the
 /// framing, record protection and alert handling common to both ends.
 pub(crate) trait Endpoint {
     fn core(&mut self) -> &mut Core;

@@ -22,7 +22,7 @@ use wtlsperf_models::overall::{
 use wtlsperf_models::real_bearer::{self, LeaveOneOut, TraversalCount};
 use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
-use wtlsperf_report::{Finding, Verdict};
+use wtlsperf_report::{Finding, FindingKind, Verdict};
 
 use super::processing::{auth_mode, ProcessingResults};
 use super::recommendation::{self, Recommendation};
@@ -335,7 +335,8 @@ impl DeviceResults {
                     ratio(emulated::GSM_CSD_2004).unwrap_or(f64::NAN)
                 ),
                 if e2e <= 0.05 { Verdict::Confirmed } else { Verdict::Contradicted },
-            ));
+            // The emulated handset and link enforce the model's own inputs.
+            ).kind(FindingKind::EmulatorAgainstModel));
         }
         if let [a, b] = self.transmission.as_slice() {
             let better = if a.median_abs_error <= b.median_abs_error {

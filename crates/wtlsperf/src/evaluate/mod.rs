@@ -20,8 +20,8 @@
 //! * [`findings`]: what the numbers confirm and contradict;
 //! * [`output`]: the machine-readable files and `summary.json`.
 //!
-//! Three sizes: the full run (about 15 minutes on 2 cores), `--quick` (under 2 minutes,
-//! what CI runs) and a hidden `--smoke` that only proves every part runs end to end.
+//! Three sizes: the full run (about 12.5 minutes on 2 cores: 745 s when last measured,
+//! within its 15-minute budget), `--quick` (about 100 s, what CI runs) and a hidden `--smoke` that only proves every part runs end to end.
 
 pub mod device;
 pub mod findings;
@@ -46,9 +46,11 @@ use crate::pki_store::PkiStore;
 
 /// Command-line arguments.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("dir", |a| a.default_value(None::<&str>)
+    .help("PKI directory, created on first use (default `<out>/pki`)")))]
 pub struct Args {
-    /// A shorter run for CI (under 2 minutes on 2 cores): 3 repetitions per case, three
-    /// load points, a handful of bearer cases.
+    /// A shorter run for CI (about 100 s on 2 cores): 3 repetitions per case, three load
+    /// points per setting, a handful of bearer cases.
     #[arg(long)]
     pub quick: bool,
     /// Every part on minimal inputs; proves the pipeline, measures nothing worth reading.
@@ -57,9 +59,9 @@ pub struct Args {
     /// Output directory (default `results/<UTC timestamp>/`).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// PKI directory, created on first use (default `<out>/pki`).
-    #[arg(long)]
-    pub pki: Option<PathBuf>,
+    /// The shared `--pki` without its default: absent, the PKI goes in `<out>/pki`.
+    #[command(flatten)]
+    pub pki: Option<crate::cli_args::PkiArgs>,
     /// Also write every queue load point's job and disturbance logs into this directory
     /// (as `wtlsperf load --jobs` does; some 100 MB for a full run), to read a point again
     /// or differently.
@@ -191,25 +193,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     std::fs::create_dir_all(&out)
         .with_context(|| format!("creating the output directory {}", out.display()))?;
     let machine_info = output::MachineInfo::collect();
-    let progress = ProgressBar::new(10);
-    progress.set_style(
-        ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    progress.enable_steady_tick(TICK);
     let ctx = Ctx {
         mode,
         run_id: run_id.clone(),
         machine: machine_info.short(),
         out: out.clone(),
-        progress,
+        progress: progress_bar(),
         job_logs: args.job_logs.clone(),
         part_seconds: Default::default(),
     };
     let clock = Instant::now();
 
     ctx.step("loading or creating the PKI");
-    let pki_dir = args.pki.unwrap_or_else(|| out.join("pki"));
+    let pki_dir = args.pki.map_or_else(|| out.join("pki"), |p| p.dir);
     let store = ctx.part("pki", || {
         // The thesis' Table 3.2 numbering: its byte counts (Table 4.11) were made
         // with it (explicit parameters for the curves WAP-261 does not number would
@@ -217,55 +213,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         PkiStore::load_or_init_numbered(&pki_dir, wtls::params::ParameterNumbering::Thesis)
             .with_context(|| format!("PKI in {}", pki_dir.display()))
     })?;
-
-    let processing = ctx.part("processing", || processing::run(&ctx, &store))?;
-    let queue = ctx.part("queue", || queue::run(&ctx, &store, &processing))?;
-    let transmission = ctx.part("transmission", || {
-        transmission::run(&ctx, &store, &processing)
-    })?;
-    let devices = ctx.part("devices", || device::run(&ctx, &store, &processing))?;
-    let overall = ctx.part("overall", || {
-        overall::build(&ctx, &processing, &transmission, &queue, &devices.emulated)
-    })?;
-    let records = ctx.part("record_layer", || record_layer::run(&ctx))?;
-    let mcommerce = ctx.part("mcommerce", || mcommerce::run(&ctx, &store))?;
-    let protocols = ctx.part("protocols", || protocols::run(&ctx, &store, &processing))?;
-    let mut findings = ctx.part("findings", || {
-        let mut all = findings::build(&processing, &queue, &transmission);
-        all.extend(devices.findings());
-        anyhow::Ok(all)
-    })?;
-    findings.extend(protocols.findings());
+    let parts = Parts::measure(&ctx, &store)?;
 
     ctx.step("writing the report");
-    let report = Report::new("wtlsperf evaluation: the WTLS handshake, re-measured")
-        .subtitle(format!(
-            "run {run_id} ({mode:?} mode) on {}; measured values beside the models and the \
-             published numbers of Bayoglu 2004, Levi-Savas 2003 and Herwono-Liebhardt 2001",
-            ctx.machine
-        ))
-        .meta("run id", &run_id)
-        .meta("mode", format!("{mode:?}"))
-        .meta("machine", &ctx.machine)
-        .meta("kernel", &machine_info.kernel)
-        .meta("OpenSSL", &machine_info.openssl)
-        .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
-        .section(processing.section(&ctx)?)
-        .section(queue.section(&ctx))
-        .section(transmission.section(&ctx))
-        .section(overall.section(&ctx))
-        .section(devices.section(&ctx))
-        .section(records.section(&ctx))
-        .section(mcommerce.section(&ctx))
-        .section(protocols.section(&ctx))
-        .section(findings::section(&findings));
-    report
+    parts
+        .report(&ctx, &machine_info)?
         .write(&out)
         .with_context(|| format!("writing the report into {}", out.display()))?;
-
-    let mut headline = output::headline(&processing, &queue, &transmission, &records);
-    headline.devices = devices.headline();
-    headline.protocols = protocols.headline();
     let summary = output::Summary {
         machine: machine_info,
         run_id,
@@ -279,20 +233,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .iter()
             .map(|&(part, s)| (part.to_owned(), s))
             .collect(),
-        headline,
-        findings: findings.iter().map(output::FindingSummary::from).collect(),
+        headline: parts.headline(),
+        findings: parts
+            .findings
+            .iter()
+            .map(output::FindingSummary::from)
+            .collect(),
     };
-    output::write_all(
-        &out,
-        &processing,
-        &queue,
-        &transmission,
-        &records,
-        &mcommerce,
-        &summary,
-    )?;
-    devices.write_csv(&out)?;
-    protocols.write_csv(&out)?;
+    parts.write_files(&out, &summary)?;
     ctx.progress.finish_and_clear();
     eprintln!(
         "wtlsperf evaluate: {} written in {:.1} s",
@@ -300,6 +248,121 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         clock.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// The progress bar on stderr: one step per top-level part.
+fn progress_bar() -> ProgressBar {
+    let progress = ProgressBar::new(10);
+    progress.set_style(
+        ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    progress.enable_steady_tick(TICK);
+    progress
+}
+
+/// What every part of the campaign produced.
+struct Parts {
+    processing: processing::ProcessingResults,
+    queue: queue::QueueResults,
+    transmission: transmission::TransmissionResults,
+    devices: device::DeviceResults,
+    overall: overall::OverallResults,
+    records: record_layer::RecordResults,
+    mcommerce: mcommerce::McommerceResults,
+    protocols: protocols::ProtocolResults,
+    findings: Vec<wtlsperf_report::Finding>,
+}
+
+impl Parts {
+    /// Runs the parts in order; later ones read earlier ones' results.
+    fn measure(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Parts> {
+        let processing = ctx.part("processing", || processing::run(ctx, store))?;
+        let queue = ctx.part("queue", || queue::run(ctx, store, &processing))?;
+        let transmission = ctx.part("transmission", || {
+            transmission::run(ctx, store, &processing)
+        })?;
+        let devices = ctx.part("devices", || device::run(ctx, store, &processing))?;
+        let overall = ctx.part("overall", || {
+            overall::build(ctx, &processing, &transmission, &queue, &devices.emulated)
+        })?;
+        let records = ctx.part("record_layer", || record_layer::run(ctx))?;
+        let mcommerce = ctx.part("mcommerce", || mcommerce::run(ctx, store))?;
+        let protocols = ctx.part("protocols", || protocols::run(ctx, store, &processing))?;
+        let mut findings = ctx.part("findings", || {
+            let mut all = findings::build(&processing, &queue, &transmission);
+            all.extend(devices.findings());
+            anyhow::Ok(all)
+        })?;
+        findings.extend(protocols.findings());
+        Ok(Parts {
+            processing,
+            queue,
+            transmission,
+            devices,
+            overall,
+            records,
+            mcommerce,
+            protocols,
+            findings,
+        })
+    }
+
+    /// The report: one section per part, the findings last.
+    fn report(&self, ctx: &Ctx, machine: &output::MachineInfo) -> anyhow::Result<Report> {
+        Ok(
+            Report::new("wtlsperf evaluation: the WTLS handshake, re-measured")
+                .subtitle(format!(
+                    "run {} ({:?} mode) on {}; measured values beside the models and the \
+                     published numbers of Bayoglu 2004, Levi-Savas 2003 and Herwono-Liebhardt 2001",
+                    ctx.run_id, ctx.mode, ctx.machine
+                ))
+                .meta("run id", &ctx.run_id)
+                .meta("mode", format!("{:?}", ctx.mode))
+                .meta("machine", &ctx.machine)
+                .meta("kernel", &machine.kernel)
+                .meta("OpenSSL", &machine.openssl)
+                .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
+                .section(self.processing.section(ctx)?)
+                .section(self.queue.section(ctx))
+                .section(self.transmission.section(ctx))
+                .section(self.overall.section(ctx))
+                .section(self.devices.section(ctx))
+                .section(self.records.section(ctx))
+                .section(self.mcommerce.section(ctx))
+                .section(self.protocols.section(ctx))
+                .section(findings::section(&self.findings)),
+        )
+    }
+
+    /// The headline numbers of `summary.json`.
+    fn headline(&self) -> output::Headline {
+        let mut headline = output::headline(
+            &self.processing,
+            &self.queue,
+            &self.transmission,
+            &self.records,
+        );
+        headline.devices = self.devices.headline();
+        headline.protocols = self.protocols.headline();
+        headline
+    }
+
+    /// The CSV and JSON files beside the report.
+    fn write_files(&self, out: &std::path::Path, summary: &output::Summary) -> anyhow::Result<()> {
+        output::write_all(
+            out,
+            &self.processing,
+            &self.queue,
+            &self.transmission,
+            &self.records,
+            &self.mcommerce,
+            summary,
+        )?;
+        self.devices.write_csv(out)?;
+        self.protocols.write_csv(out)?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -312,6 +375,20 @@ mod tests {
         // 2000-02-29 12:34:56 UTC, a leap day of a year divisible by 400.
         assert_eq!(utc_stamp(951_827_696), "20000229T123456Z");
         assert_eq!(utc_stamp(1_700_000_000), "20231114T221320Z");
+    }
+
+    #[test]
+    fn without_pki_the_evaluation_chooses_its_own_directory() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Command {
+            #[command(flatten)]
+            args: Args,
+        }
+        let absent = Command::try_parse_from(["evaluate"]).unwrap();
+        assert!(absent.args.pki.is_none());
+        let given = Command::try_parse_from(["evaluate", "--pki", "elsewhere"]).unwrap();
+        assert_eq!(given.args.pki.unwrap().dir, PathBuf::from("elsewhere"));
     }
 
     #[test]

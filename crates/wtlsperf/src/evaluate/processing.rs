@@ -194,13 +194,8 @@ pub fn published_row(case: &Case, auth: Authentication) -> Option<ProcessingTime
     })
 }
 
-/// `wtls` handshake mode of a thesis authentication mode.
-pub fn auth_mode(auth: Authentication) -> AuthMode {
-    match auth {
-        Authentication::Mutual => AuthMode::Mutual,
-        Authentication::ServerAuth => AuthMode::ServerAuth,
-    }
-}
+/// The evaluation's parts import the conversion from here.
+pub use crate::auth::auth_mode;
 
 /// All of part 1.
 #[derive(Debug, Clone)]

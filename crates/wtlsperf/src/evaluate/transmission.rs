@@ -6,7 +6,8 @@
 //! with the units as printed AND as the published means were evidently computed. Then our
 //! handshakes: bytes per case beside Table 4.11, flights with WDP/IP overhead beside
 //! Herwono's message groups, public-key-related bytes, and real handshakes through the
-//! emulated GSM CSD and GPRS links beside the flight model.
+//! emulated GSM CSD, GPRS and Herwono-Liebhardt fixed-rate links beside the flight model
+//! (a check of the emulator against the model: both use the same parameters).
 
 use wtls::suite::Case;
 use wtlsperf_models::reference::{self, herwono_groups_of};

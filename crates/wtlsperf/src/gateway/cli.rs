@@ -5,7 +5,6 @@
 //! prints and exits 1 on.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +13,7 @@ use wtls::endpoint::{entry_overhead_bytes, ResponseLimit};
 use wtls::handshake::{Packing, Policy};
 
 use super::{spawn_gateway, GatewayConfig};
-use crate::pki_store::PkiStore;
+use crate::cli_args::{PackingArgs, ServedPkiArgs};
 use crate::setup::{self, ClientAuth, Options};
 
 /// Per-peer state a gateway must be able to hold: a table entry plus one half-open
@@ -110,12 +109,8 @@ pub struct Args {
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:9202")]
     pub listen: SocketAddr,
-    /// PKI directory (must exist: see `wtlsperf pki init`, or pass --create-pki).
-    #[arg(long, default_value = "pki")]
-    pub pki: PathBuf,
-    /// Issue a new PKI into --pki if it holds none.
-    #[arg(long)]
-    pub create_pki: bool,
+    #[command(flatten)]
+    pub pki: ServedPkiArgs,
     /// Worker threads (each with its own SO_REUSEPORT socket).
     #[arg(long, default_value = "1", value_parser = at_least_one, allow_negative_numbers = true)]
     pub workers: usize,
@@ -146,9 +141,8 @@ pub struct Args {
     /// Accept weak (export, NULL, truncated-MAC) cipher suites and anonymous key exchange.
     #[arg(long)]
     pub allow_weak: bool,
-    /// How handshake messages are packed into datagrams.
-    #[arg(long, value_enum, default_value = "flight")]
-    pub packing: PackingArg,
+    #[command(flatten)]
+    pub packing: PackingArgs,
     /// Pin worker i to the i-th of these CPUs (comma-separated), e.g. `--cpus 1`.
     #[arg(long, value_delimiter = ',')]
     pub cpus: Vec<usize>,
@@ -158,24 +152,6 @@ pub struct Args {
     /// Stop by itself after this many seconds (`inf`: run until stopped).
     #[arg(long, value_parser = run_length, allow_negative_numbers = true)]
     pub duration_s: Option<RunLength>,
-}
-
-/// Packing on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PackingArg {
-    /// One datagram per flight.
-    Flight,
-    /// One datagram per message.
-    Message,
-}
-
-impl From<PackingArg> for Packing {
-    fn from(p: PackingArg) -> Packing {
-        match p {
-            PackingArg::Flight => Packing::FlightPerDatagram,
-            PackingArg::Message => Packing::MessagePerDatagram,
-        }
-    }
 }
 
 /// The server options of the gateway command.
@@ -193,8 +169,8 @@ pub fn gateway_options(allow_weak: bool, packing: Packing) -> Options {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     check_max_peers(args.max_peers)?;
-    let store = PkiStore::open(&args.pki, args.create_pki)?;
-    let opts = gateway_options(args.allow_weak, args.packing.into());
+    let store = args.pki.open()?;
+    let opts = gateway_options(args.allow_weak, args.packing.packing);
     let server = setup::gateway_server_config(&store, args.client_auth, &opts)?;
     let cfg = GatewayConfig {
         listen: args.listen,

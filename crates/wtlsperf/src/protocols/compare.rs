@@ -42,9 +42,9 @@ pub struct Args {
     /// Emulated client device for `--suite` (default: this machine).
     #[arg(long)]
     pub device: Option<String>,
-    /// PKI directory for the WTLS counterparts of the anchors.
-    #[arg(long, default_value = "pki")]
-    pub pki: std::path::PathBuf,
+    // The PKI of the anchors' WTLS counterparts, issued on first use.
+    #[command(flatten)]
+    pub pki: crate::cli_args::PkiArgs,
 }
 
 /// Runs the command.
@@ -77,8 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if !args.no_peers {
         anyhow::ensure!(args.peer_reps > 0, "--peer-reps must be at least 1");
-        let store = PkiStore::load_or_init(&args.pki)
-            .with_context(|| format!("--pki {}", args.pki.display()))?;
+        let store = args.pki.load_or_init()?;
         for (peer, ours) in anchors_beside_ours(&store, args.peer_reps, 10)? {
             println!(
                 "{:<28} bound {:.2}  (server {:.0} us, raw {:.0} us)   ours {}: {}",

@@ -16,6 +16,7 @@ use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
 
+use crate::auth::authentication;
 use crate::bearer_cmd::{bearer_retransmit_timeout, flights_of, predicted_ms};
 use crate::device::{retransmit_allowance, with_device, Pacer};
 use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
@@ -84,14 +85,6 @@ impl EmulatedRun {
     /// Measured over model, minus one.
     pub fn error(&self) -> f64 {
         self.measured_ms / self.model_ms - 1.0
-    }
-}
-
-/// The model's flavour of an engine authentication mode.
-fn authentication(auth: AuthMode) -> Authentication {
-    match auth {
-        AuthMode::Mutual => Authentication::Mutual,
-        _ => Authentication::ServerAuth,
     }
 }
 
