@@ -9,7 +9,8 @@ use wtls::probe::{HandshakeProbe, Message, Operation};
 use wtls::suite::Case;
 use wtlsperf::pki_store::PkiStore;
 use wtlsperf::runner::{
-    measure_all, measure_case, planned_cases, CaseMeasurement, Flow, RunnerOptions, Side, Variant,
+    measure_all, measure_case, planned_cases, BoundExtension, BoundFailure, BoundRatio,
+    CaseMeasurement, Flow, RunnerOptions, Side, Variant,
 };
 
 /// The full PKI, issued once into the integration-test scratch directory and reused by
@@ -127,7 +128,17 @@ fn all_48_cases_complete_with_the_thesis_message_sets() {
         );
         // One server job per datagram it received.
         assert_eq!(m.server_job_service_ns()[0].len(), 2);
-        assert!(r.pk_bound_ns.is_some() && m.bound_ratio().is_some());
+        // One bound pair per rep; one pair gives no interval, so no value either.
+        assert!(r.pk_bound_ns.is_some() && r.server_cpu_probe_off_ns.is_some());
+        assert_eq!(m.bound_pairs().len(), 1);
+        assert_eq!(
+            m.bound(),
+            Some(BoundRatio::Failed {
+                failure: BoundFailure::TooFewPairs,
+                spread: *m.bound().unwrap().spread()
+            })
+        );
+        assert_eq!(m.bound_ratio(), None);
         // The side totals are the sums of the per-message CPU times.
         assert_eq!(
             m.server_cpu_ms().unwrap().p50,
@@ -242,6 +253,46 @@ fn wtls_flow_and_per_message_packing() {
 }
 
 #[test]
+fn the_bound_extension_adds_pairs_until_an_interval_exists_at_least() {
+    let opts = RunnerOptions {
+        reps: 2,
+        bound_extension: Some(BoundExtension {
+            max_pairs: 40,
+            budget: std::time::Duration::from_secs(30),
+        }),
+        ..quick(Variant::Full)
+    };
+    for variant in [Variant::Full, Variant::Optimised] {
+        let opts = RunnerOptions {
+            variant,
+            ..opts.clone()
+        };
+        let case = Case::parse("160p/160p").unwrap();
+        let m = measure_case(store(), case, AuthMode::ServerAuth, &opts).unwrap();
+        let pairs = m.bound_pairs();
+        assert_eq!(pairs.len(), 2 + m.extra_bound_pairs.len());
+        // The first batch alone reaches an interval; the cap holds whatever the timing.
+        assert!((6..=40).contains(&pairs.len()), "{}", pairs.len());
+        let bound = m.bound().unwrap();
+        assert_ne!(bound.status(), "too_few_pairs");
+        assert_eq!(bound.spread().pairs, pairs.len());
+        assert_eq!(m.bound_ratio().is_some(), bound.status() == "bounded");
+    }
+    // Without a bound (resumed), no pairs are added.
+    let m = measure_case(
+        store(),
+        Case::parse("160p/160p").unwrap(),
+        AuthMode::ServerAuth,
+        &RunnerOptions {
+            variant: Variant::Resumed,
+            ..opts
+        },
+    )
+    .unwrap();
+    assert!(m.bound().is_none() && m.extra_bound_pairs.is_empty());
+}
+
+#[test]
 fn probe_overhead_is_measured_when_asked() {
     let opts = RunnerOptions {
         reps: 2,
@@ -307,7 +358,21 @@ fn handshake_command_writes_ndjson_with_the_fields() {
         .iter()
         .find(|r| r["summary"] == true && r["side"] == "server" && r["message"] == "TOTAL")
         .expect("a server summary");
-    assert!(summary["bound_ratio"].as_f64().is_some());
+    // Two pairs: the bound is a measurement failure, given with its pairs, no value.
+    assert!(summary["bound_ratio"].is_null());
+    assert_eq!(summary["bound_status"], "too_few_pairs");
+    assert_eq!(summary["bound_pairs"], 2);
+    assert!(summary["bound_ci95"].is_null());
+    assert!(summary["bound_ms"].as_f64().is_some());
+    let pairs: Vec<_> = records.iter().filter(|r| r["message"] == "BOUND").collect();
+    assert_eq!(pairs.len(), 2);
+    for (i, b) in pairs.iter().enumerate() {
+        assert_eq!(
+            (&b["pair"], &b["rep"]),
+            (&serde_json::json!(i), &serde_json::json!(i))
+        );
+        assert!(b["cpu_ns"].as_u64().is_some() && b["server_cpu_probe_off_ns"].as_u64().is_some());
+    }
     assert!(summary["published_ms"].as_f64().is_some());
     let hs = records
         .iter()
