@@ -756,7 +756,7 @@ fn bound_pair(rig: &Rig, raw: &RawServerOps, index: usize) -> Result<BoundPair> 
         let (client, server) = rig.pair(ProbeLevel::Off)?;
         Ok(drive(client, server, setup::now(), true)?.server_cpu_ns)
     };
-    let (server_cpu_ns, raw_pk_ns) = if index % 2 == 0 {
+    let (server_cpu_ns, raw_pk_ns) = if index.is_multiple_of(2) {
         let cpu = handshake()?;
         (cpu, raw.run()?)
     } else {

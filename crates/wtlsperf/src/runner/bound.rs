@@ -498,7 +498,7 @@ mod tests {
             .unwrap();
         assert_eq!(added.len() + 3, MIN_PAIRS_FOR_INTERVAL);
 
-        let alternating = |i: usize| Ok(pairs(&[if i % 2 == 0 { 0.9 } else { 1.1 }])[0]);
+        let alternating = |i: usize| Ok(pairs(&[if i.is_multiple_of(2) { 0.9 } else { 1.1 }])[0]);
         assert_eq!(ext.extend(&pairs(&[1.0]), alternating).unwrap().len(), 49);
     }
 }
