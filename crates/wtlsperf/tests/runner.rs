@@ -178,14 +178,17 @@ fn the_server_side_records_its_public_key_operations() {
         .into_iter()
         .find(|s| s.message == Message::CKX)
         .unwrap();
-    let ops: Vec<_> = ckx.operations.iter().map(|o| o.0).collect();
+    let ops: Vec<_> = ckx.operations.iter().map(|o| o.operation).collect();
     assert!(ops.contains(&Operation::RSADEC), "{ops:?}");
     let ccert = m
         .message_summary(Side::Server)
         .into_iter()
         .find(|s| s.message == Message::CCERT)
         .unwrap();
-    assert!(ccert.operations.iter().any(|o| o.0 == Operation::CERTCHECK));
+    assert!(ccert
+        .operations
+        .iter()
+        .any(|o| o.operation == Operation::CERTCHECK));
 }
 
 #[test]

@@ -323,14 +323,14 @@ pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult
                 share_pct: ms.share_pct,
                 bytes: Some(ms.bytes),
             });
-            for (op, wall, share) in &ms.operations {
+            for op in &ms.operations {
                 messages.push(MessageRow {
                     side,
                     message: name.clone(),
-                    operation: Some(op.name().to_owned()),
-                    median_wall_ms: *wall,
+                    operation: Some(op.operation.name().to_owned()),
+                    median_wall_ms: op.median_wall_ms,
                     median_cpu_ms: None,
-                    share_pct: *share,
+                    share_pct: op.share_of_message_pct,
                     bytes: None,
                 });
             }
