@@ -13,12 +13,11 @@
 //! around each `handle_datagram` call is recorded from the outside as well as by the
 //! engine's own probe, so the per-job service times the queue model needs
 //! ([`CaseMeasurement::server_job_service_ns`]) do not depend on the probe being right.
-
-//! The module's parts, along its seams: [`drive`] runs the handshakes and measures a case,
-//! [`bound`] the raw public-key bound and its statistics, [`record`] holds what was
-//! measured and summarises it, [`published`] sets it beside the thesis' tables,
-//! [`render`] prints it, [`json`] writes it as records, and [`command`] is `wtlsperf
-//! handshake`.
+//!
+//! The module's parts, along its seams: `drive` runs the handshakes and measures a case,
+//! `bound` the raw public-key bound and its statistics, `record` holds what was measured
+//! and summarises it, `published` sets it beside the thesis' tables, `render` prints it,
+//! `json` writes it as records, and `command` is `wtlsperf handshake`.
 
 use std::path::PathBuf;
 
@@ -41,7 +40,7 @@ pub use command::run;
 pub use drive::{measure_all, measure_case, planned_cases, RunnerOptions};
 pub use json::{json_records, JsonRecord};
 pub use published::{percentage_comparison, published_bytes, published_totals, PercentComparison};
-pub use record::{CaseMeasurement, MessageSummary, RepMeasurement, Side};
+pub use record::{CaseMeasurement, MessageSummary, OperationSummary, RepMeasurement, Side};
 pub use render::{render_case, render_overview};
 pub use wtls::handshake::AuthMode;
 pub use wtlsperf_models::stats::Summary;

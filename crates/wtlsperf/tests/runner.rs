@@ -262,6 +262,7 @@ fn the_bound_extension_adds_pairs_until_an_interval_exists_at_least() {
         bound_extension: Some(BoundExtension {
             max_pairs: 40,
             budget: std::time::Duration::from_secs(30),
+            relative_width: 0.05,
         }),
         ..quick(Variant::Full)
     };

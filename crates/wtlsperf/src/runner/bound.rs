@@ -200,18 +200,23 @@ pub fn median_ci95_ranks(n: usize) -> Option<(usize, usize)> {
 }
 
 /// More pairs after the reps, for runs whose reps alone cannot decide the bound (the
-/// evaluation's quick mode has three reps per case).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// evaluation's quick mode has three reps per case), or not precisely.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BoundExtension {
     /// Pairs in all (reps' pairs included) after which the run stops adding.
     pub max_pairs: usize,
     /// Time the added pairs of one case may take.
     pub budget: Duration,
+    /// Once bounded, the widest 95 % interval accepted, relative to the ratio (0.05: the
+    /// interval spans at most 5 % of the ratio). Six pairs can clear 1 with an interval
+    /// of [1.09, 1.42]; this keeps the value worth reading where the budget allows.
+    pub relative_width: f64,
 }
 
 impl BoundExtension {
     /// Runs `pair(i)` (i counting on from the `existing` pairs) until
-    /// [`BoundRatio::assess`] says bounded or the extension's limits are reached, and
+    /// [`BoundRatio::assess`] says bounded with an interval no wider than
+    /// `relative_width`, or the extension's limits are reached, and
     /// returns the pairs it added. They come in batches of a quarter of those so far (at
     /// least enough to reach an interval), so the interval is looked at a few times, not
     /// after every pair.
@@ -224,8 +229,13 @@ impl BoundExtension {
         let mut all = existing.to_vec();
         loop {
             let n = all.len();
-            let bounded = matches!(BoundRatio::assess(&all), Some(BoundRatio::Bounded { .. }));
-            if bounded || n >= self.max_pairs || started.elapsed() >= self.budget {
+            let precise = match BoundRatio::assess(&all) {
+                Some(BoundRatio::Bounded { ratio, spread }) => spread
+                    .ci95
+                    .is_some_and(|(lo, hi)| hi - lo <= self.relative_width * ratio),
+                _ => false,
+            };
+            if precise || n >= self.max_pairs || started.elapsed() >= self.budget {
                 break;
             }
             let batch = (n / 4).max(MIN_PAIRS_FOR_INTERVAL.saturating_sub(n)).max(1);
@@ -489,6 +499,7 @@ mod tests {
         let ext = BoundExtension {
             max_pairs: 50,
             budget: Duration::from_secs(60),
+            relative_width: 0.05,
         };
         let added = ext
             .extend(&pairs(&[1.1, 1.1, 1.1]), |i| {
@@ -500,5 +511,14 @@ mod tests {
 
         let alternating = |i: usize| Ok(pairs(&[if i.is_multiple_of(2) { 0.9 } else { 1.1 }])[0]);
         assert_eq!(ext.extend(&pairs(&[1.0]), alternating).unwrap().len(), 49);
+
+        // Bounded from the first six, but 1.1-1.5 is too wide: more until it narrows.
+        let wide = pairs(&[1.1, 1.5, 1.2, 1.3, 1.25, 1.2]);
+        assert!(matches!(
+            BoundRatio::assess(&wide),
+            Some(BoundRatio::Bounded { .. })
+        ));
+        let added = ext.extend(&wide, |_| Ok(pairs(&[1.2])[0])).unwrap();
+        assert!(!added.is_empty() && added.len() < 44, "{}", added.len());
     }
 }

@@ -36,7 +36,8 @@ pub struct RunnerOptions {
     pub flow: Flow,
     pub packing: Packing,
     pub variant: Variant,
-    /// Time the server's raw public-key operations after every rep (the bound).
+    /// Time one bound pair after every rep: a probe-off handshake beside the server's
+    /// raw public-key operations.
     pub measure_bound: bool,
     /// Run every rep twice more, probe off and on, to measure the probe's cost.
     pub measure_probe_overhead: bool,
