@@ -310,7 +310,7 @@ pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult
         |s: Option<wtlsperf_models::stats::Summary>| s.as_ref().map(stat).unwrap_or_default();
     let mut messages = Vec::new();
     for side in [Side::Client, Side::Server] {
-        for ms in m.message_summary(runner_side(side)) {
+        for ms in m.message_summary(side) {
             let name = ms.message.name().to_owned();
             messages.push(MessageRow {
                 side,
@@ -365,13 +365,6 @@ pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult
             .map(|rep| rep.into_iter().map(|ns| ns as f64 / 1e6).collect())
             .collect(),
         probe_overhead_pct: m.probe_overhead.map(|o| o * 100.0),
-    }
-}
-
-fn runner_side(side: Side) -> runner::Side {
-    match side {
-        Side::Client => runner::Side::Client,
-        Side::Server => runner::Side::Server,
     }
 }
 

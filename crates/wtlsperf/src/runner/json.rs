@@ -7,7 +7,7 @@ use wtls::handshake::{AuthMode, HandshakeKind};
 use wtls::probe::{HandshakeProbe, Message, Operation};
 
 use super::published::{published_bytes, published_totals};
-use super::record::{kind_name, med};
+use super::record::{kind_name, med, side_name};
 use super::{
     percentage_comparison, BoundRatio, CaseMeasurement, MessageSummary, PercentComparison,
     RepMeasurement, Side, Summary,
@@ -152,7 +152,7 @@ impl<'a> Records<'a> {
 
     /// One rep's messages, operations, sent datagrams and totals of one side.
     fn side_of_rep(&mut self, i: usize, side: Side, p: &HandshakeProbe, outside_ns: u64) {
-        let name = side.name();
+        let name = side_name(side);
         for t in &p.messages {
             let timing = (Some(t.wall_ns), Some(t.cpu_ns), Some(t.bytes));
             self.push(
@@ -238,7 +238,14 @@ impl<'a> Records<'a> {
             server: (side == Side::Server).then(|| server_summary(m)),
         };
         let extra = Extra::SideSummary(Box::new(summary));
-        self.push(None, side.name(), "TOTAL", None, (None, None, None), extra);
+        self.push(
+            None,
+            side_name(side),
+            "TOTAL",
+            None,
+            (None, None, None),
+            extra,
+        );
     }
 
     fn handshake_summary(&mut self) {

@@ -113,11 +113,7 @@ pub fn percentage_comparison(m: &CaseMeasurement, side: Side) -> Option<Vec<Perc
     } else {
         SuiteFamily::EcdhEcdsa
     };
-    let model_side = match side {
-        Side::Client => wtlsperf_models::Side::Client,
-        Side::Server => wtlsperf_models::Side::Server,
-    };
-    let table = PercentTable::for_case(m.authentication(), model_side, family);
+    let table = PercentTable::for_case(m.authentication(), side, family);
     let by_cpu = percentage_row(table, &cpu)?;
     let by_wall = percentage_row(table, &wall)?;
     let published = table.load().ok();

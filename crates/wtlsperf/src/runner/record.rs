@@ -10,20 +10,14 @@ use wtlsperf_models::{stats, Authentication};
 use super::json::{ser_auth, ser_display, ser_kind, ser_message, ser_operation, ser_probe};
 use super::{BoundPair, BoundRatio, Flow, Summary, Variant};
 
-/// The peer a measurement belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Side {
-    Client,
-    Server,
-}
+/// The peer a measurement belongs to (the models' type: one type per domain concept).
+pub use wtlsperf_models::Side;
 
-impl Side {
-    pub fn name(self) -> &'static str {
-        match self {
-            Side::Client => "client",
-            Side::Server => "server",
-        }
+/// `client` or `server`, as the tables and JSON name a side.
+pub(super) fn side_name(side: Side) -> &'static str {
+    match side {
+        Side::Client => "client",
+        Side::Server => "server",
     }
 }
 

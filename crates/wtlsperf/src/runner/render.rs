@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use wtls::handshake::AuthMode;
 
-use super::record::{kind_name, med, median_of, ms};
+use super::record::{kind_name, med, median_of, ms, side_name};
 use super::{
     percentage_comparison, published_bytes, published_totals, BoundRatio, CaseMeasurement, Flow,
     Side,
@@ -84,7 +84,7 @@ fn side_totals(s: &mut String, m: &CaseMeasurement) {
         let _ = writeln!(
             s,
             "{:<7} {:>10.4} {:>10.4} {:>10.4} {:>10.4} {:>12.4} {:>12} {:>10}",
-            side.name(),
+            side_name(side),
             med(wall),
             wall.map(|w| w.p95).unwrap_or(0.0),
             med(cpu),
@@ -100,7 +100,7 @@ fn side_totals(s: &mut String, m: &CaseMeasurement) {
 
 /// One side's messages with their operations, then its row of Tables 4.3-4.10.
 fn side_messages(s: &mut String, m: &CaseMeasurement, side: Side) {
-    let _ = writeln!(s, "-- {} messages --", side.name());
+    let _ = writeln!(s, "-- {} messages --", side_name(side));
     let _ = writeln!(
         s,
         "  {:<9} {:>9} {:>7} {:>9} {:>9} {:>6}  operations (wall, % of message wall)",
