@@ -56,6 +56,31 @@ fn empty_certificate(p: &HandshakeProbe) -> bool {
 }
 
 /// The client's messages against thesis Tables 3.5 (mutual) and 3.7 (server-auth).
+/// The bound's denominator runs exactly the public-key operations the server's probe
+/// recorded in the handshake (an operation it missed once: the optimised flow's
+/// CERTCHECK).
+fn check_bound_operations(m: &CaseMeasurement) {
+    let mut server: Vec<Operation> = m.reps[0]
+        .server
+        .operations
+        .iter()
+        .map(|o| o.operation)
+        .filter(|o| o.is_public_key())
+        .collect();
+    server.sort();
+    server.dedup();
+    let mut bound = m.bound_operations.clone();
+    bound.sort();
+    assert_eq!(
+        bound,
+        server,
+        "{} {} {}",
+        m.case,
+        m.auth.name(),
+        m.variant.name()
+    );
+}
+
 fn check_message_set(m: &CaseMeasurement) {
     let name = format!("{} {}", m.case, m.auth.name());
     let client = &m.reps[0].client;
@@ -107,6 +132,7 @@ fn all_48_cases_complete_with_the_thesis_message_sets() {
     assert_eq!(all.len(), plan.len());
     for m in &all {
         check_message_set(m);
+        check_bound_operations(m);
         let r = &m.reps[0];
         assert_eq!(r.kind, HandshakeKind::Full);
         // Flight per datagram: 2 datagrams each way.
@@ -214,6 +240,7 @@ fn other_variants_complete_for_an_rsa_and_an_ec_case() {
 
         for auth in [AuthMode::ServerAuth, AuthMode::Mutual] {
             let m = measure_case(store, case, auth, &quick(Variant::Optimised)).unwrap();
+            check_bound_operations(&m);
             let kind = m.reps[0].kind;
             if ec {
                 assert_eq!(kind, HandshakeKind::Optimised, "{case}");

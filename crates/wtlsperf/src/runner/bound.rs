@@ -21,6 +21,7 @@ use wtls::crypto::prf::PrfHash;
 use wtls::handshake::AuthMode;
 use wtls::msgs::certificate::WtlsCertificate;
 use wtls::pki;
+use wtls::probe::Operation;
 use wtlsperf_models::stats;
 
 use super::Variant;
@@ -361,6 +362,23 @@ impl RawServerOps {
             ops.client_verify = Some((creds.client_cert.clone(), digest, sig));
         }
         Ok(Some(ops))
+    }
+
+    /// The operations, under the names the server's probe books them by: RSADEC, ECDH,
+    /// CERTCHECK (the CA's signature over the client's certificate), CVVERIFY. A test
+    /// holds them equal to the public-key operations the server's probe recorded, so the
+    /// denominator cannot miss one the server does (as it once missed the optimised
+    /// flow's CERTCHECK).
+    pub(super) fn operations(&self) -> Vec<Operation> {
+        [
+            (self.rsa_ciphertext.is_some(), Operation::RSADEC),
+            (self.ecdh.is_some(), Operation::ECDH),
+            (self.ca_verify.is_some(), Operation::CERTCHECK),
+            (self.client_verify.is_some(), Operation::CVVERIFY),
+        ]
+        .into_iter()
+        .filter_map(|(present, op)| present.then_some(op))
+        .collect()
     }
 
     /// Runs the operations once; returns their thread CPU time. Every result is

@@ -388,6 +388,11 @@ pub fn measure_case(
         probe_off_cpu_ns: Vec::new(),
         probe_full_cpu_ns: Vec::new(),
         extra_bound_pairs: Vec::new(),
+        bound_operations: rig
+            .raw
+            .as_ref()
+            .map(RawServerOps::operations)
+            .unwrap_or_default(),
     };
     for rep in 0..opts.reps {
         let r = one_rep(&rig, rep).with_context(|| format!("{}: rep {rep}", what()))?;

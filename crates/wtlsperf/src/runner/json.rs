@@ -75,6 +75,8 @@ struct SideSummary {
 #[derive(Debug, Clone, Serialize)]
 struct ServerSummary {
     bound_ms: Option<f64>,
+    /// The operations timed as the denominator (probe names).
+    bound_operations: Vec<&'static str>,
     /// Null unless `bound_status` is `bounded`.
     bound_ratio: Option<f64>,
     bound_status: Option<&'static str>,
@@ -283,6 +285,7 @@ fn server_summary(m: &CaseMeasurement) -> ServerSummary {
     let spread = bound.as_ref().map(|b| *b.spread());
     ServerSummary {
         bound_ms: m.bound_ms(),
+        bound_operations: m.bound_operations.iter().map(|o| o.name()).collect(),
         bound_ratio: bound.as_ref().and_then(BoundRatio::value),
         bound_status: bound.as_ref().map(BoundRatio::status),
         bound_pairs: spread.map(|s| s.pairs),
@@ -401,4 +404,8 @@ pub(super) fn ser_message<S: Serializer>(m: &Message, s: S) -> SerResult<S> {
 
 pub(super) fn ser_operation<S: Serializer>(o: &Operation, s: S) -> SerResult<S> {
     s.serialize_str(o.name())
+}
+
+pub(super) fn ser_operations<S: Serializer>(ops: &[Operation], s: S) -> SerResult<S> {
+    s.collect_seq(ops.iter().map(|o| o.name()))
 }

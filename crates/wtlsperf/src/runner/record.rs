@@ -7,7 +7,9 @@ use wtls::probe::{HandshakeProbe, Message, Operation};
 use wtls::suite::Case;
 use wtlsperf_models::{stats, Authentication};
 
-use super::json::{ser_auth, ser_display, ser_kind, ser_message, ser_operation, ser_probe};
+use super::json::{
+    ser_auth, ser_display, ser_kind, ser_message, ser_operation, ser_operations, ser_probe,
+};
 use super::{BoundPair, BoundRatio, Flow, Summary, Variant};
 
 /// The peer a measurement belongs to (the models' type: one type per domain concept).
@@ -73,8 +75,12 @@ pub struct CaseMeasurement {
     pub probe_off_cpu_ns: Vec<u64>,
     /// The same with the probe on.
     pub probe_full_cpu_ns: Vec<u64>,
-    /// Bound pairs added after the reps ([`RunnerOptions::bound_extension`]).
+    /// Bound pairs added after the reps ([`super::RunnerOptions::bound_extension`]).
     pub extra_bound_pairs: Vec<BoundPair>,
+    /// The server's public-key operations the bound's denominator runs, under the probe's
+    /// names (empty where the bound is not measured).
+    #[serde(serialize_with = "ser_operations")]
+    pub bound_operations: Vec<Operation>,
 }
 
 /// One message of one side, over all reps.

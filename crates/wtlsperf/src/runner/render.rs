@@ -179,7 +179,8 @@ fn bound_lines(s: &mut String, m: &CaseMeasurement) {
             let (lo, hi) = spread.ci95.unwrap_or((f64::NAN, f64::NAN));
             let _ = writeln!(
                 s,
-                "bound: server CPU (probe off) {cpu:.4} ms beside raw public-key ops {raw:.4} ms (medians); paired ratio {ratio:.3} (95 % interval {lo:.3}-{hi:.3}, {} pairs){}",
+                "bound: server CPU (probe off) {cpu:.4} ms beside raw public-key ops ({}) {raw:.4} ms (medians); paired ratio {ratio:.3} (95 % interval {lo:.3}-{hi:.3}, {} pairs){}",
+                m.bound_operations.iter().map(|o| o.name()).collect::<Vec<_>>().join(" + "),
                 spread.pairs,
                 if ratio <= 1.10 { "" } else { "  (above the 1.10 target)" }
             );
