@@ -9,7 +9,8 @@ use wtls::probe::{HandshakeProbe, Message, Operation};
 use wtls::suite::Case;
 use wtlsperf::pki_store::PkiStore;
 use wtlsperf::runner::{
-    measure_all, measure_case, planned_cases, CaseMeasurement, Flow, RunnerOptions, Side, Variant,
+    measure_all, measure_case, planned_cases, BoundExtension, BoundFailure, BoundRatio,
+    CaseMeasurement, Flow, RunnerOptions, Side, Variant,
 };
 
 /// The full PKI, issued once into the integration-test scratch directory and reused by
@@ -55,6 +56,31 @@ fn empty_certificate(p: &HandshakeProbe) -> bool {
 }
 
 /// The client's messages against thesis Tables 3.5 (mutual) and 3.7 (server-auth).
+/// The bound's denominator runs exactly the public-key operations the server's probe
+/// recorded in the handshake (an operation it missed once: the optimised flow's
+/// CERTCHECK).
+fn check_bound_operations(m: &CaseMeasurement) {
+    let mut server: Vec<Operation> = m.reps[0]
+        .server
+        .operations
+        .iter()
+        .map(|o| o.operation)
+        .filter(|o| o.is_public_key())
+        .collect();
+    server.sort();
+    server.dedup();
+    let mut bound = m.bound_operations.clone();
+    bound.sort();
+    assert_eq!(
+        bound,
+        server,
+        "{} {} {}",
+        m.case,
+        m.auth.name(),
+        m.variant.name()
+    );
+}
+
 fn check_message_set(m: &CaseMeasurement) {
     let name = format!("{} {}", m.case, m.auth.name());
     let client = &m.reps[0].client;
@@ -106,6 +132,7 @@ fn all_48_cases_complete_with_the_thesis_message_sets() {
     assert_eq!(all.len(), plan.len());
     for m in &all {
         check_message_set(m);
+        check_bound_operations(m);
         let r = &m.reps[0];
         assert_eq!(r.kind, HandshakeKind::Full);
         // Flight per datagram: 2 datagrams each way.
@@ -127,7 +154,17 @@ fn all_48_cases_complete_with_the_thesis_message_sets() {
         );
         // One server job per datagram it received.
         assert_eq!(m.server_job_service_ns()[0].len(), 2);
-        assert!(r.pk_bound_ns.is_some() && m.bound_ratio().is_some());
+        // One bound pair per rep; one pair gives no interval, so no value either.
+        assert!(r.pk_bound_ns.is_some() && r.server_cpu_probe_off_ns.is_some());
+        assert_eq!(m.bound_pairs().len(), 1);
+        assert_eq!(
+            m.bound(),
+            Some(BoundRatio::Failed {
+                failure: BoundFailure::TooFewPairs,
+                spread: *m.bound().unwrap().spread()
+            })
+        );
+        assert_eq!(m.bound_ratio(), None);
         // The side totals are the sums of the per-message CPU times.
         assert_eq!(
             m.server_cpu_ms().unwrap().p50,
@@ -167,14 +204,17 @@ fn the_server_side_records_its_public_key_operations() {
         .into_iter()
         .find(|s| s.message == Message::CKX)
         .unwrap();
-    let ops: Vec<_> = ckx.operations.iter().map(|o| o.0).collect();
+    let ops: Vec<_> = ckx.operations.iter().map(|o| o.operation).collect();
     assert!(ops.contains(&Operation::RSADEC), "{ops:?}");
     let ccert = m
         .message_summary(Side::Server)
         .into_iter()
         .find(|s| s.message == Message::CCERT)
         .unwrap();
-    assert!(ccert.operations.iter().any(|o| o.0 == Operation::CERTCHECK));
+    assert!(ccert
+        .operations
+        .iter()
+        .any(|o| o.operation == Operation::CERTCHECK));
 }
 
 #[test]
@@ -200,6 +240,7 @@ fn other_variants_complete_for_an_rsa_and_an_ec_case() {
 
         for auth in [AuthMode::ServerAuth, AuthMode::Mutual] {
             let m = measure_case(store, case, auth, &quick(Variant::Optimised)).unwrap();
+            check_bound_operations(&m);
             let kind = m.reps[0].kind;
             if ec {
                 assert_eq!(kind, HandshakeKind::Optimised, "{case}");
@@ -239,6 +280,47 @@ fn wtls_flow_and_per_message_packing() {
     assert_eq!(m.datagrams(), (4, 5));
     // Each received record is one server job.
     assert_eq!(m.server_job_service_ns()[0].len(), 4);
+}
+
+#[test]
+fn the_bound_extension_adds_pairs_until_an_interval_exists_at_least() {
+    let opts = RunnerOptions {
+        reps: 2,
+        bound_extension: Some(BoundExtension {
+            max_pairs: 40,
+            budget: std::time::Duration::from_secs(30),
+            relative_width: 0.05,
+        }),
+        ..quick(Variant::Full)
+    };
+    for variant in [Variant::Full, Variant::Optimised] {
+        let opts = RunnerOptions {
+            variant,
+            ..opts.clone()
+        };
+        let case = Case::parse("160p/160p").unwrap();
+        let m = measure_case(store(), case, AuthMode::ServerAuth, &opts).unwrap();
+        let pairs = m.bound_pairs();
+        assert_eq!(pairs.len(), 2 + m.extra_bound_pairs.len());
+        // The first batch alone reaches an interval; the cap holds whatever the timing.
+        assert!((6..=40).contains(&pairs.len()), "{}", pairs.len());
+        let bound = m.bound().unwrap();
+        assert_ne!(bound.status(), "too_few_pairs");
+        assert_eq!(bound.spread().pairs, pairs.len());
+        assert_eq!(m.bound_ratio().is_some(), bound.status() == "bounded");
+    }
+    // Without a bound (resumed), no pairs are added.
+    let m = measure_case(
+        store(),
+        Case::parse("160p/160p").unwrap(),
+        AuthMode::ServerAuth,
+        &RunnerOptions {
+            variant: Variant::Resumed,
+            ..opts
+        },
+    )
+    .unwrap();
+    assert!(m.bound().is_none() && m.extra_bound_pairs.is_empty());
 }
 
 #[test]
@@ -307,7 +389,21 @@ fn handshake_command_writes_ndjson_with_the_fields() {
         .iter()
         .find(|r| r["summary"] == true && r["side"] == "server" && r["message"] == "TOTAL")
         .expect("a server summary");
-    assert!(summary["bound_ratio"].as_f64().is_some());
+    // Two pairs: the bound is a measurement failure, given with its pairs, no value.
+    assert!(summary["bound_ratio"].is_null());
+    assert_eq!(summary["bound_status"], "too_few_pairs");
+    assert_eq!(summary["bound_pairs"], 2);
+    assert!(summary["bound_ci95"].is_null());
+    assert!(summary["bound_ms"].as_f64().is_some());
+    let pairs: Vec<_> = records.iter().filter(|r| r["message"] == "BOUND").collect();
+    assert_eq!(pairs.len(), 2);
+    for (i, b) in pairs.iter().enumerate() {
+        assert_eq!(
+            (&b["pair"], &b["rep"]),
+            (&serde_json::json!(i), &serde_json::json!(i))
+        );
+        assert!(b["cpu_ns"].as_u64().is_some() && b["server_cpu_probe_off_ns"].as_u64().is_some());
+    }
     assert!(summary["published_ms"].as_f64().is_some());
     let hs = records
         .iter()

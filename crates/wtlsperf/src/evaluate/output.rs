@@ -10,7 +10,7 @@ use wtlsperf_models::Side;
 use wtlsperf_report::Finding;
 
 use super::mcommerce::McommerceResults;
-use super::processing::ProcessingResults;
+use super::processing::{CaseResult, ProcessingResults};
 use super::queue::{QueueResults, Setting};
 use super::record_layer::RecordResults;
 use super::transmission::TransmissionResults;
@@ -96,6 +96,9 @@ pub struct Headline {
     pub worst_bound_ratio: Option<f64>,
     /// Its case.
     pub worst_bound_case: Option<String>,
+    /// Cases whose bound ratio is a measurement failure (its 95 % interval did not clear
+    /// 1; `cases.csv` gives each one's status, pairs and interval).
+    pub bound_failures: usize,
     /// Median published/ours, client.
     pub client_speedup_median: Option<f64>,
     /// Median published/ours, gateway.
@@ -171,6 +174,7 @@ pub fn headline(
         cases_measured: p.cases.len(),
         worst_bound_ratio: worst.as_ref().map(|w| w.1),
         worst_bound_case: worst.map(|w| w.0),
+        bound_failures: p.bound_failures().len(),
         client_speedup_median: p.median_speedup(Side::Client),
         server_speedup_median: p.median_speedup(Side::Server),
         probe_overhead_pct: p.probe_overhead_pct(),
@@ -236,7 +240,8 @@ pub struct Summary {
     pub findings: Vec<FindingSummary>,
 }
 
-/// One row of `cases.csv`.
+/// One row of `cases.csv`. New columns go where they belong in the struct, in
+/// [`CaseCsv::of`] and in [`CASES_HEADER`] (a test checks the header).
 #[derive(Debug, Serialize)]
 pub struct CaseCsv {
     case: String,
@@ -258,11 +263,56 @@ pub struct CaseCsv {
     datagrams_down: usize,
     messages_client: usize,
     messages_server: usize,
+    /// Empty unless `bound_status` is `bounded`.
     bound_ratio: Option<f64>,
     bound_floor_ratio: Option<f64>,
     probe_overhead_pct: Option<f64>,
     published_client_ms: Option<f64>,
     published_server_ms: Option<f64>,
+    /// `bounded`, `too_few_pairs`, `below_one`, `not_separated`; empty where not measured.
+    bound_status: Option<&'static str>,
+    bound_pairs: Option<usize>,
+    bound_ci95_low: Option<f64>,
+    bound_ci95_high: Option<f64>,
+}
+
+impl CaseCsv {
+    /// The row of one case.
+    pub fn of(c: &CaseResult) -> CaseCsv {
+        let pubrow = c.published().filter(|_| c.variant == "full");
+        let spread = c.bound.as_ref().map(|b| *b.spread());
+        let ci95 = spread.and_then(|s| s.ci95);
+        CaseCsv {
+            case: c.label(),
+            category: c.case.category,
+            group: c.case.group,
+            auth: auth_name(c.auth),
+            variant: c.variant.clone(),
+            client_cpu_median_ms: c.client_cpu_ms.median,
+            client_cpu_p95_ms: c.client_cpu_ms.p95,
+            client_wall_median_ms: c.client_wall_ms.median,
+            client_wall_p95_ms: c.client_wall_ms.p95,
+            server_cpu_median_ms: c.server_cpu_ms.median,
+            server_cpu_p95_ms: c.server_cpu_ms.p95,
+            server_wall_median_ms: c.server_wall_ms.median,
+            server_wall_p95_ms: c.server_wall_ms.p95,
+            bytes_up: c.bytes_up,
+            bytes_down: c.bytes_down,
+            datagrams_up: c.datagrams_up,
+            datagrams_down: c.datagrams_down,
+            messages_client: c.messages_client,
+            messages_server: c.messages_server,
+            bound_ratio: c.bound.as_ref().and_then(|b| b.value()),
+            bound_floor_ratio: c.bound_floor_ratio,
+            probe_overhead_pct: c.probe_overhead_pct,
+            published_client_ms: pubrow.as_ref().map(|x| x.client_ms),
+            published_server_ms: pubrow.map(|x| x.server_ms),
+            bound_status: c.bound.as_ref().map(|b| b.status()),
+            bound_pairs: spread.map(|s| s.pairs),
+            bound_ci95_low: ci95.map(|c| c.0),
+            bound_ci95_high: ci95.map(|c| c.1),
+        }
+    }
 }
 
 /// One row of `messages.csv`.
@@ -280,7 +330,7 @@ pub struct MessageCsv {
 }
 
 /// The header row a CSV of `T` gets (for the test and the docs).
-pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,bound_floor_ratio,probe_overhead_pct,published_client_ms,published_server_ms";
+pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,bound_floor_ratio,probe_overhead_pct,published_client_ms,published_server_ms,bound_status,bound_pairs,bound_ci95_low,bound_ci95_high";
 
 /// Writes `rows` as a CSV file with a header row, naming the file in every error.
 pub(super) fn write_csv<T: Serialize>(
@@ -317,35 +367,7 @@ pub fn write_all(
 ) -> anyhow::Result<()> {
     write_csv(
         &dir.join("cases.csv"),
-        p.cases.iter().chain(&p.variants).map(|c| {
-            let pubrow = c.published().filter(|_| c.variant == "full");
-            CaseCsv {
-                case: c.label(),
-                category: c.case.category,
-                group: c.case.group,
-                auth: auth_name(c.auth),
-                variant: c.variant.clone(),
-                client_cpu_median_ms: c.client_cpu_ms.median,
-                client_cpu_p95_ms: c.client_cpu_ms.p95,
-                client_wall_median_ms: c.client_wall_ms.median,
-                client_wall_p95_ms: c.client_wall_ms.p95,
-                server_cpu_median_ms: c.server_cpu_ms.median,
-                server_cpu_p95_ms: c.server_cpu_ms.p95,
-                server_wall_median_ms: c.server_wall_ms.median,
-                server_wall_p95_ms: c.server_wall_ms.p95,
-                bytes_up: c.bytes_up,
-                bytes_down: c.bytes_down,
-                datagrams_up: c.datagrams_up,
-                datagrams_down: c.datagrams_down,
-                messages_client: c.messages_client,
-                messages_server: c.messages_server,
-                bound_ratio: c.bound_ratio,
-                bound_floor_ratio: c.bound_floor_ratio,
-                probe_overhead_pct: c.probe_overhead_pct,
-                published_client_ms: pubrow.as_ref().map(|x| x.client_ms),
-                published_server_ms: pubrow.map(|x| x.server_ms),
-            }
-        }),
+        p.cases.iter().chain(&p.variants).map(CaseCsv::of),
     )?;
     write_csv(
         &dir.join("messages.csv"),
@@ -394,38 +416,31 @@ mod tests {
             skipped: vec![],
         };
         let path = dir.path().join("c.csv");
-        write_csv(
-            &path,
-            p.cases.iter().map(|c| CaseCsv {
-                case: c.label(),
-                category: 3,
-                group: 1,
-                auth: "mutual".into(),
-                variant: "full".into(),
-                client_cpu_median_ms: 0.0,
-                client_cpu_p95_ms: 0.0,
-                client_wall_median_ms: 0.0,
-                client_wall_p95_ms: 0.0,
-                server_cpu_median_ms: 0.0,
-                server_cpu_p95_ms: 0.0,
-                server_wall_median_ms: 0.0,
-                server_wall_p95_ms: 0.0,
-                bytes_up: 1,
-                bytes_down: 2,
-                datagrams_up: 1,
-                datagrams_down: 1,
-                messages_client: 5,
-                messages_server: 6,
-                bound_ratio: None,
-                bound_floor_ratio: None,
-                probe_overhead_pct: None,
-                published_client_ms: None,
-                published_server_ms: None,
-            }),
-        )
-        .unwrap();
+        write_csv(&path, p.cases.iter().map(CaseCsv::of)).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().next().unwrap(), CASES_HEADER);
+
+        // A failed bound: no value, its status, pairs and interval.
+        let mut c = p.cases[0].clone();
+        let pairs: Vec<_> = [0.98, 1.01, 0.99, 1.03, 1.0, 0.97]
+            .iter()
+            .map(|r| crate::runner::BoundPair {
+                server_cpu_ns: (r * 1e6) as u64,
+                raw_pk_ns: 1_000_000,
+            })
+            .collect();
+        c.bound = crate::runner::BoundRatio::assess(&pairs);
+        write_csv(&path, [CaseCsv::of(&c)]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let row: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+        let col = |name: &str| row[CASES_HEADER.split(',').position(|h| h == name).unwrap()];
+        assert_eq!(col("bound_ratio"), "");
+        assert_eq!(col("bound_status"), "below_one");
+        assert_eq!(col("bound_pairs"), "6");
+        assert_eq!(
+            (col("bound_ci95_low"), col("bound_ci95_high")),
+            ("0.97", "1.03")
+        );
         let m = MachineInfo::collect();
         assert!(m.cores >= 1);
         assert!(m.openssl.contains("SSL"));

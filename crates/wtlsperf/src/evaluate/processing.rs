@@ -8,23 +8,21 @@
 //! (gateway CPU over the raw public-key operations of the same handshake) says how much
 //! of the gateway's time is protocol overhead rather than mathematics.
 
-use std::collections::BTreeMap;
-
 use anyhow::Context;
 use wtls::suite::Case;
 use wtlsperf_models::processing::{
-    percent_layout, percentage_row, Message as ThesisMessage, Operation as ThesisOperation,
-    PercentColumn, SideTimes,
+    Message as ThesisMessage, Operation as ThesisOperation, SideTimes,
 };
-use wtlsperf_models::reference::{self, PercentTable, ProcessingTimeRow};
+use wtlsperf_models::reference::{self, ProcessingTimeRow};
 use wtlsperf_models::{Authentication, Side, SuiteFamily};
-use wtlsperf_report::{
-    Axis, BarSeries, Cell, Column, Figure, GroupedBarChart, Provenance, Section, Table,
-};
+
+mod report;
 
 use super::{Ctx, Mode};
 use crate::pki_store::PkiStore;
-use crate::runner::{self, AuthMode, CaseMeasurement, RunnerOptions, Variant};
+use crate::runner::{
+    self, AuthMode, BoundExtension, BoundRatio, CaseMeasurement, RunnerOptions, Variant,
+};
 
 /// Median and 95th percentile of one quantity over the repetitions (ms).
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
@@ -89,7 +87,10 @@ pub struct CaseResult {
     pub messages_server: usize,
     /// Flights in order: (upward?, bytes); Herwono's message groups.
     pub flights: Vec<(bool, usize)>,
-    /// Gateway CPU over its raw public-key operations (>= 1).
+    /// Gateway CPU over its raw public-key operations, paired rep by rep: a value, or a
+    /// measurement failure with its pairs and spread; `None` where not measured.
+    pub bound: Option<BoundRatio>,
+    /// The value of `bound` when the run supports one (its 95 % interval above 1).
     pub bound_ratio: Option<f64>,
     /// (raw public-key time + the suite's mandatory symmetric work) / raw public-key
     /// time: the best bound ratio any server could reach.
@@ -216,7 +217,15 @@ impl ProcessingResults {
             .find(|c| c.case == *case && c.auth == auth)
     }
 
-    /// Largest bound ratio measured.
+    /// Cases (of the thesis flow) whose bound is a measurement failure.
+    pub fn bound_failures(&self) -> Vec<&CaseResult> {
+        self.cases
+            .iter()
+            .filter(|c| matches!(c.bound, Some(BoundRatio::Failed { .. })))
+            .collect()
+    }
+
+    /// Largest bound ratio measured (failures have none).
     pub fn worst_bound_ratio(&self) -> Option<(String, f64)> {
         self.cases
             .iter()
@@ -271,13 +280,32 @@ fn stat(s: &wtlsperf_models::stats::Summary) -> Stat {
     }
 }
 
+/// How many bound pairs a case may add after its reps until the ratio's 95 % interval
+/// clears 1 and is narrow enough to read (`runner::BoundExtension`). On this 2-core
+/// machine under a load average of about 10, the quick settings took 6-188 pairs per
+/// case and 8.8 s for all 48 (the most, 1.4 s, for rsa3072/rsa3072 server-authenticated,
+/// whose engine work is about 1 % of its decryption). 48 cases x the budget bounds what
+/// this can add to a run (quick: 72 s, full: 144 s).
+pub fn bound_extension(mode: Mode) -> BoundExtension {
+    let (max_pairs, seconds, relative_width) = match mode {
+        Mode::Smoke => (60, 0.5, 0.10),
+        Mode::Quick => (400, 1.5, 0.03),
+        Mode::Full => (600, 3.0, 0.02),
+    };
+    BoundExtension {
+        max_pairs,
+        budget: std::time::Duration::from_secs_f64(seconds),
+        relative_width,
+    }
+}
+
 /// Converts the runner's record of one case into this part's row.
 pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult {
     let to_stat =
         |s: Option<wtlsperf_models::stats::Summary>| s.as_ref().map(stat).unwrap_or_default();
     let mut messages = Vec::new();
     for side in [Side::Client, Side::Server] {
-        for ms in m.message_summary(runner_side(side)) {
+        for ms in m.message_summary(side) {
             let name = ms.message.name().to_owned();
             messages.push(MessageRow {
                 side,
@@ -288,14 +316,14 @@ pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult
                 share_pct: ms.share_pct,
                 bytes: Some(ms.bytes),
             });
-            for (op, wall, share) in &ms.operations {
+            for op in &ms.operations {
                 messages.push(MessageRow {
                     side,
                     message: name.clone(),
-                    operation: Some(op.name().to_owned()),
-                    median_wall_ms: *wall,
+                    operation: Some(op.operation.name().to_owned()),
+                    median_wall_ms: op.median_wall_ms,
                     median_cpu_ms: None,
-                    share_pct: *share,
+                    share_pct: op.share_of_message_pct,
                     bytes: None,
                 });
             }
@@ -322,6 +350,7 @@ pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult
         messages_client,
         messages_server,
         flights,
+        bound: m.bound(),
         bound_ratio: m.bound_ratio(),
         bound_floor_ratio: m.bound_floor_ratio(),
         messages,
@@ -331,13 +360,6 @@ pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult
             .map(|rep| rep.into_iter().map(|ns| ns as f64 / 1e6).collect())
             .collect(),
         probe_overhead_pct: m.probe_overhead.map(|o| o * 100.0),
-    }
-}
-
-fn runner_side(side: Side) -> runner::Side {
-    match side {
-        Side::Client => runner::Side::Client,
-        Side::Server => runner::Side::Server,
     }
 }
 
@@ -363,6 +385,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<ProcessingResults> {
                 warmup: if ctx.mode == Mode::Smoke { 0 } else { 1 },
                 measure_bound: true,
                 measure_probe_overhead: ctx.mode == Mode::Full,
+                bound_extension: Some(bound_extension(ctx.mode)),
                 ..RunnerOptions::default()
             };
             match runner::measure_case(store, *case, auth_mode(auth), &opts) {
@@ -388,6 +411,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<ProcessingResults> {
             reps: reps.min(5),
             warmup: 0,
             variant,
+            bound_extension: Some(bound_extension(ctx.mode)),
             ..RunnerOptions::default()
         };
         let m = runner::measure_case(store, case, AuthMode::ServerAuth, &opts)
@@ -437,282 +461,12 @@ pub fn herwono_variants() -> [(&'static str, Variant); 3] {
     ]
 }
 
-fn ratio(published: f64, ours: f64) -> Option<f64> {
-    (ours > 0.0).then(|| published / ours)
-}
-
-impl ProcessingResults {
-    /// The report section of part 1.
-    pub fn section(&self, ctx: &Ctx) -> anyhow::Result<Section> {
-        let mut section = Section::new("processing", "Processing time (thesis 3.1, 4.1)").intro(
-            "Every case measured in memory (client and gateway in one process, no network), \
-             wall time and thread-CPU time per side, median and 95th percentile over the \
-             repetitions. The thesis measured a Nokia 7650 client and a Pentium 4 gateway; \
-             the column published/ours says how many times faster this machine is.",
-        );
-        if !self.skipped.is_empty() {
-            section = section.paragraph(format!("Not measured: {}.", self.skipped.join("; ")));
-        }
-        for auth in Authentication::ALL {
-            section = section.table(self.overall_table(ctx, auth));
-        }
-        for category in 1..=3u8 {
-            for side in [Side::Client, Side::Server] {
-                if let Some(f) = self.category_figure(ctx, category, side) {
-                    section = section.figure(f);
-                }
-            }
-        }
-        for table in PercentTable::ALL {
-            let (t, f) = self.percent_table(ctx, table)?;
-            section = section.table(t);
-            if let Some(f) = f {
-                section = section.figure(f);
-            }
-        }
-        section = section.figure(self.bound_figure(ctx));
-        Ok(section)
-    }
-
-    fn overall_table(&self, ctx: &Ctx, auth: Authentication) -> Table {
-        let (id, label) = match auth {
-            Authentication::Mutual => ("t4_1_mutual_processing", "Table 4.1"),
-            Authentication::ServerAuth => ("t4_2_server_auth_processing", "Table 4.2"),
-        };
-        let m = ctx.measured();
-        let p = Provenance::published(format!("Bayoglu 2004, {label}"));
-        let d = Provenance::derived("published / ours (median wall)");
-        let mut t = Table::new(id, format!("{label}: processing time per case, {auth:?}"))
-            .caption(
-                "T_PD_C and T_PD_S per case; ours is the median (and p95) over the repetitions.",
-            )
-            .column(Column::label("case"))
-            .column(Column::label("category/group"))
-            .column(Column::new("client wall median", Some("ms"), m.clone()))
-            .column(Column::new("client wall p95", Some("ms"), m.clone()))
-            .column(Column::new("client CPU median", Some("ms"), m.clone()))
-            .column(Column::new("server wall median", Some("ms"), m.clone()))
-            .column(Column::new("server wall p95", Some("ms"), m.clone()))
-            .column(Column::new("server CPU median", Some("ms"), m.clone()))
-            .column(Column::new("published client", Some("ms"), p.clone()))
-            .column(Column::new("published server", Some("ms"), p))
-            .column(Column::new("client published/ours", None, d.clone()))
-            .column(Column::new("server published/ours", None, d))
-            .column(Column::new(
-                "bound ratio",
-                None,
-                Provenance::derived("server CPU / raw public-key operations, same run"),
-            ))
-            .column(Column::new(
-                "bound floor",
-                None,
-                Provenance::derived(
-                    "(raw public-key + the suite's mandatory symmetric work) / raw public-key, same run",
-                ),
-            ));
-        for c in self.cases.iter().filter(|c| c.auth == auth) {
-            let p = c.published();
-            t = t.row(vec![
-                Cell::text(c.label()),
-                Cell::text(format!("{}/{}", c.case.category, c.case.group)),
-                Cell::num(c.client_wall_ms.median, 3),
-                Cell::num(c.client_wall_ms.p95, 3),
-                Cell::num(c.client_cpu_ms.median, 3),
-                Cell::num(c.server_wall_ms.median, 3),
-                Cell::num(c.server_wall_ms.p95, 3),
-                Cell::num(c.server_cpu_ms.median, 3),
-                Cell::opt(p.as_ref().map(|p| p.client_ms), 2),
-                Cell::opt(p.as_ref().map(|p| p.server_ms), 2),
-                Cell::opt(
-                    p.as_ref()
-                        .and_then(|p| ratio(p.client_ms, c.client_wall_ms.median)),
-                    0,
-                ),
-                Cell::opt(
-                    p.as_ref()
-                        .and_then(|p| ratio(p.server_ms, c.server_wall_ms.median)),
-                    1,
-                ),
-                Cell::opt(c.bound_ratio, 2),
-                Cell::opt(c.bound_floor_ratio, 2),
-            ]);
-        }
-        t
-    }
-
-    fn category_figure(&self, ctx: &Ctx, category: u8, side: Side) -> Option<Figure> {
-        let number = (category - 1) * 2 + if side == Side::Client { 1 } else { 2 };
-        let mut labels = Vec::new();
-        let mut ours = Vec::new();
-        let mut published = Vec::new();
-        for auth in Authentication::ALL {
-            for c in self
-                .cases
-                .iter()
-                .filter(|c| c.auth == auth && c.case.category == category)
-            {
-                labels.push(format!("{} {}", c.label(), auth.thesis_letter()));
-                ours.push(Some(match side {
-                    Side::Client => c.client_wall_ms.median,
-                    Side::Server => c.server_wall_ms.median,
-                }));
-                published.push(c.published().map(|p| match side {
-                    Side::Client => p.client_ms,
-                    Side::Server => p.server_ms,
-                }));
-            }
-        }
-        if labels.is_empty() {
-            return None;
-        }
-        let side_name = if side == Side::Client {
-            "client"
-        } else {
-            "server"
-        };
-        let chart = GroupedBarChart::new(
-            "case (M = mutual, S = server-authenticated)",
-            labels,
-            Axis::new(format!("{side_name} processing time"), "ms").log(),
-        )
-        .series(BarSeries::new("ours (median wall)", ctx.measured(), ours))
-        .series(BarSeries::new(
-            "published",
-            Provenance::published("Bayoglu 2004, Tables 4.1/4.2"),
-            published,
-        ));
-        Some(
-            Figure::new(
-                format!("fig4_{number}_cat{category}_{side_name}"),
-                format!("Figure 4.{number}: category {category} {side_name} processing times"),
-                chart,
-            )
-            .caption("Log scale: the published 2004 times are orders of magnitude above ours.")
-            .size(1100, 480),
-        )
-    }
-
-    fn percent_table(
-        &self,
-        ctx: &Ctx,
-        table: PercentTable,
-    ) -> anyhow::Result<(Table, Option<Figure>)> {
-        let (auth, side, family) = table.case();
-        let published = table.load()?;
-        let layout = percent_layout(table);
-        let headers: Vec<String> = layout.iter().map(|c| c.header(auth, side)).collect();
-        let src = format!("Bayoglu 2004, {}", table.label());
-        let mut t = Table::new(
-            format!(
-                "t{}_percent",
-                table.label().trim_start_matches("Table ").replace('.', "_")
-            ),
-            format!(
-                "{}: {side:?} processing shares, {auth:?} {family:?} (ours | published)",
-                table.label()
-            ),
-        )
-        .caption(
-            "Headline messages as % of the side's T_PD, key exchange operations as % of \
-             T_x_CKX, as in the thesis; ours from the median wall time of each message.",
-        )
-        .column(Column::label("case"));
-        for h in &headers {
-            t = t
-                .column(Column::new(format!("{h} ours"), Some("%"), ctx.measured()))
-                .column(Column::new(
-                    format!("{h} published"),
-                    Some("%"),
-                    Provenance::published(src.clone()),
-                ));
-        }
-        let mut ours_sum: BTreeMap<usize, (f64, usize)> = BTreeMap::new();
-        let mut pub_sum: BTreeMap<usize, (f64, usize)> = BTreeMap::new();
-        for c in self
-            .cases
-            .iter()
-            .filter(|c| c.auth == auth && c.family() == family)
-        {
-            let ours = percentage_row(table, &c.side_times(side));
-            let pubrow = published.row(&[c.case.ca.short(), c.case.leaf.short()]);
-            let mut row = vec![Cell::text(c.label())];
-            for (i, _) in layout.iter().enumerate() {
-                let o = ours.as_ref().map(|r| r[i].percent);
-                let p = pubrow.and_then(|r| r.values.get(i).copied());
-                if let Some(o) = o {
-                    let e = ours_sum.entry(i).or_default();
-                    e.0 += o;
-                    e.1 += 1;
-                }
-                if let Some(p) = p {
-                    let e = pub_sum.entry(i).or_default();
-                    e.0 += p;
-                    e.1 += 1;
-                }
-                row.push(Cell::opt(o, 2));
-                row.push(Cell::opt(p, 2));
-            }
-            t = t.row(row);
-        }
-        if layout.contains(&PercentColumn::Others) {
-            t = t.note(
-                "Others = every message not shown; the thesis' empty client Certificate and \
-                 ChangeCipherSpec are in it.",
-            );
-        }
-        let avg = |m: &BTreeMap<usize, (f64, usize)>| -> Vec<Option<f64>> {
-            (0..layout.len())
-                .map(|i| m.get(&i).map(|(s, n)| s / *n as f64))
-                .collect()
-        };
-        let figure = (!ours_sum.is_empty()).then(|| {
-            let n = table.label().trim_start_matches("Table 4.").parse::<u32>().unwrap_or(3);
-            Figure::new(
-                format!("fig_pct_{}", table.label().replace(' ', "").replace('.', "_")),
-                format!(
-                    "Shares of {side:?} processing, {auth:?} {family:?} (mean over cases; as {} / Figure 4.{})",
-                    table.label(),
-                    (n + 4).min(12)
-                ),
-                GroupedBarChart::new("column", headers.clone(), Axis::new("share", "%"))
-                    .series(BarSeries::new("ours", ctx.measured(), avg(&ours_sum)))
-                    .series(BarSeries::new(
-                        "published",
-                        Provenance::published(src.clone()),
-                        avg(&pub_sum),
-                    )),
-            )
-            .size(1000, 420)
-        });
-        Ok((t, figure))
-    }
-
-    fn bound_figure(&self, ctx: &Ctx) -> Figure {
-        let mut labels = Vec::new();
-        let mut values = Vec::new();
-        for c in &self.cases {
-            labels.push(format!("{} {}", c.label(), c.auth.thesis_letter()));
-            values.push(c.bound_ratio);
-        }
-        Figure::new(
-            "bound_ratio",
-            "Gateway CPU over its raw public-key operations, per case",
-            GroupedBarChart::new("case", labels, Axis::new("bound ratio", "x")).series(
-                BarSeries::new("server CPU / PK ops", ctx.measured(), values),
-            ),
-        )
-        .caption(
-            "1.0 would mean the gateway does nothing but public-key mathematics; the rest \
-             is parsing, hashing, the PRF, record protection and allocation.",
-        )
-        .size(1400, 450)
-    }
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use wtls::suite::Case;
+    use wtlsperf_models::processing::percentage_row;
+    use wtlsperf_models::reference::PercentTable;
 
     /// A synthetic result in the shape the runner produces, for the pure parts' tests.
     pub(crate) fn synthetic(case: &str, auth: Authentication, server_ms: f64) -> CaseResult {
@@ -778,6 +532,7 @@ pub(crate) mod tests {
             messages_client: 5,
             messages_server: 6,
             flights: vec![(true, 100), (false, 900), (true, 600)],
+            bound: None,
             bound_ratio: Some(1.3),
             bound_floor_ratio: Some(1.05),
             messages,
