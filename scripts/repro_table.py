@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""The headline figures of several `wtlsperf evaluate` runs side by side (scripts/repro.sh).
+
+    python3 scripts/repro_table.py DIR
+
+reads DIR/run-1, DIR/run-2, ... (each an evaluation's output directory) and prints a
+Markdown table: one column per run, one row per figure, then the range over the runs.
+Every figure is read from the run's own files (summary.json, cases.csv,
+queue_load_test.csv, transmission.csv); nothing is computed that the run did not write,
+except counts and ranges over its rows.
+"""
+
+import csv
+import json
+import os
+import statistics
+import sys
+
+
+def rows(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def number(text):
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def pct(x):
+    return "-" if x is None else f"{100 * x:.1f} %"
+
+
+def queue_figures(run, h):
+    points = rows(os.path.join(run, "queue_load_test.csv"))
+    on_target = sum(
+        1
+        for p in points
+        if number(p.get("measured_rho")) is not None
+        and abs(number(p["measured_rho"]) - number(p["target_rho"])) <= 0.05 + 1e-9
+    )
+    missed = [p for p in points if p.get("rho_missed") == "true"]
+    within, judged = h.get("queue_undisturbed_within_15_percent") or (None, None)
+    return {
+        "queue points with measured rho within 0.05 of target": f"{on_target} of {len(points)}",
+        "queue points reported missed (target -> measured)": (
+            ", ".join(f"{p['case']} {p['target_rho']}->{float(p['measured_rho']):.3f}" for p in missed)
+            or "none"
+        ),
+        "queue points within 15 % of the corrected model (undisturbed)": f"{within} of {judged}",
+        "queue points outside both 15 % and the 95 % interval": str(
+            h.get("queue_undisturbed_outside_both", "-")
+        ),
+        "queue corrected model, median / worst error (undisturbed)": (
+            f"{pct(h.get('queue_undisturbed_corrected_median_error'))} / "
+            f"{pct(h.get('queue_undisturbed_corrected_max_error'))}"
+        ),
+    }
+
+
+def bound_figures(run):
+    cases = rows(os.path.join(run, "cases.csv"))
+    ratios = [number(c["bound_ratio"]) for c in cases if number(c.get("bound_ratio")) is not None]
+    failed = [c for c in cases if c.get("bound_status") not in (None, "", "bounded")]
+    below = [r for r in ratios if r < 1.0]
+    out = {
+        "bound ratio range (cases with a value)": (
+            f"{min(ratios):.3f} - {max(ratios):.3f} ({len(ratios)} cases)" if ratios else "-"
+        ),
+        "bound ratios printed below 1.0": str(len(below)),
+        "bound measurement failures": (
+            ", ".join(f"{c['case']} {c['auth']} {c['variant']}: {c['bound_status']}" for c in failed)
+            or "none"
+        ),
+    }
+    server_ir = [number(c.get("server_instructions")) for c in cases]
+    if any(x is not None for x in server_ir):
+        out["server instructions, sum over cases"] = f"{sum(x for x in server_ir if x):,.0f}"
+    return out
+
+
+def capacity_figure(run):
+    """Category 3 gateway capacity (rho = 1, corrected model) on this run's service times
+    over the same on the thesis' published ones: the median over the table's rows."""
+    ratios = []
+    for r in rows(os.path.join(run, "tables", "queue_capacity.csv")):
+        ours = number(r.get("our inputs, corrected [hs/s]"))
+        published = number(r.get("published inputs, corrected [hs/s]"))
+        if ours and published:
+            ratios.append(ours / published)
+    if not ratios:
+        return "-"
+    return f"{statistics.median(ratios):.0f}x (median of {len(ratios)} rows; {min(ratios):.0f}x - {max(ratios):.0f}x)"
+
+
+def transmission_figures(run, h):
+    out = {"transmission model, median error (pooled)": pct(h.get("transmission_model_median_error"))}
+    by_bearer = {}
+    for r in rows(os.path.join(run, "transmission.csv")):
+        measured, modelled = number(r.get("measured_ms")), number(r.get("modelled_ms"))
+        if measured and modelled is not None and r.get("bearer"):
+            by_bearer.setdefault(r["bearer"], []).append(abs(modelled - measured) / measured)
+    for bearer, errs in sorted(by_bearer.items()):
+        out[f"transmission model, median / worst error, {bearer}"] = (
+            f"{pct(statistics.median(errs))} / {pct(max(errs))}"
+        )
+    return out
+
+
+def figures(run):
+    with open(os.path.join(run, "summary.json")) as f:
+        s = json.load(f)
+    h = s.get("headline", {})
+    out = {"mode": s.get("mode", "-"), "run time": f"{s.get('duration_s', 0):.0f} s"}
+    out.update(queue_figures(run, h))
+    out.update(bound_figures(run))
+    out["capacity ratio, ours / published service times (category 3, corrected)"] = capacity_figure(run)
+    out.update(transmission_figures(run, h))
+    return out
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: repro_table.py DIR")
+    top = sys.argv[1]
+    runs = sorted(
+        (d for d in os.listdir(top) if d.startswith("run-") and os.path.isdir(os.path.join(top, d))),
+        key=lambda d: int(d.split("-")[1]) if d.split("-")[1].isdigit() else 0,
+    )
+    runs = [d for d in runs if os.path.exists(os.path.join(top, d, "summary.json"))]
+    if not runs:
+        sys.exit(f"repro_table: no run-N/summary.json under {top}")
+    table = [figures(os.path.join(top, d)) for d in runs]
+    keys = []
+    for t in table:
+        keys += [k for k in t if k not in keys]
+    print(f"| figure | {' | '.join(runs)} |")
+    print(f"|---|{'---|' * len(runs)}")
+    for k in keys:
+        cells = [str(t.get(k, "-")).replace("|", "/") for t in table]
+        print(f"| {k} | {' | '.join(cells)} |")
+
+
+if __name__ == "__main__":
+    main()
