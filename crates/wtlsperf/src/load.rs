@@ -71,8 +71,8 @@ pub struct LoadSpec {
     /// A running gateway; `None` starts one in process with `workers` workers.
     pub target: Option<SocketAddr>,
     pub workers: usize,
-    /// Offered arrival rate, handshakes per second.
-    pub rate: f64,
+    /// How handshakes arrive: open-loop Poisson (the offered rate) or a closed loop.
+    pub arrivals: Arrivals,
     pub duration: Duration,
     pub max_handshakes: usize,
     pub case: Case,
@@ -106,20 +106,6 @@ pub struct LoadSpec {
     /// Poisson stream shifted by independent delays stays Poisson), which is the setting
     /// of the thesis' queue model.
     pub round_trip: Option<Duration>,
-    /// Closed loop instead of Poisson arrivals: keep this many handshakes in flight, each
-    /// new one starting when one ends, until the window closes; `rate` then only sizes
-    /// the key pool. This measures capacity at saturation: the worker never runs dry, yet
-    /// the queue stays bounded (an open loop above capacity grows its queue until
-    /// retransmissions and timeouts waste the worker's time, and measures that collapse
-    /// instead of the capacity).
-    ///
-    /// The loop is a fixed population of N clients: one that completed a handshake starts
-    /// its next full handshake from the same address (the gateway runs it beside the
-    /// finished connection and ends that one when it completes), so the gateway holds
-    /// about N peers, as it would for N real clients reconnecting. With `fresh_addresses` every handshake comes from a new address
-    /// instead, and the gateway keeps one more established peer per handshake.
-    pub closed_loop: Option<usize>,
-    pub fresh_addresses: bool,
 }
 
 impl LoadSpec {
@@ -127,7 +113,7 @@ impl LoadSpec {
         LoadSpec {
             target: None,
             workers: 1,
-            rate,
+            arrivals: Arrivals::Poisson { rate },
             duration,
             max_handshakes: 1_000_000,
             case,
@@ -141,8 +127,83 @@ impl LoadSpec {
             measure_capacity: false,
             pin_cores: false,
             round_trip: None,
-            closed_loop: None,
-            fresh_addresses: false,
+        }
+    }
+}
+
+/// How a load run's handshakes arrive. The modes differ in what they measure, not only in
+/// a parameter: the open loops offer a rate and read the queue it makes, the closed loop
+/// keeps the worker busy and reads its capacity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Arrivals {
+    /// Open loop: a Poisson process of `rate` handshakes/s over the window, drawn up front
+    /// from seeded exponential inter-arrival times.
+    Poisson { rate: f64 },
+    /// Open loop: a Poisson process of `rate` handshakes/s conditioned on its count,
+    /// exactly round(rate x window) arrivals at uniform instants in the window, sorted.
+    /// Given its count, a Poisson process's arrival instants are independent and uniform
+    /// over the window (the order-statistics property, Ross, *Stochastic Processes*,
+    /// Theorem 2.3.1), so the queue sees the same arrival law, but the load a run offers
+    /// no longer carries the count's sqrt(N) noise: a calibrated point lands on its target
+    /// utilisation instead of a few percent beside it.
+    PoissonExactCount { rate: f64 },
+    /// Closed loop: keep `clients` handshakes in flight, each new one starting when one
+    /// ends, until the window closes; `key_pool` ephemeral keys (or key shares) are
+    /// prepared before the run. This measures capacity at saturation: the worker never
+    /// runs dry, yet the queue stays bounded (an open loop above capacity grows its queue
+    /// until retransmissions and timeouts waste the worker's time, and measures that
+    /// collapse instead of the capacity).
+    ///
+    /// The loop is a fixed population of N clients: one that completed a handshake starts
+    /// its next full handshake from the same address (the gateway runs it beside the
+    /// finished connection and ends that one when it completes), so the gateway holds
+    /// about N peers, as it would for N real clients reconnecting. With `fresh_addresses`
+    /// every handshake comes from a new address instead, and the gateway keeps one more
+    /// established peer per handshake.
+    Closed {
+        clients: usize,
+        fresh_addresses: bool,
+        key_pool: usize,
+    },
+}
+
+impl Arrivals {
+    /// The offered rate (handshakes/s) of an open loop; `None` for a closed one.
+    pub fn offered_rate(&self) -> Option<f64> {
+        match *self {
+            Arrivals::Poisson { rate } | Arrivals::PoissonExactCount { rate } => Some(rate),
+            Arrivals::Closed { .. } => None,
+        }
+    }
+
+    /// The open loop's arrival instants (ns from the window's start, sorted), at most
+    /// `max` of them; empty for a closed loop, whose handshakes start as others end.
+    pub fn schedule(&self, window_ns: u64, max: usize, seed: u64) -> anyhow::Result<Vec<u64>> {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        match *self {
+            Arrivals::Poisson { rate } => {
+                let exp = Exp::new(rate)?;
+                let mut offsets = Vec::new();
+                let mut t = 0.0f64;
+                while offsets.len() < max {
+                    t += exp.sample(&mut rng);
+                    let ns = (t * 1e9) as u64;
+                    if ns >= window_ns {
+                        break;
+                    }
+                    offsets.push(ns);
+                }
+                Ok(offsets)
+            }
+            Arrivals::PoissonExactCount { rate } => {
+                let n = ((rate * window_ns as f64 / 1e9).round() as usize).min(max);
+                let mut offsets: Vec<u64> = (0..n)
+                    .map(|_| (rng.random::<f64>() * window_ns as f64) as u64)
+                    .collect();
+                offsets.sort_unstable();
+                Ok(offsets)
+            }
+            Arrivals::Closed { .. } => Ok(Vec::new()),
         }
     }
 }
@@ -605,38 +666,39 @@ fn summed_ms(intervals: impl Iterator<Item = (u64, u64)>) -> f64 {
 
 /// Runs the load and reports it.
 pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport> {
-    anyhow::ensure!(spec.rate > 0.0 && spec.rate.is_finite(), "rate must be > 0");
+    if let Some(rate) = spec.arrivals.offered_rate() {
+        anyhow::ensure!(rate > 0.0 && rate.is_finite(), "rate must be > 0");
+    }
     anyhow::ensure!(
         (0.0..=1.0).contains(&spec.resume_ratio),
         "resume ratio in [0, 1]"
     );
     let clock = ProcessClock::shared();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(spec.seed);
-    // The arrival schedule, drawn up front: the process is open loop by construction.
-    let exp = Exp::new(spec.rate)?;
+    // The arrival schedule, drawn up front: the open loop is open by construction.
+    let window_ns = spec.duration.as_nanos() as u64;
+    let mut offsets = spec
+        .arrivals
+        .schedule(window_ns, spec.max_handshakes, spec.seed)?;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(spec.seed ^ 0x5245_5355);
     let round_trip = match spec.round_trip {
         Some(mean) if !mean.is_zero() => Some(Exp::new(1.0 / mean.as_secs_f64())?),
         _ => None,
     };
     let mut delay_rng = rand::rngs::StdRng::seed_from_u64(spec.seed ^ 0x5254_5454);
-    let window_ns = spec.duration.as_nanos() as u64;
-    let mut offsets = Vec::new();
-    let mut t = 0.0f64;
-    let closed = spec.closed_loop.map(|n| n.clamp(1, spec.max_in_flight));
+    let (closed, fresh_addresses) = match spec.arrivals {
+        Arrivals::Closed {
+            clients,
+            fresh_addresses,
+            ..
+        } => (Some(clients.clamp(1, spec.max_in_flight)), fresh_addresses),
+        _ => (None, false),
+    };
     if let Some(n) = closed {
         offsets = vec![0; n.min(spec.max_handshakes)];
     }
-    while closed.is_none() {
-        t += exp.sample(&mut rng);
-        let ns = (t * 1e9) as u64;
-        if ns >= window_ns || offsets.len() >= spec.max_handshakes {
-            break;
-        }
-        offsets.push(ns);
-    }
-    let expected = match closed {
-        Some(_) => ((spec.rate * spec.duration.as_secs_f64()) as usize).min(spec.max_handshakes),
-        None => offsets.len(),
+    let expected = match spec.arrivals {
+        Arrivals::Closed { key_pool, .. } => key_pool.min(spec.max_handshakes),
+        _ => offsets.len(),
     };
     let expected_full = ((expected as f64) * (1.0 - spec.resume_ratio)).ceil() as usize;
     let (cfg, pool) = cheap_client_config(store, spec, (expected_full + 64).min(MAX_POOL))?;
@@ -706,7 +768,7 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     let mut events = Events::with_capacity(1024);
     let mut slots: Vec<Option<Box<Slot>>> = Vec::new();
     // A closed population needs one socket per client; the open loop one per handshake.
-    let recycle = closed.is_some() && !spec.fresh_addresses;
+    let recycle = closed.is_some() && !fresh_addresses;
     let wanted = match closed {
         Some(n) if recycle => n,
         _ => expected,
@@ -993,7 +1055,7 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         } else {
             spec.workers.max(1)
         },
-        offered_rate: spec.rate,
+        offered_rate: spec.arrivals.offered_rate().unwrap_or(0.0),
         achieved_rate: in_window as f64 / spec.duration.as_secs_f64(),
         started,
         completed,
@@ -1216,8 +1278,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.round_trip_ms.is_finite() && args.round_trip_ms >= 0.0,
         "--round-trip-ms must be a non-negative number"
     );
-    spec.closed_loop = args.closed;
-    spec.fresh_addresses = args.fresh_addresses;
+    if let Some(clients) = args.closed {
+        spec.arrivals = Arrivals::Closed {
+            clients,
+            fresh_addresses: args.fresh_addresses,
+            // The rate only sizes the key pool of a closed loop.
+            key_pool: (args.rate * args.duration) as usize,
+        };
+    }
     spec.round_trip =
         (args.round_trip_ms > 0.0).then(|| Duration::from_secs_f64(args.round_trip_ms / 1e3));
     let report = run_load(&spec, &store)?;

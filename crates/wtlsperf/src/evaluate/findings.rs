@@ -58,11 +58,13 @@ pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -
         q.median_error(Setting::Bearer, |l| l.as_published_ms),
     ) {
         let k = q.load.first().map(|l| l.jobs_per_handshake).unwrap_or(0.0);
-        let (within, points) = q.within_15_percent(Setting::Bearer, |l| l.corrected_ms);
+        let j = q.corrected_judgement();
+        let (within, points, both) = (j.within, j.points(), j.outside_both);
+        let load = q.load_clause(Setting::Bearer, &j);
         out.push(Finding::new(
             "Bayoglu 2004, Eq. 3.12 with lambda = handshakes/s and X = the service time of one message predicts the gateway's waiting time.",
             format!(
-                "Load test on the real gateway (one worker, rho <= 0.8, clients answering after an emulated bearer round trip of {rt} ms mean): the corrected model (k = {k:.1} jobs/handshake, k x lambda) is within 15 % at {within} of {points} points, median |error| {:.0} %, worst {:.0} %; the model as published has median |error| {:.0} %.",
+                "Load test on the real gateway (one worker, target rho up to 0.8, {load}; clients answering after an emulated bearer round trip of {rt} ms mean; each model at the point's measured rho): the corrected model (k = {k:.1} jobs/handshake, k x lambda) is within 15 % at {within} of {points} points ({both} outside both 15 % and the measured wait's 95 % interval), median |error| {:.0} %, worst {:.0} %; the model as published has median |error| {:.0} %.",
                 ce * 100.0,
                 q.max_error(Setting::Bearer, |l| l.corrected_ms).unwrap_or(f64::NAN) * 100.0,
                 pe * 100.0,
@@ -77,7 +79,9 @@ pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -
         undisturbed.iter().copied().max_by(f64::total_cmp),
         q.undisturbed_share_median(),
     ) {
-        let within = undisturbed.iter().filter(|&&e| e <= 0.15).count();
+        let judged = q.undisturbed_judgement();
+        let (within, both) = (judged.within, judged.outside_both);
+        let load = q.load_clause(Setting::Bearer, &judged);
         let intervals = q.undisturbed_intervals();
         let one_law = q.undisturbed_one_law_errors();
         let one_within = one_law.iter().filter(|&&e| e <= 0.15).count();
@@ -100,7 +104,7 @@ pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -
         out.push(Finding::new(
             "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the mean wait of the gateway's queue.",
             format!(
-                "{} Over the bearer-setting runs the gateway's worker was off its core while it had work {stalls} times ({stalled_ms:.0} ms in all) and the load generator {gen} times ({gen_ms:.0} ms; its sends due meanwhile then leave in a burst), and datagrams were held on their way to a free worker {held} times ({held_ms:.0} ms; the kernel's receive backlog). Leaving out every job whose time at the gateway, arrival to end of occupancy, met such a stall or the settling time after it keeps a median {:.0} % of each run's jobs, over which the corrected model is within 15 % at {within} of {} points (rho <= 0.8), median |error| {:.0} %, worst {:.0} %; the measured mean waits' 95 % batch-means intervals are +-{:.0} % (median; widest +-{:.0} %). The model counts the worker's delivery of a job that finds it idle (from the kernel's timestamp to the worker; {:.1} us on average, median over the points) as worker time the jobs behind it wait for; with one occupancy law for every job, as Eq. 3.12 has it, it is within 15 % at {one_within} of {} points, median |error| {:.0} %.",
+                "{} Over the bearer-setting runs the gateway's worker was off its core while it had work {stalls} times ({stalled_ms:.0} ms in all) and the load generator {gen} times ({gen_ms:.0} ms; its sends due meanwhile then leave in a burst), and datagrams were held on their way to a free worker {held} times ({held_ms:.0} ms; the kernel's receive backlog). Leaving out every job whose time at the gateway, arrival to end of occupancy, met such a stall or the settling time after it keeps a median {:.0} % of each run's jobs, over which the corrected model, at each point's measured load, is within 15 % at {within} of {} points ({load}), and outside both 15 % and the measured wait's 95 % interval at {both}, median |error| {:.0} %, worst {:.0} %; the measured mean waits' 95 % batch-means intervals are +-{:.0} % (median; widest +-{:.0} %). The model counts the worker's delivery of a job that finds it idle (from the kernel's timestamp to the worker; {:.1} us on average, median over the points) as worker time the jobs behind it wait for; with one occupancy law for every job, as Eq. 3.12 has it, it is within 15 % at {one_within} of {} points, median |error| {:.0} %.",
                 if worst <= 0.15 {
                     "Yes, once the shared machine's interruptions are read apart."
                 } else if within * 2 > undisturbed.len() {

@@ -56,6 +56,14 @@ pub struct QueueRow {
     pub measured_wait_ms: Option<f64>,
     /// (predicted - measured) / measured.
     pub relative_error: Option<f64>,
+    /// Load-test rows: the utilisation the run measured (`rho` is its target), the
+    /// half-width of the measured wait's 95 % interval (ms), and whether the measured rho
+    /// missed the target by more than 0.05 (such a point is not judged).
+    pub measured_rho: Option<f64>,
+    pub measured_wait_ci95_ms: Option<f64>,
+    pub rho_missed: Option<bool>,
+    /// Load-test rows: whether the model is outside both 15 % and that interval.
+    pub outside_15_percent_and_interval: Option<bool>,
 }
 
 /// A category-3 group: its CA and the leaves of Table 3.3.
@@ -170,7 +178,7 @@ pub fn thesis_lambdas() -> Vec<f64> {
 pub type Capacity = (String, String, Authentication, &'static str, Variant, f64);
 
 /// One load-test point against the real gateway.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct LoadPoint {
     /// Case.
     pub case: String,
@@ -179,10 +187,18 @@ pub struct LoadPoint {
     /// Mean of the emulated bearer round trip before each client answer (ms,
     /// exponential); 0 on bare loopback.
     pub round_trip_ms: f64,
-    /// Target utilisation from the in-process service time.
+    /// Target utilisation of the point.
     pub target_rho: f64,
-    /// Offered handshakes/s.
+    /// Offered handshakes/s: the rate the warm-ups calibrated (see `calibrate`).
     pub lambda_hs_per_s: f64,
+    /// Warm-ups run before the recording, and the utilisation the last one measured.
+    pub warmups: usize,
+    pub warmup_rho: Option<f64>,
+    /// Recordings made (2 when the first missed its target rho by more than 0.05).
+    pub attempts: usize,
+    /// Whether the kept recording's measured rho is still more than 0.05 from the
+    /// target: such a point is reported, not judged.
+    pub rho_missed: bool,
     /// Achieved handshakes/s.
     pub achieved_hs_per_s: f64,
     /// Share of handshakes that completed.
@@ -199,6 +215,8 @@ pub struct LoadPoint {
     /// worker was busy with earlier jobs, zero when it found the worker idle. What the
     /// queue models predict.
     pub measured_wait_ms: f64,
+    /// Half-width (ms) of the 95 % batch-means interval of `measured_wait_ms`.
+    pub measured_wait_ci95_ms: Option<f64>,
     /// Measured mean wait of a job (ms), from the kernel's timestamp to the start of
     /// service, idle arrivals included.
     pub total_wait_ms: f64,
@@ -302,36 +320,167 @@ impl Setting {
     }
 }
 
+/// The load points a model is judged at: targets rho <= 0.8, whose measured rho landed
+/// within 0.05 of the target (a missed point is reported, not judged).
+fn judged(p: &LoadPoint, setting: Setting) -> bool {
+    p.target_rho <= 0.8 + 1e-9 && !p.rho_missed && Setting::of(p) == setting
+}
+
+/// A model against a measurement over a setting's judged points (see [`judged`]). Each
+/// point's model is evaluated at that point's measured rho (its measured job rate and
+/// occupancy moments), so the error is the model's, not the calibration's.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Judgement {
+    /// |relative error| per judged point with both numbers.
+    pub errors: Vec<f64>,
+    /// Points within 15 %.
+    pub within: usize,
+    /// Points outside both 15 % and the measured wait's 95 % interval: misses the
+    /// measurement's noise cannot explain.
+    pub outside_both: usize,
+    /// Points of the setting with target rho <= 0.8 left out as missed.
+    pub missed: usize,
+    /// Smallest and largest measured rho of the judged points.
+    pub rho_range: Option<(f64, f64)>,
+}
+
+impl Judgement {
+    pub fn points(&self) -> usize {
+        self.errors.len()
+    }
+
+    pub fn median(&self) -> Option<f64> {
+        wtlsperf_models::stats::median(&self.errors)
+    }
+
+    pub fn worst(&self) -> Option<f64> {
+        self.errors.iter().copied().max_by(f64::total_cmp)
+    }
+}
+
+/// Whether `predicted` misses `measured` by more than 15 % and by more than the
+/// measurement's 95 % half-width `ci` (a missing interval counts as zero width).
+pub fn outside_both(predicted: f64, measured: f64, ci: Option<f64>) -> bool {
+    let miss = (predicted - measured).abs();
+    miss > 0.15 * measured.abs() && miss > ci.unwrap_or(0.0)
+}
+
 impl QueueResults {
-    /// |relative error| of a model at the load points of a setting with rho <= 0.8.
+    /// |relative error| of a model at the judged load points of a setting.
     fn errors(&self, setting: Setting, pick: impl Fn(&LoadPoint) -> Option<f64>) -> Vec<f64> {
         self.errors_against(setting, pick, |p| Some(p.measured_wait_ms))
     }
 
-    /// |relative error| of a model against a chosen measurement, at the load points of a
-    /// setting with rho <= 0.8 where both exist.
+    /// |relative error| of a model against a chosen measurement, at the judged load
+    /// points of a setting where both exist.
     fn errors_against(
         &self,
         setting: Setting,
         pick: impl Fn(&LoadPoint) -> Option<f64>,
         measured: impl Fn(&LoadPoint) -> Option<f64>,
     ) -> Vec<f64> {
+        self.judge(setting, pick, |p| Some((measured(p)?, None)))
+            .errors
+    }
+
+    /// A model against a measurement (mean wait and its 95 % half-width) over the judged
+    /// points of a setting.
+    pub fn judge(
+        &self,
+        setting: Setting,
+        pick: impl Fn(&LoadPoint) -> Option<f64>,
+        measured: impl Fn(&LoadPoint) -> Option<(f64, Option<f64>)>,
+    ) -> Judgement {
+        let mut j = Judgement::default();
+        for p in self.load.iter().filter(|p| Setting::of(p) == setting) {
+            if p.target_rho <= 0.8 + 1e-9 && p.rho_missed {
+                j.missed += 1;
+            }
+            if !judged(p, setting) {
+                continue;
+            }
+            let (Some(w), Some((m, ci))) = (pick(p), measured(p)) else {
+                continue;
+            };
+            let Some(e) = relative_error(w, m).map(f64::abs) else {
+                continue;
+            };
+            j.errors.push(e);
+            j.within += usize::from(e <= 0.15);
+            j.outside_both += usize::from(outside_both(w, m, ci));
+            let r = p.measured_rho;
+            j.rho_range = Some(
+                j.rho_range
+                    .map_or((r, r), |(lo, hi)| (lo.min(r), hi.max(r))),
+            );
+        }
+        j
+    }
+
+    /// The corrected model over the whole steady windows, bearer setting.
+    pub fn corrected_judgement(&self) -> Judgement {
+        self.judge(
+            Setting::Bearer,
+            |p| p.corrected_ms,
+            |p| Some((p.measured_wait_ms, p.measured_wait_ci95_ms)),
+        )
+    }
+
+    /// The corrected model (opening job apart) over the undisturbed parts, bearer setting.
+    pub fn undisturbed_judgement(&self) -> Judgement {
+        self.judge(
+            Setting::Bearer,
+            |p| p.corrected_undisturbed_ms,
+            |p| Some((p.undisturbed_wait_ms?, p.undisturbed_wait_ci95_ms)),
+        )
+    }
+
+    /// Points of every setting whose measured rho missed the target by more than 0.05
+    /// after the repeat: (case, setting, target rho, measured rho).
+    pub fn missed_points(&self) -> Vec<(&str, Setting, f64, f64)> {
         self.load
             .iter()
-            .filter(|p| p.target_rho <= 0.8 + 1e-9 && Setting::of(p) == setting)
-            .filter_map(|p| relative_error(pick(p)?, measured(p)?).map(f64::abs))
+            .filter(|p| p.rho_missed)
+            .map(|p| {
+                (
+                    p.case.as_str(),
+                    Setting::of(p),
+                    p.target_rho,
+                    p.measured_rho,
+                )
+            })
             .collect()
+    }
+
+    /// The load the judged points of a setting ran at, in words from the run: their
+    /// measured rho range and every point that missed its target, with both numbers.
+    pub fn load_clause(&self, setting: Setting, j: &Judgement) -> String {
+        let range = match j.rho_range {
+            Some((lo, hi)) => format!("measured rho {lo:.2} to {hi:.2}"),
+            None => "no point on target".to_owned(),
+        };
+        let missed: Vec<String> = self
+            .missed_points()
+            .into_iter()
+            .filter(|m| m.1 == setting)
+            .map(|(case, _, target, measured)| format!("{case} at {measured:.2} for {target:.1}"))
+            .collect();
+        if missed.is_empty() {
+            format!("{range}, every point within 0.05 of its target rho")
+        } else {
+            format!(
+                "{range}; {} point(s) missed their target rho by more than 0.05 after a repeat and are not judged: {}",
+                missed.len(),
+                missed.join(", ")
+            )
+        }
     }
 
     /// |relative error| of the corrected P-K over the undisturbed part of each run
     /// (model on that part's inputs, against that part's measured wait), bearer setting,
-    /// rho <= 0.8.
+    /// judged points.
     pub fn undisturbed_errors(&self) -> Vec<f64> {
-        self.errors_against(
-            Setting::Bearer,
-            |p| p.corrected_undisturbed_ms,
-            |p| p.undisturbed_wait_ms,
-        )
+        self.undisturbed_judgement().errors
     }
 
     /// The same for P-K with one occupancy law for every job (no opening delivery).
@@ -344,11 +493,11 @@ impl QueueResults {
     }
 
     /// Half-widths of the 95 % intervals of the undisturbed mean waits, relative to the
-    /// waits, bearer setting, rho <= 0.8.
+    /// waits, bearer setting, judged points.
     pub fn undisturbed_intervals(&self) -> Vec<f64> {
         self.load
             .iter()
-            .filter(|p| p.target_rho <= 0.8 + 1e-9 && Setting::of(p) == Setting::Bearer)
+            .filter(|p| judged(p, Setting::Bearer))
             .filter_map(|p| {
                 let wait = p.undisturbed_wait_ms.filter(|w| *w > 0.0)?;
                 Some(p.undisturbed_wait_ci95_ms? / wait)
@@ -447,6 +596,10 @@ pub fn published_rows() -> (Vec<QueueRow>, Vec<Capacity>) {
                             predicted_wait_ms: load.mean_wait_ms(lambda),
                             measured_wait_ms: None,
                             relative_error: None,
+                            measured_rho: None,
+                            measured_wait_ci95_ms: None,
+                            rho_missed: None,
+                            outside_15_percent_and_interval: None,
                         });
                     }
                 }
@@ -512,6 +665,10 @@ pub fn measured_rows(mode: Mode, processing: &ProcessingResults) -> (Vec<QueueRo
                         predicted_wait_ms: w,
                         measured_wait_ms: None,
                         relative_error: None,
+                        measured_rho: None,
+                        measured_wait_ci95_ms: None,
+                        rho_missed: None,
+                        outside_15_percent_and_interval: None,
                     };
                 // Pooled per-job samples of the mixture, each case weighted by its share.
                 let samples = pooled_jobs(processing, auth, &mixture);
@@ -646,10 +803,10 @@ pub fn run(
             ("pk_mg1_corrected_undisturbed", p.corrected_undisturbed_ms),
         ] {
             // The undisturbed model is read against the undisturbed measurement.
-            let measured = if model.ends_with("_undisturbed") {
-                p.undisturbed_wait_ms
+            let (measured, ci) = if model.ends_with("_undisturbed") {
+                (p.undisturbed_wait_ms, p.undisturbed_wait_ci95_ms)
             } else {
-                Some(p.measured_wait_ms)
+                (Some(p.measured_wait_ms), p.measured_wait_ci95_ms)
             };
             rows.push(QueueRow {
                 model: format!("load_test_vs_{model}"),
@@ -667,6 +824,12 @@ pub fn run(
                 predicted_wait_ms: w,
                 measured_wait_ms: measured,
                 relative_error: w.zip(measured).and_then(|(w, m)| relative_error(w, m)),
+                measured_rho: Some(p.measured_rho),
+                measured_wait_ci95_ms: ci,
+                rho_missed: Some(p.rho_missed),
+                outside_15_percent_and_interval: w
+                    .zip(measured)
+                    .map(|(w, m)| outside_both(w, m, ci)),
             });
         }
     }
@@ -678,6 +841,7 @@ pub fn run(
     })
 }
 
+pub mod calibrate;
 pub mod reality;
 
 impl QueueResults {
@@ -943,8 +1107,13 @@ impl QueueResults {
             .column(Column::new("target rho", None, Provenance::derived("lambda x per-handshake gateway service (calibration)")))
             .column(Column::new("lambda", Some("hs/s"), m.clone()))
             .column(Column::new("measured rho", None, m.clone()))
+            .column(Column::new("warm-ups", None, Provenance::derived("short runs in the point's conditions until the measured rho is within 0.03 of the target")))
+            .column(Column::new("warm-up rho", None, m.clone()))
+            .column(Column::new("recordings", None, Provenance::derived("2 when the first recording's rho missed the target by more than 0.05")))
+            .column(Column::label("rho missed"))
             .column(Column::new("k jobs/handshake", None, m.clone()))
             .column(Column::new("measured wait", Some("ms"), m.clone()))
+            .column(Column::new("95 % interval", Some("+- %"), Provenance::derived("batch means: 20 batches of the window's jobs in service order, Student's t")))
             .column(Column::new("total wait", Some("ms"), m.clone()))
             .column(Column::new("idle arrivals", Some("%"), m.clone()))
             .column(Column::new("idle-arrival wait", Some("ms"), m.clone()))
@@ -985,13 +1154,23 @@ impl QueueResults {
                     .map(|e| e * 100.0);
                 let cell = Cell::opt(e, 1);
                 match e {
-                    Some(e) if e.abs() > 15.0 && p.target_rho <= 0.8 => {
+                    Some(e) if e.abs() > 15.0 && p.target_rho <= 0.8 && !p.rho_missed => {
                         cell.flag("outside the 15 % target")
                     }
                     _ => cell,
                 }
             };
             let err = |w: Option<f64>| err_against(w, Some(p.measured_wait_ms));
+            let relative_ci = |ci: Option<f64>, w: Option<f64>| {
+                ci.zip(w)
+                    .and_then(|(h, w)| (w > 0.0).then(|| 100.0 * h / w))
+            };
+            let missed = if p.rho_missed {
+                Cell::text("missed")
+                    .flag("measured rho more than 0.05 from the target after a repeat: not judged")
+            } else {
+                Cell::text("-")
+            };
             t = t.row(vec![
                 Cell::text(&p.case),
                 Cell::text(&p.auth),
@@ -999,8 +1178,16 @@ impl QueueResults {
                 Cell::num(p.target_rho, 2),
                 Cell::num(p.lambda_hs_per_s, 1),
                 Cell::num(p.measured_rho, 2),
+                Cell::num(p.warmups as f64, 0),
+                Cell::opt(p.warmup_rho, 2),
+                Cell::num(p.attempts as f64, 0),
+                missed,
                 Cell::num(p.jobs_per_handshake, 2),
                 Cell::num(p.measured_wait_ms, 3),
+                Cell::opt(
+                    relative_ci(p.measured_wait_ci95_ms, Some(p.measured_wait_ms)),
+                    1,
+                ),
                 Cell::num(p.total_wait_ms, 3),
                 Cell::num(p.idle_arrival_share * 100.0, 1),
                 Cell::num(p.idle_arrival_wait_ms, 4),
@@ -1020,9 +1207,7 @@ impl QueueResults {
                 Cell::num(p.undisturbed_share * 100.0, 0),
                 Cell::opt(p.undisturbed_wait_ms, 3),
                 Cell::opt(
-                    p.undisturbed_wait_ci95_ms
-                        .zip(p.undisturbed_wait_ms)
-                        .and_then(|(h, w)| (w > 0.0).then(|| 100.0 * h / w)),
+                    relative_ci(p.undisturbed_wait_ci95_ms, p.undisturbed_wait_ms),
                     1,
                 ),
                 Cell::opt(p.undisturbed_opening_delivery_ms.map(|d| d * 1e3), 1),
@@ -1045,7 +1230,7 @@ impl QueueResults {
 
     fn load_figure(&self, ctx: &Ctx, setting: Setting) -> Figure {
         let mut chart = LineChart::new(
-            Axis::new("target utilisation rho", ""),
+            Axis::new("measured utilisation rho", ""),
             Axis::new("mean job wait", "ms").log(),
         );
         let cases: Vec<String> = {
@@ -1062,7 +1247,7 @@ impl QueueResults {
                 self.load
                     .iter()
                     .filter(|p| &p.case == case && Setting::of(p) == setting)
-                    .filter_map(|p| Some((p.target_rho, f(p).filter(|w| *w > 0.0)?)))
+                    .filter_map(|p| Some((p.measured_rho, f(p).filter(|w| *w > 0.0)?)))
                     .collect()
             };
             chart = chart
@@ -1094,12 +1279,12 @@ impl QueueResults {
                                 Some(match p.undisturbed_wait_ci95_ms {
                                     // The axis is logarithmic: the bar stops above zero.
                                     Some(h) => Point::with_err(
-                                        p.target_rho,
+                                        p.measured_rho,
                                         w,
                                         (w - h).max(0.01 * w),
                                         w + h,
                                     ),
-                                    None => Point::new(p.target_rho, w),
+                                    None => Point::new(p.measured_rho, w),
                                 })
                             })
                             .collect(),
@@ -1191,6 +1376,72 @@ mod tests {
         assert!((mm1.unwrap() - 4.0 * 0.4 / 0.6).abs() < 1e-9);
         let des = des.unwrap();
         assert!((des - corr.unwrap()).abs() / corr.unwrap() < 0.1, "{des}");
+    }
+
+    /// A bearer point: target and measured rho, measured wait and its interval, the
+    /// corrected model's prediction.
+    fn bearer(target: f64, rho: f64, wait: f64, ci: f64, model: f64, missed: bool) -> LoadPoint {
+        LoadPoint {
+            case: "283k/283k".into(),
+            round_trip_ms: 20.0,
+            target_rho: target,
+            measured_rho: rho,
+            measured_wait_ms: wait,
+            measured_wait_ci95_ms: Some(ci),
+            corrected_ms: Some(model),
+            rho_missed: missed,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn outside_both_needs_15_percent_and_the_interval() {
+        // 20 % off, interval +-10 %: outside both.
+        assert!(outside_both(1.2, 1.0, Some(0.1)));
+        // 20 % off, interval +-25 %: the noise explains it.
+        assert!(!outside_both(1.2, 1.0, Some(0.25)));
+        // 10 % off, narrow interval: within 15 %.
+        assert!(!outside_both(1.1, 1.0, Some(0.01)));
+        // No interval: 15 % alone decides.
+        assert!(outside_both(0.8, 1.0, None));
+    }
+
+    #[test]
+    fn points_are_judged_at_their_measured_rho_and_missed_ones_counted_apart() {
+        let q = QueueResults {
+            rows: Vec::new(),
+            load: vec![
+                bearer(0.3, 0.31, 1.0, 0.05, 1.05, false),
+                // 20 % off inside a +-30 % interval.
+                bearer(0.5, 0.48, 1.0, 0.3, 1.2, false),
+                // 40 % off outside its interval.
+                bearer(0.7, 0.72, 1.0, 0.1, 0.6, false),
+                // Missed: not judged, however good or bad.
+                bearer(0.8, 0.9, 1.0, 0.1, 5.0, true),
+                // Beyond 0.8: shown, not judged.
+                bearer(0.9, 0.9, 1.0, 0.1, 5.0, false),
+            ],
+            capacities: Vec::new(),
+            load_note: None,
+        };
+        let j = q.corrected_judgement();
+        assert_eq!(j.points(), 3);
+        assert_eq!((j.within, j.outside_both, j.missed), (1, 1, 1));
+        assert_eq!(j.rho_range, Some((0.31, 0.72)));
+        assert!((j.worst().unwrap() - 0.4).abs() < 1e-12);
+        let clause = q.load_clause(Setting::Bearer, &j);
+        assert!(clause.contains("measured rho 0.31 to 0.72"), "{clause}");
+        assert!(clause.contains("283k/283k at 0.90 for 0.8"), "{clause}");
+        assert_eq!(
+            q.within_15_percent(Setting::Bearer, |p| p.corrected_ms),
+            (1, 3)
+        );
+        // Nothing in the loopback setting.
+        assert_eq!(
+            q.judge(Setting::Loopback, |p| p.corrected_ms, |_| None)
+                .points(),
+            0
+        );
     }
 
     #[test]

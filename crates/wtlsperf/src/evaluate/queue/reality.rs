@@ -60,11 +60,12 @@ use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 use wtlsperf_models::Authentication;
 
+use super::calibrate::{calibrate, record, RateEstimate};
 use super::{predict, LoadPoint};
 use crate::evaluate::processing::ProcessingResults;
 use crate::evaluate::{Ctx, Mode};
 use crate::gateway::{JobRecord, Stall};
-use crate::load::{run_load, LoadSpec};
+use crate::load::{run_load, Arrivals, LoadSpec};
 use crate::pki_store::PkiStore;
 
 /// Mean of the emulated bearer round trip (ms, exponential) of the second run of every
@@ -143,26 +144,51 @@ fn covered_length(intervals: &[(u64, u64)], from: u64, to: u64) -> u64 {
         .sum()
 }
 
-/// The load points of a mode: cases, the length of the calibration run (s), and per
-/// setting (round trip in ms, 0 = bare loopback) the points as (utilisation, seconds).
+/// The load points of a mode: cases, the length of each warm-up, and per setting
+/// (round trip in ms, 0 = bare loopback) the points as (target utilisation, seconds).
 pub struct Plan {
     pub cases: Vec<&'static str>,
-    pub calibration_s: f64,
+    pub warmup: WarmupLength,
     pub settings: Vec<(f64, Vec<(f64, f64)>)>,
+}
+
+/// How long a warm-up runs: long enough for `handshakes` arrivals, within
+/// [`min_s`, `max_s`] seconds. The measured rho of a short run is noisy only through the
+/// occupancy's mean (the arrivals' count is exact, see [`Arrivals::PoissonExactCount`]),
+/// so a few hundred handshakes read it to about a percent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WarmupLength {
+    pub handshakes: f64,
+    pub min_s: f64,
+    pub max_s: f64,
+}
+
+impl WarmupLength {
+    /// Seconds of a warm-up at `lambda` handshakes/s.
+    pub fn seconds(&self, lambda: f64) -> f64 {
+        (self.handshakes / lambda.max(1e-9)).clamp(self.min_s, self.max_s)
+    }
 }
 
 /// The full run spends its time where the model is tested, nine utilisations with the
 /// bearer round trip, and gives each the length its mean wait needs: at low load few
 /// jobs wait at all (at rho = 0.1 the batch-means interval of a 20 s run is +-11 %), and
-/// near saturation the queue's memory is long; in between a mean wait converges within
-/// seconds. Bare loopback, the contrast, gets three short points.
+/// near saturation the queue's memory is long; in between (rho 0.3-0.6) a mean wait
+/// converges within seconds, and those points are shorter than the run that measured
+/// them before the points were calibrated, which pays for the warm-ups (some 1-2 s each)
+/// within the full evaluation's 15 minutes. Bare loopback, the contrast, gets three short
+/// points.
 pub fn plan(mode: Mode) -> Plan {
     let cases = vec!["283k/283k", "rsa2048/rsa2048"];
     let at = |rhos: &[f64], seconds: f64| rhos.iter().map(|&r| (r, seconds)).collect();
     match mode {
         Mode::Smoke => Plan {
             cases: vec!["256p/256p"],
-            calibration_s: 0.5,
+            warmup: WarmupLength {
+                handshakes: 100.0,
+                min_s: 0.3,
+                max_s: 0.3,
+            },
             settings: vec![
                 (0.0, at(&[0.3], 0.5)),
                 (BEARER_ROUND_TRIP_MS, at(&[0.3], 0.5)),
@@ -170,7 +196,11 @@ pub fn plan(mode: Mode) -> Plan {
         },
         Mode::Quick => Plan {
             cases,
-            calibration_s: 2.0,
+            warmup: WarmupLength {
+                handshakes: 400.0,
+                min_s: 0.8,
+                max_s: 1.5,
+            },
             settings: vec![
                 (0.0, at(&[0.3, 0.6, 0.8], 1.5)),
                 (
@@ -181,21 +211,25 @@ pub fn plan(mode: Mode) -> Plan {
         },
         Mode::Full => Plan {
             cases,
-            calibration_s: 2.0,
+            warmup: WarmupLength {
+                handshakes: 600.0,
+                min_s: 1.0,
+                max_s: 2.5,
+            },
             settings: vec![
-                (0.0, at(&[0.3, 0.6, 0.8], 5.0)),
+                (0.0, at(&[0.3, 0.6, 0.8], 3.0)),
                 (
                     BEARER_ROUND_TRIP_MS,
                     vec![
                         (0.1, 45.0),
                         (0.2, 25.0),
-                        (0.3, 16.0),
-                        (0.4, 16.0),
-                        (0.5, 14.0),
-                        (0.6, 14.0),
+                        (0.3, 12.0),
+                        (0.4, 12.0),
+                        (0.5, 10.0),
+                        (0.6, 10.0),
                         (0.7, 18.0),
                         (0.8, 30.0),
-                        (0.9, 10.0),
+                        (0.9, 8.0),
                     ],
                 ),
             ],
@@ -211,7 +245,7 @@ pub fn run(
 ) -> anyhow::Result<Vec<LoadPoint>> {
     let Plan {
         cases,
-        calibration_s,
+        warmup,
         settings,
     } = plan(ctx.mode);
     let sim_jobs = if ctx.mode == Mode::Full {
@@ -227,40 +261,25 @@ pub fn run(
         };
         let in_memory_ms: f64 = r.mean_jobs().iter().sum();
         anyhow::ensure!(in_memory_ms > 0.0, "{name}: no in-process service time");
-        // Calibration: the gateway's own service time per handshake at a light load.
-        ctx.step(&format!("queue load test: {name} calibration"));
-        let calibration_rate = 0.2 * 1000.0 / in_memory_ms;
-        let mut spec = LoadSpec::new(
-            case,
-            AuthMode::ServerAuth,
-            calibration_rate,
-            Duration::from_secs_f64(calibration_s),
-        );
-        spec.workers = 1;
-        spec.pin_cores = true;
-        spec.seed = 2003;
-        let rep = ctx.without_ticker(|| run_load(&spec, store))?;
-        let per_handshake_ms = rep
-            .gateway
-            .as_ref()
-            .map(|g| g.per_handshake_service_us / 1000.0)
-            .filter(|&ms| ms > 0.0)
-            .unwrap_or(in_memory_ms);
+        // The first guess only: the first point's warm-ups correct it, and every run
+        // after corrects it again (the machine drifts from point to point).
+        let mut estimate = RateEstimate::from_handshake_ms(in_memory_ms);
         for (round_trip_ms, points) in &settings {
-            let round_trip_ms = *round_trip_ms;
             for &(rho, seconds) in points {
-                out.push(point(
+                let conditions = Conditions {
+                    name,
+                    case,
+                    rho,
+                    round_trip_ms: *round_trip_ms,
+                };
+                out.push(calibrated_point(
                     ctx,
                     store,
-                    PointSpec {
-                        name,
-                        case,
-                        rho,
-                        per_handshake_ms,
-                        seconds,
-                        round_trip_ms,
-                        sim_jobs,
-                    },
+                    &conditions,
+                    &mut estimate,
+                    warmup,
+                    seconds,
+                    sim_jobs,
                 )?);
             }
         }
@@ -269,41 +288,107 @@ pub fn run(
     Ok(out)
 }
 
-struct PointSpec<'a> {
+/// What a load point's warm-ups and recordings share.
+struct Conditions<'a> {
     name: &'a str,
     case: Case,
+    /// Target utilisation.
     rho: f64,
-    per_handshake_ms: f64,
-    seconds: f64,
     round_trip_ms: f64,
-    sim_jobs: usize,
 }
 
-/// One load point: the run, the steady-window queue and every model beside it.
-fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPoint> {
-    let (name, case, rho, seconds, round_trip_ms) =
-        (p.name, p.case, p.rho, p.seconds, p.round_trip_ms);
-    let (per_handshake_ms, sim_jobs) = (p.per_handshake_ms, p.sim_jobs);
-    let lambda = rho * 1000.0 / per_handshake_ms;
-    let setting = if round_trip_ms > 0.0 {
-        format!("round trip {round_trip_ms} ms")
-    } else {
-        "loopback".to_owned()
-    };
+impl Conditions<'_> {
+    fn setting(&self) -> String {
+        if self.round_trip_ms > 0.0 {
+            format!("round trip {} ms", self.round_trip_ms)
+        } else {
+            "loopback".to_owned()
+        }
+    }
+
+    /// The load run of these conditions at `lambda` for `seconds`: one pinned worker,
+    /// the Poisson arrivals conditioned on their count (see [`Arrivals`]).
+    fn spec(&self, lambda: f64, seconds: f64, seed: u64) -> LoadSpec {
+        let mut spec = LoadSpec::new(
+            self.case,
+            AuthMode::ServerAuth,
+            lambda,
+            Duration::from_secs_f64(seconds),
+        );
+        spec.arrivals = Arrivals::PoissonExactCount { rate: lambda };
+        spec.workers = 1;
+        spec.pin_cores = true;
+        spec.seed = seed;
+        spec.max_handshakes = (lambda * seconds * 1.5) as usize + 10;
+        spec.round_trip =
+            (self.round_trip_ms > 0.0).then(|| Duration::from_secs_f64(self.round_trip_ms / 1e3));
+        spec
+    }
+
+    /// The seed of a point's runs: warm-ups and recordings draw different arrivals.
+    fn seed(&self, run: u64) -> u64 {
+        2004 + (self.rho * 10.0).round() as u64 + 100 * run
+    }
+}
+
+/// One load point calibrated while it runs (see `calibrate`): warm-ups until the
+/// measured rho is on target, then the recording, repeated once if it missed.
+fn calibrated_point(
+    ctx: &Ctx,
+    store: &PkiStore,
+    c: &Conditions<'_>,
+    estimate: &mut RateEstimate,
+    warmup: WarmupLength,
+    seconds: f64,
+    sim_jobs: usize,
+) -> anyhow::Result<LoadPoint> {
+    let mut runs = 0u64;
+    let calibration = calibrate(c.rho, estimate, |lambda| {
+        runs += 1;
+        let s = warmup.seconds(lambda);
+        ctx.step(&format!(
+            "queue load test: {} rho {:.1} {} warm-up ({lambda:.0} handshakes/s, {s:.1} s)",
+            c.name,
+            c.rho,
+            c.setting()
+        ));
+        let rep = ctx.without_ticker(|| run_load(&c.spec(lambda, s, c.seed(runs)), store))?;
+        Ok(SteadyQueue::of(&rep.jobs, &[]).map_or(0.0, |q| q.utilisation))
+    })?;
+    let recorded = record(
+        c.rho,
+        calibration.lambda_hs_per_s,
+        estimate,
+        |lambda, attempt| {
+            let spec = c.spec(lambda, seconds, c.seed(10 * attempt as u64));
+            let p = point(ctx, store, c, spec, sim_jobs)?;
+            let rho = p.measured_rho;
+            Ok((p, rho))
+        },
+    )?;
+    let mut p = recorded.point;
+    p.warmups = calibration.warmups.len();
+    p.warmup_rho = calibration.last_rho();
+    p.attempts = recorded.attempts;
+    p.rho_missed = recorded.missed;
+    Ok(p)
+}
+
+/// One recorded load point: the run, the steady-window queue and every model beside it.
+fn point(
+    ctx: &Ctx,
+    store: &PkiStore,
+    c: &Conditions<'_>,
+    spec: LoadSpec,
+    sim_jobs: usize,
+) -> anyhow::Result<LoadPoint> {
+    let (name, rho, round_trip_ms) = (c.name, c.rho, c.round_trip_ms);
+    let lambda = spec.arrivals.offered_rate().unwrap_or(0.0);
     ctx.step(&format!(
-        "queue load test: {name} rho {rho:.1} {setting} ({lambda:.0} handshakes/s, {seconds} s)"
+        "queue load test: {name} rho {rho:.1} {} ({lambda:.0} handshakes/s, {:.1} s)",
+        c.setting(),
+        spec.duration.as_secs_f64()
     ));
-    let mut spec = LoadSpec::new(
-        case,
-        AuthMode::ServerAuth,
-        lambda,
-        Duration::from_secs_f64(seconds),
-    );
-    spec.workers = 1;
-    spec.pin_cores = true;
-    spec.seed = 2004 + (rho * 10.0) as u64;
-    spec.max_handshakes = (lambda * seconds * 1.5) as usize + 10;
-    spec.round_trip = (round_trip_ms > 0.0).then(|| Duration::from_secs_f64(round_trip_ms / 1e3));
     let steal0 = steal_ms();
     let rep = ctx.without_ticker(|| run_load(&spec, store))?;
     let steal = steal0.zip(steal_ms()).map(|(a, b)| b - a);
@@ -388,6 +473,12 @@ fn point(ctx: &Ctx, store: &PkiStore, p: PointSpec<'_>) -> anyhow::Result<LoadPo
         service_mean_ms: steady.service_mean_ms,
         service_m2_ms2: steady.service_m2_ms2,
         measured_wait_ms: steady.queueing_wait_ms,
+        measured_wait_ci95_ms: steady.queueing_wait_ci95_ms,
+        // Set by `calibrated_point`.
+        warmups: 0,
+        warmup_rho: None,
+        attempts: 1,
+        rho_missed: false,
         total_wait_ms: steady.mean_wait_ms,
         idle_arrival_share: steady.idle_share,
         idle_arrival_wait_ms: steady.idle_wait_mean_ms,
@@ -450,6 +541,8 @@ pub struct SteadyQueue {
     /// with earlier jobs, zero for one that found it idle. This is what the queue models
     /// predict (P-K's W_q is zero for an arrival that finds the server idle).
     pub queueing_wait_ms: f64,
+    /// Half-width (ms) of its 95 % interval by [`BATCHES`] batch means in service order.
+    pub queueing_wait_ci95_ms: Option<f64>,
     /// Share of the window's jobs that found the worker idle, and their mean wait: the
     /// path from the kernel to the worker, plus any time the worker was not running
     /// (the virtual CPU descheduled, an interrupt): no queueing, measured apart.
@@ -514,21 +607,12 @@ impl UndisturbedQueue {
         let occupancies: Vec<f64> = calm.iter().map(|c| c.2).collect();
         let deliveries: Vec<f64> = calm.iter().filter_map(|c| c.3).collect();
         let opening_share = deliveries.len() as f64 / m;
-        let batch_means: Vec<f64> = if calm.len() >= BATCHES {
-            (0..BATCHES)
-                .map(|b| {
-                    let batch = &calm[b * calm.len() / BATCHES..(b + 1) * calm.len() / BATCHES];
-                    batch.iter().map(|c| c.1).sum::<f64>() / batch.len() as f64
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let waits: Vec<f64> = calm.iter().map(|c| c.1).collect();
         Some(UndisturbedQueue {
             jobs: calm.len(),
             job_rate_per_s: m / (calm_ms / 1e3),
             queueing_wait_ms: calm.iter().map(|c| c.1).sum::<f64>() / m,
-            queueing_wait_ci95_ms: wtlsperf_models::stats::batch_means_ci95(&batch_means),
+            queueing_wait_ci95_ms: wtlsperf_models::stats::batch_mean_ci95(&waits, BATCHES),
             service_mean_ms: mean(&occupancies)?,
             service_m2_ms2: second_moment(&occupancies)?,
             opening_share,
@@ -672,6 +756,7 @@ impl SteadyQueue {
             job_rate_per_s: n / (length_ms / 1e3),
             mean_wait_ms: waits_ms.iter().sum::<f64>() / n,
             queueing_wait_ms: queueing_ms.iter().sum::<f64>() / n,
+            queueing_wait_ci95_ms: wtlsperf_models::stats::batch_mean_ci95(&queueing_ms, BATCHES),
             idle_share: idle_waits_ms.len() as f64 / n,
             idle_wait_mean_ms: if idle_waits_ms.is_empty() {
                 0.0
@@ -870,7 +955,7 @@ mod tests {
             (1..=9).map(|i| f64::from(i) / 10.0).collect::<Vec<_>>()
         );
         // Every point long enough for a steady window well beyond its cut edges.
-        assert!(points.iter().all(|p| p.1 >= 10.0));
+        assert!(points.iter().all(|p| p.1 >= 8.0));
         let quick = plan(Mode::Quick);
         assert!(quick
             .settings
