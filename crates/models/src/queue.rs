@@ -267,11 +267,12 @@ pub fn group_load(cases: &[MixtureCase], variant: Variant) -> Result<GroupLoad, 
             let per_message: Vec<f64> = (0..k)
                 .map(|m| cases.iter().map(|c| c.weight * c.job_service_ms[m]).sum())
                 .collect();
+            let m = crate::stats::Moments::of(&per_message).ok_or(QueueError::JobCountMismatch)?;
             Ok(GroupLoad {
                 variant,
                 jobs_per_handshake: k as f64,
-                mean_service_ms: per_message.iter().sum::<f64>() / k as f64,
-                second_moment_ms2: per_message.iter().map(|t| t * t).sum::<f64>() / k as f64,
+                mean_service_ms: m.mean,
+                second_moment_ms2: m.m2,
             })
         }
         Variant::Corrected => {

@@ -37,6 +37,26 @@ pub fn second_moment(values: &[f64]) -> Option<f64> {
     Some(values.iter().map(|v| v * v).sum::<f64>() / values.len() as f64)
 }
 
+/// The first two raw moments of a sample, E[X] and E[X^2]: what the Pollaczek-Khinchin
+/// formula (thesis Eq. 3.12) takes of a service time, and of a wait for its spread.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Moments {
+    /// E[X].
+    pub mean: f64,
+    /// E[X^2].
+    pub m2: f64,
+}
+
+impl Moments {
+    /// The moments of `values`; `None` if it is empty.
+    pub fn of(values: &[f64]) -> Option<Moments> {
+        Some(Moments {
+            mean: mean(values)?,
+            m2: second_moment(values)?,
+        })
+    }
+}
+
 /// Squared coefficient of variation Var[X]/E[X]^2 (population variance), the service
 /// variability term of the Allen-Cunneen approximation.
 pub fn squared_cv(values: &[f64]) -> Option<f64> {
@@ -210,6 +230,13 @@ mod tests {
         assert!((sample_sd(&x).unwrap() - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
         assert_eq!(second_moment(&x), Some(29.0));
         assert!((squared_cv(&x).unwrap() - 4.0 / 25.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn moments_are_the_first_two_raw_moments() {
+        let m = Moments::of(&[1.0, 3.0]).unwrap();
+        assert_eq!((m.mean, m.m2), (2.0, 5.0));
+        assert_eq!(Moments::of(&[]), None);
     }
 
     #[test]

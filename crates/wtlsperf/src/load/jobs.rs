@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use wtlsperf_models::stats::{mean, Moments};
+
 use super::GatewayQueueStats;
 use crate::gateway::{JobRecord, STALL_NS};
 
@@ -11,23 +13,28 @@ pub fn queue_stats(jobs: &[JobRecord], completed: u64, workers: usize) -> Gatewa
     if jobs.is_empty() {
         return GatewayQueueStats::default();
     }
-    let n = jobs.len() as f64;
     let us = |ns: u64| ns as f64 / 1e3;
+    let waits: Vec<f64> = jobs.iter().map(|j| us(j.wait_ns())).collect();
+    let services: Vec<f64> = jobs.iter().map(|j| us(j.service_ns())).collect();
+    let cpu: Vec<f64> = jobs.iter().map(|j| us(j.cpu_ns)).collect();
+    let stamped: Vec<f64> = jobs
+        .iter()
+        .map(|j| f64::from(u8::from(j.kernel_timestamp)))
+        .collect();
+    let (Some(w), Some(sv)) = (Moments::of(&waits), Moments::of(&services)) else {
+        return GatewayQueueStats::default();
+    };
     let mut s = GatewayQueueStats {
         jobs: jobs.len() as u64,
+        mean_wait_us: w.mean,
+        wait_m2_us2: w.m2,
+        mean_service_us: sv.mean,
+        service_m2_us2: sv.m2,
+        mean_service_cpu_us: mean(&cpu).unwrap_or(0.0),
+        kernel_timestamp_share: mean(&stamped).unwrap_or(0.0),
         ..Default::default()
     };
-    let mut busy = 0.0;
-    for j in jobs {
-        let (w, sv) = (us(j.wait_ns()), us(j.service_ns()));
-        s.mean_wait_us += w / n;
-        s.wait_m2_us2 += w * w / n;
-        s.mean_service_us += sv / n;
-        s.service_m2_us2 += sv * sv / n;
-        s.mean_service_cpu_us += us(j.cpu_ns) / n;
-        s.kernel_timestamp_share += f64::from(u8::from(j.kernel_timestamp)) / n;
-        busy += sv;
-    }
+    let busy: f64 = services.iter().sum();
     let (share, mean, median) = idle_arrival_waits_us(jobs);
     s.idle_arrival_share = share;
     s.idle_arrival_wait_mean_us = mean;

@@ -58,6 +58,7 @@ use std::time::Duration;
 
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
+use wtlsperf_models::stats::{mean, Moments};
 use wtlsperf_models::Authentication;
 
 use super::calibrate::{calibrate, record, RateEstimate};
@@ -593,31 +594,44 @@ pub struct UndisturbedQueue {
     pub opening_delivery_m2_ms2: f64,
 }
 
+/// One job of a steady window's undisturbed part.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CalmJob {
+    /// Kernel timestamp (process clock, ns).
+    pub arrival_ns: u64,
+    /// Queueing wait (ms): zero for a job that found the worker idle.
+    pub queueing_ms: f64,
+    /// The worker's occupancy by the job (ms).
+    pub occupancy_ms: f64,
+    /// Arrival to start of service (ms) of a job that found the worker idle.
+    pub delivery_ms: Option<f64>,
+}
+
 impl UndisturbedQueue {
-    /// From the undisturbed jobs' (arrival ns, queueing wait ms, occupancy ms, delivery
-    /// ms if the job found the worker idle), in any order, and the undisturbed time
-    /// (ms). `None` for an empty part or time.
-    fn of(mut calm: Vec<(u64, f64, f64, Option<f64>)>, calm_ms: f64) -> Option<Self> {
+    /// From the undisturbed jobs, in any order, and the undisturbed time (ms). `None`
+    /// for an empty part or time.
+    fn of(mut calm: Vec<CalmJob>, calm_ms: f64) -> Option<Self> {
         if calm.is_empty() || calm_ms <= 0.0 {
             return None;
         }
-        use wtlsperf_models::stats::{mean, second_moment};
-        calm.sort_by_key(|c| c.0);
+        calm.sort_by_key(|c| c.arrival_ns);
         let m = calm.len() as f64;
-        let occupancies: Vec<f64> = calm.iter().map(|c| c.2).collect();
-        let deliveries: Vec<f64> = calm.iter().filter_map(|c| c.3).collect();
+        let occupancies: Vec<f64> = calm.iter().map(|c| c.occupancy_ms).collect();
+        let deliveries: Vec<f64> = calm.iter().filter_map(|c| c.delivery_ms).collect();
         let opening_share = deliveries.len() as f64 / m;
-        let waits: Vec<f64> = calm.iter().map(|c| c.1).collect();
+        let waits: Vec<f64> = calm.iter().map(|c| c.queueing_ms).collect();
+        let occupancy = Moments::of(&occupancies)?;
+        let delivery = Moments::of(&deliveries);
         Some(UndisturbedQueue {
             jobs: calm.len(),
             job_rate_per_s: m / (calm_ms / 1e3),
-            queueing_wait_ms: calm.iter().map(|c| c.1).sum::<f64>() / m,
+            queueing_wait_ms: mean(&waits)?,
             queueing_wait_ci95_ms: wtlsperf_models::stats::batch_mean_ci95(&waits, BATCHES),
-            service_mean_ms: mean(&occupancies)?,
-            service_m2_ms2: second_moment(&occupancies)?,
+            service_mean_ms: occupancy.mean,
+            service_m2_ms2: occupancy.m2,
             opening_share,
-            opening_delivery_ms: mean(&deliveries).unwrap_or(0.0),
-            opening_delivery_m2_ms2: second_moment(&deliveries).unwrap_or(0.0),
+            opening_delivery_ms: delivery.map_or(0.0, |d| d.mean),
+            opening_delivery_m2_ms2: delivery.map_or(0.0, |d| d.m2),
         })
     }
 
@@ -711,9 +725,7 @@ impl SteadyQueue {
         let mut waits_ms = Vec::new();
         let mut queueing_ms = Vec::new();
         let mut idle_waits_ms = Vec::new();
-        // (arrival, queueing wait, occupancy, delivery if it found the worker idle) of
-        // the undisturbed jobs.
-        let mut calm: Vec<(u64, f64, f64, Option<f64>)> = Vec::new();
+        let mut calm: Vec<CalmJob> = Vec::new();
         let mut busy_until = 0u64;
         for (i, j) in by_start.iter().enumerate() {
             let found_idle = j.arrival_ns >= busy_until;
@@ -735,15 +747,20 @@ impl SteadyQueue {
             // or in service when it came has a wait or an occupancy that holds the stall.
             if !meets(disturbed, j.arrival_ns, j.start_ns + occupancy_ns[i]) {
                 let delivery = found_idle.then(|| ms(j.wait_ns()));
-                calm.push((j.arrival_ns, queueing, ms(occupancy_ns[i]), delivery));
+                calm.push(CalmJob {
+                    arrival_ns: j.arrival_ns,
+                    queueing_ms: queueing,
+                    occupancy_ms: ms(occupancy_ns[i]),
+                    delivery_ms: delivery,
+                });
             }
         }
         if occupancy_ms.len() < 10 || to <= from {
             return None;
         }
         let n = occupancy_ms.len() as f64;
-        let service_mean_ms = occupancy_ms.iter().sum::<f64>() / n;
-        let service_m2_ms2 = occupancy_ms.iter().map(|s| s * s).sum::<f64>() / n;
+        let occupancy = Moments::of(&occupancy_ms)?;
+        let (service_mean_ms, service_m2_ms2) = (occupancy.mean, occupancy.m2);
         let length_ms = (to - from) / 1e6;
         let undisturbed_share = calm.len() as f64 / n;
         let calm_ms = length_ms - covered_length(disturbed, from as u64, to as u64) as f64 / 1e6;
