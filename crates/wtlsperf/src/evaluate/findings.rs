@@ -6,7 +6,7 @@ use wtlsperf_models::{Authentication, Side};
 use wtlsperf_report::{Finding, Section, Verdict};
 
 use super::processing::ProcessingResults;
-use super::queue::{QueueResults, Setting};
+use super::queue::{Inputs, QueueResults, Setting};
 use super::transmission::TransmissionResults;
 
 /// The findings of this run.
@@ -34,14 +34,14 @@ pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -
             "cat3-g2",
             "163k",
             Authentication::Mutual,
-            "published",
+            Inputs::Published,
             Variant::AsPublished,
         ),
         q.capacity(
             "cat3-g2",
             "163k",
             Authentication::Mutual,
-            "published",
+            Inputs::Published,
             Variant::Corrected,
         ),
     ) {
