@@ -57,7 +57,11 @@ pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -
         q.median_error(Setting::Bearer, |l| l.corrected_ms),
         q.median_error(Setting::Bearer, |l| l.as_published_ms),
     ) {
-        let k = q.load.first().map(|l| l.jobs_per_handshake).unwrap_or(0.0);
+        let k = q
+            .load
+            .first()
+            .map(|l| l.run.jobs_per_handshake)
+            .unwrap_or(0.0);
         let j = q.corrected_judgement();
         let (within, points, both) = (j.within, j.points(), j.outside_both);
         let load = q.load_clause(Setting::Bearer, &j);
@@ -87,19 +91,22 @@ pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -
         let one_within = one_law.iter().filter(|&&e| e <= 0.15).count();
         let bearer = || q.load.iter().filter(|l| Setting::of(l) == Setting::Bearer);
         let delivery_us: Vec<f64> = bearer()
-            .filter_map(|l| Some(l.undisturbed_opening_delivery_ms? * 1e3))
+            .filter_map(|l| Some(l.undisturbed.opening_delivery_ms? * 1e3))
             .collect();
         let (stalls, stalled_ms, gen, gen_ms): (usize, f64, usize, f64) =
             bearer().fold((0, 0.0, 0, 0.0), |a, l| {
                 (
-                    a.0 + l.worker_stalls,
-                    a.1 + l.worker_stall_ms,
-                    a.2 + l.generator_stalls,
-                    a.3 + l.generator_stall_ms,
+                    a.0 + l.disturbances.worker_stalls,
+                    a.1 + l.disturbances.worker_stall_ms,
+                    a.2 + l.disturbances.generator_stalls,
+                    a.3 + l.disturbances.generator_stall_ms,
                 )
             });
         let (held, held_ms): (usize, f64) = bearer().fold((0, 0.0), |a, l| {
-            (a.0 + l.delivery_stalls, a.1 + l.delivery_stall_ms)
+            (
+                a.0 + l.disturbances.delivery_stalls,
+                a.1 + l.disturbances.delivery_stall_ms,
+            )
         });
         out.push(Finding::new(
             "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the mean wait of the gateway's queue.",

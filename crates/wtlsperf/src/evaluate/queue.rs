@@ -41,111 +41,6 @@ impl Group {
     }
 }
 
-/// One load-test point against the real gateway.
-#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
-pub struct LoadPoint {
-    /// Case.
-    pub case: String,
-    /// Mode.
-    pub auth: String,
-    /// Mean of the emulated bearer round trip before each client answer (ms,
-    /// exponential); 0 on bare loopback.
-    pub round_trip_ms: f64,
-    /// Target utilisation of the point.
-    pub target_rho: f64,
-    /// Offered handshakes/s: the rate the warm-ups calibrated (see `calibrate`).
-    pub lambda_hs_per_s: f64,
-    /// Warm-ups run before the recording, and the utilisation the last one measured.
-    pub warmups: usize,
-    pub warmup_rho: Option<f64>,
-    /// Recordings made (2 when the first missed its target rho by more than 0.05).
-    pub attempts: usize,
-    /// Whether the kept recording's measured rho is still more than 0.05 from the
-    /// target: such a point is reported, not judged.
-    pub rho_missed: bool,
-    /// Achieved handshakes/s.
-    pub achieved_hs_per_s: f64,
-    /// Share of handshakes that completed.
-    pub success_ratio: f64,
-    /// Jobs (datagrams served) per handshake.
-    pub jobs_per_handshake: f64,
-    /// Measured gateway utilisation.
-    pub measured_rho: f64,
-    /// Mean per-job service time at the gateway (ms).
-    pub service_mean_ms: f64,
-    /// Second moment of the per-job service time (ms^2).
-    pub service_m2_ms2: f64,
-    /// Measured mean queueing wait of a job (ms): its wait when it arrived while the
-    /// worker was busy with earlier jobs, zero when it found the worker idle. What the
-    /// queue models predict.
-    pub measured_wait_ms: f64,
-    /// Half-width (ms) of the 95 % batch-means interval of `measured_wait_ms`.
-    pub measured_wait_ci95_ms: Option<f64>,
-    /// Measured mean wait of a job (ms), from the kernel's timestamp to the start of
-    /// service, idle arrivals included.
-    pub total_wait_ms: f64,
-    /// Share of jobs that found the worker idle, and their mean wait (ms): the path from
-    /// the kernel to the worker and any time the worker was not running, no queueing.
-    pub idle_arrival_share: f64,
-    pub idle_arrival_wait_ms: f64,
-    /// Corrected P-K at k x lambda with the measured moments (ms).
-    pub corrected_ms: Option<f64>,
-    /// As published: lambda against the per-job moments (ms).
-    pub as_published_ms: Option<f64>,
-    /// Levi-Savas M/M/1 with T_s = k x mean job service (ms), a per-handshake wait.
-    pub mm1_ms: Option<f64>,
-    /// Discrete-event simulation with the measured per-job service times (ms).
-    pub des_ms: Option<f64>,
-    /// Handshake-aware simulation: the gateway's measured job chains of this run, the
-    /// next job of a handshake arriving the measured think time after the previous
-    /// one's service (ms).
-    pub chain_ms: Option<f64>,
-    /// Trace replay: a FIFO single server fed with the run's own arrival instants and
-    /// job occupancies (ms); no assumption on the arrival process.
-    pub replay_ms: Option<f64>,
-    /// Median time from the end of a job's service to the arrival of the same
-    /// handshake's next job (ms): round trip plus client work.
-    pub think_ms: f64,
-    /// Mean wait of each handshake's first job (ms): the Poisson arrivals, which see
-    /// the time-average queue P-K describes (PASTA).
-    pub first_job_wait_ms: Option<f64>,
-    /// Delivery delay (ms): median wait of jobs that found the worker idle, added to
-    /// every model's prediction (the models predict queueing only).
-    pub delivery_ms: f64,
-    /// Share of the generator's scheduled sends that left more than 1 ms late.
-    pub late_share: f64,
-    /// CPU time the hypervisor gave to others during the run (ms, all CPUs).
-    pub steal_ms: Option<f64>,
-    /// The gateway worker's and the generator's stalls in the run (off-core for over
-    /// 200 us while never sleeping): how many and their summed length (ms); and the
-    /// generator's sends more than 200 us late.
-    pub worker_stalls: usize,
-    pub worker_stall_ms: f64,
-    pub generator_stalls: usize,
-    pub generator_stall_ms: f64,
-    /// Datagrams held on their way to a free worker for over 200 us (the kernel's
-    /// receive backlog): how many and their summed length (ms).
-    pub delivery_stalls: usize,
-    pub delivery_stall_ms: f64,
-    pub late_sends: usize,
-    /// Share of the steady window's jobs outside every disturbed interval (see
-    /// `reality`), their mean queueing wait (ms) and the half-width of its 95 %
-    /// batch-means interval (ms).
-    pub undisturbed_share: f64,
-    pub undisturbed_wait_ms: Option<f64>,
-    pub undisturbed_wait_ci95_ms: Option<f64>,
-    /// Mean delivery (ms) of the undisturbed jobs that found the worker idle: arrival to
-    /// start of service, worker time the jobs behind them wait for.
-    pub undisturbed_opening_delivery_ms: Option<f64>,
-    /// Corrected P-K on the undisturbed part's own job rate and occupancy moments, one
-    /// law for every job (Eq. 3.12) (ms).
-    pub pk_undisturbed_ms: Option<f64>,
-    /// The same with the busy period's opening job apart, its delivery counted as worker
-    /// time (exceptional first service, `pk_exceptional_first_wait_ms`) (ms): the
-    /// corrected model the undisturbed measurement is judged against.
-    pub corrected_undisturbed_ms: Option<f64>,
-}
-
 /// All of part 2.
 #[derive(Debug, Clone)]
 pub struct QueueResults {
@@ -187,7 +82,7 @@ impl Setting {
 /// The load points a model is judged at: targets rho <= 0.8, whose measured rho landed
 /// within 0.05 of the target (a missed point is reported, not judged).
 fn judged(p: &LoadPoint, setting: Setting) -> bool {
-    p.target_rho <= 0.8 + 1e-9 && !p.rho_missed && Setting::of(p) == setting
+    p.calibration.target_rho <= 0.8 + 1e-9 && !p.calibration.rho_missed && Setting::of(p) == setting
 }
 
 /// A model against a measurement over a setting's judged points (see [`judged`]). Each
@@ -231,8 +126,8 @@ pub fn outside_both(predicted: f64, measured: f64, ci: Option<f64>) -> bool {
 
 impl QueueResults {
     /// |relative error| of a model at the judged load points of a setting.
-    fn errors(&self, setting: Setting, pick: impl Fn(&LoadPoint) -> Option<f64>) -> Vec<f64> {
-        self.errors_against(setting, pick, |p| Some(p.measured_wait_ms))
+    fn errors(&self, setting: Setting, pick: impl Fn(&Predictions) -> Option<f64>) -> Vec<f64> {
+        self.errors_against(setting, pick, |p| Some(p.window.measured_wait_ms))
     }
 
     /// |relative error| of a model against a chosen measurement, at the judged load
@@ -240,7 +135,7 @@ impl QueueResults {
     fn errors_against(
         &self,
         setting: Setting,
-        pick: impl Fn(&LoadPoint) -> Option<f64>,
+        pick: impl Fn(&Predictions) -> Option<f64>,
         measured: impl Fn(&LoadPoint) -> Option<f64>,
     ) -> Vec<f64> {
         self.judge(setting, pick, |p| Some((measured(p)?, None)))
@@ -252,18 +147,18 @@ impl QueueResults {
     pub fn judge(
         &self,
         setting: Setting,
-        pick: impl Fn(&LoadPoint) -> Option<f64>,
+        pick: impl Fn(&Predictions) -> Option<f64>,
         measured: impl Fn(&LoadPoint) -> Option<(f64, Option<f64>)>,
     ) -> Judgement {
         let mut j = Judgement::default();
         for p in self.load.iter().filter(|p| Setting::of(p) == setting) {
-            if p.target_rho <= 0.8 + 1e-9 && p.rho_missed {
+            if p.calibration.target_rho <= 0.8 + 1e-9 && p.calibration.rho_missed {
                 j.missed += 1;
             }
             if !judged(p, setting) {
                 continue;
             }
-            let (Some(w), Some((m, ci))) = (pick(p), measured(p)) else {
+            let (Some(w), Some((m, ci))) = (pick(&p.models), measured(p)) else {
                 continue;
             };
             let Some(e) = relative_error(w, m).map(f64::abs) else {
@@ -272,7 +167,7 @@ impl QueueResults {
             j.errors.push(e);
             j.within += usize::from(e <= 0.15);
             j.outside_both += usize::from(outside_both(w, m, ci));
-            let r = p.measured_rho;
+            let r = p.calibration.measured_rho;
             j.rho_range = Some(
                 j.rho_range
                     .map_or((r, r), |(lo, hi)| (lo.min(r), hi.max(r))),
@@ -285,8 +180,8 @@ impl QueueResults {
     pub fn corrected_judgement(&self) -> Judgement {
         self.judge(
             Setting::Bearer,
-            |p| p.corrected_ms,
-            |p| Some((p.measured_wait_ms, p.measured_wait_ci95_ms)),
+            |m| m.corrected_ms,
+            |p| Some((p.window.measured_wait_ms, p.window.measured_wait_ci95_ms)),
         )
     }
 
@@ -294,8 +189,8 @@ impl QueueResults {
     pub fn undisturbed_judgement(&self) -> Judgement {
         self.judge(
             Setting::Bearer,
-            |p| p.corrected_undisturbed_ms,
-            |p| Some((p.undisturbed_wait_ms?, p.undisturbed_wait_ci95_ms)),
+            |m| m.corrected_undisturbed_ms,
+            |p| Some((p.undisturbed.wait_ms?, p.undisturbed.wait_ci95_ms)),
         )
     }
 
@@ -304,13 +199,13 @@ impl QueueResults {
     pub fn missed_points(&self) -> Vec<(&str, Setting, f64, f64)> {
         self.load
             .iter()
-            .filter(|p| p.rho_missed)
+            .filter(|p| p.calibration.rho_missed)
             .map(|p| {
                 (
                     p.case.as_str(),
                     Setting::of(p),
-                    p.target_rho,
-                    p.measured_rho,
+                    p.calibration.target_rho,
+                    p.calibration.measured_rho,
                 )
             })
             .collect()
@@ -351,8 +246,8 @@ impl QueueResults {
     pub fn undisturbed_one_law_errors(&self) -> Vec<f64> {
         self.errors_against(
             Setting::Bearer,
-            |p| p.pk_undisturbed_ms,
-            |p| p.undisturbed_wait_ms,
+            |m| m.pk_undisturbed_ms,
+            |p| p.undisturbed.wait_ms,
         )
     }
 
@@ -363,8 +258,8 @@ impl QueueResults {
             .iter()
             .filter(|p| judged(p, Setting::Bearer))
             .filter_map(|p| {
-                let wait = p.undisturbed_wait_ms.filter(|w| *w > 0.0)?;
-                Some(p.undisturbed_wait_ci95_ms? / wait)
+                let wait = p.undisturbed.wait_ms.filter(|w| *w > 0.0)?;
+                Some(p.undisturbed.wait_ci95_ms? / wait)
             })
             .collect()
     }
@@ -375,7 +270,7 @@ impl QueueResults {
             .load
             .iter()
             .filter(|p| Setting::of(p) == Setting::Bearer)
-            .map(|p| p.undisturbed_share)
+            .map(|p| p.undisturbed.share)
             .collect();
         wtlsperf_models::stats::median(&shares)
     }
@@ -384,7 +279,7 @@ impl QueueResults {
     pub fn max_error(
         &self,
         setting: Setting,
-        pick: impl Fn(&LoadPoint) -> Option<f64>,
+        pick: impl Fn(&Predictions) -> Option<f64>,
     ) -> Option<f64> {
         self.errors(setting, pick)
             .into_iter()
@@ -395,7 +290,7 @@ impl QueueResults {
     pub fn median_error(
         &self,
         setting: Setting,
-        pick: impl Fn(&LoadPoint) -> Option<f64>,
+        pick: impl Fn(&Predictions) -> Option<f64>,
     ) -> Option<f64> {
         wtlsperf_models::stats::median(&self.errors(setting, pick))
     }
@@ -404,7 +299,7 @@ impl QueueResults {
     pub fn within_15_percent(
         &self,
         setting: Setting,
-        pick: impl Fn(&LoadPoint) -> Option<f64>,
+        pick: impl Fn(&Predictions) -> Option<f64>,
     ) -> (usize, usize) {
         let e = self.errors(setting, pick);
         (e.iter().filter(|&&x| x <= 0.15).count(), e.len())
@@ -465,27 +360,30 @@ fn load_rows(p: &LoadPoint) -> Vec<QueueRow> {
         .into_iter()
         .map(|model| {
             let w = match model {
-                LoadModel::PkCorrected => p.corrected_ms,
-                LoadModel::PkAsPublished => p.as_published_ms,
-                LoadModel::Mm1LeviSavas => p.mm1_ms,
-                LoadModel::Des => p.des_ms,
-                LoadModel::ChainSim => p.chain_ms,
-                LoadModel::TraceReplay => p.replay_ms,
-                LoadModel::PkOneLawUndisturbed => p.pk_undisturbed_ms,
-                LoadModel::PkCorrectedUndisturbed => p.corrected_undisturbed_ms,
+                LoadModel::PkCorrected => p.models.corrected_ms,
+                LoadModel::PkAsPublished => p.models.as_published_ms,
+                LoadModel::Mm1LeviSavas => p.models.mm1_ms,
+                LoadModel::Des => p.models.des_ms,
+                LoadModel::ChainSim => p.models.chain_ms,
+                LoadModel::TraceReplay => p.models.replay_ms,
+                LoadModel::PkOneLawUndisturbed => p.models.pk_undisturbed_ms,
+                LoadModel::PkCorrectedUndisturbed => p.models.corrected_undisturbed_ms,
             };
             // The undisturbed models are read against the undisturbed measurement.
             let (measured, ci) = if model.undisturbed() {
-                (p.undisturbed_wait_ms, p.undisturbed_wait_ci95_ms)
+                (p.undisturbed.wait_ms, p.undisturbed.wait_ci95_ms)
             } else {
-                (Some(p.measured_wait_ms), p.measured_wait_ci95_ms)
+                (
+                    Some(p.window.measured_wait_ms),
+                    p.window.measured_wait_ci95_ms,
+                )
             };
             QueueRow {
                 measured_wait_ms: measured,
                 relative_error: w.zip(measured).and_then(|(w, m)| relative_error(w, m)),
-                measured_rho: Some(p.measured_rho),
+                measured_rho: Some(p.calibration.measured_rho),
                 measured_wait_ci95_ms: ci,
-                rho_missed: Some(p.rho_missed),
+                rho_missed: Some(p.calibration.rho_missed),
                 outside_15_percent_and_interval: w
                     .zip(measured)
                     .map(|(w, m)| outside_both(w, m, ci)),
@@ -498,8 +396,8 @@ fn load_rows(p: &LoadPoint) -> Vec<QueueRow> {
                     p.case.clone(),
                     "-".into(),
                     Authentication::ServerAuth,
-                    p.lambda_hs_per_s,
-                    p.target_rho,
+                    p.calibration.lambda_hs_per_s,
+                    p.calibration.target_rho,
                     w,
                 )
             }
@@ -512,11 +410,16 @@ mod modelled;
 pub mod reality;
 mod report;
 
+mod point;
 mod rows;
 
 pub use modelled::{
     category3_groups, des_wait, lambdas_to, measured_load, measured_rows, mixtures, pooled_jobs,
     predict, published_load, published_rows, thesis_lambdas,
+};
+pub use point::{
+    Disturbances, LoadPoint, PointCalibration, Predictions, RunFigures, UndisturbedFigures,
+    WindowWait,
 };
 pub use rows::{auth_name, Capacity, Inputs, LoadModel, QueueModel, QueueRow, RowVariant};
 
@@ -530,12 +433,21 @@ mod tests {
         LoadPoint {
             case: "283k/283k".into(),
             round_trip_ms: 20.0,
-            target_rho: target,
-            measured_rho: rho,
-            measured_wait_ms: wait,
-            measured_wait_ci95_ms: Some(ci),
-            corrected_ms: Some(model),
-            rho_missed: missed,
+            calibration: PointCalibration {
+                target_rho: target,
+                measured_rho: rho,
+                rho_missed: missed,
+                ..Default::default()
+            },
+            window: WindowWait {
+                measured_wait_ms: wait,
+                measured_wait_ci95_ms: Some(ci),
+                ..Default::default()
+            },
+            models: Predictions {
+                corrected_ms: Some(model),
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -579,12 +491,12 @@ mod tests {
         assert!(clause.contains("measured rho 0.31 to 0.72"), "{clause}");
         assert!(clause.contains("283k/283k at 0.90 for 0.8"), "{clause}");
         assert_eq!(
-            q.within_15_percent(Setting::Bearer, |p| p.corrected_ms),
+            q.within_15_percent(Setting::Bearer, |m| m.corrected_ms),
             (1, 3)
         );
         // Nothing in the loopback setting.
         assert_eq!(
-            q.judge(Setting::Loopback, |p| p.corrected_ms, |_| None)
+            q.judge(Setting::Loopback, |m| m.corrected_ms, |_| None)
                 .points(),
             0
         );

@@ -61,7 +61,10 @@ use wtls::suite::Case;
 use wtlsperf_models::Authentication;
 
 use super::calibrate::{calibrate, record, RateEstimate};
-use super::{predict, LoadPoint};
+use super::{
+    predict, Disturbances, LoadPoint, PointCalibration, Predictions, RunFigures,
+    UndisturbedFigures, WindowWait,
+};
 use crate::evaluate::processing::ProcessingResults;
 use crate::evaluate::{Ctx, Mode};
 use crate::load::{run_load, Arrivals, LoadSpec};
@@ -290,15 +293,15 @@ fn calibrated_point(
         |lambda, attempt| {
             let spec = c.spec(lambda, seconds, c.seed(10 * attempt as u64));
             let p = point(ctx, store, c, spec, sim_jobs)?;
-            let rho = p.measured_rho;
+            let rho = p.calibration.measured_rho;
             Ok((p, rho))
         },
     )?;
     let mut p = recorded.point;
-    p.warmups = calibration.warmups.len();
-    p.warmup_rho = calibration.last_rho();
-    p.attempts = recorded.attempts;
-    p.rho_missed = recorded.missed;
+    p.calibration.warmups = calibration.warmups.len();
+    p.calibration.warmup_rho = calibration.last_rho();
+    p.calibration.attempts = recorded.attempts;
+    p.calibration.rho_missed = recorded.missed;
     Ok(p)
 }
 
@@ -390,50 +393,60 @@ fn point(
     .map(|r| r.mean_wait_ms);
     Ok(LoadPoint {
         case: name.to_owned(),
-        auth: "server".to_owned(),
+        auth: Authentication::ServerAuth,
         round_trip_ms,
-        target_rho: rho,
-        lambda_hs_per_s: lambda,
-        achieved_hs_per_s: rep.achieved_rate,
-        success_ratio: rep.success_ratio,
-        jobs_per_handshake: k,
-        measured_rho: steady.utilisation,
-        service_mean_ms: steady.service_mean_ms,
-        service_m2_ms2: steady.service_m2_ms2,
-        measured_wait_ms: steady.queueing_wait_ms,
-        measured_wait_ci95_ms: steady.queueing_wait_ci95_ms,
-        // Set by `calibrated_point`.
-        warmups: 0,
-        warmup_rho: None,
-        attempts: 1,
-        rho_missed: false,
-        total_wait_ms: steady.mean_wait_ms,
-        idle_arrival_share: steady.idle_share,
-        idle_arrival_wait_ms: steady.idle_wait_mean_ms,
-        corrected_ms: corrected,
-        as_published_ms: as_published,
-        mm1_ms: mm1,
-        des_ms: des,
-        chain_ms: chain,
-        replay_ms: Some(steady.replay_wait_ms),
-        think_ms,
-        first_job_wait_ms: first_wait_ms,
-        delivery_ms,
-        late_share: rep.late_share,
-        steal_ms: steal,
-        worker_stalls: rep.worker_stalls,
-        worker_stall_ms: rep.worker_stall_ms,
-        generator_stalls: rep.generator_stalls,
-        generator_stall_ms: rep.generator_stall_ms,
-        delivery_stalls: rep.delivery_stalls,
-        delivery_stall_ms: rep.delivery_stall_ms,
-        late_sends: rep.late_sends_over_stall,
-        undisturbed_share: steady.undisturbed_share,
-        undisturbed_wait_ms: undisturbed.map(|u| u.queueing_wait_ms),
-        undisturbed_wait_ci95_ms: undisturbed.and_then(|u| u.queueing_wait_ci95_ms),
-        undisturbed_opening_delivery_ms: undisturbed.map(|u| u.opening_delivery_ms),
-        pk_undisturbed_ms: undisturbed.and_then(UndisturbedQueue::pk_ms),
-        corrected_undisturbed_ms: undisturbed.and_then(UndisturbedQueue::exceptional_first_ms),
+        calibration: PointCalibration {
+            target_rho: rho,
+            lambda_hs_per_s: lambda,
+            measured_rho: steady.utilisation,
+            // The rest is set by `calibrated_point`.
+            attempts: 1,
+            ..Default::default()
+        },
+        run: RunFigures {
+            achieved_hs_per_s: rep.achieved_rate,
+            success_ratio: rep.success_ratio,
+            jobs_per_handshake: k,
+            service_mean_ms: steady.service_mean_ms,
+            service_m2_ms2: steady.service_m2_ms2,
+            think_ms,
+            delivery_ms,
+            late_share: rep.late_share,
+            steal_ms: steal,
+        },
+        window: WindowWait {
+            measured_wait_ms: steady.queueing_wait_ms,
+            measured_wait_ci95_ms: steady.queueing_wait_ci95_ms,
+            total_wait_ms: steady.mean_wait_ms,
+            idle_arrival_share: steady.idle_share,
+            idle_arrival_wait_ms: steady.idle_wait_mean_ms,
+            first_job_wait_ms: first_wait_ms,
+        },
+        models: Predictions {
+            corrected_ms: corrected,
+            as_published_ms: as_published,
+            mm1_ms: mm1,
+            des_ms: des,
+            chain_ms: chain,
+            replay_ms: Some(steady.replay_wait_ms),
+            pk_undisturbed_ms: undisturbed.and_then(UndisturbedQueue::pk_ms),
+            corrected_undisturbed_ms: undisturbed.and_then(UndisturbedQueue::exceptional_first_ms),
+        },
+        disturbances: Disturbances {
+            worker_stalls: rep.worker_stalls,
+            worker_stall_ms: rep.worker_stall_ms,
+            generator_stalls: rep.generator_stalls,
+            generator_stall_ms: rep.generator_stall_ms,
+            delivery_stalls: rep.delivery_stalls,
+            delivery_stall_ms: rep.delivery_stall_ms,
+            late_sends: rep.late_sends_over_stall,
+        },
+        undisturbed: UndisturbedFigures {
+            share: steady.undisturbed_share,
+            wait_ms: undisturbed.map(|u| u.queueing_wait_ms),
+            wait_ci95_ms: undisturbed.and_then(|u| u.queueing_wait_ci95_ms),
+            opening_delivery_ms: undisturbed.map(|u| u.opening_delivery_ms),
+        },
     })
 }
 

@@ -324,18 +324,22 @@ impl QueueResults {
                     .map(|e| e * 100.0);
                 let cell = Cell::opt(e, 1);
                 match e {
-                    Some(e) if e.abs() > 15.0 && p.target_rho <= 0.8 && !p.rho_missed => {
+                    Some(e)
+                        if e.abs() > 15.0
+                            && p.calibration.target_rho <= 0.8
+                            && !p.calibration.rho_missed =>
+                    {
                         cell.flag("outside the 15 % target")
                     }
                     _ => cell,
                 }
             };
-            let err = |w: Option<f64>| err_against(w, Some(p.measured_wait_ms));
+            let err = |w: Option<f64>| err_against(w, Some(p.window.measured_wait_ms));
             let relative_ci = |ci: Option<f64>, w: Option<f64>| {
                 ci.zip(w)
                     .and_then(|(h, w)| (w > 0.0).then(|| 100.0 * h / w))
             };
-            let missed = if p.rho_missed {
+            let missed = if p.calibration.rho_missed {
                 Cell::text("missed")
                     .flag("measured rho more than 0.05 from the target after a repeat: not judged")
             } else {
@@ -343,56 +347,59 @@ impl QueueResults {
             };
             t = t.row(vec![
                 Cell::text(&p.case),
-                Cell::text(&p.auth),
+                Cell::text(auth_name(p.auth)),
                 Cell::num(p.round_trip_ms, 0),
-                Cell::num(p.target_rho, 2),
-                Cell::num(p.lambda_hs_per_s, 1),
-                Cell::num(p.measured_rho, 2),
-                Cell::num(p.warmups as f64, 0),
-                Cell::opt(p.warmup_rho, 2),
-                Cell::num(p.attempts as f64, 0),
+                Cell::num(p.calibration.target_rho, 2),
+                Cell::num(p.calibration.lambda_hs_per_s, 1),
+                Cell::num(p.calibration.measured_rho, 2),
+                Cell::num(p.calibration.warmups as f64, 0),
+                Cell::opt(p.calibration.warmup_rho, 2),
+                Cell::num(p.calibration.attempts as f64, 0),
                 missed,
-                Cell::num(p.jobs_per_handshake, 2),
-                Cell::num(p.measured_wait_ms, 3),
+                Cell::num(p.run.jobs_per_handshake, 2),
+                Cell::num(p.window.measured_wait_ms, 3),
                 Cell::opt(
-                    relative_ci(p.measured_wait_ci95_ms, Some(p.measured_wait_ms)),
+                    relative_ci(
+                        p.window.measured_wait_ci95_ms,
+                        Some(p.window.measured_wait_ms),
+                    ),
                     1,
                 ),
-                Cell::num(p.total_wait_ms, 3),
-                Cell::num(p.idle_arrival_share * 100.0, 1),
-                Cell::num(p.idle_arrival_wait_ms, 4),
-                Cell::opt(p.first_job_wait_ms, 3),
-                Cell::num(p.delivery_ms, 3),
-                Cell::num(p.late_share * 100.0, 2),
-                Cell::opt(p.steal_ms, 0),
-                Cell::num(p.worker_stalls as f64, 0),
-                Cell::num(p.worker_stall_ms, 1),
-                Cell::num(p.generator_stalls as f64, 0),
-                Cell::num(p.generator_stall_ms, 1),
-                Cell::num(p.late_sends as f64, 0),
-                Cell::num(p.delivery_stalls as f64, 0),
-                Cell::num(p.delivery_stall_ms, 1),
-                Cell::opt(p.corrected_ms, 3),
-                err(p.corrected_ms),
-                Cell::num(p.undisturbed_share * 100.0, 0),
-                Cell::opt(p.undisturbed_wait_ms, 3),
+                Cell::num(p.window.total_wait_ms, 3),
+                Cell::num(p.window.idle_arrival_share * 100.0, 1),
+                Cell::num(p.window.idle_arrival_wait_ms, 4),
+                Cell::opt(p.window.first_job_wait_ms, 3),
+                Cell::num(p.run.delivery_ms, 3),
+                Cell::num(p.run.late_share * 100.0, 2),
+                Cell::opt(p.run.steal_ms, 0),
+                Cell::num(p.disturbances.worker_stalls as f64, 0),
+                Cell::num(p.disturbances.worker_stall_ms, 1),
+                Cell::num(p.disturbances.generator_stalls as f64, 0),
+                Cell::num(p.disturbances.generator_stall_ms, 1),
+                Cell::num(p.disturbances.late_sends as f64, 0),
+                Cell::num(p.disturbances.delivery_stalls as f64, 0),
+                Cell::num(p.disturbances.delivery_stall_ms, 1),
+                Cell::opt(p.models.corrected_ms, 3),
+                err(p.models.corrected_ms),
+                Cell::num(p.undisturbed.share * 100.0, 0),
+                Cell::opt(p.undisturbed.wait_ms, 3),
                 Cell::opt(
-                    relative_ci(p.undisturbed_wait_ci95_ms, p.undisturbed_wait_ms),
+                    relative_ci(p.undisturbed.wait_ci95_ms, p.undisturbed.wait_ms),
                     1,
                 ),
-                Cell::opt(p.undisturbed_opening_delivery_ms.map(|d| d * 1e3), 1),
-                Cell::opt(p.pk_undisturbed_ms, 3),
-                err_against(p.pk_undisturbed_ms, p.undisturbed_wait_ms),
-                Cell::opt(p.corrected_undisturbed_ms, 3),
-                err_against(p.corrected_undisturbed_ms, p.undisturbed_wait_ms),
-                Cell::opt(p.as_published_ms, 3),
-                err(p.as_published_ms),
-                Cell::opt(p.mm1_ms, 3),
-                Cell::opt(p.des_ms, 3),
-                Cell::opt(p.chain_ms, 3),
-                err(p.chain_ms),
-                Cell::opt(p.replay_ms, 3),
-                err(p.replay_ms),
+                Cell::opt(p.undisturbed.opening_delivery_ms.map(|d| d * 1e3), 1),
+                Cell::opt(p.models.pk_undisturbed_ms, 3),
+                err_against(p.models.pk_undisturbed_ms, p.undisturbed.wait_ms),
+                Cell::opt(p.models.corrected_undisturbed_ms, 3),
+                err_against(p.models.corrected_undisturbed_ms, p.undisturbed.wait_ms),
+                Cell::opt(p.models.as_published_ms, 3),
+                err(p.models.as_published_ms),
+                Cell::opt(p.models.mm1_ms, 3),
+                Cell::opt(p.models.des_ms, 3),
+                Cell::opt(p.models.chain_ms, 3),
+                err(p.models.chain_ms),
+                Cell::opt(p.models.replay_ms, 3),
+                err(p.models.replay_ms),
             ]);
         }
         t
@@ -417,7 +424,7 @@ impl QueueResults {
                 self.load
                     .iter()
                     .filter(|p| &p.case == case && Setting::of(p) == setting)
-                    .filter_map(|p| Some((p.measured_rho, f(p).filter(|w| *w > 0.0)?)))
+                    .filter_map(|p| Some((p.calibration.measured_rho, f(p).filter(|w| *w > 0.0)?)))
                     .collect()
             };
             chart = chart
@@ -425,7 +432,7 @@ impl QueueResults {
                     Series::new(
                         format!("{case} measured"),
                         ctx.measured(),
-                        pts(&|p| Some(p.measured_wait_ms)),
+                        pts(&|p| Some(p.window.measured_wait_ms)),
                     )
                     .colour(i),
                 )
@@ -433,7 +440,7 @@ impl QueueResults {
                     Series::new(
                         format!("{case} M/G/1 corrected"),
                         Provenance::modelled("Eq. 3.12 at k x lambda", "measured per-job moments"),
-                        pts(&|p| p.corrected_ms),
+                        pts(&|p| p.models.corrected_ms),
                     )
                     .colour(i + n),
                 )
@@ -445,16 +452,16 @@ impl QueueResults {
                             .iter()
                             .filter(|p| &p.case == case && Setting::of(p) == setting)
                             .filter_map(|p| {
-                                let w = p.undisturbed_wait_ms.filter(|w| *w > 0.0)?;
-                                Some(match p.undisturbed_wait_ci95_ms {
+                                let w = p.undisturbed.wait_ms.filter(|w| *w > 0.0)?;
+                                Some(match p.undisturbed.wait_ci95_ms {
                                     // The axis is logarithmic: the bar stops above zero.
                                     Some(h) => Point::with_err(
-                                        p.measured_rho,
+                                        p.calibration.measured_rho,
                                         w,
                                         (w - h).max(0.01 * w),
                                         w + h,
                                     ),
-                                    None => Point::new(p.measured_rho, w),
+                                    None => Point::new(p.calibration.measured_rho, w),
                                 })
                             })
                             .collect(),
@@ -468,7 +475,7 @@ impl QueueResults {
                             "Eq. 3.12 at k x lambda",
                             "the undisturbed jobs' rate and occupancy moments",
                         ),
-                        pts(&|p| p.corrected_undisturbed_ms),
+                        pts(&|p| p.models.corrected_undisturbed_ms),
                     )
                     .colour(i + 5 * n),
                 )
@@ -476,7 +483,7 @@ impl QueueResults {
                     Series::new(
                         format!("{case} handshake chains"),
                         Provenance::modelled("chain simulation", "measured job chains"),
-                        pts(&|p| p.chain_ms),
+                        pts(&|p| p.models.chain_ms),
                     )
                     .colour(i + 2 * n),
                 )
@@ -484,7 +491,7 @@ impl QueueResults {
                     Series::new(
                         format!("{case} M/G/1 as published"),
                         Provenance::published("Bayoglu 2004 Eq. 3.12 reading: lambda handshakes/s"),
-                        pts(&|p| p.as_published_ms),
+                        pts(&|p| p.models.as_published_ms),
                     )
                     .colour(i + 3 * n),
                 );
