@@ -67,7 +67,8 @@ use super::{
 };
 use crate::evaluate::processing::ProcessingResults;
 use crate::evaluate::{Ctx, Mode};
-use crate::load::{run_load, Arrivals, LoadSpec};
+use crate::gateway::JobRecord;
+use crate::load::{run_load, Arrivals, LoadReport, LoadSpec};
 use crate::pki_store::PkiStore;
 
 /// Mean of the emulated bearer round trip (ms, exponential) of the second run of every
@@ -313,28 +314,7 @@ fn point(
     spec: LoadSpec,
     sim_jobs: usize,
 ) -> anyhow::Result<LoadPoint> {
-    let (name, rho, round_trip_ms) = (c.name, c.rho, c.round_trip_ms);
-    let lambda = spec.arrivals.offered_rate().unwrap_or(0.0);
-    ctx.step(&format!(
-        "queue load test: {name} rho {rho:.1} {} ({lambda:.0} handshakes/s, {:.1} s)",
-        c.setting(),
-        spec.duration.as_secs_f64()
-    ));
-    let steal0 = steal_ms();
-    let rep = ctx.without_ticker(|| run_load(&spec, store))?;
-    let steal = steal0.zip(steal_ms()).map(|(a, b)| b - a);
-    if let Some(dir) = &ctx.job_logs {
-        std::fs::create_dir_all(dir)?;
-        let file = format!(
-            "{}_rt{round_trip_ms}_rho{rho:.1}.csv",
-            name.replace('/', "_")
-        );
-        crate::load::write_job_log(&rep, &dir.join(file))?;
-    }
-    anyhow::ensure!(
-        rep.gateway.is_some(),
-        "{name}: the in-process gateway returned no job statistics"
-    );
+    let (rep, steal) = recording(ctx, store, c, &spec)?;
     let k = if rep.started > 0 {
         rep.jobs.len() as f64 / rep.started as f64
     } else {
@@ -348,9 +328,10 @@ fn point(
         .collect();
     let disturbed = disturbed_intervals(&rep.stalls, &others);
     let steady = SteadyQueue::of(&rep.jobs, &disturbed)
-        .ok_or_else(|| anyhow::anyhow!("{name}: too few jobs for a steady window"))?;
+        .ok_or_else(|| anyhow::anyhow!("{}: too few jobs for a steady window", c.name))?;
     // The models get the job rate that really reached the gateway in the window (at high
-    // offered rates the generator may fall behind), as handshakes per second.
+    // offered rates the generator may fall behind), as handshakes per second: each model
+    // is evaluated at the point's measured load, not at its target.
     let arrived_hs = steady.job_rate_per_s / k.max(1.0);
     let (corrected, as_published, mm1, des) = predict(
         arrived_hs,
@@ -360,44 +341,15 @@ fn point(
         &steady.service_samples_ms,
         sim_jobs,
     );
+    let chains = ChainReading::of(&rep.jobs, &steady, arrived_hs, c.round_trip_ms, sim_jobs);
     let undisturbed = steady.undisturbed.as_ref();
-    let (mut chains, think_ms, first_wait_ms) = job_chains_and_first_wait(&rep.jobs);
-    // Chains in occupancy like the other models: each job holds the worker for its
-    // service plus the typical gap, and the think time is counted from then on.
-    let gap = steady.typical_gap_ms;
-    for job in chains.iter_mut().flatten() {
-        *job += gap;
-    }
-    let delivery_ms = delivery_delay_ms(&rep.jobs);
-    // The chain simulation gets the think time without the emulated round trip (the
-    // client's own work and the loopback path) plus the round trip's law.
-    let base_think_ms = if round_trip_ms > 0.0 {
-        fixed_think_ms(think_ms, round_trip_ms)
-    } else {
-        think_ms
-    };
-    let base_think_ms = (base_think_ms - gap).max(0.0);
-    let chain = wtlsperf_models::queue::simulate_chains(
-        wtlsperf_models::queue::SimConfig {
-            arrival_rate_per_s: arrived_hs,
-            servers: 1,
-            jobs: sim_jobs,
-            warmup_jobs: sim_jobs / 10,
-            seed: 2004,
-        },
-        &chains,
-        base_think_ms,
-        round_trip_ms,
-    )
-    .ok()
-    .map(|r| r.mean_wait_ms);
     Ok(LoadPoint {
-        case: name.to_owned(),
+        case: c.name.to_owned(),
         auth: Authentication::ServerAuth,
-        round_trip_ms,
+        round_trip_ms: c.round_trip_ms,
         calibration: PointCalibration {
-            target_rho: rho,
-            lambda_hs_per_s: lambda,
+            target_rho: c.rho,
+            lambda_hs_per_s: spec.arrivals.offered_rate().unwrap_or(0.0),
             measured_rho: steady.utilisation,
             // The rest is set by `calibrated_point`.
             attempts: 1,
@@ -409,8 +361,8 @@ fn point(
             jobs_per_handshake: k,
             service_mean_ms: steady.service_mean_ms,
             service_m2_ms2: steady.service_m2_ms2,
-            think_ms,
-            delivery_ms,
+            think_ms: chains.think_ms,
+            delivery_ms: delivery_delay_ms(&rep.jobs),
             late_share: rep.late_share,
             steal_ms: steal,
         },
@@ -420,27 +372,19 @@ fn point(
             total_wait_ms: steady.mean_wait_ms,
             idle_arrival_share: steady.idle_share,
             idle_arrival_wait_ms: steady.idle_wait_mean_ms,
-            first_job_wait_ms: first_wait_ms,
+            first_job_wait_ms: chains.first_wait_ms,
         },
         models: Predictions {
             corrected_ms: corrected,
             as_published_ms: as_published,
             mm1_ms: mm1,
             des_ms: des,
-            chain_ms: chain,
+            chain_ms: chains.chain_ms,
             replay_ms: Some(steady.replay_wait_ms),
             pk_undisturbed_ms: undisturbed.and_then(UndisturbedQueue::pk_ms),
             corrected_undisturbed_ms: undisturbed.and_then(UndisturbedQueue::exceptional_first_ms),
         },
-        disturbances: Disturbances {
-            worker_stalls: rep.worker_stalls,
-            worker_stall_ms: rep.worker_stall_ms,
-            generator_stalls: rep.generator_stalls,
-            generator_stall_ms: rep.generator_stall_ms,
-            delivery_stalls: rep.delivery_stalls,
-            delivery_stall_ms: rep.delivery_stall_ms,
-            late_sends: rep.late_sends_over_stall,
-        },
+        disturbances: disturbances_of(&rep),
         undisturbed: UndisturbedFigures {
             share: steady.undisturbed_share,
             wait_ms: undisturbed.map(|u| u.queueing_wait_ms),
@@ -448,6 +392,104 @@ fn point(
             opening_delivery_ms: undisturbed.map(|u| u.opening_delivery_ms),
         },
     })
+}
+
+/// Runs a recording (and writes its job log when asked); returns the report and the
+/// hypervisor's steal meanwhile (ms).
+fn recording(
+    ctx: &Ctx,
+    store: &PkiStore,
+    c: &Conditions<'_>,
+    spec: &LoadSpec,
+) -> anyhow::Result<(LoadReport, Option<f64>)> {
+    let (name, rho, round_trip_ms) = (c.name, c.rho, c.round_trip_ms);
+    ctx.step(&format!(
+        "queue load test: {name} rho {rho:.1} {} ({:.0} handshakes/s, {:.1} s)",
+        c.setting(),
+        spec.arrivals.offered_rate().unwrap_or(0.0),
+        spec.duration.as_secs_f64()
+    ));
+    let steal0 = steal_ms();
+    let rep = ctx.without_ticker(|| run_load(spec, store))?;
+    let steal = steal0.zip(steal_ms()).map(|(a, b)| b - a);
+    if let Some(dir) = &ctx.job_logs {
+        std::fs::create_dir_all(dir)?;
+        let file = format!(
+            "{}_rt{round_trip_ms}_rho{rho:.1}.csv",
+            name.replace('/', "_")
+        );
+        crate::load::write_job_log(&rep, &dir.join(file))?;
+    }
+    anyhow::ensure!(
+        rep.gateway.is_some(),
+        "{name}: the in-process gateway returned no job statistics"
+    );
+    Ok((rep, steal))
+}
+
+/// The shared machine's interruptions a run logged.
+fn disturbances_of(rep: &LoadReport) -> Disturbances {
+    Disturbances {
+        worker_stalls: rep.worker_stalls,
+        worker_stall_ms: rep.worker_stall_ms,
+        generator_stalls: rep.generator_stalls,
+        generator_stall_ms: rep.generator_stall_ms,
+        delivery_stalls: rep.delivery_stalls,
+        delivery_stall_ms: rep.delivery_stall_ms,
+        late_sends: rep.late_sends_over_stall,
+    }
+}
+
+/// The handshake-chain simulation of a run and what it reads from the job log.
+struct ChainReading {
+    chain_ms: Option<f64>,
+    think_ms: f64,
+    first_wait_ms: Option<f64>,
+}
+
+impl ChainReading {
+    fn of(
+        jobs: &[JobRecord],
+        steady: &SteadyQueue,
+        arrived_hs: f64,
+        round_trip_ms: f64,
+        sim_jobs: usize,
+    ) -> Self {
+        let (mut chains, think_ms, first_wait_ms) = job_chains_and_first_wait(jobs);
+        // Chains in occupancy like the other models: each job holds the worker for its
+        // service plus the typical gap, and the think time is counted from then on.
+        let gap = steady.typical_gap_ms;
+        for job in chains.iter_mut().flatten() {
+            *job += gap;
+        }
+        // The chain simulation gets the think time without the emulated round trip (the
+        // client's own work and the loopback path) plus the round trip's law.
+        let base_think_ms = if round_trip_ms > 0.0 {
+            fixed_think_ms(think_ms, round_trip_ms)
+        } else {
+            think_ms
+        };
+        let base_think_ms = (base_think_ms - gap).max(0.0);
+        let chain_ms = wtlsperf_models::queue::simulate_chains(
+            wtlsperf_models::queue::SimConfig {
+                arrival_rate_per_s: arrived_hs,
+                servers: 1,
+                jobs: sim_jobs,
+                warmup_jobs: sim_jobs / 10,
+                seed: 2004,
+            },
+            &chains,
+            base_think_ms,
+            round_trip_ms,
+        )
+        .ok()
+        .map(|r| r.mean_wait_ms);
+        ChainReading {
+            chain_ms,
+            think_ms,
+            first_wait_ms,
+        }
+    }
 }
 
 /// Time the hypervisor ran something else while this machine's CPUs had work ("steal",
