@@ -92,16 +92,17 @@ impl Calibration {
 }
 
 /// Warm-ups at the estimated rate until one measures within [`WARMUP_TOLERANCE`] of
-/// `target` (at most [`MAX_WARMUPS`]); the estimate learns from each, and the recording
-/// then offers the rate the last one implies. `measure` runs the point's conditions at a
-/// rate and returns the measured rho.
+/// `target` (at most `max_warmups`, at least one); the estimate learns from each, and the
+/// recording then offers the rate the last one implies. `measure` runs the point's
+/// conditions at a rate and returns the measured rho.
 pub fn calibrate(
     target: f64,
+    max_warmups: usize,
     estimate: &mut RateEstimate,
     mut measure: impl FnMut(f64) -> anyhow::Result<f64>,
 ) -> anyhow::Result<Calibration> {
     let mut warmups = Vec::new();
-    while warmups.len() < MAX_WARMUPS {
+    while warmups.len() < max_warmups.max(1) {
         let lambda = estimate.rate_for(target);
         let t = Trial {
             lambda_hs_per_s: lambda,
@@ -132,12 +133,13 @@ pub struct Recorded<P> {
 
 /// Records at `lambda`; a recording whose measured rho misses `target` by more than
 /// [`MISS_TOLERANCE`] is repeated once at the rate it implies (the estimate learns from
-/// it), and the second is kept whatever it measured. `run` records at a rate and returns
-/// the point with its measured rho.
+/// it) when `may_repeat` says the time budget allows, and the last is kept whatever it
+/// measured. `run` records at a rate and returns the point with its measured rho.
 pub fn record<P>(
     target: f64,
     lambda: f64,
     estimate: &mut RateEstimate,
+    may_repeat: impl Fn() -> bool,
     mut run: impl FnMut(f64, usize) -> anyhow::Result<(P, f64)>,
 ) -> anyhow::Result<Recorded<P>> {
     let mut lambda = lambda;
@@ -151,7 +153,7 @@ pub fn record<P>(
         };
         estimate.update(trial);
         let hit = on_target(target, rho, MISS_TOLERANCE);
-        if hit || attempts == 2 {
+        if hit || attempts == 2 || !may_repeat() {
             return Ok(Recorded {
                 point,
                 trial,
@@ -190,7 +192,7 @@ mod tests {
             costs_ms: vec![3.0],
             runs: 0,
         };
-        let c = calibrate(0.7, &mut est, |l| Ok(gw.rho(l))).unwrap();
+        let c = calibrate(0.7, MAX_WARMUPS, &mut est, |l| Ok(gw.rho(l))).unwrap();
         // The first warm-up offered 350/s and measured 1.05 (capped at twice the step),
         // the second is on target.
         assert_eq!(c.warmups.len(), 2);
@@ -206,7 +208,7 @@ mod tests {
         // A machine whose cost doubles on every run: never on target.
         let mut est = RateEstimate::from_handshake_ms(1.0);
         let mut n = 0;
-        let c = calibrate(0.5, &mut est, |l| {
+        let c = calibrate(0.5, MAX_WARMUPS, &mut est, |l| {
             n += 1;
             Ok(l * f64::from(1u32 << n) / 1000.0)
         })
@@ -235,7 +237,14 @@ mod tests {
     fn a_recording_off_target_is_repeated_once_then_missed() {
         // On target at once: one recording.
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(0.5, 250.0, &mut est, |l, _| Ok(("a", l * 2.0 / 1000.0))).unwrap();
+        let r = record(
+            0.5,
+            250.0,
+            &mut est,
+            || true,
+            |l, _| Ok(("a", l * 2.0 / 1000.0)),
+        )
+        .unwrap();
         assert_eq!((r.point, r.attempts, r.missed), ("a", 1, false));
         // Drifted during the recording (0.6 for 0.5): repeated at the corrected rate,
         // which lands.
@@ -244,7 +253,7 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(0.5, 250.0, &mut est, |l, n| Ok((n, gw.rho(l)))).unwrap();
+        let r = record(0.5, 250.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (2, 2, false));
         assert!((r.trial.measured_rho - 0.5).abs() < 1e-9);
         // Drifting again during the repeat: missed, and the kept point says by how much.
@@ -253,14 +262,26 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(0.5, 250.0, &mut est, |l, n| Ok((n, gw.rho(l)))).unwrap();
+        let r = record(0.5, 250.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (2, 2, true));
         assert!((r.trial.measured_rho - 0.625).abs() < 1e-9);
+        // No time left for a repeat: the first recording is kept, missed.
+        let mut gw = Drifting {
+            costs_ms: vec![2.4],
+            runs: 0,
+        };
+        let mut est = RateEstimate::from_handshake_ms(2.0);
+        let r = record(0.5, 250.0, &mut est, || false, |l, n| Ok((n, gw.rho(l)))).unwrap();
+        assert_eq!((r.point, r.attempts, r.missed), (1, 1, true));
+        // Out of budget, the calibration still runs one warm-up.
+        let mut est = RateEstimate::from_handshake_ms(2.0);
+        let c = calibrate(0.5, 0, &mut est, |l| Ok(l * 3.0 / 1000.0)).unwrap();
+        assert_eq!(c.warmups.len(), 1);
     }
 
     #[test]
     fn a_measuring_error_ends_the_calibration() {
         let mut est = RateEstimate::from_handshake_ms(1.0);
-        assert!(calibrate(0.5, &mut est, |_| anyhow::bail!("gateway down")).is_err());
+        assert!(calibrate(0.5, 1, &mut est, |_| anyhow::bail!("gateway down")).is_err());
     }
 }

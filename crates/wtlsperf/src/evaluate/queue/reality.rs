@@ -60,7 +60,7 @@ use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 use wtlsperf_models::Authentication;
 
-use super::calibrate::{calibrate, record, RateEstimate};
+use super::calibrate::{calibrate, record, RateEstimate, MAX_WARMUPS};
 use super::{
     predict, Disturbances, LoadPoint, PointCalibration, Predictions, RunFigures,
     UndisturbedFigures, WindowWait,
@@ -185,6 +185,9 @@ pub fn run(
     } else {
         20_000
     };
+    let planned_s: f64 = settings.iter().flat_map(|s| &s.1).map(|p| p.1).sum();
+    let points = cases.len() * settings.iter().map(|s| s.1.len()).sum::<usize>();
+    let mut budget = Budget::new(cases.len() as f64 * planned_s, points);
     let mut out = Vec::new();
     for name in cases {
         let case = Case::parse(name)?;
@@ -209,15 +212,53 @@ pub fn run(
                     store,
                     &conditions,
                     &mut estimate,
+                    &budget,
                     warmup,
                     seconds,
                     sim_jobs,
                 )?);
+                budget.done(seconds);
             }
         }
     }
     anyhow::ensure!(!out.is_empty(), "no load point could be run");
     Ok(out)
+}
+
+/// The load test's time budget: its planned recordings and what calibration may add,
+/// so that the full evaluation stays within 15 minutes on 2 cores however the machine
+/// behaves. Warm-ups and repeats are spent while the points still to come fit; past
+/// that, a point warms up once and a recording off target is reported missed.
+struct Budget {
+    start: std::time::Instant,
+    limit_s: f64,
+    /// Planned recording seconds of the points not yet run.
+    remaining_s: f64,
+}
+
+impl Budget {
+    /// Overhead of a recording beyond its window (gateway start, key shares, drain,
+    /// models), as a factor, and the calibration's allowance per point (s).
+    const OVERHEAD: f64 = 1.15;
+    const PER_POINT_S: f64 = 4.0;
+
+    fn new(planned_s: f64, points: usize) -> Self {
+        Budget {
+            start: std::time::Instant::now(),
+            limit_s: Self::OVERHEAD * planned_s + Self::PER_POINT_S * points as f64,
+            remaining_s: planned_s,
+        }
+    }
+
+    /// Whether `extra_s` more seconds still leave room for the points to come.
+    fn allows(&self, extra_s: f64) -> bool {
+        self.start.elapsed().as_secs_f64() + Self::OVERHEAD * (self.remaining_s + extra_s)
+            <= self.limit_s
+    }
+
+    fn done(&mut self, planned_s: f64) {
+        self.remaining_s = (self.remaining_s - planned_s).max(0.0);
+    }
 }
 
 /// What a load point's warm-ups and recordings share.
@@ -265,17 +306,21 @@ impl Conditions<'_> {
 
 /// One load point calibrated while it runs (see `calibrate`): warm-ups until the
 /// measured rho is on target, then the recording, repeated once if it missed.
+#[allow(clippy::too_many_arguments)]
 fn calibrated_point(
     ctx: &Ctx,
     store: &PkiStore,
     c: &Conditions<'_>,
     estimate: &mut RateEstimate,
+    budget: &Budget,
     warmup: WarmupLength,
     seconds: f64,
     sim_jobs: usize,
 ) -> anyhow::Result<LoadPoint> {
     let mut runs = 0u64;
-    let calibration = calibrate(c.rho, estimate, |lambda| {
+    // Out of budget a point still warms up once, and is not repeated.
+    let max_warmups = if budget.allows(0.0) { MAX_WARMUPS } else { 1 };
+    let calibration = calibrate(c.rho, max_warmups, estimate, |lambda| {
         runs += 1;
         let s = warmup.seconds(lambda);
         ctx.step(&format!(
@@ -291,6 +336,7 @@ fn calibrated_point(
         c.rho,
         calibration.lambda_hs_per_s,
         estimate,
+        || budget.allows(seconds),
         |lambda, attempt| {
             let spec = c.spec(lambda, seconds, c.seed(10 * attempt as u64));
             let p = point(ctx, store, c, spec, sim_jobs)?;
