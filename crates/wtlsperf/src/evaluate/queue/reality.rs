@@ -261,6 +261,22 @@ impl Budget {
     }
 }
 
+/// The utilisation a run tells the calibration: what it measured, except that a run in
+/// which fewer than [`COLLAPSED_SUCCESS`] of the handshakes completed was overloaded
+/// (the gateway fell behind, handshakes timed out and the worker served retransmissions),
+/// and counts as rho = 1 at least. Read as measured, such a run's low occupancy over the
+/// window would make the next rate higher still.
+fn calibration_rho(measured: f64, success_ratio: f64) -> f64 {
+    if success_ratio < COLLAPSED_SUCCESS {
+        measured.max(1.0)
+    } else {
+        measured
+    }
+}
+
+/// Share of completed handshakes below which a run counts as overloaded.
+const COLLAPSED_SUCCESS: f64 = 0.9;
+
 /// What a load point's warm-ups and recordings share.
 struct Conditions<'a> {
     name: &'a str,
@@ -330,7 +346,8 @@ fn calibrated_point(
             c.setting()
         ));
         let rep = ctx.without_ticker(|| run_load(&c.spec(lambda, s, c.seed(runs)), store))?;
-        Ok(SteadyQueue::of(&rep.jobs, &[]).map_or(0.0, |q| q.utilisation))
+        let rho = SteadyQueue::of(&rep.jobs, &[]).map_or(0.0, |q| q.utilisation);
+        Ok(calibration_rho(rho, rep.success_ratio))
     })?;
     let recorded = record(
         c.rho,
@@ -340,7 +357,7 @@ fn calibrated_point(
         |lambda, attempt| {
             let spec = c.spec(lambda, seconds, c.seed(10 * attempt as u64));
             let p = point(ctx, store, c, spec, sim_jobs)?;
-            let rho = p.calibration.measured_rho;
+            let rho = calibration_rho(p.calibration.measured_rho, p.run.success_ratio);
             Ok((p, rho))
         },
     )?;
@@ -568,6 +585,15 @@ pub use steady::{
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_overloaded_run_counts_as_saturated_for_the_calibration() {
+        assert_eq!(calibration_rho(0.42, 1.0), 0.42);
+        // Most handshakes timed out: whatever occupancy the window showed, the rate was
+        // too high.
+        assert_eq!(calibration_rho(0.03, 0.5), 1.0);
+        assert_eq!(calibration_rho(1.2, 0.5), 1.2);
+    }
 
     #[test]
     fn plans_cover_the_required_points() {
