@@ -252,8 +252,12 @@ impl Budget {
 
     /// Whether `extra_s` more seconds still leave room for the points to come.
     fn allows(&self, extra_s: f64) -> bool {
-        self.start.elapsed().as_secs_f64() + Self::OVERHEAD * (self.remaining_s + extra_s)
-            <= self.limit_s
+        self.allows_at(self.start.elapsed().as_secs_f64(), extra_s)
+    }
+
+    /// [`Budget::allows`] once `elapsed_s` seconds have passed.
+    fn allows_at(&self, elapsed_s: f64, extra_s: f64) -> bool {
+        elapsed_s + Self::OVERHEAD * (self.remaining_s + extra_s) <= self.limit_s
     }
 
     fn done(&mut self, planned_s: f64) {
@@ -585,6 +589,21 @@ pub use steady::{
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_budget_keeps_room_for_the_points_to_come() {
+        // 100 s planned over 10 points: 115 s of recordings and 40 s of calibration.
+        let mut b = Budget::new(100.0, 10);
+        assert!(b.allows_at(0.0, 0.0));
+        // A 20 s repeat fits at the start, not once the slack is spent.
+        assert!(b.allows_at(0.0, 20.0));
+        assert!(!b.allows_at(30.0, 20.0));
+        // With half the points done on time, a repeat of 20 s fits again.
+        b.done(50.0);
+        assert!(b.allows_at(70.0, 20.0));
+        // Far behind: not even the planned rest fits; warm up once, repeat nothing.
+        assert!(!b.allows_at(120.0, 0.0));
+    }
 
     #[test]
     fn an_overloaded_run_counts_as_saturated_for_the_calibration() {
