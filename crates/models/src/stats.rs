@@ -37,6 +37,26 @@ pub fn second_moment(values: &[f64]) -> Option<f64> {
     Some(values.iter().map(|v| v * v).sum::<f64>() / values.len() as f64)
 }
 
+/// The first two raw moments of a sample, E[X] and E[X^2]: what the Pollaczek-Khinchin
+/// formula (thesis Eq. 3.12) takes of a service time, and of a wait for its spread.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Moments {
+    /// E[X].
+    pub mean: f64,
+    /// E[X^2].
+    pub m2: f64,
+}
+
+impl Moments {
+    /// The moments of `values`; `None` if it is empty.
+    pub fn of(values: &[f64]) -> Option<Moments> {
+        Some(Moments {
+            mean: mean(values)?,
+            m2: second_moment(values)?,
+        })
+    }
+}
+
 /// Squared coefficient of variation Var[X]/E[X]^2 (population variance), the service
 /// variability term of the Allen-Cunneen approximation.
 pub fn squared_cv(values: &[f64]) -> Option<f64> {
@@ -126,6 +146,20 @@ pub fn batch_means_ci95(batch_means: &[f64]) -> Option<f64> {
     Some(student_t975(batch_means.len() - 1)? * sd / (batch_means.len() as f64).sqrt())
 }
 
+/// Half-width of the 95 % interval of the mean of `values` (in time order) by
+/// [`batch_means_ci95`] over `batches` consecutive batches of equal counts; `None` with
+/// fewer values than batches or fewer than two batches.
+pub fn batch_mean_ci95(values: &[f64], batches: usize) -> Option<f64> {
+    if batches < 2 || values.len() < batches {
+        return None;
+    }
+    let n = values.len();
+    let means: Vec<f64> = (0..batches)
+        .filter_map(|b| mean(&values[b * n / batches..(b + 1) * n / batches]))
+        .collect();
+    batch_means_ci95(&means)
+}
+
 /// The usual one-line summary of a sample, percentiles by linear interpolation.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -196,6 +230,24 @@ mod tests {
         assert!((sample_sd(&x).unwrap() - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
         assert_eq!(second_moment(&x), Some(29.0));
         assert!((squared_cv(&x).unwrap() - 4.0 / 25.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn moments_are_the_first_two_raw_moments() {
+        let m = Moments::of(&[1.0, 3.0]).unwrap();
+        assert_eq!((m.mean, m.m2), (2.0, 5.0));
+        assert_eq!(Moments::of(&[]), None);
+    }
+
+    #[test]
+    fn batch_means_cut_the_sample_in_order() {
+        // Two batches with means 1 and 3: sd sqrt(2), t(1) = 12.706, half-width
+        // 12.706 x sqrt(2) / sqrt(2).
+        let ci = batch_mean_ci95(&[1.0, 1.0, 3.0, 3.0], 2).unwrap();
+        assert!((ci - 12.706).abs() < 1e-9);
+        assert_eq!(batch_mean_ci95(&[1.0], 2), None);
+        assert_eq!(batch_mean_ci95(&[1.0, 2.0], 1), None);
+        assert_eq!(batch_mean_ci95(&[2.0; 40], 20), Some(0.0));
     }
 
     #[test]

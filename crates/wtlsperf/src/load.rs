@@ -18,48 +18,43 @@
 //! protocol: the ECDH (or RSA encryption), the PRF and Finished computations, and for
 //! mutual RSA the CertificateVerify signature, a private-key operation nothing can cache.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use mio::net::UdpSocket;
-use mio::{Events, Interest, Poll, Token};
+use mio::Poll;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Exp};
 use serde::Serialize;
-use wtls::crypto::pk::{EphemeralPool, KeyPair, PeerKey};
-use wtls::handshake::{
-    AuthMode, Client, ClientConfig, Event, Output, ServerConnection, StoredSession,
-};
-use wtls::msgs::common::EcPublicKey;
-use wtls::msgs::enums::AlertLevel;
-use wtls::probe::{Clock, Probe};
+use wtls::crypto::pk::EphemeralPool;
+use wtls::handshake::AuthMode;
 use wtls::suite::Case;
-use zeroize::Zeroizing;
 
-use wtlsperf_models::stats::median;
+use wtlsperf_models::stats::{mean, median, percentile_nearest_rank};
 
 use crate::cli_args::{HandshakeArgs, ServedPkiArgs};
 use crate::gateway::cli::{at_least_one, positive_number, positive_seconds};
-use crate::gateway::{spawn_gateway, GatewayConfig, JobRecord, Stall, STALL_NS};
+use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, JobRecord, Stall};
 use crate::pki_store::PkiStore;
-use crate::setup::{self, ClientAuth, Options, ProcessClock};
+use crate::setup::{self, ClientAuth, Options};
 
-/// Most arrivals started per event-loop turn.
-const ARRIVAL_BATCH: usize = 32;
-/// Sessions kept for resumption.
-const SESSION_POOL: usize = 1024;
-/// Ephemeral key pairs kept in reserve where the key shares are precomputed.
-const SHARE_RESERVE: usize = 64;
+mod capacity;
+mod clients;
+mod generator;
+mod jobs;
+
+use capacity::server_cpu_samples_on;
+use clients::{cheap_client_config, open_client_socket, raise_fd_limit, RestoreAffinity};
+use generator::{Generator, Sockets, Tally};
+use jobs::summed_ms;
+pub use jobs::{delivery_stalls, idle_arrival_waits_us, queue_stats};
+
 /// In-memory handshakes behind the capacity bound, half before the run and half after.
 const CAPACITY_BOUND_RUNS: usize = 1000;
-/// Most generator stalls and late sends logged.
-const MAX_STALL_LOG: usize = 100_000;
 /// Ephemeral keys (or key shares) prepared before a run at most: enough for a 4 s
 /// capacity run of one worker at 16 000 handshakes/s, about 3 s of P-256 key generation
 /// and ECDH on two cores. A longer run falls back to keys made on the spot.
@@ -71,8 +66,8 @@ pub struct LoadSpec {
     /// A running gateway; `None` starts one in process with `workers` workers.
     pub target: Option<SocketAddr>,
     pub workers: usize,
-    /// Offered arrival rate, handshakes per second.
-    pub rate: f64,
+    /// How handshakes arrive: open-loop Poisson (the offered rate) or a closed loop.
+    pub arrivals: Arrivals,
     pub duration: Duration,
     pub max_handshakes: usize,
     pub case: Case,
@@ -106,20 +101,6 @@ pub struct LoadSpec {
     /// Poisson stream shifted by independent delays stays Poisson), which is the setting
     /// of the thesis' queue model.
     pub round_trip: Option<Duration>,
-    /// Closed loop instead of Poisson arrivals: keep this many handshakes in flight, each
-    /// new one starting when one ends, until the window closes; `rate` then only sizes
-    /// the key pool. This measures capacity at saturation: the worker never runs dry, yet
-    /// the queue stays bounded (an open loop above capacity grows its queue until
-    /// retransmissions and timeouts waste the worker's time, and measures that collapse
-    /// instead of the capacity).
-    ///
-    /// The loop is a fixed population of N clients: one that completed a handshake starts
-    /// its next full handshake from the same address (the gateway runs it beside the
-    /// finished connection and ends that one when it completes), so the gateway holds
-    /// about N peers, as it would for N real clients reconnecting. With `fresh_addresses` every handshake comes from a new address
-    /// instead, and the gateway keeps one more established peer per handshake.
-    pub closed_loop: Option<usize>,
-    pub fresh_addresses: bool,
 }
 
 impl LoadSpec {
@@ -127,7 +108,7 @@ impl LoadSpec {
         LoadSpec {
             target: None,
             workers: 1,
-            rate,
+            arrivals: Arrivals::Poisson { rate },
             duration,
             max_handshakes: 1_000_000,
             case,
@@ -141,8 +122,83 @@ impl LoadSpec {
             measure_capacity: false,
             pin_cores: false,
             round_trip: None,
-            closed_loop: None,
-            fresh_addresses: false,
+        }
+    }
+}
+
+/// How a load run's handshakes arrive. The modes differ in what they measure, not only in
+/// a parameter: the open loops offer a rate and read the queue it makes, the closed loop
+/// keeps the worker busy and reads its capacity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Arrivals {
+    /// Open loop: a Poisson process of `rate` handshakes/s over the window, drawn up front
+    /// from seeded exponential inter-arrival times.
+    Poisson { rate: f64 },
+    /// Open loop: a Poisson process of `rate` handshakes/s conditioned on its count,
+    /// exactly round(rate x window) arrivals at uniform instants in the window, sorted.
+    /// Given its count, a Poisson process's arrival instants are independent and uniform
+    /// over the window (the order-statistics property, Ross, *Stochastic Processes*,
+    /// Theorem 2.3.1), so the queue sees the same arrival law, but the load a run offers
+    /// no longer carries the count's sqrt(N) noise: a calibrated point lands on its target
+    /// utilisation instead of a few percent beside it.
+    PoissonExactCount { rate: f64 },
+    /// Closed loop: keep `clients` handshakes in flight, each new one starting when one
+    /// ends, until the window closes; `key_pool` ephemeral keys (or key shares) are
+    /// prepared before the run. This measures capacity at saturation: the worker never
+    /// runs dry, yet the queue stays bounded (an open loop above capacity grows its queue
+    /// until retransmissions and timeouts waste the worker's time, and measures that
+    /// collapse instead of the capacity).
+    ///
+    /// The loop is a fixed population of N clients: one that completed a handshake starts
+    /// its next full handshake from the same address (the gateway runs it beside the
+    /// finished connection and ends that one when it completes), so the gateway holds
+    /// about N peers, as it would for N real clients reconnecting. With `fresh_addresses`
+    /// every handshake comes from a new address instead, and the gateway keeps one more
+    /// established peer per handshake.
+    Closed {
+        clients: usize,
+        fresh_addresses: bool,
+        key_pool: usize,
+    },
+}
+
+impl Arrivals {
+    /// The offered rate (handshakes/s) of an open loop; `None` for a closed one.
+    pub fn offered_rate(&self) -> Option<f64> {
+        match *self {
+            Arrivals::Poisson { rate } | Arrivals::PoissonExactCount { rate } => Some(rate),
+            Arrivals::Closed { .. } => None,
+        }
+    }
+
+    /// The open loop's arrival instants (ns from the window's start, sorted), at most
+    /// `max` of them; empty for a closed loop, whose handshakes start as others end.
+    pub fn schedule(&self, window_ns: u64, max: usize, seed: u64) -> anyhow::Result<Vec<u64>> {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        match *self {
+            Arrivals::Poisson { rate } => {
+                let exp = Exp::new(rate)?;
+                let mut offsets = Vec::new();
+                let mut t = 0.0f64;
+                while offsets.len() < max {
+                    t += exp.sample(&mut rng);
+                    let ns = (t * 1e9) as u64;
+                    if ns >= window_ns {
+                        break;
+                    }
+                    offsets.push(ns);
+                }
+                Ok(offsets)
+            }
+            Arrivals::PoissonExactCount { rate } => {
+                let n = ((rate * window_ns as f64 / 1e9).round() as usize).min(max);
+                let mut offsets: Vec<u64> = (0..n)
+                    .map(|_| (rng.random::<f64>() * window_ns as f64) as u64)
+                    .collect();
+                offsets.sort_unstable();
+                Ok(offsets)
+            }
+            Arrivals::Closed { .. } => Ok(Vec::new()),
         }
     }
 }
@@ -255,388 +311,24 @@ pub struct LoadReport {
     pub jobs: Vec<JobRecord>,
 }
 
-/// One handshake in flight.
-struct Slot {
-    sock: UdpSocket,
-    client: Client,
-    intended_ns: u64,
-    generation: u64,
-    resumed: bool,
-    /// The client's answer, held back for the emulated round trip until `send_at_ns`.
-    held: Vec<Vec<u8>>,
-    send_at_ns: u64,
-}
-
-/// The client configuration with the caches of the module documentation; the returned
-/// flag stops the pool's refill thread.
-fn cheap_client_config(
-    store: &PkiStore,
-    spec: &LoadSpec,
-    pool_target: usize,
-) -> anyhow::Result<(Arc<ClientConfig>, Option<Arc<EphemeralPool>>)> {
-    let creds = store.case(&spec.case)?;
-    let mut cfg = setup::client_config(&creds, &Options::default(), false);
-    cfg.retransmit_timeout_ns = spec.retransmit_timeout.as_nanos() as u64;
-    cfg.verified_server_cache = Some(Arc::new(Mutex::new(HashMap::new())));
-    let mut pool = None;
-    if !spec.case.leaf.is_rsa() && spec.auth == AuthMode::ServerAuth {
-        // The whole ECDH of a server-authenticated handshake, done before the clock
-        // starts: the server's certified key is known, so each precomputed ephemeral key
-        // comes with its shared secret and the client does no public-key work in the run.
-        let server_key = wtls::pki::certificate_key(&creds.server_cert, creds.numbering)?;
-        let shares = Arc::new(precompute_shares(&server_key, pool_target)?);
-        let expected = server_key.clone();
-        cfg.key_share_source = Some(Arc::new(move |key: &PeerKey| {
-            if *key != expected {
-                return None;
-            }
-            shares.lock().expect("key shares").pop().map(Ok)
-        }));
-    }
-    if !spec.case.leaf.is_rsa() {
-        // With precomputed key shares the pool is only the reserve for a run that
-        // outlasts them: filling it to the full target would double the setup time
-        // (50 000 K-283 key pairs take about 15 s on one core).
-        let size = if cfg.key_share_source.is_some() {
-            pool_target.min(SHARE_RESERVE)
-        } else {
-            pool_target
-        };
-        let p = Arc::new(EphemeralPool::new(spec.case.leaf, size)?);
-        let source = p.clone();
-        cfg.ephemeral_source = Some(Arc::new(move |s| {
-            if s == source.spec() {
-                source.take()
-            } else {
-                KeyPair::generate(s)
-            }
-        }));
-        pool = Some(p);
-    }
-    Ok((Arc::new(cfg), pool))
-}
-
-/// Gives the calling thread its CPU affinity back when the run ends, however it ends.
-struct RestoreAffinity(Option<libc::cpu_set_t>);
-
-impl Drop for RestoreAffinity {
-    fn drop(&mut self) {
-        if let Some(previous) = &self.0 {
-            setup::restore_affinity(previous);
-        }
-    }
-}
-
-/// A precomputed ECDH key share: the ephemeral point and its secret with the server key.
-type KeyShare = (EcPublicKey, Zeroizing<Vec<u8>>);
-
-/// `n` key shares for `server_key`, computed on both cores.
-fn precompute_shares(server_key: &PeerKey, n: usize) -> anyhow::Result<Mutex<Vec<KeyShare>>> {
-    let spec = server_key.spec();
-    let threads = 2;
-    let parts: Vec<anyhow::Result<Vec<KeyShare>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let count = n / threads + usize::from(t < n % threads);
-                scope.spawn(move || {
-                    let mut out = Vec::with_capacity(count);
-                    for _ in 0..count {
-                        let eph = KeyPair::generate(spec)?;
-                        let shared = wtls::crypto::pk::ecdh(&eph, server_key)?;
-                        let point = match eph.public_wire()? {
-                            wtls::msgs::certificate::PublicKey::Ec(p) => p,
-                            wtls::msgs::certificate::PublicKey::Rsa(_) => {
-                                anyhow::bail!("an EC key pair has an EC public key")
-                            }
-                        };
-                        out.push((point, shared));
-                    }
-                    Ok(out)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(anyhow::anyhow!("key share thread panicked")))
-            })
-            .collect()
-    });
-    let mut all = Vec::with_capacity(n);
-    for part in parts {
-        all.extend(part?);
-    }
-    Ok(Mutex::new(all))
-}
-
-/// Binds the `k`-th client socket, connects it to the gateway and registers it as
-/// token `k`.
-fn open_client_socket(poll: &Poll, k: usize, target: SocketAddr) -> std::io::Result<UdpSocket> {
-    let mut sock = UdpSocket::bind(SocketAddr::new(client_ip(k as u64), 0))
-        .or_else(|_| UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0))))?;
-    sock.connect(target)?;
-    poll.registry()
-        .register(&mut sock, Token(k), Interest::READABLE)?;
-    Ok(sock)
-}
-
-/// Raises the soft descriptor limit to the hard one; returns the soft limit now.
-fn raise_fd_limit() -> usize {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit read and write the rlimit struct we own.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
-            return 1024;
-        }
-        if lim.rlim_cur < lim.rlim_max {
-            let raised = libc::rlimit {
-                rlim_cur: lim.rlim_max,
-                rlim_max: lim.rlim_max,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &raised) == 0 {
-                lim = raised;
-            }
-        }
-    }
-    usize::try_from(lim.rlim_cur)
-        .unwrap_or(usize::MAX)
-        .min(1 << 20)
-}
-
-/// The `k`-th client address: 127.0.0.2 .. 127.0.0.254 in turn (any 127/8 address is
-/// local on Linux), so source addresses differ in more than the port.
-fn client_ip(k: u64) -> IpAddr {
-    IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2 + (k % 253) as u8))
-}
-
-fn fatal(out: &Output) -> bool {
-    out.events.iter().any(|e| match e {
-        Event::AlertReceived(a) | Event::AlertSent(a, _) => a.level != AlertLevel::Warning,
-        _ => false,
-    })
-}
-
-fn percentile(sorted: &[f64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
-}
-
-/// Queue statistics from job records (`completed` handshakes, `workers` servers).
-pub fn queue_stats(jobs: &[JobRecord], completed: u64, workers: usize) -> GatewayQueueStats {
-    if jobs.is_empty() {
-        return GatewayQueueStats::default();
-    }
-    let n = jobs.len() as f64;
-    let us = |ns: u64| ns as f64 / 1e3;
-    let mut s = GatewayQueueStats {
-        jobs: jobs.len() as u64,
-        ..Default::default()
-    };
-    let mut busy = 0.0;
-    for j in jobs {
-        let (w, sv) = (us(j.wait_ns()), us(j.service_ns()));
-        s.mean_wait_us += w / n;
-        s.wait_m2_us2 += w * w / n;
-        s.mean_service_us += sv / n;
-        s.service_m2_us2 += sv * sv / n;
-        s.mean_service_cpu_us += us(j.cpu_ns) / n;
-        s.kernel_timestamp_share += f64::from(u8::from(j.kernel_timestamp)) / n;
-        busy += sv;
-    }
-    let (share, mean, median) = idle_arrival_waits_us(jobs);
-    s.idle_arrival_share = share;
-    s.idle_arrival_wait_mean_us = mean;
-    s.idle_arrival_wait_median_us = median;
-    let first = jobs.iter().map(|j| j.arrival_ns).min().unwrap_or(0);
-    let last = jobs.iter().map(|j| j.end_ns).max().unwrap_or(0);
-    let span = us(last.saturating_sub(first));
-    if span > 0.0 {
-        s.utilisation = busy / (span * workers.max(1) as f64);
-    }
-    if completed > 0 {
-        s.per_handshake_service_us = busy / completed as f64;
-    }
-    s
-}
-
-/// The delivery path's stalls (process clock, ns; sorted by start): each time a datagram
-/// the kernel had stamped reached a free worker more than [`STALL_NS`] later, from the
-/// moment both the datagram was there and its worker was free to the start of its
-/// service.
-///
-/// On loopback the kernel stamps a datagram as the generator's send puts it on its core's
-/// receive backlog; the backlog is normally drained before that system call returns, but
-/// under load the kernel hands it to `ksoftirqd`, which must then wait for a time slice
-/// beside the busy-polling generator. Neither thread is off-core meanwhile, so neither
-/// stall log sees it, yet the datagrams of a few milliseconds reach the worker together
-/// (the test machine showed 14 ms twice in one run at rho = 0.1, and the jobs queued
-/// behind them made a quarter of that run's queueing wait). A free worker polls every
-/// few microseconds, so a datagram that reaches it later than that was held on the way,
-/// whatever the queue's state.
-pub fn delivery_stalls(jobs: &[JobRecord]) -> Vec<(u64, u64)> {
-    let mut by_start: Vec<&JobRecord> = jobs.iter().collect();
-    by_start.sort_by_key(|j| j.start_ns);
-    // When each worker is next free.
-    let mut free: HashMap<usize, u64> = HashMap::new();
-    let mut out = Vec::new();
-    for j in by_start {
-        let worker_free = free.entry(j.worker).or_insert(0);
-        let ready = j.arrival_ns.max(*worker_free);
-        if j.start_ns > ready + STALL_NS {
-            out.push((ready, j.start_ns));
-        }
-        *worker_free = (*worker_free).max(j.end_ns);
-    }
-    out.sort_unstable();
-    out
-}
-
-/// (share, mean us, median us) of the waits of jobs that found the worker idle (one
-/// worker: jobs in order of service start; a job arriving after every earlier job ended).
-pub fn idle_arrival_waits_us(jobs: &[JobRecord]) -> (f64, f64, f64) {
-    let mut by_start: Vec<&JobRecord> = jobs.iter().collect();
-    by_start.sort_by_key(|j| j.start_ns);
-    let mut busy_until = 0u64;
-    let mut idle: Vec<f64> = Vec::new();
-    for j in &by_start {
-        if j.arrival_ns >= busy_until {
-            idle.push(j.wait_ns() as f64 / 1e3);
-        }
-        busy_until = busy_until.max(j.end_ns);
-    }
-    if idle.is_empty() {
-        return (0.0, 0.0, 0.0);
-    }
-    let mean = idle.iter().sum::<f64>() / idle.len() as f64;
-    idle.sort_by(f64::total_cmp);
-    (
-        idle.len() as f64 / by_start.len() as f64,
-        mean,
-        idle[idle.len() / 2],
-    )
-}
-
-/// [`server_cpu_samples_us`], measured by a thread pinned to `cpu` (the
-/// gateway worker's core: on a shared virtual machine two cores need not run at the same
-/// speed) or by the calling thread when `cpu` is `None` or cannot be had.
-fn server_cpu_samples_on(
-    cpu: Option<usize>,
-    store: &PkiStore,
-    spec: &LoadSpec,
-    runs: usize,
-) -> anyhow::Result<Vec<f64>> {
-    std::thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                if let Some(cpu) = cpu {
-                    let _ = setup::pin_current_thread(cpu);
-                }
-                server_cpu_samples_us(store, spec.case, spec.auth, spec.client_auth, runs)
-            })
-            .join()
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("in-memory measurement panicked")))
-    })
-}
-
-/// Server CPU time (us) of each of `runs` handshakes of the case in memory, connection
-/// construction included: what one gateway worker spends per handshake when nothing else
-/// competes. 1e6 / their median is the worker's capacity.
-fn server_cpu_samples_us(
-    store: &PkiStore,
-    case: Case,
-    auth: AuthMode,
-    client_auth: ClientAuth,
-    runs: usize,
-) -> anyhow::Result<Vec<f64>> {
-    let creds = store.case(&case)?;
-    let server = Arc::new(setup::gateway_server_config(
-        store,
-        client_auth,
-        &Options::default(),
-    )?);
-    let cfg = Arc::new(setup::client_config(&creds, &Options::default(), false));
-    let mut samples = Vec::with_capacity(runs);
-    for _ in 0..runs.max(1) {
-        let mut client = Client::new(cfg.clone(), auth, None, Probe::off(), setup::now());
-        // The connection's construction is part of the server's work for a handshake.
-        let c0 = setup::thread_cpu_ns();
-        let mut conn = ServerConnection::new(server.clone(), Probe::off(), setup::now());
-        let mut server_cpu = setup::thread_cpu_ns() - c0;
-        let mut to_server = client.start(setup::now())?.datagrams;
-        for _ in 0..8 {
-            let mut to_client = Vec::new();
-            for d in to_server.drain(..) {
-                let c0 = setup::thread_cpu_ns();
-                let out = conn.handle_datagram(&d, setup::now());
-                server_cpu += setup::thread_cpu_ns() - c0;
-                to_client.extend(out.datagrams);
-            }
-            for d in to_client {
-                to_server.extend(client.handle_datagram(&d, setup::now()).datagrams);
-            }
-            if to_server.is_empty() {
-                break;
-            }
-        }
-        anyhow::ensure!(
-            client.is_established() && conn.is_established(),
-            "in-memory {case} {} handshake did not complete",
-            auth.name()
-        );
-        samples.push(server_cpu as f64 / 1e3);
-    }
-    Ok(samples)
-}
-
-/// Summed length (ms) of (start, end) intervals in ns.
-fn summed_ms(intervals: impl Iterator<Item = (u64, u64)>) -> f64 {
-    // Folded from +0: `sum` starts from -0, which an empty log would print as "-0".
-    intervals
-        .map(|(a, b)| b.saturating_sub(a) as f64 / 1e6)
-        .fold(0.0, |total, ms| total + ms)
-}
-
 /// Runs the load and reports it.
 pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport> {
-    anyhow::ensure!(spec.rate > 0.0 && spec.rate.is_finite(), "rate must be > 0");
+    if let Some(rate) = spec.arrivals.offered_rate() {
+        anyhow::ensure!(rate > 0.0 && rate.is_finite(), "rate must be > 0");
+    }
     anyhow::ensure!(
         (0.0..=1.0).contains(&spec.resume_ratio),
         "resume ratio in [0, 1]"
     );
-    let clock = ProcessClock::shared();
-    let mut rng = rand::rngs::StdRng::seed_from_u64(spec.seed);
-    // The arrival schedule, drawn up front: the process is open loop by construction.
-    let exp = Exp::new(spec.rate)?;
-    let round_trip = match spec.round_trip {
-        Some(mean) if !mean.is_zero() => Some(Exp::new(1.0 / mean.as_secs_f64())?),
-        _ => None,
-    };
-    let mut delay_rng = rand::rngs::StdRng::seed_from_u64(spec.seed ^ 0x5254_5454);
-    let window_ns = spec.duration.as_nanos() as u64;
-    let mut offsets = Vec::new();
-    let mut t = 0.0f64;
-    let closed = spec.closed_loop.map(|n| n.clamp(1, spec.max_in_flight));
-    if let Some(n) = closed {
-        offsets = vec![0; n.min(spec.max_handshakes)];
-    }
-    while closed.is_none() {
-        t += exp.sample(&mut rng);
-        let ns = (t * 1e9) as u64;
-        if ns >= window_ns || offsets.len() >= spec.max_handshakes {
-            break;
-        }
-        offsets.push(ns);
-    }
-    let expected = match closed {
-        Some(_) => ((spec.rate * spec.duration.as_secs_f64()) as usize).min(spec.max_handshakes),
-        None => offsets.len(),
+    // The arrival schedule, drawn up front: the open loop is open by construction.
+    let offsets = spec.arrivals.schedule(
+        spec.duration.as_nanos() as u64,
+        spec.max_handshakes,
+        spec.seed,
+    )?;
+    let expected = match spec.arrivals {
+        Arrivals::Closed { key_pool, .. } => key_pool.min(spec.max_handshakes),
+        _ => offsets.len(),
     };
     let expected_full = ((expected as f64) * (1.0 - spec.resume_ratio)).ceil() as usize;
     let (cfg, pool) = cheap_client_config(store, spec, (expected_full + 64).min(MAX_POOL))?;
@@ -651,402 +343,48 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     } else {
         Vec::new()
     };
-
-    // The gateway, in process or remote.
-    let mut gateway = None;
-    let target = match spec.target {
-        Some(t) => t,
-        None => {
-            let server =
-                setup::gateway_server_config(store, spec.client_auth, &Options::default())?;
-            // The generator's clients share a few /24 prefixes at rates far above any
-            // per-prefix budget: the run measures capacity, not the limiter.
-            let mut g = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
-            g.workers = spec.workers.max(1);
-            g.record_jobs = true;
-            g.handshake_timeout = spec.handshake_timeout * 2;
-            let cpus = setup::available_cpus();
-            if spec.pin_cores && cpus >= 2 {
-                g.cpu_affinity = (0..g.workers).map(|i| 1 + i % (cpus - 1)).collect();
-                g.busy_poll = g.workers < cpus;
-            }
-            let h = spawn_gateway(g)?;
-            let addr = h.local_addr();
-            gateway = Some(h);
-            addr
-        }
-    };
+    let (gateway, target) = start_gateway(spec, store)?;
 
     // The generator's own core (the gateway's workers have the others).
     let pinned = (spec.pin_cores && spec.target.is_none() && setup::available_cpus() >= 2)
         .then(|| setup::pin_current_thread(0).ok())
         .flatten();
     let _restore = RestoreAffinity(pinned);
+    let refill = PoolRefill::start(pool);
 
-    // Background top-up of the key pool, so a long run never generates keys inline.
-    let stop = Arc::new(AtomicBool::new(false));
-    let refill = pool.clone().map(|p| {
-        let stop = stop.clone();
-        std::thread::spawn(move || {
-            let cpu0 = setup::thread_cpu_ns();
-            while !stop.load(Ordering::Relaxed) {
-                if let Err(e) = p.refill() {
-                    tracing::warn!(error = %e, "ephemeral pool refill failed");
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            setup::thread_cpu_ns() - cpu0
-        })
-    });
-
-    // Sockets are bound, connected and registered before the clock starts, as many as
-    // the descriptor limit allows: per-handshake setup is not the protocol's cost.
-    let mut poll = Poll::new()?;
-    let mut events = Events::with_capacity(1024);
-    let mut slots: Vec<Option<Box<Slot>>> = Vec::new();
     // A closed population needs one socket per client; the open loop one per handshake.
-    let recycle = closed.is_some() && !spec.fresh_addresses;
-    let wanted = match closed {
-        Some(n) if recycle => n,
+    let wanted = match spec.arrivals {
+        Arrivals::Closed {
+            clients,
+            fresh_addresses: false,
+            ..
+        } => clients,
         _ => expected,
     };
-    let budget = raise_fd_limit().saturating_sub(1024).min(wanted);
-    let mut spare: VecDeque<(usize, UdpSocket)> = VecDeque::with_capacity(budget);
-    for k in 0..budget {
-        match open_client_socket(&poll, k, target) {
-            Ok(sock) => spare.push_back((k, sock)),
-            Err(_) => break,
-        }
-        slots.push(None);
-    }
+    let sockets = open_sockets(target, wanted)?;
     let gateway_cpu0 = gateway.as_ref().map_or(0, |g| g.stats().worker_cpu_ns);
     let loop_cpu0 = setup::thread_cpu_ns();
-    let mut timers: BinaryHeap<Reverse<(u64, usize, u64)>> = BinaryHeap::new();
-    let mut sessions: Vec<StoredSession> = Vec::new();
-    let mut latencies_ms: Vec<f64> = Vec::new();
-    let (mut started, mut completed, mut failed, mut resumed, mut in_window) = (0u64, 0, 0, 0, 0);
-    let mut retransmissions = 0u64;
-    let mut lags_ns: Vec<u64> = Vec::new();
-    let mut late_sends: Vec<(u64, u64)> = Vec::new();
-    let mut generator_stalls: Vec<(u64, u64)> = Vec::new();
-    // (wall, thread CPU) at the top of the previous loop turn, for the stall log of a
-    // pinned generator (it polls without sleeping, so wall beyond CPU is time off-core).
-    let mut last_turn: Option<(u64, u64)> = None;
-    let mut generation = 0u64;
-    let mut active = 0usize;
-    let mut buf = vec![0u8; 65_535];
-    let timeout_ns = spec.handshake_timeout.as_nanos() as u64;
-    let origin = clock.wall_ns();
-    let hard_stop = origin + window_ns + timeout_ns + 1_000_000_000;
-    let mut next = 0usize;
-
-    // A finished handshake's socket stays open until the run ends (closing it is a
-    // system call the measured loop need not make), unless descriptors ran short.
-    let mut retired: Vec<UdpSocket> = Vec::new();
-    // A client of a closed population that completed its handshake puts its socket back
-    // for its next one (a failed one does not: a late answer could reach the next).
-    let mut finish = |slots: &mut Vec<Option<Box<Slot>>>,
-                      spare: &mut VecDeque<(usize, UdpSocket)>,
-                      i: usize,
-                      completed: bool| {
-        if let Some(s) = slots[i].take() {
-            if completed && recycle {
-                spare.push_front((i, s.sock));
-            } else if !spare.is_empty() {
-                retired.push(s.sock);
-            }
-        }
-    };
-
-    loop {
-        let now = clock.wall_ns();
-        if pinned.is_some() {
-            let cpu = setup::thread_cpu_ns();
-            if let Some((wall0, cpu0)) = last_turn {
-                if now.saturating_sub(wall0) > cpu.saturating_sub(cpu0) + STALL_NS
-                    && generator_stalls.len() < MAX_STALL_LOG
-                {
-                    generator_stalls.push((wall0, now));
-                }
-            }
-            last_turn = Some((now, cpu));
-        }
-        if let Some(n) = closed {
-            // A new handshake for each one that ended, while the window is open.
-            while active + (offsets.len() - next) < n
-                && now < origin + window_ns
-                && offsets.len() < spec.max_handshakes
-            {
-                offsets.push(now - origin);
-            }
-        }
-        if now >= hard_stop || (next >= offsets.len() && active == 0) {
-            break;
-        }
-        // Start the arrivals that are due, at most ARRIVAL_BATCH before the answers of
-        // earlier ones are handled, so a generator that fell behind keeps completing
-        // handshakes instead of only starting them (their latency still counts the lag).
-        let mut batch = 0;
-        while next < offsets.len() && origin + offsets[next] <= now && batch < ARRIVAL_BATCH {
-            batch += 1;
-            let intended = origin + offsets[next];
-            next += 1;
-            started += 1;
-            if closed.is_none() {
-                lags_ns.push(now.saturating_sub(intended));
-                if now > intended + STALL_NS && late_sends.len() < MAX_STALL_LOG {
-                    late_sends.push((intended, now));
-                }
-            }
-            if active >= spec.max_in_flight {
-                failed += 1;
-                continue;
-            }
-            let resume = if !sessions.is_empty() && rng.random::<f64>() < spec.resume_ratio {
-                Some(sessions[rng.random_range(0..sessions.len())].clone())
-            } else {
-                None
-            };
-            let is_resume = resume.is_some();
-            let (i, sock) = match spare.pop_front() {
-                Some(s) => s,
-                None => match open_client_socket(&poll, slots.len(), target) {
-                    Ok(sock) => {
-                        slots.push(None);
-                        (slots.len() - 1, sock)
-                    }
-                    Err(_) => {
-                        failed += 1;
-                        continue;
-                    }
-                },
-            };
-            let mut client =
-                Client::new(cfg.clone(), spec.auth, resume, Probe::off(), setup::now());
-            let first = match client.start(setup::now()) {
-                Ok(o) => o,
-                Err(_) => {
-                    failed += 1;
-                    continue;
-                }
-            };
-            for d in &first.datagrams {
-                let _ = sock.send(d);
-            }
-            generation += 1;
-            timers.push(Reverse((intended + timeout_ns, i, generation)));
-            if let Some(d) = client.deadline_ns() {
-                timers.push(Reverse((d, i, generation)));
-            }
-            slots[i] = Some(Box::new(Slot {
-                sock,
-                client,
-                intended_ns: intended,
-                generation,
-                resumed: is_resume,
-                held: Vec::new(),
-                send_at_ns: 0,
-            }));
-            active += 1;
-        }
-        // Timers: retransmissions and handshake timeouts.
-        let now = clock.wall_ns();
-        while let Some(&Reverse((due, i, g))) = timers.peek() {
-            if due > now {
-                break;
-            }
-            timers.pop();
-            let Some(slot) = slots.get_mut(i).and_then(|s| s.as_mut()) else {
-                continue;
-            };
-            if slot.generation != g {
-                continue;
-            }
-            if now >= slot.intended_ns + timeout_ns {
-                finish(&mut slots, &mut spare, i, false);
-                active -= 1;
-                failed += 1;
-                continue;
-            }
-            if !slot.held.is_empty() && slot.send_at_ns <= now {
-                lags_ns.push(now - slot.send_at_ns);
-                if now > slot.send_at_ns + STALL_NS && late_sends.len() < MAX_STALL_LOG {
-                    late_sends.push((slot.send_at_ns, now));
-                }
-                for d in slot.held.drain(..) {
-                    let _ = slot.sock.send(&d);
-                }
-            }
-            if slot.client.deadline_ns().is_some_and(|d| d <= now) {
-                match slot.client.on_timeout(setup::now()) {
-                    Ok(out) => {
-                        retransmissions += 1;
-                        for d in &out.datagrams {
-                            let _ = slot.sock.send(d);
-                        }
-                        if let Some(d) = slot.client.deadline_ns() {
-                            timers.push(Reverse((d, i, g)));
-                        }
-                    }
-                    Err(_) => {
-                        finish(&mut slots, &mut spare, i, false);
-                        active -= 1;
-                        failed += 1;
-                    }
-                }
-            }
-        }
-        // Wait for datagrams until the next arrival or timer.
-        let now = clock.wall_ns();
-        let mut wake = hard_stop;
-        if next < offsets.len() {
-            wake = wake.min(origin + offsets[next]);
-        }
-        if let Some(Reverse((due, _, _))) = timers.peek() {
-            wake = wake.min(*due);
-        }
-        let wait = Duration::from_nanos(wake.saturating_sub(now)).min(Duration::from_millis(50));
-        // Overdue arrivals left: just collect what is ready.
-        // A pinned generator has its core to itself: it polls without sleeping, so the
-        // gateway's replies never pay for waking it (an inter-processor interrupt, which
-        // costs a virtual machine an exit per datagram).
-        let wait = if batch == ARRIVAL_BATCH || pinned.is_some() {
-            Duration::ZERO
-        } else {
-            wait
-        };
-        poll.poll(&mut events, Some(wait))?;
-        for ev in events.iter() {
-            let i = ev.token().0;
-            while let Some(slot) = slots.get_mut(i).and_then(|s| s.as_mut()) {
-                let n = match slot.sock.recv(&mut buf) {
-                    Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(_) => break, // e.g. ECONNREFUSED: retransmission decides
-                };
-                let out = slot.client.handle_datagram(&buf[..n], setup::now());
-                match &round_trip {
-                    Some(law) if !out.datagrams.is_empty() => {
-                        let delay_ns = (law.sample(&mut delay_rng) * 1e9) as u64;
-                        slot.send_at_ns = clock.wall_ns() + delay_ns;
-                        slot.held.extend(out.datagrams.iter().cloned());
-                        timers.push(Reverse((slot.send_at_ns, i, slot.generation)));
-                    }
-                    _ => {
-                        for d in &out.datagrams {
-                            let _ = slot.sock.send(d);
-                        }
-                    }
-                }
-                if out.completed().is_some() {
-                    let done = clock.wall_ns();
-                    let latency = done.saturating_sub(slot.intended_ns);
-                    latencies_ms.push(latency as f64 / 1e6);
-                    if done <= origin + window_ns {
-                        in_window += 1;
-                    }
-                    if slot.resumed {
-                        resumed += 1;
-                    }
-                    if spec.resume_ratio > 0.0 {
-                        if let Some(s) = slot.client.session() {
-                            if sessions.len() < SESSION_POOL {
-                                sessions.push(s);
-                            } else {
-                                let j = rng.random_range(0..SESSION_POOL);
-                                sessions[j] = s;
-                            }
-                        }
-                    }
-                    completed += 1;
-                    finish(&mut slots, &mut spare, i, true);
-                    active -= 1;
-                    break;
-                }
-                if fatal(&out) || slot.client.is_closed() {
-                    failed += 1;
-                    finish(&mut slots, &mut spare, i, false);
-                    active -= 1;
-                    break;
-                }
-                if let Some(d) = slot.client.deadline_ns() {
-                    timers.push(Reverse((d, i, slot.generation)));
-                }
-            }
-        }
-    }
-    // Whatever is still open when the hard stop came failed.
-    failed += active as u64;
-    // Close the finished handshakes' sockets now, outside the measured loop.
-    drop(retired);
-    let wall_ns = clock.wall_ns() - origin;
+    let mut generator = Generator::new(spec, cfg, sockets, offsets, pinned.is_some())?;
+    let wall_ns = generator.run()?;
     let loop_cpu = setup::thread_cpu_ns() - loop_cpu0;
-    stop.store(true, Ordering::Relaxed);
-    let refill_cpu = refill.map_or(0, |t| t.join().unwrap_or(0));
-
-    let mut report = LoadReport {
-        case: spec.case.to_string(),
-        auth: spec.auth.name().into(),
-        workers: if spec.target.is_some() {
-            0
-        } else {
-            spec.workers.max(1)
-        },
-        offered_rate: spec.rate,
-        achieved_rate: in_window as f64 / spec.duration.as_secs_f64(),
-        started,
-        completed,
-        failed,
-        resumed,
-        success_ratio: if started > 0 {
-            completed as f64 / started as f64
-        } else {
-            0.0
-        },
-        retransmissions,
-        loadgen_cpu_s: (loop_cpu + refill_cpu) as f64 / 1e9,
-        wall_s: wall_ns as f64 / 1e9,
-        ..Default::default()
-    };
-    if !lags_ns.is_empty() {
-        let late = lags_ns.iter().filter(|&&l| l > 1_000_000).count();
-        report.late_share = late as f64 / lags_ns.len() as f64;
-        lags_ns.sort_unstable();
-        let lags_ms: Vec<f64> = lags_ns.iter().map(|&l| l as f64 / 1e6).collect();
-        report.lag_p99_ms = percentile(&lags_ms, 0.99);
-    }
-    latencies_ms.sort_by(f64::total_cmp);
-    if !latencies_ms.is_empty() {
-        report.latency_ms = Latency {
-            p50: percentile(&latencies_ms, 0.50),
-            p95: percentile(&latencies_ms, 0.95),
-            p99: percentile(&latencies_ms, 0.99),
-            mean: latencies_ms.iter().sum::<f64>() / latencies_ms.len() as f64,
-        };
-    }
+    let refill_cpu = refill.stop();
+    let mut report = report_of(spec, generator.tally, wall_ns, loop_cpu + refill_cpu);
     if let Some(mut g) = gateway {
         // Stop the workers first: a client can see its handshake complete before the
         // worker has logged the job that completed it (the log is written after the
         // batch), so a log taken from a running gateway can miss the last jobs.
         let stats = g.stop();
         let jobs = g.take_jobs();
-        let g_stalls = g.take_stalls();
         report.gateway_cpu_s = stats.worker_cpu_ns.saturating_sub(gateway_cpu0) as f64 / 1e9;
         report.gateway = Some(queue_stats(&jobs, stats.handshakes(), spec.workers.max(1)));
         report.delivery_stall_log = delivery_stalls(&jobs);
         report.jobs = jobs;
-        report.stalls = g_stalls;
+        report.stalls = g.take_stalls();
     }
     report.delivery_stalls = report.delivery_stall_log.len();
     report.delivery_stall_ms = summed_ms(report.delivery_stall_log.iter().copied());
     report.worker_stalls = report.stalls.len();
     report.worker_stall_ms = summed_ms(report.stalls.iter().map(|s| (s.start_ns, s.end_ns)));
-    report.generator_stalls = generator_stalls.len();
-    report.generator_stall_ms = summed_ms(generator_stalls.iter().copied());
-    report.generator_stall_log = generator_stalls;
-    report.late_sends_over_stall = late_sends.len();
-    report.late_sends = late_sends;
     if spec.measure_capacity {
         let after = server_cpu_samples_on(worker_core, store, spec, CAPACITY_BOUND_RUNS / 2)?;
         report.server_cpu_before_us = median(&bound_before);
@@ -1059,6 +397,149 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         report.capacity_ratio = Some(report.achieved_rate / capacity);
     }
     Ok(report)
+}
+
+/// The gateway the run offers to: the remote one of the spec, or one started in process
+/// (with job records, and pinned to the cores the generator leaves when asked).
+fn start_gateway(
+    spec: &LoadSpec,
+    store: &PkiStore,
+) -> anyhow::Result<(Option<GatewayHandle>, SocketAddr)> {
+    if let Some(t) = spec.target {
+        return Ok((None, t));
+    }
+    let server = setup::gateway_server_config(store, spec.client_auth, &Options::default())?;
+    // The generator's clients share a few /24 prefixes at rates far above any per-prefix
+    // budget: the run measures capacity, not the limiter.
+    let mut g = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
+    g.workers = spec.workers.max(1);
+    g.record_jobs = true;
+    g.handshake_timeout = spec.handshake_timeout * 2;
+    let cpus = setup::available_cpus();
+    if spec.pin_cores && cpus >= 2 {
+        g.cpu_affinity = (0..g.workers).map(|i| 1 + i % (cpus - 1)).collect();
+        g.busy_poll = g.workers < cpus;
+    }
+    let h = spawn_gateway(g)?;
+    let addr = h.local_addr();
+    Ok((Some(h), addr))
+}
+
+/// Background top-up of the key pool, so a long run never generates keys inline.
+struct PoolRefill {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl PoolRefill {
+    fn start(pool: Option<Arc<EphemeralPool>>) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = pool.map(|p| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let cpu0 = setup::thread_cpu_ns();
+                while !stop.load(Ordering::Relaxed) {
+                    if let Err(e) = p.refill() {
+                        tracing::warn!(error = %e, "ephemeral pool refill failed");
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                setup::thread_cpu_ns() - cpu0
+            })
+        });
+        PoolRefill { stop, thread }
+    }
+
+    /// Stops the thread; returns the CPU time it used (ns).
+    fn stop(self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.map_or(0, |t| t.join().unwrap_or(0))
+    }
+}
+
+/// Sockets are bound, connected and registered before the clock starts, as many as
+/// `wanted` and the descriptor limit allow: per-handshake setup is not the protocol's
+/// cost.
+fn open_sockets(target: SocketAddr, wanted: usize) -> anyhow::Result<Sockets> {
+    let poll = Poll::new()?;
+    let budget = raise_fd_limit().saturating_sub(1024).min(wanted);
+    let mut spare = VecDeque::with_capacity(budget);
+    for k in 0..budget {
+        match open_client_socket(&poll, k, target) {
+            Ok(sock) => spare.push_back((k, sock)),
+            Err(_) => break,
+        }
+    }
+    let slots = spare.len();
+    Ok(Sockets {
+        poll,
+        target,
+        spare,
+        slots,
+    })
+}
+
+/// The report of a run from the generator's tally (the gateway's part is added after).
+fn report_of(spec: &LoadSpec, tally: Tally, wall_ns: u64, loadgen_cpu_ns: u64) -> LoadReport {
+    let Tally {
+        started,
+        completed,
+        failed,
+        resumed,
+        in_window,
+        retransmissions,
+        mut latencies_ms,
+        lags_ns,
+        late_sends,
+        generator_stalls,
+    } = tally;
+    let mut report = LoadReport {
+        case: spec.case.to_string(),
+        auth: spec.auth.name().into(),
+        workers: if spec.target.is_some() {
+            0
+        } else {
+            spec.workers.max(1)
+        },
+        offered_rate: spec.arrivals.offered_rate().unwrap_or(0.0),
+        achieved_rate: in_window as f64 / spec.duration.as_secs_f64(),
+        started,
+        completed,
+        failed,
+        resumed,
+        success_ratio: if started > 0 {
+            completed as f64 / started as f64
+        } else {
+            0.0
+        },
+        retransmissions,
+        loadgen_cpu_s: loadgen_cpu_ns as f64 / 1e9,
+        wall_s: wall_ns as f64 / 1e9,
+        ..Default::default()
+    };
+    if !lags_ns.is_empty() {
+        let late = lags_ns.iter().filter(|&&l| l > 1_000_000).count();
+        report.late_share = late as f64 / lags_ns.len() as f64;
+        let lags_ms: Vec<f64> = lags_ns.iter().map(|&l| l as f64 / 1e6).collect();
+        report.lag_p99_ms = percentile_nearest_rank(&lags_ms, 99.0).unwrap_or(0.0);
+    }
+    latencies_ms.sort_by(f64::total_cmp);
+    if let Some(mean) = mean(&latencies_ms) {
+        let p = |q: f64| percentile_nearest_rank(&latencies_ms, q).unwrap_or(f64::NAN);
+        report.latency_ms = Latency {
+            p50: p(50.0),
+            p95: p(95.0),
+            p99: p(99.0),
+            mean,
+        };
+    }
+    report.generator_stalls = generator_stalls.len();
+    report.generator_stall_ms = summed_ms(generator_stalls.iter().copied());
+    report.generator_stall_log = generator_stalls;
+    report.late_sends_over_stall = late_sends.len();
+    report.late_sends = late_sends;
+    report
 }
 
 /// `wtlsperf load` arguments. The default case is 256p/256p, not the clients'
@@ -1212,8 +693,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         args.round_trip_ms.is_finite() && args.round_trip_ms >= 0.0,
         "--round-trip-ms must be a non-negative number"
     );
-    spec.closed_loop = args.closed;
-    spec.fresh_addresses = args.fresh_addresses;
+    if let Some(clients) = args.closed {
+        spec.arrivals = Arrivals::Closed {
+            clients,
+            fresh_addresses: args.fresh_addresses,
+            // The rate only sizes the key pool of a closed loop.
+            key_pool: (args.rate * args.duration) as usize,
+        };
+    }
     spec.round_trip =
         (args.round_trip_ms > 0.0).then(|| Duration::from_secs_f64(args.round_trip_ms / 1e3));
     let report = run_load(&spec, &store)?;
@@ -1262,86 +749,27 @@ pub fn write_job_log(report: &LoadReport, path: &std::path::Path) -> anyhow::Res
 mod tests {
     use super::*;
 
-    fn job(arrival: u64, start: u64, end: u64) -> JobRecord {
-        JobRecord {
-            arrival_ns: arrival,
-            start_ns: start,
-            end_ns: end,
-            cpu_ns: end - start,
-            bytes: 100,
-            messages: 1,
-            peer: "127.0.0.1:1".parse().unwrap(),
-            worker: 0,
-            kernel_timestamp: true,
-        }
-    }
-
     #[test]
-    fn a_datagram_held_on_its_way_to_a_free_worker_is_a_delivery_stall() {
-        let jobs = vec![
-            // Reaches the idle worker 5 us after its stamp: no stall.
-            job(0, 5_000, 205_000),
-            // Arrives while the worker is busy and starts 3 us after it is free: no
-            // stall, however long it waited.
-            job(100_000, 208_000, 408_000),
-            // Stamped at 1 ms, reaches the idle worker at 15 ms: held on the way.
-            job(1_000_000, 15_000_000, 15_200_000),
-            // Stamped while the worker was busy, reaches it 1 ms after it is free
-            // again: held on the way too.
-            job(15_100_000, 16_200_000, 16_400_000),
-        ];
-        assert_eq!(
-            delivery_stalls(&jobs),
-            vec![(1_000_000, 15_000_000), (15_200_000, 16_200_000)]
-        );
-        // Each worker is free on its own: an idle second worker that takes a datagram
-        // 250 us after its stamp had it held on the way, although the first worker was
-        // busy until 50 us before it started.
-        let mut other = job(15_050_000, 15_300_000, 15_500_000);
-        other.worker = 1;
-        let mut two = jobs.clone();
-        two.push(other);
-        assert_eq!(
-            delivery_stalls(&two),
-            vec![
-                (1_000_000, 15_000_000),
-                (15_050_000, 15_300_000),
-                (15_200_000, 16_200_000)
-            ]
-        );
-    }
-
-    #[test]
-    fn queue_moments_from_jobs() {
-        // Waits 0 and 2000 ns, services 1000 and 3000 ns.
-        let jobs = [job(0, 0, 1_000), job(1_000, 3_000, 6_000)];
-        let q = queue_stats(&jobs, 1, 1);
-        assert_eq!(q.jobs, 2);
-        assert!((q.mean_wait_us - 1.0).abs() < 1e-12);
-        assert!((q.wait_m2_us2 - 2.0).abs() < 1e-12);
-        assert!((q.mean_service_us - 2.0).abs() < 1e-12);
-        assert!((q.service_m2_us2 - 5.0).abs() < 1e-12);
-        // Busy 4 us over a 6 us span.
-        assert!((q.utilisation - 4.0 / 6.0).abs() < 1e-12);
-        assert!((q.per_handshake_service_us - 4.0).abs() < 1e-12);
-        assert_eq!(queue_stats(&[], 0, 1).jobs, 0);
-    }
-
-    #[test]
-    fn nearest_rank_percentiles() {
-        let v: Vec<f64> = (1..=100).map(f64::from).collect();
-        assert_eq!(percentile(&v, 0.5), 50.0);
-        assert_eq!(percentile(&v, 0.99), 99.0);
-        assert!(percentile(&[], 0.5).is_nan());
-    }
-
-    #[test]
-    fn client_addresses_stay_in_loopback() {
-        for k in [0u64, 1, 252, 253, 10_000] {
-            match client_ip(k) {
-                IpAddr::V4(a) => assert!(a.is_loopback() && a.octets()[3] >= 2),
-                IpAddr::V6(_) => panic!("v6"),
-            }
-        }
+    fn an_exact_count_schedule_offers_its_rate_exactly() {
+        let window = 2_000_000_000;
+        let a = Arrivals::PoissonExactCount { rate: 250.5 };
+        let s = a.schedule(window, usize::MAX, 7).unwrap();
+        assert_eq!(s.len(), 501);
+        assert!(s.windows(2).all(|w| w[0] <= w[1]) && s.iter().all(|&t| t < window));
+        // Seeded, and capped by the handshake limit.
+        assert_eq!(a.schedule(window, usize::MAX, 7).unwrap(), s);
+        assert_eq!(a.schedule(window, 10, 7).unwrap().len(), 10);
+        // The plain Poisson schedule stays in the window; a closed loop has none.
+        let p = Arrivals::Poisson { rate: 250.0 }
+            .schedule(window, usize::MAX, 7)
+            .unwrap();
+        assert!(!p.is_empty() && p.iter().all(|&t| t < window));
+        let closed = Arrivals::Closed {
+            clients: 4,
+            fresh_addresses: false,
+            key_pool: 10,
+        };
+        assert!(closed.schedule(window, 100, 7).unwrap().is_empty());
+        assert_eq!(closed.offered_rate(), None);
     }
 }

@@ -11,7 +11,7 @@ use wtls::handshake::{AuthMode, Client, HandshakeKind};
 use wtls::probe::Probe;
 use wtls::suite::Case;
 use wtlsperf::gateway::{spawn_gateway, GatewayConfig, GatewayHandle};
-use wtlsperf::load::{run_load, LoadSpec};
+use wtlsperf::load::{run_load, Arrivals, LoadSpec};
 use wtlsperf::pki_store::{unix_now, PkiStore};
 use wtlsperf::setup::{self, ClientAuth, Options};
 use wtlsperf::udp_client::{connect, echo, handshake_once};
@@ -185,7 +185,11 @@ fn closed_loop_spec(clients: usize, window_ms: u64) -> LoadSpec {
         Duration::from_millis(window_ms),
     );
     spec.workers = 1;
-    spec.closed_loop = Some(clients);
+    spec.arrivals = Arrivals::Closed {
+        clients,
+        fresh_addresses: false,
+        key_pool: 250,
+    };
     spec
 }
 
@@ -193,7 +197,11 @@ fn closed_loop_spec(clients: usize, window_ms: u64) -> LoadSpec {
 fn a_closed_loop_keeps_its_handshakes_in_flight_and_stops_with_the_window() {
     let mut spec = closed_loop_spec(4, 500);
     // One address per handshake, so the job log tells the handshakes apart.
-    spec.fresh_addresses = true;
+    spec.arrivals = Arrivals::Closed {
+        clients: 4,
+        fresh_addresses: true,
+        key_pool: 250,
+    };
     let report = run_load(&spec, store()).unwrap();
     // Every handshake ends before the next of its slot starts: more than 4 were started,
     // all completed, and the gateway never saw more than 4 clients handshaking at once

@@ -14,7 +14,7 @@ use wtlsperf_models::{Authentication, SuiteFamily};
 use wtlsperf_report::{Finding, FindingKind, Section, Verdict};
 
 use super::processing::ProcessingResults;
-use super::queue::{QueueResults, Setting};
+use super::queue::{Inputs, QueueResults, Setting};
 use super::transmission::{BearerRow, TransmissionResults};
 
 /// The findings of this run, in the report's order.
@@ -75,7 +75,15 @@ fn gprs_traversal_units(t: &TransmissionResults) -> Option<Finding> {
 
 /// The thesis' practical upper limit of category 3 group 2.
 fn category3_capacity(q: &QueueResults) -> Option<Finding> {
-    let at = |v| q.capacity("cat3-g2", "163k", Authentication::Mutual, "published", v);
+    let at = |v| {
+        q.capacity(
+            "cat3-g2",
+            "163k",
+            Authentication::Mutual,
+            Inputs::Published,
+            v,
+        )
+    };
     let (asp, corr) = (at(Variant::AsPublished)?, at(Variant::Corrected)?);
     Some(Finding::new(
         "Bayoglu 2004, section 4.2: 72 handshakes/s is the practical upper limit of category 3 group 2 (mutual).",
@@ -91,12 +99,18 @@ fn category3_capacity(q: &QueueResults) -> Option<Finding> {
 fn published_queue_model(q: &QueueResults) -> Option<Finding> {
     let ce = q.median_error(Setting::Bearer, |l| l.corrected_ms)?;
     let pe = q.median_error(Setting::Bearer, |l| l.as_published_ms)?;
-    let k = q.load.first().map(|l| l.jobs_per_handshake).unwrap_or(0.0);
-    let (within, points) = q.within_15_percent(Setting::Bearer, |l| l.corrected_ms);
+    let k = q
+        .load
+        .first()
+        .map(|l| l.run.jobs_per_handshake)
+        .unwrap_or(0.0);
+    let j = q.corrected_judgement();
+    let (within, points, both) = (j.within, j.points(), j.outside_both);
+    let load = q.load_clause(Setting::Bearer, &j);
     Some(Finding::new(
         "Bayoglu 2004, Eq. 3.12 with lambda = handshakes/s and X = the service time of one message predicts the gateway's waiting time.",
         format!(
-            "Load test on the real gateway (one worker, rho <= 0.8, clients answering after an emulated bearer round trip of {rt} ms mean): the corrected model (k = {k:.1} jobs/handshake, k x lambda) is within 15 % at {within} of {points} points, median |error| {:.0} %, worst {:.0} %; the model as published has median |error| {:.0} %.",
+            "Load test on the real gateway (one worker, target rho up to 0.8, {load}; clients answering after an emulated bearer round trip of {rt} ms mean; each model at the point's measured rho): the corrected model (k = {k:.1} jobs/handshake, k x lambda) is within 15 % at {within} of {points} points ({both} outside both 15 % and the measured wait's 95 % interval), median |error| {:.0} %, worst {:.0} %; the model as published has median |error| {:.0} %.",
             ce * 100.0,
             q.max_error(Setting::Bearer, |l| l.corrected_ms).unwrap_or(f64::NAN) * 100.0,
             pe * 100.0,
@@ -112,30 +126,35 @@ fn corrected_queue_model(q: &QueueResults) -> Option<Finding> {
     let med = median(&undisturbed)?;
     let worst = undisturbed.iter().copied().max_by(f64::total_cmp)?;
     let share = q.undisturbed_share_median()?;
-    let within = undisturbed.iter().filter(|&&e| e <= 0.15).count();
+    let judged = q.undisturbed_judgement();
+    let (within, both) = (judged.within, judged.outside_both);
+    let load = q.load_clause(Setting::Bearer, &judged);
     let intervals = q.undisturbed_intervals();
     let one_law = q.undisturbed_one_law_errors();
     let one_within = one_law.iter().filter(|&&e| e <= 0.15).count();
     let bearer = || q.load.iter().filter(|l| Setting::of(l) == Setting::Bearer);
     let delivery_us: Vec<f64> = bearer()
-        .filter_map(|l| Some(l.undisturbed_opening_delivery_ms? * 1e3))
+        .filter_map(|l| Some(l.undisturbed.opening_delivery_ms? * 1e3))
         .collect();
     let (stalls, stalled_ms, gen, gen_ms): (usize, f64, usize, f64) =
         bearer().fold((0, 0.0, 0, 0.0), |a, l| {
             (
-                a.0 + l.worker_stalls,
-                a.1 + l.worker_stall_ms,
-                a.2 + l.generator_stalls,
-                a.3 + l.generator_stall_ms,
+                a.0 + l.disturbances.worker_stalls,
+                a.1 + l.disturbances.worker_stall_ms,
+                a.2 + l.disturbances.generator_stalls,
+                a.3 + l.disturbances.generator_stall_ms,
             )
         });
     let (held, held_ms): (usize, f64) = bearer().fold((0, 0.0), |a, l| {
-        (a.0 + l.delivery_stalls, a.1 + l.delivery_stall_ms)
+        (
+            a.0 + l.disturbances.delivery_stalls,
+            a.1 + l.disturbances.delivery_stall_ms,
+        )
     });
     Some(Finding::new(
         "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the mean wait of the gateway's queue.",
         format!(
-            "{} Over the bearer-setting runs the gateway's worker was off its core while it had work {stalls} times ({stalled_ms:.0} ms in all) and the load generator {gen} times ({gen_ms:.0} ms; its sends due meanwhile then leave in a burst), and datagrams were held on their way to a free worker {held} times ({held_ms:.0} ms; the kernel's receive backlog). Leaving out every job whose time at the gateway, arrival to end of occupancy, met such a stall or the settling time after it keeps a median {:.0} % of each run's jobs, over which the corrected model is within 15 % at {within} of {} points (rho <= 0.8), median |error| {:.0} %, worst {:.0} %; the measured mean waits' 95 % batch-means intervals are +-{:.0} % (median; widest +-{:.0} %). The model counts the worker's delivery of a job that finds it idle (from the kernel's timestamp to the worker; {:.1} us on average, median over the points) as worker time the jobs behind it wait for; with one occupancy law for every job, as Eq. 3.12 has it, it is within 15 % at {one_within} of {} points, median |error| {:.0} %.",
+            "{} Over the bearer-setting runs the gateway's worker was off its core while it had work {stalls} times ({stalled_ms:.0} ms in all) and the load generator {gen} times ({gen_ms:.0} ms; its sends due meanwhile then leave in a burst), and datagrams were held on their way to a free worker {held} times ({held_ms:.0} ms; the kernel's receive backlog). Leaving out every job whose time at the gateway, arrival to end of occupancy, met such a stall or the settling time after it keeps a median {:.0} % of each run's jobs, over which the corrected model, at each point's measured load, is within 15 % at {within} of {} points ({load}), and outside both 15 % and the measured wait's 95 % interval at {both}, median |error| {:.0} %, worst {:.0} %; the measured mean waits' 95 % batch-means intervals are +-{:.0} % (median; widest +-{:.0} %). The model counts the worker's delivery of a job that finds it idle (from the kernel's timestamp to the worker; {:.1} us on average, median over the points) as worker time the jobs behind it wait for; with one occupancy law for every job, as Eq. 3.12 has it, it is within 15 % at {one_within} of {} points, median |error| {:.0} %.",
             if worst <= 0.15 {
                 "Yes, once the shared machine's interruptions are read apart."
             } else if within * 2 > undisturbed.len() {
@@ -181,7 +200,7 @@ fn poisson_premise(q: &QueueResults) -> Option<Finding> {
             .load
             .iter()
             .filter(|l| Setting::of(l) == Setting::Loopback)
-            .map(|l| l.think_ms * 1e3)
+            .map(|l| l.run.think_ms * 1e3)
             .collect();
         evidence.push_str(&format!(
             "\n\nOn bare loopback, outside the claim's setting, a handshake's next job arrives a median {:.0} us after the gateway served the previous one: its arrival waits on the queue, not on a Poisson clock, and the same model misses the measured wait by {:.0} % (median |error|); the job-chain simulation, fed with the same runs' measured jobs and think time, has median |error| {:.0} % (worst {:.0} %) there.",
@@ -228,7 +247,15 @@ fn published_queue_model_undecided(q: &QueueResults) -> Option<Finding> {
         return None;
     }
     let note = q.load_note.as_ref()?;
-    let at = |v| q.capacity("cat3-g2", "163k", Authentication::Mutual, "published", v);
+    let at = |v| {
+        q.capacity(
+            "cat3-g2",
+            "163k",
+            Authentication::Mutual,
+            Inputs::Published,
+            v,
+        )
+    };
     let lower = match (at(Variant::AsPublished), at(Variant::Corrected)) {
         (Some(asp), Some(corr)) => format!(
             " The corrected capacity of category 3 group 2 above is {:.1} times lower than the published model's.",

@@ -1,0 +1,287 @@
+//! Load calibrated while it runs: each load point reaches its target utilisation by
+//! measuring it, not by trusting a service time measured minutes before.
+//!
+//! Why: the arrival rate of a point used to be set once per case from a short calibration
+//! run before the points, and this machine's speed drifts 10-20 % within minutes (three
+//! capacity runs in a row gave 9 051, 8 978 and 13 961 handshakes/s). Near saturation a
+//! few percent of error in rho moves the Pollaczek-Khinchin wait by a factor, so a point
+//! that lands at rho 0.98 for a target of 0.7 tests nothing. Here every point first runs
+//! short warm-ups in its own conditions (same gateway, pinning, round trip), reads the
+//! worker's occupancy over each, and scales the rate until the measured rho is within
+//! [`WARMUP_TOLERANCE`] of the target; then it records. A recording whose measured rho
+//! ends more than [`MISS_TOLERANCE`] from the target is repeated once at the corrected
+//! rate, and otherwise reported as missed with both numbers.
+//!
+//! The logic is pure over a measuring function (rate in, measured rho out), so it is
+//! tested with a fake occupancy law instead of a machine.
+
+/// A warm-up within this distance of the target rho ends the calibration.
+pub const WARMUP_TOLERANCE: f64 = 0.03;
+/// A recording farther than this from its target rho is repeated once, then missed.
+pub const MISS_TOLERANCE: f64 = 0.05;
+/// Most warm-ups per point: with the occupancy nearly proportional to the rate, one
+/// correction normally suffices; the rest absorb a drift during the calibration.
+pub const MAX_WARMUPS: usize = 4;
+/// A single correction scales the rate by at most this factor either way: a warm-up
+/// disturbed by a stall of the shared machine must not throw the next one far off.
+const MAX_STEP: f64 = 2.0;
+
+/// One run at an offered rate and the utilisation it measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Trial {
+    /// Offered handshakes/s.
+    pub lambda_hs_per_s: f64,
+    /// The worker's occupancy over the run's steady window.
+    pub measured_rho: f64,
+}
+
+/// The worker occupancy one handshake per second brings (rho per handshake/s), the
+/// slope the rate of a point is set from; updated from every run, so it follows the
+/// machine's drift from point to point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateEstimate {
+    rho_per_hs: f64,
+}
+
+impl RateEstimate {
+    /// From a per-handshake occupancy (ms).
+    pub fn from_handshake_ms(ms: f64) -> Self {
+        RateEstimate {
+            rho_per_hs: ms / 1000.0,
+        }
+    }
+
+    /// The rate (handshakes/s) expected to bring utilisation `rho`.
+    pub fn rate_for(&self, rho: f64) -> f64 {
+        rho / self.rho_per_hs
+    }
+
+    /// The per-handshake occupancy (ms) the estimate stands for.
+    pub fn handshake_ms(&self) -> f64 {
+        self.rho_per_hs * 1000.0
+    }
+
+    /// Takes the slope of a trial, within [`MAX_STEP`] of the current one; a trial that
+    /// measured nothing leaves the estimate as it was.
+    pub fn update(&mut self, t: Trial) {
+        if t.lambda_hs_per_s > 0.0 && t.measured_rho > 0.0 && t.measured_rho.is_finite() {
+            let slope = t.measured_rho / t.lambda_hs_per_s;
+            self.rho_per_hs = slope.clamp(self.rho_per_hs / MAX_STEP, self.rho_per_hs * MAX_STEP);
+        }
+    }
+}
+
+/// Whether a measured rho is within `tolerance` of its target.
+pub fn on_target(target: f64, measured: f64, tolerance: f64) -> bool {
+    (measured - target).abs() <= tolerance + 1e-12
+}
+
+/// The warm-ups of a point and the rate it records at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    pub warmups: Vec<Trial>,
+    /// The rate the recording offers (handshakes/s).
+    pub lambda_hs_per_s: f64,
+}
+
+impl Calibration {
+    /// The last warm-up's measured rho (`None` without warm-ups).
+    pub fn last_rho(&self) -> Option<f64> {
+        self.warmups.last().map(|t| t.measured_rho)
+    }
+}
+
+/// Warm-ups at the estimated rate until one measures within [`WARMUP_TOLERANCE`] of
+/// `target` (at most `max_warmups`, at least one); the estimate learns from each, and the
+/// recording then offers the rate the last one implies. `measure` runs the point's
+/// conditions at a rate and returns the measured rho.
+pub fn calibrate(
+    target: f64,
+    max_warmups: usize,
+    estimate: &mut RateEstimate,
+    mut measure: impl FnMut(f64) -> anyhow::Result<f64>,
+) -> anyhow::Result<Calibration> {
+    let mut warmups = Vec::new();
+    while warmups.len() < max_warmups.max(1) {
+        let lambda = estimate.rate_for(target);
+        let t = Trial {
+            lambda_hs_per_s: lambda,
+            measured_rho: measure(lambda)?,
+        };
+        warmups.push(t);
+        estimate.update(t);
+        if on_target(target, t.measured_rho, WARMUP_TOLERANCE) {
+            break;
+        }
+    }
+    Ok(Calibration {
+        warmups,
+        lambda_hs_per_s: estimate.rate_for(target),
+    })
+}
+
+/// A recorded point: what the recording returned, its trial, how many recordings it took
+/// (1 or 2) and whether its measured rho still missed the target by more than
+/// [`MISS_TOLERANCE`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded<P> {
+    pub point: P,
+    pub trial: Trial,
+    pub attempts: usize,
+    pub missed: bool,
+}
+
+/// Records at `lambda`; a recording whose measured rho misses `target` by more than
+/// [`MISS_TOLERANCE`] is repeated once at the rate it implies (the estimate learns from
+/// it) when `may_repeat` says the time budget allows, and the last is kept whatever it
+/// measured. `run` records at a rate and returns the point with its measured rho.
+pub fn record<P>(
+    target: f64,
+    lambda: f64,
+    estimate: &mut RateEstimate,
+    may_repeat: impl Fn() -> bool,
+    mut run: impl FnMut(f64, usize) -> anyhow::Result<(P, f64)>,
+) -> anyhow::Result<Recorded<P>> {
+    let mut lambda = lambda;
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let (point, rho) = run(lambda, attempts)?;
+        let trial = Trial {
+            lambda_hs_per_s: lambda,
+            measured_rho: rho,
+        };
+        estimate.update(trial);
+        let hit = on_target(target, rho, MISS_TOLERANCE);
+        if hit || attempts == 2 || !may_repeat() {
+            return Ok(Recorded {
+                point,
+                trial,
+                attempts,
+                missed: !hit,
+            });
+        }
+        lambda = estimate.rate_for(target);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A fake gateway: occupancy proportional to the rate with a per-handshake cost that
+    /// changes from run to run (the machine's drift), read exactly.
+    struct Drifting {
+        costs_ms: Vec<f64>,
+        runs: usize,
+    }
+
+    impl Drifting {
+        fn rho(&mut self, lambda: f64) -> f64 {
+            let ms = self.costs_ms[self.runs.min(self.costs_ms.len() - 1)];
+            self.runs += 1;
+            lambda * ms / 1000.0
+        }
+    }
+
+    #[test]
+    fn a_stale_service_time_is_corrected_by_one_warm_up() {
+        // Calibrated at 2 ms per handshake; the machine now needs 3 ms.
+        let mut est = RateEstimate::from_handshake_ms(2.0);
+        let mut gw = Drifting {
+            costs_ms: vec![3.0],
+            runs: 0,
+        };
+        let c = calibrate(0.7, MAX_WARMUPS, &mut est, |l| Ok(gw.rho(l))).unwrap();
+        // The first warm-up offered 350/s and measured 1.05 (capped at twice the step),
+        // the second is on target.
+        assert_eq!(c.warmups.len(), 2);
+        assert!((c.warmups[0].lambda_hs_per_s - 350.0).abs() < 1e-9);
+        assert!((c.warmups[0].measured_rho - 1.05).abs() < 1e-9);
+        assert!(on_target(0.7, c.last_rho().unwrap(), WARMUP_TOLERANCE));
+        assert!((c.lambda_hs_per_s - 700.0 / 3.0).abs() < 1e-9);
+        assert!((est.handshake_ms() - 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn calibration_stops_after_its_last_warm_up_however_far_off() {
+        // A machine whose cost doubles on every run: never on target.
+        let mut est = RateEstimate::from_handshake_ms(1.0);
+        let mut n = 0;
+        let c = calibrate(0.5, MAX_WARMUPS, &mut est, |l| {
+            n += 1;
+            Ok(l * f64::from(1u32 << n) / 1000.0)
+        })
+        .unwrap();
+        assert_eq!(c.warmups.len(), MAX_WARMUPS);
+        assert!(!on_target(0.5, c.last_rho().unwrap(), WARMUP_TOLERANCE));
+    }
+
+    #[test]
+    fn one_correction_is_bounded_by_the_step() {
+        let mut est = RateEstimate::from_handshake_ms(1.0);
+        est.update(Trial {
+            lambda_hs_per_s: 100.0,
+            measured_rho: 0.9,
+        });
+        assert!((est.handshake_ms() - 2.0).abs() < 1e-12);
+        // Nothing measured: unchanged.
+        est.update(Trial {
+            lambda_hs_per_s: 100.0,
+            measured_rho: 0.0,
+        });
+        assert!((est.handshake_ms() - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_recording_off_target_is_repeated_once_then_missed() {
+        // On target at once: one recording.
+        let mut est = RateEstimate::from_handshake_ms(2.0);
+        let r = record(
+            0.5,
+            250.0,
+            &mut est,
+            || true,
+            |l, _| Ok(("a", l * 2.0 / 1000.0)),
+        )
+        .unwrap();
+        assert_eq!((r.point, r.attempts, r.missed), ("a", 1, false));
+        // Drifted during the recording (0.6 for 0.5): repeated at the corrected rate,
+        // which lands.
+        let mut gw = Drifting {
+            costs_ms: vec![2.4],
+            runs: 0,
+        };
+        let mut est = RateEstimate::from_handshake_ms(2.0);
+        let r = record(0.5, 250.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
+        assert_eq!((r.point, r.attempts, r.missed), (2, 2, false));
+        assert!((r.trial.measured_rho - 0.5).abs() < 1e-9);
+        // Drifting again during the repeat: missed, and the kept point says by how much.
+        let mut gw = Drifting {
+            costs_ms: vec![2.4, 3.0],
+            runs: 0,
+        };
+        let mut est = RateEstimate::from_handshake_ms(2.0);
+        let r = record(0.5, 250.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
+        assert_eq!((r.point, r.attempts, r.missed), (2, 2, true));
+        assert!((r.trial.measured_rho - 0.625).abs() < 1e-9);
+        // No time left for a repeat: the first recording is kept, missed.
+        let mut gw = Drifting {
+            costs_ms: vec![2.4],
+            runs: 0,
+        };
+        let mut est = RateEstimate::from_handshake_ms(2.0);
+        let r = record(0.5, 250.0, &mut est, || false, |l, n| Ok((n, gw.rho(l)))).unwrap();
+        assert_eq!((r.point, r.attempts, r.missed), (1, 1, true));
+        // Out of budget, the calibration still runs one warm-up.
+        let mut est = RateEstimate::from_handshake_ms(2.0);
+        let c = calibrate(0.5, 0, &mut est, |l| Ok(l * 3.0 / 1000.0)).unwrap();
+        assert_eq!(c.warmups.len(), 1);
+    }
+
+    #[test]
+    fn a_measuring_error_ends_the_calibration() {
+        let mut est = RateEstimate::from_handshake_ms(1.0);
+        assert!(calibrate(0.5, 1, &mut est, |_| anyhow::bail!("gateway down")).is_err());
+    }
+}

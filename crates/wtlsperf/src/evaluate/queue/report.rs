@@ -1,0 +1,532 @@
+//! The report section of part 2: tables and figures rendered from the results, no
+//! measurement here.
+
+use wtlsperf_models::queue::Variant;
+use wtlsperf_models::stats::relative_error;
+use wtlsperf_models::Authentication;
+use wtlsperf_report::{
+    Axis, Cell, Column, Figure, LineChart, Point, Provenance, Section, Series, Table,
+};
+
+use super::{
+    auth_name, category3_groups, mixtures, outside_both, reality, Group, Inputs, LoadPoint,
+    QueueModel, QueueResults, QueueRow, RowVariant, Setting,
+};
+use crate::evaluate::Ctx;
+
+impl QueueResults {
+    /// The report section of part 2.
+    pub fn section(&self, ctx: &Ctx) -> Section {
+        let mut s = Section::new(
+            "queue",
+            "Queueing at the gateway (thesis 3.2, 4.2; Levi-Savas 4.2)",
+        )
+        .intro(
+            "Eq. 3.12 (Pollaczek-Khinchin) as printed uses lambda = handshakes/s against the \
+                 mean service time of one message, so rho understates the load by the k \
+                 messages (jobs) per handshake. 'as published' keeps that reading and \
+                 reproduces the thesis' curves; 'corrected' offers k x lambda jobs/s with the \
+                 exact per-job mixture. A load test on the real gateway decides.",
+        );
+        s = s.table(self.capacity_table(ctx));
+        for group in category3_groups() {
+            for auth in Authentication::ALL {
+                if let Some(f) = self.published_figure(&group, auth) {
+                    s = s.figure(f);
+                }
+            }
+        }
+        for group in category3_groups() {
+            for auth in Authentication::ALL {
+                if let Some(f) = self.measured_figure(ctx, &group, auth) {
+                    s = s.figure(f);
+                }
+            }
+        }
+        if let Some(note) = &self.load_note {
+            s = s.paragraph(note.clone());
+        }
+        if !self.load.is_empty() {
+            s = s.paragraph(format!(
+                "Each load point runs in two settings. 'bearer round trip': each client answer \
+                 waits an exponential delay of {} ms mean, as a handset's answers follow the \
+                 gateway's flight only after a bearer round trip; a handshake's jobs then reach \
+                 the gateway independently of its queue, the setting of Eq. 3.12. 'loopback': \
+                 the client answers at once, so a handshake's key-exchange job arrives some \
+                 10 us after its ClientHello job left the worker, in step with the queue; only \
+                 the handshake-chain simulation describes that. The waits are read over each \
+                 run's steady window (a tenth of it, at most 0.25 s, cut at either end).",
+                reality::BEARER_ROUND_TRIP_MS
+            ));
+            s = s.table(self.load_table(ctx));
+            s = s.figure(self.load_figure(ctx, Setting::Bearer));
+            s = s.figure(self.load_figure(ctx, Setting::Loopback));
+        }
+        s
+    }
+
+    fn capacity_table(&self, ctx: &Ctx) -> Table {
+        let p = Provenance::modelled(
+            "Bayoglu 2004 Eq. 3.12-3.19, rho = 1",
+            "published T_PD_S and Tables 4.5/4.6/4.9/4.10",
+        );
+        let m = Provenance::modelled(
+            "Eq. 3.12-3.19, rho = 1",
+            format!("per-job gateway CPU measured in run {}", ctx.run_id),
+        );
+        let mut t = Table::new(
+            "queue_capacity",
+            "Gateway capacity (handshakes/s at rho = 1), category 3",
+        )
+        .caption("Upper limit of one single-threaded gateway per group and mixture.")
+        .column(Column::label("group"))
+        .column(Column::label("mixture"))
+        .column(Column::label("auth"))
+        .column(Column::new(
+            "published inputs, as published",
+            Some("hs/s"),
+            p.clone(),
+        ))
+        .column(Column::new("published inputs, corrected", Some("hs/s"), p))
+        .column(Column::new(
+            "our inputs, as published",
+            Some("hs/s"),
+            m.clone(),
+        ))
+        .column(Column::new("our inputs, corrected", Some("hs/s"), m));
+        for group in category3_groups() {
+            for auth in Authentication::ALL {
+                for (mix, _) in mixtures(&group) {
+                    let g = group.id();
+                    t = t.row(vec![
+                        Cell::text(&g),
+                        Cell::text(&mix),
+                        Cell::text(auth_name(auth)),
+                        Cell::opt(
+                            self.capacity(&g, &mix, auth, Inputs::Published, Variant::AsPublished),
+                            1,
+                        ),
+                        Cell::opt(
+                            self.capacity(&g, &mix, auth, Inputs::Published, Variant::Corrected),
+                            1,
+                        ),
+                        Cell::opt(
+                            self.capacity(&g, &mix, auth, Inputs::Measured, Variant::AsPublished),
+                            0,
+                        ),
+                        Cell::opt(
+                            self.capacity(&g, &mix, auth, Inputs::Measured, Variant::Corrected),
+                            0,
+                        ),
+                    ]);
+                }
+            }
+        }
+        t.note("Thesis section 4.2 quotes 72 handshakes/s for group 2 mutual; the formula as printed gives 79.1 (163k leaves).")
+    }
+
+    fn curve(&self, filter: impl Fn(&QueueRow) -> bool) -> Vec<(f64, f64)> {
+        self.rows
+            .iter()
+            .filter(|r| filter(r))
+            .filter_map(|r| Some((r.lambda_hs_per_s, r.predicted_wait_ms?)))
+            .collect()
+    }
+
+    fn published_figure(&self, group: &Group, auth: Authentication) -> Option<Figure> {
+        let number = match (auth, group.group) {
+            (Authentication::Mutual, g) => 12 + g as u32,
+            (Authentication::ServerAuth, g) => 19 + g as u32,
+        };
+        let mut chart = LineChart::new(
+            Axis::new("arrival rate lambda", "handshakes/s"),
+            Axis::new("mean wait of a job", "ms").log(),
+        );
+        for (i, (mix, _)) in mixtures(group).into_iter().enumerate() {
+            for variant in [Variant::AsPublished, Variant::Corrected] {
+                let pts = self.curve(|r| {
+                    r.inputs == Inputs::Published
+                        && r.group == group.id()
+                        && r.mixture == mix
+                        && r.auth == auth
+                        && r.variant == RowVariant::Model(variant)
+                        && r.predicted_wait_ms.is_some_and(|w| w > 0.0)
+                });
+                if pts.is_empty() {
+                    continue;
+                }
+                chart = chart.series(
+                    Series::new(
+                        format!("{mix} {}", RowVariant::Model(variant)),
+                        Provenance::modelled(
+                            format!("Bayoglu 2004 Eq. 3.12, {}", RowVariant::Model(variant)),
+                            "published service times (Tables 4.1/4.2 x server % tables)",
+                        ),
+                        pts,
+                    )
+                    .colour(i),
+                );
+            }
+        }
+        if chart.series.is_empty() {
+            return None;
+        }
+        Some(
+            Figure::new(
+                format!("fig4_{number}_queue_{}_{}", group.id(), auth_name(auth)),
+                format!(
+                    "Figure 4.{number}: category 3 group {} queue delay, {auth:?} (published service times)",
+                    group.group
+                ),
+                chart,
+            )
+            .caption("As published reproduces the thesis' curves; corrected saturates k times earlier.")
+            .size(900, 480),
+        )
+    }
+
+    fn measured_figure(&self, ctx: &Ctx, group: &Group, auth: Authentication) -> Option<Figure> {
+        let filt = |model: QueueModel, variant: Option<Variant>| {
+            let g = group.id();
+            move |r: &QueueRow| {
+                r.inputs == Inputs::Measured
+                    && r.group == g
+                    && r.mixture == "equal"
+                    && r.auth == auth
+                    && r.model == model
+                    && variant.is_none_or(|v| r.variant == RowVariant::Model(v))
+                    && r.predicted_wait_ms.is_some_and(|w| w > 0.0)
+            }
+        };
+        let inputs = format!("per-job gateway CPU, run {}", ctx.run_id);
+        let mut chart = LineChart::new(
+            Axis::new("arrival rate lambda", "handshakes/s"),
+            Axis::new("mean wait", "ms").log(),
+        );
+        for (name, model, variant, eq) in [
+            (
+                "M/G/1 corrected",
+                QueueModel::PkMg1,
+                Some(Variant::Corrected),
+                "Bayoglu 2004 Eq. 3.12, k jobs per handshake",
+            ),
+            (
+                "M/G/1 as published",
+                QueueModel::PkMg1,
+                Some(Variant::AsPublished),
+                "Bayoglu 2004 Eq. 3.12 as printed",
+            ),
+            (
+                "M/M/1 Levi-Savas (per handshake)",
+                QueueModel::Mm1LeviSavas,
+                None,
+                "Levi-Savas 2003, Tw = Ts rho/(1-rho)",
+            ),
+            (
+                "M/G/2 Allen-Cunneen",
+                QueueModel::AllenCunneen(2),
+                None,
+                "Allen-Cunneen, c = 2",
+            ),
+            (
+                "M/G/4 Allen-Cunneen",
+                QueueModel::AllenCunneen(4),
+                None,
+                "Allen-Cunneen, c = 4",
+            ),
+            (
+                "discrete-event simulation",
+                QueueModel::DesMg1,
+                None,
+                "M/G/1 simulation, resampled measured jobs",
+            ),
+        ] {
+            let pts = self.curve(filt(model, variant));
+            if !pts.is_empty() {
+                chart = chart.series(Series::new(
+                    name,
+                    Provenance::modelled(eq, inputs.clone()),
+                    pts,
+                ));
+            }
+        }
+        if chart.series.is_empty() {
+            return None;
+        }
+        Some(
+            Figure::new(
+                format!("queue_ours_{}_{}", group.id(), auth_name(auth)),
+                format!(
+                    "Our gateway: category 3 group {} ({auth:?}, equal key-size mix)",
+                    group.group
+                ),
+                chart,
+            )
+            .size(900, 480),
+        )
+    }
+
+    fn load_table(&self, ctx: &Ctx) -> Table {
+        let m = ctx.measured();
+        let inputs = "measured per-job service moments of the same load run";
+        let mut t = Table::new("queue_load_test", "Load test: measured job wait vs the models (one worker)")
+            .caption("Each point's arrival rate is calibrated while it runs: short warm-ups in the point's own conditions scale the rate until the worker's measured occupancy is within 0.03 of the target rho, then the point records; a recording whose measured rho is more than 0.05 from the target is repeated once, and otherwise marked missed and not judged. Every model is evaluated at the point's measured load. Waits are per job (datagram), from the gateway's job records, from the kernel's receive timestamp to the start of service, over each run's steady window (a tenth of the run, at most 0.25 s, cut at either end). 'measured wait' is the queueing wait the models predict: a job's wait when it arrived while the worker was busy with earlier jobs, zero when it found the worker idle; what jobs that found the worker idle waited (the path from the kernel to the worker, and any time the shared machine did not run the worker) is shown apart, with the total. Generator and gateway worker on separate cores.")
+            .column(Column::label("case"))
+            .column(Column::label("auth"))
+            .column(Column::new("round trip", Some("ms"), Provenance::derived("emulated bearer round trip before each client answer, exponential mean; 0 = bare loopback")))
+            .column(Column::new("target rho", None, Provenance::derived("the point's target; the rate offered is calibrated by the warm-ups")))
+            .column(Column::new("lambda", Some("hs/s"), m.clone()))
+            .column(Column::new("measured rho", None, m.clone()))
+            .column(Column::new("warm-ups", None, Provenance::derived("short runs in the point's conditions until the measured rho is within 0.03 of the target")))
+            .column(Column::new("warm-up rho", None, m.clone()))
+            .column(Column::new("recordings", None, Provenance::derived("2 when the first recording's rho missed the target by more than 0.05")))
+            .column(Column::label("rho missed"))
+            .column(Column::new("k jobs/handshake", None, m.clone()))
+            .column(Column::new("measured wait", Some("ms"), m.clone()))
+            .column(Column::new("95 % interval", Some("+- %"), Provenance::derived("batch means: 20 batches of the window's jobs in service order, Student's t")))
+            .column(Column::new("total wait", Some("ms"), m.clone()))
+            .column(Column::new("idle arrivals", Some("%"), m.clone()))
+            .column(Column::new("idle-arrival wait", Some("ms"), m.clone()))
+            .column(Column::new("first-job wait", Some("ms"), m.clone()))
+            .column(Column::new("delivery delay", Some("ms"), m.clone()))
+            .column(Column::new("late sends", Some("%"), m.clone()))
+            .column(Column::new("steal", Some("ms"), m.clone()))
+            .column(Column::new("worker stalls", None, m.clone()))
+            .column(Column::new("worker stalled", Some("ms"), m.clone()))
+            .column(Column::new("generator stalls", None, m.clone()))
+            .column(Column::new("generator stalled", Some("ms"), m.clone()))
+            .column(Column::new("sends > 0.2 ms late", None, m.clone()))
+            .column(Column::new("delivery stalls", None, m.clone()))
+            .column(Column::new("delivery stalled", Some("ms"), m.clone()))
+            .column(Column::new("M/G/1 corrected", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda", inputs)))
+            .column(Column::new("error corrected", Some("%"), Provenance::derived("(model - measured)/measured")))
+            .column(Column::new("undisturbed jobs", Some("%"), m.clone()))
+            .column(Column::new("undisturbed wait", Some("ms"), m.clone()))
+            .column(Column::new("95 % interval", Some("+- %"), Provenance::derived("batch means: 20 batches of the undisturbed jobs in arrival order, Student's t")))
+            .column(Column::new("opening delivery", Some("us"), m))
+            .column(Column::new("P-K one law, undisturbed", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda", "job rate and occupancy moments of the undisturbed jobs")))
+            .column(Column::new("error one law", Some("%"), Provenance::derived("(model - undisturbed wait)/undisturbed wait")))
+            .column(Column::new("M/G/1 corrected, undisturbed", Some("ms"), Provenance::modelled("Eq. 3.12 at k x lambda, the busy period's opening job apart (Welch 1964)", "job rate and occupancy moments of the undisturbed jobs; those that found the worker idle hold it for their measured delivery too")))
+            .column(Column::new("error undisturbed", Some("%"), Provenance::derived("(model - undisturbed wait)/undisturbed wait")))
+            .column(Column::new("M/G/1 as published", Some("ms"), Provenance::modelled("Eq. 3.12 at lambda", inputs)))
+            .column(Column::new("error as published", Some("%"), Provenance::derived("(model - measured)/measured")))
+            .column(Column::new("M/M/1 Levi-Savas", Some("ms"), Provenance::modelled("Levi-Savas 2003 Tw", inputs)))
+            .column(Column::new("simulation", Some("ms"), Provenance::modelled("M/G/1 DES", inputs)))
+            .column(Column::new("handshake chains", Some("ms"), Provenance::modelled("chain simulation (wtlsperf)", "measured job chains and think time of the same run")))
+            .column(Column::new("error chains", Some("%"), Provenance::derived("(model - measured)/measured")))
+            .column(Column::new("trace replay", Some("ms"), Provenance::modelled("FIFO single server, Lindley recursion", "the run's own arrival instants and job occupancies")))
+            .column(Column::new("error replay", Some("%"), Provenance::derived("(model - measured)/measured")));
+        for p in &self.load {
+            t = t.row(load_row(p));
+        }
+        t
+    }
+
+    fn load_figure(&self, ctx: &Ctx, setting: Setting) -> Figure {
+        let mut chart = LineChart::new(
+            Axis::new("measured utilisation rho", ""),
+            Axis::new("mean job wait", "ms").log(),
+        );
+        let cases: Vec<String> = {
+            let mut v: Vec<String> = self.load.iter().map(|p| p.case.clone()).collect();
+            v.sort();
+            v.dedup();
+            v
+        };
+        let n = cases.len().max(1);
+        for (i, case) in cases.iter().enumerate() {
+            // One colour per curve: the case, then the model (measured points share the
+            // case's first colour).
+            let pts = |f: &dyn Fn(&LoadPoint) -> Option<f64>| -> Vec<(f64, f64)> {
+                self.load
+                    .iter()
+                    .filter(|p| &p.case == case && Setting::of(p) == setting)
+                    .filter_map(|p| Some((p.calibration.measured_rho, f(p).filter(|w| *w > 0.0)?)))
+                    .collect()
+            };
+            chart = chart
+                .series(
+                    Series::new(
+                        format!("{case} measured"),
+                        ctx.measured(),
+                        pts(&|p| Some(p.window.measured_wait_ms)),
+                    )
+                    .colour(i),
+                )
+                .series(
+                    Series::new(
+                        format!("{case} M/G/1 corrected"),
+                        Provenance::modelled("Eq. 3.12 at k x lambda", "measured per-job moments"),
+                        pts(&|p| p.models.corrected_ms),
+                    )
+                    .colour(i + n),
+                )
+                .series(
+                    Series::from_points(
+                        format!("{case} measured, undisturbed part (95 % interval)"),
+                        ctx.measured(),
+                        self.load
+                            .iter()
+                            .filter(|p| &p.case == case && Setting::of(p) == setting)
+                            .filter_map(|p| {
+                                let w = p.undisturbed.wait_ms.filter(|w| *w > 0.0)?;
+                                Some(match p.undisturbed.wait_ci95_ms {
+                                    // The axis is logarithmic: the bar stops above zero.
+                                    Some(h) => Point::with_err(
+                                        p.calibration.measured_rho,
+                                        w,
+                                        (w - h).max(0.01 * w),
+                                        w + h,
+                                    ),
+                                    None => Point::new(p.calibration.measured_rho, w),
+                                })
+                            })
+                            .collect(),
+                    )
+                    .colour(i + 4 * n),
+                )
+                .series(
+                    Series::new(
+                        format!("{case} M/G/1 corrected, undisturbed part"),
+                        Provenance::modelled(
+                            "Eq. 3.12 at k x lambda",
+                            "the undisturbed jobs' rate and occupancy moments",
+                        ),
+                        pts(&|p| p.models.corrected_undisturbed_ms),
+                    )
+                    .colour(i + 5 * n),
+                )
+                .series(
+                    Series::new(
+                        format!("{case} handshake chains"),
+                        Provenance::modelled("chain simulation", "measured job chains"),
+                        pts(&|p| p.models.chain_ms),
+                    )
+                    .colour(i + 2 * n),
+                )
+                .series(
+                    Series::new(
+                        format!("{case} M/G/1 as published"),
+                        Provenance::published("Bayoglu 2004 Eq. 3.12 reading: lambda handshakes/s"),
+                        pts(&|p| p.models.as_published_ms),
+                    )
+                    .colour(i + 3 * n),
+                );
+        }
+        let (id, title) = match setting {
+            Setting::Bearer => (
+                "queue_load_test",
+                format!(
+                    "Gateway wait vs queue models: {} ms bearer round trip",
+                    reality::BEARER_ROUND_TRIP_MS
+                ),
+            ),
+            Setting::Loopback => (
+                "queue_load_test_loopback",
+                "Gateway wait vs queue models: bare loopback".to_owned(),
+            ),
+        };
+        Figure::new(id, title, chart).size(900, 480)
+    }
+}
+
+/// The cells of a load point's row of the load-test table.
+fn load_row(p: &LoadPoint) -> Vec<Cell> {
+    let judged = p.calibration.target_rho <= 0.8 && !p.calibration.rho_missed;
+    let err_against = |w: Option<f64>, measured: Option<f64>, ci: Option<f64>| {
+        let e = w
+            .zip(measured)
+            .and_then(|(w, m)| relative_error(w, m))
+            .map(|e| e * 100.0);
+        let cell = Cell::opt(e, 1);
+        let beyond_interval = w.zip(measured).is_some_and(|(w, m)| outside_both(w, m, ci));
+        match e {
+            Some(_) if judged && beyond_interval => {
+                cell.flag("outside both 15 % and the measured wait's 95 % interval")
+            }
+            Some(e) if judged && e.abs() > 15.0 => cell.flag("outside the 15 % target"),
+            _ => cell,
+        }
+    };
+    let err = |w: Option<f64>| {
+        err_against(
+            w,
+            Some(p.window.measured_wait_ms),
+            p.window.measured_wait_ci95_ms,
+        )
+    };
+    let relative_ci = |ci: Option<f64>, w: Option<f64>| {
+        ci.zip(w)
+            .and_then(|(h, w)| (w > 0.0).then(|| 100.0 * h / w))
+    };
+    let missed = if p.calibration.rho_missed {
+        Cell::text("missed")
+            .flag("measured rho more than 0.05 from the target after a repeat: not judged")
+    } else {
+        Cell::text("-")
+    };
+    vec![
+        Cell::text(&p.case),
+        Cell::text(auth_name(p.auth)),
+        Cell::num(p.round_trip_ms, 0),
+        Cell::num(p.calibration.target_rho, 2),
+        Cell::num(p.calibration.lambda_hs_per_s, 1),
+        Cell::num(p.calibration.measured_rho, 2),
+        Cell::num(p.calibration.warmups as f64, 0),
+        Cell::opt(p.calibration.warmup_rho, 2),
+        Cell::num(p.calibration.attempts as f64, 0),
+        missed,
+        Cell::num(p.run.jobs_per_handshake, 2),
+        Cell::num(p.window.measured_wait_ms, 3),
+        Cell::opt(
+            relative_ci(
+                p.window.measured_wait_ci95_ms,
+                Some(p.window.measured_wait_ms),
+            ),
+            1,
+        ),
+        Cell::num(p.window.total_wait_ms, 3),
+        Cell::num(p.window.idle_arrival_share * 100.0, 1),
+        Cell::num(p.window.idle_arrival_wait_ms, 4),
+        Cell::opt(p.window.first_job_wait_ms, 3),
+        Cell::num(p.run.delivery_ms, 3),
+        Cell::num(p.run.late_share * 100.0, 2),
+        Cell::opt(p.run.steal_ms, 0),
+        Cell::num(p.disturbances.worker_stalls as f64, 0),
+        Cell::num(p.disturbances.worker_stall_ms, 1),
+        Cell::num(p.disturbances.generator_stalls as f64, 0),
+        Cell::num(p.disturbances.generator_stall_ms, 1),
+        Cell::num(p.disturbances.late_sends as f64, 0),
+        Cell::num(p.disturbances.delivery_stalls as f64, 0),
+        Cell::num(p.disturbances.delivery_stall_ms, 1),
+        Cell::opt(p.models.corrected_ms, 3),
+        err(p.models.corrected_ms),
+        Cell::num(p.undisturbed.share * 100.0, 0),
+        Cell::opt(p.undisturbed.wait_ms, 3),
+        Cell::opt(
+            relative_ci(p.undisturbed.wait_ci95_ms, p.undisturbed.wait_ms),
+            1,
+        ),
+        Cell::opt(p.undisturbed.opening_delivery_ms.map(|d| d * 1e3), 1),
+        Cell::opt(p.models.pk_undisturbed_ms, 3),
+        err_against(
+            p.models.pk_undisturbed_ms,
+            p.undisturbed.wait_ms,
+            p.undisturbed.wait_ci95_ms,
+        ),
+        Cell::opt(p.models.corrected_undisturbed_ms, 3),
+        err_against(
+            p.models.corrected_undisturbed_ms,
+            p.undisturbed.wait_ms,
+            p.undisturbed.wait_ci95_ms,
+        ),
+        Cell::opt(p.models.as_published_ms, 3),
+        err(p.models.as_published_ms),
+        Cell::opt(p.models.mm1_ms, 3),
+        Cell::opt(p.models.des_ms, 3),
+        Cell::opt(p.models.chain_ms, 3),
+        err(p.models.chain_ms),
+        Cell::opt(p.models.replay_ms, 3),
+        err(p.models.replay_ms),
+    ]
+}
