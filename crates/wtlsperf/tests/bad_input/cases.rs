@@ -197,8 +197,8 @@ fn truncated_client_flights(b: &mut Cases) {
 /// 3. Length fields one too large, one too small, zero and maximal.
 fn length_fields(b: &mut Cases, ch: &[u8]) {
     let ecdh = b.ecdh.clone();
-    for (field, at, width) in client_hello_length_fields(&ch) {
-        let actual = get_len(&ch, at, width);
+    for (field, at, width) in client_hello_length_fields(ch) {
+        let actual = get_len(ch, at, width);
         let max = if width == 1 { 255 } else { 65_535 };
         for (how, value) in [
             ("+1", actual + 1),
@@ -234,7 +234,7 @@ fn unknown_code_points(b: &mut Cases, ch: &[u8]) {
         let at = 5 + 3 + 1 + 16;
         at + 1 + usize::from(ch[at]) + 2
     };
-    let fields = client_hello_length_fields(&ch);
+    let fields = client_hello_length_fields(ch);
     let suites_at = fields[5].1 + 1;
     let comp_at = fields[6].1 + 1;
     let seqmode_at = comp_at + usize::from(ch[fields[6].1]);
