@@ -800,6 +800,9 @@ mod tests {
             vec![setup::default_cipher_suite()],
         );
         cfg.retransmit_timeout_ns = 20_000_000;
+        // The deadline, not the retransmission budget, must end it however the thread is
+        // scheduled (4 retransmissions from 20 ms would otherwise also end near 620 ms).
+        cfg.max_retransmissions = u32::MAX;
         let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
         // A bound socket that never answers.
         let silent = UdpSocket::bind("127.0.0.1:0").unwrap();

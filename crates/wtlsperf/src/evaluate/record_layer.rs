@@ -5,6 +5,8 @@
 //!
 //! Each cell repeats the operation in rounds of a fixed minimum duration and keeps the
 //! median round, so the clock's resolution and one-off interruptions do not matter.
+//! [`measure_cell`] is the one harness: the evaluation and `cargo bench -p wtlsperf
+//! --bench record` both call it.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -84,6 +86,48 @@ fn ops_per_s(rounds: usize, round: Duration, mut op: impl FnMut(u16)) -> f64 {
     wtlsperf_models::stats::median(&rates).unwrap_or(0.0)
 }
 
+/// Operations per second of `protect` and of `unprotect` (median rounds) for one cell:
+/// `payload`-byte records of application data under `bulk` and `mac`, through
+/// `wtls::record::CipherState`. Unprotect cycles through 16 genuine records; one that is
+/// rejected is an error, not a figure.
+pub fn measure_cell(
+    bulk: BulkCipherAlgorithm,
+    mac: MacAlgorithm,
+    payload: usize,
+    rounds: usize,
+    round: Duration,
+) -> anyhow::Result<(f64, f64)> {
+    let content: Vec<u8> = (0..payload).map(|i| i as u8).collect();
+    let mut tx = CipherState::new(params(bulk, mac), Direction::ClientWrite);
+    let mut rx = CipherState::new(params(bulk, mac), Direction::ClientWrite);
+    let protect = ops_per_s(rounds, round, |seq| {
+        black_box(tx.protect(seq, APP_DATA, black_box(&content)).ok());
+    });
+    let records: Vec<(u16, Vec<u8>)> = (0..16u16)
+        .filter_map(|seq| Some((seq, tx.protect(seq, APP_DATA, &content).ok()?)))
+        .collect();
+    anyhow::ensure!(
+        !records.is_empty(),
+        "{}/{}: protect failed",
+        bulk.name(),
+        mac.name()
+    );
+    let mut failures = 0usize;
+    let unprotect = ops_per_s(rounds, round, |i| {
+        let (seq, fragment) = &records[usize::from(i) % records.len()];
+        if rx.unprotect(*seq, APP_DATA, black_box(fragment)).is_err() {
+            failures += 1;
+        }
+    });
+    anyhow::ensure!(
+        failures == 0,
+        "{}/{}: genuine records rejected",
+        bulk.name(),
+        mac.name()
+    );
+    Ok((protect, unprotect))
+}
+
 /// Payload sizes, ciphers and timing per mode.
 pub fn plan(mode: Mode) -> (Vec<usize>, Vec<BulkCipherAlgorithm>, usize, Duration) {
     use BulkCipherAlgorithm as B;
@@ -119,34 +163,7 @@ pub fn run(ctx: &Ctx) -> anyhow::Result<RecordResults> {
         ctx.step(&format!("record layer: {}", bulk.name()));
         for mac in [MacAlgorithm::Md5, MacAlgorithm::Sha] {
             for &payload in &payloads {
-                let content: Vec<u8> = (0..payload).map(|i| i as u8).collect();
-                let mut tx = CipherState::new(params(*bulk, mac), Direction::ClientWrite);
-                let mut rx = CipherState::new(params(*bulk, mac), Direction::ClientWrite);
-                let protect = ops_per_s(rounds, round, |seq| {
-                    black_box(tx.protect(seq, APP_DATA, black_box(&content)).ok());
-                });
-                let records: Vec<(u16, Vec<u8>)> = (0..16u16)
-                    .filter_map(|seq| Some((seq, tx.protect(seq, APP_DATA, &content).ok()?)))
-                    .collect();
-                anyhow::ensure!(
-                    !records.is_empty(),
-                    "{}/{}: protect failed",
-                    bulk.name(),
-                    mac.name()
-                );
-                let mut failures = 0usize;
-                let unprotect = ops_per_s(rounds, round, |i| {
-                    let (seq, fragment) = &records[usize::from(i) % records.len()];
-                    if rx.unprotect(*seq, APP_DATA, black_box(fragment)).is_err() {
-                        failures += 1;
-                    }
-                });
-                anyhow::ensure!(
-                    failures == 0,
-                    "{}/{}: genuine records rejected",
-                    bulk.name(),
-                    mac.name()
-                );
+                let (protect, unprotect) = measure_cell(*bulk, mac, payload, rounds, round)?;
                 for (dir, ops) in [("protect", protect), ("unprotect", unprotect)] {
                     rows.push(RecordRow {
                         cipher: bulk.name().to_owned(),
@@ -366,6 +383,19 @@ mod tests {
             assert!(icics.column(c).is_some(), "{c}");
         }
         assert_eq!(herwono_cipher("NULL"), None);
+    }
+
+    #[test]
+    fn a_cell_measures_both_directions_of_genuine_records() {
+        let (protect, unprotect) = measure_cell(
+            BulkCipherAlgorithm::Rc5Cbc,
+            MacAlgorithm::Sha,
+            256,
+            1,
+            Duration::from_millis(1),
+        )
+        .unwrap();
+        assert!(protect > 0.0 && unprotect > 0.0);
     }
 
     #[test]
