@@ -529,7 +529,7 @@ fn sha1(data: &[u8]) -> [u8; 20] {
 /// builds it anew from its wire form, as the engine must (for RSA that includes
 /// OpenSSL's Montgomery set-up for the new modulus, for EC the point decoding and curve
 /// check); the CA's key is long-lived and parsed once, as the engine caches it.
-struct RawServerOps {
+pub(crate) struct RawServerOps {
     server_key: KeyPair,
     /// RSA ClientKeyExchange ciphertext under the server's key.
     rsa_ciphertext: Option<Vec<u8>>,
@@ -600,7 +600,7 @@ impl RawServerOps {
     /// checked, so a failing operation cannot pass for a fast one. Never inlined, so that
     /// `scripts/bench-counts.sh` finds it by name in a callgrind profile.
     #[inline(never)]
-    fn run(&self) -> Result<u64> {
+    pub(crate) fn run(&self) -> Result<u64> {
         let t0 = setup::thread_cpu_ns();
         if let Some(ct) = &self.rsa_ciphertext {
             let secret = pk::rsa_decrypt(&self.server_key, ct)?;
@@ -679,17 +679,22 @@ pub fn symmetric_floor_ns(transcript_bytes: usize) -> Result<u64> {
 }
 
 /// Configurations and raw operations of one case, built once for all its reps.
-struct Rig {
+pub(crate) struct Rig {
     case: Case,
     auth: AuthMode,
     variant: Variant,
-    client: Arc<ClientConfig>,
-    server: Arc<ServerConfig>,
-    raw: Option<RawServerOps>,
+    pub(crate) client: Arc<ClientConfig>,
+    pub(crate) server: Arc<ServerConfig>,
+    pub(crate) raw: Option<RawServerOps>,
 }
 
 impl Rig {
-    fn new(store: &PkiStore, case: Case, auth: AuthMode, opts: &RunnerOptions) -> Result<Rig> {
+    pub(crate) fn new(
+        store: &PkiStore,
+        case: Case,
+        auth: AuthMode,
+        opts: &RunnerOptions,
+    ) -> Result<Rig> {
         if opts.variant == Variant::Anonymous && auth == AuthMode::Mutual {
             bail!("an anonymous key exchange authenticates nobody: run it with --auth server");
         }
