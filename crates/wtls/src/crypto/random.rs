@@ -10,13 +10,24 @@
 //! The client's RSA pre-master secret and every private key still come from OpenSSL;
 //! the stand-in secret of a failed RSA decryption (which only has to be unpredictable
 //! and is thrown away with the handshake) comes from here.
+//!
+//! For tests and instruction counts a thread can be *seeded* ([`seed_thread`]): then
+//! every random byte that thread draws, here and inside OpenSSL, comes from one seeded
+//! stream, so the same inputs replay the same handshake exactly.
 
 use rand::Rng;
 use sha1::{Digest, Sha1};
 
-/// Fills `buf` from the thread's CSPRNG.
+mod seeded;
+
+pub use seeded::{seed_thread, SeededThread};
+
+/// Fills `buf` from the thread's CSPRNG, or from its seeded stream while
+/// [`seed_thread`]'s guard lives.
 pub fn fill(buf: &mut [u8]) {
-    rand::rng().fill_bytes(buf);
+    if !seeded::fill(buf) {
+        rand::rng().fill_bytes(buf);
+    }
 }
 
 /// SHA-1 of `data`.
