@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::crypto::pk::{self, KeyPair, PkError};
+use crate::crypto::random;
 use crate::handshake::{
     AuthMode, ClientConfig, KeyExchangeOffer, Now, ServerConfig, ServerCredential, SessionCache,
 };
@@ -24,6 +25,18 @@ pub const UNIX_NOW: u32 = 1_700_000_000;
 /// The virtual time every [`crate::testing::Pair`] starts at.
 pub fn now() -> Now {
     Now::new(1_000, UNIX_NOW)
+}
+
+/// Why seeded keys could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum FixtureError {
+    /// libcrypto refused the seeded random method (its message).
+    #[error("{0}")]
+    Seed(String),
+    #[error(transparent)]
+    Key(#[from] PkError),
+    #[error("the key generation thread panicked")]
+    Panicked,
 }
 
 /// The keys and certificates of one case.
@@ -60,6 +73,28 @@ impl CaseKeys {
         })
     }
 
+    /// The keys of `case` drawn from the stream of `seed`: the same on every run.
+    ///
+    /// Generated on a thread of their own, so that the caller's thread keeps whatever
+    /// seeding it has (a thread holds one seeded stream at a time, see
+    /// [`random::seed_thread`]).
+    pub fn generate_seeded(case: Case, seed: u64) -> Result<CaseKeys, FixtureError> {
+        std::thread::spawn(move || {
+            let _seeded =
+                random::seed_thread(seed).map_err(|e| FixtureError::Seed(e.to_string()))?;
+            Ok(CaseKeys::generate(case)?)
+        })
+        .join()
+        .map_err(|_| FixtureError::Panicked)?
+    }
+
+    /// The seed [`CaseKeys::shared`] uses for a case: its name's SHA-1, so each case
+    /// has its own keys and every process the same ones.
+    pub fn seed_of(case: Case) -> u64 {
+        let digest = random::sha1(case.to_string().as_bytes());
+        u64::from_be_bytes(digest[..8].try_into().expect("8 of 20 bytes"))
+    }
+
     /// The process-wide keys of the case named `name` (e.g. `"160p/160p"`), generated
     /// on first use. Panics on an unknown name or a curve the local libcrypto lacks:
     /// fixtures are named by the test that uses them.
@@ -70,8 +105,10 @@ impl CaseKeys {
             return keys.clone();
         }
         let case = Case::parse(name).unwrap_or_else(|e| panic!("fixture case {name}: {e}"));
-        let keys =
-            Arc::new(Self::generate(case).unwrap_or_else(|e| panic!("fixture keys {name}: {e}")));
+        let keys = Arc::new(
+            Self::generate_seeded(case, Self::seed_of(case))
+                .unwrap_or_else(|e| panic!("fixture keys {name}: {e}")),
+        );
         // Two threads may have generated this case at once: every caller gets the first
         // one stored, so a test that asks twice never mixes two CAs.
         cache

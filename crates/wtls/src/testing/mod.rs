@@ -11,5 +11,5 @@
 pub mod fixtures;
 pub mod pair;
 
-pub use fixtures::{now, CaseKeys, UNIX_NOW};
+pub use fixtures::{now, CaseKeys, FixtureError, UNIX_NOW};
 pub use pair::{Direction, Fate, Pair};

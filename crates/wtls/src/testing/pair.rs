@@ -321,6 +321,19 @@ mod tests {
     }
 
     #[test]
+    fn a_seeded_handshake_replays_byte_for_byte() {
+        let wire = |seed| {
+            let _seeded = crate::crypto::random::seed_thread(seed).unwrap();
+            let mut p = pair(AuthMode::Mutual);
+            p.handshake().unwrap();
+            assert!(p.is_established());
+            (p.client_sent, p.server_sent)
+        };
+        assert_eq!(wire(7), wire(7));
+        assert_ne!(wire(7), wire(8));
+    }
+
+    #[test]
     fn duplicates_and_reordering_still_complete() {
         let mut p = pair(AuthMode::ServerAuth).with_hook(|dir, i, _| match (dir, i) {
             (Direction::ToServer, 0) => Fate::Duplicate,
