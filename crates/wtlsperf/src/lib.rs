@@ -4,6 +4,7 @@
 
 pub mod bearer_cmd;
 pub mod client_offer;
+pub mod counts;
 pub mod device;
 pub mod evaluate;
 pub mod flood;
