@@ -51,11 +51,12 @@ pub fn available() -> Result<(), String> {
     Ok(())
 }
 
-/// Runs `program args` under callgrind, writing its profile to `profile`, and reads the
-/// counts.
-pub fn measure(program: &Path, args: &[String], profile: &Path) -> Result<Measured> {
+/// Runs `program args` under callgrind in directory `cwd`, writing its profile to
+/// `profile`, and reads the counts.
+pub fn measure(program: &Path, args: &[String], cwd: &Path, profile: &Path) -> Result<Measured> {
     let mut cmd = Command::new("valgrind");
-    cmd.arg("--tool=callgrind")
+    cmd.current_dir(cwd)
+        .arg("--tool=callgrind")
         .arg(format!("--callgrind-out-file={}", profile.display()))
         .arg("--collect-atstart=no");
     for f in SERVER.iter().chain(CLIENT).chain(RAW_PK) {

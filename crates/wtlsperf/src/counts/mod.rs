@@ -136,11 +136,15 @@ pub fn count(
         None => WorkDir::temporary(seed)?,
     };
     let mut cases: Vec<Case> = plan.iter().map(|p| p.case).collect();
+    cases.sort();
     cases.dedup();
-    {
+    for case in cases {
+        // One PKI per case, from a seed of its own, so a case's keys (and counts) do not
+        // depend on which other cases run.
+        let case_seed = seed ^ wtls::testing::CaseKeys::seed_of(case);
         let _seeded =
-            wtls::crypto::random::seed_thread(seed).map_err(|e| anyhow!("seeding: {e}"))?;
-        PkiStore::create_numbered(&dir.0.join("pki"), true, UNIX_NOW, &cases, numbering)?;
+            wtls::crypto::random::seed_thread(case_seed).map_err(|e| anyhow!("seeding: {e}"))?;
+        PkiStore::create_numbered(&dir.0.join(pki_dir(case)), true, UNIX_NOW, &[case], numbering)?;
     }
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<CaseCounts>>>> =
@@ -168,12 +172,20 @@ pub fn count(
         .collect()
 }
 
+/// The PKI directory of a case, relative to the work directory.
+fn pki_dir(case: Case) -> String {
+    format!("pki-{}", case.to_string().replace('/', "_"))
+}
+
 fn count_one(program: &Path, dir: &Path, i: usize, p: Planned, seed: u64) -> Result<CaseCounts> {
+    // The child runs in the work directory with a relative PKI path: its arguments (which
+    // sit on its stack, and so shift every stack address and memcpy alignment after them)
+    // are then the same on every run, wherever the work directory is.
     let args = vec![
         "count".to_string(),
         "--one".into(),
         "--pki".into(),
-        dir.join("pki").display().to_string(),
+        pki_dir(p.case),
         "--case".into(),
         p.case.to_string(),
         "--auth".into(),
@@ -183,7 +195,7 @@ fn count_one(program: &Path, dir: &Path, i: usize, p: Planned, seed: u64) -> Res
         "--seed".into(),
         seed.to_string(),
     ];
-    let m = callgrind::measure(program, &args, &dir.join(format!("callgrind.{i}")))
+    let m = callgrind::measure(program, &args, dir, &dir.join(format!("callgrind.{i}")))
         .with_context(|| format!("{} {} {}", p.case, p.auth.name(), p.variant.name()))?;
     Ok(CaseCounts {
         case: p.case,
