@@ -25,6 +25,7 @@
 
 pub mod device;
 pub mod findings;
+pub mod instructions;
 pub mod mcommerce;
 pub mod output;
 pub mod overall;
@@ -219,6 +220,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     })?;
 
     let processing = ctx.part("processing", || processing::run(&ctx, &store))?;
+    let instructions = ctx.part("instructions", || {
+        instructions::run(&ctx, &store, &processing)
+    })?;
     let queue = ctx.part("queue", || queue::run(&ctx, &store, &processing))?;
     let transmission = ctx.part("transmission", || {
         transmission::run(&ctx, &store, &processing)
@@ -251,6 +255,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .meta("OpenSSL", &machine_info.openssl)
         .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
         .section(processing.section(&ctx)?)
+        .section(instructions.section(&ctx))
         .section(queue.section(&ctx))
         .section(transmission.section(&ctx))
         .section(overall.section(&ctx))
@@ -290,6 +295,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &records,
         &mcommerce,
         &summary,
+        &instructions,
     )?;
     devices.write_csv(&out)?;
     protocols.write_csv(&out)?;

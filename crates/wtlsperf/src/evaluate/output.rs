@@ -9,8 +9,10 @@ use serde::Serialize;
 use wtlsperf_models::Side;
 use wtlsperf_report::Finding;
 
+use super::instructions::InstructionResults;
 use super::mcommerce::McommerceResults;
-use super::processing::ProcessingResults;
+use super::processing::{auth_mode, ProcessingResults};
+use crate::counts::CaseCounts;
 use super::queue::{QueueResults, Setting};
 use super::record_layer::RecordResults;
 use super::transmission::TransmissionResults;
@@ -263,6 +265,11 @@ pub struct CaseCsv {
     probe_overhead_pct: Option<f64>,
     published_client_ms: Option<f64>,
     published_server_ms: Option<f64>,
+    /// Instructions of one seeded handshake (callgrind; empty without valgrind).
+    server_instructions: Option<u64>,
+    client_instructions: Option<u64>,
+    raw_pk_instructions: Option<u64>,
+    instruction_bound_ratio: Option<f64>,
 }
 
 /// One row of `messages.csv`.
@@ -280,7 +287,7 @@ pub struct MessageCsv {
 }
 
 /// The header row a CSV of `T` gets (for the test and the docs).
-pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,bound_floor_ratio,probe_overhead_pct,published_client_ms,published_server_ms";
+pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,bound_floor_ratio,probe_overhead_pct,published_client_ms,published_server_ms,server_instructions,client_instructions,raw_pk_instructions,instruction_bound_ratio";
 
 /// Writes `rows` as a CSV file with a header row, naming the file in every error.
 pub(super) fn write_csv<T: Serialize>(
@@ -314,11 +321,13 @@ pub fn write_all(
     r: &RecordResults,
     m: &McommerceResults,
     summary: &Summary,
+    instructions: &InstructionResults,
 ) -> anyhow::Result<()> {
     write_csv(
         &dir.join("cases.csv"),
         p.cases.iter().chain(&p.variants).map(|c| {
             let pubrow = c.published().filter(|_| c.variant == "full");
+            let counted = instructions.find(&c.case, auth_mode(c.auth), &c.variant);
             CaseCsv {
                 case: c.label(),
                 category: c.case.category,
@@ -344,6 +353,10 @@ pub fn write_all(
                 probe_overhead_pct: c.probe_overhead_pct,
                 published_client_ms: pubrow.as_ref().map(|x| x.client_ms),
                 published_server_ms: pubrow.map(|x| x.server_ms),
+                server_instructions: counted.map(|n| n.server),
+                client_instructions: counted.map(|n| n.client),
+                raw_pk_instructions: counted.and_then(|n| n.raw_pk),
+                instruction_bound_ratio: counted.and_then(CaseCounts::bound_ratio),
             }
         }),
     )?;
@@ -421,6 +434,10 @@ mod tests {
                 probe_overhead_pct: None,
                 published_client_ms: None,
                 published_server_ms: None,
+                server_instructions: Some(3),
+                client_instructions: Some(2),
+                raw_pk_instructions: Some(1),
+                instruction_bound_ratio: Some(3.0),
             }),
         )
         .unwrap();
