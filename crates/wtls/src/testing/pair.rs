@@ -221,6 +221,11 @@ impl<'a> Pair<'a> {
         self.client_out.last().expect("just pushed")
     }
 
+    /// The two endpoints, the network (and its hook, with whatever it borrowed) dropped.
+    pub fn into_endpoints(self) -> (Client, ServerConnection) {
+        (self.client, self.server)
+    }
+
     /// Both ends completed their handshake.
     pub fn is_established(&self) -> bool {
         self.client.is_established() && self.server.is_established()
