@@ -8,88 +8,23 @@
 //! - `generate_fuzz_corpus` (ignored) runs real handshakes and writes every datagram,
 //!   handshake message, certificate and alert into `fuzz/corpus/<target>/` as seeds.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 use wtls::codec::Codec;
-use wtls::crypto::pk::KeyPair;
 use wtls::handshake::{
-    AuthMode, Client, ClientConfig, Event, KeyExchangeOffer, Now, Output, Packing, Policy,
-    ServerConfig, ServerConnection, ServerCredential, SessionCache,
+    AuthMode, Client, ClientConfig, Event, Packing, Policy, ServerConfig, ServerConnection,
 };
-use wtls::msgs::certificate::WtlsCertificate;
-use wtls::msgs::common::{CipherSuite, Identifier};
+use wtls::msgs::common::CipherSuite;
 use wtls::msgs::enums::{
     AlertDescription, AlertLevel, BulkCipherAlgorithm, ContentType, KeyExchangeSuite, MacAlgorithm,
 };
 use wtls::msgs::record::parse_datagram;
-use wtls::pki::Authority;
 use wtls::probe::Probe;
-use wtls::suite::Case;
+use wtls::testing::{now, CaseKeys, Direction, Fate, Pair};
 
-const UNIX_NOW: u32 = 1_700_000_000;
-
-fn now() -> Now {
-    Now::new(1_000, UNIX_NOW)
-}
-
-struct Creds {
-    case: Case,
-    ca: Authority,
-    server_key: KeyPair,
-    server_cert: WtlsCertificate,
-    client_key: KeyPair,
-    client_cert: WtlsCertificate,
-}
-
-fn creds(name: &str) -> Arc<Creds> {
-    type Cache = Mutex<Vec<(String, Arc<Creds>)>>;
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some((_, c)) = cache.lock().unwrap().iter().find(|(n, _)| n == name) {
-        return c.clone();
-    }
-    let case = Case::parse(name).unwrap();
-    let ca = Authority::new_root(
-        case.ca,
-        &Authority::default_name(case.ca),
-        UNIX_NOW - 3600,
-        UNIX_NOW + 3600,
-    )
-    .unwrap();
-    let server_key = KeyPair::generate(case.leaf).unwrap();
-    let server_cert = ca
-        .issue(
-            wtls::pki::SERVER_SUBJECT,
-            &server_key,
-            UNIX_NOW - 60,
-            UNIX_NOW + 60,
-        )
-        .unwrap();
-    let client_key = KeyPair::generate(case.leaf).unwrap();
-    let client_cert = ca
-        .issue(
-            wtls::pki::CLIENT_SUBJECT,
-            &client_key,
-            UNIX_NOW - 60,
-            UNIX_NOW + 60,
-        )
-        .unwrap();
-    let c = Arc::new(Creds {
-        case,
-        ca,
-        server_key,
-        server_cert,
-        client_key,
-        client_cert,
-    });
-    // Two tests may have generated this case at once: every caller gets the first one
-    // stored, so a test that calls this twice never mixes two CAs.
-    let mut cache = cache.lock().unwrap();
-    if let Some((_, first)) = cache.iter().find(|(n, _)| n == name) {
-        return first.clone();
-    }
-    cache.push((name.to_string(), c.clone()));
-    c
+/// The keys of a case: the shared, seeded fixtures of `wtls::testing`.
+fn creds(name: &str) -> Arc<CaseKeys> {
+    CaseKeys::shared(name)
 }
 
 fn strong() -> CipherSuite {
@@ -98,86 +33,36 @@ fn strong() -> CipherSuite {
 
 fn configs(name: &str, auth: AuthMode, suites: &[CipherSuite]) -> (ClientConfig, ServerConfig) {
     let c = creds(name);
-    let mut client = ClientConfig::new(
-        vec![KeyExchangeOffer {
-            suite: c.case.key_exchange_suite(),
-            spec: c.case.leaf,
-            identifier: Identifier::Null,
-        }],
-        suites.to_vec(),
-    );
-    client.trusted_cas = vec![(c.case.ca, c.ca.cert.clone())];
-    client.expected_server = Some(Identifier::text(wtls::pki::SERVER_SUBJECT));
-    client.credential = Some((c.client_cert.clone(), c.client_key.clone()));
-    let mut server = ServerConfig::new(
-        vec![ServerCredential {
-            spec: c.case.leaf,
-            cert: c.server_cert.clone(),
-            key: c.server_key.clone(),
-            ca_spec: c.case.ca,
-            ca_subject: c.ca.cert.tbs.subject.clone(),
-            ca_key_hash: Some(wtls::crypto::pk::key_hash_sha(&c.ca.cert.tbs.public_key)),
-        }],
-        suites.to_vec(),
-    );
-    server.trusted_client_cas = vec![(c.case.ca, c.ca.cert.clone())];
-    server.client_auth = auth;
-    server.session_cache = Some(Arc::new(Mutex::new(SessionCache::new(16, u64::MAX))));
-    (client, server)
+    (c.client_config(suites), c.server_config(auth, suites))
 }
 
-/// Everything one handshake put on the wire, in order, and how it ended.
-struct Trace {
-    client_datagrams: Vec<Vec<u8>>,
-    server_datagrams: Vec<Vec<u8>>,
-    server_out: Vec<Output>,
-    server: ServerConnection,
-    client: Client,
-}
+/// The seed of every driven handshake: a failure replays exactly.
+const SEED: u64 = 17;
 
-impl Trace {
-    fn server_alert(&self) -> Option<AlertDescription> {
-        self.server_out.iter().find_map(|o| o.alert_sent())
-    }
-}
+/// Everything one handshake put on the wire, in order, and how it ended: the Pair
+/// driver after it went quiet (`client_sent`, `server_sent`, `server_out`, both ends).
+type Trace<'a> = Pair<'a>;
 
-/// Run one handshake; `tamper(i, datagram)` may change the i-th client datagram.
-fn handshake(
+/// Run one handshake on a seeded thread; `tamper(i, datagram)` may change the i-th
+/// client datagram.
+fn handshake<'a>(
     client: ClientConfig,
     server: ServerConfig,
     auth: AuthMode,
-    mut tamper: impl FnMut(usize, &mut Vec<u8>),
-) -> Trace {
-    let mut c = Client::new(Arc::new(client), auth, None, Probe::off(), now());
-    let mut s = ServerConnection::new(Arc::new(server), Probe::off(), now());
-    let mut to_server = c.start(now()).unwrap().datagrams;
-    let (mut client_datagrams, mut server_datagrams) = (Vec::new(), Vec::new());
-    let mut server_out = Vec::new();
-    for _ in 0..8 {
-        let mut to_client = Vec::new();
-        for mut d in to_server.drain(..) {
-            tamper(client_datagrams.len(), &mut d);
-            client_datagrams.push(d.clone());
-            let out = s.handle_datagram(&d, now());
-            to_client.extend(out.datagrams.clone());
-            server_out.push(out);
-        }
-        for d in to_client {
-            server_datagrams.push(d.clone());
-            let out = c.handle_datagram(&d, now());
-            to_server.extend(out.datagrams);
-        }
-        if to_server.is_empty() {
-            break;
-        }
-    }
-    Trace {
-        client_datagrams,
-        server_datagrams,
-        server_out,
-        server: s,
-        client: c,
-    }
+    mut tamper: impl FnMut(usize, &mut Vec<u8>) + 'a,
+) -> Trace<'a> {
+    let _seeded = wtls::crypto::random::seed_thread(SEED).unwrap();
+    let mut t = Pair::from_configs(Arc::new(client), Arc::new(server), auth, None).with_hook(
+        move |dir, i, d| {
+            if dir == Direction::ToServer {
+                tamper(i, d);
+            }
+            Fate::Deliver
+        },
+    );
+    let outcome = t.handshake().unwrap();
+    assert!(outcome.quiet, "still in flight after {} rounds", outcome.rounds);
+    t
 }
 
 // ---------------------------------------------------------------------------------
@@ -578,8 +463,8 @@ fn generate_fuzz_corpus() {
         let mut t = handshake(client, server, auth, |_, _| {});
         assert!(t.server.is_established(), "{name} {auth:?}");
         let data = t.client.seal_application_data(b"GET / WSP").unwrap();
-        t.client_datagrams.push(data);
-        for d in t.client_datagrams.iter().chain(&t.server_datagrams) {
+        t.client_sent.push(data);
+        for d in t.client_sent.iter().chain(&t.server_sent) {
             write("record", d);
             for r in parse_datagram(d).unwrap() {
                 match (r.header.content_type, r.header.cipher_spec) {
@@ -612,7 +497,7 @@ fn generate_fuzz_corpus() {
             if name.starts_with("rsa") { 2 } else { 0 } + usize::from(auth == AuthMode::Mutual);
         for selector in [0u8, 1, 2, (1 + client_index as u8) << 2] {
             let mut seed = vec![selector];
-            for d in &t.client_datagrams {
+            for d in &t.client_sent {
                 seed.extend_from_slice(&(d.len() as u16).to_be_bytes());
                 seed.extend_from_slice(d);
             }
