@@ -71,7 +71,11 @@ fn run_with<'a>(
         Fate::Deliver
     });
     let outcome = pair.handshake().unwrap();
-    assert!(outcome.quiet, "still in flight after {} rounds", outcome.rounds);
+    assert!(
+        outcome.quiet,
+        "still in flight after {} rounds",
+        outcome.rounds
+    );
     pair
 }
 

@@ -61,7 +61,11 @@ fn handshake<'a>(
         },
     );
     let outcome = t.handshake().unwrap();
-    assert!(outcome.quiet, "still in flight after {} rounds", outcome.rounds);
+    assert!(
+        outcome.quiet,
+        "still in flight after {} rounds",
+        outcome.rounds
+    );
     t
 }
 

@@ -18,7 +18,13 @@ fn valgrind_missing() -> Option<String> {
 fn count() -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_wtlsperf"))
         .args([
-            "count", "--case", "160p/160p", "--case", "rsa1024/rsa1024", "--auth", "mutual",
+            "count",
+            "--case",
+            "160p/160p",
+            "--case",
+            "rsa1024/rsa1024",
+            "--auth",
+            "mutual",
         ])
         .output()
         .expect("running wtlsperf count");
@@ -38,7 +44,10 @@ fn instruction_counts_are_identical_across_two_runs() {
     }
     let first = count();
     let second = count();
-    assert_eq!(first, second, "two runs of the same binary counted differently");
+    assert_eq!(
+        first, second,
+        "two runs of the same binary counted differently"
+    );
     let mut rows = first.lines();
     assert_eq!(
         rows.next(),
@@ -50,6 +59,9 @@ fn instruction_counts_are_identical_across_two_runs() {
         let n = |i: usize| r[i].parse::<u64>().unwrap_or_else(|e| panic!("{r:?}: {e}"));
         let (server, client, raw) = (n(3), n(4), n(5));
         assert!(server > 0 && client > 0 && raw > 0, "{r:?}");
-        assert!(server >= raw, "the server ran less than its own public-key work: {r:?}");
+        assert!(
+            server >= raw,
+            "the server ran less than its own public-key work: {r:?}"
+        );
     }
 }

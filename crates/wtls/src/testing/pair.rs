@@ -308,7 +308,10 @@ mod tests {
 
     fn pair<'a>(auth: AuthMode) -> Pair<'a> {
         let keys = CaseKeys::shared("160p/160p");
-        let suites = [CipherSuite::new(BulkCipherAlgorithm::Rc5Cbc, MacAlgorithm::Sha)];
+        let suites = [CipherSuite::new(
+            BulkCipherAlgorithm::Rc5Cbc,
+            MacAlgorithm::Sha,
+        )];
         Pair::from_configs(
             Arc::new(keys.client_config(&suites)),
             Arc::new(keys.server_config(auth, &suites)),
@@ -322,7 +325,13 @@ mod tests {
         let mut p = pair(AuthMode::Mutual);
         let outcome = p.handshake().unwrap();
         assert!(p.is_established());
-        assert_eq!(outcome, RunOutcome { rounds: 2, quiet: true });
+        assert_eq!(
+            outcome,
+            RunOutcome {
+                rounds: 2,
+                quiet: true
+            }
+        );
     }
 
     #[test]

@@ -36,19 +36,13 @@ pub struct Measured {
 
 /// Whether valgrind can be run; the reason if not.
 pub fn available() -> Result<(), String> {
-    for tool in ["valgrind"] {
-        let ok = Command::new(tool)
-            .arg("--version")
-            .output()
-            .map(|o| [o.stdout, o.stderr].concat().starts_with(tool.as_bytes()))
-            .unwrap_or(false);
-        if !ok {
-            return Err(format!(
-                "{tool} not found (Debian package `valgrind`; scripts/setup.sh installs it)"
-            ));
-        }
+    match Command::new("valgrind").arg("--version").output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!("valgrind --version exited {}", o.status)),
+        Err(e) => Err(format!(
+            "valgrind not runnable ({e}; Debian package `valgrind`, installed by scripts/setup.sh)"
+        )),
     }
-    Ok(())
 }
 
 /// Runs `program args` under callgrind in directory `cwd`, writing its profile to
@@ -99,13 +93,18 @@ pub fn parse(profile: &str) -> Result<Measured> {
             current = Some(resolve(&mut names, spec));
         } else if let Some(spec) = line.strip_prefix("cfn=") {
             resolve(&mut names, spec);
-        } else if let Some(t) = line.strip_prefix("totals:").or(line.strip_prefix("summary:")) {
+        } else if let Some(t) = line
+            .strip_prefix("totals:")
+            .or(line.strip_prefix("summary:"))
+        {
             totals = Some(t.trim().parse::<u64>().context("totals line")?);
         } else if line.starts_with(|c: char| c.is_ascii_digit() || "+-*".contains(c)) {
             // A cost line: position, then Ir (the only event). A call's inclusive cost
             // line follows its `calls=` line and counts for the caller like its own.
             let cost = line.split_whitespace().nth(1).unwrap_or("0");
-            let cost: u64 = cost.parse().with_context(|| format!("cost line {line:?}"))?;
+            let cost: u64 = cost
+                .parse()
+                .with_context(|| format!("cost line {line:?}"))?;
             if let Some(f) = &current {
                 *per_function.entry(f.clone()).or_default() += cost;
             }

@@ -144,7 +144,13 @@ pub fn count(
         let case_seed = seed ^ wtls::testing::CaseKeys::seed_of(case);
         let _seeded =
             wtls::crypto::random::seed_thread(case_seed).map_err(|e| anyhow!("seeding: {e}"))?;
-        PkiStore::create_numbered(&dir.0.join(pki_dir(case)), true, UNIX_NOW, &[case], numbering)?;
+        PkiStore::create_numbered(
+            &dir.0.join(pki_dir(case)),
+            true,
+            UNIX_NOW,
+            &[case],
+            numbering,
+        )?;
     }
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Result<CaseCounts>>>> =

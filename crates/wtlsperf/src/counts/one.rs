@@ -27,8 +27,8 @@ pub fn run_one(pki: &Path, case: Case, auth: AuthMode, variant: Variant, seed: u
         bail!("--variant resumed: not counted (its priming handshake would be counted too)");
     }
     let _seeded = wtls::crypto::random::seed_thread(seed).map_err(|e| anyhow!("--seed: {e}"))?;
-    let store = PkiStore::load_at(pki, UNIX_NOW)
-        .with_context(|| format!("PKI in {}", pki.display()))?;
+    let store =
+        PkiStore::load_at(pki, UNIX_NOW).with_context(|| format!("PKI in {}", pki.display()))?;
     let opts = RunnerOptions {
         variant,
         measure_bound: true,
@@ -52,8 +52,7 @@ fn counted(rig: &Rig, case: Case, auth: AuthMode, variant: Variant) -> Result<()
 /// One handshake through the [`Pair`] driver, checked, then the raw operations once.
 fn rep(rig: &Rig, case: Case, auth: AuthMode, variant: Variant) -> Result<()> {
     let mut pair = Pair::from_configs(Arc::clone(&rig.client), Arc::clone(&rig.server), auth, None);
-    pair.handshake()
-        .map_err(|e| anyhow!("client start: {e}"))?;
+    pair.handshake().map_err(|e| anyhow!("client start: {e}"))?;
     if !pair.is_established() {
         bail!(
             "{case} {}: the handshake did not complete (client alert {:?}, server alert {:?})",
@@ -68,7 +67,10 @@ fn rep(rig: &Rig, case: Case, auth: AuthMode, variant: Variant) -> Result<()> {
         _ => HandshakeKind::Full,
     };
     if kind != Some(expected) {
-        bail!("{case} {}: expected a {expected:?} handshake, got {kind:?}", auth.name());
+        bail!(
+            "{case} {}: expected a {expected:?} handshake, got {kind:?}",
+            auth.name()
+        );
     }
     if let Some(raw) = &rig.raw {
         raw.run()?;

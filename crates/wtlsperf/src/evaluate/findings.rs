@@ -238,6 +238,7 @@ mod tests {
             cases: vec![],
             variants: vec![],
             skipped: vec![],
+            instructions: Default::default(),
         };
         let f = build(&p, &q, &t);
         assert_eq!(f[0].verdict, Verdict::Confirmed);

@@ -48,7 +48,11 @@ fn variant_named(name: &str) -> Option<Variant> {
 
 /// Counts every case and variant of `p` on a PKI issued from the fixed seed under the
 /// store's parameter numbering (so the handshakes are the ones part 1 timed).
-pub fn run(ctx: &Ctx, store: &PkiStore, p: &ProcessingResults) -> anyhow::Result<InstructionResults> {
+pub fn run(
+    ctx: &Ctx,
+    store: &PkiStore,
+    p: &ProcessingResults,
+) -> anyhow::Result<InstructionResults> {
     if let Err(why) = counts::available() {
         return Ok(InstructionResults {
             not_counted: Some(why),

@@ -219,8 +219,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("PKI in {}", pki_dir.display()))
     })?;
 
-    let processing = ctx.part("processing", || processing::run(&ctx, &store))?;
-    let instructions = ctx.part("instructions", || {
+    let mut processing = ctx.part("processing", || processing::run(&ctx, &store))?;
+    processing.instructions = ctx.part("instructions", || {
         instructions::run(&ctx, &store, &processing)
     })?;
     let queue = ctx.part("queue", || queue::run(&ctx, &store, &processing))?;
@@ -255,7 +255,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .meta("OpenSSL", &machine_info.openssl)
         .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
         .section(processing.section(&ctx)?)
-        .section(instructions.section(&ctx))
+        .section(processing.instructions.section(&ctx))
         .section(queue.section(&ctx))
         .section(transmission.section(&ctx))
         .section(overall.section(&ctx))
@@ -295,7 +295,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         &records,
         &mcommerce,
         &summary,
-        &instructions,
     )?;
     devices.write_csv(&out)?;
     protocols.write_csv(&out)?;

@@ -9,14 +9,13 @@ use serde::Serialize;
 use wtlsperf_models::Side;
 use wtlsperf_report::Finding;
 
-use super::instructions::InstructionResults;
 use super::mcommerce::McommerceResults;
 use super::processing::{auth_mode, ProcessingResults};
-use crate::counts::CaseCounts;
 use super::queue::{QueueResults, Setting};
 use super::record_layer::RecordResults;
 use super::transmission::TransmissionResults;
 use super::Mode;
+use crate::counts::CaseCounts;
 
 /// Where the numbers were measured.
 #[derive(Debug, Clone, Serialize)]
@@ -321,13 +320,12 @@ pub fn write_all(
     r: &RecordResults,
     m: &McommerceResults,
     summary: &Summary,
-    instructions: &InstructionResults,
 ) -> anyhow::Result<()> {
     write_csv(
         &dir.join("cases.csv"),
         p.cases.iter().chain(&p.variants).map(|c| {
             let pubrow = c.published().filter(|_| c.variant == "full");
-            let counted = instructions.find(&c.case, auth_mode(c.auth), &c.variant);
+            let counted = p.instructions.find(&c.case, auth_mode(c.auth), &c.variant);
             CaseCsv {
                 case: c.label(),
                 category: c.case.category,
@@ -405,6 +403,7 @@ mod tests {
             )],
             variants: vec![],
             skipped: vec![],
+            instructions: Default::default(),
         };
         let path = dir.path().join("c.csv");
         write_csv(
