@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instruction counts of every handshake case, for two commits side by side.
 #
-#   bash scripts/bench-counts.sh [--threshold PCT] [--out DIR] [--jobs N] BASE [HEAD]
+#   bash scripts/bench-counts.sh [--threshold PCT] [--out DIR] [--jobs N] [--case CASE]... BASE [HEAD]
 #
 # Why: on a shared machine CPU times drift 10-20 % within minutes, so a 1 % regression
 # cannot be seen in them. The instructions one seeded handshake executes can: for each
@@ -14,19 +14,24 @@
 # the code's. It then prints both commits side by side and flags every case whose
 # server count rose more than the threshold (default 1 %). Exit status 1 if any was.
 #
+# --case limits the comparison to some cases (default all). A commit's build goes to
+# target/bench-counts/ (kept, so a second comparison rebuilds only what changed).
 # A commit without `wtlsperf count` cannot be compared (the script says so).
 # Needs valgrind (Debian package `valgrind`, installed by scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root="$PWD"
 threshold=1
 jobs=2
 out=""
+cases=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --threshold) threshold="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
-    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
+    --case) cases+=(--case "$2"); shift 2 ;;
+    -h|--help) sed -n 2,19p "$0"; exit 0 ;;
     *) break ;;
   esac
 done
@@ -36,7 +41,7 @@ command -v valgrind >/dev/null 2>&1 || bash scripts/setup.sh
 work="$(mktemp -d)"
 out="${out:-$work}"
 mkdir -p "$out"
-trap 'git worktree remove --force "$work/src" >/dev/null 2>&1 || true; rm -rf "$work/target-"*' EXIT
+trap 'git worktree remove --force "$work/src" >/dev/null 2>&1 || true' EXIT
 
 # build REV -> path of its release binary (REV empty: the current work tree)
 build() {
@@ -49,8 +54,8 @@ build() {
   git rev-parse --verify -q "$rev^{commit}" >/dev/null || { echo "bench-counts: no commit $rev" >&2; exit 2; }
   git worktree remove --force "$work/src" >/dev/null 2>&1 || true
   git worktree add -q --detach "$work/src" "$rev"
-  (cd "$work/src" && CARGO_TARGET_DIR="$work/target-$rev" cargo build --release -q -p wtlsperf >&2)
-  cp "$work/target-$rev/release/wtlsperf" "$work/wtlsperf-$rev"
+  (cd "$work/src" && CARGO_TARGET_DIR="$root/target/bench-counts" cargo build --release -q -p wtlsperf >&2)
+  cp "$root/target/bench-counts/release/wtlsperf" "$work/wtlsperf-$rev"
   echo "$work/wtlsperf-$rev"
 }
 
@@ -58,7 +63,7 @@ build() {
 counts() {
   local bin="$1" label="$2"
   "$bin" count --help >/dev/null 2>&1 || { echo "bench-counts: $label has no 'wtlsperf count'" >&2; exit 2; }
-  "$bin" count --jobs "$jobs" --csv "$out/$label.csv"
+  "$bin" count --jobs "$jobs" ${cases[@]+"${cases[@]}"} --csv "$out/$label.csv"
 }
 
 counts "$(build "$base")" base
