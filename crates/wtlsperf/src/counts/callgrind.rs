@@ -146,3 +146,64 @@ fn resolve(names: &mut HashMap<String, String>, spec: &str) -> String {
         None => spec.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A profile in callgrind's format: compressed names, an inlined file switch, a call
+    /// whose inclusive cost counts for its caller, and the totals line.
+    const PROFILE: &str = "\
+version: 1
+creator: callgrind-3.19.0
+positions: line
+events: Ir
+summary: 1165
+
+fl=(1) pair.rs
+fn=(1) wtls::testing::pair::server_receives
+10 5
+fi=(2) vec.rs
+3 10
+fe=(1)
+cfl=(3) server.rs
+cfn=(2) wtls::handshake::server::ServerConnection::handle_datagram
+calls=1 40
+11 1000
+fn=(3) wtls::testing::pair::client_starts
+20 50
+fn=(4) wtls::testing::pair::client_receives
++2 60
+fl=(3)
+fn=(2)
+40 1000
+fl=(4) runner.rs
+fn=(5) wtlsperf::runner::RawServerOps::run
+5 40
+totals: 1165
+";
+
+    #[test]
+    fn each_side_is_its_functions_with_their_callees() {
+        // The callee's own block (1000) is not counted again: only the entry points'.
+        let m = parse(PROFILE).unwrap();
+        assert_eq!(
+            m,
+            Measured {
+                server: 1015,
+                client: 110,
+                raw_pk: Some(40),
+            }
+        );
+    }
+
+    #[test]
+    fn counts_that_do_not_add_up_are_an_error() {
+        let err = parse(&PROFILE.replace("totals: 1165", "totals: 1166")).unwrap_err();
+        assert!(err.to_string().contains("sum to 1165"), "{err}");
+        assert!(
+            parse("events: Ir\ntotals: 0\n").is_err(),
+            "no counted function"
+        );
+    }
+}
