@@ -7,24 +7,17 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use wtls::crypto::pk::KeyPair;
 use wtls::handshake::{
-    AuthMode, Client, ClientConfig, Event, KeyExchangeOffer, Now, Policy, ServerConfig,
-    ServerConnection, ServerCredential, SessionCache,
+    AuthMode, Client, ClientConfig, Event, Now, Policy, ServerConfig, ServerConnection,
+    SessionCache,
 };
 use wtls::msgs::certificate::WtlsCertificate;
 use wtls::msgs::common::{CipherSuite, Identifier};
 use wtls::msgs::enums::{AlertLevel, BulkCipherAlgorithm, MacAlgorithm};
-use wtls::pki::Authority;
 use wtls::probe::Probe;
-use wtls::suite::Case;
+use wtls::testing::CaseKeys;
 
-/// The fixed "now" of every fuzz run: certificates are valid one hour either side.
-pub const UNIX_NOW: u32 = 1_700_000_000;
-
-pub fn now() -> Now {
-    Now::new(1_000, UNIX_NOW)
-}
+pub use wtls::testing::{now, UNIX_NOW};
 
 /// The cipher suites both sides accept: a strong one, and NULL/SHA so that a fuzzer
 /// that reaches the Finished check can do so without guessing a MAC.
@@ -35,15 +28,9 @@ pub fn cipher_suites() -> Vec<CipherSuite> {
     ]
 }
 
-/// One CA/leaf case: its authority, the server's credential and a client's.
-pub struct CaseFixture {
-    pub case: Case,
-    pub ca: Authority,
-    pub server_key: KeyPair,
-    pub server_cert: WtlsCertificate,
-    pub client_key: KeyPair,
-    pub client_cert: WtlsCertificate,
-}
+/// One CA/leaf case: the engine's shared, seeded test fixture (`wtls::testing`), the
+/// same keys the engine's own tests use.
+pub type CaseFixture = Arc<CaseKeys>;
 
 pub struct Fixture {
     /// An ECDH case on a cheap curve and an RSA case (the two key exchange families).
@@ -59,55 +46,8 @@ pub struct Fixture {
     pub hellos: Vec<Vec<u8>>,
 }
 
-fn case_fixture(name: &str) -> CaseFixture {
-    let case = Case::parse(name).expect("known case");
-    let ca = Authority::new_root(
-        case.ca,
-        &Authority::default_name(case.ca),
-        UNIX_NOW - 3600,
-        UNIX_NOW + 3600,
-    )
-    .expect("CA key");
-    let server_key = KeyPair::generate(case.leaf).expect("server key");
-    let server_cert = ca
-        .issue(
-            wtls::pki::SERVER_SUBJECT,
-            &server_key,
-            UNIX_NOW - 60,
-            UNIX_NOW + 60,
-        )
-        .expect("server certificate");
-    let client_key = KeyPair::generate(case.leaf).expect("client key");
-    let client_cert = ca
-        .issue(
-            wtls::pki::CLIENT_SUBJECT,
-            &client_key,
-            UNIX_NOW - 60,
-            UNIX_NOW + 60,
-        )
-        .expect("client certificate");
-    CaseFixture {
-        case,
-        ca,
-        server_key,
-        server_cert,
-        client_key,
-        client_cert,
-    }
-}
-
 fn server_config(cases: &[CaseFixture], auth: AuthMode, policy: Policy) -> ServerConfig {
-    let credentials = cases
-        .iter()
-        .map(|c| ServerCredential {
-            spec: c.case.leaf,
-            cert: c.server_cert.clone(),
-            key: c.server_key.clone(),
-            ca_spec: c.case.ca,
-            ca_subject: c.ca.cert.tbs.subject.clone(),
-            ca_key_hash: Some(wtls::crypto::pk::key_hash_sha(&c.ca.cert.tbs.public_key)),
-        })
-        .collect();
+    let credentials = cases.iter().map(|c| c.server_credential()).collect();
     let mut s = ServerConfig::new(credentials, cipher_suites());
     s.trusted_client_cas = cases
         .iter()
@@ -122,17 +62,7 @@ fn server_config(cases: &[CaseFixture], auth: AuthMode, policy: Policy) -> Serve
 }
 
 fn client_config(c: &CaseFixture) -> ClientConfig {
-    let mut client = ClientConfig::new(
-        vec![KeyExchangeOffer {
-            suite: c.case.key_exchange_suite(),
-            spec: c.case.leaf,
-            identifier: Identifier::Null,
-        }],
-        cipher_suites(),
-    );
-    client.trusted_cas = vec![(c.case.ca, c.ca.cert.clone())];
-    client.expected_server = Some(Identifier::text(wtls::pki::SERVER_SUBJECT));
-    client.credential = Some((c.client_cert.clone(), c.client_key.clone()));
+    let mut client = c.client_config(&cipher_suites());
     client.policy = Policy::permissive();
     client
 }
@@ -141,7 +71,10 @@ fn client_config(c: &CaseFixture) -> ClientConfig {
 pub fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let cases = vec![case_fixture("160p/160p"), case_fixture("rsa1024/rsa1024")];
+        let cases = vec![
+            CaseKeys::shared("160p/160p"),
+            CaseKeys::shared("rsa1024/rsa1024"),
+        ];
         let servers = vec![
             Arc::new(server_config(
                 &cases,

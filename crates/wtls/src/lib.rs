@@ -12,3 +12,5 @@ pub mod pki;
 pub mod probe;
 pub mod record;
 pub mod suite;
+#[cfg(feature = "testing")]
+pub mod testing;

@@ -305,8 +305,9 @@ fn handshake_message() -> impl Strategy<Value = (Option<KeyExchangeSuite>, Hands
         client_key_exchange().prop_map(|(s, m)| (Some(s), HandshakeMessage::ClientKeyExchange(m))),
         (
             any_ctx,
-            any::<[u8; 12]>()
-                .prop_map(|verify_data| HandshakeMessage::Finished(Finished { verify_data }))
+            any::<[u8; 12]>().prop_map(|v| HandshakeMessage::Finished(Finished {
+                verify_data: VerifyData::new(v)
+            }))
         ),
     ]
 }

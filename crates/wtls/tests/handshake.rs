@@ -1,73 +1,23 @@
 //! Every handshake flow end to end, in memory, with the failure paths and their alerts.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use wtls::codec::Codec;
-use wtls::crypto::pk::KeyPair;
 use wtls::handshake::{
-    AuthMode, Client, ClientConfig, Event, HandshakeKind, KeyExchangeOffer, Now, Output, Packing,
-    Policy, ServerConfig, ServerConnection, ServerCredential, SessionCache,
+    AuthMode, Client, ClientConfig, Event, HandshakeKind, Now, Packing, Policy, ServerConfig,
+    ServerConnection,
 };
-use wtls::msgs::certificate::WtlsCertificate;
 use wtls::msgs::common::{CipherSuite, Identifier};
 use wtls::msgs::enums::{AlertDescription, BulkCipherAlgorithm, KeyExchangeSuite, MacAlgorithm};
-use wtls::pki::Authority;
 use wtls::probe::{Operation, Probe};
-use wtls::suite::{Case, Specifier};
+use wtls::suite::Specifier;
+use wtls::testing::{now, CaseKeys, Direction, Fate, Pair, UNIX_NOW};
 
-const NOW: u32 = 1_700_000_000;
+const NOW: u32 = UNIX_NOW;
 
-fn now() -> Now {
-    Now::new(1_000, NOW)
-}
-
-struct Creds {
-    ca: Authority,
-    server_key: KeyPair,
-    server_cert: WtlsCertificate,
-    client_key: KeyPair,
-    client_cert: WtlsCertificate,
-}
-
-/// Credentials per case, generated once per test binary.
-fn creds(case: &str) -> Arc<Creds> {
-    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Creds>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    if let Some(c) = cache.lock().unwrap().get(case) {
-        return c.clone();
-    }
-    let case_ = Case::parse(case).unwrap();
-    let ca = Authority::new_root(
-        case_.ca,
-        &Authority::default_name(case_.ca),
-        NOW - 3600,
-        NOW + 3600,
-    )
-    .unwrap();
-    let server_key = KeyPair::generate(case_.leaf).unwrap();
-    let server_cert = ca
-        .issue("gateway.wtlsperf", &server_key, NOW - 60, NOW + 60)
-        .unwrap();
-    let client_key = KeyPair::generate(case_.leaf).unwrap();
-    let client_cert = ca
-        .issue("client.wtlsperf", &client_key, NOW - 60, NOW + 60)
-        .unwrap();
-    let c = Arc::new(Creds {
-        ca,
-        server_key,
-        server_cert,
-        client_key,
-        client_cert,
-    });
-    // Two tests may have generated this case at once: every caller gets the first one
-    // stored, so a test that calls this twice never mixes two CAs.
-    cache
-        .lock()
-        .unwrap()
-        .entry(case.to_string())
-        .or_insert(c)
-        .clone()
+/// The keys of a case: the shared, seeded fixtures of `wtls::testing`.
+fn creds(case: &str) -> Arc<CaseKeys> {
+    CaseKeys::shared(case)
 }
 
 fn suites() -> Vec<CipherSuite> {
@@ -85,111 +35,71 @@ struct Setup {
 
 fn setup(case: &str, auth: AuthMode) -> Setup {
     let c = creds(case);
-    let case_ = Case::parse(case).unwrap();
-    let suite = case_.key_exchange_suite();
-    let mut client = ClientConfig::new(
-        vec![KeyExchangeOffer {
-            suite,
-            spec: case_.leaf,
-            identifier: Identifier::Null,
-        }],
-        suites(),
-    );
-    client.trusted_cas = vec![(case_.ca, c.ca.cert.clone())];
-    client.expected_server = Some(Identifier::text("gateway.wtlsperf"));
-    client.credential = Some((c.client_cert.clone(), c.client_key.clone()));
-    let mut server = ServerConfig::new(
-        vec![ServerCredential {
-            spec: case_.leaf,
-            cert: c.server_cert.clone(),
-            key: c.server_key.clone(),
-            ca_spec: case_.ca,
-            ca_subject: c.ca.cert.tbs.subject.clone(),
-            ca_key_hash: Some(wtls::crypto::pk::key_hash_sha(&c.ca.cert.tbs.public_key)),
-        }],
-        suites(),
-    );
-    server.trusted_client_cas = vec![(case_.ca, c.ca.cert.clone())];
-    server.client_auth = auth;
-    server.session_cache = Some(Arc::new(Mutex::new(SessionCache::new(16, u64::MAX))));
     Setup {
-        client,
-        server,
+        client: c.client_config(&suites()),
+        server: c.server_config(auth, &suites()),
         auth,
     }
 }
 
-struct Run {
-    client: Client,
-    server: ServerConnection,
-    client_out: Vec<Output>,
-    server_out: Vec<Output>,
-}
+/// A finished run: the Pair driver after it went quiet.
+type Run = Pair<'static>;
 
-/// Drive both sides until neither has anything to send. `tamper` may alter each
+/// Drive both sides through the Pair driver until nothing is in flight, on a thread
+/// seeded with a fixed value, so a failure replays exactly. `tamper` may alter each
 /// client-to-server datagram (index, bytes).
-fn run_with(
+fn run_with<'a>(
     s: &Setup,
     resume: Option<wtls::handshake::StoredSession>,
     server: Option<ServerConnection>,
-    mut tamper: impl FnMut(usize, &mut Vec<u8>),
-) -> Run {
-    let mut client = Client::new(
+    mut tamper: impl FnMut(usize, &mut Vec<u8>) + 'a,
+) -> Pair<'a> {
+    let _seeded = wtls::crypto::random::seed_thread(SEED).unwrap();
+    let client = Client::new(
         Arc::new(s.client.clone()),
         s.auth,
         resume,
         Probe::off(),
         now(),
     );
-    let mut server = server
+    let server = server
         .unwrap_or_else(|| ServerConnection::new(Arc::new(s.server.clone()), Probe::off(), now()));
-    let mut to_server = client.start(now()).unwrap().datagrams;
-    let (mut client_out, mut server_out) = (Vec::new(), Vec::new());
-    let mut sent = 0;
-    for _ in 0..10 {
-        let mut to_client = Vec::new();
-        for mut d in to_server.drain(..) {
-            tamper(sent, &mut d);
-            sent += 1;
-            let out = server.handle_datagram(&d, now());
-            to_client.extend(out.datagrams.clone());
-            server_out.push(out);
+    let mut pair = Pair::new(client, server).with_hook(move |dir, i, d| {
+        if dir == Direction::ToServer {
+            tamper(i, d);
         }
-        for d in to_client {
-            let out = client.handle_datagram(&d, now());
-            to_server.extend(out.datagrams.clone());
-            client_out.push(out);
-        }
-        if to_server.is_empty() {
-            break;
-        }
-    }
-    Run {
-        client,
-        server,
-        client_out,
-        server_out,
-    }
+        Fate::Deliver
+    });
+    let outcome = pair.handshake().unwrap();
+    assert!(
+        outcome.quiet,
+        "still in flight after {} rounds",
+        outcome.rounds
+    );
+    pair
 }
+
+/// The seed of every driven run.
+const SEED: u64 = 16;
 
 fn run(s: &Setup) -> Run {
     run_with(s, None, None, |_, _| {})
 }
 
-fn server_alert(r: &Run) -> Option<AlertDescription> {
-    r.server_out.iter().find_map(|o| o.alert_sent())
+fn server_alert(r: &Pair) -> Option<AlertDescription> {
+    r.server_alert()
 }
 
-fn client_alert(r: &Run) -> Option<AlertDescription> {
-    r.client_out.iter().find_map(|o| o.alert_sent())
+fn client_alert(r: &Pair) -> Option<AlertDescription> {
+    r.client_alert()
 }
 
 /// Why the client dropped the last input it refused.
-fn client_dropped(r: &Run) -> Option<AlertDescription> {
+fn client_dropped(r: &Pair) -> Option<AlertDescription> {
     r.client.last_dropped().map(|e| e.description)
 }
 
-fn assert_complete(r: &Run) {
+fn assert_complete(r: &Pair) {
     assert!(
         r.client.is_established() && r.server.is_established(),
         "client alert {:?}, server alert {:?}",
@@ -198,12 +108,12 @@ fn assert_complete(r: &Run) {
     );
 }
 
-fn exchange_data(r: &mut Run) {
+fn exchange_data(r: &mut Pair) {
     let d = r.client.seal_application_data(b"ping").unwrap();
-    let out = r.server.handle_datagram(&d, now());
+    let out = r.deliver_to_server(&d);
     assert_eq!(out.events, vec![Event::ApplicationData(b"ping".to_vec())]);
     let d = r.server.seal_application_data(b"pong").unwrap();
-    let out = r.client.handle_datagram(&d, now());
+    let out = r.deliver_to_client(&d);
     assert_eq!(out.events, vec![Event::ApplicationData(b"pong".to_vec())]);
 }
 
@@ -577,7 +487,7 @@ fn tampered_record_is_dropped_and_the_genuine_flight_still_completes() {
             d[n - 1] ^= 1;
         }
     });
-    let (mut client, mut server) = (r.client, r.server);
+    let (mut client, mut server) = r.into_endpoints();
     let out = server.handle_datagram(&flight, now());
     assert_eq!(out.completed(), Some(HandshakeKind::Full));
     for d in out.datagrams {

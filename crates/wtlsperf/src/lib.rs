@@ -6,6 +6,7 @@ pub mod auth;
 pub mod bearer_cmd;
 pub mod cli_args;
 pub mod client_offer;
+pub mod counts;
 pub mod device;
 pub mod evaluate;
 pub mod flood;

@@ -48,6 +48,9 @@ enum Command {
     /// DTLS 1.2 (OpenSSL) and EDHOC (lakers) beside WTLS: in memory, over an emulated
     /// bearer, and the peer anchors' bound ratios beside ours.
     Compare(wtlsperf::protocols::compare::Args),
+    /// Instruction counts (valgrind callgrind) of each side of one seeded handshake per
+    /// case and of the server's raw public-key operations: identical on every run.
+    Count(wtlsperf::counts::Args),
 }
 
 #[derive(Debug, Subcommand)]
@@ -136,6 +139,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Flood(a) => wtlsperf::flood::run(a),
         Command::Evaluate(a) => wtlsperf::evaluate::run(a),
         Command::Compare(a) => wtlsperf::protocols::compare::run(a),
+        Command::Count(a) => wtlsperf::counts::run(a),
     }
 }
 

@@ -36,6 +36,7 @@ pub use bound::{
     BOUND_MARGIN,
 };
 pub use command::run;
+pub(crate) use drive::Rig;
 pub use drive::{measure_all, measure_case, planned_cases, RunnerOptions};
 pub use json::{json_records, JsonRecord};
 pub use published::{percentage_comparison, published_bytes, published_totals, PercentComparison};

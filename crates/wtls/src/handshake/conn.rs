@@ -16,7 +16,7 @@ use crate::msgs::common::{CipherSuite, Random};
 use crate::msgs::enums::{
     AlertDescription, AlertLevel, ContentType, HandshakeType, KeyExchangeSuite, MacAlgorithm,
 };
-use crate::msgs::handshake::{split_handshake_record, Finished, HandshakeMessage};
+use crate::msgs::handshake::{split_handshake_record, Finished, HandshakeMessage, VerifyData};
 use crate::msgs::record::{OwnedRecord, Record, RecordHeader};
 use crate::probe::{Message, Operation, Probe};
 use crate::record::{CipherState, ProtectionParams};
@@ -539,7 +539,7 @@ impl Core {
         &self,
         mac: MacAlgorithm,
         label: &[u8],
-    ) -> Result<[u8; 12], ProtocolError> {
+    ) -> Result<VerifyData, ProtocolError> {
         let master = self.master_secret.as_ref().ok_or_else(|| {
             ProtocolError::new(AlertDescription::UnexpectedMessage, "Finished before keys")
         })?;
@@ -547,9 +547,9 @@ impl Core {
         let digest = self.transcript.digest(hash).ok_or_else(|| {
             ProtocolError::new(AlertDescription::InternalError, "transcript hash dropped")
         })?;
-        Ok(crate::crypto::prf::finished_verify_data(
+        Ok(VerifyData::new(crate::crypto::prf::finished_verify_data(
             hash, master, label, &digest,
-        ))
+        )))
     }
 
     /// Our Finished message in a record.
@@ -570,9 +570,10 @@ impl Core {
             Role::Server => (b"client finished", Message::CFIN, "client"),
         };
         let expected = self.verify_data(keys.mac(), label)?;
-        let ok = self.probe.operation(message, Operation::FIN, || {
-            openssl::memcmp::eq(&expected, &received.verify_data)
-        });
+        // Constant-time: VerifyData's only equality.
+        let ok = self
+            .probe
+            .operation(message, Operation::FIN, || expected == received.verify_data);
         if ok {
             Ok(())
         } else {

@@ -310,17 +310,46 @@ impl Codec for CertificateVerify {
 /// Finished (§3.12): 12 bytes of verify_data, no length prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Finished {
-    pub verify_data: [u8; 12],
+    pub verify_data: VerifyData,
+}
+
+/// The 12 bytes of Finished.verify_data. Its only comparison is constant-time (`==`
+/// goes through `subtle`), and it gives no access to its bytes to compare otherwise:
+/// checking a peer's Finished cannot leak, through timing, how many of its leading bytes
+/// were right, whoever writes the check and however it is formatted.
+#[derive(Debug, Clone, Copy)]
+pub struct VerifyData([u8; 12]);
+
+impl VerifyData {
+    pub fn new(bytes: [u8; 12]) -> Self {
+        VerifyData(bytes)
+    }
+}
+
+impl PartialEq for VerifyData {
+    fn eq(&self, other: &Self) -> bool {
+        use subtle::ConstantTimeEq;
+        self.0.ct_eq(&other.0).into()
+    }
+}
+
+impl Eq for VerifyData {}
+
+/// Equal values have equal bytes, so hashing the bytes agrees with the equality.
+impl std::hash::Hash for VerifyData {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
 }
 
 impl Codec for Finished {
     fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.verify_data);
+        out.extend_from_slice(&self.verify_data.0);
     }
 
     fn read(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         Ok(Finished {
-            verify_data: r.array("Finished.verify_data")?,
+            verify_data: VerifyData(r.array("Finished.verify_data")?),
         })
     }
 }
@@ -809,7 +838,7 @@ mod tests {
         assert_eq!(err.field(), "CertificateVerify.signature");
 
         let fin = HandshakeMessage::Finished(Finished {
-            verify_data: [0x5A; 12],
+            verify_data: VerifyData::new([0x5A; 12]),
         });
         let bytes = fin.to_bytes();
         assert_eq!(&bytes[..3], &[20, 0, 12]);

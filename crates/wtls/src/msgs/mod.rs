@@ -18,6 +18,6 @@ pub use common::{
 pub use handshake::{
     split_handshake_record, CertificateRequest, CertificateVerify, ClientHello, ClientKeyExchange,
     Finished, HandshakeHeader, HandshakeMessage, ServerHello, ServerKeyExchange,
-    ServerKeyExchangeKey,
+    ServerKeyExchangeKey, VerifyData,
 };
 pub use record::{parse_datagram, OwnedRecord, Record, RecordHeader, MAX_FRAGMENT};

@@ -529,6 +529,7 @@ mod bound_tests {
             cases: vec![with_bound("256p/256p", &clear)],
             variants: vec![],
             skipped: vec![],
+            instructions: Default::default(),
         };
         let f = public_key_bound(&p).unwrap();
         assert_eq!(f.verdict, Verdict::Confirmed);
@@ -584,6 +585,7 @@ mod tests {
             cases: vec![],
             variants: vec![],
             skipped: vec![],
+            instructions: Default::default(),
         };
         build(&p, &q, &t)
     }
@@ -620,6 +622,7 @@ mod tests {
             cases: vec![],
             variants: vec![],
             skipped: vec![],
+            instructions: Default::default(),
         })
         .unwrap();
         // The one handshake the sentence misplaces: mutual RSA-1024 is transmission-bound.

@@ -25,6 +25,7 @@
 
 pub mod device;
 pub mod findings;
+pub mod instructions;
 pub mod mcommerce;
 pub mod output;
 pub mod overall;
@@ -252,7 +253,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// The progress bar on stderr: one step per top-level part.
 fn progress_bar() -> ProgressBar {
-    let progress = ProgressBar::new(10);
+    let progress = ProgressBar::new(11);
     progress.set_style(
         ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -277,7 +278,10 @@ struct Parts {
 impl Parts {
     /// Runs the parts in order; later ones read earlier ones' results.
     fn measure(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Parts> {
-        let processing = ctx.part("processing", || processing::run(ctx, store))?;
+        let mut processing = ctx.part("processing", || processing::run(ctx, store))?;
+        processing.instructions = ctx.part("instructions", || {
+            instructions::run(ctx, store, &processing)
+        })?;
         let queue = ctx.part("queue", || queue::run(ctx, store, &processing))?;
         let transmission = ctx.part("transmission", || {
             transmission::run(ctx, store, &processing)
@@ -324,6 +328,7 @@ impl Parts {
                 .meta("OpenSSL", &machine.openssl)
                 .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
                 .section(self.processing.section(ctx)?)
+                .section(self.processing.instructions.section(ctx))
                 .section(self.queue.section(ctx))
                 .section(self.transmission.section(ctx))
                 .section(self.overall.section(ctx))

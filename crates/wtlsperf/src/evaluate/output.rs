@@ -10,11 +10,12 @@ use wtlsperf_models::Side;
 use wtlsperf_report::Finding;
 
 use super::mcommerce::McommerceResults;
-use super::processing::{CaseResult, ProcessingResults};
+use super::processing::{auth_mode, CaseResult, ProcessingResults};
 use super::queue::{QueueResults, Setting};
 use super::record_layer::RecordResults;
 use super::transmission::TransmissionResults;
 use super::Mode;
+use crate::counts::CaseCounts;
 
 /// Where the numbers were measured.
 #[derive(Debug, Clone, Serialize)]
@@ -274,11 +275,16 @@ pub struct CaseCsv {
     bound_pairs: Option<usize>,
     bound_ci95_low: Option<f64>,
     bound_ci95_high: Option<f64>,
+    /// Instructions of one seeded handshake (callgrind; empty without valgrind).
+    server_instructions: Option<u64>,
+    client_instructions: Option<u64>,
+    raw_pk_instructions: Option<u64>,
+    instruction_bound_ratio: Option<f64>,
 }
 
 impl CaseCsv {
-    /// The row of one case.
-    pub fn of(c: &CaseResult) -> CaseCsv {
+    /// The row of one case, with its instruction counts where they were taken.
+    pub fn of(c: &CaseResult, counted: Option<&CaseCounts>) -> CaseCsv {
         let pubrow = c.published().filter(|_| c.variant == "full");
         let spread = c.bound.as_ref().map(|b| *b.spread());
         let ci95 = spread.and_then(|s| s.ci95);
@@ -311,6 +317,10 @@ impl CaseCsv {
             bound_pairs: spread.map(|s| s.pairs),
             bound_ci95_low: ci95.map(|c| c.0),
             bound_ci95_high: ci95.map(|c| c.1),
+            server_instructions: counted.map(|n| n.server),
+            client_instructions: counted.map(|n| n.client),
+            raw_pk_instructions: counted.and_then(|n| n.raw_pk),
+            instruction_bound_ratio: counted.and_then(CaseCounts::bound_ratio),
         }
     }
 }
@@ -330,7 +340,7 @@ pub struct MessageCsv {
 }
 
 /// The header row a CSV of `T` gets (for the test and the docs).
-pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,bound_floor_ratio,probe_overhead_pct,published_client_ms,published_server_ms,bound_status,bound_pairs,bound_ci95_low,bound_ci95_high";
+pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,bound_floor_ratio,probe_overhead_pct,published_client_ms,published_server_ms,bound_status,bound_pairs,bound_ci95_low,bound_ci95_high,server_instructions,client_instructions,raw_pk_instructions,instruction_bound_ratio";
 
 /// Writes `rows` as a CSV file with a header row, naming the file in every error.
 pub(super) fn write_csv<T: Serialize>(
@@ -367,7 +377,12 @@ pub fn write_all(
 ) -> anyhow::Result<()> {
     write_csv(
         &dir.join("cases.csv"),
-        p.cases.iter().chain(&p.variants).map(CaseCsv::of),
+        p.cases.iter().chain(&p.variants).map(|c| {
+            CaseCsv::of(
+                c,
+                p.instructions.find(&c.case, auth_mode(c.auth), &c.variant),
+            )
+        }),
     )?;
     write_csv(
         &dir.join("messages.csv"),
@@ -414,9 +429,10 @@ mod tests {
             )],
             variants: vec![],
             skipped: vec![],
+            instructions: Default::default(),
         };
         let path = dir.path().join("c.csv");
-        write_csv(&path, p.cases.iter().map(CaseCsv::of)).unwrap();
+        write_csv(&path, p.cases.iter().map(|c| CaseCsv::of(c, None))).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().next().unwrap(), CASES_HEADER);
 
@@ -430,7 +446,7 @@ mod tests {
             })
             .collect();
         c.bound = crate::runner::BoundRatio::assess(&pairs);
-        write_csv(&path, [CaseCsv::of(&c)]).unwrap();
+        write_csv(&path, [CaseCsv::of(&c, None)]).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         let row: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
         let col = |name: &str| row[CASES_HEADER.split(',').position(|h| h == name).unwrap()];

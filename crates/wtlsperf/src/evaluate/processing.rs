@@ -207,6 +207,8 @@ pub struct ProcessingResults {
     pub variants: Vec<CaseResult>,
     /// Cases left out of this run, with the reason.
     pub skipped: Vec<String>,
+    /// Instructions per case (callgrind), filled by the instructions part after this one.
+    pub instructions: super::instructions::InstructionResults,
 }
 
 impl ProcessingResults {
@@ -422,6 +424,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<ProcessingResults> {
         cases,
         variants,
         skipped,
+        instructions: Default::default(),
     })
 }
 
@@ -594,6 +597,7 @@ pub(crate) mod tests {
             ],
             variants: vec![],
             skipped: vec![],
+            instructions: Default::default(),
         };
         // Published server times: 256p/256p S and rsa1024/rsa1024 S over ours.
         let p1 = published_row(

@@ -285,7 +285,7 @@ fn sha1(data: &[u8]) -> [u8; 20] {
 /// builds it anew from its wire form, as the engine must (for RSA that includes
 /// OpenSSL's Montgomery set-up for the new modulus, for EC the point decoding and curve
 /// check); the CA's key is long-lived and parsed once, as the engine caches it.
-pub(super) struct RawServerOps {
+pub(crate) struct RawServerOps {
     server_key: KeyPair,
     /// RSA ClientKeyExchange ciphertext under the server's key.
     rsa_ciphertext: Option<Vec<u8>>,
@@ -385,7 +385,7 @@ impl RawServerOps {
     /// checked, so a failing operation cannot pass for a fast one. Never inlined, so that
     /// `scripts/bench-counts.sh` finds it by name in a callgrind profile.
     #[inline(never)]
-    pub(super) fn run(&self) -> Result<u64> {
+    pub(crate) fn run(&self) -> Result<u64> {
         let t0 = setup::thread_cpu_ns();
         if let Some(ct) = &self.rsa_ciphertext {
             let secret = pk::rsa_decrypt(&self.server_key, ct)?;

@@ -64,17 +64,22 @@ impl Default for RunnerOptions {
 }
 
 /// Configurations and raw operations of one case, built once for all its reps.
-struct Rig {
+pub(crate) struct Rig {
     case: Case,
     auth: AuthMode,
     variant: Variant,
-    client: Arc<ClientConfig>,
-    server: Arc<ServerConfig>,
-    raw: Option<RawServerOps>,
+    pub(crate) client: Arc<ClientConfig>,
+    pub(crate) server: Arc<ServerConfig>,
+    pub(crate) raw: Option<RawServerOps>,
 }
 
 impl Rig {
-    fn new(store: &PkiStore, case: Case, auth: AuthMode, opts: &RunnerOptions) -> Result<Rig> {
+    pub(crate) fn new(
+        store: &PkiStore,
+        case: Case,
+        auth: AuthMode,
+        opts: &RunnerOptions,
+    ) -> Result<Rig> {
         if opts.variant == Variant::Anonymous && auth == AuthMode::Mutual {
             bail!("an anonymous key exchange authenticates nobody: run it with --auth server");
         }
