@@ -539,13 +539,9 @@ fn parse_wsp_url(text: &str) -> Result<String, String> {
 
 /// Median and 95th percentile (nearest rank) of durations in ms.
 pub fn median_p95_ms(durations: &[Duration]) -> (f64, f64) {
-    if durations.is_empty() {
-        return (f64::NAN, f64::NAN);
-    }
-    let mut ms: Vec<f64> = durations.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-    ms.sort_by(f64::total_cmp);
-    let rank = |q: f64| ms[((q * ms.len() as f64).ceil() as usize).clamp(1, ms.len()) - 1];
-    (rank(0.5), rank(0.95))
+    let ms: Vec<f64> = durations.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+    let rank = |p: f64| wtlsperf_models::stats::percentile_nearest_rank(&ms, p).unwrap_or(f64::NAN);
+    (rank(50.0), rank(95.0))
 }
 
 fn print_probe(probe: &HandshakeProbe) {

@@ -40,10 +40,10 @@ pub const DEFAULT_SEED: u64 = 0x5754_4C53;
 #[derive(Debug, Parser)]
 pub struct Args {
     /// Cases to count (repeatable); default every case the local libcrypto supports.
-    #[arg(long, value_parser = parse_case)]
+    #[arg(long)]
     pub case: Vec<Case>,
     /// Authentication modes to count (repeatable); default both.
-    #[arg(long, value_parser = parse_auth)]
+    #[arg(long, value_parser = crate::cli_args::auth_mode())]
     pub auth: Vec<AuthMode>,
     /// Handshake variant (resumed is not counted).
     #[arg(long, value_enum, default_value = "full")]
@@ -62,23 +62,12 @@ pub struct Args {
     #[arg(long)]
     pub keep: Option<PathBuf>,
     /// Internal: run one case in this process (the child under valgrind).
-    #[arg(long, hide = true, requires = "pki")]
+    #[arg(long, hide = true, requires = "child_pki")]
     pub one: bool,
-    /// Internal: the PKI the child loads.
+    /// Internal: the PKI the child loads (not the shared `--pki`: the parent issues it
+    /// from the seed, in a directory of its own).
     #[arg(long, hide = true)]
-    pub pki: Option<PathBuf>,
-}
-
-fn parse_case(s: &str) -> Result<Case, String> {
-    Case::parse(s).map_err(|e| e.to_string())
-}
-
-fn parse_auth(s: &str) -> Result<AuthMode, String> {
-    match s {
-        "server" => Ok(AuthMode::ServerAuth),
-        "mutual" => Ok(AuthMode::Mutual),
-        _ => Err(format!("{s:?}: expected server or mutual")),
-    }
+    pub child_pki: Option<PathBuf>,
 }
 
 /// One case's counts.
@@ -190,7 +179,7 @@ fn count_one(program: &Path, dir: &Path, i: usize, p: Planned, seed: u64) -> Res
     let args = vec![
         "count".to_string(),
         "--one".into(),
-        "--pki".into(),
+        "--child-pki".into(),
         pki_dir(p.case),
         "--case".into(),
         p.case.to_string(),
@@ -251,7 +240,10 @@ struct CountCsv {
 /// `wtlsperf count`.
 pub fn run(args: Args) -> Result<()> {
     if args.one {
-        let pki = args.pki.as_deref().context("--one needs --pki")?;
+        let pki = args
+            .child_pki
+            .as_deref()
+            .context("--one needs --child-pki")?;
         let [case] = args.case[..] else {
             anyhow::bail!("--one counts exactly one --case");
         };
