@@ -52,7 +52,7 @@ def queue_figures(run, h):
             or "none"
         ),
         "queue points within 15 % of the corrected model (undisturbed)": f"{within} of {judged}",
-        "queue points outside both 15 % and the 95 % interval": str(
+        "queue points outside both 15 % and the 95 % interval (undisturbed)": str(
             h.get("queue_undisturbed_outside_both", "-")
         ),
         "queue corrected model, median / worst error (undisturbed)": (

@@ -11,7 +11,7 @@
 //! NULL cipher:   content ‖ MAC
 //! ```
 
-use subtle::{Choice, ConditionallySelectable, ConstantTimeEq, ConstantTimeGreater};
+use subtle::{ConditionallySelectable, ConstantTimeEq, ConstantTimeGreater};
 use zeroize::Zeroizing;
 
 use crate::crypto::cipher::{cipher_info, BulkCipher};
@@ -283,7 +283,7 @@ impl CipherState {
             };
             let epoch = self.keys_for(seq)?;
             let (content, mac) = fragment.split_at(content_len);
-            return if epoch.mac.verify(seq, record_type, content, mac) {
+            return if bool::from(epoch.mac.verify(seq, record_type, content, mac)) {
                 Ok(Zeroizing::new(content.to_vec()))
             } else {
                 Err(RecordError::BadRecordMac)
@@ -328,12 +328,9 @@ impl CipherState {
         let pad_len = usize::from(u8::conditional_select(&0, &pad, good));
         let content_len = room - pad_len;
         let (content, rest) = buf.split_at(content_len);
-        let mac_ok = Choice::from(u8::from(epoch.mac.verify(
-            seq,
-            record_type,
-            content,
-            &rest[..mac_len],
-        )));
+        let mac_ok = epoch
+            .mac
+            .verify(seq, record_type, content, &rest[..mac_len]);
 
         if !bool::from(good) {
             return Err(RecordError::DecryptionFailed);

@@ -12,7 +12,7 @@
 use hmac::{Hmac, Mac};
 use md5::Md5;
 use sha1::Sha1;
-use subtle::ConstantTimeEq;
+use subtle::{Choice, ConstantTimeEq};
 
 use super::prf::{keyed, PrfHash};
 use crate::msgs::enums::MacAlgorithm;
@@ -158,11 +158,14 @@ impl RecordMac {
         out
     }
 
-    /// Whether `received` is the MAC of this record. The comparison takes the same time
-    /// wherever the first differing byte is; only the (public) length is compared early.
-    pub fn verify(&self, seq: u16, record_type: u8, plaintext: &[u8], received: &[u8]) -> bool {
+    /// Whether `received` is the MAC of this record, as a `subtle::Choice`: the
+    /// comparison takes the same time wherever the first differing byte is (only the
+    /// public length is compared early), and the verdict stays a `Choice` that callers
+    /// combine with their other checks without branching (the padding check in
+    /// `record.rs`) until the one decision they must make.
+    pub fn verify(&self, seq: u16, record_type: u8, plaintext: &[u8], received: &[u8]) -> Choice {
         let expected = self.compute(seq, record_type, plaintext);
-        bool::from(expected.as_slice().ct_eq(received))
+        expected.as_slice().ct_eq(received)
     }
 }
 
@@ -217,8 +220,8 @@ mod tests {
     fn sha0_is_empty_and_verifies_only_empty() {
         let mac = RecordMac::new(MacAlgorithm::Sha0, &[]);
         assert!(mac.compute(1, 0xE4, b"x").is_empty());
-        assert!(mac.verify(1, 0xE4, b"x", &[]));
-        assert!(!mac.verify(1, 0xE4, b"x", &[0]));
+        assert!(bool::from(mac.verify(1, 0xE4, b"x", &[])));
+        assert!(!bool::from(mac.verify(1, 0xE4, b"x", &[0])));
     }
 
     #[test]
@@ -243,13 +246,13 @@ mod tests {
     fn verify_rejects_any_change() {
         let mac = RecordMac::new(MacAlgorithm::Md5, &[9; 16]);
         let good = mac.compute(7, 0xE4, b"hello");
-        assert!(mac.verify(7, 0xE4, b"hello", &good));
-        assert!(!mac.verify(8, 0xE4, b"hello", &good));
-        assert!(!mac.verify(7, 0xE3, b"hello", &good));
-        assert!(!mac.verify(7, 0xE4, b"hellO", &good));
-        assert!(!mac.verify(7, 0xE4, b"hello", &good[..15]));
+        assert!(bool::from(mac.verify(7, 0xE4, b"hello", &good)));
+        assert!(!bool::from(mac.verify(8, 0xE4, b"hello", &good)));
+        assert!(!bool::from(mac.verify(7, 0xE3, b"hello", &good)));
+        assert!(!bool::from(mac.verify(7, 0xE4, b"hellO", &good)));
+        assert!(!bool::from(mac.verify(7, 0xE4, b"hello", &good[..15])));
         let mut bad = good.clone();
         bad[15] ^= 1;
-        assert!(!mac.verify(7, 0xE4, b"hello", &bad));
+        assert!(!bool::from(mac.verify(7, 0xE4, b"hello", &bad)));
     }
 }

@@ -76,6 +76,8 @@ pub struct FindingSummary {
     pub evidence: String,
     /// confirmed / contradicted / inconclusive.
     pub verdict: String,
+    /// What the finding tests (`FindingKind::name`).
+    pub kind: String,
 }
 
 impl From<&Finding> for FindingSummary {
@@ -84,6 +86,7 @@ impl From<&Finding> for FindingSummary {
             claim: f.claim.clone(),
             evidence: f.evidence.clone(),
             verdict: f.verdict.name().to_owned(),
+            kind: f.kind.name().to_owned(),
         }
     }
 }
@@ -141,6 +144,12 @@ pub struct Headline {
     /// Median half-width of the undisturbed mean waits' 95 % batch-means intervals,
     /// relative to the waits.
     pub queue_undisturbed_ci95_median: Option<f64>,
+    /// Undisturbed points (bearer setting, target rho <= 0.8) where the corrected model
+    /// falls outside both 15 % and the measured wait's 95 % interval.
+    pub queue_undisturbed_outside_both: usize,
+    /// Load points of every setting whose measured rho stayed more than 0.05 off its
+    /// target after the repeat (reported, not judged).
+    pub queue_points_missed: usize,
     /// Median |error| of the transmission model vs real bearer runs.
     pub transmission_model_median_error: Option<f64>,
     /// Best record throughput (Mbit/s) and its cipher.
@@ -210,6 +219,8 @@ pub fn headline(
             (e.iter().filter(|&&x| x <= 0.15).count(), e.len())
         },
         queue_undisturbed_ci95_median: wtlsperf_models::stats::median(&q.undisturbed_intervals()),
+        queue_undisturbed_outside_both: q.undisturbed_judgement().outside_both,
+        queue_points_missed: q.missed_points().len(),
         transmission_model_median_error: t.model_error(),
         record_best_mbit_s: best.map(|b| b.mbit_s),
         record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),
