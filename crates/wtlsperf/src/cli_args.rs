@@ -76,6 +76,19 @@ pub struct HandshakeArgs {
     pub auth: AuthMode,
 }
 
+/// `--case` and `--auth`, repeatable, for a command that runs a selection of handshakes
+/// (`wtlsperf count`): the same options and parsers as [`HandshakeArgs`], with no
+/// default (absent means every case, or both modes).
+#[derive(Debug, Clone, clap::Args)]
+pub struct CaseSelectionArgs {
+    /// Cases to run (repeatable); default every case the local libcrypto supports.
+    #[arg(long = "case")]
+    pub cases: Vec<Case>,
+    /// Authentication modes (repeatable); default both.
+    #[arg(long = "auth", value_parser = auth_mode())]
+    pub auths: Vec<AuthMode>,
+}
+
 /// `--packing`: how handshake messages are packed into datagrams.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PackingArgs {

@@ -39,12 +39,9 @@ pub const DEFAULT_SEED: u64 = 0x5754_4C53;
 /// `wtlsperf count`: instruction counts of handshake cases under callgrind.
 #[derive(Debug, Parser)]
 pub struct Args {
-    /// Cases to count (repeatable); default every case the local libcrypto supports.
-    #[arg(long)]
-    pub case: Vec<Case>,
-    /// Authentication modes to count (repeatable); default both.
-    #[arg(long, value_parser = crate::cli_args::auth_mode())]
-    pub auth: Vec<AuthMode>,
+    /// The cases and modes to count (`--case`, `--auth`, repeatable).
+    #[command(flatten)]
+    pub selection: crate::cli_args::CaseSelectionArgs,
     /// Handshake variant (resumed is not counted).
     #[arg(long, value_enum, default_value = "full")]
     pub variant: Variant,
@@ -244,23 +241,23 @@ pub fn run(args: Args) -> Result<()> {
             .child_pki
             .as_deref()
             .context("--one needs --child-pki")?;
-        let [case] = args.case[..] else {
+        let [case] = args.selection.cases[..] else {
             anyhow::bail!("--one counts exactly one --case");
         };
-        let [auth] = args.auth[..] else {
+        let [auth] = args.selection.auths[..] else {
             anyhow::bail!("--one counts exactly one --auth");
         };
         return one::run_one(pki, case, auth, args.variant, args.seed);
     }
-    let cases = if args.case.is_empty() {
+    let cases = if args.selection.cases.is_empty() {
         Case::ALL.into_iter().filter(Case::is_available).collect()
     } else {
-        args.case.clone()
+        args.selection.cases.clone()
     };
-    let auths = if args.auth.is_empty() {
+    let auths = if args.selection.auths.is_empty() {
         vec![AuthMode::ServerAuth, AuthMode::Mutual]
     } else {
-        args.auth.clone()
+        args.selection.auths.clone()
     };
     let plan: Vec<Planned> = cases
         .iter()
