@@ -6,6 +6,7 @@ pub mod codec;
 pub mod crypto;
 pub mod endpoint;
 pub mod handshake;
+pub mod keyed_map;
 pub mod msgs;
 pub mod params;
 pub mod pki;

@@ -464,7 +464,7 @@ pub fn validate(
 /// certificate), so configurations cloned from one another can share it safely.
 #[derive(Debug, Default)]
 pub struct CaKeyCache {
-    keys: std::sync::RwLock<std::collections::HashMap<Vec<u8>, PeerKey>>,
+    keys: std::sync::RwLock<crate::keyed_map::KeyedMap<Vec<u8>, PeerKey>>,
 }
 
 impl CaKeyCache {

@@ -1,7 +1,6 @@
 //! Client and server configurations built from the PKI, shared by every transport (the
 //! in-memory runner, the UDP gateway and client, the load generator and the tests).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -10,6 +9,7 @@ use wtls::handshake::{
     AuthMode, ClientConfig, KeyExchangeOffer, Now, Packing, Policy, ServerConfig, ServerCredential,
     SessionCache,
 };
+use wtls::keyed_map::KeyedMap;
 use wtls::msgs::common::{CipherSuite, Identifier};
 use wtls::msgs::enums::{BulkCipherAlgorithm, KeyExchangeSuite, MacAlgorithm};
 use wtls::probe::Clock;
@@ -203,7 +203,7 @@ pub fn gateway_server_config(
     s.expected_client = Some(Identifier::text(CLIENT_NAME));
     // Client certificates for the optimised flow are per case; a gateway serving all
     // cases keys them by identifier only, so it holds none and runs the full flow.
-    s.client_certificates = HashMap::new();
+    s.client_certificates = KeyedMap::default();
     apply(&mut s, client_auth, opts);
     Ok(s)
 }

@@ -2,10 +2,11 @@
 //! heaps that expiry and eviction read.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::net::SocketAddr;
 
 use crate::handshake::ServerConnection;
+use crate::keyed_map::KeyedMap;
 
 /// One connection state held for an address.
 pub(super) struct Peer {
@@ -101,7 +102,7 @@ impl Slot {
 pub(super) type Deadlines = BinaryHeap<Reverse<(u64, u64, SocketAddr)>>;
 
 pub(super) struct Table {
-    pub slots: HashMap<SocketAddr, Slot>,
+    pub slots: KeyedMap<SocketAddr, Slot>,
     /// Connections held, over all addresses.
     pub connections: usize,
     /// Half-open handshakes by their handshake deadline (from their first datagram).
@@ -128,7 +129,7 @@ impl Table {
     /// caller's huge bound from aborting the process).
     pub fn with_capacity(peers: usize) -> Self {
         let mut t = Table {
-            slots: HashMap::new(),
+            slots: KeyedMap::default(),
             connections: 0,
             handshakes: BinaryHeap::new(),
             idle: BinaryHeap::new(),
@@ -137,7 +138,7 @@ impl Table {
             && t.handshakes.try_reserve(peers).is_ok()
             && t.idle.try_reserve(peers).is_ok();
         if !reserved {
-            t.slots = HashMap::new();
+            t.slots = KeyedMap::default();
             t.handshakes = BinaryHeap::new();
             t.idle = BinaryHeap::new();
         }

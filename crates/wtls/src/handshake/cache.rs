@@ -5,7 +5,9 @@
 //! the lifetime is never resumed. The cache lives in memory only, so a gateway restart
 //! forgets every session and clients fall back to a full handshake.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use crate::keyed_map::{KeyedMap, KeyedState};
 
 use zeroize::Zeroizing;
 
@@ -27,7 +29,7 @@ pub struct StoredSession {
 pub struct SessionCache {
     capacity: usize,
     lifetime_ns: u64,
-    entries: HashMap<Vec<u8>, StoredSession>,
+    entries: KeyedMap<Vec<u8>, StoredSession>,
     order: VecDeque<Vec<u8>>,
     hits: u64,
     misses: u64,
@@ -39,7 +41,7 @@ impl SessionCache {
             capacity,
             lifetime_ns,
             // Bounded, so sized once: no rehash of the whole cache while serving.
-            entries: HashMap::with_capacity(capacity.min(1 << 20)),
+            entries: KeyedMap::with_capacity_and_hasher(capacity.min(1 << 20), KeyedState::new()),
             order: VecDeque::with_capacity(capacity.min(1 << 20)),
             hits: 0,
             misses: 0,

@@ -177,40 +177,36 @@ fn corrected_queue_model(q: &QueueResults) -> Option<Finding> {
 }
 
 /// The Poisson premise of Eq. 3.12, judged in the setting the thesis models: a bearer
-/// round trip between a client's answer and the gateway's previous reply. Bare loopback
-/// is reported beside it as the setting where the premise fails.
+/// round trip between a client's answer and the gateway's previous reply. The verdict is
+/// read from the undisturbed part of each run, because the premise is about arrivals and
+/// the shared machine's stalls are not: over the whole window they add waits no arrival
+/// law explains, and the median there sits within a few percent of the 15 % line, so a
+/// verdict read from it flipped between runs. The whole-window figure stays beside it.
+/// Bare loopback is reported as the setting where the premise fails.
 fn poisson_premise(q: &QueueResults) -> Option<Finding> {
-    let bearer = q.median_error(Setting::Bearer, |l| l.corrected_ms)?;
-    let (within, points) = q.within_15_percent(Setting::Bearer, |l| l.corrected_ms);
+    let whole = q.median_error(Setting::Bearer, |l| l.corrected_ms)?;
+    let (whole_within, points) = q.within_15_percent(Setting::Bearer, |l| l.corrected_ms);
+    let calm = q.undisturbed_judgement();
+    let calm_median = calm.median();
     let bearer_chain = q.median_error(Setting::Bearer, |l| l.chain_ms);
     let mut evidence = format!(
-        "In the thesis' setting, with an emulated bearer round trip of {rt} ms mean before each client answer, the corrected P-K model (Poisson job arrivals at k x lambda) is within 15 % at {within} of {points} points, median |error| {:.0} %{}.",
-        bearer * 100.0,
+        "In the thesis' setting, with an emulated bearer round trip of {rt} ms mean before each client answer, the corrected P-K model (Poisson job arrivals at k x lambda, each point at its measured rho) is within 15 % of the undisturbed jobs' mean wait at {} of {} points, median |error| {}, {} outside both 15 % and the measured wait's 95 % interval. Over the whole window, stalls of the shared machine included, it is within 15 % at {whole_within} of {points} points, median |error| {:.0} %{}.",
+        calm.within,
+        calm.points(),
+        calm_median.map_or("not measured".to_owned(), |m| format!("{:.0} %", m * 100.0)),
+        calm.outside_both,
+        whole * 100.0,
         bearer_chain.map_or(String::new(), |c| format!(
             "; a simulation of handshakes as job chains has {:.0} % there",
             c * 100.0
         )),
         rt = super::queue::reality::BEARER_ROUND_TRIP_MS,
     );
-    if let (Some(chain), Some(lo)) = (
-        q.median_error(Setting::Loopback, |l| l.chain_ms),
-        q.median_error(Setting::Loopback, |l| l.corrected_ms),
-    ) {
-        let think_us: Vec<f64> = q
-            .load
-            .iter()
-            .filter(|l| Setting::of(l) == Setting::Loopback)
-            .map(|l| l.run.think_ms * 1e3)
-            .collect();
-        evidence.push_str(&format!(
-            "\n\nOn bare loopback, outside the claim's setting, a handshake's next job arrives a median {:.0} us after the gateway served the previous one: its arrival waits on the queue, not on a Poisson clock, and the same model misses the measured wait by {:.0} % (median |error|); the job-chain simulation, fed with the same runs' measured jobs and think time, has median |error| {:.0} % (worst {:.0} %) there.",
-            median(&think_us).unwrap_or(f64::NAN),
-            lo * 100.0,
-            chain * 100.0,
-            q.max_error(Setting::Loopback, |l| l.chain_ms).unwrap_or(f64::NAN) * 100.0,
-        ));
+    if let Some(loopback) = loopback_premise(q) {
+        evidence.push_str(&loopback);
     }
-    let verdict = if bearer <= 0.15 {
+    let holds = calm_median.is_some_and(|m| m <= 0.15) && calm.outside_both == 0;
+    let verdict = if holds {
         Verdict::Confirmed
     } else if bearer_chain.is_some_and(|c| c <= 0.15) {
         Verdict::Contradicted
@@ -221,6 +217,25 @@ fn poisson_premise(q: &QueueResults) -> Option<Finding> {
         "Bayoglu 2004, the premise of Eq. 3.12 (published and corrected alike): the jobs of a handshake reach the gateway as independent Poisson arrivals, in the thesis' setting where a bearer round trip separates them.",
         evidence,
         verdict,
+    ))
+}
+
+/// The premise on bare loopback, outside the claim's setting, if that setting ran.
+fn loopback_premise(q: &QueueResults) -> Option<String> {
+    let chain = q.median_error(Setting::Loopback, |l| l.chain_ms)?;
+    let pk = q.median_error(Setting::Loopback, |l| l.corrected_ms)?;
+    let think_us: Vec<f64> = q
+        .load
+        .iter()
+        .filter(|l| Setting::of(l) == Setting::Loopback)
+        .map(|l| l.run.think_ms * 1e3)
+        .collect();
+    Some(format!(
+        "\n\nOn bare loopback, outside the claim's setting, a handshake's next job arrives a median {:.0} us after the gateway served the previous one: its arrival waits on the queue, not on a Poisson clock, and the same model misses the measured wait by {:.0} % (median |error|); the job-chain simulation, fed with the same runs' measured jobs and think time, has median |error| {:.0} % (worst {:.0} %) there.",
+        median(&think_us).unwrap_or(f64::NAN),
+        pk * 100.0,
+        chain * 100.0,
+        q.max_error(Setting::Loopback, |l| l.chain_ms).unwrap_or(f64::NAN) * 100.0,
     ))
 }
 
@@ -588,6 +603,60 @@ mod tests {
             instructions: Default::default(),
         };
         build(&p, &q, &t)
+    }
+
+    /// A bearer point at rho 0.5 whose whole window measured `whole` ms and whose
+    /// undisturbed jobs `calm` ms (+-5 %), against a model of 1 ms for both.
+    fn premise_point(whole: f64, calm: f64) -> crate::evaluate::queue::LoadPoint {
+        use crate::evaluate::queue::{
+            LoadPoint, PointCalibration, Predictions, UndisturbedFigures, WindowWait,
+        };
+        LoadPoint {
+            case: "283k/283k".into(),
+            round_trip_ms: 20.0,
+            calibration: PointCalibration {
+                target_rho: 0.5,
+                measured_rho: 0.5,
+                ..Default::default()
+            },
+            window: WindowWait {
+                measured_wait_ms: whole,
+                measured_wait_ci95_ms: Some(0.05 * whole),
+                ..Default::default()
+            },
+            undisturbed: UndisturbedFigures {
+                share: 0.9,
+                wait_ms: Some(calm),
+                wait_ci95_ms: Some(0.05 * calm),
+                ..Default::default()
+            },
+            models: Predictions {
+                corrected_ms: Some(1.0),
+                corrected_undisturbed_ms: Some(1.0),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    fn premise_verdict(points: Vec<crate::evaluate::queue::LoadPoint>) -> Verdict {
+        let q = QueueResults {
+            rows: vec![],
+            load: points,
+            capacities: vec![],
+            load_note: None,
+        };
+        poisson_premise(&q).unwrap().verdict
+    }
+
+    #[test]
+    fn the_poisson_premise_is_read_from_the_undisturbed_jobs() {
+        // Stalls push the whole window 20 % over the model; the calm jobs sit on it.
+        let stalled = vec![premise_point(1.2, 1.02); 4];
+        assert_eq!(premise_verdict(stalled), Verdict::Confirmed);
+        // The calm jobs themselves 30 % off, outside their interval: not confirmed.
+        let off = vec![premise_point(1.3, 1.3); 4];
+        assert_eq!(premise_verdict(off), Verdict::Inconclusive);
     }
 
     #[test]

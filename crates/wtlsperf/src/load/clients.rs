@@ -1,7 +1,6 @@
 //! The generator's clients: their configuration with the caches that keep client work
 //! small (see the `load` module notes), precomputed key shares, and their sockets.
 
-use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 
@@ -9,6 +8,7 @@ use mio::net::UdpSocket;
 use mio::{Interest, Poll, Token};
 use wtls::crypto::pk::{EphemeralPool, KeyPair, PeerKey};
 use wtls::handshake::{AuthMode, ClientConfig};
+use wtls::keyed_map::KeyedMap;
 use wtls::msgs::common::EcPublicKey;
 use zeroize::Zeroizing;
 
@@ -29,7 +29,7 @@ pub(super) fn cheap_client_config(
     let creds = store.case(&spec.case)?;
     let mut cfg = setup::client_config(&creds, &Options::default(), false);
     cfg.retransmit_timeout_ns = spec.retransmit_timeout.as_nanos() as u64;
-    cfg.verified_server_cache = Some(Arc::new(Mutex::new(HashMap::new())));
+    cfg.verified_server_cache = Some(Arc::new(Mutex::new(KeyedMap::default())));
     let mut pool = None;
     if !spec.case.leaf.is_rsa() && spec.auth == AuthMode::ServerAuth {
         // The whole ECDH of a server-authenticated handshake, done before the clock

@@ -4,7 +4,6 @@
 
 mod states;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use zeroize::Zeroizing;
@@ -53,7 +52,7 @@ pub type KeyShareSource = Arc<
 
 /// Server certificates already validated, keyed by their encoding (load generator only:
 /// it saves the client a signature verification per handshake).
-pub type VerifiedServerCache = Arc<Mutex<HashMap<Vec<u8>, PeerKey>>>;
+pub type VerifiedServerCache = Arc<Mutex<crate::keyed_map::KeyedMap<Vec<u8>, PeerKey>>>;
 
 /// What the ClientHello's trusted_key_ids carry for each trusted CA (§4.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -6,7 +6,7 @@
 mod negotiate;
 mod states;
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use super::conn::{fail, process_records, Core, CoreState, Endpoint, Role, Verdict};
@@ -15,6 +15,7 @@ use super::{
     AuthMode, Event, HandshakeKind, Now, Output, Packing, Policy, ProtocolError, SessionCache,
 };
 use crate::crypto::pk::{KeyPair, PeerKey};
+use crate::keyed_map::{KeyedMap, KeyedSet};
 use crate::msgs::certificate::WtlsCertificate;
 use crate::msgs::common::{CipherSuite, Identifier, Random};
 use crate::msgs::enums::{
@@ -27,7 +28,7 @@ use crate::suite::Specifier;
 use states::ServerState;
 
 /// Encoded Certificate records by certificate signature.
-pub type CertificateRecords = HashMap<Vec<u8>, Arc<[u8]>>;
+pub type CertificateRecords = KeyedMap<Vec<u8>, Arc<[u8]>>;
 
 /// A server certificate and key, with the CA that issued it.
 #[derive(Clone)]
@@ -69,7 +70,7 @@ pub struct ServerConfig {
     pub thesis_certificate_request: bool,
     /// Client certificates the server holds itself, by the encoding of the client's
     /// identifier: the optimised handshake takes them from here.
-    pub client_certificates: HashMap<Vec<u8>, WtlsCertificate>,
+    pub client_certificates: KeyedMap<Vec<u8>, WtlsCertificate>,
     /// Cipher suites the server accepts; the client's order of preference decides.
     pub cipher_suites: Vec<CipherSuite>,
     pub session_cache: Option<Arc<Mutex<SessionCache>>>,
@@ -86,7 +87,7 @@ pub struct ServerConfig {
     /// every connection at its usual place, and large under WAP-261 numbering (each
     /// trusted CA on a curve without a WAP-261 number carries its explicit parameter
     /// set), so a half-open connection keeps a reference, not a copy.
-    pub certificate_request_records: Arc<Mutex<HashSet<Arc<[u8]>>>>,
+    pub certificate_request_records: Arc<Mutex<KeyedSet<Arc<[u8]>>>>,
 }
 
 impl ServerConfig {
@@ -98,7 +99,7 @@ impl ServerConfig {
             numbering: ParameterNumbering::default(),
             client_auth: AuthMode::ServerAuth,
             thesis_certificate_request: false,
-            client_certificates: HashMap::new(),
+            client_certificates: KeyedMap::default(),
             cipher_suites,
             session_cache: None,
             max_key_refresh: 15,
