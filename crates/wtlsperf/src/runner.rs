@@ -80,6 +80,18 @@ impl Variant {
             Variant::Resumed => "resumed",
         }
     }
+
+    /// The authentication modes the variant can run: an anonymous key exchange
+    /// authenticates nobody, so it runs server-authenticated only (the client's
+    /// certificate would authenticate a key exchange that carries no server key).
+    pub fn auth_modes(self) -> &'static [AuthMode] {
+        match self {
+            Variant::Anonymous => &[AuthMode::ServerAuth],
+            Variant::Full | Variant::Optimised | Variant::Resumed => {
+                &[AuthMode::ServerAuth, AuthMode::Mutual]
+            }
+        }
+    }
 }
 
 /// Command-line arguments of `wtlsperf handshake`. `--case` and `--auth` are the shared

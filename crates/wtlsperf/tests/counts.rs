@@ -65,3 +65,30 @@ fn instruction_counts_are_identical_across_two_runs() {
         );
     }
 }
+
+/// A selection the variant cannot run is refused before any case is counted, naming the
+/// options; the anonymous variant's default modes are the ones it can run.
+#[test]
+fn a_selection_the_variant_cannot_run_is_refused_up_front() {
+    let refused = |args: &[&str], names: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_wtlsperf"))
+            .arg("count")
+            .args(args)
+            .output()
+            .expect("running wtlsperf count");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        for name in names {
+            assert!(err.contains(name), "{args:?}: {err}");
+        }
+        assert!(
+            !err.contains("valgrind"),
+            "{args:?} got as far as valgrind: {err}"
+        );
+    };
+    refused(
+        &["--variant", "anonymous", "--auth", "mutual"],
+        &["--auth mutual", "--variant anonymous"],
+    );
+    refused(&["--variant", "resumed"], &["--variant resumed"]);
+}

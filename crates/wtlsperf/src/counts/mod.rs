@@ -164,6 +164,57 @@ pub fn count(
         .collect()
 }
 
+/// The handshakes `count` runs: the selected cases (default every case the local
+/// libcrypto supports) in each selected mode (default every mode the variant can run).
+/// A selection the variant cannot run is refused here, naming the options, rather than
+/// case by case from the children.
+fn plan(args: &Args) -> Result<Vec<Planned>> {
+    let variant = args.variant;
+    if variant == Variant::Resumed {
+        anyhow::bail!(
+            "--variant resumed: not counted (its priming handshake would be counted too)"
+        );
+    }
+    if let Some(auth) = args
+        .selection
+        .auths
+        .iter()
+        .find(|a| !variant.auth_modes().contains(a))
+    {
+        anyhow::bail!(
+            "--auth {} with --variant {}: the variant runs only with --auth {}",
+            auth.name(),
+            variant.name(),
+            variant
+                .auth_modes()
+                .iter()
+                .map(|a| a.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let cases = if args.selection.cases.is_empty() {
+        Case::ALL.into_iter().filter(Case::is_available).collect()
+    } else {
+        args.selection.cases.clone()
+    };
+    let auths = if args.selection.auths.is_empty() {
+        variant.auth_modes().to_vec()
+    } else {
+        args.selection.auths.clone()
+    };
+    Ok(cases
+        .iter()
+        .flat_map(|&case| {
+            auths.iter().map(move |&auth| Planned {
+                case,
+                auth,
+                variant,
+            })
+        })
+        .collect())
+}
+
 /// The PKI directory of a case, relative to the work directory.
 fn pki_dir(case: Case) -> String {
     format!("pki-{}", case.to_string().replace('/', "_"))
@@ -249,26 +300,7 @@ pub fn run(args: Args) -> Result<()> {
         };
         return one::run_one(pki, case, auth, args.variant, args.seed);
     }
-    let cases = if args.selection.cases.is_empty() {
-        Case::ALL.into_iter().filter(Case::is_available).collect()
-    } else {
-        args.selection.cases.clone()
-    };
-    let auths = if args.selection.auths.is_empty() {
-        vec![AuthMode::ServerAuth, AuthMode::Mutual]
-    } else {
-        args.selection.auths.clone()
-    };
-    let plan: Vec<Planned> = cases
-        .iter()
-        .flat_map(|&case| {
-            auths.iter().map(move |&auth| Planned {
-                case,
-                auth,
-                variant: args.variant,
-            })
-        })
-        .collect();
+    let plan = plan(&args)?;
     let started = Instant::now();
     let counts = count(
         &plan,

@@ -80,7 +80,7 @@ impl Rig {
         auth: AuthMode,
         opts: &RunnerOptions,
     ) -> Result<Rig> {
-        if opts.variant == Variant::Anonymous && auth == AuthMode::Mutual {
+        if !opts.variant.auth_modes().contains(&auth) {
             bail!("an anonymous key exchange authenticates nobody: run it with --auth server");
         }
         let creds = store.case(&case)?;
@@ -438,11 +438,7 @@ pub fn measure_case(
 /// order (Table 3.3, server-authenticated then mutual per case). Cases whose curves
 /// the local libcrypto lacks, or that the PKI does not hold, are left out.
 pub fn planned_cases(store: &PkiStore, variant: Variant) -> Vec<(Case, AuthMode)> {
-    let auths: &[AuthMode] = if variant == Variant::Anonymous {
-        &[AuthMode::ServerAuth]
-    } else {
-        &[AuthMode::ServerAuth, AuthMode::Mutual]
-    };
+    let auths = variant.auth_modes();
     let held: Vec<Case> = store.cases().copied().collect();
     Case::ALL
         .iter()
