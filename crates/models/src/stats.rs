@@ -74,36 +74,44 @@ fn sorted(values: &[f64]) -> Vec<f64> {
     v
 }
 
-/// Percentile `p` (0-100) by linear interpolation between order statistics
-/// (Hyndman-Fan type 7): rank h = (n-1)·p/100, interpolated between floor(h) and ceil(h).
-/// `p` outside 0-100 is clamped.
-pub fn percentile_linear(values: &[f64], p: f64) -> Option<f64> {
-    if values.is_empty() || p.is_nan() {
-        return None;
-    }
-    let v = sorted(values);
-    let h = (v.len() - 1) as f64 * p.clamp(0.0, 100.0) / 100.0;
-    let lo = h.floor() as usize;
-    let hi = h.ceil() as usize;
-    Some(v[lo] + (h - lo as f64) * (v[hi] - v[lo]))
+/// How a percentile is read from the order statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rank {
+    /// Linear interpolation between order statistics (Hyndman-Fan type 7): rank
+    /// h = (n-1)·p/100, interpolated between floor(h) and ceil(h). For summaries of
+    /// repeated measurements (medians, quartiles, the record layer's p95).
+    Linear,
+    /// The nearest-rank method: the smallest observed value with at least p % of the
+    /// observations at or below it; p = 0 gives the minimum. Always an observed value,
+    /// as a latency tail (p99 of a load run) should be.
+    Nearest,
 }
 
-/// Percentile `p` (0-100) by the nearest-rank method: the smallest observed value with at
-/// least p % of the observations at or below it. `p` outside 0-100 is clamped; p = 0
-/// gives the minimum.
-pub fn percentile_nearest_rank(values: &[f64], p: f64) -> Option<f64> {
+/// Percentile `p` (0-100) of `values` by `rank`; `p` outside 0-100 is clamped. `None`
+/// for no values or a NaN `p`.
+pub fn percentile(values: &[f64], p: f64, rank: Rank) -> Option<f64> {
     if values.is_empty() || p.is_nan() {
         return None;
     }
     let v = sorted(values);
-    let rank = (p.clamp(0.0, 100.0) / 100.0 * v.len() as f64).ceil() as usize;
-    Some(v[rank.clamp(1, v.len()) - 1])
+    let p = p.clamp(0.0, 100.0);
+    match rank {
+        Rank::Linear => {
+            let h = (v.len() - 1) as f64 * p / 100.0;
+            let (lo, hi) = (h.floor() as usize, h.ceil() as usize);
+            Some(v[lo] + (h - lo as f64) * (v[hi] - v[lo]))
+        }
+        Rank::Nearest => {
+            let r = (p / 100.0 * v.len() as f64).ceil() as usize;
+            Some(v[r.clamp(1, v.len()) - 1])
+        }
+    }
 }
 
 /// Median, i.e. the linear-interpolation 50th percentile (mean of the two middle values
 /// for an even count).
 pub fn median(values: &[f64]) -> Option<f64> {
-    percentile_linear(values, 50.0)
+    percentile(values, 50.0, Rank::Linear)
 }
 
 /// Relative error (value - reference) / reference; `None` when the reference is zero.
@@ -189,9 +197,9 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
         mean: mean(&v)?,
         sd: sample_sd(&v).unwrap_or(0.0),
         min: *v.first()?,
-        p50: percentile_linear(&v, 50.0)?,
-        p95: percentile_linear(&v, 95.0)?,
-        p99: percentile_linear(&v, 99.0)?,
+        p50: percentile(&v, 50.0, Rank::Linear)?,
+        p95: percentile(&v, 95.0, Rank::Linear)?,
+        p99: percentile(&v, 99.0, Rank::Linear)?,
         max: *v.last()?,
     })
 }
@@ -217,7 +225,7 @@ mod tests {
         assert_eq!(mean(&[]), None);
         assert_eq!(sample_sd(&[1.0]), None);
         assert_eq!(median(&[]), None);
-        assert_eq!(percentile_nearest_rank(&[], 50.0), None);
+        assert_eq!(percentile(&[], 50.0, Rank::Nearest), None);
         assert_eq!(summarize(&[]), None);
         assert_eq!(relative_error(1.0, 0.0), None);
     }
@@ -253,13 +261,13 @@ mod tests {
     #[test]
     fn percentile_flavours_differ_as_documented() {
         let x = [15.0, 20.0, 35.0, 40.0, 50.0];
-        assert_eq!(percentile_nearest_rank(&x, 30.0), Some(20.0));
-        assert_eq!(percentile_nearest_rank(&x, 40.0), Some(20.0));
-        assert_eq!(percentile_nearest_rank(&x, 100.0), Some(50.0));
-        assert_eq!(percentile_nearest_rank(&x, 0.0), Some(15.0));
-        assert_eq!(percentile_linear(&x, 40.0), Some(29.0));
-        assert_eq!(percentile_linear(&x, 0.0), Some(15.0));
-        assert_eq!(percentile_linear(&x, 100.0), Some(50.0));
+        assert_eq!(percentile(&x, 30.0, Rank::Nearest), Some(20.0));
+        assert_eq!(percentile(&x, 40.0, Rank::Nearest), Some(20.0));
+        assert_eq!(percentile(&x, 100.0, Rank::Nearest), Some(50.0));
+        assert_eq!(percentile(&x, 0.0, Rank::Nearest), Some(15.0));
+        assert_eq!(percentile(&x, 40.0, Rank::Linear), Some(29.0));
+        assert_eq!(percentile(&x, 0.0, Rank::Linear), Some(15.0));
+        assert_eq!(percentile(&x, 100.0, Rank::Linear), Some(50.0));
         assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
     }

@@ -11,7 +11,7 @@
 //! NULL cipher:   content ‖ MAC
 //! ```
 
-use subtle::{ConditionallySelectable, ConstantTimeEq, ConstantTimeGreater};
+use subtle::{Choice, ConditionallySelectable, ConstantTimeEq, ConstantTimeGreater};
 use zeroize::Zeroizing;
 
 use crate::crypto::cipher::{cipher_info, BulkCipher};
@@ -304,29 +304,8 @@ impl CipherState {
             .decrypt_cbc(&iv[..n], &mut buf)
             .map_err(|_| RecordError::DecryptionFailed)?;
 
-        let len = buf.len();
-        let pad = buf[len - 1];
-        // Largest padding count that still leaves room for the MAC (≥ 0, checked above).
-        let room = len - mac_len - 1;
-        let room_u8 = u8::try_from(room).unwrap_or(u8::MAX);
-        let fits = !pad.ct_gt(&room_u8);
-        // Bytes before the length byte that lie within the padding must equal `pad`.
-        // Plain masked arithmetic per byte (one `subtle` comparison at the end): a
-        // `Choice` per byte costs an optimisation barrier each and dominated the time
-        // of small records.
-        let window = (len - 1).min(255);
-        let mut diff = 0u8;
-        for i in 1..=window {
-            let byte = buf[len - 1 - i];
-            // 0xFF when i ≤ pad, else 0: i - (pad + 1) borrows exactly when i ≤ pad.
-            // i ≤ window ≤ 255, so the high byte of the u16 difference is the mask.
-            let in_padding = ((i as u16).wrapping_sub(u16::from(pad) + 1) >> 8) as u8;
-            diff |= in_padding & (byte ^ pad);
-        }
-        let good = fits & diff.ct_eq(&0);
-        // With bad padding, MAC the content as if there were no padding at all.
-        let pad_len = usize::from(u8::conditional_select(&0, &pad, good));
-        let content_len = room - pad_len;
+        let (good, pad_len) = padding_verdict(&buf, mac_len);
+        let content_len = buf.len() - mac_len - 1 - pad_len;
         let (content, rest) = buf.split_at(content_len);
         let mac_ok = epoch
             .mac
@@ -341,6 +320,38 @@ impl CipherState {
         buf.truncate(content_len);
         Ok(buf)
     }
+}
+
+/// Whether the decrypted record `buf` ends in valid padding (its last byte p, the p
+/// bytes before it equal to p, and room left for a `mac_len`-byte MAC), and the padding
+/// length to strip: p if valid, 0 if not, so that a bad record is MACed as if unpadded.
+///
+/// Constant time over the last 256 bytes: one masked pass whatever p is, one `subtle`
+/// comparison at the end. Plain masked arithmetic per byte rather than a `Choice` per
+/// byte, whose optimisation barrier each dominated the time of small records. Kept out of
+/// line (the call costs nanoseconds against a CBC decryption) so that callgrind can count
+/// its instructions alone: `constant_time` tests check the count is the same for valid,
+/// wrong and overlong padding.
+#[inline(never)]
+fn padding_verdict(buf: &[u8], mac_len: usize) -> (Choice, usize) {
+    let len = buf.len();
+    let pad = buf[len - 1];
+    // Largest padding count that still leaves room for the MAC (≥ 0, checked by the caller).
+    let room = len - mac_len - 1;
+    let room_u8 = u8::try_from(room).unwrap_or(u8::MAX);
+    let fits = !pad.ct_gt(&room_u8);
+    // Bytes before the length byte that lie within the padding must equal `pad`.
+    let window = (len - 1).min(255);
+    let mut diff = 0u8;
+    for i in 1..=window {
+        let byte = buf[len - 1 - i];
+        // 0xFF when i ≤ pad, else 0: i - (pad + 1) borrows exactly when i ≤ pad.
+        // i ≤ window ≤ 255, so the high byte of the u16 difference is the mask.
+        let in_padding = ((i as u16).wrapping_sub(u16::from(pad) + 1) >> 8) as u8;
+        diff |= in_padding & (byte ^ pad);
+    }
+    let good = fits & diff.ct_eq(&0);
+    (good, usize::from(u8::conditional_select(&0, &pad, good)))
 }
 
 /// Why a suite should not be accepted by default, or `None` if it is acceptable.
@@ -375,6 +386,9 @@ pub fn is_weak(bulk: BulkCipherAlgorithm, mac: MacAlgorithm) -> Option<&'static 
     }
     None
 }
+
+#[cfg(test)]
+mod constant_time;
 
 #[cfg(test)]
 mod tests {

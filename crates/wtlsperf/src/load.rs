@@ -34,7 +34,7 @@ use wtls::crypto::pk::EphemeralPool;
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 
-use wtlsperf_models::stats::{mean, median, percentile_nearest_rank};
+use wtlsperf_models::stats::{mean, median, percentile, Rank};
 
 use crate::cli_args::{HandshakeArgs, ServedPkiArgs};
 use crate::gateway::cli::{at_least_one, positive_number, positive_seconds};
@@ -522,11 +522,11 @@ fn report_of(spec: &LoadSpec, tally: Tally, wall_ns: u64, loadgen_cpu_ns: u64) -
         let late = lags_ns.iter().filter(|&&l| l > 1_000_000).count();
         report.late_share = late as f64 / lags_ns.len() as f64;
         let lags_ms: Vec<f64> = lags_ns.iter().map(|&l| l as f64 / 1e6).collect();
-        report.lag_p99_ms = percentile_nearest_rank(&lags_ms, 99.0).unwrap_or(0.0);
+        report.lag_p99_ms = percentile(&lags_ms, 99.0, Rank::Nearest).unwrap_or(0.0);
     }
     latencies_ms.sort_by(f64::total_cmp);
     if let Some(mean) = mean(&latencies_ms) {
-        let p = |q: f64| percentile_nearest_rank(&latencies_ms, q).unwrap_or(f64::NAN);
+        let p = |q: f64| percentile(&latencies_ms, q, Rank::Nearest).unwrap_or(f64::NAN);
         report.latency_ms = Latency {
             p50: p(50.0),
             p95: p(95.0),

@@ -540,7 +540,10 @@ fn parse_wsp_url(text: &str) -> Result<String, String> {
 /// Median and 95th percentile (nearest rank) of durations in ms.
 pub fn median_p95_ms(durations: &[Duration]) -> (f64, f64) {
     let ms: Vec<f64> = durations.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-    let rank = |p: f64| wtlsperf_models::stats::percentile_nearest_rank(&ms, p).unwrap_or(f64::NAN);
+    let rank = |p: f64| {
+        wtlsperf_models::stats::percentile(&ms, p, wtlsperf_models::stats::Rank::Nearest)
+            .unwrap_or(f64::NAN)
+    };
     (rank(50.0), rank(95.0))
 }
 

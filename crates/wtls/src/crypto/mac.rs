@@ -162,7 +162,9 @@ impl RecordMac {
     /// comparison takes the same time wherever the first differing byte is (only the
     /// public length is compared early), and the verdict stays a `Choice` that callers
     /// combine with their other checks without branching (the padding check in
-    /// `record.rs`) until the one decision they must make.
+    /// `record.rs`) until the one decision they must make. Kept out of line so that
+    /// callgrind can count its instructions alone (`record::constant_time` tests).
+    #[inline(never)]
     pub fn verify(&self, seq: u16, record_type: u8, plaintext: &[u8], received: &[u8]) -> Choice {
         let expected = self.compute(seq, record_type, plaintext);
         expected.as_slice().ct_eq(received)

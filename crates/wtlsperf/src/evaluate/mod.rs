@@ -20,7 +20,7 @@
 //! * [`findings`]: what the numbers confirm and contradict;
 //! * [`output`]: the machine-readable files and `summary.json`.
 //!
-//! Three sizes: the full run (about 12.5 minutes on 2 cores: 757 s when last measured,
+//! Three sizes: the full run (about 12.5 minutes on 2 cores: 754-760 s in the last three runs,
 //! within its 15-minute budget), `--quick` (about 160 s) and a hidden `--smoke`, which
 //! the test suite runs, that only proves every part runs end to end.
 

@@ -121,8 +121,8 @@ impl BoundRatio {
             pairs: ratios.len(),
             ci95: median_ci95_ranks(ratios.len()).map(|(lo, hi)| (ratios[lo - 1], ratios[hi - 1])),
             quartiles: (
-                stats::percentile_linear(&ratios, 25.0)?,
-                stats::percentile_linear(&ratios, 75.0)?,
+                stats::percentile(&ratios, 25.0, stats::Rank::Linear)?,
+                stats::percentile(&ratios, 75.0, stats::Rank::Linear)?,
             ),
         };
         let failure = match spread.ci95 {

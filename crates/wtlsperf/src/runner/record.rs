@@ -134,7 +134,7 @@ fn summarise_message(
     let cpu = median_of(per_rep.iter().map(|r| r.0 as f64)).unwrap_or(0.0);
     let walls: Vec<f64> = per_rep.iter().map(|r| r.1 as f64).collect();
     let wall = stats::median(&walls).unwrap_or(0.0);
-    let p95 = stats::percentile_linear(&walls, 95.0).unwrap_or(0.0);
+    let p95 = stats::percentile(&walls, 95.0, stats::Rank::Linear).unwrap_or(0.0);
     Some(MessageSummary {
         message,
         median_cpu_ms: cpu / 1e6,
