@@ -115,6 +115,24 @@ pub struct SimResult {
     pub utilisation: f64,
 }
 
+impl SimResult {
+    /// The summary of the recorded jobs' waits, their summed response times and the
+    /// servers' utilisation; an error when no job was recorded.
+    fn of(waits: &[f64], response_sum: f64, utilisation: f64) -> Result<SimResult, QueueError> {
+        let summary =
+            stats::summarize(waits).ok_or(QueueError::EmptyOrInvalid("no jobs".into()))?;
+        Ok(SimResult {
+            jobs: waits.len(),
+            mean_wait_ms: summary.mean,
+            mean_response_ms: response_sum / waits.len() as f64,
+            p50_wait_ms: summary.p50,
+            p95_wait_ms: summary.p95,
+            p99_wait_ms: summary.p99,
+            utilisation,
+        })
+    }
+}
+
 /// Discrete-event simulation of an M/G/c FCFS queue: Poisson arrivals at
 /// `arrival_rate_per_s`, service times from `sampler`, each job taken by the server that
 /// frees first. Deterministic for a given seed and sampler.
@@ -163,16 +181,11 @@ pub fn simulate(
             window_end = window_end.max(start + service);
         }
     }
-    let summary = stats::summarize(&waits).ok_or(QueueError::EmptyOrInvalid("no jobs".into()))?;
-    Ok(SimResult {
-        jobs: waits.len(),
-        mean_wait_ms: summary.mean,
-        mean_response_ms: response_sum / waits.len() as f64,
-        p50_wait_ms: summary.p50,
-        p95_wait_ms: summary.p95,
-        p99_wait_ms: summary.p99,
-        utilisation: busy / (config.servers as f64 * (window_end - window_start)),
-    })
+    SimResult::of(
+        &waits,
+        response_sum,
+        busy / (config.servers as f64 * (window_end - window_start)),
+    )
 }
 
 /// A handshake-aware simulation of one FCFS server (this project's model, beyond the
@@ -273,16 +286,7 @@ pub fn simulate_chains(
             pending.push(Reverse((key(t), h, j + 1)));
         }
     }
-    let summary = stats::summarize(&waits).ok_or(QueueError::EmptyOrInvalid("no jobs".into()))?;
-    Ok(SimResult {
-        jobs: waits.len(),
-        mean_wait_ms: summary.mean,
-        mean_response_ms: response_sum / waits.len() as f64,
-        p50_wait_ms: summary.p50,
-        p95_wait_ms: summary.p95,
-        p99_wait_ms: summary.p99,
-        utilisation: busy / (window_end - window_start),
-    })
+    SimResult::of(&waits, response_sum, busy / (window_end - window_start))
 }
 
 #[cfg(test)]
