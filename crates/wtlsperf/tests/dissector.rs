@@ -282,7 +282,7 @@ fn session_hex(id: &[u8]) -> String {
     if id.is_empty() {
         return String::new();
     }
-    assert_eq!(id.len(), 8, "the gateway issues 8-byte session ids");
+    assert_eq!(id.len(), 8, "the gateway's session ids are 8 bytes");
     format!("0x{:02x}{}", id.len(), hex::encode(&id[..7]))
 }
 
