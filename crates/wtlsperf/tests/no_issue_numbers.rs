@@ -101,7 +101,12 @@ fn no_tracker_numbers_in_docs_crates_or_readme() {
     let mut files = vec![root.join("README.md")];
     text_files(&root.join("docs"), &mut files);
     text_files(&root.join("crates"), &mut files);
-    assert!(files.len() > 50, "found only {} files under {}", files.len(), root.display());
+    assert!(
+        files.len() > 50,
+        "found only {} files under {}",
+        files.len(),
+        root.display()
+    );
     let mut offending = Vec::new();
     for file in files {
         let Ok(text) = std::fs::read_to_string(&file) else {
