@@ -590,9 +590,14 @@ mod probe_tiny {
     use super::*;
     #[test]
     fn tiny_timer() {
-        let cfg = DtlsConfig::new(Suite::DtlsPsk).unwrap().with_initial_timer(Duration::from_micros(1));
+        let cfg = DtlsConfig::new(Suite::DtlsPsk)
+            .unwrap()
+            .with_initial_timer(Duration::from_micros(1));
         let mut client = cfg.client().unwrap();
         let r = client.start(Duration::ZERO);
-        eprintln!("start: {:?}", r.map(|v| v.iter().map(|d| d.len()).collect::<Vec<_>>()));
+        eprintln!(
+            "start: {:?}",
+            r.map(|v| v.iter().map(|d| d.len()).collect::<Vec<_>>())
+        );
     }
 }
