@@ -8,4 +8,5 @@ bash scripts/setup.sh
 # a missing tool fails them anyway; see crates/testtools.)
 export WTLSPERF_REQUIRE_TSHARK=1
 export WTLSPERF_REQUIRE_VALGRIND=1
-cargo test --workspace
+# `dtls13`: DTLS 1.3 and ML-KEM through wolfSSL (GPL-2.0-or-later; README, "Licence").
+cargo test --workspace --features wtlsperf/dtls13
