@@ -26,6 +26,7 @@
 
 pub mod device;
 pub mod findings;
+pub mod flights;
 pub mod instructions;
 pub mod mcommerce;
 pub mod output;
@@ -273,6 +274,7 @@ struct Parts {
     records: record_layer::RecordResults,
     mcommerce: mcommerce::McommerceResults,
     protocols: protocols::ProtocolResults,
+    flights: Vec<flights::FlightRow>,
     findings: Vec<wtlsperf_report::Finding>,
 }
 
@@ -294,6 +296,7 @@ impl Parts {
         let records = ctx.part("record_layer", || record_layer::run(ctx))?;
         let mcommerce = ctx.part("mcommerce", || mcommerce::run(ctx, store))?;
         let protocols = ctx.part("protocols", || protocols::run(ctx, store, &processing))?;
+        let flights = ctx.part("flights", || flights::measure(crate::setup::now()))?;
         let mut findings = ctx.part("findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);
             all.extend(devices.findings());
@@ -309,6 +312,7 @@ impl Parts {
             records,
             mcommerce,
             protocols,
+            flights,
             findings,
         })
     }
@@ -367,6 +371,7 @@ impl Parts {
         )?;
         self.devices.write_csv(out)?;
         self.protocols.write_csv(out)?;
+        flights::write(out, &self.flights)?;
         Ok(())
     }
 }
