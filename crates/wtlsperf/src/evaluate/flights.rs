@@ -214,6 +214,9 @@ pub fn write(dir: &Path, rows: &[FlightRow]) -> anyhow::Result<()> {
     write_csv(&dir.join("flights.csv"), rows)
 }
 
+#[path = "flights_draft.rs"]
+pub mod draft;
+
 #[cfg(test)]
 #[path = "flights_tests.rs"]
 mod tests;

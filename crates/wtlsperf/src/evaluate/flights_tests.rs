@@ -96,3 +96,55 @@ fn dtls13_rows_cover_every_configuration_and_ml_kem_crosses_the_mtu() {
     // ML-KEM-768's share (1184 B) and ciphertext (1088 B) against P-256's 65 B each.
     assert!(pq > classical + 2_000, "{pq} vs {classical}");
 }
+
+/// What wolfSSL's first ClientHello carries beyond the draft's estimate, per item (the
+/// reasons are in docs/dtls13.md, "Against the protocol comparison").
+#[cfg(feature = "dtls13")]
+const PSK_EXTRA: [(&str, i64); 6] = [
+    ("pre_shared_key", 7),
+    ("signature_algorithms", 32),
+    ("encrypt_then_mac", 4),
+    ("key_share", 6),
+    ("renegotiation_info", 5),
+    ("supported_groups", 8),
+];
+#[cfg(feature = "dtls13")]
+const PSK_DHE_EXTRA: [(&str, i64); 5] = [
+    ("psk_key_exchange_modes", 1),
+    ("pre_shared_key", 7),
+    ("signature_algorithms", 32),
+    ("encrypt_then_mac", 4),
+    ("renegotiation_info", 5),
+];
+
+#[cfg(feature = "dtls13")]
+#[test]
+fn dtls13_client_hello_is_itemised_byte_for_byte_against_the_comparison_draft() {
+    use crate::protocols::dtls13::{Credential, Dtls13Config, Dtls13Suite, Group};
+    for (credential, extra) in [
+        (Credential::Psk, &PSK_EXTRA[..]),
+        (Credential::PskDhe, &PSK_DHE_EXTRA[..]),
+    ] {
+        let ecdhe = credential == Credential::PskDhe;
+        let cfg = Dtls13Config::new(Dtls13Suite::new(credential, Group::P256, false)).unwrap();
+        let ex = exchange(cfg.client().unwrap(), cfg.server().unwrap(), t0()).unwrap();
+        let draft_items = draft::draft_psk_flight1(ecdhe);
+        let draft_total: usize = draft_items.iter().map(|i| i.bytes).sum();
+        // The draft's totals: 130 (PSK) and 213 (PSK, ECDHE) bytes.
+        assert_eq!(draft_total, if ecdhe { 213 } else { 130 });
+        let first = draft::client_hello_items(&ex[0].1).unwrap();
+        assert_eq!(first.iter().map(|i| i.bytes).sum::<usize>(), ex[0].1.len());
+        let diff = draft::difference(&first, &draft_items);
+        let want: Vec<(String, i64)> = extra.iter().map(|(n, b)| (n.to_string(), *b)).collect();
+        assert_eq!(diff, want, "{credential:?}");
+        let sum: i64 = want.iter().map(|(_, b)| b).sum();
+        assert_eq!(ex[0].1.len() as i64, draft_total as i64 + sum);
+        // The cookie exchange (left out by the draft): the second ClientHello is the first
+        // plus the cookie extension.
+        let second = draft::client_hello_items(&ex[2].1).unwrap();
+        assert_eq!(
+            draft::difference(&second, &first),
+            vec![("cookie".to_string(), 73)]
+        );
+    }
+}

@@ -415,11 +415,16 @@ impl Dtls13Config {
                 "dtls_set_timeout_init",
                 w::wolfSSL_dtls_set_timeout_init(ssl, self.initial_timer_s as c_int),
             )?;
-            if !server && self.suite.credential != Credential::Psk {
-                check(
+            match (server, self.suite.credential) {
+                (true, _) => {}
+                // psk_ke: no key share at all (wolfSSL would send one by default).
+                (false, Credential::Psk) => {
+                    check("NoKeyShares", w::wolfSSL_NoKeyShares(ssl))?;
+                }
+                (false, _) => check(
                     "UseKeyShare",
                     w::wolfSSL_UseKeyShare(ssl, self.suite.group.code() as _),
-                )?;
+                )?,
             }
             if self.suite.cid {
                 check("dtls_cid_use", w::wolfSSL_dtls_cid_use(ssl))?;
