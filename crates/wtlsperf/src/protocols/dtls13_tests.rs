@@ -191,3 +191,49 @@ fn ml_kem_flights_fragment_to_the_mtu() {
     assert!(n[2].datagrams > w[2].datagrams, "{w:?} {n:?}");
     assert!(n[3].datagrams > w[3].datagrams, "{w:?} {n:?}");
 }
+
+/// Drops the server's `n`-th datagram; returns (virtual ms to completion, datagrams
+/// the server sent beyond a lossless run: on its timer or answering an ACK).
+fn lose_server_datagram(cfg: &Dtls13Config, n: usize) -> (u64, usize) {
+    let lossless = completed_pair(cfg).server_sent.len();
+    let (c, s) = (cfg.client().unwrap(), cfg.server().unwrap());
+    let mut pair = Pair::new(c, s, t0()).with_hook(drop_one(Direction::ToClient, n));
+    let ended = pair.handshake();
+    assert_eq!(ended, Ended::Complete, "{} {n}", cfg.suite.name());
+    let ms = pair.now.mono_ns / 1_000_000;
+    (ms, pair.server_sent.len() - lossless)
+}
+
+#[test]
+fn a_lost_fragment_costs_an_ack_round_unless_it_carries_the_server_hello() {
+    let quarter_ms = NINE_S / 4 / 1_000_000;
+    let cert = |g| Dtls13Suite::new(Credential::Certificate { mutual: false }, g, false);
+    // P-256 at 1280: the server's flight is ServerHello (datagram 1), then encrypted
+    // records (2..=4). A lost encrypted record: the client ACKs what it has at the
+    // quarter timer and the server resends that one record.
+    let p256 = Dtls13Config::new(cert(Group::P256)).unwrap();
+    for n in 2..=4 {
+        assert_eq!(
+            lose_server_datagram(&p256, n),
+            (quarter_ms, 1),
+            "P-256, datagram {n}"
+        );
+    }
+    // A lost ServerHello: the client has no keys to read the rest, nothing to ACK; the
+    // whole flight goes again after the long timer.
+    let (ms, again) = lose_server_datagram(&p256, 1);
+    assert!(ms >= NINE_S / 1_000_000 && again >= 5, "{ms} ms, {again}");
+    // ML-KEM-768 at 1024: the ServerHello (its 1088-byte ciphertext) is three fragments,
+    // so three of the flight's datagrams now cost the long timer; after them, the ACK.
+    let kem = Dtls13Config::new(cert(Group::MlKem768))
+        .unwrap()
+        .with_mtu(1024);
+    for n in 1..=3 {
+        let (ms, _) = lose_server_datagram(&kem, n);
+        assert!(
+            ms >= NINE_S / 1_000_000,
+            "ML-KEM-768, datagram {n}: {ms} ms"
+        );
+    }
+    assert_eq!(lose_server_datagram(&kem, 4).0, quarter_ms);
+}
