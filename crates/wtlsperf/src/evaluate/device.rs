@@ -7,7 +7,7 @@
 pub mod emulated;
 pub mod report;
 
-use super::output::write_csv;
+use super::csv_file::write_csv;
 use std::path::Path;
 use std::time::Duration;
 
@@ -24,10 +24,10 @@ use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
 use wtlsperf_report::{Finding, FindingKind, Verdict};
 
+use super::context::{Ctx, Mode};
 use super::processing::{auth_mode, ProcessingResults};
 use super::recommendation::{self, Recommendation};
 use super::transmission::{groups_with_overhead, pk_bytes};
-use super::{Ctx, Mode};
 use crate::device::{catalogue, measure_this_machine, model_case};
 use crate::pki_store::PkiStore;
 
@@ -216,7 +216,7 @@ fn herwono_rows(p: &ProcessingResults, profiles: &[DeviceProfile]) -> Vec<Herwon
         let Ok(case) = model_case(c.case, auth_mode(c.auth)) else {
             continue;
         };
-        let name = super::overall::herwono_name(c);
+        let name = c.herwono_name();
         for device in profiles
             .iter()
             .filter(|d| matches!(d.name.as_str(), "nokia7650" | "arm7tdmi-25mhz" | "nrf52840"))

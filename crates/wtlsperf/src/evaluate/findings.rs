@@ -548,7 +548,6 @@ mod bound_tests {
             cases: vec![with_bound("256p/256p", &clear)],
             variants: vec![],
             skipped: vec![],
-            instructions: Default::default(),
         };
         let f = public_key_bound(&p).unwrap();
         assert_eq!(f.verdict, Verdict::Confirmed);
@@ -604,7 +603,6 @@ mod tests {
             cases: vec![],
             variants: vec![],
             skipped: vec![],
-            instructions: Default::default(),
         };
         build(&p, &q, &t)
     }
@@ -695,7 +693,6 @@ mod tests {
             cases: vec![],
             variants: vec![],
             skipped: vec![],
-            instructions: Default::default(),
         })
         .unwrap();
         // The one handshake the sentence misplaces: mutual RSA-1024 is transmission-bound.

@@ -19,13 +19,13 @@ use wtlsperf_report::{
     Table,
 };
 
+use super::context::Ctx;
 use super::device::emulated::EmulatedRun;
 use super::processing::{CaseResult, ProcessingResults};
 use super::queue::QueueResults;
 use super::transmission::{
     groups_with_overhead, modelled_duration_ms, pk_bytes, TransmissionResults,
 };
-use super::Ctx;
 
 /// A bearer of thesis Table 4.15 as the overall model uses it.
 #[derive(Debug, Clone, PartialEq)]
@@ -312,7 +312,7 @@ pub fn build(
         }))
         .collect();
     for c in variants {
-        let key = herwono_name(c);
+        let key = c.herwono_name();
         let ours = groups_with_overhead(c);
         let published = herwono_groups_of("icics_table2", &key)
             .ok()
@@ -349,21 +349,6 @@ pub fn build(
         herwono,
         herwono_measured,
     })
-}
-
-/// Herwono's name of one of our handshakes (`RSA_1024`, `ECDH_anon_160`, ...).
-pub fn herwono_name(c: &CaseResult) -> String {
-    let (family, bits) = if c.case.leaf.is_rsa() {
-        ("RSA", c.case.leaf.key_bits())
-    } else {
-        ("ECDH", c.case.leaf.key_bits())
-    };
-    match c.variant.as_str() {
-        "anonymous" => format!("{family}_anon_{bits}"),
-        "optimised" => format!("ECDH_ECDSA_{bits}_optimized"),
-        _ if family == "RSA" => format!("RSA_{bits}"),
-        _ => format!("ECDH_ECDSA_{bits}"),
-    }
 }
 
 impl OverallResults {
@@ -667,7 +652,6 @@ impl OverallResults {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evaluate::processing::tests::synthetic;
 
     #[test]
     fn bearers_of_table_4_15() {
@@ -676,16 +660,5 @@ mod tests {
         assert_eq!(b[0].up_bps, 9600.0);
         assert_eq!(b[0].traversal_ms, 391.3);
         assert_eq!(b[2].down_bps, 18_770.0);
-    }
-
-    #[test]
-    fn herwono_names() {
-        let mut c = synthetic("160p/160p", Authentication::ServerAuth, 1.0);
-        assert_eq!(herwono_name(&c), "ECDH_ECDSA_160");
-        c.variant = "optimised".into();
-        assert_eq!(herwono_name(&c), "ECDH_ECDSA_160_optimized");
-        let mut r = synthetic("rsa1024/rsa1024", Authentication::ServerAuth, 1.0);
-        r.variant = "anonymous".into();
-        assert_eq!(herwono_name(&r), "RSA_anon_1024");
     }
 }

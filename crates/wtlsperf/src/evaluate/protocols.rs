@@ -14,7 +14,7 @@
 
 pub mod tables;
 
-use super::output::write_csv;
+use super::csv_file::write_csv;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,8 +27,8 @@ use wtlsperf_models::stats::{mean, median};
 use wtlsperf_models::transmission::Flight;
 use wtlsperf_models::Authentication;
 
+use super::context::{Ctx, Mode};
 use super::processing::{auth_mode, CaseResult, ProcessingResults};
-use super::{Ctx, Mode};
 use crate::gateway::{spawn_gateway, GatewayConfig};
 use crate::pki_store::PkiStore;
 use crate::protocols::bearer_jobs::{run_concurrently, ModernConfigs};

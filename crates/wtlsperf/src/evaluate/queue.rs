@@ -21,8 +21,8 @@ use wtlsperf_models::queue::Variant;
 use wtlsperf_models::stats::relative_error;
 use wtlsperf_models::Authentication;
 
+use super::context::Ctx;
 use super::processing::ProcessingResults;
-use super::Ctx;
 use crate::pki_store::PkiStore;
 
 /// A category-3 group: its CA and the leaves of Table 3.3.

@@ -6,7 +6,7 @@ use wtlsperf_report::{
 };
 
 use super::DeviceResults;
-use crate::evaluate::Ctx;
+use crate::evaluate::context::Ctx;
 
 fn pct(x: f64) -> Cell {
     Cell::num(x * 100.0, 1)

@@ -7,7 +7,7 @@ use wtlsperf_report::{
 };
 
 use super::{Config, Kind, ProtocolResults, ProtocolRow, BEARERS, LOSS, LOSS_BEARER};
-use crate::evaluate::Ctx;
+use crate::evaluate::context::Ctx;
 use crate::protocols::Suite;
 
 /// `103↑ 44↓ 119↑ ...`: each flight's payload bytes and direction.

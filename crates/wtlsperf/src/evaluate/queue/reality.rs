@@ -65,8 +65,8 @@ use super::{
     predict, Disturbances, LoadPoint, PointCalibration, Predictions, RunFigures,
     UndisturbedFigures, WindowWait,
 };
+use crate::evaluate::context::{Ctx, Mode};
 use crate::evaluate::processing::ProcessingResults;
-use crate::evaluate::{Ctx, Mode};
 use crate::gateway::JobRecord;
 use crate::load::{run_load, Arrivals, LoadReport, LoadSpec};
 use crate::pki_store::PkiStore;
