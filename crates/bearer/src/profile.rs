@@ -399,7 +399,7 @@ impl BearerCatalogue {
     }
 
     /// The bearers the comparisons across devices and protocols list, in file order.
-    pub fn compared(&self) -> impl Iterator<Item = &LinkProfile> {
+    pub fn compared(&self) -> impl Iterator<Item = &LinkProfile> + Clone {
         self.profiles.iter().filter(|p| p.compared)
     }
 

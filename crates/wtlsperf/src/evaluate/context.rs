@@ -1,5 +1,5 @@
-//! What every section of the campaign shares: the size of the run, how its measured
-//! numbers are labelled and the progress line. It sits below every section, so that a
+//! What every section of the campaign shares: the size of the run, the devices and
+//! bearers it runs on, how its measured numbers are labelled and the progress line. It sits below every section, so that a
 //! section reads it without reaching up into the command that runs them all; the command
 //! (`evaluate/mod.rs`) keeps what only it needs (the output directory, the parts' wall
 //! times).
@@ -8,6 +8,8 @@ use std::path::PathBuf;
 
 use indicatif::ProgressBar;
 use wtlsperf_report::Provenance;
+
+use super::vocabulary::Catalogue;
 
 /// How much of the campaign to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -36,6 +38,8 @@ impl Mode {
 pub struct Ctx {
     /// Size of the run.
     pub mode: Mode,
+    /// The devices and bearers, loaded and validated at start-up.
+    pub catalogue: Catalogue,
     /// Identifies this run in every measured provenance (`20261122T052157Z`).
     pub run_id: String,
     /// Short machine description (CPU model, cores).

@@ -21,3 +21,12 @@ pub fn write_csv<T: Serialize>(
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(())
 }
+
+/// Serialises a typed value of a row by its display form (a case as `256p/224p`, a
+/// protocol as `dtls1.2`): the one place a vocabulary type becomes CSV text.
+pub fn display<T: std::fmt::Display, S: serde::Serializer>(
+    value: &T,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
+}

@@ -28,7 +28,8 @@ use super::context::{Ctx, Mode};
 use super::processing::{auth_mode, ProcessingResults};
 use super::recommendation::{self, Recommendation};
 use super::transmission::{groups_with_overhead, pk_bytes};
-use crate::device::{catalogue, measure_this_machine, model_case};
+use super::vocabulary::{BearerName, DeviceName};
+use crate::device::{measure_this_machine, model_case};
 use crate::pki_store::PkiStore;
 
 /// Everything part 3b found.
@@ -134,14 +135,10 @@ pub fn run(
 ) -> anyhow::Result<DeviceResults> {
     ctx.step("devices: profiles, the Nokia 7650 fit, this machine");
     let nokia = fit_nokia7650().context("fitting the Nokia 7650")?;
-    let mut profiles = catalogue()?;
+    let mut profiles = ctx.catalogue.devices.clone();
     profiles.push(measure_this_machine(machine_budget(ctx.mode))?);
     let rule_checks = profiles.iter().flat_map(rule_checks).collect();
-    let nokia_profile = profiles
-        .iter()
-        .find(|p| p.name == "nokia7650")
-        .context("no nokia7650 profile")?
-        .clone();
+    let nokia_profile = ctx.catalogue.thesis_device()?.clone();
     let live = real_bearer::live_handshakes(datagrams_of(processing))?;
     let transmission: Vec<LeaveOneOut> = TraversalCount::ALL
         .into_iter()
@@ -153,7 +150,8 @@ pub fn run(
         .map(|l| l.traversal_all_ms);
     ctx.step("devices: emulated Nokia 7650 handshakes over GSM CSD and GPRS");
     let emulated = emulated::run(ctx.mode, store, processing, &nokia_profile, per_flight_ms)?;
-    let recommendations = recommendation::build(processing, &profiles);
+    let recommendations =
+        recommendation::build(processing, &profiles, ctx.catalogue.compared_bearers());
     Ok(DeviceResults {
         levi_savas: levi_savas_rows(processing, &profiles),
         herwono: herwono_rows(processing, &profiles),
@@ -424,13 +422,13 @@ impl DeviceResults {
         )?;
         #[derive(Serialize)]
         struct RecCsv<'a> {
-            device: &'a str,
-            bearer: &'a str,
+            device: &'a DeviceName,
+            bearer: &'a BearerName,
             category: u8,
-            auth: &'a str,
-            best_case: &'a str,
+            auth: Authentication,
+            best_case: String,
             best_ms: f64,
-            runner_up_case: &'a str,
+            runner_up_case: Option<String>,
             runner_up_ms: Option<f64>,
             margin: Option<f64>,
             best_ecc_ms: Option<f64>,
@@ -443,10 +441,10 @@ impl DeviceResults {
                 device: &r.device,
                 bearer: &r.bearer,
                 category: r.category,
-                auth: &r.auth,
-                best_case: &r.best.case,
+                auth: r.auth,
+                best_case: r.best.case.to_string(),
                 best_ms: r.best.th_ms,
-                runner_up_case: r.runner_up.as_ref().map_or("", |c| c.case.as_str()),
+                runner_up_case: r.runner_up.as_ref().map(|c| c.case.to_string()),
                 runner_up_ms: r.runner_up.as_ref().map(|c| c.th_ms),
                 margin: r.margin,
                 best_ecc_ms: r.best_ecc_ms,

@@ -38,6 +38,7 @@ pub mod queue;
 pub mod recommendation;
 pub mod record_layer;
 pub mod transmission;
+pub mod vocabulary;
 
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -73,6 +74,11 @@ pub struct Args {
     /// or differently.
     #[arg(long)]
     pub job_logs: Option<PathBuf>,
+    /// A data directory laid out like the repository's `data/` (`devices/profiles.csv`,
+    /// `devices/operations.csv`, `bearers/profiles.csv`) whose devices and bearers the
+    /// campaign runs on instead of the shipped ones.
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
 }
 
 /// UTC `YYYYMMDDTHHMMSSZ` of a Unix time, without a date crate: the civil-from-days
@@ -140,9 +146,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| PathBuf::from("results").join(&run_id));
     std::fs::create_dir_all(&out)
         .with_context(|| format!("creating the output directory {}", out.display()))?;
+    let catalogue = match &args.data {
+        Some(dir) => vocabulary::Catalogue::load(dir).context("--data")?,
+        None => vocabulary::Catalogue::shipped()?,
+    };
     let machine_info = output::MachineInfo::collect();
     let ctx = Ctx {
         mode,
+        catalogue,
         run_id: run_id.clone(),
         machine: machine_info.short(),
         progress: progress_bar(),

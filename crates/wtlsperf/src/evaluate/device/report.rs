@@ -5,8 +5,15 @@ use wtlsperf_report::{
     Table,
 };
 
+use wtlsperf_models::Authentication;
+
 use super::DeviceResults;
 use crate::evaluate::context::Ctx;
+use crate::evaluate::vocabulary::auth_name;
+
+/// The bearer of the ECC-against-RSA figure: the slowest round trip of the compared
+/// links, where the handshake's bytes and round trips weigh most.
+const ECC_RSA_FIGURE_BEARER: &str = "nb-iot";
 
 fn pct(x: f64) -> Cell {
     Cell::num(x * 100.0, 1)
@@ -247,13 +254,17 @@ impl DeviceResults {
             .column(Column::label("thesis' fastest group"));
         for r in &self.recommendations {
             t = t.row(vec![
-                Cell::text(&r.device),
-                Cell::text(&r.bearer),
+                Cell::text(r.device.as_str()),
+                Cell::text(r.bearer.as_str()),
                 Cell::num(f64::from(r.category), 0),
-                Cell::text(&r.auth),
-                Cell::text(&r.best.case),
+                Cell::text(auth_name(r.auth)),
+                Cell::text(r.best.case.to_string()),
                 Cell::num(r.best.th_ms, 1),
-                Cell::text(r.runner_up.as_ref().map_or("", |c| c.case.as_str())),
+                Cell::text(
+                    r.runner_up
+                        .as_ref()
+                        .map_or(String::new(), |c| c.case.to_string()),
+                ),
                 Cell::opt(r.margin.map(|m| m * 100.0), 1),
                 Cell::opt(r.ecc_over_rsa(), 3),
                 Cell::text(
@@ -273,7 +284,8 @@ impl DeviceResults {
             devices.clone(),
             Axis::new("best ECC T_H / best RSA T_H (below 1: ECC faster)", "").log(),
         );
-        for (i, (category, auth)) in [(1, "server"), (3, "server"), (1, "mutual"), (3, "mutual")]
+        let (server, mutual) = (Authentication::ServerAuth, Authentication::Mutual);
+        for (i, (category, auth)) in [(1, server), (3, server), (1, mutual), (3, mutual)]
             .into_iter()
             .enumerate()
         {
@@ -283,8 +295,8 @@ impl DeviceResults {
                     self.recommendations
                         .iter()
                         .find(|r| {
-                            &r.device == d
-                                && r.bearer == "nb-iot"
+                            r.device.as_str() == d
+                                && r.bearer.as_str() == ECC_RSA_FIGURE_BEARER
                                 && r.category == category
                                 && r.auth == auth
                         })
@@ -293,7 +305,7 @@ impl DeviceResults {
                 .collect();
             chart = chart.series(
                 BarSeries::new(
-                    format!("category {category}, {auth}"),
+                    format!("category {category}, {}", auth_name(auth)),
                     Provenance::modelled("T_H ratio", "device profile, NB-IoT profile"),
                     values,
                 )
