@@ -103,7 +103,9 @@ struct OperationRow {
     source: String,
 }
 
-fn rows<T: for<'de> Deserialize<'de>>((file, text): &(String, String)) -> Result<Vec<T>, CatalogError> {
+fn rows<T: for<'de> Deserialize<'de>>(
+    (file, text): &(String, String),
+) -> Result<Vec<T>, CatalogError> {
     csv::Reader::from_reader(text.as_bytes())
         .deserialize()
         .collect::<Result<Vec<T>, _>>()

@@ -342,16 +342,17 @@ mod tests {
 
     fn rec(device: &str, ecc: f64, rsa: f64, best_group: u8) -> Recommendation {
         let cand = |group: u8, th_ms: f64| Candidate {
-            case: Case::parse(if group == 4 { "rsa1024/rsa1024" } else { "160p/160p" }).unwrap(),
+            case: Case::parse(if group == 4 {
+                "rsa1024/rsa1024"
+            } else {
+                "160p/160p"
+            })
+            .unwrap(),
             group,
             th_ms,
         };
         let catalogue = crate::evaluate::vocabulary::Catalogue::shipped().unwrap();
-        let device = catalogue
-            .devices
-            .iter()
-            .find(|d| d.name == device)
-            .unwrap();
+        let device = catalogue.devices.iter().find(|d| d.name == device).unwrap();
         Recommendation {
             device: DeviceName::of(device),
             bearer: BearerName::of(catalogue.bearer("nb-iot").unwrap()),
@@ -395,5 +396,39 @@ mod tests {
         }
         assert_eq!(group_name(4), "RSA");
         assert!(thesis_best_group(1, Authentication::ServerAuth).is_some());
+    }
+
+    #[test]
+    fn a_new_device_or_bearer_row_gets_its_recommendations() {
+        use crate::evaluate::processing::tests::synthetic;
+        let dir = crate::evaluate::vocabulary::tests::fixture_data();
+        let catalogue = crate::evaluate::vocabulary::Catalogue::load(dir.path()).unwrap();
+        let processing = ProcessingResults {
+            cases: ["256p/256p", "rsa1024/rsa1024", "160p/160p"]
+                .into_iter()
+                .flat_map(|c| Authentication::ALL.map(|a| synthetic(c, a, 1.0)))
+                .collect(),
+            variants: vec![],
+            skipped: vec![],
+        };
+        let rows = build(
+            &processing,
+            &catalogue.devices,
+            catalogue.compared_bearers(),
+        );
+        let on = |device: &str, bearer: &str| {
+            rows.iter()
+                .filter(|r| r.device.as_str() == device && r.bearer.as_str() == bearer)
+                .count()
+        };
+        assert!(on("fixture-m33", "gsm-csd") > 0, "the new device");
+        assert!(on("nokia7650", "fixture-5g") > 0, "the new bearer");
+        assert!(on("fixture-m33", "fixture-5g") > 0, "both");
+        assert!(
+            rows.iter()
+                .filter(|r| r.device.as_str() == "fixture-m33")
+                .all(|r| r.best.case.to_string() == "256p/256p"),
+            "it offers P-256 only"
+        );
     }
 }

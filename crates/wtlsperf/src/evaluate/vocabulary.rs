@@ -215,7 +215,10 @@ pub(crate) mod tests {
         let dir = fixture_data();
         let path = dir.path().join("bearers/profiles.csv");
         let text = std::fs::read_to_string(&path).unwrap();
-        let without: Vec<&str> = text.lines().filter(|l| !l.starts_with("gsm-csd,")).collect();
+        let without: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with("gsm-csd,"))
+            .collect();
         std::fs::write(&path, without.join("\n")).unwrap();
         let e = format!("{:#}", Catalogue::load(dir.path()).unwrap_err());
         assert!(e.contains("gsm-csd"), "{e}");
