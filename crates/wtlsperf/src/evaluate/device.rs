@@ -266,7 +266,7 @@ impl DeviceResults {
         let e: Vec<f64> = self
             .emulated
             .iter()
-            .filter(|r| r.bearer == bearer)
+            .filter(|r| r.bearer.is(bearer))
             .map(|r| r.error().abs())
             .collect();
         median(&e)
@@ -315,7 +315,7 @@ impl DeviceResults {
                 let r: Vec<f64> = self
                     .emulated
                     .iter()
-                    .filter(|r| r.bearer == bearer)
+                    .filter(|r| r.bearer.is(bearer))
                     .filter_map(|r| r.published_ms.map(|p| r.measured_ms / p))
                     .collect();
                 median(&r)

@@ -101,18 +101,14 @@ fn emulated_profile(bearer: &str) -> Option<&'static str> {
 /// The measured duration of the emulated Nokia 7650 runs of one case (ms).
 fn emulated_ms(
     runs: &[EmulatedRun],
-    case: &str,
+    case: Case,
     auth: Authentication,
     bearer: &str,
 ) -> Option<f64> {
     let profile = emulated_profile(bearer)?;
-    let auth = match auth {
-        Authentication::Mutual => "mutual",
-        _ => "server",
-    };
     runs.iter()
         .find(|r| {
-            r.device == "nokia7650" && r.case == case && r.auth == auth && r.bearer == profile
+            r.device.is_thesis_device() && r.case == case && r.auth == auth && r.bearer.is(profile)
         })
         .map(|r| r.measured_ms)
 }
@@ -278,7 +274,7 @@ pub fn build(
                 thesis_ms: thesis,
                 ours_ms: our_tpd(c) + ttd,
                 composite_ms: p.map(|p| p.client_ms + c.server_wall_ms.median + ttd),
-                emulated_ms: emulated_ms(emulated, &c.label(), c.auth, &bearer.name),
+                emulated_ms: emulated_ms(emulated, c.case, c.auth, &bearer.name),
             });
         }
     }

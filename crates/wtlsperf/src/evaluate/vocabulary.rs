@@ -56,13 +56,21 @@ impl DeviceName {
     }
 }
 
+/// A report cell's text.
+impl From<&DeviceName> for String {
+    fn from(name: &DeviceName) -> String {
+        name.0.clone()
+    }
+}
+
 impl fmt::Display for DeviceName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
 }
 
-/// A bearer profile a row ran or was modelled over.
+/// A bearer profile a row ran or was modelled over: a catalogue profile, or a link
+/// derived from one (as the GSM CSD link of 2004 in the device re-enactment).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
 pub struct BearerName(String);
@@ -78,9 +86,21 @@ impl BearerName {
         self.0 == THESIS_BEARER
     }
 
+    /// Whether this is the link called `name` (a choice of a plan or a figure).
+    pub fn is(&self, name: &str) -> bool {
+        self.0 == name
+    }
+
     /// The catalogue name.
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+}
+
+/// A report cell's text.
+impl From<&BearerName> for String {
+    fn from(name: &BearerName) -> String {
+        name.0.clone()
     }
 }
 

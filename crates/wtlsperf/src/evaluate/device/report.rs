@@ -5,6 +5,7 @@ use wtlsperf_report::{
     Table,
 };
 
+use wtls::suite::Case;
 use wtlsperf_models::Authentication;
 
 use super::DeviceResults;
@@ -30,8 +31,8 @@ impl DeviceResults {
             .table(self.fit_table())
             .table(self.rule_table())
             .table(self.runs_table(ctx))
-            .figure(self.th_figure(ctx, "mutual"))
-            .figure(self.th_figure(ctx, "server"))
+            .figure(self.th_figure(ctx, Authentication::Mutual))
+            .figure(self.th_figure(ctx, Authentication::ServerAuth))
             .table(self.transmission_table())
             .table(self.recommendation_table())
             .figure(self.ecc_rsa_figure())
@@ -145,8 +146,8 @@ impl DeviceResults {
             .column(Column::new("T_H published", Some("ms"), Provenance::published("Bayoglu 2004 Tables 4.1/4.2 + 4.12 (GSM CSD)")));
         for r in &self.emulated {
             t = t.row(vec![
-                Cell::text(&r.case),
-                Cell::text(&r.auth),
+                Cell::text(r.case.to_string()),
+                Cell::text(auth_name(r.auth)),
                 Cell::text(&r.bearer),
                 Cell::num(r.measured_ms, 0),
                 Cell::num(r.client_device_ms, 0),
@@ -162,21 +163,22 @@ impl DeviceResults {
 
     /// Figures 4.39-4.43 re-enacted: T_H per case over GSM CSD, published beside ours
     /// (measured with the emulated Nokia) and the model.
-    fn th_figure(&self, ctx: &Ctx, auth: &str) -> Figure {
+    fn th_figure(&self, ctx: &Ctx, auth: Authentication) -> Figure {
         let rows = |bearer: &str| -> Vec<&super::emulated::EmulatedRun> {
             self.emulated
                 .iter()
-                .filter(|r| r.auth == auth && r.bearer == bearer)
+                .filter(|r| r.auth == auth && r.bearer.is(bearer))
                 .collect()
         };
-        let cases: Vec<String> = rows("gsm-csd").iter().map(|r| r.case.clone()).collect();
+        let cases: Vec<Case> = rows("gsm-csd").iter().map(|r| r.case).collect();
         let value = |bearer: &str, f: fn(&super::emulated::EmulatedRun) -> Option<f64>| {
             cases
                 .iter()
                 .map(|c| rows(bearer).into_iter().find(|r| &r.case == c).and_then(f))
                 .collect::<Vec<_>>()
         };
-        let chart = GroupedBarChart::new("case", cases.clone(), Axis::new("T_H", "ms").log())
+        let labels: Vec<String> = cases.iter().map(Case::to_string).collect();
+        let chart = GroupedBarChart::new("case", labels, Axis::new("T_H", "ms").log())
             .series(
                 BarSeries::new(
                     "published (Nokia 7650, live GSM CSD, 2004)",
@@ -210,8 +212,8 @@ impl DeviceResults {
                 .colour(3),
             );
         Figure::new(
-            format!("device_th_gsm_csd_{auth}"),
-            format!("T_H over GSM CSD with an emulated Nokia 7650, {auth} (Figures 4.39-4.43 re-enacted)"),
+            format!("device_th_gsm_csd_{}", auth_name(auth)),
+            format!("T_H over GSM CSD with an emulated Nokia 7650, {} (Figures 4.39-4.43 re-enacted)", auth_name(auth)),
             chart,
         )
         .caption("Real handshakes: the client holds each flight for the Nokia 7650's time, the real gateway answers, an emulated link carries them.")
