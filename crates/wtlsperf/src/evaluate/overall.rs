@@ -246,6 +246,21 @@ pub fn build(
     emulated: &[EmulatedRun],
 ) -> anyhow::Result<OverallResults> {
     ctx.step("overall: T_H, Levi-Savas and Herwono");
+    Ok(OverallResults {
+        rows: th_rows(processing, emulated)?,
+        queued: queued_handshakes(processing),
+        levi_savas: levi_savas_points(processing),
+        herwono: herwono_curves(processing),
+        herwono_measured: herwono_measured(transmission),
+    })
+}
+
+/// T_H of every case over every bearer of Table 4.15: the thesis' inputs, ours, the
+/// composite and the emulated Nokia's runs.
+fn th_rows(
+    processing: &ProcessingResults,
+    emulated: &[EmulatedRun],
+) -> anyhow::Result<Vec<OverallRow>> {
     let bytes = reference::handshake_bytes()?;
     let mut rows = Vec::new();
     for bearer in thesis_bearers() {
@@ -278,6 +293,12 @@ pub fn build(
             });
         }
     }
+    Ok(rows)
+}
+
+/// Levi-Savas' response time (Figure 6) of every server-authenticated case, best and
+/// worst scenario.
+fn levi_savas_points(processing: &ProcessingResults) -> Vec<(String, &'static str, f64, f64, f64)> {
     let mut levi_savas = Vec::new();
     for c in processing
         .cases
@@ -298,6 +319,12 @@ pub fn build(
             }
         }
     }
+    levi_savas
+}
+
+/// Herwono's duration-against-throughput curves of their variants and two full
+/// handshakes, ours beside their published message groups.
+fn herwono_curves(processing: &ProcessingResults) -> Vec<(String, f64, f64, Option<f64>)> {
     let mut herwono = Vec::new();
     let variants: Vec<&CaseResult> = processing
         .variants
@@ -324,7 +351,12 @@ pub fn build(
             ));
         }
     }
-    let herwono_measured = transmission
+    herwono
+}
+
+/// The real handshakes over the Herwono sweep's bearers: (case, bit/s, ms).
+fn herwono_measured(transmission: &TransmissionResults) -> Vec<(String, f64, f64)> {
+    transmission
         .bearer
         .iter()
         .filter(|b| b.bearer.starts_with("herwono-") && b.auth == "server")
@@ -337,14 +369,7 @@ pub fn build(
                 .ok()?;
             Some((b.case.clone(), kbps * 1000.0, b.measured_ms))
         })
-        .collect();
-    Ok(OverallResults {
-        rows,
-        queued: queued_handshakes(processing),
-        levi_savas,
-        herwono,
-        herwono_measured,
-    })
+        .collect()
 }
 
 impl OverallResults {
