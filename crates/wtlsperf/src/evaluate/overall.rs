@@ -359,15 +359,18 @@ fn herwono_measured(transmission: &TransmissionResults) -> Vec<(String, f64, f64
     transmission
         .bearer
         .iter()
-        .filter(|b| b.bearer.starts_with("herwono-") && b.auth == "server")
+        .filter(|b| {
+            b.bearer.as_str().starts_with("herwono-") && b.auth == Authentication::ServerAuth
+        })
         .filter_map(|b| {
             let kbps: f64 = b
                 .bearer
+                .as_str()
                 .trim_start_matches("herwono-")
                 .trim_end_matches("kbps")
                 .parse()
                 .ok()?;
-            Some((b.case.clone(), kbps * 1000.0, b.measured_ms))
+            Some((b.case.to_string(), kbps * 1000.0, b.measured_ms))
         })
         .collect()
 }

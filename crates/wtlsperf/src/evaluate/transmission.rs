@@ -23,6 +23,7 @@ use wtlsperf_report::{
 
 use super::context::Ctx;
 use super::processing::{CaseResult, ProcessingResults};
+use super::vocabulary::{auth_name, BearerName};
 use crate::pki_store::PkiStore;
 
 pub mod bearer_runs;
@@ -487,8 +488,8 @@ impl TransmissionResults {
             .column(Column::new("published T_TD", Some("ms"), Provenance::published("Bayoglu 2004, Table 4.12")));
         for b in &self.bearer {
             t = t.row(vec![
-                Cell::text(&b.case),
-                Cell::text(&b.auth),
+                Cell::text(b.case.to_string()),
+                Cell::text(auth_name(b.auth)),
                 Cell::text(&b.bearer),
                 Cell::num(b.bytes as f64, 0),
                 Cell::num(b.runs as f64, 0),
@@ -507,16 +508,16 @@ impl TransmissionResults {
     fn bearer_figure(&self, ctx: &Ctx) -> Figure {
         let mut chart = ScatterChart::new(Axis::new("modelled", "ms"), Axis::new("measured", "ms"))
             .identity_line();
-        let mut bearers: Vec<String> = self.bearer.iter().map(|b| b.bearer.clone()).collect();
+        let mut bearers: Vec<&BearerName> = self.bearer.iter().map(|b| &b.bearer).collect();
         bearers.sort();
         bearers.dedup();
         for b in bearers {
             chart = chart.series(Series::new(
-                b.clone(),
+                b.as_str(),
                 ctx.measured(),
                 self.bearer
                     .iter()
-                    .filter(|r| r.bearer == b)
+                    .filter(|r| r.bearer == *b)
                     .map(|r| (r.modelled_ms, r.measured_ms)),
             ));
         }

@@ -13,6 +13,7 @@ use wtlsperf_models::Authentication;
 use crate::bearer_cmd::run_concurrently;
 use crate::evaluate::context::{Ctx, Mode};
 use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
+use crate::evaluate::vocabulary::BearerName;
 use crate::gateway::{spawn_gateway, GatewayConfig};
 use crate::pki_store::PkiStore;
 use crate::setup::{gateway_server_config, ClientAuth, Options};
@@ -99,9 +100,9 @@ pub fn run(
                 let measured: Vec<f64> = ok.iter().map(|r| r.duration_ms).collect();
                 let predicted: Vec<f64> = ok.iter().map(|r| r.predicted_ms).collect();
                 rows.push(BearerRow {
-                    case: c.to_string(),
-                    auth: auth_mode(auth).name().to_owned(),
-                    bearer: name.to_owned(),
+                    case: *c,
+                    auth,
+                    bearer: BearerName::of(&p),
                     bytes: (first.bytes_up + first.bytes_down) as usize,
                     datagrams: (first.datagrams_up + first.datagrams_down) as usize,
                     runs: ok.len(),
@@ -126,11 +127,12 @@ pub fn run(
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct BearerRow {
     /// Case.
-    pub case: String,
+    #[serde(serialize_with = "crate::evaluate::csv_file::display")]
+    pub case: Case,
     /// Mode.
-    pub auth: String,
+    pub auth: Authentication,
     /// Link profile.
-    pub bearer: String,
+    pub bearer: BearerName,
     /// Handshake bytes both ways (UDP payload).
     pub bytes: usize,
     /// Datagrams both ways.
