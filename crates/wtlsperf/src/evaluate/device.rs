@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde::Serialize;
+use wtls::suite::Case;
 use wtlsperf_models::device::nokia::{fit_nokia7650, NokiaFit};
 use wtlsperf_models::device::scaling::{rule_checks, RuleCheck};
 use wtlsperf_models::device::DeviceProfile;
@@ -57,13 +58,14 @@ pub struct DeviceResults {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LeviSavasRow {
     /// Case (CA and leaf on one curve or modulus, as Levi-Savas pair them).
-    pub case: String,
-    /// `server` or `mutual`.
-    pub auth: String,
+    #[serde(serialize_with = "crate::evaluate::csv_file::display")]
+    pub case: Case,
+    /// Authentication mode.
+    pub auth: Authentication,
     /// `best` (56 kbit/s, no wait) or `worst` (6 kbit/s, rho 0.8).
     pub scenario: String,
     /// Device.
-    pub device: String,
+    pub device: DeviceName,
     /// Client public-key time on the device (ms).
     pub client_ms: f64,
     /// Response time T_c + T_s + T_w + T_data (ms).
@@ -76,7 +78,7 @@ pub struct HerwonoRow {
     /// Handshake (Herwono's name).
     pub handshake: String,
     /// Device.
-    pub device: String,
+    pub device: DeviceName,
     /// Throughput (bit/s).
     pub throughput_bps: f64,
     /// Duration (ms).
@@ -169,7 +171,7 @@ fn levi_savas_rows(p: &ProcessingResults, profiles: &[DeviceProfile]) -> Vec<Lev
     let mut out = Vec::new();
     for device in profiles
         .iter()
-        .filter(|d| matches!(d.name.as_str(), "arm7tdmi-25mhz" | "nokia7650"))
+        .filter(|d| DeviceName::of(d).is_study_device())
     {
         for c in p.cases.iter().filter(|c| c.case.ca == c.case.leaf) {
             let Ok(case) = model_case(c.case, auth_mode(c.auth)) else {
@@ -190,10 +192,10 @@ fn levi_savas_rows(p: &ProcessingResults, profiles: &[DeviceProfile]) -> Vec<Lev
                     levi_savas_response(client, c.server_cpu_ms.median, pk_bytes(c) as f64, sc)
                 {
                     out.push(LeviSavasRow {
-                        case: c.label(),
-                        auth: auth_label(c.auth).into(),
+                        case: c.case,
+                        auth: c.auth,
                         scenario: name.into(),
-                        device: device.name.clone(),
+                        device: DeviceName::of(device),
                         client_ms: client,
                         response_ms: r.total_ms,
                     });
@@ -225,7 +227,7 @@ fn herwono_rows(p: &ProcessingResults, profiles: &[DeviceProfile]) -> Vec<Herwon
             for r in herwono_throughputs_bps() {
                 out.push(HerwonoRow {
                     handshake: name.clone(),
-                    device: device.name.clone(),
+                    device: DeviceName::of(device),
                     throughput_bps: r,
                     duration_ms: herwono_duration_ms(
                         &groups_with_overhead(c),
@@ -238,13 +240,6 @@ fn herwono_rows(p: &ProcessingResults, profiles: &[DeviceProfile]) -> Vec<Herwon
         }
     }
     out
-}
-
-fn auth_label(a: Authentication) -> &'static str {
-    match a {
-        Authentication::Mutual => "mutual",
-        Authentication::ServerAuth => "server",
-    }
 }
 
 impl DeviceResults {

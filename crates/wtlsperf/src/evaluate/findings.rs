@@ -15,7 +15,7 @@ use wtlsperf_report::{Finding, FindingKind, Section, Verdict};
 use super::processing::ProcessingResults;
 use super::queue::{Inputs, QueueResults, Setting};
 use super::transmission::{BearerRow, TransmissionResults};
-use super::vocabulary::BearerName;
+use super::vocabulary::{auth_name, BearerName};
 
 /// The findings of this run, in the report's order.
 pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -> Vec<Finding> {
@@ -464,10 +464,6 @@ fn spread(v: &[f64]) -> Option<(f64, f64, f64)> {
     let lo = v.iter().copied().min_by(f64::total_cmp)?;
     let hi = v.iter().copied().max_by(f64::total_cmp)?;
     Some((lo, median(v)?, hi))
-}
-
-fn auth_name(auth: Authentication) -> &'static str {
-    crate::auth::auth_mode(auth).name()
 }
 
 /// Whether the run shows each case's gateway CPU above its public-key work: every

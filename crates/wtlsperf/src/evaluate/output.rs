@@ -6,7 +6,8 @@ use std::path::Path;
 
 use anyhow::Context;
 use serde::Serialize;
-use wtlsperf_models::Side;
+use wtls::suite::Case;
+use wtlsperf_models::{Authentication, Side};
 use wtlsperf_report::Finding;
 
 use super::context::Mode;
@@ -258,10 +259,11 @@ pub struct Summary {
 /// [`CaseCsv::of`] and in [`CASES_HEADER`] (a test checks the header).
 #[derive(Debug, Serialize)]
 pub struct CaseCsv {
-    case: String,
+    #[serde(serialize_with = "super::csv_file::display")]
+    case: Case,
     category: u8,
     group: u8,
-    auth: String,
+    auth: Authentication,
     variant: String,
     client_cpu_median_ms: f64,
     client_cpu_p95_ms: f64,
@@ -302,10 +304,10 @@ impl CaseCsv {
         let spread = c.bound.as_ref().map(|b| *b.spread());
         let ci95 = spread.and_then(|s| s.ci95);
         CaseCsv {
-            case: c.label(),
+            case: c.case,
             category: c.case.category,
             group: c.case.group,
-            auth: auth_name(c.auth),
+            auth: c.auth,
             variant: c.variant.clone(),
             client_cpu_median_ms: c.client_cpu_ms.median,
             client_cpu_p95_ms: c.client_cpu_ms.p95,
@@ -341,9 +343,10 @@ impl CaseCsv {
 /// One row of `messages.csv`.
 #[derive(Debug, Serialize)]
 pub struct MessageCsv {
-    case: String,
-    auth: String,
-    side: String,
+    #[serde(serialize_with = "super::csv_file::display")]
+    case: Case,
+    auth: Authentication,
+    side: Side,
     message: String,
     operation: String,
     median_wall_ms: f64,
@@ -354,13 +357,6 @@ pub struct MessageCsv {
 
 /// The header row a CSV of `T` gets (for the test and the docs).
 pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,bound_floor_ratio,probe_overhead_pct,published_client_ms,published_server_ms,bound_status,bound_pairs,bound_ci95_low,bound_ci95_high,server_instructions,client_instructions,raw_pk_instructions,instruction_bound_ratio";
-
-fn auth_name(a: wtlsperf_models::Authentication) -> String {
-    match a {
-        wtlsperf_models::Authentication::Mutual => "mutual".into(),
-        wtlsperf_models::Authentication::ServerAuth => "server".into(),
-    }
-}
 
 /// Writes every machine-readable file into `dir`.
 pub fn write_all(
@@ -383,12 +379,9 @@ pub fn write_all(
         &dir.join("messages.csv"),
         p.cases.iter().flat_map(|c| {
             c.messages.iter().map(move |msg| MessageCsv {
-                case: c.label(),
-                auth: auth_name(c.auth),
-                side: match msg.side {
-                    Side::Client => "client".into(),
-                    Side::Server => "server".into(),
-                },
+                case: c.case,
+                auth: c.auth,
+                side: msg.side,
                 message: msg.message.clone(),
                 operation: msg.operation.clone().unwrap_or_default(),
                 median_wall_ms: msg.median_wall_ms,

@@ -10,7 +10,7 @@ use wtlsperf_models::Authentication;
 
 use super::DeviceResults;
 use crate::evaluate::context::Ctx;
-use crate::evaluate::vocabulary::auth_name;
+use crate::evaluate::vocabulary::{auth_name, DeviceName};
 
 /// The bearer of the ECC-against-RSA figure: the slowest round trip of the compared
 /// links, where the handshake's bytes and round trips weigh most.
@@ -330,8 +330,8 @@ impl DeviceResults {
         for r in &self.levi_savas {
             t = t.row(vec![
                 Cell::text(&r.device),
-                Cell::text(&r.case),
-                Cell::text(&r.auth),
+                Cell::text(r.case.to_string()),
+                Cell::text(auth_name(r.auth)),
                 Cell::text(&r.scenario),
                 Cell::num(r.client_ms, 1),
                 Cell::num(r.response_ms, 1),
@@ -345,7 +345,7 @@ impl DeviceResults {
             Axis::new("throughput", "bit/s"),
             Axis::new("handshake duration", "ms").log(),
         );
-        let mut keys: Vec<(String, String)> = self
+        let mut keys: Vec<(String, DeviceName)> = self
             .herwono
             .iter()
             .map(|r| (r.handshake.clone(), r.device.clone()))
