@@ -8,7 +8,7 @@ use wtlsperf_models::queue::{
 };
 use wtlsperf_models::Authentication;
 
-use super::{Capacity, Group, Inputs, QueueModel, QueueRow, RowVariant};
+use super::rows::{Capacity, Group, Inputs, QueueModel, QueueRow, RowVariant};
 use crate::evaluate::context::Mode;
 use crate::evaluate::processing::ProcessingResults;
 
