@@ -132,7 +132,7 @@ impl Catalogue {
     /// The shipped catalogues (`data/devices/`, `data/bearers/profiles.csv`).
     pub fn shipped() -> anyhow::Result<Catalogue> {
         Catalogue::checked(Catalogue {
-            devices: load_profiles(&CatalogueFiles::shipped())
+            devices: wtlsperf_models::device::profiles()
                 .context("device catalogue data/devices/")?,
             bearers: BearerCatalogue::shipped()
                 .context("bearer catalogue")?
