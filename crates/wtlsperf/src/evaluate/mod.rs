@@ -138,6 +138,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         Mode::Full
     };
+    // The devices and bearers first: a bad data file stops the run before it writes.
+    let catalogue = match &args.data {
+        Some(dir) => vocabulary::Catalogue::load(dir).context("--data")?,
+        None => vocabulary::Catalogue::shipped()?,
+    };
     let started = SystemTime::now();
     let start_secs = started.duration_since(UNIX_EPOCH)?.as_secs();
     let run_id = utc_stamp(start_secs);
@@ -146,10 +151,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| PathBuf::from("results").join(&run_id));
     std::fs::create_dir_all(&out)
         .with_context(|| format!("creating the output directory {}", out.display()))?;
-    let catalogue = match &args.data {
-        Some(dir) => vocabulary::Catalogue::load(dir).context("--data")?,
-        None => vocabulary::Catalogue::shipped()?,
-    };
     let machine_info = output::MachineInfo::collect();
     let ctx = Ctx {
         mode,
@@ -355,6 +356,31 @@ mod tests {
         assert!(absent.args.pki.is_none());
         let given = Command::try_parse_from(["evaluate", "--pki", "elsewhere"]).unwrap();
         assert_eq!(given.args.pki.unwrap().dir, PathBuf::from("elsewhere"));
+    }
+
+    #[test]
+    fn a_bad_data_directory_is_refused_before_anything_is_written() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Command {
+            #[command(flatten)]
+            args: Args,
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let missing = dir.path().join("no-data");
+        let command = Command::try_parse_from([
+            "evaluate".as_ref(),
+            "--smoke".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+            "--data".as_ref(),
+            missing.as_os_str(),
+        ])
+        .unwrap();
+        let e = format!("{:#}", run(command.args).unwrap_err());
+        assert!(e.starts_with("--data") && e.contains("profiles.csv"), "{e}");
+        assert!(!out.exists());
     }
 
     #[test]
