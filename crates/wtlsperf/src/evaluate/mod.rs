@@ -20,6 +20,11 @@
 //! * [`findings`]: what the numbers confirm and contradict;
 //! * [`output`]: the machine-readable files and `summary.json`.
 //!
+//! Below every part lie what they share and nothing else: [`context`] (the run's size,
+//! provenance and progress line), [`vocabulary`] (the devices and bearers, loaded and
+//! validated once at start-up, and the typed names a row carries) and [`csv_file`] (the
+//! CSV edge). A part reads earlier parts' results and never this module, which runs them.
+//!
 //! Three sizes: the full run (about 12.5 minutes on 2 cores: 754-760 s in the last three runs,
 //! within its 15-minute budget), `--quick` (about 160 s) and a hidden `--smoke`, which
 //! the test suite runs, that only proves every part runs end to end.
