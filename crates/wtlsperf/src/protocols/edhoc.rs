@@ -195,7 +195,7 @@ fn buffer(step: &'static str, bytes: &[u8]) -> Result<EdhocMessageBuffer, EdhocE
     EdhocMessageBuffer::new_from_slice(bytes).map_err(|_| EdhocError::TooLong { step })
 }
 
-/// lakers' RustCrypto backend panics on an invalid peer point (lakers issue #93); a
+/// lakers' RustCrypto backend panics on an invalid peer point (upstream report openwsn-berkeley/lakers#93); a
 /// peer's bytes must give an error, so every step on received bytes runs here.
 fn guarded<T>(
     step: &'static str,
