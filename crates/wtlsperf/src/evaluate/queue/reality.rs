@@ -61,12 +61,13 @@ use wtls::suite::Case;
 use wtlsperf_models::Authentication;
 
 use super::calibrate::{calibrate, record, RateEstimate, MAX_WARMUPS};
-use super::{
-    predict, Disturbances, LoadPoint, PointCalibration, Predictions, RunFigures,
-    UndisturbedFigures, WindowWait,
+use super::modelled::predict;
+use super::point::{
+    Disturbances, LoadPoint, PointCalibration, Predictions, RunFigures, UndisturbedFigures,
+    WindowWait,
 };
+use crate::evaluate::context::{Ctx, Mode};
 use crate::evaluate::processing::ProcessingResults;
-use crate::evaluate::{Ctx, Mode};
 use crate::gateway::JobRecord;
 use crate::load::{run_load, Arrivals, LoadReport, LoadSpec};
 use crate::pki_store::PkiStore;
