@@ -20,7 +20,7 @@
 //! milliseconds between flights), which is the setting the P-K model describes.
 //!
 //! The queue is read over a steady window: the jobs that arrived in the run's arrival
-//! span less a tenth of it (at most [`steady::EDGE_MAX_NS`]) at either end, so the empty queue of
+//! span less a tenth of it (at most [`wtlsperf_models::queue::trace::EDGE_MAX_NS`]) at either end, so the empty queue of
 //! the start and the drain at the end (where only the last handshakes' second jobs
 //! arrive) bias neither the measured wait nor the arrival rate the models get.
 //!
