@@ -330,7 +330,10 @@ fn a_client_reads_nothing_but_its_cases_ca_certificate_and_client_files() {
     let own = PkiStore::load_client(&dir.0, &cases[0]).unwrap();
     assert_eq!(own.case, cases[0]);
     // The other case's files are gone, and its loading says which.
-    let err = format!("{:#}", PkiStore::load_client(&dir.0, &cases[1]).unwrap_err());
+    let err = format!(
+        "{:#}",
+        PkiStore::load_client(&dir.0, &cases[1]).unwrap_err()
+    );
     assert!(err.contains("ca-224p.wcert"), "{err}");
 }
 
