@@ -185,7 +185,10 @@ mod tests {
             assert!(c.is_empty());
         }
         let mut c = Cursor::new(&[0x81, 0x80, 0x80, 0x80, 0x80, 0x00]);
-        assert_eq!(c.uintvar("t"), Err(DecodeError::UintvarTooLong { field: "t" }));
+        assert_eq!(
+            c.uintvar("t"),
+            Err(DecodeError::UintvarTooLong { field: "t" })
+        );
         let mut c = Cursor::new(&[0x9F, 0xFF, 0xFF, 0xFF, 0x7F]);
         assert!(c.uintvar("t").is_err());
         let mut c = Cursor::new(&[0x81]);
@@ -197,6 +200,12 @@ mod tests {
         let mut c = Cursor::new(b"ab\0cd");
         assert_eq!(c.text("t").unwrap(), "ab");
         assert_eq!(c.text("t"), Err(DecodeError::BadText { field: "t" }));
-        assert_eq!(c.finish("t"), Err(DecodeError::Trailing { field: "t", extra: 2 }));
+        assert_eq!(
+            c.finish("t"),
+            Err(DecodeError::Trailing {
+                field: "t",
+                extra: 2
+            })
+        );
     }
 }

@@ -14,7 +14,7 @@
 
 pub mod codec;
 // pub mod wbxml;
-// pub mod wsp;
+pub mod wsp;
 pub mod wtp;
 
 pub use codec::DecodeError;

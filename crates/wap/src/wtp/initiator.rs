@@ -3,8 +3,8 @@
 
 use super::sar::{Progress, Reassembly, Segmenter};
 use super::{
-    AbortReason, Body, Direction, Event, Now, Output, Pdu, ProviderReason, Tid, Timer, Timers,
-    Tpi, Trailer, TransactionClass, UsageError,
+    AbortReason, Body, Direction, Event, Now, Output, Pdu, ProviderReason, Tid, Timer, Timers, Tpi,
+    Trailer, TransactionClass, UsageError,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,20 +162,28 @@ impl Initiator {
                 tid_verification: true,
             } => {
                 // Tve: the responder asks whether this TID is current; it is.
-                out.send(self.pdu(false, vec![], Body::Ack {
-                    tid_verification: true,
-                }));
+                out.send(self.pdu(
+                    false,
+                    vec![],
+                    Body::Ack {
+                        tid_verification: true,
+                    },
+                ));
             }
             Body::Ack { .. } => self.on_ack(pdu.acked_psn(), now, &mut out),
             Body::NegativeAck { missing } => {
                 for psn in missing {
                     let p = usize::from(*psn);
                     if self.invoke.current_group().contains(&p) && p > 0 {
-                        out.send(self.pdu(true, vec![], Body::SegmentedInvoke {
-                            trailer: self.invoke.trailer(p),
-                            psn: *psn,
-                            data: self.invoke.data(p).to_vec(),
-                        }));
+                        out.send(self.pdu(
+                            true,
+                            vec![],
+                            Body::SegmentedInvoke {
+                                trailer: self.invoke.trailer(p),
+                                psn: *psn,
+                                data: self.invoke.data(p).to_vec(),
+                            },
+                        ));
                     }
                 }
             }
@@ -183,12 +191,13 @@ impl Initiator {
             Body::SegmentedResult {
                 trailer, psn, data, ..
             } => self.on_result(*psn, *trailer, data, now, &mut out),
-            Body::Abort(reason) => {
-                self.finish(&mut out, Event::Aborted {
+            Body::Abort(reason) => self.finish(
+                &mut out,
+                Event::Aborted {
                     reason: *reason,
                     by_peer: true,
-                })
-            }
+                },
+            ),
             Body::Invoke { .. } | Body::SegmentedInvoke { .. } => {
                 self.abort(ProviderReason::ProtocolError, &mut out)
             }
@@ -227,7 +236,10 @@ impl Initiator {
         if matches!(self.state, State::WaitTimeout | State::UserAckWait) {
             // A retransmission: our Ack was lost (or is still due). Repeat it.
             if let Some(ack) = &self.last_ack {
-                out.send(Pdu { rid: true, ..ack.clone() });
+                out.send(Pdu {
+                    rid: true,
+                    ..ack.clone()
+                });
             }
             return;
         }
@@ -252,9 +264,13 @@ impl Initiator {
 
     fn ack(&self, psn: Option<u8>) -> Pdu {
         let tpis = psn.map(Tpi::PacketSequenceNumber).into_iter().collect();
-        self.pdu(false, tpis, Body::Ack {
-            tid_verification: false,
-        })
+        self.pdu(
+            false,
+            tpis,
+            Body::Ack {
+                tid_verification: false,
+            },
+        )
     }
 
     fn send_final_ack(&mut self, now: Now, out: &mut Output) {
@@ -281,10 +297,13 @@ impl Initiator {
         let mut out = Output::default();
         if self.state != State::Done {
             out.send(self.pdu(false, vec![], Body::Abort(AbortReason::User(reason))));
-            self.finish(&mut out, Event::Aborted {
-                reason: AbortReason::User(reason),
-                by_peer: false,
-            });
+            self.finish(
+                &mut out,
+                Event::Aborted {
+                    reason: AbortReason::User(reason),
+                    by_peer: false,
+                },
+            );
         }
         out
     }
@@ -292,10 +311,13 @@ impl Initiator {
     fn abort(&mut self, reason: ProviderReason, out: &mut Output) {
         let reason = AbortReason::Provider(reason);
         out.send(self.pdu(false, vec![], Body::Abort(reason)));
-        self.finish(out, Event::Aborted {
-            reason,
-            by_peer: false,
-        });
+        self.finish(
+            out,
+            Event::Aborted {
+                reason,
+                by_peer: false,
+            },
+        );
     }
 
     fn finish(&mut self, out: &mut Output, event: Event) {

@@ -23,8 +23,8 @@ use std::hash::Hash;
 
 pub use initiator::{Initiator, InitiatorOptions};
 pub use pdu::{
-    decode_datagram, encode_datagram, AbortReason, Body, Direction, Pdu, PduType,
-    ProviderReason, Tid, TransactionClass, Trailer, Tpi,
+    decode_datagram, encode_datagram, AbortReason, Body, Direction, Pdu, PduType, ProviderReason,
+    Tid, Tpi, Trailer, TransactionClass,
 };
 pub use responder::Responder;
 pub use wtlsperf_spine::Now;
@@ -71,7 +71,10 @@ impl Default for Timers {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// Responder: the initiator's request (reassembled if it was segmented).
-    Invoke { class: TransactionClass, data: Vec<u8> },
+    Invoke {
+        class: TransactionClass,
+        data: Vec<u8>,
+    },
     /// Initiator: the peer acknowledged the invoke (class 1: the transaction is done).
     InvokeAcknowledged,
     /// Initiator: the responder's result (reassembled if it was segmented).

@@ -230,7 +230,10 @@ pub enum Tpi {
     SduBoundary,
     FrameBoundary,
     /// An identity WAP-224 leaves unassigned: kept so it can be ignored, as §8.4 asks.
-    Unassigned { identity: u8, data: Vec<u8> },
+    Unassigned {
+        identity: u8,
+        data: Vec<u8>,
+    },
 }
 
 impl Tpi {
@@ -499,7 +502,11 @@ impl Pdu {
                 }
             }
         };
-        let tpis = if con { decode_tpis(&mut c)? } else { Vec::new() };
+        let tpis = if con {
+            decode_tpis(&mut c)?
+        } else {
+            Vec::new()
+        };
         let mut pdu = Pdu {
             tid,
             direction,
@@ -637,11 +644,11 @@ mod tests {
     #[test]
     fn invoke_bytes_match_the_layout() {
         // 0x0E: type 1, GTR, TTR; TID 0x1234; U/P set, class 2; then the WSP bytes.
+        assert_eq!(invoke(&[0x40]).encode(), [0x0E, 0x12, 0x34, 0x12, 0x40]);
         assert_eq!(
-            invoke(&[0x40]).encode(),
-            [0x0E, 0x12, 0x34, 0x12, 0x40]
+            Pdu::decode(&[0x0E, 0x12, 0x34, 0x12, 0x40]).unwrap(),
+            invoke(&[0x40])
         );
-        assert_eq!(Pdu::decode(&[0x0E, 0x12, 0x34, 0x12, 0x40]).unwrap(), invoke(&[0x40]));
     }
 
     #[test]

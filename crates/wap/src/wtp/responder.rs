@@ -3,8 +3,8 @@
 
 use super::sar::{Progress, Reassembly, Segmenter};
 use super::{
-    AbortReason, Body, Direction, Event, Now, Output, Pdu, ProviderReason, Tid, TidVerdict,
-    Timer, Timers, Tpi, Trailer, TransactionClass, UsageError,
+    AbortReason, Body, Direction, Event, Now, Output, Pdu, ProviderReason, Tid, TidVerdict, Timer,
+    Timers, Tpi, Trailer, TransactionClass, UsageError,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,9 +86,13 @@ impl Responder {
         if *version != 0 {
             me.abort(ProviderReason::VersionNotSupported, &mut out);
         } else if verdict == TidVerdict::Verify {
-            out.send(me.pdu(false, vec![], Body::Ack {
-                tid_verification: true,
-            }));
+            out.send(me.pdu(
+                false,
+                vec![],
+                Body::Ack {
+                    tid_verification: true,
+                },
+            ));
             me.pending = Some((*trailer, data.clone()));
             me.state = State::TidVerifying;
             me.timer = Some(Timer::Wait(now.mono_ns + timers.wait_timeout_ns));
@@ -131,9 +135,13 @@ impl Responder {
 
     fn ack(&self, psn: Option<u8>) -> Pdu {
         let tpis = psn.map(Tpi::PacketSequenceNumber).into_iter().collect();
-        self.pdu(false, tpis, Body::Ack {
-            tid_verification: false,
-        })
+        self.pdu(
+            false,
+            tpis,
+            Body::Ack {
+                tid_verification: false,
+            },
+        )
     }
 
     fn take_invoke_packet(
@@ -203,11 +211,19 @@ impl Responder {
         let mut out = Output::default();
         match (&pdu.body, self.state) {
             (_, State::Done) => {}
-            (Body::Abort(reason), _) => self.finish(&mut out, Event::Aborted {
-                reason: *reason,
-                by_peer: true,
-            }),
-            (Body::Ack { tid_verification: true }, State::TidVerifying) => {
+            (Body::Abort(reason), _) => self.finish(
+                &mut out,
+                Event::Aborted {
+                    reason: *reason,
+                    by_peer: true,
+                },
+            ),
+            (
+                Body::Ack {
+                    tid_verification: true,
+                },
+                State::TidVerifying,
+            ) => {
                 out.event(Event::TidConfirmed);
                 if let Some((trailer, data)) = self.pending.take() {
                     self.state = State::ReceivingInvoke;
@@ -215,14 +231,19 @@ impl Responder {
                     self.take_invoke_packet(0, trailer, &data, now, &mut out);
                 }
             }
-            (Body::Ack { .. }, State::ResultSent) => self.on_result_ack(pdu.acked_psn(), now, &mut out),
+            (Body::Ack { .. }, State::ResultSent) => {
+                self.on_result_ack(pdu.acked_psn(), now, &mut out)
+            }
             (Body::NegativeAck { missing }, State::ResultSent) => {
                 self.resend_missing(missing, &mut out)
             }
             (Body::Invoke { .. }, state) if pdu.rid && state != State::UserAckWait => {
                 // A retransmitted invoke: the Ack we sent was lost.
                 if let Some(ack) = &self.invoke_ack {
-                    out.send(Pdu { rid: true, ..ack.clone() });
+                    out.send(Pdu {
+                        rid: true,
+                        ..ack.clone()
+                    });
                 }
             }
             (Body::SegmentedInvoke { trailer, psn, data }, State::ReceivingInvoke) => {
@@ -238,7 +259,9 @@ impl Responder {
     }
 
     fn on_result_ack(&mut self, psn: Option<u8>, now: Now, out: &mut Output) {
-        let Some(result) = &mut self.result else { return };
+        let Some(result) = &mut self.result else {
+            return;
+        };
         if result.is_segmented() {
             let Some(psn) = psn else { return };
             if !result.acknowledge(psn) {
@@ -334,10 +357,13 @@ impl Responder {
         let mut out = Output::default();
         if self.state != State::Done {
             out.send(self.pdu(false, vec![], Body::Abort(AbortReason::User(reason))));
-            self.finish(&mut out, Event::Aborted {
-                reason: AbortReason::User(reason),
-                by_peer: false,
-            });
+            self.finish(
+                &mut out,
+                Event::Aborted {
+                    reason: AbortReason::User(reason),
+                    by_peer: false,
+                },
+            );
         }
         out
     }
@@ -345,10 +371,13 @@ impl Responder {
     fn abort(&mut self, reason: ProviderReason, out: &mut Output) {
         let reason = AbortReason::Provider(reason);
         out.send(self.pdu(false, vec![], Body::Abort(reason)));
-        self.finish(out, Event::Aborted {
-            reason,
-            by_peer: false,
-        });
+        self.finish(
+            out,
+            Event::Aborted {
+                reason,
+                by_peer: false,
+            },
+        );
     }
 
     fn finish(&mut self, out: &mut Output, event: Event) {

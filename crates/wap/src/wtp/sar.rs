@@ -130,7 +130,10 @@ impl Reassembly {
             return Progress::Missing(missing);
         }
         if self.message_end == Some(end) {
-            let data = std::mem::take(&mut self.packets).into_values().flatten().collect();
+            let data = std::mem::take(&mut self.packets)
+                .into_values()
+                .flatten()
+                .collect();
             return Progress::Complete {
                 data,
                 last_psn: Some(end),
@@ -167,7 +170,10 @@ mod tests {
     fn gaps_are_named_then_filled() {
         let mut r = Reassembly::default();
         assert_eq!(r.add(0, Trailer::More, b"a"), Progress::Pending);
-        assert_eq!(r.add(2, Trailer::EndOfGroup, b"c"), Progress::Missing(vec![1]));
+        assert_eq!(
+            r.add(2, Trailer::EndOfGroup, b"c"),
+            Progress::Missing(vec![1])
+        );
         assert_eq!(r.add(1, Trailer::More, b"b"), Progress::AckGroup(2));
         // A retransmitted group end is acknowledged again (the Ack may have been lost).
         assert_eq!(r.add(2, Trailer::EndOfGroup, b"c"), Progress::AckGroup(2));

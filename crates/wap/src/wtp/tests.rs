@@ -130,7 +130,9 @@ impl Run {
                     let out = match &mut self.resp {
                         Some(r) => r.handle(&pdu, now),
                         None => {
-                            let Body::Invoke { tid_new, .. } = pdu.body else { continue };
+                            let Body::Invoke { tid_new, .. } = pdu.body else {
+                                continue;
+                            };
                             let verdict = self.cache.verdict(0, pdu.tid, tid_new);
                             let (r, out) =
                                 Responder::on_invoke(&pdu, verdict, self.timers, now).unwrap();
@@ -170,8 +172,8 @@ impl Run {
             self.now = self.now.max(next);
             let now = at(self.now);
             if self.user_steps.first() == Some(&next) {
-                let first = self.user_steps.len() == 2
-                    || matches!(self.answer, Answer::Result { .. });
+                let first =
+                    self.user_steps.len() == 2 || matches!(self.answer, Answer::Result { .. });
                 self.user_steps.remove(0);
                 self.user_step(first);
                 continue;
@@ -302,7 +304,10 @@ fn a_lost_result_is_retransmitted_and_reacknowledged() {
         }
         _ => false,
     });
-    assert_eq!(run.types(false), [PduType::Result, PduType::Result, PduType::Result]);
+    assert_eq!(
+        run.types(false),
+        [PduType::Result, PduType::Result, PduType::Result]
+    );
     assert_eq!(run.resp.as_ref().unwrap().retransmissions(), 2);
     assert!(run.resp_events.contains(&Event::Completed));
     assert_eq!(run.result(), Some(&result_bytes(10)));
@@ -310,7 +315,12 @@ fn a_lost_result_is_retransmitted_and_reacknowledged() {
 
 #[test]
 fn silence_ends_in_a_noresponse_abort_after_the_retry_limit() {
-    let mut run = Run::new(TransactionClass::Two, b"GET".to_vec(), fast(), Answer::Silent);
+    let mut run = Run::new(
+        TransactionClass::Two,
+        b"GET".to_vec(),
+        fast(),
+        Answer::Silent,
+    );
     run.drive(|from_init, _, _| from_init);
     assert_eq!(run.types(true).len(), 1 + 4 + 1);
     assert_eq!(
@@ -326,7 +336,12 @@ fn silence_ends_in_a_noresponse_abort_after_the_retry_limit() {
 
 #[test]
 fn class1_is_acknowledged_and_a_duplicate_reacknowledged() {
-    let mut run = Run::new(TransactionClass::One, b"push".to_vec(), fast(), Answer::Silent);
+    let mut run = Run::new(
+        TransactionClass::One,
+        b"push".to_vec(),
+        fast(),
+        Answer::Silent,
+    );
     let mut first_ack = true;
     run.drive(|from_init, p, _| {
         let drop = !from_init && p.pdu_type() == PduType::Ack && first_ack;
@@ -336,12 +351,23 @@ fn class1_is_acknowledged_and_a_duplicate_reacknowledged() {
     assert_eq!(run.types(false), [PduType::Ack, PduType::Ack]);
     assert!(run.wire[2].2.rid, "the repeated Ack carries RID");
     assert!(run.init_events.contains(&Event::Completed));
-    assert!(matches!(run.resp_events[0], Event::Invoke { class: TransactionClass::One, .. }));
+    assert!(matches!(
+        run.resp_events[0],
+        Event::Invoke {
+            class: TransactionClass::One,
+            ..
+        }
+    ));
 }
 
 #[test]
 fn class0_sends_once_and_expects_nothing() {
-    let mut run = Run::new(TransactionClass::Zero, b"x".to_vec(), fast(), Answer::Silent);
+    let mut run = Run::new(
+        TransactionClass::Zero,
+        b"x".to_vec(),
+        fast(),
+        Answer::Silent,
+    );
     assert_eq!(run.init_events, [Event::Completed]);
     run.drive(|_, _, _| false);
     assert_eq!(run.types(false), []);
@@ -377,7 +403,10 @@ fn tid_verification_asks_and_the_initiator_confirms() {
     assert_eq!(acks, [true, true, false]);
     assert_eq!(run.resp_events[0], Event::TidConfirmed);
     assert_eq!(run.result(), Some(&result_bytes(5)));
-    assert_eq!(run.cache.verdict(0, Tid::new(101), false), TidVerdict::Accept);
+    assert_eq!(
+        run.cache.verdict(0, Tid::new(101), false),
+        TidVerdict::Accept
+    );
 }
 
 #[test]
@@ -403,9 +432,7 @@ fn a_segmented_result_is_reassembled_with_a_selective_nack() {
     );
     let mut dropped = false;
     run.drive(|from_init, p, _| {
-        let hit = !from_init
-            && matches!(p.body, Body::SegmentedResult { psn: 4, .. })
-            && !dropped;
+        let hit = !from_init && matches!(p.body, Body::SegmentedResult { psn: 4, .. }) && !dropped;
         dropped |= hit;
         hit
     });
@@ -419,7 +446,11 @@ fn a_segmented_result_is_reassembled_with_a_selective_nack() {
         })
         .collect();
     assert_eq!(nacks, [vec![4]]);
-    let group_acks: Vec<u8> = run.wire.iter().filter_map(|(_, _, p)| p.acked_psn()).collect();
+    let group_acks: Vec<u8> = run
+        .wire
+        .iter()
+        .filter_map(|(_, _, p)| p.acked_psn())
+        .collect();
     assert_eq!(group_acks, [2, 5, 8, 9]);
     assert!(run.resp_events.contains(&Event::Completed));
 }
@@ -538,14 +569,26 @@ fn user_abort_reaches_the_peer() {
     let pdu = Pdu::decode(&out.send[0]).unwrap();
     assert_eq!(pdu.body, Body::Abort(AbortReason::User(0xE9)));
     assert!(init.is_finished());
-    let (mut resp, _) =
-        Responder::on_invoke(&Pdu::decode(&{
-            let (_, o) = Initiator::start(Tid::new(1), TransactionClass::Two, vec![1], fast(), at(0)).unwrap();
+    let (mut resp, _) = Responder::on_invoke(
+        &Pdu::decode(&{
+            let (_, o) =
+                Initiator::start(Tid::new(1), TransactionClass::Two, vec![1], fast(), at(0))
+                    .unwrap();
             o.send[0].clone()
         })
-        .unwrap(), TidVerdict::Accept, fast(), at(0))
-        .unwrap();
-    let out = resp.handle(&Pdu { direction: Direction::FromInitiator, ..pdu }, at(1));
+        .unwrap(),
+        TidVerdict::Accept,
+        fast(),
+        at(0),
+    )
+    .unwrap();
+    let out = resp.handle(
+        &Pdu {
+            direction: Direction::FromInitiator,
+            ..pdu
+        },
+        at(1),
+    );
     assert_eq!(
         out.events,
         [Event::Aborted {
@@ -553,7 +596,10 @@ fn user_abort_reaches_the_peer() {
             by_peer: true
         }]
     );
-    assert_eq!(resp.result(vec![], at(2)).unwrap_err(), UsageError::WrongState);
+    assert_eq!(
+        resp.result(vec![], at(2)).unwrap_err(),
+        UsageError::WrongState
+    );
 }
 
 #[test]
