@@ -13,7 +13,7 @@
 //! precise error; none panics.
 
 pub mod codec;
-// pub mod wbxml;
+pub mod wbxml;
 pub mod wsp;
 pub mod wtp;
 

@@ -49,7 +49,7 @@ impl Segmenter {
             Trailer::Whole
         } else if psn + 1 == self.segments.len() {
             Trailer::EndOfMessage
-        } else if (psn + 1) % self.group_size == 0 {
+        } else if (psn + 1).is_multiple_of(self.group_size) {
             Trailer::EndOfGroup
         } else {
             Trailer::More
