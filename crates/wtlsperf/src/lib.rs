@@ -20,4 +20,5 @@ pub mod runner;
 pub mod setup;
 pub mod udp_client;
 pub mod wap_client;
+pub mod wap_gateway;
 pub mod wsp;
