@@ -380,13 +380,13 @@ fn charset_of(v: &Value) -> Option<Charset> {
 pub struct Headers(pub Vec<Header>);
 
 impl Headers {
-    /// What a WAP 1.x browser announces (the set a Nokia 7110 or Ericsson R380 sent, as
-    /// far as a gateway's content negotiation looks at it): compiled and text WML,
-    /// compiled WMLScript and WBMP; UTF-8 and Latin-1; English; and the agent.
+    /// What a WAP 1.x browser announces: the compiled forms it decodes (WMLC, compiled
+    /// WMLScript) and WBMP; UTF-8 and Latin-1; English; and the agent. A handset parses
+    /// no WML text, so it does not accept `text/vnd.wap.wml`: a gateway whose origin
+    /// serves WML compiles it (Kannel passes the text through when it is accepted).
     pub fn browser(user_agent: &str) -> Headers {
         Headers(vec![
             Header::accept(&ContentType::WMLC),
-            Header::accept(&ContentType::WML),
             Header::accept(&ContentType::WMLSCRIPTC),
             Header::accept(&ContentType::WBMP),
             Header::accept_charset(Charset::UTF_8),
