@@ -437,28 +437,7 @@ impl Pdu {
         let rid = ty != PduType::Abort && first & 1 != 0;
         let trailer = Trailer::from_bits(first & 0b100 != 0, first & 0b010 != 0);
         let body = match ty {
-            PduType::Invoke => {
-                let b = c.u8("WTP Invoke flags")?;
-                let class = match b & 0b11 {
-                    0 => TransactionClass::Zero,
-                    1 => TransactionClass::One,
-                    2 => TransactionClass::Two,
-                    v => {
-                        return Err(DecodeError::Unassigned {
-                            field: "WTP transaction class",
-                            value: u32::from(v),
-                        })
-                    }
-                };
-                Body::Invoke {
-                    trailer,
-                    version: b >> 6,
-                    tid_new: b & 0x20 != 0,
-                    user_ack: b & 0x10 != 0,
-                    class,
-                    data: Vec::new(),
-                }
-            }
+            PduType::Invoke => decode_invoke_flags(&mut c, trailer)?,
             PduType::Result => Body::Result {
                 trailer,
                 data: Vec::new(),
@@ -466,19 +445,7 @@ impl Pdu {
             PduType::Ack => Body::Ack {
                 tid_verification: first & 0b100 != 0,
             },
-            PduType::Abort => {
-                let octet = c.u8("WTP abort reason")?;
-                Body::Abort(match first & 0b111 {
-                    0 => AbortReason::Provider(ProviderReason::from_octet(octet)?),
-                    1 => AbortReason::User(octet),
-                    v => {
-                        return Err(DecodeError::Unassigned {
-                            field: "WTP abort type",
-                            value: u32::from(v),
-                        })
-                    }
-                })
-            }
+            PduType::Abort => Body::Abort(decode_abort(&mut c, first)?),
             PduType::SegmentedInvoke | PduType::SegmentedResult => {
                 let psn = c.u8("WTP packet sequence number")?;
                 if ty == PduType::SegmentedInvoke {
@@ -529,6 +496,43 @@ impl Pdu {
             _ => {}
         }
         Ok(pdu)
+    }
+}
+
+/// The fourth octet of an Invoke: version, TIDnew, U/P, reserved, class.
+fn decode_invoke_flags(c: &mut Cursor<'_>, trailer: Trailer) -> Result<Body, DecodeError> {
+    let b = c.u8("WTP Invoke flags")?;
+    let class = match b & 0b11 {
+        0 => TransactionClass::Zero,
+        1 => TransactionClass::One,
+        2 => TransactionClass::Two,
+        v => {
+            return Err(DecodeError::Unassigned {
+                field: "WTP transaction class",
+                value: u32::from(v),
+            })
+        }
+    };
+    Ok(Body::Invoke {
+        trailer,
+        version: b >> 6,
+        tid_new: b & 0x20 != 0,
+        user_ack: b & 0x10 != 0,
+        class,
+        data: Vec::new(),
+    })
+}
+
+/// The abort type (low three bits of the first octet) and the reason octet.
+fn decode_abort(c: &mut Cursor<'_>, first: u8) -> Result<AbortReason, DecodeError> {
+    let octet = c.u8("WTP abort reason")?;
+    match first & 0b111 {
+        0 => Ok(AbortReason::Provider(ProviderReason::from_octet(octet)?)),
+        1 => Ok(AbortReason::User(octet)),
+        v => Err(DecodeError::Unassigned {
+            field: "WTP abort type",
+            value: u32::from(v),
+        }),
     }
 }
 
