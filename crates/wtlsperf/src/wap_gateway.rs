@@ -10,6 +10,7 @@
 //! is the sans-IO [`service::WapService`]; WTLS is the engine's endpoint. Without
 //! `--wap` the gateway stays the echo server of the load tests.
 
+pub mod lab_origin;
 pub mod origin;
 pub mod service;
 
@@ -99,6 +100,8 @@ pub const ROLES: [PortRole; 4] = [
 #[derive(Clone)]
 pub struct WapGatewayConfig {
     pub ip: IpAddr,
+    /// The first of the four ports; 0 binds each role to a port the system picks (the
+    /// evaluation and tests, which must not collide with a gateway already running).
     pub base_port: u16,
     /// Roles to open (a subset of [`ROLES`]).
     pub roles: Vec<PortRole>,
@@ -159,7 +162,11 @@ pub fn spawn(cfg: WapGatewayConfig) -> anyhow::Result<WapGateway> {
     let mut threads = Vec::new();
     let mut addrs = Vec::new();
     for role in &cfg.roles {
-        let port = cfg.base_port + role.offset;
+        let port = if cfg.base_port == 0 {
+            0
+        } else {
+            cfg.base_port + role.offset
+        };
         let addr = SocketAddr::new(cfg.ip, port);
         let socket = UdpSocket::bind(addr).with_context(|| {
             format!("binding the WAP port {addr} (--wap-off {port} leaves it closed)")

@@ -30,6 +30,7 @@ pub mod instructions;
 pub mod mcommerce;
 pub mod output;
 pub mod overall;
+pub mod page_load;
 pub mod processing;
 pub mod protocols;
 pub mod queue;
@@ -254,7 +255,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// The progress bar on stderr: one step per top-level part.
 fn progress_bar() -> ProgressBar {
-    let progress = ProgressBar::new(11);
+    let progress = ProgressBar::new(12);
     progress.set_style(
         ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -273,6 +274,7 @@ struct Parts {
     records: record_layer::RecordResults,
     mcommerce: mcommerce::McommerceResults,
     protocols: protocols::ProtocolResults,
+    page_load: page_load::PageLoadResults,
     findings: Vec<wtlsperf_report::Finding>,
 }
 
@@ -294,6 +296,7 @@ impl Parts {
         let records = ctx.part("record_layer", || record_layer::run(ctx))?;
         let mcommerce = ctx.part("mcommerce", || mcommerce::run(ctx, store))?;
         let protocols = ctx.part("protocols", || protocols::run(ctx, store, &processing))?;
+        let page_load = ctx.part("page_load", || page_load::run(ctx, store))?;
         let mut findings = ctx.part("findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);
             all.extend(devices.findings());
@@ -309,6 +312,7 @@ impl Parts {
             records,
             mcommerce,
             protocols,
+            page_load,
             findings,
         })
     }
@@ -337,6 +341,7 @@ impl Parts {
                 .section(self.records.section(ctx))
                 .section(self.mcommerce.section(ctx))
                 .section(self.protocols.section(ctx))
+                .section(self.page_load.section(ctx))
                 .section(findings::section(&self.findings)),
         )
     }
@@ -367,6 +372,7 @@ impl Parts {
         )?;
         self.devices.write_csv(out)?;
         self.protocols.write_csv(out)?;
+        self.page_load.write_csv(out)?;
         Ok(())
     }
 }
