@@ -386,3 +386,139 @@ impl WapService {
         actions
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wtlsperf_wap::wtp::{Initiator, Pdu};
+
+    fn at(ms: u64) -> Now {
+        Now::new(ms * 1_000_000, 0)
+    }
+
+    /// Feeds an initiator's datagrams to the service and the service's answers back,
+    /// until nothing moves; returns the fetches asked for and the initiator's events.
+    fn exchange(
+        svc: &mut WapService,
+        init: &mut Initiator,
+        mut to_gateway: Vec<Vec<u8>>,
+        now: Now,
+    ) -> (Vec<Action>, Vec<Event>) {
+        let peer: SocketAddr = "127.0.0.1:4000".parse().unwrap();
+        let (mut fetches, mut events) = (Vec::new(), Vec::new());
+        while !to_gateway.is_empty() {
+            let mut back = Vec::new();
+            for d in to_gateway.drain(..) {
+                for a in svc.on_datagram(peer, &d, now) {
+                    match a {
+                        Action::Send { bytes, .. } => back.push(bytes),
+                        fetch => fetches.push(fetch),
+                    }
+                }
+            }
+            for d in back {
+                for pdu in wtp::decode_datagram(&d).unwrap() {
+                    let out = init.handle(&pdu, now);
+                    to_gateway.extend(out.send);
+                    events.extend(out.events);
+                }
+            }
+        }
+        (fetches, events)
+    }
+
+    fn result_of(events: &[Event]) -> wsp::Pdu {
+        events
+            .iter()
+            .find_map(|e| match e {
+                Event::Result(d) => Some(wsp::Pdu::decode(d).unwrap()),
+                _ => None,
+            })
+            .expect("a result")
+    }
+
+    #[test]
+    fn a_session_is_connected_and_its_get_goes_to_the_origin() {
+        let mut svc = WapService::new(WspMode::Connection, Timers::default());
+        let get = wsp::Pdu::Get {
+            method: wsp::GetMethod::Get,
+            uri: "http://o/p.wml".into(),
+            headers: Headers::default(),
+        };
+        // A Get before any Connect is aborted (WSP PROTOERR).
+        let (mut init, out) = Initiator::start(
+            Tid::new(1),
+            TransactionClass::Two,
+            get.encode(),
+            Timers::default(),
+            at(0),
+        )
+        .unwrap();
+        let (fetches, events) = exchange(&mut svc, &mut init, out.send, at(0));
+        assert!(fetches.is_empty());
+        assert!(matches!(
+            events.last(),
+            Some(Event::Aborted {
+                reason: wtp::AbortReason::User(0xE0),
+                by_peer: true
+            })
+        ));
+        // Connect: a ConnectReply with the negotiated capabilities.
+        let connect = wsp::Pdu::Connect {
+            version: wsp::Version::V1_0,
+            capabilities: Capabilities {
+                method_mor: Some(4),
+                ..Capabilities::default()
+            },
+            headers: Headers::browser("t"),
+        };
+        let (mut init, out) = Initiator::start(
+            Tid::new(2),
+            TransactionClass::Two,
+            connect.encode(),
+            Timers::default(),
+            at(1),
+        )
+        .unwrap();
+        let (_, events) = exchange(&mut svc, &mut init, out.send, at(1));
+        let wsp::Pdu::ConnectReply { capabilities, .. } = result_of(&events) else {
+            panic!("not a ConnectReply")
+        };
+        assert_eq!(capabilities.method_mor, Some(1));
+        // The Get now becomes an origin request carrying the session's Accept headers.
+        let (mut init, out) = Initiator::start(
+            Tid::new(3),
+            TransactionClass::Two,
+            get.encode(),
+            Timers::default(),
+            at(2),
+        )
+        .unwrap();
+        let (fetches, _) = exchange(&mut svc, &mut init, out.send, at(2));
+        let [Action::Fetch { request, reply_to }] = fetches.as_slice() else {
+            panic!("{fetches:?}")
+        };
+        assert_eq!(request.uri, "http://o/p.wml");
+        assert!(request.accepts_wmlc && !request.accepts_wml);
+        // The origin's answer is the transaction's result.
+        let reply = wsp::Pdu::Reply {
+            status: wsp::Status::OK,
+            content_type: wsp::ContentType::WMLC,
+            headers: Headers::default(),
+            body: vec![1, 2],
+        };
+        let back: Vec<Vec<u8>> = svc
+            .on_reply(*reply_to, reply.clone(), at(3))
+            .into_iter()
+            .map(|a| match a {
+                Action::Send { bytes, .. } => bytes,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let pdu = Pdu::decode(&back[0]).unwrap();
+        let out = init.handle(&pdu, at(3));
+        assert_eq!(result_of(&out.events), reply);
+        assert_eq!(svc.stats.requests, 1);
+        assert_eq!(svc.stats.sessions_opened, 1);
+    }
+}
