@@ -161,6 +161,16 @@ fn wtlsperf(args: &[&str]) -> Output {
 
 /// `wtlsperf client` fetching `url` from `connect`; returns stdout after checking success.
 fn fetch(connect: SocketAddr, mode: WspMode, secure: bool, url: &str) -> String {
+    fetch_with(connect, mode, secure, url, &[])
+}
+
+fn fetch_with(
+    connect: SocketAddr,
+    mode: WspMode,
+    secure: bool,
+    url: &str,
+    extra: &[&str],
+) -> String {
     let addr = connect.to_string();
     let mode = match mode {
         WspMode::Connectionless => "connectionless",
@@ -182,6 +192,7 @@ fn fetch(connect: SocketAddr, mode: WspMode, secure: bool, url: &str) -> String 
     } else {
         args.push("--no-wtls");
     }
+    args.extend(extra);
     let out = wtlsperf(&args);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -241,6 +252,44 @@ fn our_client_fetches_through_our_gateway_on_all_four_ports() {
             "{r:?}"
         );
     }
+}
+
+#[test]
+fn keylog_records_each_handshake_in_nss_format() {
+    let origin = Origin::start();
+    let gateway = our_gateway("127.0.3.5", Duration::from_secs(10));
+    let addr = gateway.addr(WspMode::Connection, true).unwrap();
+    let dir = temp_dir("keylog");
+    let keylog = dir.join("keys.txt");
+    let keylog_arg = keylog.to_str().unwrap();
+    let url = origin.url("/page.wml");
+    fetch_with(
+        addr,
+        WspMode::Connection,
+        true,
+        &url,
+        &["--keylog", keylog_arg, "--count", "2"],
+    );
+    let text = std::fs::read_to_string(&keylog).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for line in &lines {
+        let fields: Vec<&str> = line.split(' ').collect();
+        assert_eq!(fields[0], "CLIENT_RANDOM", "{line}");
+        // A WTLS client random is 16 octets and its master secret 20.
+        assert_eq!((fields[1].len(), fields[2].len()), (32, 40), "{line}");
+        assert!(fields[1..]
+            .iter()
+            .all(|f| f.chars().all(|c| c.is_ascii_hexdigit())));
+    }
+    assert_ne!(
+        lines[0], lines[1],
+        "each handshake has its own random and secret"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&keylog).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the key log holds secrets");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
