@@ -121,9 +121,48 @@ pub struct PortReport {
     pub busy_refusals: u64,
 }
 
+/// What one job of a port was: a datagram of a WTLS handshake, a datagram carrying WSP or
+/// WTP (a request, an acknowledgement; record decryption included), or turning an
+/// origin's answer into the Reply and sending it (WML compile and record encryption
+/// included). The origin's own time is not the gateway's work and is not in any job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobKind {
+    Handshake,
+    Request,
+    Reply,
+}
+
+/// One job of a port: when it started and ended (process clock, ns) and the datagram's
+/// or the Reply's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct WapJob {
+    pub kind: JobKind,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub bytes: usize,
+}
+
+impl WapJob {
+    pub fn service_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+}
+
+/// Most jobs a port keeps for [`WapGateway::take_jobs`].
+const MAX_JOBS: usize = 200_000;
+
+/// An origin's answer on its way back to the port.
+type Answer = (
+    ReplyTo,
+    OriginRequest,
+    Result<origin::OriginAnswer, origin::OriginFailure>,
+);
+
 /// Running ports; dropping it stops them.
 pub struct WapGateway {
     stop: Arc<AtomicBool>,
+    jobs: Arc<Mutex<Vec<WapJob>>>,
     threads: Vec<JoinHandle<PortReport>>,
     pub addrs: Vec<(PortRole, SocketAddr)>,
 }
@@ -136,6 +175,14 @@ impl WapGateway {
             .drain(..)
             .filter_map(|t| t.join().ok())
             .collect()
+    }
+
+    /// The jobs every port has recorded since the last call.
+    pub fn take_jobs(&self) -> Vec<WapJob> {
+        self.jobs
+            .lock()
+            .map(|mut j| std::mem::take(&mut *j))
+            .unwrap_or_default()
     }
 
     /// The address of the port with `role`'s mode and security, if open.
@@ -159,6 +206,7 @@ impl Drop for WapGateway {
 /// Binds the ports and starts their threads.
 pub fn spawn(cfg: WapGatewayConfig) -> anyhow::Result<WapGateway> {
     let stop = Arc::new(AtomicBool::new(false));
+    let jobs = Arc::new(Mutex::new(Vec::new()));
     let mut threads = Vec::new();
     let mut addrs = Vec::new();
     for role in &cfg.roles {
@@ -173,7 +221,7 @@ pub fn spawn(cfg: WapGatewayConfig) -> anyhow::Result<WapGateway> {
         })?;
         socket.set_read_timeout(Some(POLL))?;
         addrs.push((*role, socket.local_addr()?));
-        let port_state = Port::new(*role, socket, &cfg);
+        let port_state = Port::new(*role, socket, &cfg, jobs.clone());
         let flag = stop.clone();
         threads.push(
             std::thread::Builder::new()
@@ -183,6 +231,7 @@ pub fn spawn(cfg: WapGatewayConfig) -> anyhow::Result<WapGateway> {
     }
     Ok(WapGateway {
         stop,
+        jobs,
         threads,
         addrs,
     })
@@ -195,14 +244,20 @@ struct Port {
     handled: Handled,
     service: WapService,
     origin: Origin,
-    answers_tx: Sender<(ReplyTo, wsp::Pdu)>,
-    answers: Receiver<(ReplyTo, wsp::Pdu)>,
+    answers_tx: Sender<Answer>,
+    answers: Receiver<Answer>,
+    jobs: Arc<Mutex<Vec<WapJob>>>,
     in_flight: Arc<AtomicUsize>,
     report: Arc<Mutex<PortReport>>,
 }
 
 impl Port {
-    fn new(role: PortRole, socket: UdpSocket, cfg: &WapGatewayConfig) -> Port {
+    fn new(
+        role: PortRole,
+        socket: UdpSocket,
+        cfg: &WapGatewayConfig,
+        jobs: Arc<Mutex<Vec<WapJob>>>,
+    ) -> Port {
         let (answers_tx, answers) = channel();
         let port = socket.local_addr().map_or(0, |a| a.port());
         Port {
@@ -215,6 +270,7 @@ impl Port {
             origin: Origin::new(cfg.origin_timeout),
             answers_tx,
             answers,
+            jobs,
             in_flight: Arc::new(AtomicUsize::new(0)),
             report: Arc::new(Mutex::new(PortReport {
                 port,
@@ -231,11 +287,20 @@ impl Port {
             let _ = self.socket.set_read_timeout(Some(wait));
             if let Ok((n, peer)) = self.socket.recv_from(&mut buf) {
                 let datagram = buf[..n].to_vec();
-                self.on_datagram(peer, &datagram);
+                let start_ns = setup::now().mono_ns;
+                let kind = self.on_datagram(peer, &datagram);
+                self.record(kind, start_ns, n);
             }
-            while let Ok((to, reply)) = self.answers.try_recv() {
+            while let Ok((to, request, answer)) = self.answers.try_recv() {
+                let start_ns = setup::now().mono_ns;
+                let reply = origin::reply_for(&request, answer);
+                let bytes = match &reply {
+                    wsp::Pdu::Reply { body, .. } => body.len(),
+                    _ => 0,
+                };
                 let actions = self.service.on_reply(to, reply, wtp_now());
                 self.run(actions);
+                self.record(JobKind::Reply, start_ns, bytes);
             }
             let actions = self.service.on_timeout(wtp_now());
             self.run(actions);
@@ -259,12 +324,33 @@ impl Port {
             .max(Duration::from_millis(1))
     }
 
-    fn on_datagram(&mut self, peer: SocketAddr, datagram: &[u8]) {
+    fn record(&mut self, kind: JobKind, start_ns: u64, bytes: usize) {
+        let job = WapJob {
+            kind,
+            start_ns,
+            end_ns: setup::now().mono_ns,
+            bytes,
+        };
+        if let Ok(mut jobs) = self.jobs.lock() {
+            if jobs.len() < MAX_JOBS {
+                jobs.push(job);
+            }
+        }
+    }
+
+    /// Serves one datagram; says whether it was handshake or WSP/WTP work.
+    fn on_datagram(&mut self, peer: SocketAddr, datagram: &[u8]) -> JobKind {
         let Some(endpoint) = &mut self.endpoint else {
             let actions = self.service.on_datagram(peer, datagram, wtp_now());
-            return self.run(actions);
+            self.run(actions);
+            return JobKind::Request;
         };
         endpoint.handle(setup::now(), peer, datagram, &mut self.handled);
+        let kind = if self.handled.handshake_job {
+            JobKind::Handshake
+        } else {
+            JobKind::Request
+        };
         for t in &self.handled.transmits {
             let _ = self.socket.send_to(&t.payload, t.destination);
         }
@@ -275,6 +361,7 @@ impl Port {
                 self.run(actions);
             }
         }
+        kind
     }
 
     fn run(&mut self, actions: Vec<Action>) {
@@ -343,9 +430,8 @@ impl Port {
                         r.origin_failures += 1;
                     }
                 }
-                let reply = origin::reply_for(&request, answer);
                 in_flight.fetch_sub(1, Ordering::SeqCst);
-                let _ = tx.send((reply_to, reply));
+                let _ = tx.send((reply_to, request, answer));
             });
         if let Err(e) = spawned {
             self.in_flight.fetch_sub(1, Ordering::SeqCst);

@@ -240,6 +240,14 @@ fn our_client_fetches_through_our_gateway_on_all_four_ports() {
             role.mode == WspMode::Connection
         );
     }
+    // The job log covers the WAP work: handshake datagrams on the secure ports, WSP/WTP
+    // datagrams, and one Reply job per page.
+    let jobs = gateway.take_jobs();
+    let count = |k: wap_gateway::JobKind| jobs.iter().filter(|j| j.kind == k).count();
+    assert!(count(wap_gateway::JobKind::Handshake) >= 2, "{jobs:?}");
+    assert!(count(wap_gateway::JobKind::Request) >= 4, "{jobs:?}");
+    assert_eq!(count(wap_gateway::JobKind::Reply), 4, "{jobs:?}");
+    assert!(jobs.iter().all(|j| j.end_ns >= j.start_ns));
     let reports = gateway.shutdown();
     assert_eq!(reports.len(), 4);
     for r in &reports {

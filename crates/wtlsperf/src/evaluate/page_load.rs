@@ -77,10 +77,55 @@ pub struct PageLoadRow {
     pub body_bytes: usize,
 }
 
+/// One row of `page_load_gateway.csv`: what each kind of job cost the gateway over the
+/// whole part (every bearer, case and fetch).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct GatewayCostRow {
+    /// `handshake` (a WTLS handshake datagram), `request` (a datagram carrying WSP or
+    /// WTP, record decryption included) or `reply` (the origin's answer made a WSP Reply:
+    /// WML compiled, sealed, sent).
+    pub kind: String,
+    pub jobs: usize,
+    /// Median and 95th percentile (nearest rank) of the job's service time (µs).
+    pub median_service_us: f64,
+    pub p95_service_us: f64,
+    /// Median size of the datagram (or the Reply's body) (B).
+    pub median_bytes: f64,
+}
+
 /// The part's results.
 #[derive(Debug, Clone, Default)]
 pub struct PageLoadResults {
     pub rows: Vec<PageLoadRow>,
+    pub gateway: Vec<GatewayCostRow>,
+}
+
+/// The gateway's jobs summarised by kind.
+fn gateway_costs(jobs: &[wap_gateway::WapJob]) -> Vec<GatewayCostRow> {
+    use wap_gateway::JobKind;
+    let rank = |v: &[f64], p: f64| {
+        wtlsperf_models::stats::percentile(v, p, wtlsperf_models::stats::Rank::Nearest)
+            .unwrap_or(f64::NAN)
+    };
+    [
+        (JobKind::Handshake, "handshake"),
+        (JobKind::Request, "request"),
+        (JobKind::Reply, "reply"),
+    ]
+    .into_iter()
+    .filter_map(|(kind, name)| {
+        let of: Vec<&wap_gateway::WapJob> = jobs.iter().filter(|j| j.kind == kind).collect();
+        let us: Vec<f64> = of.iter().map(|j| j.service_ns() as f64 / 1e3).collect();
+        let bytes: Vec<f64> = of.iter().map(|j| j.bytes as f64).collect();
+        (!of.is_empty()).then(|| GatewayCostRow {
+            kind: name.to_owned(),
+            jobs: of.len(),
+            median_service_us: rank(&us, 50.0),
+            p95_service_us: rank(&us, 95.0),
+            median_bytes: rank(&bytes, 50.0),
+        })
+    })
+    .collect()
 }
 
 /// Bearers, cases and runs per mode.
@@ -151,12 +196,16 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<PageLoadResults> {
         let results = run_all(store, &targets, &link, auth, &work);
         rows.extend(summarise(name, auth, &cases, &work, &results));
     }
+    let gateway_jobs = gateway.take_jobs();
     drop(gateway);
     anyhow::ensure!(
         !rows.is_empty(),
         "no page load over the emulated bearers completed"
     );
-    Ok(PageLoadResults { rows })
+    Ok(PageLoadResults {
+        rows,
+        gateway: gateway_costs(&gateway_jobs),
+    })
 }
 
 /// Where the runs go.
@@ -334,21 +383,42 @@ impl PageLoadResults {
                 Cell::num(r.body_bytes as f64, 0),
             ]);
         }
+        let mut cost = Table::new("page_load_gateway", "What a page costs the gateway beside a handshake")
+            .caption("Service time of the gateway's jobs during the page loads above (one port thread each; the origin's own time is not the gateway's).")
+            .column(Column::label("job"))
+            .column(Column::new("jobs", None, ctx.measured()))
+            .column(Column::new("median service", Some("µs"), ctx.measured()))
+            .column(Column::new("p95 service", Some("µs"), ctx.measured()))
+            .column(Column::new("median size", Some("B"), ctx.measured()));
+        for r in &self.gateway {
+            cost = cost.row(vec![
+                Cell::text(&r.kind),
+                Cell::num(r.jobs as f64, 0),
+                Cell::num(r.median_service_us, 1),
+                Cell::num(r.p95_service_us, 1),
+                Cell::num(r.median_bytes, 0),
+            ]);
+        }
         Section::new("page_load", "What the user waited for: the first page")
             .intro("The studies measured the handshake; a 2004 user waited for the handshake and the first deck. Connection mode adds WSP Connect (a WTP class 2 transaction) before the Get, and WTP's acknowledgements travel the bearer too; connectionless WSP sends one Get and takes one Reply.")
             .table(t)
+            .table(cost)
     }
 
     pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
-        let path = dir.join("page_load.csv");
-        let mut w = csv::Writer::from_path(&path)
-            .with_context(|| format!("creating {}", path.display()))?;
-        for r in &self.rows {
-            w.serialize(r)?;
-        }
-        w.flush()
-            .with_context(|| format!("writing {}", path.display()))
+        write_rows(&dir.join("page_load.csv"), &self.rows)?;
+        write_rows(&dir.join("page_load_gateway.csv"), &self.gateway)
     }
+}
+
+fn write_rows<T: serde::Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
+    let mut w =
+        csv::Writer::from_path(path).with_context(|| format!("creating {}", path.display()))?;
+    for r in rows {
+        w.serialize(r)?;
+    }
+    w.flush()
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]
@@ -370,6 +440,34 @@ mod tests {
         assert_eq!(
             Fetch::ALL.map(Fetch::name),
             ["handshake", "connectionless", "connection"]
+        );
+    }
+
+    #[test]
+    fn gateway_costs_summarise_each_kind_it_saw() {
+        use wap_gateway::{JobKind, WapJob};
+        let job = |kind, start_ns, end_ns, bytes| WapJob {
+            kind,
+            start_ns,
+            end_ns,
+            bytes,
+        };
+        let jobs = [
+            job(JobKind::Handshake, 0, 3_000, 100),
+            job(JobKind::Handshake, 10, 1_010, 60),
+            job(JobKind::Handshake, 20, 2_020, 80),
+            job(JobKind::Reply, 5, 505, 483),
+        ];
+        let rows = gateway_costs(&jobs);
+        assert_eq!(rows.len(), 2, "no row for a kind without jobs");
+        assert_eq!(rows[0].kind, "handshake");
+        assert_eq!(rows[0].jobs, 3);
+        assert_eq!(rows[0].median_service_us, 2.0);
+        assert_eq!(rows[0].p95_service_us, 3.0);
+        assert_eq!(rows[0].median_bytes, 80.0);
+        assert_eq!(
+            (rows[1].kind.as_str(), rows[1].median_service_us),
+            ("reply", 0.5)
         );
     }
 }
