@@ -37,6 +37,7 @@ pub mod instructions;
 pub mod mcommerce;
 pub mod output;
 pub mod overall;
+pub mod page_load;
 pub mod processing;
 pub mod protocols;
 pub mod queue;
@@ -216,7 +217,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// The progress bar on stderr: one step per top-level part.
 fn progress_bar() -> ProgressBar {
-    let progress = ProgressBar::new(11);
+    let progress = ProgressBar::new(12);
     progress.set_style(
         ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -236,6 +237,7 @@ struct Parts {
     records: record_layer::RecordResults,
     mcommerce: mcommerce::McommerceResults,
     protocols: protocols::ProtocolResults,
+    page_load: page_load::PageLoadResults,
     findings: Vec<wtlsperf_report::Finding>,
 }
 
@@ -258,6 +260,7 @@ impl Parts {
         let mcommerce = clocks.part(ctx, "mcommerce", || mcommerce::run(ctx, store))?;
         let protocols =
             clocks.part(ctx, "protocols", || protocols::run(ctx, store, &processing))?;
+        let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
         let mut findings = clocks.part(ctx, "findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);
             all.extend(devices.findings());
@@ -274,6 +277,7 @@ impl Parts {
             records,
             mcommerce,
             protocols,
+            page_load,
             findings,
         })
     }
@@ -302,6 +306,7 @@ impl Parts {
                 .section(self.records.section(ctx))
                 .section(self.mcommerce.section(ctx))
                 .section(self.protocols.section(ctx))
+                .section(self.page_load.section(ctx))
                 .section(findings::section(&self.findings)),
         )
     }
@@ -333,6 +338,7 @@ impl Parts {
         output::write_summary(out, summary)?;
         self.devices.write_csv(out)?;
         self.protocols.write_csv(out)?;
+        self.page_load.write_csv(out)?;
         Ok(())
     }
 }
