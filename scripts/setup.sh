@@ -7,7 +7,11 @@
 # instruction columns of cases.csv, tests/counts.rs, scripts/bench-counts.sh). Idempotent:
 # does nothing when everything is present. Non-interactive: the wireshark-common question
 # "should non-superusers be able to capture packets?" is preseeded to "no" (the tests only
-# read capture files, they never capture). Rust itself comes from rustup (not installed here).
+# read capture files, they never capture). Kannel 1.4.5 (Debian's kannel and kannel-extras:
+# bearerbox, wapbox and the test programs fakewap and decompile under /usr/lib/kannel/test/)
+# is the independent WAP peer of crates/wtlsperf/tests/wap.rs; the tests start and stop
+# their own daemons, so the package's service is not needed (it is left as installed).
+# Rust itself comes from rustup (not installed here).
 # The `dtls13` feature's wolfSSL (vendored by the wolfssl-sys crate) is configured with
 # autotools (autoconf, automake, libtool) and its bindings made by bindgen, which loads
 # libclang (libclang-dev).
@@ -22,6 +26,8 @@ command -v autoreconf >/dev/null 2>&1 || need+=(autoconf)
 command -v automake >/dev/null 2>&1 || need+=(automake)
 command -v libtoolize >/dev/null 2>&1 || need+=(libtool)
 ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
+[ -x /usr/sbin/wapbox ] || need+=(kannel)
+[ -x /usr/lib/kannel/test/fakewap ] || need+=(kannel-extras)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}" >&2
   SUDO=""

@@ -8,5 +8,7 @@ bash scripts/setup.sh
 # a missing tool fails them anyway; see crates/testtools.)
 export WTLSPERF_REQUIRE_TSHARK=1
 export WTLSPERF_REQUIRE_VALGRIND=1
+# Kannel (wapbox, fakewap, decompile: tests/wap.rs) likewise, installed by setup.sh.
+export WTLSPERF_REQUIRE_KANNEL=1
 # `dtls13`: DTLS 1.3 and ML-KEM through wolfSSL (GPL-2.0-or-later; README, "Licence").
 cargo test --workspace --features wtlsperf/dtls13

@@ -14,7 +14,7 @@ use anyhow::{anyhow, bail};
 use wtlsperf_spine::pair::{Direction, Ended};
 use wtlsperf_spine::{Handshake, Now, Pair, Protocol};
 
-use super::output::write_csv;
+use super::csv_file::write_csv;
 use crate::protocols::dtls::DtlsConfig;
 use crate::protocols::edhoc::EdhocConfig;
 use crate::protocols::Suite;
