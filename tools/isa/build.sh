@@ -52,7 +52,11 @@ CORES=(
   "cortex-m0plus|-mcpu=cortex-m0plus -mthumb"
   "cortex-m4|-mcpu=cortex-m4 -mthumb -mfloat-abi=soft"
 )
-COMMON_FLAGS="-O2 -ffunction-sections -fdata-sections -std=c99 -DMBEDTLS_CONFIG_FILE=\"isa_config.h\""
+# Each library with its own release optimisation: Mbed TLS's CMake Release build is -O2,
+# PQClean's Makefiles (and pqm4's builds of them) use -O3.
+COMMON_FLAGS="-ffunction-sections -fdata-sections -std=c99 -DMBEDTLS_CONFIG_FILE=\"isa_config.h\""
+MBEDTLS_OPT="-O2"
+PQCLEAN_OPT="-O3"
 
 build_core() {
   local core="$1" flags="$2" dir="$OUT/$1"
@@ -65,16 +69,17 @@ build_core() {
   local objs=()
   for s in "${sources[@]}"; do
     local o="$dir/obj/$(echo "${s#"$SRC"/}" | tr '/' '_').o"
-    local vinc=()
+    local vinc=() opt="$MBEDTLS_OPT"
     case "$s" in */clean/*) vinc=(-I"$(dirname "$s")") ;; esac
+    case "$s" in */pqclean/*) opt="$PQCLEAN_OPT" ;; esac
     # shellcheck disable=SC2086
-    arm-none-eabi-gcc $flags $COMMON_FLAGS "${vinc[@]}" "${inc[@]}" -c "$s" -o "$o"
+    arm-none-eabi-gcc $flags $opt $COMMON_FLAGS "${vinc[@]}" "${inc[@]}" -c "$s" -o "$o"
     objs+=("$o")
   done
   # shellcheck disable=SC2086
   arm-none-eabi-gcc $flags -O2 -nostartfiles --specs=nosys.specs -Wl,--gc-sections \
     -T "$HERE/firmware/isa.ld" "${objs[@]}" -o "$dir/firmware.elf"
-  echo "$flags $COMMON_FLAGS" >"$dir/flags.txt"
+  echo "$flags $COMMON_FLAGS (Mbed TLS and the harness $MBEDTLS_OPT, PQClean $PQCLEAN_OPT)" >"$dir/flags.txt"
 }
 
 fetch_mbedtls
