@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde::Serialize;
+use wtlsperf_models::device::executed::{post_quantum_costs, ExecutedOperation};
 use wtlsperf_models::device::nokia::{fit_nokia7650, NokiaFit};
 use wtlsperf_models::device::scaling::{rule_checks, RuleCheck};
 use wtlsperf_models::device::DeviceProfile;
@@ -371,7 +372,22 @@ impl DeviceResults {
             source_kind: &'a str,
             source: &'a str,
         }
-        let mut rows = Vec::new();
+        // post-quantum operations are executed costs outside the WTLS profiles
+        let post_quantum = post_quantum_costs()?;
+        let mut rows: Vec<ProfileCsv> = post_quantum
+            .iter()
+            .filter_map(|c| match c.operation {
+                ExecutedOperation::PostQuantum(primitive, scheme) => Some(ProfileCsv {
+                    device: &c.device,
+                    operation: primitive.name(),
+                    key: scheme.name().to_string(),
+                    ms: c.cost.ms,
+                    source_kind: c.cost.source.kind(),
+                    source: c.cost.source.detail(),
+                }),
+                ExecutedOperation::Wtls(_) => None,
+            })
+            .collect();
         for p in &self.profiles {
             for (op, c) in &p.operations {
                 rows.push(ProfileCsv {
