@@ -5,8 +5,8 @@
 //!
 //! An emulated device ([`ClientSteps`]) makes the client take its device's time for each
 //! flight it computes: the real computation runs, then the driver holds the flight until
-//! the device's time for that step has passed (issue 14's rule, applied to these
-//! protocols). Steps are the client's flights in order, so device emulation is meant for
+//! the device's time for that step has passed (the rule WTLS's device emulation follows,
+//! applied to these protocols). Steps are the client's flights in order, so device emulation is meant for
 //! runs without loss; the lossy runs use this machine's own speed.
 
 use std::net::{SocketAddr, UdpSocket};

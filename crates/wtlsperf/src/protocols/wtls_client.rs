@@ -109,7 +109,7 @@ impl Endpoint for WtlsClient {
     }
 }
 
-/// The device's client time per WTLS flight (issue 14's per-message costs): the
+/// The device's client time per WTLS flight (the `DeviceProfile`'s per-message costs): the
 /// ClientHello; the server's flight and the client's key-exchange flight; the server's
 /// ChangeCipherSpec and Finished.
 pub fn wtls_steps(
