@@ -101,6 +101,7 @@ class Trace:
 
     blocks: Counter = field(default_factory=Counter)
     edges: Counter = field(default_factory=Counter)
+    result: int = 0  # the called function's return value
 
 
 def counted_call(machine: Machine, symbol: str, *args: int) -> Trace:

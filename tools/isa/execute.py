@@ -1,11 +1,12 @@
 """Executes every firmware operation on every core and writes the executed costs.
 
-Usage: execute.py run BUILD_DIR INSTRUCTION_SET PARTIAL_CSV
+Usage: execute.py run BUILD_DIR INSTRUCTION_SET PARTIAL_CSV [OPERATION]
        execute.py merge BUILD_DIR OUT_DIR PARTIAL_CSV...
 
 `run` executes one instruction set's firmware (BUILD_DIR is what tools/isa/build.sh made;
 INSTRUCTION_SET one of arm7tdmi, cortex-m0plus, cortex-m4) and writes its counts, so the
-three can run side by side. `merge` writes OUT_DIR/executed_counts.csv (instructions and
+three can run side by side (OPERATION, e.g. rsa_private/rsa3072, runs that one alone).
+`merge` writes OUT_DIR/executed_counts.csv (instructions and
 cycles by class, per operation and timing table) and OUT_DIR/executed.csv (the device-
 profile rows: cycles and ms at each device's clock, each naming library, compiler flags
 and timing table)."""
@@ -71,9 +72,7 @@ DEVICES = (
 # The Cortex-M4, where pqm4's 1000-run average is the reference, gets more seeds.
 SEEDS = {"sig_sign/mldsa44": tuple(range(1, 5))}
 VALIDATION_SEEDS = {("cortex-m4", "sig_sign/mldsa44"): tuple(range(1, 21))}
-# Not executed: the RSA-3072 private operation would take most of a run's time (about
-# 3.4 times RSA-2048's); the profiles price it with the size rule from RSA-2048.
-SKIPPED = {"rsa_private/rsa3072"}
+
 DEFAULT_SEEDS = (1,)
 
 
@@ -116,8 +115,8 @@ def count_row(firmware, core, name, counts, flags):
     return row
 
 
-def run(build_dir: str, build: str, partial_csv: str) -> None:
-    """Counts every operation of one instruction set's firmware."""
+def run(build_dir: str, build: str, partial_csv: str, only: str = "") -> None:
+    """Counts every operation (or only `only`) of one instruction set's firmware."""
     firmware = next((f for f in FIRMWARES if f.build == build), None)
     if firmware is None:
         sys.exit(f"execute.py: unknown instruction set {build!r}")
@@ -129,7 +128,7 @@ def run(build_dir: str, build: str, partial_csv: str) -> None:
     hashing = image.ranges(hash_functions(build_dir, firmware))
     rows = []
     for index, name in enumerate(image.op_list(machine.uc)):
-        if name in SKIPPED:
+        if only and name != only:
             continue
         seeds = VALIDATION_SEEDS.get((build, name), SEEDS.get(name, DEFAULT_SEEDS))
         per_core = run_operation(machine, index, name, seeds, tables, firmware, hashing)
@@ -137,6 +136,8 @@ def run(build_dir: str, build: str, partial_csv: str) -> None:
             rows.append(count_row(firmware, core, name, counts, flags))
             print(f"{build:14} {core:14} {name:22} {rows[-1]['cycles']:>12,} cycles",
                   file=sys.stderr, flush=True)
+    if not rows:
+        sys.exit(f"execute.py: no operation {only!r}")
     write(partial_csv, rows)
 
 
@@ -183,7 +184,7 @@ def write(path, rows):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 5 and sys.argv[1] == "run":
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "run":
         run(*sys.argv[2:])
     elif len(sys.argv) >= 5 and sys.argv[1] == "merge":
         merge(sys.argv[2], sys.argv[3], sys.argv[4:])

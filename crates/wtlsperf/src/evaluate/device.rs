@@ -5,6 +5,7 @@
 //! and the recommendation table ([`super::recommendation`]).
 
 pub mod emulated;
+pub mod executed;
 pub mod report;
 
 use super::output::write_csv;
@@ -385,6 +386,7 @@ impl DeviceResults {
                 if better.count == TraversalCount::ThesisMessages { Verdict::Confirmed } else { Verdict::Contradicted },
             ));
         }
+        out.extend(executed::finding(&self.profiles));
         out.extend(recommendation::findings(&self.recommendations));
         out
     }
