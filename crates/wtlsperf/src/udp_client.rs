@@ -27,7 +27,6 @@ use crate::cli_args::{HandshakeArgs, PackingArgs, PkiArgs};
 use crate::client_offer::{self, TrustedIdsArg};
 use crate::pcap::PcapWriter;
 use crate::setup::{self, Options, ProcessClock};
-use crate::wsp;
 
 /// Largest datagram the client reads.
 const MAX_DATAGRAM: usize = 65_535;
@@ -418,57 +417,11 @@ pub fn echo(
         .ok_or_else(|| anyhow!("no echo from {peer} before the deadline"))
 }
 
-/// Sends a connectionless WSP Get through the secure channel (WAP-230 §8.2; a WAP
-/// gateway's port 9202 carries WSP right over WTLS) and returns the Reply that repeats
-/// the request's transaction id, with its round trip. Sent again every `retry`.
-///
-/// `wtlsperf gateway` is an echo server, not a WAP gateway: it sends the Get back. That
-/// is reported as such rather than as a malformed Reply.
-pub fn wsp_get(
-    sock: &UdpSocket,
-    peer: SocketAddr,
-    client: &mut Client,
-    get: &wsp::GetRequest,
-    pcap: Option<&mut PcapWriter>,
-    retry: Duration,
-    deadline: Instant,
-) -> anyhow::Result<(wsp::Reply, Duration)> {
-    let mut exchange = Exchange {
-        sock,
-        peer,
-        pcap,
-        retry,
-        deadline,
-    };
-    exchange
-        .run(client, &get.encode(), wsp_reply_for(get, peer))?
-        .ok_or_else(|| anyhow!("no WSP Reply from {peer} before the deadline"))
-}
-
 /// Accepts the echo of `data`; anything else is an error.
 fn same_as(data: &[u8]) -> impl FnMut(&[u8]) -> anyhow::Result<Option<()>> + '_ {
     move |back| {
         anyhow::ensure!(back == data, "the echo differs from what was sent");
         Ok(Some(()))
-    }
-}
-
-/// Accepts the WSP Reply to `get` (same transaction id), skips answers to earlier
-/// requests, and names the two ways an answer can be wrong: the request echoed back
-/// (an echo server, not a WAP gateway) or something that is not a Reply.
-fn wsp_reply_for(
-    get: &wsp::GetRequest,
-    peer: SocketAddr,
-) -> impl FnMut(&[u8]) -> anyhow::Result<Option<wsp::Reply>> + '_ {
-    let request = get.encode();
-    move |back| match wsp::Reply::decode(back) {
-        Ok(reply) if reply.tid == get.tid => Ok(Some(reply)),
-        Ok(_) => Ok(None), // an answer to an earlier request
-        Err(_) if back == request.as_slice() => bail!(
-            "{peer} echoed the WSP Get back instead of answering it: it is an echo \
-             server (such as wtlsperf gateway), not a WAP gateway"
-        ),
-        Err(e) => Err(anyhow!(e).context(format!("{peer}'s answer is not a WSP Reply"))),
     }
 }
 
@@ -520,6 +473,8 @@ pub struct Args {
     /// and body size.
     #[arg(long, value_name = "URL", value_parser = parse_wsp_url)]
     pub wsp_get: Option<String>,
+    #[command(flatten)]
+    pub wap: crate::wap_client::WapArgs,
     /// Emulate this client device (e.g. nokia7650): each flight is held for the device's
     /// processing time; an unknown name lists the profiles.
     #[arg(long)]
@@ -583,6 +538,9 @@ fn print_probe(probe: &HandshakeProbe) {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.wap.no_wtls {
+        return crate::wap_client::run_unsecured(&args);
+    }
     let case = args.handshake.case;
     // The capture's synthetic headers are IPv4 (see `pcap`).
     anyhow::ensure!(
@@ -648,6 +606,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             run.bytes_received
         );
         print_probe(&run.probe);
+        if let Some(path) = &args.wap.keylog {
+            crate::wap_client::write_keylog(path, &client)?;
+        }
         if let Some(p) = &pacer {
             crate::device::print_emulation(p);
         }
@@ -658,8 +619,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             retry: Duration::from_millis(args.rto_ms),
             deadline: deadline + Duration::from_millis(args.timeout_ms),
         };
-        let tid = (i % 256) as u8;
-        after_handshake(&mut exchange, &mut client, args.wsp_get.as_deref(), tid)?;
+        let tid = (i % 256) as u16 * 3 + 1;
+        after_handshake(&mut exchange, &mut client, &args, tid)?;
         if session.is_none() {
             session = run.session.clone();
         }
@@ -678,28 +639,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What the command does with a fresh connection: a WSP GET of `wsp_get` if given,
-/// otherwise one echo; prints the result.
+/// What the command does with a fresh connection: fetch --wsp-get as a WAP browser if
+/// given, otherwise one echo; prints the result.
 fn after_handshake(
     exchange: &mut Exchange<'_, '_>,
     client: &mut Client,
-    wsp_get: Option<&str>,
-    tid: u8,
+    args: &Args,
+    tid: u16,
 ) -> anyhow::Result<()> {
     let peer = exchange.peer;
-    match wsp_get {
+    match args.wsp_get.as_deref() {
         Some(uri) => {
-            let get = wsp::GetRequest::new(tid, uri);
-            let (reply, rtt) = exchange
-                .run(client, &get.encode(), wsp_reply_for(&get, peer))?
-                .ok_or_else(|| anyhow!("no WSP Reply from {peer} before the deadline"))?;
-            println!(
-                "  WSP GET {uri}: status {}, content type {}, {} B body, in {:.3} ms",
-                reply.status,
-                reply.content_type,
-                reply.body.len(),
-                rtt.as_secs_f64() * 1e3
-            );
+            let socket =
+                crate::wap_client::Socket::new(exchange.sock, peer, exchange.pcap.as_deref_mut())?;
+            let mut pipe = crate::wap_client::WtlsPipe::new(socket, client);
+            let limits = crate::wap_client::Limits {
+                retry: exchange.retry,
+                deadline: exchange.deadline,
+            };
+            let page = crate::wap_client::fetch(&mut pipe, args.wap.wsp_mode, uri, tid, limits)?;
+            crate::wap_client::print_page(uri, &page);
         }
         None => {
             let data = b"wtlsperf echo";

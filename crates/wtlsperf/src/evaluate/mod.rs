@@ -20,6 +20,11 @@
 //! * [`findings`]: what the numbers confirm and contradict;
 //! * [`output`]: the machine-readable files and `summary.json`.
 //!
+//! Below every part lie what they share and nothing else: [`context`] (the run's size,
+//! provenance and progress line), [`vocabulary`] (the devices and bearers, loaded and
+//! validated once at start-up, and the typed names a row carries) and [`csv_file`] (the
+//! CSV edge). A part reads earlier parts' results and never this module, which runs them.
+//!
 //! Three sizes: the full run (about 12.5 minutes on 2 cores: 754-760 s in the last three runs,
 //! within its 15-minute budget), `--quick` (about 160 s) and a hidden `--smoke`, which
 //! the test suite runs, that only proves every part runs end to end.
@@ -32,6 +37,7 @@ pub mod instructions;
 pub mod mcommerce;
 pub mod output;
 pub mod overall;
+pub mod page_load;
 pub mod processing;
 pub mod protocols;
 pub mod queue;
@@ -138,6 +144,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         Mode::Full
     };
+    // The devices and bearers first: a bad data file stops the run before it writes.
+    let catalogue = match &args.data {
+        Some(dir) => vocabulary::Catalogue::load(dir).context("--data")?,
+        None => vocabulary::Catalogue::shipped()?,
+    };
     let started = SystemTime::now();
     let start_secs = started.duration_since(UNIX_EPOCH)?.as_secs();
     let run_id = utc_stamp(start_secs);
@@ -146,10 +157,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| PathBuf::from("results").join(&run_id));
     std::fs::create_dir_all(&out)
         .with_context(|| format!("creating the output directory {}", out.display()))?;
-    let catalogue = match &args.data {
-        Some(dir) => vocabulary::Catalogue::load(dir).context("--data")?,
-        None => vocabulary::Catalogue::shipped()?,
-    };
     let machine_info = output::MachineInfo::collect();
     let ctx = Ctx {
         mode,
@@ -210,7 +217,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// The progress bar on stderr: one step per top-level part.
 fn progress_bar() -> ProgressBar {
-    let progress = ProgressBar::new(11);
+    let progress = ProgressBar::new(12);
     progress.set_style(
         ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -230,6 +237,7 @@ struct Parts {
     records: record_layer::RecordResults,
     mcommerce: mcommerce::McommerceResults,
     protocols: protocols::ProtocolResults,
+    page_load: page_load::PageLoadResults,
     findings: Vec<wtlsperf_report::Finding>,
 }
 
@@ -252,6 +260,7 @@ impl Parts {
         let mcommerce = clocks.part(ctx, "mcommerce", || mcommerce::run(ctx, store))?;
         let protocols =
             clocks.part(ctx, "protocols", || protocols::run(ctx, store, &processing))?;
+        let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
         let mut findings = clocks.part(ctx, "findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);
             all.extend(devices.findings());
@@ -268,6 +277,7 @@ impl Parts {
             records,
             mcommerce,
             protocols,
+            page_load,
             findings,
         })
     }
@@ -296,6 +306,7 @@ impl Parts {
                 .section(self.records.section(ctx))
                 .section(self.mcommerce.section(ctx))
                 .section(self.protocols.section(ctx))
+                .section(self.page_load.section(ctx))
                 .section(findings::section(&self.findings)),
         )
     }
@@ -327,6 +338,7 @@ impl Parts {
         output::write_summary(out, summary)?;
         self.devices.write_csv(out)?;
         self.protocols.write_csv(out)?;
+        self.page_load.write_csv(out)?;
         Ok(())
     }
 }
@@ -355,6 +367,31 @@ mod tests {
         assert!(absent.args.pki.is_none());
         let given = Command::try_parse_from(["evaluate", "--pki", "elsewhere"]).unwrap();
         assert_eq!(given.args.pki.unwrap().dir, PathBuf::from("elsewhere"));
+    }
+
+    #[test]
+    fn a_bad_data_directory_is_refused_before_anything_is_written() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Command {
+            #[command(flatten)]
+            args: Args,
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let missing = dir.path().join("no-data");
+        let command = Command::try_parse_from([
+            "evaluate".as_ref(),
+            "--smoke".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+            "--data".as_ref(),
+            missing.as_os_str(),
+        ])
+        .unwrap();
+        let e = format!("{:#}", run(command.args).unwrap_err());
+        assert!(e.starts_with("--data") && e.contains("profiles.csv"), "{e}");
+        assert!(!out.exists());
     }
 
     #[test]

@@ -19,6 +19,7 @@ use super::queue::{QueueResults, Setting};
 use super::record_layer::RecordResults;
 use super::transmission::TransmissionResults;
 use crate::counts::CaseCounts;
+use crate::runner::Variant;
 
 /// Where the numbers were measured.
 #[derive(Debug, Clone, Serialize)]
@@ -264,7 +265,7 @@ pub struct CaseCsv {
     category: u8,
     group: u8,
     auth: Authentication,
-    variant: String,
+    variant: &'static str,
     client_cpu_median_ms: f64,
     client_cpu_p95_ms: f64,
     client_wall_median_ms: f64,
@@ -300,7 +301,7 @@ pub struct CaseCsv {
 impl CaseCsv {
     /// The row of one case, with its instruction counts where they were taken.
     pub fn of(c: &CaseResult, counted: Option<&CaseCounts>) -> CaseCsv {
-        let pubrow = c.published().filter(|_| c.variant == "full");
+        let pubrow = c.published().filter(|_| c.variant == Variant::Full);
         let spread = c.bound.as_ref().map(|b| *b.spread());
         let ci95 = spread.and_then(|s| s.ci95);
         CaseCsv {
@@ -308,7 +309,7 @@ impl CaseCsv {
             category: c.case.category,
             group: c.case.group,
             auth: c.auth,
-            variant: c.variant.clone(),
+            variant: c.variant.name(),
             client_cpu_median_ms: c.client_cpu_ms.median,
             client_cpu_p95_ms: c.client_cpu_ms.p95,
             client_wall_median_ms: c.client_wall_ms.median,
@@ -373,7 +374,7 @@ pub fn write_all(
         p.cases
             .iter()
             .chain(&p.variants)
-            .map(|c| CaseCsv::of(c, instructions.find(&c.case, auth_mode(c.auth), &c.variant))),
+            .map(|c| CaseCsv::of(c, instructions.find(&c.case, auth_mode(c.auth), c.variant))),
     )?;
     write_csv(
         &dir.join("messages.csv"),

@@ -72,7 +72,7 @@ pub fn thesis_bearers() -> Vec<Bearer> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OverallRow {
     /// Case.
-    pub case: String,
+    pub case: Case,
     /// Mode.
     pub auth: Authentication,
     /// Bearer.
@@ -120,7 +120,7 @@ pub struct QueuedHandshake {
     /// 44, 45 or 46: the figure (the leaf's strength level 1, 2 or 3).
     pub figure: u8,
     /// Case.
-    pub case: String,
+    pub case: Case,
     /// `thesis, as published`, `thesis, corrected` or `ours, corrected`.
     pub inputs: &'static str,
     /// Handshakes per second.
@@ -183,7 +183,7 @@ pub fn queued_handshakes(processing: &ProcessingResults) -> Vec<QueuedHandshake>
             for &l in &lambdas {
                 out.push(QueuedHandshake {
                     figure,
-                    case: case.to_string(),
+                    case,
                     inputs,
                     lambda_hs_per_s: l,
                     th_ms: load
@@ -206,7 +206,7 @@ pub fn queued_handshakes(processing: &ProcessingResults) -> Vec<QueuedHandshake>
                 for &l in &lambdas {
                     out.push(QueuedHandshake {
                         figure,
-                        case: case.to_string(),
+                        case,
                         inputs: "ours, corrected",
                         lambda_hs_per_s: l,
                         th_ms: load.handshake_queue_delay_ms(l).map(|qd| pd + td + qd),
@@ -283,7 +283,7 @@ fn th_rows(
             });
             let ttd = modelled_duration_ms(c, bearer.up_bps, bearer.down_bps, bearer.traversal_ms);
             rows.push(OverallRow {
-                case: c.label(),
+                case: c.case,
                 auth: c.auth,
                 bearer: bearer.name.clone(),
                 thesis_ms: thesis,
@@ -416,7 +416,7 @@ impl OverallResults {
             Axis::new("mutual handshake requests", "handshakes/s"),
             Axis::new("overall handshake time T_H", "ms").log(),
         );
-        let mut cases: Vec<&str> = points.iter().map(|q| q.case.as_str()).collect();
+        let mut cases: Vec<Case> = points.iter().map(|q| q.case).collect();
         cases.dedup();
         for (i, case) in cases.iter().enumerate() {
             for (j, inputs) in [
@@ -505,7 +505,7 @@ impl OverallResults {
             ));
         for r in &self.rows {
             t = t.row(vec![
-                Cell::text(&r.case),
+                Cell::text(r.case.to_string()),
                 Cell::text(format!("{:?}", r.auth)),
                 Cell::text(&r.bearer),
                 Cell::opt(r.thesis_ms, 0),
@@ -523,7 +523,7 @@ impl OverallResults {
             .iter()
             .filter(|r| r.auth == auth && r.bearer == "GSM CSD")
             .collect();
-        let labels: Vec<String> = rows.iter().map(|r| r.case.clone()).collect();
+        let labels: Vec<String> = rows.iter().map(|r| r.case.to_string()).collect();
         let n = if auth == Authentication::Mutual {
             42
         } else {

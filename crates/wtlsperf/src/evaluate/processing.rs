@@ -59,8 +59,8 @@ pub struct CaseResult {
     pub case: Case,
     /// Authentication mode.
     pub auth: Authentication,
-    /// Which handshake variant (full, anonymous, optimised, resumed).
-    pub variant: String,
+    /// Which handshake variant (full, anonymous, optimised).
+    pub variant: Variant,
     /// Client thread-CPU time per handshake.
     pub client_cpu_ms: Stat,
     /// Gateway thread-CPU time per handshake.
@@ -126,9 +126,9 @@ impl CaseResult {
         } else {
             ("ECDH", self.case.leaf.key_bits())
         };
-        match self.variant.as_str() {
-            "anonymous" => format!("{family}_anon_{bits}"),
-            "optimised" => format!("ECDH_ECDSA_{bits}_optimized"),
+        match self.variant {
+            Variant::Anonymous => format!("{family}_anon_{bits}"),
+            Variant::Optimised => format!("ECDH_ECDSA_{bits}_optimized"),
             _ if family == "RSA" => format!("RSA_{bits}"),
             _ => format!("ECDH_ECDSA_{bits}"),
         }
@@ -353,7 +353,7 @@ pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult
     CaseResult {
         case: m.case,
         auth,
-        variant: m.variant.name().to_owned(),
+        variant: m.variant,
         client_cpu_ms: to_stat(m.client_cpu_ms()),
         server_cpu_ms: to_stat(m.server_cpu_ms()),
         client_wall_ms: to_stat(m.client_wall_ms()),
@@ -523,7 +523,7 @@ pub(crate) mod tests {
         CaseResult {
             case,
             auth,
-            variant: "full".into(),
+            variant: Variant::Full,
             client_cpu_ms: Stat {
                 median: 2.0 * server_ms,
                 p95: 2.2 * server_ms,
@@ -635,10 +635,10 @@ pub(crate) mod tests {
     fn herwono_names() {
         let mut c = synthetic("160p/160p", Authentication::ServerAuth, 1.0);
         assert_eq!(c.herwono_name(), "ECDH_ECDSA_160");
-        c.variant = "optimised".into();
+        c.variant = Variant::Optimised;
         assert_eq!(c.herwono_name(), "ECDH_ECDSA_160_optimized");
         let mut r = synthetic("rsa1024/rsa1024", Authentication::ServerAuth, 1.0);
-        r.variant = "anonymous".into();
+        r.variant = Variant::Anonymous;
         assert_eq!(r.herwono_name(), "RSA_anon_1024");
     }
 }

@@ -25,6 +25,7 @@ use super::context::Ctx;
 use super::processing::{CaseResult, ProcessingResults};
 use super::vocabulary::{auth_name, BearerName};
 use crate::pki_store::PkiStore;
+use crate::runner::Variant;
 
 pub mod bearer_runs;
 
@@ -227,12 +228,12 @@ pub fn run(
 
 /// Herwono's published variant matching one of ours.
 fn herwono_key(c: &CaseResult) -> Option<&'static str> {
-    match (c.variant.as_str(), c.case.leaf.short()) {
-        ("anonymous", "rsa1024") => Some("RSA_anon_1024"),
-        ("anonymous", "160p") => Some("ECDH_anon_160"),
-        ("full", "rsa1024") if c.case.ca.short() == "rsa1024" => Some("RSA_1024"),
-        ("full", "160p") if c.case.ca.short() == "160p" => Some("ECDH_ECDSA_160"),
-        ("optimised", "160p") => Some("ECDH_ECDSA_160_optimized"),
+    match (c.variant, c.case.leaf.short()) {
+        (Variant::Anonymous, "rsa1024") => Some("RSA_anon_1024"),
+        (Variant::Anonymous, "160p") => Some("ECDH_anon_160"),
+        (Variant::Full, "rsa1024") if c.case.ca.short() == "rsa1024" => Some("RSA_1024"),
+        (Variant::Full, "160p") if c.case.ca.short() == "160p" => Some("ECDH_ECDSA_160"),
+        (Variant::Optimised, "160p") => Some("ECDH_ECDSA_160_optimized"),
         _ => None,
     }
 }
@@ -441,7 +442,7 @@ impl TransmissionResults {
             };
             t = t.row(vec![
                 Cell::text(key),
-                Cell::text(format!("{} {}", c.label(), c.variant)),
+                Cell::text(format!("{} {}", c.label(), c.variant.name())),
                 Cell::text(join(&ours)),
                 Cell::text(join(&published)),
                 Cell::num(ours.iter().sum::<u32>() as f64, 0),

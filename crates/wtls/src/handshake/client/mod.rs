@@ -400,6 +400,14 @@ impl Client {
         })
     }
 
+    /// The client random and the master secret once they are agreed: what a key log
+    /// (`wtlsperf client --keylog`) records so a capture can be decrypted. A secret:
+    /// never log it.
+    pub fn key_log_entry(&self) -> Option<([u8; 16], Zeroizing<[u8; 20]>)> {
+        let ms = self.core.master_secret.as_ref()?;
+        Some((self.client_random.0, ms.clone()))
+    }
+
     pub fn probe(&self) -> &HandshakeProbe {
         &self.core.probe.data
     }
