@@ -40,7 +40,8 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use crate::handshake::{
-    Event, HandshakeKind, Now, Output, ProtocolError, ServerConfig, ServerConnection, SessionCache,
+    Event, HandshakeKind, LocalError, Now, Output, ProtocolError, ServerConfig, ServerConnection,
+    SessionCache,
 };
 use crate::msgs::enums::{AlertDescription, ContentType, HandshakeType};
 use crate::msgs::record::RecordHeader;
@@ -769,12 +770,7 @@ impl Endpoint {
                 let i = slot.position(|p| p.conn.is_established())?;
                 Some(&mut slot.get_mut(i).conn)
             })
-            .ok_or_else(|| {
-                ProtocolError::new(
-                    AlertDescription::SessionNotReady,
-                    "no established connection for this address",
-                )
-            })?;
+            .ok_or(LocalError::NoEstablishedConnection)?;
         let sealed = conn.seal_application_data(data)?;
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += sealed.len() as u64;

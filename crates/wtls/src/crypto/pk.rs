@@ -45,7 +45,7 @@ use crate::suite::Specifier;
 pub const SHA1_LEN: usize = 20;
 
 /// Why a public-key operation failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum PkError {
     /// The peer's public key is not a valid key of the expected specifier (not on the
     /// curve, point at infinity, small order, wrong modulus size, ...).

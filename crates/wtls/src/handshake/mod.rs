@@ -29,7 +29,10 @@ use crate::msgs::enums::{
 pub use crate::params::ParameterNumbering;
 pub use cache::{SessionCache, StoredSession};
 pub use client::{Client, ClientConfig, KeyExchangeOffer, KeyShareSource, TrustedKeyIds};
-pub use error::{HandshakeError, PeerMisbehaved};
+pub use conn::Role;
+pub use error::{
+    DropReason, HandshakeState, LocalError, PeerMisbehaved, ProtocolError, UnauthenticatedAlert,
+};
 pub use server::{ServerConfig, ServerConnection, ServerCredential};
 
 /// The time as the caller sees it: a monotonic reading for timers and the session
@@ -111,43 +114,8 @@ impl Policy {
     }
 }
 
-/// A handshake or record failure, with the alert the peer is sent.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{description}: {reason}")]
-pub struct ProtocolError {
-    pub description: AlertDescription,
-    pub reason: String,
-}
-
-impl ProtocolError {
-    pub fn new(description: AlertDescription, reason: impl Into<String>) -> Self {
-        ProtocolError {
-            description,
-            reason: reason.into(),
-        }
-    }
-}
-
-impl From<crate::codec::DecodeError> for ProtocolError {
-    fn from(e: crate::codec::DecodeError) -> Self {
-        ProtocolError::new(e.alert(), e.to_string())
-    }
-}
-
-impl From<crate::crypto::pk::PkError> for ProtocolError {
-    fn from(e: crate::crypto::pk::PkError) -> Self {
-        ProtocolError::new(e.alert(), e.to_string())
-    }
-}
-
-impl From<crate::pki::CertError> for ProtocolError {
-    fn from(e: crate::pki::CertError) -> Self {
-        ProtocolError::new(e.alert(), e.to_string())
-    }
-}
-
 /// Something the caller should know about, besides the datagrams to send.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum Event {
     /// The handshake finished; application data may flow.
     HandshakeComplete(HandshakeKind),
@@ -155,16 +123,20 @@ pub enum Event {
     ApplicationData(Vec<u8>),
     /// The peer sent an alert.
     AlertReceived(Alert),
-    /// We sent an alert; with a critical or fatal level the connection is closed.
-    AlertSent(Alert, String),
+    /// We sent an alert, for the failure it names; with a critical or fatal level the
+    /// connection is closed.
+    AlertSent(Alert, ProtocolError),
     /// A record or datagram was dropped without an answer (stale, replayed, unreadable).
-    Dropped(&'static str),
+    Dropped(DropReason),
     /// The peer's address sent an alert we cannot authenticate (its checksum matches
     /// none of our records, e.g. Kannel's "0000", or it has no sequence number): anyone
     /// can forge one, so it ends nothing, but a driver can still say what the peer
     /// apparently meant ("the gateway sent handshake_failure (unauthenticated), then
     /// stopped answering").
-    AlertIgnored { alert: Alert, why: &'static str },
+    AlertIgnored {
+        alert: Alert,
+        why: UnauthenticatedAlert,
+    },
     /// A retransmitted flight was answered from the cache, without new crypto work.
     Retransmitted,
 }
@@ -178,7 +150,7 @@ pub struct Output {
     /// transport need not parse it again to count them.
     pub records_in: usize,
     /// The datagram was dropped as a whole: the connection's state is exactly what it
-    /// was before (issue 13). An endpoint may then offer it to another connection of
+    /// was before (`docs/security.md`). An endpoint may then offer it to another connection of
     /// the same address.
     pub dropped: bool,
 }

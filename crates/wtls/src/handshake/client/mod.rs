@@ -9,9 +9,11 @@ use std::sync::{Arc, Mutex};
 use zeroize::Zeroizing;
 
 use super::conn::{process_records, Core, CoreState, Endpoint, Role, Verdict};
-use super::error::{HandshakeError, HsResult, PeerMisbehaved};
+use super::error::{
+    DropReason, HandshakeState, HsResult, LocalError, PeerMisbehaved, ProtocolError,
+};
 use super::AuthMode;
-use super::{Event, Now, Output, Packing, Policy, ProtocolError, StoredSession};
+use super::{Event, Now, Output, Packing, Policy, StoredSession};
 use crate::codec::Codec;
 use crate::crypto::pk::{self, KeyPair, PeerKey, PkError};
 use crate::msgs::certificate::{PublicKey, WtlsCertificate};
@@ -226,10 +228,7 @@ impl Client {
             .filter(|c| policy.accepts_cipher(c.bulk, c.mac))
             .collect();
         if cipher_suites.is_empty() {
-            return Err(ProtocolError::new(
-                AlertDescription::InsufficientSecurity,
-                "every configured cipher suite is weak (enable weak ciphers to offer them)",
-            ));
+            return Err(LocalError::OnlyWeakCipherSuitesConfigured.into());
         }
         if self
             .config
@@ -237,10 +236,7 @@ impl Client {
             .iter()
             .all(|o| o.suite.is_anonymous() && !policy.allow_anonymous)
         {
-            return Err(ProtocolError::new(
-                AlertDescription::InsufficientSecurity,
-                "only anonymous key exchange configured (enable it to offer it)",
-            ));
+            return Err(LocalError::OnlyAnonymousConfigured.into());
         }
         self.offered = self
             .config
@@ -301,10 +297,10 @@ impl Client {
         if self.retransmissions >= self.config.max_retransmissions {
             self.state = ClientState::Closed;
             self.deadline_ns = None;
-            return Err(ProtocolError::new(
-                AlertDescription::HandshakeFailure,
-                format!("no answer after {} retransmissions", self.retransmissions),
-            ));
+            return Err(LocalError::NoAnswer {
+                retransmissions: self.retransmissions,
+            }
+            .into());
         }
         self.retransmissions += 1;
         self.timeout_ns = self.timeout_ns.saturating_mul(2);
@@ -358,10 +354,7 @@ impl Client {
     /// Protect application data for the server (one record, one datagram).
     pub fn seal_application_data(&mut self, data: &[u8]) -> Result<Vec<u8>, ProtocolError> {
         if !self.is_established() {
-            return Err(ProtocolError::new(
-                AlertDescription::SessionNotReady,
-                "application data before the handshake completed",
-            ));
+            return Err(LocalError::NotEstablished.into());
         }
         self.core.records.seal(ContentType::ApplicationData, data)
     }
@@ -384,17 +377,18 @@ impl Client {
         self.now = now;
         let mut out = Output::default();
         if self.is_closed() {
-            out.events.push(Event::Dropped("connection closed"));
+            out.events
+                .push(Event::Dropped(DropReason::ConnectionClosed));
             out.dropped = true;
             return out;
         }
         self.core.probe.begin_job();
         let records = match crate::msgs::record::parse_datagram(datagram) {
             Ok(r) => r,
-            Err(_) => {
+            Err(e) => {
                 // The framing cannot be trusted; nothing in it can be answered.
                 self.now = before.0;
-                out.events.push(Event::Dropped("unparsable datagram"));
+                out.events.push(Event::Dropped(DropReason::Unparsable(e)));
                 out.dropped = true;
                 return out;
             }
@@ -458,7 +452,7 @@ impl Endpoint for Client {
         self.state.key_exchange()
     }
 
-    fn state_name(&self) -> &'static str {
+    fn state_name(&self) -> HandshakeState {
         self.state.name()
     }
 
@@ -470,7 +464,7 @@ impl Endpoint for Client {
         Client::after_message(self, out)
     }
 
-    fn early_application_data(&mut self) -> Option<HandshakeError> {
+    fn early_application_data(&mut self) -> Option<ProtocolError> {
         None
     }
 

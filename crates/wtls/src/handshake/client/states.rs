@@ -22,12 +22,12 @@ use super::{ske_spec, validate_against, Client, PeerMisbehaved};
 use crate::codec::Codec;
 use crate::crypto::pk::{self, KeyPair, PeerKey};
 use crate::handshake::conn::KeySchedule;
-use crate::handshake::error::{HandshakeError, HsResult};
+use crate::handshake::error::{HandshakeState, HsResult, LocalError, ProtocolError};
 use crate::handshake::{AuthMode, Event, HandshakeKind, Output};
 use crate::msgs::alert::ChangeCipherSpec;
 use crate::msgs::certificate::{CertificateChain, CertificateEntry, PublicKey};
 use crate::msgs::common::{EcPublicKey, Identifier, SessionId};
-use crate::msgs::enums::{AlertDescription, HandshakeType, KeyExchangeSuite, SequenceNumberMode};
+use crate::msgs::enums::{HandshakeType, KeyExchangeSuite, SequenceNumberMode};
 use crate::msgs::handshake::{
     CertificateVerify, ClientKeyExchange, Finished, HandshakeMessage, ServerHello,
     ServerKeyExchange, ServerKeyExchangeKey,
@@ -92,19 +92,19 @@ pub(super) enum ClientState {
 }
 
 impl ClientState {
-    pub(super) fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> HandshakeState {
         match self {
-            ClientState::WaitServerHello => "WaitServerHello",
-            ClientState::WaitCertificate(_) => "WaitCertificate",
-            ClientState::WaitServerKeyExchange(_) => "WaitServerKeyExchange",
-            ClientState::WaitRequestOrDone { .. } => "WaitRequestOrDone",
-            ClientState::WaitDoneOrOptimisedCcs(_) => "WaitDoneOrOptimisedCcs",
-            ClientState::SendKeyExchange { .. } => "SendKeyExchange",
-            ClientState::WaitServerCcs(_) => "WaitServerCcs",
-            ClientState::WaitServerFinished(_) => "WaitServerFinished",
-            ClientState::SendFinished(_) => "SendFinished",
-            ClientState::Established(_) => "Established",
-            ClientState::Closed => "Closed",
+            ClientState::WaitServerHello => HandshakeState::WaitServerHello,
+            ClientState::WaitCertificate(_) => HandshakeState::WaitCertificate,
+            ClientState::WaitServerKeyExchange(_) => HandshakeState::WaitServerKeyExchange,
+            ClientState::WaitRequestOrDone { .. } => HandshakeState::WaitRequestOrDone,
+            ClientState::WaitDoneOrOptimisedCcs(_) => HandshakeState::WaitDoneOrOptimisedCcs,
+            ClientState::SendKeyExchange { .. } => HandshakeState::SendKeyExchange,
+            ClientState::WaitServerCcs(_) => HandshakeState::WaitServerCcs,
+            ClientState::WaitServerFinished(_) => HandshakeState::WaitServerFinished,
+            ClientState::SendFinished(_) => HandshakeState::SendFinished,
+            ClientState::Established(_) => HandshakeState::Established,
+            ClientState::Closed => HandshakeState::Closed,
         }
     }
 
@@ -153,12 +153,10 @@ impl Client {
         use HandshakeMessage as M;
         if let M::HelloRequest = msg {
             // We do not renegotiate (§9.5); the state stays as it is.
-            let (alert, bytes) = self.core.records.alert(AlertDescription::NoRenegotiation);
+            let refused = ProtocolError::from(PeerMisbehaved::Renegotiation);
+            let (alert, bytes) = self.core.records.alert(refused.alert());
             out.datagrams.push(bytes);
-            out.events.push(Event::AlertSent(
-                alert,
-                "renegotiation is not supported".into(),
-            ));
+            out.events.push(Event::AlertSent(alert, refused));
             return Ok(());
         }
         let state = std::mem::replace(&mut self.state, S::Closed);
@@ -260,7 +258,7 @@ impl Client {
                 .offers
                 .first()
                 .map(|o| o.spec)
-                .ok_or(HandshakeError::Internal("no key exchange offered"))?;
+                .ok_or(ProtocolError::from(LocalError::NoKeyExchangeOffered))?;
             let chosen = Chosen {
                 suite: s.key_exchange,
                 spec,
@@ -435,7 +433,7 @@ impl Client {
                 .core
                 .transcript
                 .digest(keys.hash())
-                .ok_or(HandshakeError::Internal("transcript hash dropped"))?;
+                .ok_or(ProtocolError::from(LocalError::TranscriptHashDropped))?;
             let signature =
                 self.core
                     .probe
@@ -561,9 +559,7 @@ impl Client {
                     .credential
                     .as_ref()
                     .map(|(_, key)| key.clone())
-                    .ok_or(HandshakeError::Internal(
-                        "optimised flow without a credential",
-                    ))?;
+                    .ok_or(LocalError::OptimisedWithoutCredential)?;
                 let shared = self
                     .core
                     .probe

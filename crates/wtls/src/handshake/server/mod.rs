@@ -10,17 +10,15 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use super::conn::{fail, process_records, Core, CoreState, Endpoint, Role, Verdict};
-use super::error::{HandshakeError, HsResult, PeerMisbehaved};
-use super::{
-    AuthMode, Event, HandshakeKind, Now, Output, Packing, Policy, ProtocolError, SessionCache,
+use super::error::{
+    DropReason, HandshakeState, HsResult, LocalError, PeerMisbehaved, ProtocolError,
 };
+use super::{AuthMode, Event, HandshakeKind, Now, Output, Packing, Policy, SessionCache};
 use crate::crypto::pk::{KeyPair, PeerKey};
 use crate::keyed_map::{KeyedMap, KeyedSet};
 use crate::msgs::certificate::WtlsCertificate;
 use crate::msgs::common::{CipherSuite, Identifier, Random};
-use crate::msgs::enums::{
-    AlertDescription, AlertLevel, ContentType, HandshakeType, KeyExchangeSuite,
-};
+use crate::msgs::enums::{AlertLevel, ContentType, HandshakeType, KeyExchangeSuite};
 use crate::msgs::handshake::HandshakeMessage;
 use crate::params::ParameterNumbering;
 use crate::probe::{HandshakeProbe, Probe};
@@ -225,10 +223,7 @@ impl ServerConnection {
 
     pub fn seal_application_data(&mut self, data: &[u8]) -> Result<Vec<u8>, ProtocolError> {
         if !self.is_established() {
-            return Err(ProtocolError::new(
-                AlertDescription::SessionNotReady,
-                "application data before the handshake completed",
-            ));
+            return Err(LocalError::NotEstablished.into());
         }
         self.core.records.seal(ContentType::ApplicationData, data)
     }
@@ -241,7 +236,8 @@ impl ServerConnection {
         self.now = now;
         let mut out = Output::default();
         if self.is_closed() {
-            out.events.push(Event::Dropped("connection closed"));
+            out.events
+                .push(Event::Dropped(DropReason::ConnectionClosed));
             out.dropped = true;
             return out;
         }
@@ -262,7 +258,7 @@ impl ServerConnection {
                     fail(self, ProtocolError::from(e), &mut out);
                 } else {
                     self.now = before.0;
-                    out.events.push(Event::Dropped("unparsable datagram"));
+                    out.events.push(Event::Dropped(DropReason::Unparsable(e)));
                     out.dropped = true;
                 }
                 return out;
@@ -358,7 +354,7 @@ impl Endpoint for ServerConnection {
         self.state.key_exchange()
     }
 
-    fn state_name(&self) -> &'static str {
+    fn state_name(&self) -> HandshakeState {
         self.state.name()
     }
 
@@ -370,7 +366,7 @@ impl Endpoint for ServerConnection {
         ServerConnection::after_message(self, out)
     }
 
-    fn early_application_data(&mut self) -> Option<HandshakeError> {
+    fn early_application_data(&mut self) -> Option<ProtocolError> {
         Some(PeerMisbehaved::EarlyApplicationData.into())
     }
 
