@@ -33,7 +33,7 @@ pub use conn::Role;
 pub use error::{
     DropReason, HandshakeState, LocalError, PeerMisbehaved, ProtocolError, UnauthenticatedAlert,
 };
-pub use server::{ServerConfig, ServerConnection, ServerCredential};
+pub use server::{Datagram, ServerConfig, ServerConnection, ServerCredential};
 
 /// The time as the caller sees it: a monotonic reading for timers and the session
 /// cache, and Unix seconds for certificate validity.

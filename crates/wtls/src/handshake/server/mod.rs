@@ -14,12 +14,14 @@ use super::error::{
     DropReason, HandshakeState, HsResult, LocalError, PeerMisbehaved, ProtocolError,
 };
 use super::{AuthMode, Event, HandshakeKind, Now, Output, Packing, Policy, SessionCache};
+use crate::codec::DecodeError;
 use crate::crypto::pk::{KeyPair, PeerKey};
 use crate::keyed_map::{KeyedMap, KeyedSet};
 use crate::msgs::certificate::WtlsCertificate;
 use crate::msgs::common::{CipherSuite, Identifier, Random};
 use crate::msgs::enums::{AlertLevel, ContentType, HandshakeType, KeyExchangeSuite};
 use crate::msgs::handshake::HandshakeMessage;
+use crate::msgs::record::Record;
 use crate::params::ParameterNumbering;
 use crate::probe::{HandshakeProbe, Probe};
 use crate::suite::Specifier;
@@ -230,6 +232,12 @@ impl ServerConnection {
 
     /// Take in one datagram from the client.
     pub fn handle_datagram(&mut self, datagram: &[u8], now: Now) -> Output {
+        self.handle_framed(&Datagram::frame(datagram), now)
+    }
+
+    /// Take in one datagram already framed (an endpoint frames it once and may offer it
+    /// to several connections of its address).
+    pub fn handle_framed(&mut self, datagram: &Datagram<'_>, now: Now) -> Output {
         // A dropped datagram leaves everything as it found it, the clock and the
         // probe's records included (an endpoint may offer it to another connection).
         let before = (self.now, self.core.probe.checkpoint());
@@ -241,7 +249,7 @@ impl ServerConnection {
             out.dropped = true;
             return out;
         }
-        let digest = datagram_fingerprint(datagram);
+        let digest = datagram.fingerprint;
         if let Some((_, answer)) = self.answered.iter().find(|(d, _)| *d == digest) {
             // A retransmitted flight: the client lost our answer. Send it again.
             out.datagrams = answer.datagrams();
@@ -250,9 +258,10 @@ impl ServerConnection {
             return out;
         }
         self.core.probe.begin_job();
-        let records = match crate::msgs::record::parse_datagram(datagram) {
+        let records = match &datagram.records {
             Ok(r) => r,
             Err(e) => {
+                let e = e.clone();
                 if matches!(self.state, ServerState::WaitClientHello) {
                     // Nothing trustworthy came from this peer yet: tell it why.
                     fail(self, ProtocolError::from(e), &mut out);
@@ -266,10 +275,10 @@ impl ServerConnection {
         };
         self.core
             .probe
-            .datagram(false, datagram.len(), records.len());
+            .datagram(false, datagram.bytes.len(), records.len());
         let handshaking = !self.is_established();
         out.records_in = records.len();
-        let verdict = process_records(self, &records, &mut out);
+        let verdict = process_records(self, records, &mut out);
         self.core.probe.end_job();
         if verdict == Verdict::Dropped {
             self.now = before.0;
@@ -412,6 +421,40 @@ fn validate_client(
         unix_secs,
         config.numbering,
     )?)
+}
+
+/// A received datagram, framed once: its records (or why it does not frame) and its
+/// fingerprint. The endpoint routes by them and the connection takes the records in,
+/// so no byte of it is hashed or parsed twice.
+#[derive(Debug)]
+pub struct Datagram<'a> {
+    pub bytes: &'a [u8],
+    pub records: Result<Vec<Record<'a>>, DecodeError>,
+    /// [`datagram_fingerprint`]: recognises a retransmitted datagram (the connection's
+    /// answer cache, the endpoint's copies of a ClientHello).
+    pub fingerprint: u64,
+}
+
+impl<'a> Datagram<'a> {
+    pub fn frame(bytes: &'a [u8]) -> Self {
+        Datagram {
+            bytes,
+            records: crate::msgs::record::parse_datagram(bytes),
+            fingerprint: datagram_fingerprint(bytes),
+        }
+    }
+
+    /// Whether it opens with a plaintext ClientHello record.
+    pub fn starts_with_client_hello(&self) -> bool {
+        let Ok(records) = &self.records else {
+            return false;
+        };
+        records.first().is_some_and(|r| {
+            !r.header.cipher_spec
+                && r.header.content_type == ContentType::Handshake
+                && r.fragment.first() == Some(&HandshakeType::ClientHello.to_u8())
+        })
+    }
 }
 
 /// A fingerprint of a datagram, to recognise a retransmitted one: SipHash-1-3 under keys
