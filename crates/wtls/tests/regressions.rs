@@ -21,7 +21,7 @@ use wtls::msgs::enums::{
 };
 use wtls::msgs::record::parse_datagram;
 use wtls::probe::Probe;
-use wtls::testing::{now, CaseKeys, Direction, Fate, Pair};
+use wtls::testing::{now, pair_from_configs, run_to_quiet, CaseKeys, Direction, Fate, Pair};
 
 /// The keys of a case: the shared, seeded fixtures of `wtls::testing`.
 fn creds(name: &str) -> Arc<CaseKeys> {
@@ -53,7 +53,7 @@ fn handshake<'a>(
     mut tamper: impl FnMut(usize, &mut Vec<u8>) + 'a,
 ) -> Trace<'a> {
     let _seeded = wtls::crypto::random::seed_thread(SEED).unwrap();
-    let mut t = Pair::from_configs(Arc::new(client), Arc::new(server), auth, None).with_hook(
+    let mut t = pair_from_configs(Arc::new(client), Arc::new(server), auth, None).with_hook(
         move |dir, i, d| {
             if dir == Direction::ToServer {
                 tamper(i, d);
@@ -61,7 +61,7 @@ fn handshake<'a>(
             Fate::Deliver
         },
     );
-    let outcome = t.handshake().unwrap();
+    let outcome = run_to_quiet(&mut t);
     assert!(
         outcome.quiet,
         "still in flight after {} rounds",
@@ -90,7 +90,7 @@ fn weak_cipher_suites_are_refused_unless_enabled() {
             client.policy = Policy::permissive();
             let t = handshake(client, server, AuthMode::ServerAuth, |_, _| {});
             assert_eq!(
-                t.server_alert(),
+                t.server.alert_sent(),
                 Some(AlertDescription::InsufficientSecurity),
                 "{bulk:?}/{mac:?} ({why})"
             );
@@ -171,7 +171,7 @@ fn default_client_does_not_complete_with_a_weak_suite() {
     let out = c.handle_datagram(&flight[0], now());
     assert!(!c.is_established());
     // The server's flight is not authenticated, so the weak choice is dropped
-    // unanswered (issue 13), the reason kept.
+    // unanswered (docs/security.md, off-path spoofing), the reason kept.
     assert_eq!(out.alert_sent(), None);
     assert_eq!(
         c.last_dropped().map(|e| e.alert()),
@@ -191,7 +191,7 @@ fn anonymous_key_exchange_is_refused_by_default() {
         client.policy = Policy::permissive();
         let t = handshake(client, server, AuthMode::ServerAuth, |_, _| {});
         assert_eq!(
-            t.server_alert(),
+            t.server.alert_sent(),
             Some(AlertDescription::InsufficientSecurity),
             "{suite:?}"
         );
@@ -206,8 +206,8 @@ const RSA_CIPHERTEXT_AT: usize = 5 + 3 + 2;
 /// No Bleichenbacher oracle: a ClientKeyExchange whose RSA padding is broken, one whose
 /// padding is valid but whose content is not a WTLS pre-master secret, one with a
 /// valid pre-master the client does not know, and an honest key exchange followed by a
-/// wrong Finished all end the same way: the flight is dropped unanswered (issue 13;
-/// before, all with the same alert), with the same reason kept. Checked with a strong suite (the
+/// wrong Finished all end the same way: the flight is dropped unanswered (docs/security.md;
+/// formerly all with the same alert), with the same reason kept. Checked with a strong suite (the
 /// protected Finished then fails its MAC) and with NULL/SHA_0 (the Finished check
 /// itself fails).
 #[test]
@@ -228,7 +228,10 @@ fn corrupted_rsa_key_exchange_looks_like_a_wrong_finished() {
                 }
             });
             assert!(!t.server.is_established());
-            (t.server_alert(), t.server.last_dropped().map(|e| e.alert()))
+            (
+                t.server.alert_sent(),
+                t.server.last_dropped().map(|e| e.alert()),
+            )
         };
         let replace = |d: &mut Vec<u8>, ct: &[u8]| {
             d[RSA_CIPHERTEXT_AT..RSA_CIPHERTEXT_AT + ct.len()].copy_from_slice(ct)

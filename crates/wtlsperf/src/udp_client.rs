@@ -308,7 +308,7 @@ fn drive_handshake(
                 silence.received += 1;
                 let out = client.handle_datagram(&buf[..n], setup::now());
                 // An emulated device (client --device) holds its answer for the
-                // device's processing time (issue 14; no-op otherwise).
+                // device's processing time (its `DeviceProfile`; no-op otherwise).
                 crate::device::hold_for_device(client.probe());
                 silence.note(&out);
                 wire.send_all(&out.datagrams)?;

@@ -669,7 +669,7 @@ pub(crate) enum Verdict {
     Dropped,
 }
 
-/// Take in the records of one datagram (the rule of `docs/security.md`).
+/// Take in the records of one datagram (the off-path spoofing rule, `docs/security.md`).
 ///
 /// While the handshake runs, nothing that reaches it is authenticated until the peer's
 /// Finished verifies, so anyone who can forge the peer's address could have sent it.

@@ -76,7 +76,7 @@ impl std::fmt::Display for HandshakeState {
 }
 
 /// Something the peer sent that the protocol or our policy does not allow.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PeerMisbehaved {
     #[error("{message} while in {state}")]
     UnexpectedMessage {
@@ -173,8 +173,10 @@ pub enum LocalError {
     OnlyWeakCipherSuitesConfigured,
     #[error("only anonymous key exchange configured (enable it to offer it)")]
     OnlyAnonymousConfigured,
-    #[error("no answer after {retransmissions} retransmissions")]
-    NoAnswer { retransmissions: u32 },
+    #[error("the connection closed without an alert")]
+    ClosedWithoutAlert,
+    #[error("closed by the application before the handshake completed")]
+    ClosedByApplication,
     #[error("application data before the handshake completed")]
     NotEstablished,
     #[error("no established connection for this address")]
@@ -184,7 +186,7 @@ pub enum LocalError {
 /// A handshake or record failure, with the alert the peer is sent
 /// ([`ProtocolError::alert`]): the peer's fault, its bytes, its keys or certificate,
 /// the record layer's verdict, or ours.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProtocolError {
     #[error(transparent)]
     Peer(#[from] PeerMisbehaved),
@@ -200,6 +202,9 @@ pub enum ProtocolError {
     Record(#[from] RecordError),
     #[error(transparent)]
     Local(#[from] LocalError),
+    /// The peer ended the handshake with this (authenticated) alert.
+    #[error("the peer sent {0}")]
+    PeerAlert(AlertDescription),
 }
 
 impl ProtocolError {
@@ -242,10 +247,11 @@ impl ProtocolError {
             ProtocolError::Certificate(e) => e.alert(),
             ProtocolError::Parameters(e) => e.alert(),
             ProtocolError::Record(e) => e.alert(),
+            ProtocolError::PeerAlert(description) => *description,
             ProtocolError::Local(e) => match e {
                 LocalError::OnlyWeakCipherSuitesConfigured
                 | LocalError::OnlyAnonymousConfigured => A::InsufficientSecurity,
-                LocalError::NoAnswer { .. } => A::HandshakeFailure,
+                LocalError::ClosedByApplication => A::ConnectionCloseNotify,
                 LocalError::NotEstablished | LocalError::NoEstablishedConnection => {
                     A::SessionNotReady
                 }
@@ -257,7 +263,7 @@ impl ProtocolError {
 
 /// Why a record or a whole datagram was dropped without an answer (`docs/security.md`:
 /// what anyone could have forged is dropped, not answered).
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DropReason {
     #[error("record without sequence number")]
     NoSequenceNumber,

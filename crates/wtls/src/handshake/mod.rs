@@ -20,6 +20,7 @@ pub mod client;
 mod conn;
 pub mod error;
 pub mod server;
+mod spine;
 
 use crate::msgs::alert::Alert;
 use crate::msgs::enums::{
@@ -28,26 +29,15 @@ use crate::msgs::enums::{
 
 pub use crate::params::ParameterNumbering;
 pub use cache::{SessionCache, StoredSession};
-pub use client::{Client, ClientConfig, KeyExchangeOffer, KeyShareSource, TrustedKeyIds};
+pub use client::{Client, ClientConfig, KeyExchangeOffer, KeyShareSource, TimedOut, TrustedKeyIds};
 pub use conn::Role;
 pub use error::{
     DropReason, HandshakeState, LocalError, PeerMisbehaved, ProtocolError, UnauthenticatedAlert,
 };
 pub use server::{Datagram, ServerConfig, ServerConnection, ServerCredential};
-
-/// The time as the caller sees it: a monotonic reading for timers and the session
-/// cache, and Unix seconds for certificate validity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Now {
-    pub mono_ns: u64,
-    pub unix_secs: u32,
-}
-
-impl Now {
-    pub fn new(mono_ns: u64, unix_secs: u32) -> Self {
-        Now { mono_ns, unix_secs }
-    }
-}
+pub use spine::Negotiated;
+/// The time as the caller sees it (the spine's: every protocol shares it).
+pub use wtlsperf_spine::Now;
 
 /// Whether the client authenticates too (the thesis' two modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -115,7 +105,7 @@ impl Policy {
 }
 
 /// Something the caller should know about, besides the datagrams to send.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// The handshake finished; application data may flow.
     HandshakeComplete(HandshakeKind),
@@ -150,7 +140,7 @@ pub struct Output {
     /// transport need not parse it again to count them.
     pub records_in: usize,
     /// The datagram was dropped as a whole: the connection's state is exactly what it
-    /// was before (`docs/security.md`). An endpoint may then offer it to another connection of
+    /// was before (docs/security.md, "Off-path spoofing: the rule"). An endpoint may then offer it to another connection of
     /// the same address.
     pub dropped: bool,
 }

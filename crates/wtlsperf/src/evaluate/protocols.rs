@@ -1,5 +1,5 @@
 //! Part 7: WTLS beside its successors, DTLS 1.2 (OpenSSL) and EDHOC (lakers over CoAP),
-//! on the same bench, bearers and models (issue 15), and the peer performance anchors.
+//! on the same bench, bearers and models, and the peer performance anchors.
 //!
 //! * In memory, this machine: every modern suite's bytes, flights, server and client
 //!   CPU and bound ratio, beside the WTLS best case (fewest handshake bytes) of each
@@ -32,10 +32,11 @@ use super::{Ctx, Mode};
 use crate::gateway::{spawn_gateway, GatewayConfig};
 use crate::pki_store::PkiStore;
 use crate::protocols::bearer_jobs::{run_concurrently, ModernConfigs};
+use crate::protocols::model::wtls_steps;
 use crate::protocols::model::{self, Device};
 use crate::protocols::peers::PeerMeasurement;
 use crate::protocols::udp::client_over_bearer;
-use crate::protocols::wtls_client::{wtls_steps, WtlsClient};
+use crate::protocols::wtls_client;
 use crate::protocols::{compare, measure_suite, Protocol, Suite};
 use crate::setup::{gateway_server_config, ClientAuth, Options};
 
@@ -453,7 +454,7 @@ fn run_jobs(
                     Device::ThisMachine => None,
                     Device::Profile(d) => Some(wtls_steps(case, auth, d)?),
                 };
-                let client = WtlsClient::new(store, case, auth_mode(auth), &p)?;
+                let client = wtls_client(store, case, auth_mode(auth), &p)?;
                 let r = client_over_bearer(client, addr, &p, seed, steps.as_ref(), deadline)?;
                 Ok((r.duration_ms, r.client_retransmissions))
             }

@@ -26,7 +26,7 @@ impl ModernConfigs {
         let dtls = Suite::ALL
             .into_iter()
             .filter(|s| matches!(s, Suite::DtlsEcdheEcdsa { .. } | Suite::DtlsPsk))
-            .map(|s| Ok((s, Arc::new(DtlsConfig::new(s)?))))
+            .map(|s| Ok((s, Arc::new(DtlsConfig::new(s)?.in_real_time()))))
             .collect::<anyhow::Result<_>>()?;
         Ok(ModernConfigs {
             dtls,

@@ -1,5 +1,5 @@
 //! The models applied to the modern protocols: the client's processing on a device
-//! profile (issue 14's [`DeviceProfile`], priced operation by operation as for WTLS) and
+//! profile ([`DeviceProfile`], priced operation by operation as for WTLS) and
 //! the handshake duration T_H = T_TD + T_PD_C + T_PD_S, with T_TD from Eq. 3.84 per
 //! flight ([`crate::bearer_cmd::predicted_ms`]: every flight pays its serialisation at
 //! its direction's rate, 28 B UDP/IPv4 per datagram, plus one one-way traversal at the
@@ -155,6 +155,36 @@ pub fn duration_ms(
     server_ms: f64,
 ) -> f64 {
     crate::bearer_cmd::predicted_ms(flights, profile) + client_ms + server_ms
+}
+
+/// The device's client time per WTLS flight (its per-message costs): the ClientHello;
+/// the server's flight and the client's key-exchange flight; the server's
+/// ChangeCipherSpec and Finished.
+pub fn wtls_steps(
+    case: wtls::suite::Case,
+    auth: wtlsperf_models::Authentication,
+    device: &DeviceProfile,
+) -> anyhow::Result<ClientSteps> {
+    use wtlsperf_models::device::WtlsCase;
+    use wtlsperf_models::processing::Message;
+    let wc = WtlsCase::parse(case.ca.short(), case.leaf.short(), auth)
+        .ok_or_else(|| anyhow!("no device model for {case}"))?;
+    let ms = |m: Message| device.client_message_ms(wc, m).map_err(|e| anyhow!("{e}"));
+    let first = ms(Message::ClientHello)?;
+    let finish = ms(Message::ServerChangeCipherSpec)? + ms(Message::ServerFinished)?;
+    let mut middle = 0.0;
+    for m in Message::ALL {
+        if !matches!(
+            m,
+            Message::ClientHello | Message::ServerChangeCipherSpec | Message::ServerFinished
+        ) {
+            middle += ms(m)?;
+        }
+    }
+    Ok(ClientSteps {
+        flights: vec![first, middle],
+        finish,
+    })
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 //!
 //! An emulated device ([`ClientSteps`]) makes the client take its device's time for each
 //! flight it computes: the real computation runs, then the driver holds the flight until
-//! the device's time for that step has passed (issue 14's rule, applied to these
-//! protocols). Steps are the client's flights in order, so device emulation is meant for
+//! the device's time for that step has passed (the rule WTLS's device emulation follows,
+//! applied to these protocols). Steps are the client's flights in order, so device emulation is meant for
 //! runs without loss; the lossy runs use this machine's own speed.
 
 use std::net::{SocketAddr, UdpSocket};
@@ -16,8 +16,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use wtlsperf_bearer::{LinkProfile, Relay};
+use wtlsperf_spine::{Handshake, Now, Status};
 
-use super::{flights_of, Endpoint, Logged};
+use super::{flights_of, Logged};
+use crate::setup;
 use wtlsperf_models::transmission::Flight;
 
 /// Largest datagram read.
@@ -59,26 +61,42 @@ impl UdpRun {
     }
 }
 
+/// Time left until a deadline of the engine's clock ([`setup::now`]).
+fn until(deadline_ns: u64, now: Now) -> Duration {
+    Duration::from_nanos(deadline_ns.saturating_sub(now.mono_ns))
+}
+
+/// A failed handshake as an error (its typed failure, shown).
+fn check<H: Handshake>(side: &H) -> anyhow::Result<()> {
+    match side.status() {
+        Status::Failed(f) => bail!("{f}"),
+        _ => Ok(()),
+    }
+}
+
 /// Serves one connection until `stop`: datagrams in, answers out, timers run.
-fn serve<S: Endpoint>(mut server: S, sock: UdpSocket, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
-    let epoch = Instant::now();
+fn serve<S: Handshake>(
+    mut server: S,
+    sock: UdpSocket,
+    stop: Arc<AtomicBool>,
+) -> anyhow::Result<()> {
     let mut peer: Option<SocketAddr> = None;
     let mut buf = vec![0u8; MAX_DATAGRAM];
+    server.start(setup::now());
     while !stop.load(Ordering::SeqCst) {
-        let now = epoch.elapsed();
         let wait = server
-            .next_timeout(now)
-            .map_or(SERVER_POLL, |t| t.saturating_sub(now).min(SERVER_POLL));
+            .deadline()
+            .map_or(SERVER_POLL, |d| until(d, setup::now()).min(SERVER_POLL));
         sock.set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
         let out = match sock.recv_from(&mut buf) {
             Ok((n, from)) => {
                 peer = Some(from);
-                server.on_datagram(&buf[..n], epoch.elapsed())?
+                server.handle_datagram(&buf[..n], setup::now()).datagrams
             }
             Err(e) if is_timeout(&e) => {
-                let now = epoch.elapsed();
-                match server.next_timeout(now) {
-                    Some(t) if t <= now => server.on_timer(now)?,
+                let now = setup::now();
+                match server.deadline() {
+                    Some(d) if d <= now.mono_ns => server.handle_timeout(now).datagrams,
                     _ => Vec::new(),
                 }
             }
@@ -89,6 +107,7 @@ fn serve<S: Endpoint>(mut server: S, sock: UdpSocket, stop: Arc<AtomicBool>) -> 
                 sock.send_to(&d, p)?;
             }
         }
+        check(&server)?;
     }
     Ok(())
 }
@@ -101,7 +120,7 @@ fn is_timeout(e: &std::io::Error) -> bool {
 }
 
 /// The client's side of a run: sends, receives, runs its timers and the device's holds.
-struct ClientDriver<'a, C: Endpoint> {
+struct ClientDriver<'a, C: Handshake> {
     client: C,
     sock: UdpSocket,
     epoch: Instant,
@@ -110,7 +129,7 @@ struct ClientDriver<'a, C: Endpoint> {
     flights_sent: usize,
 }
 
-impl<C: Endpoint> ClientDriver<'_, C> {
+impl<C: Handshake> ClientDriver<'_, C> {
     /// Holds a computed step until the device's time for it has passed; the flight's
     /// retransmission timer then starts as it leaves.
     fn hold(&mut self, started: Instant, device_ms: Option<f64>) {
@@ -119,7 +138,8 @@ impl<C: Endpoint> ClientDriver<'_, C> {
             let now = Instant::now();
             if due > now {
                 std::thread::sleep(due - now);
-                self.client.delay_timers(due - now);
+                self.client
+                    .delay_timers(u64::try_from((due - now).as_nanos()).unwrap_or(u64::MAX));
             }
         }
     }
@@ -147,22 +167,22 @@ impl<C: Endpoint> ClientDriver<'_, C> {
 
     fn run(&mut self, deadline: Duration) -> anyhow::Result<()> {
         let started = Instant::now();
-        let first = self.client.start(self.epoch.elapsed())?;
+        let first = self.client.start(setup::now()).datagrams;
+        check(&self.client)?;
         self.send(first, started, true)?;
         let mut buf = vec![0u8; MAX_DATAGRAM];
-        while !self.client.is_complete() {
+        while !self.client.status().is_complete() {
             let now = self.epoch.elapsed();
             if now >= deadline {
                 bail!("no completion within {:.1} s", deadline.as_secs_f64());
             }
-            let until = self
+            let left = deadline - now;
+            let wait = self
                 .client
-                .next_timeout(now)
-                .unwrap_or(deadline)
-                .min(deadline);
-            self.sock.set_read_timeout(Some(
-                until.saturating_sub(now).max(Duration::from_millis(1)),
-            ))?;
+                .deadline()
+                .map_or(left, |d| until(d, setup::now()).min(left));
+            self.sock
+                .set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
             match self.sock.recv(&mut buf) {
                 Ok(n) => {
                     self.log.push(Logged {
@@ -170,21 +190,22 @@ impl<C: Endpoint> ClientDriver<'_, C> {
                         bytes: n,
                     });
                     let started = Instant::now();
-                    let out = self.client.on_datagram(&buf[..n], self.epoch.elapsed())?;
-                    if self.client.is_complete() {
+                    let out = self.client.handle_datagram(&buf[..n], setup::now());
+                    if self.client.status().is_complete() {
                         self.hold(started, self.steps.map(|s| s.finish));
                     }
-                    self.send(out, started, true)?;
+                    self.send(out.datagrams, started, true)?;
                 }
                 Err(e) if is_timeout(&e) => {
-                    let now = self.epoch.elapsed();
-                    if self.client.next_timeout(now).is_some_and(|t| t <= now) {
-                        let out = self.client.on_timer(now)?;
-                        self.send(out, Instant::now(), false)?;
+                    let now = setup::now();
+                    if self.client.deadline().is_some_and(|d| d <= now.mono_ns) {
+                        let out = self.client.handle_timeout(now);
+                        self.send(out.datagrams, Instant::now(), false)?;
                     }
                 }
                 Err(e) => return Err(e.into()),
             }
+            check(&self.client)?;
         }
         Ok(())
     }
@@ -201,8 +222,8 @@ pub fn handshake_over_bearer<C, S>(
     deadline: Duration,
 ) -> anyhow::Result<UdpRun>
 where
-    C: Endpoint,
-    S: Endpoint + 'static,
+    C: Handshake,
+    S: Handshake + 'static,
 {
     let server_sock = UdpSocket::bind("127.0.0.1:0")?;
     let server_addr = server_sock.local_addr()?;
@@ -224,7 +245,7 @@ where
 }
 
 /// Runs one client handshake against `upstream` through a relay emulating `profile`.
-pub fn client_over_bearer<C: Endpoint>(
+pub fn client_over_bearer<C: Handshake>(
     client: C,
     upstream: SocketAddr,
     profile: &LinkProfile,
@@ -281,7 +302,7 @@ mod tests {
     }
 
     fn dtls_over(suite: Suite, p: &LinkProfile, seed: u64, timer: Option<Duration>) -> UdpRun {
-        let mut cfg = DtlsConfig::new(suite).unwrap();
+        let mut cfg = DtlsConfig::new(suite).unwrap().in_real_time();
         if let Some(t) = timer {
             cfg = cfg.with_initial_timer(t);
         }
