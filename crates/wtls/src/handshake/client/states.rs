@@ -504,7 +504,7 @@ impl Client {
         self.core
             .agree(keys, &super::rsa_pre_master(&secret, rsa_public));
         let msg = HandshakeMessage::ClientKeyExchange(ClientKeyExchange::Rsa(ciphertext));
-        Ok(self.core.handshake_record(&msg)?)
+        self.core.handshake_record(&msg)
     }
 
     /// ECDH with an ephemeral key of ours (or a share a load generator computed before
@@ -549,7 +549,7 @@ impl Client {
         };
         self.core.agree(keys, &shared);
         let msg = HandshakeMessage::ClientKeyExchange(ClientKeyExchange::Ec(point));
-        Ok(self.core.handshake_record(&msg)?)
+        self.core.handshake_record(&msg)
     }
 
     pub(super) fn on_change_cipher_spec(&mut self, body: &[u8]) -> HsResult<()> {

@@ -315,7 +315,7 @@ impl ServerConnection {
             sequence_number_mode: SequenceNumberMode::Explicit,
             key_refresh: chosen.keys.key_refresh,
         });
-        Ok(self.core.handshake_record(&hello)?)
+        self.core.handshake_record(&hello)
     }
 
     /// Our Certificate: the record shared by every connection when it lands at its
