@@ -741,16 +741,16 @@ fn command_config(args: &Args, case: &Case) -> anyhow::Result<ClientConfig> {
     let mut cfg = if args.anonymous && args.trusted_ids == TrustedIdsArg::None {
         client_offer::anonymous_config(case, packing)
     } else {
-        let store = args.pki.load()?;
-        let creds = store.case(case).with_context(|| format!("--case {case}"))?;
+        // Only this case's CA certificate and client credentials (not the whole PKI).
+        let creds = args.pki.load_client(case)?;
         let opts = Options {
             packing,
             ..Options::default()
         };
         if args.anonymous {
-            setup::anonymous_client_config(&creds, &opts)
+            setup::anonymous_client_config_for(&creds, &opts)
         } else {
-            setup::client_config(&creds, &opts, false)
+            setup::client_config_for(&creds, &opts, false)
         }
     };
     for warning in client_offer::apply_ciphers(&mut cfg, &args.ciphers) {

@@ -12,8 +12,8 @@ use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 use wtlsperf_report::{Cell, Column, Provenance, Section, Table};
 
+use super::context::Ctx;
 use super::processing::{auth_mode, ProcessingResults};
-use super::Ctx;
 use crate::counts::{self, CaseCounts, Planned, DEFAULT_SEED};
 use crate::pki_store::PkiStore;
 use crate::runner::Variant;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use zeroize::Zeroizing;
 
-use super::conn::{process_records, Core, CoreState, Endpoint, Role, Verdict};
+use super::conn::{process_records, Core, CoreState, RecordSide, Role, Verdict};
 use super::error::{
     DropReason, HandshakeState, HsResult, LocalError, PeerMisbehaved, ProtocolError,
 };
@@ -482,7 +482,7 @@ impl Client {
     }
 }
 
-impl Endpoint for Client {
+impl RecordSide for Client {
     fn core(&mut self) -> &mut Core {
         &mut self.core
     }
