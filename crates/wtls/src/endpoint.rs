@@ -38,7 +38,8 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use crate::handshake::{
-    Datagram, Event, HandshakeKind, Now, Output, ServerConfig, ServerConnection, SessionCache,
+    Datagram, Event, HandshakeKind, LocalError, Now, Output, ProtocolError, ServerConfig,
+    ServerConnection, SessionCache,
 };
 use crate::msgs::enums::AlertDescription;
 use crate::probe::Probe;
@@ -773,6 +774,30 @@ impl Endpoint {
                     .push(std::cmp::Reverse((due, generation, addr)));
             }
         }
+    }
+
+    /// Seals application data for the established connection of `peer`, outside a
+    /// datagram pass: for answers that are ready later than the request that asked for
+    /// them (a WAP gateway's reply from its origin). Answers within the pass go through
+    /// [`Endpoint::handle_and_reply`].
+    pub fn seal_application_data(
+        &mut self,
+        peer: SocketAddr,
+        data: &[u8],
+    ) -> Result<Vec<u8>, ProtocolError> {
+        let conn = self
+            .table
+            .slots
+            .get_mut(&peer)
+            .and_then(|slot| {
+                let i = slot.position(|p| p.conn.is_established())?;
+                Some(&mut slot.get_mut(i).conn)
+            })
+            .ok_or(ProtocolError::Local(LocalError::NoEstablishedConnection))?;
+        let sealed = conn.seal_application_data(data)?;
+        self.stats.datagrams_sent += 1;
+        self.stats.bytes_sent += sealed.len() as u64;
+        Ok(sealed)
     }
 
     /// Brings the gauges up to date with connection `i` of `addr`.
