@@ -100,7 +100,8 @@ struct OperationRow {
     device: String,
     primitive: String,
     key: String,
-    ms: f64,
+    /// Empty where no number is published ("not available"; post-quantum rows only).
+    ms: Option<f64>,
     source: String,
 }
 
@@ -137,7 +138,11 @@ fn published_profiles_of(
             });
         }
         let mut operations = executed_operations(&executed, &p.device);
-        for o in ops.iter().filter(|o| o.device == p.device) {
+        // post-quantum rows are listed beside the profile (`published_pq`)
+        let wtls_rows = ops
+            .iter()
+            .filter(|o| o.device == p.device && !is_post_quantum(&o.primitive));
+        for o in wtls_rows {
             let bad = |what: &str| CatalogError {
                 file: files.operations.0.clone(),
                 message: format!("{}: {what} {:?}/{:?}", o.device, o.primitive, o.key),
@@ -145,13 +150,14 @@ fn published_profiles_of(
             let primitive =
                 Primitive::parse(&o.primitive).ok_or_else(|| bad("unknown primitive"))?;
             let key = KeyType::parse(&o.key).ok_or_else(|| bad("unknown key"))?;
-            if !primitive.applies_to(key.family) || !o.ms.is_finite() || o.ms <= 0.0 {
+            let ms = o.ms.filter(|ms| ms.is_finite() && *ms > 0.0);
+            let Some(ms) = ms.filter(|_| primitive.applies_to(key.family)) else {
                 return Err(bad("primitive does not apply or cost is not positive"));
-            }
+            };
             operations.insert(
                 Operation { primitive, key },
                 Cost {
-                    ms: o.ms,
+                    ms,
                     source: Source::Published {
                         reference: o.source.clone(),
                     },
@@ -183,6 +189,11 @@ fn published_profiles_of(
         ));
     }
     Ok(out)
+}
+
+/// True for a row of a post-quantum primitive (`kem_encaps`, `sig_verify`, ...).
+fn is_post_quantum(primitive: &str) -> bool {
+    super::executed::PqPrimitive::parse(primitive).is_some()
 }
 
 /// The key types of an `offers` cell: empty for `all`.
@@ -385,7 +396,7 @@ mod tests {
         std::fs::write(
             dir.path().join("operations.csv"),
             format!(
-                "{}fixture-m33,ecdh,256p,12.5,\"a fixture\"\nfixture-m33,ecdsa_verify,256p,14,\"a fixture\"\n",
+                "{}fixture-m33,ecdh,256p,12.5,\"a fixture\",\nfixture-m33,ecdsa_verify,256p,14,\"a fixture\",\n",
                 shipped.operations.1
             ),
         )
@@ -410,7 +421,7 @@ mod tests {
         let missing = CatalogueFiles::read(dir.path()).unwrap_err();
         assert!(missing.file.ends_with("profiles.csv"), "{missing}");
         let mut files = CatalogueFiles::shipped();
-        files.operations.1.push_str("nobody,ecdh,256p,1,\"x\"\n");
+        files.operations.1.push_str("nobody,ecdh,256p,1,\"x\",\n");
         let e = load_profiles(&files).unwrap_err();
         assert!(e.to_string().contains("\"nobody\" is not in"), "{e}");
         let mut files = CatalogueFiles::shipped();

@@ -43,11 +43,11 @@ impl PqScheme {
         }
     }
 
-    fn parse(s: &str) -> Option<PqScheme> {
+    pub(super) fn parse(s: &str) -> Option<PqScheme> {
         PqScheme::ALL.into_iter().find(|p| p.name() == s)
     }
 
-    fn is_kem(self) -> bool {
+    pub(super) fn is_kem(self) -> bool {
         self != PqScheme::MlDsa44
     }
 }
@@ -91,11 +91,11 @@ impl PqPrimitive {
         }
     }
 
-    fn parse(s: &str) -> Option<PqPrimitive> {
+    pub(super) fn parse(s: &str) -> Option<PqPrimitive> {
         PqPrimitive::ALL.into_iter().find(|p| p.name() == s)
     }
 
-    fn is_kem(self) -> bool {
+    pub(super) fn is_kem(self) -> bool {
         matches!(
             self,
             PqPrimitive::KemKeygen | PqPrimitive::KemEncaps | PqPrimitive::KemDecaps

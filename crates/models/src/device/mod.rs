@@ -16,6 +16,7 @@
 pub mod catalog;
 pub mod executed;
 pub mod nokia;
+pub mod published_pq;
 pub mod scaling;
 
 use crate::processing::Message;

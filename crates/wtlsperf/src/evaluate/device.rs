@@ -17,6 +17,7 @@ use serde::Serialize;
 use wtls::suite::Case;
 use wtlsperf_models::device::executed::{post_quantum_costs, ExecutedCost, ExecutedOperation};
 use wtlsperf_models::device::nokia::{fit_nokia7650, NokiaFit};
+use wtlsperf_models::device::published_pq::{published_pq_costs, PublishedPqCost};
 use wtlsperf_models::device::scaling::{rule_checks, RuleCheck};
 use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::overall::{
@@ -41,7 +42,8 @@ struct ProfileCsv<'a> {
     device: &'a str,
     operation: &'a str,
     key: String,
-    ms: f64,
+    /// Empty where no number is published ("not available").
+    ms: Option<f64>,
     source_kind: &'a str,
     source: &'a str,
 }
@@ -55,11 +57,45 @@ fn post_quantum_rows(costs: &[ExecutedCost]) -> Vec<ProfileCsv<'_>> {
                 device: &c.device,
                 operation: primitive.name(),
                 key: scheme.name().to_string(),
-                ms: c.cost.ms,
+                ms: Some(c.cost.ms),
                 source_kind: c.cost.source.kind(),
                 source: c.cost.source.detail(),
             }),
             ExecutedOperation::Wtls(_) => None,
+        })
+        .collect()
+}
+
+/// The `devices.csv` rows of the published post-quantum operations: every implementation
+/// a source gives (the key names it when it is not the one the profile uses), and
+/// "not available" with what was looked for where nothing is published.
+fn published_pq_rows(costs: &[PublishedPqCost]) -> Vec<ProfileCsv<'_>> {
+    costs
+        .iter()
+        .map(|c| {
+            let key = if c.used_by_profile || c.cost.is_none() {
+                c.scheme.name().to_string()
+            } else {
+                format!("{} ({})", c.scheme.name(), c.implementation)
+            };
+            match &c.cost {
+                Some(cost) => ProfileCsv {
+                    device: &c.device,
+                    operation: c.primitive.name(),
+                    key,
+                    ms: Some(cost.ms),
+                    source_kind: cost.source.kind(),
+                    source: cost.source.detail(),
+                },
+                None => ProfileCsv {
+                    device: &c.device,
+                    operation: c.primitive.name(),
+                    key,
+                    ms: None,
+                    source_kind: "not_available",
+                    source: &c.not_available,
+                },
+            }
         })
         .collect()
 }
@@ -389,14 +425,16 @@ impl DeviceResults {
     pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
         // post-quantum operations are executed costs outside the WTLS profiles
         let post_quantum = post_quantum_costs()?;
+        let published_pq = published_pq_costs()?;
         let mut rows = post_quantum_rows(&post_quantum);
+        rows.extend(published_pq_rows(&published_pq));
         for p in &self.profiles {
             for (op, c) in &p.operations {
                 rows.push(ProfileCsv {
                     device: &p.name,
                     operation: op.primitive.name(),
                     key: op.key.to_string(),
-                    ms: c.ms,
+                    ms: Some(c.ms),
                     source_kind: c.source.kind(),
                     source: c.source.detail(),
                 });
@@ -406,7 +444,7 @@ impl DeviceResults {
                     device: &p.name,
                     operation: "symmetric_per_message",
                     key: String::new(),
-                    ms: c.ms,
+                    ms: Some(c.ms),
                     source_kind: c.source.kind(),
                     source: c.source.detail(),
                 });
@@ -472,5 +510,30 @@ impl DeviceResults {
                 ecc_beats_rsa: r.ecc_beats_rsa(),
             }),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn devices_csv_lists_every_published_post_quantum_row_with_its_source() {
+        let costs = published_pq_costs().unwrap();
+        let rows = published_pq_rows(&costs);
+        assert_eq!(rows.len(), costs.len());
+        let m4: Vec<_> = rows.iter().filter(|r| r.device == "nrf52840").collect();
+        assert!(m4
+            .iter()
+            .all(|r| r.source_kind == "published" && r.ms.is_some()));
+        assert!(m4.iter().any(|r| r.key == "mlkem768 (clean)"));
+        assert!(m4
+            .iter()
+            .any(|r| r.key == "mlkem768" && r.operation == "kem_decaps"));
+        let esp: Vec<_> = rows.iter().filter(|r| r.device == "esp32").collect();
+        assert!(!esp.is_empty());
+        assert!(esp
+            .iter()
+            .all(|r| r.ms.is_none() && r.source_kind == "not_available" && !r.source.is_empty()));
     }
 }
