@@ -40,7 +40,7 @@ fn smoke_evaluation_writes_every_file_and_section() {
         ("flights.csv", "protocol,suite,flight,sender,datagrams,protocol_bytes,coap_bytes,udp_payload_bytes,udp_bytes"),
         (
             "protocols.csv",
-            "protocol,suite,auth,level,bearer,device,bytes,datagrams,round_trips,server_cpu_us,bound_ratio,handshakes_per_core_s,client_ms,modelled_ms,measured_ms,measured_runs",
+            "protocol,suite,auth,level,bearer,device,bytes,datagrams,round_trips,server_cpu_us,bound_ratio,handshakes_per_core_s,client_ms,modelled_ms,measured_ms,measured_runs,client_cost",
         ),
     ];
     for (file, prefix) in expected {
@@ -91,6 +91,20 @@ fn smoke_evaluation_writes_every_file_and_section() {
             csv.lines().any(|l| l.starts_with(protocol)),
             "protocols.csv lacks {protocol}"
         );
+    }
+    // DTLS 1.3, classical and with ML-KEM, in memory and modelled (feature `dtls13`)
+    if cfg!(feature = "dtls13") {
+        for suite in [
+            "dtls1.3,ecdhe-p256-ecdsa-ccm8,",
+            "dtls1.3,psk-ccm8,",
+            "dtls1.3,mlkem768-ecdsa-ccm8,",
+            "dtls1.3,x25519mlkem768-ecdsa-ccm8,",
+        ] {
+            assert!(
+                csv.lines().any(|l| l.starts_with(suite)),
+                "protocols.csv lacks {suite}"
+            );
+        }
     }
 
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();

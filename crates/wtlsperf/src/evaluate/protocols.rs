@@ -12,6 +12,8 @@
 //! * OpenSSL's TLS 1.2 and DTLS 1.2 servers and rustls' TLS 1.2 and 1.3, server CPU and
 //!   bound ratio beside our gateway's, measured interleaved in this run.
 
+#[cfg(feature = "dtls13")]
+mod dtls13_configs;
 pub mod tables;
 
 use super::csv_file::write_csv;
@@ -21,6 +23,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use wtls::suite::Case;
+use wtlsperf_models::device::published_pq::{published_pq_costs, PublishedPqCost};
 use wtlsperf_models::device::WtlsCase;
 use wtlsperf_models::stats::{mean, median};
 use wtlsperf_models::transmission::Flight;
@@ -54,6 +57,9 @@ pub enum Kind {
     Wtls(Case, Authentication),
     /// A DTLS 1.2 or EDHOC suite.
     Modern(Suite),
+    /// A DTLS 1.3 configuration (wolfSSL), classical or with ML-KEM.
+    #[cfg(feature = "dtls13")]
+    Dtls13(crate::protocols::dtls13::Dtls13Suite),
 }
 
 /// One handshake configuration with its in-memory measurements.
@@ -84,6 +90,8 @@ impl Config {
             Kind::Wtls(..) => Protocol::Wtls,
             Kind::Modern(Suite::DtlsEcdheEcdsa { .. } | Suite::DtlsPsk) => Protocol::Dtls12,
             Kind::Modern(Suite::EdhocMethod3Suite2) => Protocol::Edhoc,
+            #[cfg(feature = "dtls13")]
+            Kind::Dtls13(_) => Protocol::Dtls13,
         }
     }
 
@@ -92,6 +100,8 @@ impl Config {
         match self.kind {
             Kind::Wtls(c, _) => c.to_string(),
             Kind::Modern(s) => s.name().to_owned(),
+            #[cfg(feature = "dtls13")]
+            Kind::Dtls13(s) => s.name(),
         }
     }
 
@@ -101,6 +111,10 @@ impl Config {
             Kind::Wtls(_, a) => a,
             Kind::Modern(s) if s.mutual() => Authentication::Mutual,
             Kind::Modern(_) => Authentication::ServerAuth,
+            #[cfg(feature = "dtls13")]
+            Kind::Dtls13(s) if s.mutual() => Authentication::Mutual,
+            #[cfg(feature = "dtls13")]
+            Kind::Dtls13(_) => Authentication::ServerAuth,
         }
     }
 
@@ -129,6 +143,23 @@ impl Config {
         )
     }
 
+    /// The client's processing time on `device` (ms): `None` where the configuration
+    /// has no row for the device (a WTLS case the profile does not price), `Err` with
+    /// the reason where the row says "not available" (an ML-KEM operation without a
+    /// published cost on the device).
+    pub fn client_time(
+        &self,
+        device: &Device,
+        published: &[PublishedPqCost],
+    ) -> Option<Result<f64, String>> {
+        #[cfg(feature = "dtls13")]
+        if let (Device::Profile(d), Kind::Dtls13(s)) = (device, self.kind) {
+            return Some(crate::protocols::model_dtls13::client_ms(s, d, published));
+        }
+        let _ = published;
+        self.client_ms(device).map(Ok)
+    }
+
     /// The client's processing time on `device` (ms), if the device prices it.
     pub fn client_ms(&self, device: &Device) -> Option<f64> {
         match (device, self.kind) {
@@ -137,6 +168,11 @@ impl Config {
             (Device::Profile(d), Kind::Wtls(c, auth)) => {
                 let case = WtlsCase::parse(c.ca.short(), c.leaf.short(), auth)?;
                 d.client_processing_ms(case).ok()
+            }
+            #[cfg(feature = "dtls13")]
+            (Device::Profile(d), Kind::Dtls13(s)) => {
+                let published = published_pq_costs().ok()?;
+                crate::protocols::model_dtls13::client_ms(s, d, &published).ok()
             }
         }
     }
@@ -158,16 +194,22 @@ pub struct ProtocolRow {
     pub server_cpu_us: f64,
     pub bound_ratio: Option<f64>,
     pub handshakes_per_core_s: f64,
-    pub client_ms: f64,
-    pub modelled_ms: f64,
+    /// Empty where the device has no published cost for an operation (see `client_cost`).
+    pub client_ms: Option<f64>,
+    /// Empty where `client_ms` is.
+    pub modelled_ms: Option<f64>,
     pub measured_ms: Option<f64>,
     pub measured_runs: usize,
+    /// `measured` (this machine), `profile` (priced by the device profile), or
+    /// `not available: ...` with the reason.
+    pub client_cost: String,
 }
 
 impl ProtocolRow {
     /// |measured / modelled - 1|, where measured.
     pub fn model_error(&self) -> Option<f64> {
-        self.measured_ms.map(|m| (m / self.modelled_ms - 1.0).abs())
+        let modelled = self.modelled_ms?;
+        self.measured_ms.map(|m| (m / modelled - 1.0).abs())
     }
 }
 
@@ -359,6 +401,8 @@ pub fn run(
     let plan = plan(ctx.mode, &ctx.catalogue)?;
     let mut configs = wtls_best(processing);
     configs.extend(modern_configs(ctx, plan.suite_reps)?);
+    #[cfg(feature = "dtls13")]
+    configs.extend(dtls13_configs::configs(ctx, plan.suite_reps)?);
     ctx.step("protocols: peer anchors beside our gateway");
     let peers = ctx.without_ticker(|| compare::anchors_beside_ours(store, plan.peer_reps, 10))?;
     let devices: Vec<Device> = std::iter::once(Device::ThisMachine)
@@ -399,6 +443,11 @@ pub fn run(
 fn jobs(mode: Mode, plan: &Plan, configs: &[Config], devices: &[usize]) -> Vec<Job> {
     let mut out = Vec::new();
     for (i, c) in configs.iter().enumerate() {
+        #[cfg(feature = "dtls13")]
+        if matches!(c.kind, Kind::Dtls13(_)) {
+            // modelled only: no UDP client drives DTLS 1.3 over the bearers yet
+            continue;
+        }
         let wtls = matches!(c.kind, Kind::Wtls(..));
         // The quick run measures WTLS's comparable level only (category 3).
         if wtls && mode != Mode::Full && !c.level.contains("category 3") {
@@ -480,6 +529,8 @@ fn run_jobs(
                 let r = modern.run(suite, &p, seed, steps.as_ref(), deadline)?;
                 Ok((r.duration_ms, r.client_retransmissions))
             }
+            #[cfg(feature = "dtls13")]
+            Kind::Dtls13(s) => anyhow::bail!("no bearer runs for DTLS 1.3 {} yet", s.name()),
         }
     });
     gateway.shutdown();
@@ -494,14 +545,21 @@ fn rows(
     jobs: &[Job],
     outcomes: &[Outcome],
 ) -> Vec<ProtocolRow> {
+    let published = published_pq_costs().unwrap_or_default();
     let mut out = Vec::new();
     for (ci, c) in configs.iter().enumerate() {
         for &p in bearers {
             let bearer = BearerName::of(p);
             for (di, d) in devices.iter().enumerate() {
-                let Some(client_ms) = c.client_ms(d) else {
+                let Some(client) = c.client_time(d, &published) else {
                     continue;
                 };
+                let client_cost = match (&client, d) {
+                    (Err(reason), _) => reason.clone(),
+                    (Ok(_), Device::ThisMachine) => "measured".to_owned(),
+                    (Ok(_), Device::Profile(_)) => "profile".to_owned(),
+                };
+                let client_ms = client.ok();
                 let measured: Vec<f64> = jobs
                     .iter()
                     .zip(outcomes)
@@ -524,16 +582,14 @@ fn rows(
                     bound_ratio: c.bound_ratio,
                     handshakes_per_core_s: c.handshakes_per_core_s(),
                     client_ms,
-                    modelled_ms: model::duration_ms(
-                        &c.flights,
-                        p,
-                        client_ms,
-                        c.server_cpu_us / 1e3,
-                    ),
+                    modelled_ms: client_ms.map(|client_ms| {
+                        model::duration_ms(&c.flights, p, client_ms, c.server_cpu_us / 1e3)
+                    }),
                     // The mean: the model takes the profile's mean traversal, and a
                     // log-normal's median lies below its mean.
                     measured_ms: mean(&measured),
                     measured_runs: measured.len(),
+                    client_cost,
                 });
             }
         }
@@ -715,10 +771,11 @@ mod tests {
             server_cpu_us: 400.0,
             bound_ratio: Some(1.0),
             handshakes_per_core_s: 2500.0,
-            client_ms: 0.3,
-            modelled_ms: 1000.0,
+            client_ms: Some(0.3),
+            modelled_ms: Some(1000.0),
             measured_ms: None,
             measured_runs: 0,
+            client_cost: "measured".to_owned(),
         };
         assert_eq!(r.model_error(), None);
         r.measured_ms = Some(1040.0);

@@ -208,7 +208,7 @@ pub(crate) mod tests {
         append(
             &root.join("devices/operations.csv"),
             &devices.join("operations.csv"),
-            "fixture-m33,ecdh,256p,12.5,\"a fixture\"\nfixture-m33,ecdsa_verify,256p,14,\"a fixture\"",
+            "fixture-m33,ecdh,256p,12.5,\"a fixture\",\nfixture-m33,ecdsa_verify,256p,14,\"a fixture\",",
         );
         append(
             &root.join("bearers/profiles.csv"),

@@ -26,6 +26,8 @@ pub mod dtls13;
 mod dtls13_wolf;
 pub mod edhoc;
 pub mod model;
+#[cfg(feature = "dtls13")]
+pub mod model_dtls13;
 pub mod peers;
 pub mod pipe;
 pub mod udp;

@@ -121,7 +121,7 @@ impl ProtocolResults {
                                 && r.bearer == *b
                                 && r.device == DeviceName::this_machine()
                         })
-                        .map(|r| r.modelled_ms)
+                        .and_then(|r| r.modelled_ms)
                 })
                 .collect();
             chart = chart.series(BarSeries::new(c.label(), modelled(), values));
@@ -153,7 +153,7 @@ impl ProtocolResults {
                 Cell::text(auth_name(r.auth)),
                 Cell::text(r.bearer.as_str()),
                 Cell::text(r.device.as_str()),
-                Cell::num(r.modelled_ms, 0),
+                Cell::opt(r.modelled_ms, 0),
                 Cell::opt(r.measured_ms, 0),
                 Cell::num(r.measured_runs as f64, 0),
                 Cell::opt(r.model_error().map(|e| 100.0 * e), 1),
@@ -201,7 +201,7 @@ impl ProtocolResults {
                             && r.device == k.3
                             && r.bearer == *b
                     })
-                    .map(|r| r.modelled_ms);
+                    .and_then(|r| r.modelled_ms);
                 cells.push(Cell::opt(v, 0));
             }
             t = t.row(cells);
@@ -309,15 +309,13 @@ impl ProtocolResults {
                 self.row(dtls, b, &here)?,
                 self.row(wtls, b, &here)?,
             );
-            fastest_everywhere &= e.modelled_ms <= d.modelled_ms.min(w.modelled_ms);
+            let (em, dm, wm) = (e.modelled_ms?, d.modelled_ms?, w.modelled_ms?);
+            fastest_everywhere &= em <= dm.min(wm);
             parts.push(format!(
-                "{b}: EDHOC {:.0} ms vs DTLS {:.0} ms ({:.1}x) and WTLS {} {:.0} ms ({:.1}x)",
-                e.modelled_ms,
-                d.modelled_ms,
-                d.modelled_ms / e.modelled_ms,
+                "{b}: EDHOC {em:.0} ms vs DTLS {dm:.0} ms ({:.1}x) and WTLS {} {wm:.0} ms ({:.1}x)",
+                dm / em,
                 w.suite,
-                w.modelled_ms,
-                w.modelled_ms / e.modelled_ms
+                wm / em
             ));
         }
         let e = self.configs.iter().find(|c| edhoc(c))?;
@@ -339,13 +337,11 @@ impl ProtocolResults {
         let here = DeviceName::this_machine();
         for b in &self.bearers {
             let (w, d) = (self.row(wtls, b, &here)?, self.row(dtls, b, &here)?);
-            if w.modelled_ms <= d.modelled_ms {
+            let (wm, dm) = (w.modelled_ms?, d.modelled_ms?);
+            if wm <= dm {
                 ahead.push(b.as_str());
             }
-            parts.push(format!(
-                "{b} {:.0} vs {:.0} ms",
-                w.modelled_ms, d.modelled_ms
-            ));
+            parts.push(format!("{b} {wm:.0} vs {dm:.0} ms"));
         }
         let w = self.configs.iter().find(|c| wtls(c))?;
         let d = self.configs.iter().find(|c| dtls(c))?;

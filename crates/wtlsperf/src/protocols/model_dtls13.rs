@@ -1,0 +1,121 @@
+//! The client's processing time of a DTLS 1.3 handshake on a device profile: its P-256
+//! operations priced as for DTLS 1.2 ([`super::model::op_ms`]), its ML-KEM operations
+//! from the published costs of `data/devices/operations.csv` (pqm4 on the Cortex-M4
+//! profile), and "not available" where the device has no published number for an
+//! operation the handshake needs. Nothing is extrapolated from elliptic-curve numbers:
+//! lattice arithmetic does not scale with them.
+
+use wtlsperf_models::device::executed::{PqPrimitive, PqScheme};
+use wtlsperf_models::device::published_pq::{profile_cost, PublishedPqCost};
+use wtlsperf_models::device::{DeviceProfile, Primitive};
+
+use super::dtls13::{Credential, Dtls13Suite, Group};
+use super::model::op_ms;
+
+/// Handshake messages the client handles: it sends ClientHello twice (the cookie
+/// exchange) and Finished, and receives HelloRetryRequest, ServerHello,
+/// EncryptedExtensions, Finished and the server's ACK; with certificates also the
+/// server's Certificate and CertificateVerify, and when mutual sends its own two.
+pub fn client_messages(suite: Dtls13Suite) -> u32 {
+    let base = 3 + 5;
+    match suite.credential {
+        Credential::Certificate { mutual } => base + 2 + if mutual { 2 } else { 0 },
+        Credential::Psk | Credential::PskDhe => base,
+    }
+}
+
+/// The client's time on `device` (ms), or why it is not available.
+pub fn client_ms(
+    suite: Dtls13Suite,
+    device: &DeviceProfile,
+    published: &[PublishedPqCost],
+) -> Result<f64, String> {
+    let p256 = |p: Primitive| op_ms(device, p).map_err(|e| format!("not available: {e}"));
+    let kem =
+        |p: PqPrimitive| profile_cost(published, &device.name, p, PqScheme::MlKem768).map(|c| c.ms);
+    let mut ms = f64::from(client_messages(suite)) * device.per_message_ms();
+    let exchanges = !matches!(suite.credential, Credential::Psk);
+    if exchanges {
+        ms += match suite.group {
+            Group::P256 => p256(Primitive::Keygen)? + p256(Primitive::Ecdh)?,
+            // the client generates the key pair and decapsulates the server's ciphertext
+            Group::MlKem768 => kem(PqPrimitive::KemKeygen)? + kem(PqPrimitive::KemDecaps)?,
+            Group::MlKem512 => {
+                let c = |p| profile_cost(published, &device.name, p, PqScheme::MlKem512);
+                c(PqPrimitive::KemKeygen)?.ms + c(PqPrimitive::KemDecaps)?.ms
+            }
+            Group::P256MlKem768 => {
+                p256(Primitive::Keygen)?
+                    + p256(Primitive::Ecdh)?
+                    + kem(PqPrimitive::KemKeygen)?
+                    + kem(PqPrimitive::KemDecaps)?
+            }
+            Group::X25519MlKem768 => {
+                return Err(format!(
+                "not available: no published X25519 cost for {} (the profiles price P-256 only)",
+                device.name
+            ))
+            }
+        };
+    }
+    if let Credential::Certificate { mutual } = suite.credential {
+        // the CA's signature on the server's certificate and its CertificateVerify
+        ms += 2.0 * p256(Primitive::EcdsaVerify)?;
+        if mutual {
+            ms += p256(Primitive::EcdsaSign)?;
+        }
+    }
+    Ok(ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wtlsperf_models::device::published_pq::published_pq_costs;
+
+    fn profile(name: &str) -> DeviceProfile {
+        wtlsperf_models::device::profiles()
+            .unwrap()
+            .into_iter()
+            .find(|p| p.name == name)
+            .unwrap()
+    }
+
+    #[test]
+    fn ml_kem_on_the_cortex_m4_adds_pqm4s_keygen_and_decaps_and_elsewhere_is_not_available() {
+        let published = published_pq_costs().unwrap();
+        let m4 = profile("nrf52840");
+        let classical = Dtls13Suite::new(
+            Credential::Certificate { mutual: false },
+            Group::P256,
+            false,
+        );
+        let mlkem = Dtls13Suite::new(
+            Credential::Certificate { mutual: false },
+            Group::MlKem768,
+            false,
+        );
+        let c = client_ms(classical, &m4, &published).unwrap();
+        let k = client_ms(mlkem, &m4, &published).unwrap();
+        let p256 = op_ms(&m4, Primitive::Keygen).unwrap() + op_ms(&m4, Primitive::Ecdh).unwrap();
+        // pqm4 m4fspeed ML-KEM-768 keygen + decaps at 64 MHz
+        let expected = (642_096.0 + 707_827.0) / 64_000.0;
+        assert!((k - c + p256 - expected).abs() < 1e-3, "{k} {c}");
+        let esp = profile("esp32");
+        let e = client_ms(mlkem, &esp, &published).unwrap_err();
+        assert!(e.starts_with("not available"), "{e}");
+        let hybrid = Dtls13Suite::new(
+            Credential::Certificate { mutual: false },
+            Group::X25519MlKem768,
+            false,
+        );
+        assert!(client_ms(hybrid, &m4, &published)
+            .unwrap_err()
+            .contains("X25519"));
+        let psk = Dtls13Suite::new(Credential::Psk, Group::P256, false);
+        assert!(
+            client_ms(psk, &esp, &published).unwrap()
+                < client_ms(classical, &esp, &published).unwrap()
+        );
+    }
+}
