@@ -6,6 +6,7 @@ use std::fmt;
 use serde::Serializer;
 use wtlsperf_models::queue::Variant;
 use wtlsperf_models::Authentication;
+use wtlsperf_spine::Protocol;
 
 /// Where a model's service times come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,6 +180,10 @@ pub struct QueueRow {
     pub rho_missed: Option<bool>,
     /// Load-test rows: whether the model is outside both 15 % and that interval.
     pub outside_15_percent_and_interval: Option<bool>,
+    /// The protocol served: `wtls` for every model row, the load point's for a
+    /// load-test row.
+    #[serde(serialize_with = "as_display")]
+    pub protocol: Protocol,
 }
 
 impl QueueRow {
@@ -211,6 +216,7 @@ impl QueueRow {
             measured_wait_ci95_ms: None,
             rho_missed: None,
             outside_15_percent_and_interval: None,
+            protocol: Protocol::Wtls,
         }
     }
 }
@@ -275,5 +281,7 @@ mod tests {
                 .starts_with("pk_mg1,corrected,published,cat3-g2,equal,mutual,10.0,0.5,1.0"),
             "{text}"
         );
+        assert!(text.lines().next().unwrap().ends_with(",protocol"), "{text}");
+        assert!(text.lines().nth(1).unwrap().ends_with(",wtls"), "{text}");
     }
 }
