@@ -1,7 +1,7 @@
 //! `wtlsperf client`: the command line around the UDP client, one handshake (or
 //! `--count` of them) and an echo or a WSP Get through each.
 
-use std::net::SocketAddr;
+use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -127,10 +127,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "--pcap records IPv4 datagrams only, and --connect {} is IPv6",
         args.connect
     );
-    let mut cfg = command_config(&args, &case)?;
+    let cfg = Arc::new(command_config(&args, &case)?);
     let auth = args.handshake.auth;
-    let device = crate::device::client_device(args.device.as_deref(), case, auth, &mut cfg)?;
-    let cfg = Arc::new(cfg);
+    let device = crate::device::client_device(args.device.as_deref(), case, auth)?;
     let mut pcap = match &args.pcap {
         Some(path) => Some(PcapWriter::create(path).context("--pcap")?),
         None => None,
@@ -141,23 +140,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         // A fresh socket (so a fresh peer entry at the gateway) per handshake.
         let sock = open_socket(args.connect)?;
         let resume = if args.resume { session.clone() } else { None };
-        let pacer = device.clone();
+        // The device's holds come on top of the time allowed.
         let deadline = Instant::now()
             + Duration::from_millis(args.timeout_ms)
-            + pacer
-                .as_ref()
-                .map_or(Duration::ZERO, crate::device::retransmit_allowance);
-        let (connected, pacer) = crate::device::with_device(pacer, || {
-            connect(
-                &sock,
-                args.connect,
-                cfg.clone(),
-                auth,
-                resume,
-                pcap.as_mut(),
-                deadline,
-            )
-        });
+            + device.as_ref().map_or(Duration::ZERO, |d| {
+                Duration::from_secs_f64(d.steps.total_ms() / 1e3)
+            });
+        let connected = connect_client(
+            &sock,
+            args.connect,
+            probed_client(cfg.clone(), auth, resume),
+            device.as_ref().map(|d| &d.steps),
+            pcap.as_mut(),
+            deadline,
+        );
         let (run, mut client) = match connected {
             // A gateway serving several CAs picks its certificate by them.
             Err(e) if args.trusted_ids == TrustedIdsArg::None && !args.anonymous => {
@@ -185,8 +181,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             run.bytes_received
         );
         print_probe(&run.probe);
-        if let Some(p) = &pacer {
-            crate::device::print_emulation(p);
+        if let Some(d) = &device {
+            crate::device::print_emulation(d, run.held);
         }
         let mut exchange = Exchange {
             sock: &sock,
