@@ -20,6 +20,7 @@ pub mod client;
 mod conn;
 pub mod error;
 pub mod server;
+mod spine;
 
 use crate::msgs::alert::Alert;
 use crate::msgs::enums::{
@@ -28,23 +29,12 @@ use crate::msgs::enums::{
 
 pub use crate::params::ParameterNumbering;
 pub use cache::{SessionCache, StoredSession};
-pub use client::{Client, ClientConfig, KeyExchangeOffer, KeyShareSource, TrustedKeyIds};
+pub use client::{Client, ClientConfig, KeyExchangeOffer, KeyShareSource, TimedOut, TrustedKeyIds};
 pub use error::{HandshakeError, PeerMisbehaved};
 pub use server::{ServerConfig, ServerConnection, ServerCredential};
-
-/// The time as the caller sees it: a monotonic reading for timers and the session
-/// cache, and Unix seconds for certificate validity.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Now {
-    pub mono_ns: u64,
-    pub unix_secs: u32,
-}
-
-impl Now {
-    pub fn new(mono_ns: u64, unix_secs: u32) -> Self {
-        Now { mono_ns, unix_secs }
-    }
-}
+pub use spine::Negotiated;
+/// The time as the caller sees it (the spine's: every protocol shares it).
+pub use wtlsperf_spine::Now;
 
 /// Whether the client authenticates too (the thesis' two modes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -197,7 +197,7 @@ impl<'a> Pair<'a> {
 
     /// Moves virtual time to the client's retransmission deadline and fires it. False
     /// if the client has no timer running.
-    pub fn fire_client_timer(&mut self) -> Result<bool, ProtocolError> {
+    pub fn fire_client_timer(&mut self) -> Result<bool, crate::handshake::TimedOut> {
         let Some(deadline) = self.client.deadline_ns() else {
             return Ok(false);
         };

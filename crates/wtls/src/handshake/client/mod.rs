@@ -11,7 +11,7 @@ use zeroize::Zeroizing;
 use super::conn::{process_records, Core, CoreState, Endpoint, Role, Verdict};
 use super::error::{HandshakeError, HsResult, PeerMisbehaved};
 use super::AuthMode;
-use super::{Event, Now, Output, Packing, Policy, ProtocolError, StoredSession};
+use super::{Event, Negotiated, Now, Output, Packing, Policy, ProtocolError, StoredSession};
 use crate::codec::Codec;
 use crate::crypto::pk::{self, KeyPair, PeerKey, PkError};
 use crate::msgs::certificate::{PublicKey, WtlsCertificate};
@@ -28,6 +28,7 @@ use crate::params::ParameterNumbering;
 use crate::probe::{HandshakeProbe, Probe};
 use crate::suite::Specifier;
 use states::ClientState;
+use wtlsperf_spine::Failure;
 
 /// One key exchange the client offers: a suite, the parameters of the key it expects
 /// from the server, and the identifier it sends (its own name for the optimised
@@ -153,10 +154,25 @@ pub struct Client {
     last_flight: Vec<Vec<u8>>,
     deadline_ns: Option<u64>,
     retransmissions: u32,
+    /// Datagrams sent again by the timer (a flight may span several).
+    resent_datagrams: u32,
     timeout_ns: u64,
     now: Now,
     /// Why the last dropped input was refused (diagnostics only).
     last_dropped: Option<ProtocolError>,
+    /// What the completed handshake agreed (kept after the connection closes).
+    negotiated: Option<Negotiated>,
+    /// Why the handshake ended without completing: our time-out, the peer's alert or
+    /// ours. Typed here so that a local time-out is never read as the peer's alert.
+    ended: Option<Failure<ProtocolError>>,
+}
+
+/// The client gave up: its retransmission budget ran out with no answer. A local
+/// time-out, not an alert of the server's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("no answer after {retransmissions} retransmissions")]
+pub struct TimedOut {
+    pub retransmissions: u32,
 }
 
 /// What a datagram can change in a [`Client`], saved before it is taken in.
@@ -166,6 +182,7 @@ pub(crate) struct ClientSaved {
     last_flight: Vec<Vec<u8>>,
     deadline_ns: Option<u64>,
     now: Now,
+    negotiated: Option<Negotiated>,
 }
 
 impl std::fmt::Debug for Client {
@@ -201,14 +218,27 @@ impl Client {
             last_flight: Vec::new(),
             deadline_ns: None,
             retransmissions: 0,
+            resent_datagrams: 0,
             timeout_ns,
             now,
             last_dropped: None,
+            negotiated: None,
+            ended: None,
         }
     }
 
-    /// The first flight: ClientHello.
+    /// The first flight: ClientHello. A configuration that cannot make one ends the
+    /// handshake.
     pub fn start(&mut self, now: Now) -> Result<Output, ProtocolError> {
+        let first = self.first_flight(now);
+        if let Err(e) = &first {
+            self.state = ClientState::Closed;
+            self.ended = Some(Failure::Local(e.clone()));
+        }
+        first
+    }
+
+    fn first_flight(&mut self, now: Now) -> Result<Output, ProtocolError> {
         self.now = now;
         self.core.probe.begin_job();
         let session_id = match &self.resume {
@@ -291,20 +321,19 @@ impl Client {
     }
 
     /// The timer fired: send the last flight again, or give up after the configured
-    /// number of retransmissions.
-    pub fn on_timeout(&mut self, now: Now) -> Result<Output, ProtocolError> {
+    /// number of retransmissions (the connection closes; nothing is sent).
+    pub fn on_timeout(&mut self, now: Now) -> Result<Output, TimedOut> {
         let mut out = Output::default();
         match self.deadline_ns {
             Some(d) if now.mono_ns >= d => {}
             _ => return Ok(out),
         }
         if self.retransmissions >= self.config.max_retransmissions {
+            let retransmissions = self.retransmissions;
             self.state = ClientState::Closed;
             self.deadline_ns = None;
-            return Err(ProtocolError::new(
-                AlertDescription::HandshakeFailure,
-                format!("no answer after {} retransmissions", self.retransmissions),
-            ));
+            self.ended = Some(Failure::TimedOut { retransmissions });
+            return Err(TimedOut { retransmissions });
         }
         self.retransmissions += 1;
         self.timeout_ns = self.timeout_ns.saturating_mul(2);
@@ -312,6 +341,9 @@ impl Client {
         for d in &self.last_flight {
             self.core.probe.datagram(true, d.len(), 0);
         }
+        self.resent_datagrams = self
+            .resent_datagrams
+            .saturating_add(u32::try_from(self.last_flight.len()).unwrap_or(u32::MAX));
         out.datagrams = self.last_flight.clone();
         out.events.push(Event::Retransmitted);
         Ok(out)
@@ -319,6 +351,27 @@ impl Client {
 
     pub fn retransmissions(&self) -> u32 {
         self.retransmissions
+    }
+
+    /// Datagrams the timer sent again (a flight may span several datagrams).
+    pub fn resent_datagrams(&self) -> u32 {
+        self.resent_datagrams
+    }
+
+    /// The flight just produced leaves `by_ns` later than it was computed: its
+    /// retransmission timer starts when it leaves.
+    pub fn delay_timer(&mut self, by_ns: u64) {
+        self.deadline_ns = self.deadline_ns.map(|d| d.saturating_add(by_ns));
+    }
+
+    /// What the completed handshake agreed; kept once the connection closes.
+    pub fn negotiated(&self) -> Option<Negotiated> {
+        self.negotiated
+    }
+
+    /// Why the handshake ended without completing, if it did.
+    pub fn failure(&self) -> Option<&Failure<ProtocolError>> {
+        self.ended.as_ref()
     }
 
     /// Why the last input the client dropped was refused: unauthenticated input that
@@ -373,6 +426,13 @@ impl Client {
             .records
             .alert(AlertDescription::ConnectionCloseNotify);
         self.state = ClientState::Closed;
+        self.deadline_ns = None;
+        if self.negotiated.is_none() && self.ended.is_none() {
+            self.ended = Some(Failure::Local(ProtocolError::new(
+                AlertDescription::ConnectionCloseNotify,
+                "closed by the application before the handshake completed",
+            )));
+        }
         bytes
     }
 
@@ -409,6 +469,9 @@ impl Client {
             self.now = before.0;
             self.core.probe.rollback(before.1);
             out.dropped = true;
+        }
+        if self.is_closed() && self.negotiated.is_none() && self.ended.is_none() {
+            self.ended = Some(super::spine::ending(&out));
         }
         out
     }
@@ -483,6 +546,7 @@ impl Endpoint for Client {
             last_flight: self.last_flight.clone(),
             deadline_ns: self.deadline_ns,
             now: self.now,
+            negotiated: self.negotiated,
         }
     }
 
@@ -492,6 +556,7 @@ impl Endpoint for Client {
         self.last_flight = saved.last_flight;
         self.deadline_ns = saved.deadline_ns;
         self.now = saved.now;
+        self.negotiated = saved.negotiated;
     }
 
     fn note_dropped(&mut self, e: ProtocolError) {

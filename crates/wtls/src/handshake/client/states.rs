@@ -23,7 +23,7 @@ use crate::codec::Codec;
 use crate::crypto::pk::{self, KeyPair, PeerKey};
 use crate::handshake::conn::KeySchedule;
 use crate::handshake::error::{HandshakeError, HsResult};
-use crate::handshake::{AuthMode, Event, HandshakeKind, Output};
+use crate::handshake::{AuthMode, Event, HandshakeKind, Negotiated, Output};
 use crate::msgs::alert::ChangeCipherSpec;
 use crate::msgs::certificate::{CertificateChain, CertificateEntry, PublicKey};
 use crate::msgs::common::{EcPublicKey, Identifier, SessionId};
@@ -58,6 +58,8 @@ pub(super) struct ServerKey {
 pub(super) struct Agreed {
     chosen: Chosen,
     kind: HandshakeKind,
+    /// We sent our certificate (or, optimised, the server took it from its store).
+    client_certified: bool,
 }
 
 #[derive(Clone)]
@@ -271,6 +273,7 @@ impl Client {
             return Ok(ClientState::WaitServerCcs(Agreed {
                 chosen,
                 kind: HandshakeKind::Abbreviated,
+                client_certified: false,
             }));
         }
         let offer = usize::from(sh.client_key_id)
@@ -448,9 +451,12 @@ impl Client {
 
         records.extend(self.core.change_cipher_spec_and_finished(&keys)?);
         self.send_flight(records, out);
+        let client_certified =
+            requested && self.auth == AuthMode::Mutual && self.config.credential.is_some();
         Ok(ClientState::WaitServerCcs(Agreed {
             chosen,
             kind: HandshakeKind::Full,
+            client_certified,
         }))
     }
 
@@ -576,6 +582,7 @@ impl Client {
                 S::WaitServerFinished(Agreed {
                     chosen: server.chosen,
                     kind: HandshakeKind::Optimised,
+                    client_certified: true,
                 })
             }
             S::WaitServerCcs(agreed) => {
@@ -610,6 +617,12 @@ impl Client {
     fn complete(&mut self, agreed: Agreed, out: &mut Output) -> ClientState {
         self.stop_timer();
         out.events.push(Event::HandshakeComplete(agreed.kind));
+        self.negotiated = Some(Negotiated {
+            kind: agreed.kind,
+            cipher_suite: agreed.chosen.keys.cipher,
+            key_exchange: agreed.chosen.suite,
+            client_authenticated: agreed.client_certified,
+        });
         ClientState::Established(agreed.chosen)
     }
 }

@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 use super::conn::{fail, process_records, Core, CoreState, Endpoint, Role, Verdict};
 use super::error::{HandshakeError, HsResult, PeerMisbehaved};
 use super::{
-    AuthMode, Event, HandshakeKind, Now, Output, Packing, Policy, ProtocolError, SessionCache,
+    AuthMode, Event, HandshakeKind, Negotiated, Now, Output, Packing, Policy, ProtocolError,
+    SessionCache,
 };
 use crate::crypto::pk::{KeyPair, PeerKey};
 use crate::keyed_map::{KeyedMap, KeyedSet};
@@ -26,6 +27,7 @@ use crate::params::ParameterNumbering;
 use crate::probe::{HandshakeProbe, Probe};
 use crate::suite::Specifier;
 use states::ServerState;
+use wtlsperf_spine::Failure;
 
 /// Encoded Certificate records by certificate signature.
 pub type CertificateRecords = KeyedMap<Vec<u8>, Arc<[u8]>>;
@@ -137,6 +139,10 @@ pub struct ServerConnection {
     now: Now,
     /// Why the last dropped input was refused (diagnostics only).
     last_dropped: Option<ProtocolError>,
+    /// What the completed handshake agreed (kept after the connection closes).
+    negotiated: Option<Negotiated>,
+    /// Why the handshake ended without completing: the client's alert or ours.
+    ended: Option<Failure<ProtocolError>>,
 }
 
 /// What a datagram can change in a [`ServerConnection`], saved before it is taken in.
@@ -145,6 +151,7 @@ pub(crate) struct ServerSaved {
     core: CoreState,
     shared_records: SharedRecords,
     now: Now,
+    negotiated: Option<Negotiated>,
 }
 
 impl std::fmt::Debug for ServerConnection {
@@ -170,7 +177,19 @@ impl ServerConnection {
             shared_records: SharedRecords::default(),
             now,
             last_dropped: None,
+            negotiated: None,
+            ended: None,
         }
+    }
+
+    /// What the completed handshake agreed; kept once the connection closes.
+    pub fn negotiated(&self) -> Option<Negotiated> {
+        self.negotiated
+    }
+
+    /// Why the handshake ended without completing, if it did.
+    pub fn failure(&self) -> Option<&Failure<ProtocolError>> {
+        self.ended.as_ref()
     }
 
     /// Why the last input the connection dropped was refused (diagnostics only).
@@ -260,6 +279,7 @@ impl ServerConnection {
                 if matches!(self.state, ServerState::WaitClientHello) {
                     // Nothing trustworthy came from this peer yet: tell it why.
                     fail(self, ProtocolError::from(e), &mut out);
+                    self.note_end(&out);
                 } else {
                     self.now = before.0;
                     out.events.push(Event::Dropped("unparsable datagram"));
@@ -280,6 +300,7 @@ impl ServerConnection {
             self.core.probe.rollback(before.1);
             out.dropped = true;
         }
+        self.note_end(&out);
         if handshaking && !self.is_closed() && verdict == Verdict::Kept {
             if self.answered.len() == REMEMBERED_FLIGHTS {
                 self.answered.pop_front();
@@ -293,6 +314,13 @@ impl ServerConnection {
             self.answered.push_back((digest, answer));
         }
         out
+    }
+
+    /// A connection that closed before completing keeps why (the alert in `out`).
+    fn note_end(&mut self, out: &Output) {
+        if self.is_closed() && self.negotiated.is_none() && self.ended.is_none() {
+            self.ended = Some(super::spine::ending(out));
+        }
     }
 
     /// Remove this connection's session from the cache (a fatal alert after the
@@ -382,6 +410,7 @@ impl Endpoint for ServerConnection {
             core: self.core.save(),
             shared_records: self.shared_records.clone(),
             now: self.now,
+            negotiated: self.negotiated,
         }
     }
 
@@ -390,6 +419,7 @@ impl Endpoint for ServerConnection {
         self.core.restore(saved.core);
         self.shared_records = saved.shared_records;
         self.now = saved.now;
+        self.negotiated = saved.negotiated;
     }
 
     fn note_dropped(&mut self, e: ProtocolError) {

@@ -27,7 +27,7 @@ use crate::crypto::pk::{self, KeyPair, PeerKey};
 use crate::handshake::client::rsa_pre_master;
 use crate::handshake::conn::KeySchedule;
 use crate::handshake::error::{HandshakeError, HsResult, PeerMisbehaved};
-use crate::handshake::{AuthMode, Event, HandshakeKind, Output, StoredSession};
+use crate::handshake::{AuthMode, Event, HandshakeKind, Negotiated, Output, StoredSession};
 use crate::msgs::alert::ChangeCipherSpec;
 use crate::msgs::certificate::{CertificateChain, CertificateEntry, PublicKey, WtlsCertificate};
 use crate::msgs::common::{KeyExchangeId, SessionId};
@@ -720,6 +720,12 @@ impl ServerConnection {
     fn complete(&mut self, agreed: Agreed, out: &mut Output) -> ServerState {
         self.store_session(&agreed);
         out.events.push(Event::HandshakeComplete(agreed.kind));
+        self.negotiated = Some(Negotiated {
+            kind: agreed.kind,
+            cipher_suite: agreed.chosen.keys.cipher,
+            key_exchange: agreed.chosen.suite,
+            client_authenticated: agreed.client_certified,
+        });
         ServerState::Established(Done {
             kind: agreed.kind,
             client_certified: agreed.client_certified,
