@@ -387,6 +387,7 @@ pub fn median_p95_ms(durations: &[Duration]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wtls::suite::Case;
 
     #[test]
     fn median_and_p95_by_nearest_rank() {

@@ -24,6 +24,7 @@ pub mod edhoc;
 pub mod model;
 pub mod peers;
 pub mod pipe;
+pub mod bridge_tmp;
 pub mod udp;
 pub mod wtls_client;
 

@@ -94,7 +94,8 @@ mod tests {
     use crate::protocols::edhoc::EdhocConfig;
     use crate::protocols::Suite;
     use wtlsperf_bearer::profile;
-    use wtlsperf_spine::Protocol;
+    use wtlsperf_spine::{Protocol, Role};
+    use crate::protocols::bridge_tmp::Bridged;
 
     /// One handshake of `client` against a gateway serving `make`'s servers.
     fn over<C: Handshake, S: Handshake + Send + 'static>(
@@ -119,8 +120,8 @@ mod tests {
         let server_cfg = cfg.clone();
         over(
             Protocol::Edhoc,
-            cfg.client(seed).unwrap(),
-            Arc::new(move || server_cfg.server()),
+            Bridged::new(cfg.client(seed).unwrap(), Protocol::Edhoc, Role::Client),
+            Arc::new(move || server_cfg.server().map(|s| Bridged::new(s, Protocol::Edhoc, Role::Server))),
             p,
             seed,
         )
@@ -135,8 +136,8 @@ mod tests {
         let server_cfg = Arc::clone(&cfg);
         over(
             Protocol::Dtls12,
-            cfg.client().unwrap(),
-            Arc::new(move || server_cfg.server()),
+            Bridged::new(cfg.client().unwrap(), Protocol::Dtls12, Role::Client),
+            Arc::new(move || server_cfg.server().map(|s| Bridged::new(s, Protocol::Dtls12, Role::Server))),
             p,
             seed,
         )
