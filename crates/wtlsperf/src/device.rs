@@ -169,7 +169,8 @@ pub fn client_device(
     let total = profile
         .client_processing_ms(model)
         .map_err(|e| anyhow::anyhow!("--device {name}: {e}"))?;
-    let steps = wtls_steps(case, model.auth, &profile).with_context(|| format!("--device {name}"))?;
+    let steps =
+        wtls_steps(case, model.auth, &profile).with_context(|| format!("--device {name}"))?;
     if total > LONG_HOLD_MS {
         eprintln!(
             "wtlsperf: --device {name}: the client will hold a flight for up to {:.0} s; start the gateway with --handshake-timeout-ms above that (default 10 s), and note that a bearer relay forgets a client idle for 60 s",

@@ -481,7 +481,16 @@ pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
         end,
     );
 
-    let paced = send_flood(args, &hello, target, gateway.as_ref(), total, started, end, rss_start);
+    let paced = send_flood(
+        args,
+        &hello,
+        target,
+        gateway.as_ref(),
+        total,
+        started,
+        end,
+        rss_start,
+    );
     let flood_time = started.elapsed();
     stop.store(true, Ordering::SeqCst);
     let _ = legit.join();
@@ -491,7 +500,14 @@ pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
-    Ok(report_of(&times, paced, flood_time, rss_start, filled, final_stats))
+    Ok(report_of(
+        &times,
+        paced,
+        flood_time,
+        rss_start,
+        filled,
+        final_stats,
+    ))
 }
 
 fn print_report(args: &Args, r: &FloodReport) {

@@ -41,10 +41,10 @@ use crate::gateway::cli::{at_least_one, positive_number, positive_seconds};
 use crate::gateway::{
     spawn_gateway, GatewayConfig, GatewayHandle, JobRecord, ServeProtocol, Stall,
 };
+use crate::pki_store::PkiStore;
 use crate::protocols::dtls::DtlsConfig;
 use crate::protocols::edhoc::EdhocConfig;
 use crate::protocols::Suite;
-use crate::pki_store::PkiStore;
 use crate::setup::{self, ClientAuth, Options};
 
 mod capacity;
@@ -57,12 +57,12 @@ use capacity::server_cpu_samples_on;
 use clients::{cheap_client_config, open_client_socket, raise_fd_limit, RestoreAffinity};
 pub use generator::LoadClients;
 use generator::{Generator, Sockets, Tally};
+use jobs::summed_ms;
+pub use jobs::{delivery_stalls, idle_arrival_waits_us, queue_stats};
 use protocols::{
     dtls_servers, edhoc_servers, is_dtls, modern_server_cpu_us, DtlsClients, EdhocClients,
     WtlsClients,
 };
-use jobs::summed_ms;
-pub use jobs::{delivery_stalls, idle_arrival_waits_us, queue_stats};
 
 /// In-memory handshakes behind the capacity bound, half before the run and half after.
 const CAPACITY_BOUND_RUNS: usize = 1000;
@@ -711,8 +711,17 @@ pub struct Args {
     /// delivery path's stalls, and the generator's late sends).
     #[arg(long)]
     pub jobs: Option<PathBuf>,
+    /// Offer a DTLS 1.2 or EDHOC suite instead of the WTLS case, against its own server
+    /// started in process behind the same gateway worker (`ecdhe-ecdsa-p256-ccm8`,
+    /// `ecdhe-ecdsa-p256-ccm8-mutual`, `psk-ccm8`, `method3-suite2`).
+    #[arg(long, value_parser = parse_suite)]
+    pub suite: Option<Suite>,
     #[command(flatten)]
     pub pki: ServedPkiArgs,
+}
+
+fn parse_suite(s: &str) -> Result<Suite, String> {
+    Suite::parse(s).map_err(|e| e.to_string())
 }
 
 /// Writes a report as one CSV row (with header) or as JSON.
@@ -745,6 +754,7 @@ pub fn write_report(report: &LoadReport, path: &std::path::Path) -> anyhow::Resu
             "loadgen_cpu_s",
             "gateway_cpu_s",
             "wall_s",
+            "protocol",
         ])?;
         let f = |x: f64| format!("{x}");
         w.write_record([
@@ -772,6 +782,7 @@ pub fn write_report(report: &LoadReport, path: &std::path::Path) -> anyhow::Resu
             f(report.loadgen_cpu_s),
             f(report.gateway_cpu_s),
             f(report.wall_s),
+            report.protocol.clone(),
         ])?;
         w.flush()?;
     } else {
@@ -798,6 +809,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     spec.retransmit_timeout = Duration::from_millis(args.rto_ms.max(1));
     spec.measure_capacity = args.capacity;
     spec.pin_cores = args.pin;
+    spec.modern_suite = args.suite;
+    anyhow::ensure!(
+        args.suite.is_none() || args.connect.is_none() || args.in_process,
+        "--suite starts its own server in process; it cannot offer load to --connect"
+    );
     anyhow::ensure!(
         args.round_trip_ms.is_finite() && args.round_trip_ms >= 0.0,
         "--round-trip-ms must be a non-negative number"
@@ -880,5 +896,38 @@ mod tests {
         };
         assert!(closed.schedule(window, 100, 7).unwrap().is_empty());
         assert_eq!(closed.offered_rate(), None);
+    }
+
+    /// DTLS 1.2 and EDHOC under open-loop load against their own servers behind the
+    /// gateway worker: every handshake completes (nothing is lost on loopback and the
+    /// rate is far below capacity) and the worker records their jobs.
+    #[test]
+    fn modern_suites_run_the_open_loop_against_their_own_gateway() {
+        let dir = tempfile::tempdir().unwrap();
+        let case = Case::parse("160p/160p").unwrap();
+        let store = PkiStore::create(
+            dir.path(),
+            true,
+            crate::pki_store::unix_now().unwrap(),
+            &[case],
+        )
+        .unwrap();
+        for suite in [Suite::DtlsPsk, Suite::EdhocMethod3Suite2] {
+            let mut spec = LoadSpec::new(
+                case,
+                AuthMode::ServerAuth,
+                100.0,
+                Duration::from_millis(300),
+            );
+            spec.arrivals = Arrivals::PoissonExactCount { rate: 100.0 };
+            spec.modern_suite = Some(suite);
+            let r = run_load(&spec, &store).unwrap();
+            assert_eq!(r.protocol, spec.protocol().name());
+            assert_eq!((r.started, r.completed), (30, 30), "{suite:?}");
+            let g = r.gateway.unwrap();
+            // Every handshake brings its server at least two jobs (DTLS: ClientHello,
+            // cookie ClientHello, final flight; EDHOC: message 1 and 3).
+            assert!(g.jobs >= 60, "{suite:?}: {} jobs", g.jobs);
+        }
     }
 }

@@ -29,13 +29,13 @@ use wtlsperf_models::Authentication;
 
 use super::processing::{auth_mode, CaseResult, ProcessingResults};
 use super::{Ctx, Mode};
+use crate::device::wtls_steps;
 use crate::gateway::{spawn_gateway, GatewayConfig};
 use crate::pki_store::PkiStore;
 use crate::protocols::bearer_jobs::{run_concurrently, ModernConfigs};
 use crate::protocols::model::{self, Device};
 use crate::protocols::peers::PeerMeasurement;
 use crate::protocols::udp::client_over_bearer;
-use crate::device::wtls_steps;
 use crate::protocols::wtls_client::wtls_bearer_client;
 use crate::protocols::{compare, measure_suite, Protocol, Suite};
 use crate::setup::{gateway_server_config, ClientAuth, Options};

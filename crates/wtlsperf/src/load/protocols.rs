@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
+use crate::protocols::bridge_tmp::Bridged;
 use rand::rngs::StdRng;
 use rand::RngExt;
 use wtls::handshake::{AuthMode, Client, ClientConfig, StoredSession};
 use wtls::probe::Probe;
 use wtlsperf_spine::{Now, Protocol, Role};
-use crate::protocols::bridge_tmp::Bridged;
 
 use super::generator::LoadClients;
 use crate::gateway::HandshakeServers;
@@ -73,7 +73,10 @@ impl LoadClients for DtlsClients {
     type Client = Bridged<crate::protocols::dtls::DtlsEndpoint>;
 
     fn client(&mut self, _now: Now, _rng: &mut StdRng) -> Option<(Self::Client, bool)> {
-        self.0.client().ok().map(|c| (Bridged::new(c, Protocol::Dtls12, Role::Client), false))
+        self.0
+            .client()
+            .ok()
+            .map(|c| (Bridged::new(c, Protocol::Dtls12, Role::Client), false))
     }
 }
 
@@ -88,7 +91,10 @@ impl LoadClients for EdhocClients {
 
     fn client(&mut self, _now: Now, _rng: &mut StdRng) -> Option<(Self::Client, bool)> {
         self.next_seed += 1;
-        self.cfg.client(self.next_seed).ok().map(|c| (Bridged::new(c, Protocol::Edhoc, Role::Client), false))
+        self.cfg
+            .client(self.next_seed)
+            .ok()
+            .map(|c| (Bridged::new(c, Protocol::Edhoc, Role::Client), false))
     }
 }
 
@@ -98,7 +104,10 @@ pub(super) fn dtls_servers(
 ) -> HandshakeServers<Bridged<crate::protocols::dtls::DtlsEndpoint>> {
     HandshakeServers {
         protocol: wtlsperf_spine::Protocol::Dtls12,
-        make: Arc::new(move || cfg.server().map(|s| Bridged::new(s, Protocol::Dtls12, Role::Server))),
+        make: Arc::new(move || {
+            cfg.server()
+                .map(|s| Bridged::new(s, Protocol::Dtls12, Role::Server))
+        }),
     }
 }
 
@@ -108,7 +117,10 @@ pub(super) fn edhoc_servers(
 ) -> HandshakeServers<Bridged<crate::protocols::edhoc::EdhocServer>> {
     HandshakeServers {
         protocol: wtlsperf_spine::Protocol::Edhoc,
-        make: Arc::new(move || cfg.server().map(|s| Bridged::new(s, Protocol::Edhoc, Role::Server))),
+        make: Arc::new(move || {
+            cfg.server()
+                .map(|s| Bridged::new(s, Protocol::Edhoc, Role::Server))
+        }),
     }
 }
 

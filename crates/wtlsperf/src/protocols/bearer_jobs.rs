@@ -7,9 +7,9 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::bridge_tmp::Bridged;
 use wtlsperf_bearer::LinkProfile;
 use wtlsperf_spine::{Protocol, Role};
-use super::bridge_tmp::Bridged;
 
 use super::dtls::DtlsConfig;
 use super::edhoc::EdhocConfig;
@@ -48,7 +48,11 @@ impl ModernConfigs {
                 let server = Arc::clone(&cfg);
                 let gateway = bearer_gateway(HandshakeServers {
                     protocol: Protocol::Dtls12,
-                    make: Arc::new(move || server.server().map(|s| Bridged::new(s, Protocol::Dtls12, Role::Server))),
+                    make: Arc::new(move || {
+                        server
+                            .server()
+                            .map(|s| Bridged::new(s, Protocol::Dtls12, Role::Server))
+                    }),
                 })?;
                 Ok((s, cfg, gateway))
             })
@@ -57,7 +61,11 @@ impl ModernConfigs {
         let server = edhoc.clone();
         let gateway = bearer_gateway(HandshakeServers {
             protocol: Protocol::Edhoc,
-            make: Arc::new(move || server.server().map(|s| Bridged::new(s, Protocol::Edhoc, Role::Server))),
+            make: Arc::new(move || {
+                server
+                    .server()
+                    .map(|s| Bridged::new(s, Protocol::Edhoc, Role::Server))
+            }),
         })?;
         Ok(ModernConfigs {
             dtls,
@@ -77,14 +85,28 @@ impl ModernConfigs {
         if suite == Suite::EdhocMethod3Suite2 {
             let (cfg, gateway) = &self.edhoc;
             let client = Bridged::new(cfg.client(seed)?, Protocol::Edhoc, Role::Client);
-            return client_over_bearer(client, gateway.local_addr(), profile, seed, steps, deadline);
+            return client_over_bearer(
+                client,
+                gateway.local_addr(),
+                profile,
+                seed,
+                steps,
+                deadline,
+            );
         }
         let (_, cfg, gateway) = self
             .dtls
             .iter()
             .find(|(s, _, _)| *s == suite)
             .ok_or_else(|| anyhow::anyhow!("no configuration for {suite:?}"))?;
-        client_over_bearer(Bridged::new(cfg.client()?, Protocol::Dtls12, Role::Client), gateway.local_addr(), profile, seed, steps, deadline)
+        client_over_bearer(
+            Bridged::new(cfg.client()?, Protocol::Dtls12, Role::Client),
+            gateway.local_addr(),
+            profile,
+            seed,
+            steps,
+            deadline,
+        )
     }
 }
 

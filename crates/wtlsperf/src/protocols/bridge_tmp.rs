@@ -74,7 +74,9 @@ impl<E: Endpoint> Handshake for Bridged<E> {
         self.take(r)
     }
     fn delay_timers(&mut self, by_ns: u64) {
-        self.inner.get_mut().delay_timers(Duration::from_nanos(by_ns));
+        self.inner
+            .get_mut()
+            .delay_timers(Duration::from_nanos(by_ns));
     }
     fn status(&self) -> Status<(), String> {
         if let Some(f) = &self.failed {

@@ -17,6 +17,7 @@
 //! smallest messages) with cipher suite 2 (AES-CCM-16-64-128, SHA-256, P-256).
 
 pub mod bearer_jobs;
+pub mod bridge_tmp;
 pub mod coap_retransmit;
 pub mod compare;
 pub mod dtls;
@@ -24,7 +25,6 @@ pub mod edhoc;
 pub mod model;
 pub mod peers;
 pub mod pipe;
-pub mod bridge_tmp;
 pub mod udp;
 pub mod wtls_client;
 

@@ -89,13 +89,13 @@ mod tests {
 
     use super::*;
     use crate::gateway::{spawn_gateway, GatewayConfig, HandshakeServers, MakeServer};
+    use crate::protocols::bridge_tmp::Bridged;
     use crate::protocols::coap_retransmit::CoapTimers;
     use crate::protocols::dtls::DtlsConfig;
     use crate::protocols::edhoc::EdhocConfig;
     use crate::protocols::Suite;
     use wtlsperf_bearer::profile;
     use wtlsperf_spine::{Protocol, Role};
-    use crate::protocols::bridge_tmp::Bridged;
 
     /// One handshake of `client` against a gateway serving `make`'s servers.
     fn over<C: Handshake, S: Handshake + Send + 'static>(
@@ -106,8 +106,8 @@ mod tests {
         seed: u64,
     ) -> UdpRun {
         let servers = HandshakeServers { protocol, make };
-        let gw = spawn_gateway(GatewayConfig::lab("127.0.0.1:0".parse().unwrap(), servers))
-            .unwrap();
+        let gw =
+            spawn_gateway(GatewayConfig::lab("127.0.0.1:0".parse().unwrap(), servers)).unwrap();
         let run = client_over_bearer(client, gw.local_addr(), p, seed, None, DEADLINE).unwrap();
         gw.shutdown();
         run
@@ -121,7 +121,11 @@ mod tests {
         over(
             Protocol::Edhoc,
             Bridged::new(cfg.client(seed).unwrap(), Protocol::Edhoc, Role::Client),
-            Arc::new(move || server_cfg.server().map(|s| Bridged::new(s, Protocol::Edhoc, Role::Server))),
+            Arc::new(move || {
+                server_cfg
+                    .server()
+                    .map(|s| Bridged::new(s, Protocol::Edhoc, Role::Server))
+            }),
             p,
             seed,
         )
@@ -137,7 +141,11 @@ mod tests {
         over(
             Protocol::Dtls12,
             Bridged::new(cfg.client().unwrap(), Protocol::Dtls12, Role::Client),
-            Arc::new(move || server_cfg.server().map(|s| Bridged::new(s, Protocol::Dtls12, Role::Server))),
+            Arc::new(move || {
+                server_cfg
+                    .server()
+                    .map(|s| Bridged::new(s, Protocol::Dtls12, Role::Server))
+            }),
             p,
             seed,
         )

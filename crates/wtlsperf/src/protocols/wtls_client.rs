@@ -45,11 +45,11 @@ mod tests {
     use super::*;
     use crate::device::wtls_steps;
     use crate::gateway::{spawn_gateway, GatewayConfig};
-    use wtlsperf_models::device::WtlsCase;
-    use wtlsperf_models::Authentication;
     use crate::pki_store::unix_now;
     use crate::protocols::udp::client_over_bearer;
     use crate::setup::{gateway_server_config, ClientAuth};
+    use wtlsperf_models::device::WtlsCase;
+    use wtlsperf_models::Authentication;
 
     #[test]
     fn wtls_completes_through_the_driver_with_a_nokia_held_client() {

@@ -294,4 +294,3 @@ fn command_config(args: &Args, case: &Case) -> anyhow::Result<ClientConfig> {
     cfg.retransmit_timeout_ns = args.rto_ms * 1_000_000;
     Ok(cfg)
 }
-

@@ -236,7 +236,10 @@ impl<H: Handshake> Driver<'_, '_, '_, H> {
         let why = (self.explain)(self.handshake);
         match f {
             Failure::TimedOut { retransmissions } => {
-                anyhow!("handshake failed: {}", silence.describe(retransmissions, why))
+                anyhow!(
+                    "handshake failed: {}",
+                    silence.describe(retransmissions, why)
+                )
             }
             Failure::Peer(e) => anyhow!("{} ended the handshake: {e}", silence.peer),
             Failure::Local(e) => anyhow!("the client ended the handshake: {e}"),

@@ -438,17 +438,15 @@ fn case_series(
             let w = p.undisturbed.wait_ms.filter(|w| *w > 0.0)?;
             Some(match p.undisturbed.wait_ci95_ms {
                 // The axis is logarithmic: the bar stops above zero.
-                Some(h) => Point::with_err(
-                    p.calibration.measured_rho,
-                    w,
-                    (w - h).max(0.01 * w),
-                    w + h,
-                ),
+                Some(h) => {
+                    Point::with_err(p.calibration.measured_rho, w, (w - h).max(0.01 * w), w + h)
+                }
                 None => Point::new(p.calibration.measured_rho, w),
             })
         })
         .collect();
-    let measured_moments = || Provenance::modelled("Eq. 3.12 at k x lambda", "measured per-job moments");
+    let measured_moments =
+        || Provenance::modelled("Eq. 3.12 at k x lambda", "measured per-job moments");
     chart
         .series(
             Series::new(

@@ -281,7 +281,10 @@ mod tests {
                 .starts_with("pk_mg1,corrected,published,cat3-g2,equal,mutual,10.0,0.5,1.0"),
             "{text}"
         );
-        assert!(text.lines().next().unwrap().ends_with(",protocol"), "{text}");
+        assert!(
+            text.lines().next().unwrap().ends_with(",protocol"),
+            "{text}"
+        );
         assert!(text.lines().nth(1).unwrap().ends_with(",wtls"), "{text}");
     }
 }
