@@ -5,6 +5,7 @@
 //! and the recommendation table ([`super::recommendation`]).
 
 pub mod emulated;
+pub mod modern;
 pub mod report;
 
 use super::output::write_csv;
@@ -153,7 +154,10 @@ pub fn run(
         .map(|l| l.traversal_all_ms);
     ctx.step("devices: emulated Nokia 7650 handshakes over GSM CSD and GPRS");
     let emulated = emulated::run(ctx.mode, store, processing, &nokia_profile, per_flight_ms)?;
-    let recommendations = recommendation::build(processing, &profiles);
+    let mut recommendations = recommendation::build(processing, &profiles);
+    ctx.step("devices: DTLS 1.2 and EDHOC in memory, for the recommendation table");
+    let reps = if ctx.mode == Mode::Full { 200 } else { 30 };
+    modern::ModernBench::measure(reps)?.add_to(&mut recommendations, &profiles);
     Ok(DeviceResults {
         levi_savas: levi_savas_rows(processing, &profiles),
         herwono: herwono_rows(processing, &profiles),
@@ -436,6 +440,9 @@ impl DeviceResults {
             best_ecc_ms: Option<f64>,
             best_rsa_ms: Option<f64>,
             ecc_beats_rsa: Option<bool>,
+            best_modern_protocol: &'a str,
+            best_modern_suite: &'a str,
+            best_modern_ms: Option<f64>,
         }
         write_csv(
             &dir.join("recommendations.csv"),
@@ -452,6 +459,9 @@ impl DeviceResults {
                 best_ecc_ms: r.best_ecc_ms,
                 best_rsa_ms: r.best_rsa_ms,
                 ecc_beats_rsa: r.ecc_beats_rsa(),
+                best_modern_protocol: r.best_modern.as_ref().map_or("", |m| m.protocol.as_str()),
+                best_modern_suite: r.best_modern.as_ref().map_or("", |m| m.suite.as_str()),
+                best_modern_ms: r.best_modern.as_ref().map(|m| m.th_ms),
             }),
         )
     }

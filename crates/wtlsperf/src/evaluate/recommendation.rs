@@ -63,6 +63,20 @@ pub struct Recommendation {
     pub best_rsa_ms: Option<f64>,
     /// The group the thesis measured fastest (lowest published T_PD) in this category.
     pub thesis_best_group: Option<u8>,
+    /// Category 3: the fastest DTLS 1.2 or EDHOC suite of the mode the device runs
+    /// (`super::device::modern`).
+    pub best_modern: Option<ModernCandidate>,
+}
+
+/// A DTLS 1.2 or EDHOC suite's modelled handshake.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ModernCandidate {
+    /// `dtls1.2` or `edhoc`.
+    pub protocol: String,
+    /// `ecdhe-ecdsa-p256-ccm8`, `psk-ccm8`, `method3-suite2`.
+    pub suite: String,
+    /// Model T_H (ms).
+    pub th_ms: f64,
 }
 
 impl Recommendation {
@@ -175,6 +189,7 @@ pub fn build(processing: &ProcessingResults, devices: &[DeviceProfile]) -> Vec<R
                         best,
                         runner_up,
                         thesis_best_group: thesis_best_group(category, auth),
+                        best_modern: None,
                     });
                 }
             }
@@ -346,6 +361,7 @@ mod tests {
             best_ecc_ms: Some(ecc),
             best_rsa_ms: Some(rsa),
             thesis_best_group: Some(2),
+            best_modern: None,
         }
     }
 
