@@ -3,6 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# The dissector check (tests/dissector.rs) must run, not skip: setup.sh installed tshark.
+# The checks that need tshark (tests/dissector.rs, pcap.rs) and valgrind (tests/counts.rs,
+# wtls record::constant_time) must run, not skip: setup.sh installed both. (Under CI=true
+# a missing tool fails them anyway; see crates/testtools.)
 export WTLSPERF_REQUIRE_TSHARK=1
+export WTLSPERF_REQUIRE_VALGRIND=1
 cargo test --workspace

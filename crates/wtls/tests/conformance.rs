@@ -1,4 +1,4 @@
-//! Conformance choices of issue 12 end to end, in memory: the ParameterIndex numberings
+//! Conformance choices of docs/protocol.md end to end, in memory: the ParameterIndex numberings
 //! (WAP-261 by default, the thesis' as a profile), what trusted_key_ids carries, RSA
 //! keys of a size the parameters do not name, and alerts that cannot be authenticated.
 

@@ -359,7 +359,7 @@ fn retransmitted_client_hello_gets_the_cached_flight() {
 #[test]
 fn a_retransmitted_mutual_hello_gets_the_same_flight_from_shared_records() {
     // The Certificate and the CertificateRequest are kept by reference in the answer
-    // cache (a half-open connection must stay small, issue 13); the flight put back
+    // cache (a half-open connection must stay small, docs/network.md); the flight put back
     // together must be the one sent, byte for byte, in both packings.
     for packing in [Packing::FlightPerDatagram, Packing::MessagePerDatagram] {
         let mut s = setup("256p/256p", AuthMode::Mutual);
@@ -398,7 +398,7 @@ fn wrong_ca_is_unknown_ca() {
     assert_eq!(server_alert(&r), Some(AlertDescription::HandshakeFailure));
     // ... and one that sends a certificate from another CA anyway is refused by the
     // client for unknown_ca. The server's flight is not authenticated (anyone could
-    // have forged it), so the client drops it unanswered and keeps waiting (issue 13).
+    // have forged it), so the client drops it unanswered and keeps waiting (docs/security.md, off-path spoofing).
     s.server.credentials[0].ca_subject = creds("163k/163k").ca.cert.tbs.subject.clone();
     let r = run(&s);
     assert_eq!(client_alert(&r), None);

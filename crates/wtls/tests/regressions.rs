@@ -163,7 +163,7 @@ fn default_client_does_not_complete_with_a_weak_suite() {
     let out = c.handle_datagram(&flight[0], now());
     assert!(!c.is_established());
     // The server's flight is not authenticated, so the weak choice is dropped
-    // unanswered (issue 13), the reason kept.
+    // unanswered (docs/security.md, off-path spoofing), the reason kept.
     assert_eq!(out.alert_sent(), None);
     assert_eq!(
         c.last_dropped().map(|e| e.description),
@@ -198,8 +198,8 @@ const RSA_CIPHERTEXT_AT: usize = 5 + 3 + 2;
 /// No Bleichenbacher oracle: a ClientKeyExchange whose RSA padding is broken, one whose
 /// padding is valid but whose content is not a WTLS pre-master secret, one with a
 /// valid pre-master the client does not know, and an honest key exchange followed by a
-/// wrong Finished all end the same way: the flight is dropped unanswered (issue 13;
-/// before, all with the same alert), with the same reason kept. Checked with a strong suite (the
+/// wrong Finished all end the same way: the flight is dropped unanswered (docs/security.md;
+/// formerly all with the same alert), with the same reason kept. Checked with a strong suite (the
 /// protected Finished then fails its MAC) and with NULL/SHA_0 (the Finished check
 /// itself fails).
 #[test]

@@ -1,4 +1,4 @@
-//! Issue 13's engine rules: someone who can forge the peer's address but cannot read
+//! The engine's off-path spoofing rules (docs/security.md): someone who can forge the peer's address but cannot read
 //! its traffic changes nothing that dropping packets would not. Unauthenticated input
 //! that does not fit is dropped with the connection's state unchanged, a flight counts
 //! only as a whole, and only a connection that proved it owns a session may end it.

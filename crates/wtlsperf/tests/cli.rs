@@ -1,5 +1,5 @@
 //! Operator input to the gateway, load and flood commands, through the built binary:
-//! every mistake of issue 13 point 5 gives an error that names what was wrong and a
+//! every operator mistake gives an error that names what was wrong and a
 //! non-zero exit status, and nothing panics.
 
 use std::io::{BufRead, BufReader};

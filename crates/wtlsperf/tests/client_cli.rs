@@ -1,7 +1,7 @@
 //! `wtlsperf client` as an operator runs it: the built binary against a gateway on
 //! loopback. The options that make it a test tool for other WAP gateways (`--cipher`,
-//! `--trusted-ids`, `--key-refresh`, `--wsp-get`) and every operator-input error of
-//! issue 13 point 5: each error names the option or file, exits non-zero, and never
+//! `--trusted-ids`, `--key-refresh`, `--wsp-get`) and every operator-input error
+//! (docs/security.md, "Robustness tests"): each error names the option or file, exits non-zero, and never
 //! panics.
 //!
 //! `wtlsperf gateway` echoes application data, so a WSP Get sent to it comes back as the

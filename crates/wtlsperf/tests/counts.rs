@@ -2,18 +2,10 @@
 //! counts of real work (both sides and the bound's denominator non-zero, the server at
 //! least its own public-key operations).
 //!
-//! Without valgrind the test prints why and returns: `scripts/setup.sh` installs it, so
-//! in CI it always runs.
+//! Without valgrind the test prints why and returns, except under `CI=true` or
+//! `WTLSPERF_REQUIRE_VALGRIND`, where it fails (`scripts/setup.sh` installs valgrind).
 
 use std::process::Command;
-
-fn valgrind_missing() -> Option<String> {
-    match Command::new("valgrind").arg("--version").output() {
-        Ok(o) if o.status.success() => None,
-        Ok(o) => Some(format!("valgrind --version exited {}", o.status)),
-        Err(e) => Some(format!("valgrind not runnable: {e}")),
-    }
-}
 
 fn count() -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_wtlsperf"))
@@ -38,8 +30,10 @@ fn count() -> String {
 
 #[test]
 fn instruction_counts_are_identical_across_two_runs() {
-    if let Some(why) = valgrind_missing() {
-        eprintln!("SKIPPED instruction_counts_are_identical_across_two_runs: {why}");
+    if !wtlsperf_testtools::tool_runs(
+        "valgrind",
+        "instruction_counts_are_identical_across_two_runs",
+    ) {
         return;
     }
     let first = count();

@@ -73,22 +73,10 @@ fn client_config(case: &str, anonymous: bool) -> Arc<ClientConfig> {
     Arc::new(cfg)
 }
 
-/// Whether tshark runs here; without it the check skips, unless CI requires it.
+/// Whether tshark runs here; without it the check skips, unless CI
+/// (`CI=true`, `WTLSPERF_REQUIRE_TSHARK`) requires it.
 fn tshark_available() -> bool {
-    let ok = Command::new("tshark")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("WTLSPERF_REQUIRE_TSHARK").is_none(),
-            "tshark is required (WTLSPERF_REQUIRE_TSHARK is set); install it with scripts/setup.sh"
-        );
-        println!(
-            "tshark not installed; skipping the dissector check (scripts/setup.sh installs it)"
-        );
-    }
-    ok
+    wtlsperf_testtools::tool_runs("tshark", "the dissector check")
 }
 
 /// Handshakes (and one echo each) on fresh sockets, all captured into one file.
@@ -282,7 +270,7 @@ fn session_hex(id: &[u8]) -> String {
     if id.is_empty() {
         return String::new();
     }
-    assert_eq!(id.len(), 8, "the gateway issues 8-byte session ids");
+    assert_eq!(id.len(), 8, "the gateway's session ids are 8 bytes");
     format!("0x{:02x}{}", id.len(), hex::encode(&id[..7]))
 }
 

@@ -1,4 +1,4 @@
-//! The attacks of issue 13 against the real UDP gateway on loopback.
+//! The off-path attacks of docs/security.md against the real UDP gateway on loopback.
 //!
 //! Loopback cannot forge a source address. Where an attack needs one, the attacker's
 //! datagram is sent through the victim's own socket: the gateway sees exactly what a

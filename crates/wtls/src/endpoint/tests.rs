@@ -371,7 +371,7 @@ fn a_table_full_of_established_peers_evicts_the_least_recently_active() {
 
 #[test]
 fn completed_handshakes_filling_the_table_do_not_lock_newcomers_out() {
-    // The attack of issue 13 point 5 at a tenth of its size: 50 completed handshakes
+    // The table-filling attack of docs/network.md ("Per-peer state bounds") at a tenth of its size: 50 completed handshakes
     // fill a 50-peer table; 20 newcomers then arrive, one every 100 ms.
     let mut lab = Lab::new(EndpointConfig {
         max_peers: 50,

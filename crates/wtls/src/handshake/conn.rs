@@ -661,7 +661,7 @@ pub(crate) enum Verdict {
     Dropped,
 }
 
-/// Take in the records of one datagram (issue 13's rule, `docs/security.md`).
+/// Take in the records of one datagram (the off-path spoofing rule, `docs/security.md`).
 ///
 /// While the handshake runs, nothing that reaches it is authenticated until the peer's
 /// Finished verifies, so anyone who can forge the peer's address could have sent it.

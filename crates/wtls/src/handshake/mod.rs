@@ -168,7 +168,7 @@ pub struct Output {
     /// transport need not parse it again to count them.
     pub records_in: usize,
     /// The datagram was dropped as a whole: the connection's state is exactly what it
-    /// was before (issue 13). An endpoint may then offer it to another connection of
+    /// was before (docs/security.md, "Off-path spoofing: the rule"). An endpoint may then offer it to another connection of
     /// the same address.
     pub dropped: bool,
 }

@@ -16,7 +16,7 @@
 //! * [`overall`]: T_H = T_PD + T_TD + T_QD, the Levi-Savas response time and the
 //!   Herwono duration-against-throughput curves (thesis 4.4);
 //! * [`record_layer`] and [`mcommerce`]: bulk throughput and the cost of signText;
-//! * [`protocols`]: WTLS beside DTLS 1.2 and EDHOC, and the peer anchors (issue 15);
+//! * [`protocols`]: WTLS beside DTLS 1.2 and EDHOC, and the peer anchors;
 //! * [`findings`]: what the numbers confirm and contradict;
 //! * [`output`]: the machine-readable files and `summary.json`.
 //!

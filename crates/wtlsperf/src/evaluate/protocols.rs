@@ -1,5 +1,5 @@
 //! Part 7: WTLS beside its successors, DTLS 1.2 (OpenSSL) and EDHOC (lakers over CoAP),
-//! on the same bench, bearers and models (issue 15), and the peer performance anchors.
+//! on the same bench, bearers and models, and the peer performance anchors.
 //!
 //! * In memory, this machine: every modern suite's bytes, flights, server and client
 //!   CPU and bound ratio, beside the WTLS best case (fewest handshake bytes) of each

@@ -143,7 +143,7 @@ fn buffer(bytes: &[u8]) -> anyhow::Result<EdhocMessageBuffer> {
     EdhocMessageBuffer::new_from_slice(bytes).map_err(|e| anyhow!("EDHOC message too long: {e:?}"))
 }
 
-/// lakers' RustCrypto backend panics on an invalid peer point (lakers issue #93); a
+/// lakers' RustCrypto backend panics on an invalid peer point (upstream report openwsn-berkeley/lakers#93); a
 /// peer's bytes must give an error, so every step on received bytes runs here.
 fn guarded<T>(
     what: &str,

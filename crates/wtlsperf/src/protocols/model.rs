@@ -1,5 +1,5 @@
 //! The models applied to the modern protocols: the client's processing on a device
-//! profile (issue 14's [`DeviceProfile`], priced operation by operation as for WTLS) and
+//! profile ([`DeviceProfile`], priced operation by operation as for WTLS) and
 //! the handshake duration T_H = T_TD + T_PD_C + T_PD_S, with T_TD from Eq. 3.84 per
 //! flight ([`crate::bearer_cmd::predicted_ms`]: every flight pays its serialisation at
 //! its direction's rate, 28 B UDP/IPv4 per datagram, plus one one-way traversal at the

@@ -347,7 +347,7 @@ fn out_of_order(b: &mut Cases, ch: &[u8]) {
     // After the ClientHello (the gateway asks for a certificate: Optional).
     // A second, different ClientHello from the address starts a handshake of its own
     // beside the first (docs/security.md, "Off-path spoofing"): answered with a server
-    // flight, and the first handshake is left as it was. (Before issue 13: an
+    // flight, and the first handshake is left as it was. (Formerly an
     // unexpected_message alert that ended the first handshake.)
     b.add(
         "second ClientHello".into(),
@@ -357,7 +357,7 @@ fn out_of_order(b: &mut Cases, ch: &[u8]) {
     );
     // Nothing else the client sends is authenticated before its Finished verifies, so
     // anyone could have forged these: they are dropped unanswered and the handshake
-    // stays as it was (issue 13, docs/security.md). They were unexpected_message alerts
+    // stays as it was (docs/security.md, "Off-path spoofing: the rule"). They were unexpected_message alerts
     // before.
     let after_hello: Vec<(&str, Vec<u8>)> = vec![
         (
@@ -432,7 +432,7 @@ fn duplicates_and_replays(b: &mut Cases, ch: &[u8]) {
 
 /// 7. Record protection: bad MAC and bad padding are one and the same silent drop
 ///    (DTLS, RFC 6347 §4.1.2.7: a forged record must not end the connection). They
-///    were bad_record_mac warnings before issue 13.
+///    were bad_record_mac warnings before that rule.
 fn record_protection(b: &mut Cases) {
     let ecdh = b.ecdh.clone();
     for (name, from_end) in [
@@ -467,8 +467,8 @@ fn record_protection(b: &mut Cases) {
 
 /// 8. A wrong Finished under the right keys: alter the CertificateRequest the client
 ///    sees (it is in the transcript, not in the key derivation). The flight is not
-///    authenticated, so it is dropped whole (decrypt_error and bad_record_mac before
-///    issue 13); a corrupted RSA ciphertext is dropped the same way, so there is
+///    authenticated, so it is dropped whole (formerly decrypt_error and
+///    bad_record_mac); a corrupted RSA ciphertext is dropped the same way, so there is
 ///    still no padding oracle.
 fn wrong_finished(b: &mut Cases) {
     let ecdh = b.ecdh.clone();
@@ -506,7 +506,7 @@ fn wrong_finished(b: &mut Cases) {
 
 /// 9. Client certificates (the client presents one; the gateway validates it). The
 ///    flight carrying a bad one is not authenticated either: dropped whole, the
-///    reason kept for the log (each case had its own alert before issue 13).
+///    reason kept for the log (formerly each case had its own alert).
 fn client_certificates(b: &mut Cases, f: &Fixture) {
     let ecdh = b.ecdh.clone();
     let now = unix_now().unwrap();

@@ -29,7 +29,7 @@ fn modelled() -> Provenance {
     Provenance::modelled(
         "T_H = Eq. 3.84 per flight + T_PD_C + T_PD_S",
         "the protocol's own flights from the in-memory run, profile rates and mean traversal, \
-         the device profile's operation costs (issue 14) and this machine's server CPU",
+         the device profile's operation costs and this machine's server CPU",
     )
 }
 
@@ -164,7 +164,7 @@ impl ProtocolResults {
 
     fn device_table(&self) -> Table {
         let mut t = Table::new("protocols_devices", "Modelled handshake duration on each device and bearer")
-            .caption("T_H with the client's processing priced by the device profile (issue 14; P-256 key generation or signature not in a profile are priced as one ECDH, a missing verification as two) and this machine's gateway.")
+            .caption("T_H with the client's processing priced by the device profile (P-256 key generation or signature not in a profile are priced as one ECDH, a missing verification as two) and this machine's gateway.")
             .column(Column::label("protocol"))
             .column(Column::label("suite / case"))
             .column(Column::label("auth"))
@@ -383,7 +383,7 @@ impl ProtocolResults {
             out.push(Finding::new(
                 claim,
                 format!(
-                    "This run, {} handshakes each, interleaved: {} {:.2}x ({:.0} µs server CPU over {:.0} µs raw), our WTLS {} {:.2}x (issue's first measurement {published}){}.",
+                    "This run, {} handshakes each, interleaved: {} {:.2}x ({:.0} µs server CPU over {:.0} µs raw), our WTLS {} {:.2}x (first measurement, docs/results.md: {published}){}.",
                     p.reps, p.peer.key(), p.bound_ratio(), p.server_cpu_us, p.raw_pk_us, p.peer.wtls_counterpart(), ours,
                     if others.is_empty() { String::new() } else { format!("; other anchors: {}", others.join(", ")) }
                 ),
