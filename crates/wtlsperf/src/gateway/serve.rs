@@ -99,7 +99,7 @@ impl ServerEndpoint for WtlsServer {
         let now = wtls::handshake::Now::new(now.mono_ns, now.unix_secs);
         self.endpoint.handle(now, from, datagram, &mut self.handled);
         // The handshake's answers first, then the echoes, as the engine produced them.
-        out.transmits.extend(self.handled.transmits.drain(..));
+        out.transmits.append(&mut self.handled.transmits);
         for event in self.handled.events.drain(..) {
             match event {
                 EndpointEvent::HandshakeComplete { peer, kind } => {
