@@ -10,6 +10,10 @@
 
 use std::fmt;
 
+pub mod pair;
+
+pub use pair::Pair;
+
 /// The time as the caller sees it: a monotonic reading (nanoseconds from the driver's
 /// own origin) for timers and caches, and Unix seconds for certificate validity. A
 /// driver under virtual time moves both itself; a real driver reads its clocks once per

@@ -5,6 +5,7 @@
 pub mod codec;
 pub mod crypto;
 pub mod endpoint;
+pub mod fixtures;
 pub mod handshake;
 pub mod keyed_map;
 pub mod msgs;

@@ -11,7 +11,9 @@ use wtls::msgs::common::{CipherSuite, Identifier};
 use wtls::msgs::enums::{AlertDescription, BulkCipherAlgorithm, KeyExchangeSuite, MacAlgorithm};
 use wtls::probe::{Operation, Probe};
 use wtls::suite::Specifier;
-use wtls::testing::{now, CaseKeys, Direction, Fate, Pair, UNIX_NOW};
+use wtls::testing::{
+    into_endpoints, now, pair as new_pair, run_to_quiet, CaseKeys, Direction, Fate, Pair, UNIX_NOW,
+};
 
 const NOW: u32 = UNIX_NOW;
 
@@ -64,13 +66,13 @@ fn run_with<'a>(
     );
     let server = server
         .unwrap_or_else(|| ServerConnection::new(Arc::new(s.server.clone()), Probe::off(), now()));
-    let mut pair = Pair::new(client, server).with_hook(move |dir, i, d| {
+    let mut pair = new_pair(client, server).with_hook(move |dir, i, d| {
         if dir == Direction::ToServer {
             tamper(i, d);
         }
         Fate::Deliver
     });
-    let outcome = pair.handshake().unwrap();
+    let outcome = run_to_quiet(&mut pair);
     assert!(
         outcome.quiet,
         "still in flight after {} rounds",
@@ -87,11 +89,11 @@ fn run(s: &Setup) -> Run {
 }
 
 fn server_alert(r: &Pair) -> Option<AlertDescription> {
-    r.server_alert()
+    r.server.alert_sent()
 }
 
 fn client_alert(r: &Pair) -> Option<AlertDescription> {
-    r.client_alert()
+    r.client.alert_sent()
 }
 
 /// Why the client dropped the last input it refused.
@@ -110,10 +112,10 @@ fn assert_complete(r: &Pair) {
 
 fn exchange_data(r: &mut Pair) {
     let d = r.client.seal_application_data(b"ping").unwrap();
-    let out = r.deliver_to_server(&d);
+    let out = r.server.handle_datagram(&d, r.now);
     assert_eq!(out.events, vec![Event::ApplicationData(b"ping".to_vec())]);
     let d = r.server.seal_application_data(b"pong").unwrap();
-    let out = r.deliver_to_client(&d);
+    let out = r.client.handle_datagram(&d, r.now);
     assert_eq!(out.events, vec![Event::ApplicationData(b"pong".to_vec())]);
 }
 
@@ -265,7 +267,8 @@ fn resumption_runs_no_public_key_operation() {
     let mut r = run_with(&s, Some(session), Some(server), |_, _| {});
     assert_complete(&r);
     assert!(r
-        .client_out
+        .client
+        .outputs
         .iter()
         .any(|o| o.completed() == Some(HandshakeKind::Abbreviated)));
     let ops = &r.server.probe().operations;
@@ -326,7 +329,7 @@ fn per_message_packing_sends_one_record_per_datagram() {
     s.server.packing = Packing::MessagePerDatagram;
     let r = run(&s);
     assert_complete(&r);
-    let server_datagrams: usize = r.server_out.iter().map(|o| o.datagrams.len()).sum();
+    let server_datagrams: usize = r.server.outputs.iter().map(|o| o.datagrams.len()).sum();
     assert_eq!(
         server_datagrams,
         4 + 2,
@@ -473,7 +476,7 @@ fn tampered_record_is_dropped_and_the_genuine_flight_still_completes() {
     });
     assert_eq!(server_alert(&r), None);
     assert!(!r.server.is_established());
-    let events: Vec<&Event> = r.server_out.iter().flat_map(|o| &o.events).collect();
+    let events: Vec<&Event> = r.server.outputs.iter().flat_map(|o| &o.events).collect();
     assert!(
         events.contains(&&Event::Dropped("record failed authentication")),
         "{events:?}"
@@ -487,7 +490,7 @@ fn tampered_record_is_dropped_and_the_genuine_flight_still_completes() {
             d[n - 1] ^= 1;
         }
     });
-    let (mut client, mut server) = r.into_endpoints();
+    let (mut client, mut server) = into_endpoints(r);
     let out = server.handle_datagram(&flight, now());
     assert_eq!(out.completed(), Some(HandshakeKind::Full));
     for d in out.datagrams {

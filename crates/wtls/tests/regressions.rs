@@ -20,7 +20,7 @@ use wtls::msgs::enums::{
 };
 use wtls::msgs::record::parse_datagram;
 use wtls::probe::Probe;
-use wtls::testing::{now, CaseKeys, Direction, Fate, Pair};
+use wtls::testing::{now, pair_from_configs, run_to_quiet, CaseKeys, Direction, Fate, Pair};
 
 /// The keys of a case: the shared, seeded fixtures of `wtls::testing`.
 fn creds(name: &str) -> Arc<CaseKeys> {
@@ -52,7 +52,7 @@ fn handshake<'a>(
     mut tamper: impl FnMut(usize, &mut Vec<u8>) + 'a,
 ) -> Trace<'a> {
     let _seeded = wtls::crypto::random::seed_thread(SEED).unwrap();
-    let mut t = Pair::from_configs(Arc::new(client), Arc::new(server), auth, None).with_hook(
+    let mut t = pair_from_configs(Arc::new(client), Arc::new(server), auth, None).with_hook(
         move |dir, i, d| {
             if dir == Direction::ToServer {
                 tamper(i, d);
@@ -60,7 +60,7 @@ fn handshake<'a>(
             Fate::Deliver
         },
     );
-    let outcome = t.handshake().unwrap();
+    let outcome = run_to_quiet(&mut t);
     assert!(
         outcome.quiet,
         "still in flight after {} rounds",
@@ -89,7 +89,7 @@ fn weak_cipher_suites_are_refused_unless_enabled() {
             client.policy = Policy::permissive();
             let t = handshake(client, server, AuthMode::ServerAuth, |_, _| {});
             assert_eq!(
-                t.server_alert(),
+                t.server.alert_sent(),
                 Some(AlertDescription::InsufficientSecurity),
                 "{bulk:?}/{mac:?} ({why})"
             );
@@ -183,7 +183,7 @@ fn anonymous_key_exchange_is_refused_by_default() {
         client.policy = Policy::permissive();
         let t = handshake(client, server, AuthMode::ServerAuth, |_, _| {});
         assert_eq!(
-            t.server_alert(),
+            t.server.alert_sent(),
             Some(AlertDescription::InsufficientSecurity),
             "{suite:?}"
         );
@@ -221,7 +221,7 @@ fn corrupted_rsa_key_exchange_looks_like_a_wrong_finished() {
             });
             assert!(!t.server.is_established());
             (
-                t.server_alert(),
+                t.server.alert_sent(),
                 t.server.last_dropped().map(|e| e.description),
             )
         };

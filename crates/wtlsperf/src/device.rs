@@ -25,6 +25,7 @@ use wtlsperf_models::device::{
 use wtlsperf_models::processing::Message;
 use wtlsperf_models::stats::median;
 
+use crate::protocols::model::wtls_steps;
 use crate::setup;
 
 /// The profile name of this machine (measured at run time, not in the catalogue).
@@ -83,38 +84,6 @@ impl ClientSteps {
     pub fn total_ms(&self) -> f64 {
         self.flights.iter().sum::<f64>() + self.finish
     }
-}
-
-/// The device's client time per WTLS flight, from its per-message costs: the
-/// ClientHello; the server's flight and the client's key-exchange flight; the server's
-/// ChangeCipherSpec and Finished.
-pub fn wtls_steps(
-    case: Case,
-    auth: wtlsperf_models::Authentication,
-    device: &DeviceProfile,
-) -> anyhow::Result<ClientSteps> {
-    let wc = WtlsCase::parse(case.ca.short(), case.leaf.short(), auth)
-        .ok_or_else(|| anyhow::anyhow!("no device model for {case}"))?;
-    let ms = |m: Message| {
-        device
-            .client_message_ms(wc, m)
-            .map_err(|e| anyhow::anyhow!("{e}"))
-    };
-    let first = ms(Message::ClientHello)?;
-    let finish = ms(Message::ServerChangeCipherSpec)? + ms(Message::ServerFinished)?;
-    let mut middle = 0.0;
-    for m in Message::ALL {
-        if !matches!(
-            m,
-            Message::ClientHello | Message::ServerChangeCipherSpec | Message::ServerFinished
-        ) {
-            middle += ms(m)?;
-        }
-    }
-    Ok(ClientSteps {
-        flights: vec![first, middle],
-        finish,
-    })
 }
 
 /// An emulated client device of `wtlsperf client --device`: its profile and the

@@ -52,8 +52,8 @@ mod jobs;
 mod protocols;
 
 use capacity::server_cpu_samples_on;
-use clients::{cheap_client_config, open_client_socket, raise_fd_limit, RestoreAffinity};
 pub use cli::{run, write_job_log, write_report, Args};
+use clients::{cheap_client_config, open_client_socket, raise_fd_limit, RestoreAffinity};
 pub use generator::LoadClients;
 use generator::{Generator, Sockets, Tally};
 use jobs::summed_ms;
@@ -382,7 +382,7 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
     let bound = |_: Option<usize>, runs: usize| modern_server_cpu_us(suite, runs);
     let local = spec.target.is_none();
     if is_dtls(suite) {
-        let cfg = Arc::new(DtlsConfig::new(suite)?);
+        let cfg = Arc::new(DtlsConfig::new(suite)?.in_real_time());
         let server = local.then(|| dtls_servers(cfg.clone()));
         run.with(DtlsClients(cfg), server, None, bound)
     } else {

@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
-use wtlsperf::device::{model_case, wtls_steps};
+use wtlsperf::device::model_case;
 use wtlsperf::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf::pki_store::{unix_now, PkiStore};
+use wtlsperf::protocols::model::wtls_steps;
 use wtlsperf::setup::{self, ClientAuth, Options};
 use wtlsperf::udp_client::{connect_client, probed_client};
 use wtlsperf_models::device::{Cost, DeviceProfile, KeyType, Operation, Primitive, Source};

@@ -180,10 +180,10 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::fixtures::{now, CaseKeys};
     use crate::handshake::AuthMode;
     use crate::msgs::enums::{BulkCipherAlgorithm, MacAlgorithm};
     use crate::probe::Probe;
-    use crate::testing::{now, CaseKeys};
 
     const SUITE: CipherSuite = CipherSuite {
         bulk: BulkCipherAlgorithm::Rc5Cbc,

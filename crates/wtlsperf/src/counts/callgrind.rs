@@ -14,10 +14,10 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 /// Callgrind's (demangled) names of what is counted, per side.
-const SERVER: &[&str] = &["wtls::testing::pair::server_receives"];
+const SERVER: &[&str] = &["wtlsperf_spine::pair::server_receives"];
 const CLIENT: &[&str] = &[
-    "wtls::testing::pair::client_starts",
-    "wtls::testing::pair::client_receives",
+    "wtlsperf_spine::pair::client_starts",
+    "wtlsperf_spine::pair::client_receives",
 ];
 /// The bound's denominator (wherever the runner keeps it: matched by its tail).
 const RAW_PK: &[&str] = &["RawServerOps::run"];
@@ -161,7 +161,7 @@ events: Ir
 summary: 1165
 
 fl=(1) pair.rs
-fn=(1) wtls::testing::pair::server_receives
+fn=(1) wtlsperf_spine::pair::server_receives
 10 5
 fi=(2) vec.rs
 3 10
@@ -170,9 +170,9 @@ cfl=(3) server.rs
 cfn=(2) wtls::handshake::server::ServerConnection::handle_datagram
 calls=1 40
 11 1000
-fn=(3) wtls::testing::pair::client_starts
+fn=(3) wtlsperf_spine::pair::client_starts
 20 50
-fn=(4) wtls::testing::pair::client_receives
+fn=(4) wtlsperf_spine::pair::client_receives
 +2 60
 fl=(3)
 fn=(2)

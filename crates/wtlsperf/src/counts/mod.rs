@@ -2,7 +2,7 @@
 //!
 //! On a shared machine CPU times drift 10-20 % within minutes; the instructions a run
 //! executes do not. For each case this runs one handshake through the in-memory
-//! [`wtls::testing::Pair`] driver, then the server's raw public-key operations (the
+//! [`wtlsperf_spine::Pair`] driver, then the server's raw public-key operations (the
 //! bound's denominator), in a child process under valgrind's callgrind, and reads the
 //! instructions of the server side, the client side and the raw operations (rustls'
 //! ci-bench counts the same way). Randomness is seeded, time is virtual and the PKI is
@@ -23,10 +23,10 @@ use std::time::Instant;
 use anyhow::{anyhow, Context, Result};
 use clap::Parser;
 use serde::Serialize;
+use wtls::fixtures::UNIX_NOW;
 use wtls::handshake::AuthMode;
 use wtls::params::ParameterNumbering;
 use wtls::suite::Case;
-use wtls::testing::UNIX_NOW;
 
 use crate::pki_store::PkiStore;
 use crate::runner::Variant;
@@ -127,7 +127,7 @@ pub fn count(
     for case in cases {
         // One PKI per case, from a seed of its own, so a case's keys (and counts) do not
         // depend on which other cases run.
-        let case_seed = seed ^ wtls::testing::CaseKeys::seed_of(case);
+        let case_seed = seed ^ wtls::fixtures::CaseKeys::seed_of(case);
         let _seeded =
             wtls::crypto::random::seed_thread(case_seed).map_err(|e| anyhow!("seeding: {e}"))?;
         PkiStore::create_numbered(

@@ -3,7 +3,7 @@
 //!
 //! Everything that could differ between two runs is fixed: the thread's randomness is
 //! seeded ([`wtls::crypto::random::seed_thread`]), the keys come from the PKI the
-//! parent issued from the same seed, time is virtual ([`wtls::testing::Pair`]), and the
+//! parent issued from the same seed, time is virtual ([`wtlsperf_spine::Pair`]), and the
 //! configurations are the runner's own ([`crate::runner::Rig`]), so the counted
 //! handshake is the one the evaluation times.
 
@@ -11,9 +11,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context, Result};
-use wtls::handshake::{AuthMode, HandshakeKind};
+use wtls::fixtures::{now, UNIX_NOW};
+use wtls::handshake::{AuthMode, Client, HandshakeKind, ServerConnection};
+use wtls::probe::Probe;
 use wtls::suite::Case;
-use wtls::testing::{Pair, UNIX_NOW};
+use wtlsperf_spine::pair::Ended;
+use wtlsperf_spine::{Handshake, Pair};
 
 use crate::pki_store::PkiStore;
 use crate::runner::{Rig, RunnerOptions, Variant};
@@ -51,17 +54,18 @@ fn counted(rig: &Rig, case: Case, auth: AuthMode, variant: Variant) -> Result<()
 
 /// One handshake through the [`Pair`] driver, checked, then the raw operations once.
 fn rep(rig: &Rig, case: Case, auth: AuthMode, variant: Variant) -> Result<()> {
-    let mut pair = Pair::from_configs(Arc::clone(&rig.client), Arc::clone(&rig.server), auth, None);
-    pair.handshake().map_err(|e| anyhow!("client start: {e}"))?;
-    if !pair.is_established() {
+    let client = Client::new(Arc::clone(&rig.client), auth, None, Probe::off(), now());
+    let server = ServerConnection::new(Arc::clone(&rig.server), Probe::off(), now());
+    let mut pair = Pair::new(client, server, now());
+    if pair.handshake() != Ended::Complete {
         bail!(
-            "{case} {}: the handshake did not complete (client alert {:?}, server alert {:?})",
+            "{case} {}: the handshake did not complete (client: {:?}, server: {:?})",
             auth.name(),
-            pair.client_alert(),
-            pair.server_alert()
+            pair.client.status(),
+            pair.server.status()
         );
     }
-    let kind = pair.server.handshake_kind();
+    let kind = pair.server.negotiated().map(|n| n.kind);
     let expected = match variant {
         Variant::Optimised if !case.leaf.is_rsa() => HandshakeKind::Optimised,
         _ => HandshakeKind::Full,

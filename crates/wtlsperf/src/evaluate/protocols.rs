@@ -29,14 +29,14 @@ use wtlsperf_models::Authentication;
 
 use super::processing::{auth_mode, CaseResult, ProcessingResults};
 use super::{Ctx, Mode};
-use crate::device::wtls_steps;
 use crate::gateway::{spawn_gateway, GatewayConfig};
 use crate::pki_store::PkiStore;
 use crate::protocols::bearer_jobs::{run_concurrently, ModernConfigs};
+use crate::protocols::model::wtls_steps;
 use crate::protocols::model::{self, Device};
 use crate::protocols::peers::PeerMeasurement;
 use crate::protocols::udp::client_over_bearer;
-use crate::protocols::wtls_client::wtls_bearer_client;
+use crate::protocols::wtls_client;
 use crate::protocols::{compare, measure_suite, Protocol, Suite};
 use crate::setup::{gateway_server_config, ClientAuth, Options};
 
@@ -454,7 +454,7 @@ fn run_jobs(
                     Device::ThisMachine => None,
                     Device::Profile(d) => Some(wtls_steps(case, auth, d)?),
                 };
-                let client = wtls_bearer_client(store, case, auth_mode(auth), &p)?;
+                let client = wtls_client(store, case, auth_mode(auth), &p)?;
                 let r = client_over_bearer(client, addr, &p, seed, steps.as_ref(), deadline)?;
                 Ok((r.duration_ms, r.client_retransmissions))
             }

@@ -229,4 +229,3 @@ pub fn write_job_log(report: &LoadReport, path: &std::path::Path) -> anyhow::Res
     w.flush()?;
     Ok(())
 }
-

@@ -4,12 +4,11 @@
 
 use std::sync::Arc;
 
-use crate::protocols::bridge_tmp::Bridged;
 use rand::rngs::StdRng;
 use rand::RngExt;
 use wtls::handshake::{AuthMode, Client, ClientConfig, StoredSession};
 use wtls::probe::Probe;
-use wtlsperf_spine::{Now, Protocol, Role};
+use wtlsperf_spine::Now;
 
 use super::generator::LoadClients;
 use crate::gateway::HandshakeServers;
@@ -70,13 +69,10 @@ impl LoadClients for WtlsClients {
 pub(super) struct DtlsClients(pub(super) Arc<DtlsConfig>);
 
 impl LoadClients for DtlsClients {
-    type Client = Bridged<crate::protocols::dtls::DtlsEndpoint>;
+    type Client = crate::protocols::dtls::DtlsEndpoint;
 
     fn client(&mut self, _now: Now, _rng: &mut StdRng) -> Option<(Self::Client, bool)> {
-        self.0
-            .client()
-            .ok()
-            .map(|c| (Bridged::new(c, Protocol::Dtls12, Role::Client), false))
+        self.0.client().ok().map(|c| (c, false))
     }
 }
 
@@ -87,40 +83,31 @@ pub(super) struct EdhocClients {
 }
 
 impl LoadClients for EdhocClients {
-    type Client = Bridged<crate::protocols::edhoc::EdhocClient>;
+    type Client = crate::protocols::edhoc::EdhocClient;
 
     fn client(&mut self, _now: Now, _rng: &mut StdRng) -> Option<(Self::Client, bool)> {
         self.next_seed += 1;
-        self.cfg
-            .client(self.next_seed)
-            .ok()
-            .map(|c| (Bridged::new(c, Protocol::Edhoc, Role::Client), false))
+        self.cfg.client(self.next_seed).ok().map(|c| (c, false))
     }
 }
 
 /// The DTLS 1.2 server of a configuration, one connection per address.
 pub(super) fn dtls_servers(
     cfg: Arc<DtlsConfig>,
-) -> HandshakeServers<Bridged<crate::protocols::dtls::DtlsEndpoint>> {
+) -> HandshakeServers<crate::protocols::dtls::DtlsEndpoint> {
     HandshakeServers {
         protocol: wtlsperf_spine::Protocol::Dtls12,
-        make: Arc::new(move || {
-            cfg.server()
-                .map(|s| Bridged::new(s, Protocol::Dtls12, Role::Server))
-        }),
+        make: Arc::new(move || cfg.server()),
     }
 }
 
 /// The EDHOC responder of a configuration, one per address.
 pub(super) fn edhoc_servers(
     cfg: Arc<EdhocConfig>,
-) -> HandshakeServers<Bridged<crate::protocols::edhoc::EdhocServer>> {
+) -> HandshakeServers<crate::protocols::edhoc::EdhocServer> {
     HandshakeServers {
         protocol: wtlsperf_spine::Protocol::Edhoc,
-        make: Arc::new(move || {
-            cfg.server()
-                .map(|s| Bridged::new(s, Protocol::Edhoc, Role::Server))
-        }),
+        make: Arc::new(move || cfg.server()),
     }
 }
 

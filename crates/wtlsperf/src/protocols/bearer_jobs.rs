@@ -7,9 +7,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::bridge_tmp::Bridged;
 use wtlsperf_bearer::LinkProfile;
-use wtlsperf_spine::{Protocol, Role};
+use wtlsperf_spine::Protocol;
 
 use super::dtls::DtlsConfig;
 use super::edhoc::EdhocConfig;
@@ -44,15 +43,11 @@ impl ModernConfigs {
             .into_iter()
             .filter(|s| matches!(s, Suite::DtlsEcdheEcdsa { .. } | Suite::DtlsPsk))
             .map(|s| {
-                let cfg = Arc::new(DtlsConfig::new(s)?);
+                let cfg = Arc::new(DtlsConfig::new(s)?.in_real_time());
                 let server = Arc::clone(&cfg);
                 let gateway = bearer_gateway(HandshakeServers {
                     protocol: Protocol::Dtls12,
-                    make: Arc::new(move || {
-                        server
-                            .server()
-                            .map(|s| Bridged::new(s, Protocol::Dtls12, Role::Server))
-                    }),
+                    make: Arc::new(move || server.server()),
                 })?;
                 Ok((s, cfg, gateway))
             })
@@ -61,11 +56,7 @@ impl ModernConfigs {
         let server = edhoc.clone();
         let gateway = bearer_gateway(HandshakeServers {
             protocol: Protocol::Edhoc,
-            make: Arc::new(move || {
-                server
-                    .server()
-                    .map(|s| Bridged::new(s, Protocol::Edhoc, Role::Server))
-            }),
+            make: Arc::new(move || server.server()),
         })?;
         Ok(ModernConfigs {
             dtls,
@@ -84,7 +75,7 @@ impl ModernConfigs {
     ) -> anyhow::Result<UdpRun> {
         if suite == Suite::EdhocMethod3Suite2 {
             let (cfg, gateway) = &self.edhoc;
-            let client = Bridged::new(cfg.client(seed)?, Protocol::Edhoc, Role::Client);
+            let client = cfg.client(seed)?;
             return client_over_bearer(
                 client,
                 gateway.local_addr(),
@@ -100,7 +91,7 @@ impl ModernConfigs {
             .find(|(s, _, _)| *s == suite)
             .ok_or_else(|| anyhow::anyhow!("no configuration for {suite:?}"))?;
         client_over_bearer(
-            Bridged::new(cfg.client()?, Protocol::Dtls12, Role::Client),
+            cfg.client()?,
             gateway.local_addr(),
             profile,
             seed,

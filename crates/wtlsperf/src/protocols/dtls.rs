@@ -1,4 +1,5 @@
-//! DTLS 1.2 through OpenSSL (`SslMethod::dtls()`), as a datagram [`Endpoint`].
+//! DTLS 1.2 through OpenSSL (`SslMethod::dtls()`), on the handshake spine
+//! ([`Handshake`]).
 //!
 //! Why these settings:
 //! * Suites: TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8 (P-256, certificates) and
@@ -9,10 +10,44 @@
 //! * Cookie exchange (HelloVerifyRequest) on: RFC 6347 section 4.2.1 says servers SHOULD
 //!   use it, and deployed CoAP servers do; it costs one round trip, which WTLS does not pay.
 //! * No session cache or tickets: every handshake is a full one, as in the WTLS runs.
-//! * Retransmission: OpenSSL's own DTLS timer, doubling from its initial value up to 60 s
-//!   (RFC 6347 section 4.2.4.1). The initial value is set through `DTLS_set_timer_cb`:
-//!   RFC 7925 section 11 recommends 9 s for constrained links instead of the 1 s default,
-//!   which would fire spuriously on GSM CSD and NB-IoT.
+//! * Retransmission: RFC 6347 section 4.2.4.1's schedule, doubling from its initial
+//!   value up to 60 s, kept by the adapter in the caller's (virtual) time. RFC 7925
+//!   section 11 recommends 9 s initially for constrained links instead of the 1 s
+//!   default, which would fire spuriously on GSM CSD and NB-IoT; that is the default
+//!   here ([`RFC7925_INITIAL_TIMER`]).
+//!
+//! ## OpenSSL's timer under virtual time
+//!
+//! OpenSSL 3.0 keeps its DTLS timer in real time: `dtls1_start_timer` sets
+//! `next_timeout` to the wall clock plus a duration, `dtls1_get_timeout` reads the wall
+//! clock again (and calls anything within 15 ms expired), and nothing in the public
+//! API sets `next_timeout`. Two places act on expiry: `DTLSv1_handle_timeout` (which
+//! does nothing unless the real timer expired), and `dtls1_read_failed`, which
+//! retransmits by itself whenever a read finds no datagram while the real timer has
+//! expired. That second path rules out the obvious mapping (a `DTLS_set_timer_cb`
+//! duration of a microsecond, so that the real timer is always expired): every call
+//! that ends waiting would retransmit, again and again, until OpenSSL's limit of 12
+//! fails the handshake (tried: the first `SSL_connect` ends in "read timeout expired").
+//!
+//! A caller passing real time ([`TimeBase::Real`], the UDP drivers) has none of this:
+//! OpenSSL's timer then runs the protocol's schedule itself, as it always did, and
+//! the adapter's deadline only tells the driver when to call. Under virtual time
+//! ([`TimeBase::Virtual`], the in-memory pair) the adapter keeps two timers. The protocol's deadline is its own, in the
+//! caller's time ([`Handshake::deadline`]): set when a flight leaves, doubled at each
+//! retransmission, dropped when OpenSSL stops its own timer (the peer's flight
+//! arrived). OpenSSL's timer only has to agree on when it may act: `DTLS_set_timer_cb`
+//! gives it [`OPENSSL_TIMER`], 15 ms plus [`CALL_GUARD`], every time. Within one call
+//! (a flight computed and sent, then the read that finds nothing) it is then never
+//! expired, so OpenSSL never retransmits on its own; at the protocol's deadline the
+//! adapter calls `DTLSv1_handle_timeout`, and if less than [`CALL_GUARD`] of real time
+//! has passed since the flight left (a virtual clock jumps; a real one at a 1 s
+//! deadline never does), it waits in steps of a millisecond until OpenSSL agrees. No
+//! clock is read here; OpenSSL reads its own. What OpenSSL retransmits is its own
+//! flight with fresh record numbers, as on a real network. The price: a run under
+//! virtual time waits up to [`CALL_GUARD`] of real time per retransmission, and a stale
+//! datagram arriving more than [`OPENSSL_TIMER`] after a flight left (a duplicate, in a
+//! real run) makes OpenSSL retransmit early, as its own timer would have had it been
+//! that short.
 //! * MTU 1280 (the IPv6 minimum; every flight here fits in one datagram).
 //!
 //! OpenSSL processes a whole received flight in one call and does not expose per-message
@@ -23,12 +58,13 @@ use std::ffi::{c_long, c_uint, c_void};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use anyhow::{anyhow, bail};
+use anyhow::bail;
 use foreign_types::ForeignTypeRef;
 use openssl::bn::{BigNum, BigNumContext, MsbOption};
 use openssl::derive::Deriver;
 use openssl::ec::{EcGroup, EcKey, EcPoint, PointConversionForm};
 use openssl::ecdsa::EcdsaSig;
+use openssl::error::ErrorStack;
 use openssl::ex_data::Index;
 use openssl::hash::MessageDigest;
 use openssl::nid::Nid;
@@ -40,8 +76,10 @@ use openssl::ssl::{
 use openssl::x509::extension::{BasicConstraints, SubjectAlternativeName};
 use openssl::x509::{X509Name, X509};
 
+use wtlsperf_spine::{Failure, Handshake, Now, Protocol, Role, Status, Step};
+
 use super::pipe::DatagramPipe;
-use super::{Endpoint, Suite};
+use super::Suite;
 use crate::setup::thread_cpu_ns;
 
 /// UDP payload limit OpenSSL fragments to.
@@ -53,6 +91,17 @@ pub const RFC7925_INITIAL_TIMER: Duration = Duration::from_secs(9);
 
 /// Ceiling of the doubling timer (RFC 6347 section 4.2.4.1: at least 60 s).
 const MAX_TIMER: Duration = Duration::from_secs(60);
+
+/// Real time one OpenSSL call may take between sending a flight and finding no answer
+/// without OpenSSL calling its timer expired (see the module's documentation).
+pub const CALL_GUARD: Duration = Duration::from_millis(25);
+
+/// The real duration OpenSSL's timer always gets: OpenSSL calls anything within 15 ms
+/// of its expiry expired already.
+pub const OPENSSL_TIMER: Duration = Duration::from_millis(15 + 25);
+
+/// How long a retransmission waits at most for OpenSSL to agree its timer expired.
+const EXPIRY_WAIT_LIMIT: u32 = 1_000;
 
 /// `DTLS_CTRL_GET_TIMEOUT` and `DTLS_CTRL_HANDLE_TIMEOUT` of OpenSSL's ssl.h: the
 /// `DTLSv1_get_timeout`/`DTLSv1_handle_timeout` macros are `SSL_ctrl` calls with these.
@@ -67,32 +116,54 @@ extern "C" {
     );
 }
 
-/// Where each connection keeps its initial timer for [`timer_cb`].
-fn timer_index() -> anyhow::Result<Index<Ssl, Duration>> {
-    static INDEX: OnceLock<Index<Ssl, Duration>> = OnceLock::new();
+/// Whose clock the caller's time is, which decides what OpenSSL's timer is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeBase {
+    /// The caller passes real readings (a UDP driver): OpenSSL's timer runs the
+    /// protocol's own schedule, so its expiry and the caller's deadline agree.
+    Real,
+    /// The caller's time is virtual (the in-memory pair): OpenSSL's timer is always
+    /// [`OPENSSL_TIMER`] (see the module's documentation).
+    Virtual,
+}
+
+/// What [`timer_cb`] needs of a connection.
+#[derive(Debug, Clone, Copy)]
+struct TimerSetting {
+    base: TimeBase,
+    initial: Duration,
+}
+
+/// Where each connection keeps its [`TimerSetting`] for [`timer_cb`].
+fn timer_index() -> anyhow::Result<Index<Ssl, TimerSetting>> {
+    static INDEX: OnceLock<Index<Ssl, TimerSetting>> = OnceLock::new();
     if let Some(i) = INDEX.get() {
         return Ok(*i);
     }
-    let i = Ssl::new_ex_index::<Duration>()?;
+    let i = Ssl::new_ex_index::<TimerSetting>()?;
     Ok(*INDEX.get_or_init(|| i))
 }
 
-/// OpenSSL asks for the first timer with `timer_us == 0` and for each next one with the
-/// previous value: the connection's initial value, then doubling up to [`MAX_TIMER`].
+/// OpenSSL asks for the first timer of a flight with `timer_us == 0` and for each next
+/// one with the previous value. Under [`TimeBase::Real`]: the initial value, then
+/// doubling up to [`MAX_TIMER`]; under [`TimeBase::Virtual`]: [`OPENSSL_TIMER`].
 unsafe extern "C" fn timer_cb(ssl: *mut openssl_sys::SSL, timer_us: c_uint) -> c_uint {
-    let initial = timer_index()
-        .ok()
-        .and_then(|i| {
-            // SAFETY: OpenSSL calls this with a live SSL of one of our connections.
-            unsafe { openssl::ssl::SslRef::from_ptr(ssl) }
-                .ex_data(i)
-                .copied()
-        })
-        .unwrap_or(Duration::from_secs(1));
-    let next = if timer_us == 0 {
-        initial.as_micros() as u64
-    } else {
-        (u64::from(timer_us) * 2).min(MAX_TIMER.as_micros() as u64)
+    let setting = timer_index().ok().and_then(|i| {
+        // SAFETY: OpenSSL calls this with a live SSL of one of our connections.
+        unsafe { openssl::ssl::SslRef::from_ptr(ssl) }
+            .ex_data(i)
+            .copied()
+    });
+    let next = match setting {
+        Some(TimerSetting {
+            base: TimeBase::Real,
+            initial,
+        }) if timer_us == 0 => initial.as_micros() as u64,
+        Some(TimerSetting {
+            base: TimeBase::Real,
+            ..
+        }) => (u64::from(timer_us) * 2).min(MAX_TIMER.as_micros() as u64),
+        _ => OPENSSL_TIMER.as_micros() as u64,
     };
     next.min(u64::from(c_uint::MAX)) as c_uint
 }
@@ -193,6 +264,8 @@ pub struct DtlsConfig {
     pki: P256Pki,
     /// Initial retransmission timer of both sides.
     pub initial_timer: Duration,
+    /// Whose time the callers pass ([`TimeBase::Virtual`] unless set).
+    pub time_base: TimeBase,
 }
 
 impl DtlsConfig {
@@ -209,12 +282,19 @@ impl DtlsConfig {
             server_ctx: context(suite, &pki, true, psk, cookie)?,
             pki,
             initial_timer: RFC7925_INITIAL_TIMER,
+            time_base: TimeBase::Virtual,
         })
     }
 
     /// The same contexts with another initial timer (tests on a fast lossy link).
     pub fn with_initial_timer(mut self, t: Duration) -> DtlsConfig {
         self.initial_timer = t;
+        self
+    }
+
+    /// The same contexts for callers passing real time (a UDP driver).
+    pub fn in_real_time(mut self) -> DtlsConfig {
+        self.time_base = TimeBase::Real;
         self
     }
 
@@ -226,16 +306,24 @@ impl DtlsConfig {
         };
         let mut ssl = Ssl::new(ctx)?;
         ssl.set_mtu(DTLS_MTU)?;
-        ssl.set_ex_data(timer_index()?, self.initial_timer);
+        let setting = TimerSetting {
+            base: self.time_base,
+            initial: self.initial_timer,
+        };
+        ssl.set_ex_data(timer_index()?, setting);
         // SAFETY: the SSL is live and ours; the callback only reads its ex_data.
         unsafe { DTLS_set_timer_cb(ssl.as_ptr(), Some(timer_cb)) };
         let stream = SslStream::new(ssl, DatagramPipe::default())?;
         Ok(DtlsEndpoint {
             stream,
+            suite: self.suite,
             server,
             complete: false,
+            failed: None,
             retransmissions: 0,
-            timer_shift: Duration::ZERO,
+            initial_ns: self.initial_timer.as_nanos() as u64,
+            interval_ns: self.initial_timer.as_nanos() as u64,
+            deadline_ns: None,
         })
     }
 
@@ -415,21 +503,59 @@ fn psk_mode(b: &mut SslContextBuilder, server: bool, psk: [u8; 16]) -> anyhow::R
     Ok(())
 }
 
+/// Why a DTLS handshake failed: OpenSSL's verdict (its error code and error stack),
+/// or its timer never expiring when the protocol's did.
+#[derive(Debug, Clone)]
+pub enum DtlsError {
+    OpenSsl {
+        server: bool,
+        code: ErrorCode,
+        stack: Option<ErrorStack>,
+    },
+    /// OpenSSL still called its timer running [`EXPIRY_WAIT_LIMIT`] ms after the
+    /// protocol's deadline (see the module's documentation).
+    TimerStuck,
+}
+
+impl std::fmt::Display for DtlsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DtlsError::OpenSsl {
+                server,
+                code,
+                stack,
+            } => {
+                let who = if *server { "server" } else { "client" };
+                write!(f, "DTLS {who}: OpenSSL error code {}", code.as_raw())?;
+                match stack {
+                    Some(s) => write!(f, ": {s}"),
+                    None => Ok(()),
+                }
+            }
+            DtlsError::TimerStuck => f.write_str("OpenSSL's DTLS timer did not expire"),
+        }
+    }
+}
+
 /// One DTLS connection over a [`DatagramPipe`].
 pub struct DtlsEndpoint {
     stream: SslStream<DatagramPipe>,
+    suite: Suite,
     server: bool,
     complete: bool,
+    failed: Option<Failure<DtlsError>>,
     retransmissions: u32,
-    /// How much later than OpenSSL's own clock says the running timer is due: the
-    /// driver held the flight that started it (see [`Endpoint::delay_timers`]).
-    timer_shift: Duration,
+    /// The protocol's timer, in the caller's time: its first value, the current one,
+    /// and when it is next due (see the module's documentation).
+    initial_ns: u64,
+    interval_ns: u64,
+    deadline_ns: Option<u64>,
 }
 
 impl DtlsEndpoint {
     /// Drives OpenSSL once: the handshake until it completes, then a read, which makes
     /// OpenSSL answer a retransmitted final flight of the peer.
-    fn step(&mut self) -> anyhow::Result<Vec<Vec<u8>>> {
+    fn drive(&mut self) -> Result<Vec<Vec<u8>>, DtlsError> {
         let r = if self.complete {
             let mut buf = [0u8; 64];
             self.stream.ssl_read(&mut buf).map(|_| ())
@@ -442,11 +568,58 @@ impl DtlsEndpoint {
             Ok(()) => self.complete = true,
             Err(e) if e.code() == ErrorCode::WANT_READ => {}
             Err(e) => {
-                let who = if self.server { "server" } else { "client" };
-                return Err(anyhow!("DTLS {who}: {e}"));
+                return Err(DtlsError::OpenSsl {
+                    server: self.server,
+                    code: e.code(),
+                    stack: e.ssl_error().cloned(),
+                })
             }
         }
         Ok(self.stream.get_mut().take_outbox())
+    }
+
+    /// A step after OpenSSL ran at `now`: a failure ends the handshake; a new flight
+    /// starts the protocol's timer afresh; OpenSSL's timer stopping stops it.
+    fn step(&mut self, result: Result<Vec<Vec<u8>>, DtlsError>, now: Now) -> Step {
+        let datagrams = match result {
+            Ok(d) => d,
+            Err(e) => {
+                self.failed = Some(Failure::Local(e));
+                self.deadline_ns = None;
+                return Step::send(self.stream.get_mut().take_outbox());
+            }
+        };
+        if self.complete || !self.openssl_timer_running() {
+            self.deadline_ns = None;
+        } else if !datagrams.is_empty() || self.deadline_ns.is_none() {
+            self.interval_ns = self.initial_ns;
+            self.deadline_ns = Some(now.mono_ns.saturating_add(self.interval_ns));
+        }
+        Step::send(datagrams)
+    }
+
+    /// Whether OpenSSL's own timer runs (its real value is not ours to read).
+    fn openssl_timer_running(&self) -> bool {
+        let mut tv = libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        };
+        self.ctrl(
+            DTLS_CTRL_GET_TIMEOUT,
+            (&mut tv as *mut libc::timeval).cast(),
+        ) > 0
+    }
+
+    /// `DTLSv1_handle_timeout`, once OpenSSL agrees its timer expired: 1 when it
+    /// retransmitted, negative when its retransmission limit is reached.
+    fn openssl_timeout(&mut self) -> Result<c_long, DtlsError> {
+        for _ in 0..EXPIRY_WAIT_LIMIT {
+            match self.ctrl(DTLS_CTRL_HANDLE_TIMEOUT, std::ptr::null_mut()) {
+                0 => std::thread::sleep(Duration::from_millis(1)),
+                r => return Ok(r),
+            }
+        }
+        Err(DtlsError::TimerStuck)
     }
 
     fn ctrl(&self, cmd: i32, parg: *mut c_void) -> c_long {
@@ -456,52 +629,79 @@ impl DtlsEndpoint {
     }
 }
 
-impl Endpoint for DtlsEndpoint {
-    fn start(&mut self, _now: Duration) -> anyhow::Result<Vec<Vec<u8>>> {
+impl Handshake for DtlsEndpoint {
+    /// The configured suite (each context offers exactly one).
+    type Negotiated = Suite;
+    type Error = DtlsError;
+    /// OpenSSL takes a whole flight in one call: no per-message timing.
+    type Records = ();
+
+    fn protocol(&self) -> Protocol {
+        Protocol::Dtls12
+    }
+
+    fn role(&self) -> Role {
         if self.server {
-            return Ok(Vec::new());
+            Role::Server
+        } else {
+            Role::Client
         }
-        self.step()
     }
 
-    fn on_datagram(&mut self, datagram: &[u8], _now: Duration) -> anyhow::Result<Vec<Vec<u8>>> {
+    fn start(&mut self, now: Now) -> Step {
+        if self.server {
+            return Step::default();
+        }
+        let result = self.drive();
+        self.step(result, now)
+    }
+
+    fn handle_datagram(&mut self, datagram: &[u8], now: Now) -> Step {
+        if self.failed.is_some() {
+            return Step::dropped();
+        }
         self.stream.get_mut().inbox.push_back(datagram.to_vec());
-        self.step()
+        let result = self.drive();
+        self.step(result, now)
     }
 
-    fn next_timeout(&mut self, now: Duration) -> Option<Duration> {
-        let mut tv = libc::timeval {
-            tv_sec: 0,
-            tv_usec: 0,
-        };
-        let running = self.ctrl(
-            DTLS_CTRL_GET_TIMEOUT,
-            (&mut tv as *mut libc::timeval).cast(),
-        );
-        (running > 0).then(|| {
-            now + self.timer_shift
-                + Duration::from_secs(tv.tv_sec.max(0) as u64)
-                + Duration::from_micros(tv.tv_usec.max(0) as u64)
-        })
+    fn deadline(&self) -> Option<u64> {
+        self.deadline_ns
     }
 
-    fn on_timer(&mut self, _now: Duration) -> anyhow::Result<Vec<Vec<u8>>> {
-        if self.ctrl(DTLS_CTRL_HANDLE_TIMEOUT, std::ptr::null_mut()) < 0 {
-            bail!("DTLS retransmission limit reached");
+    fn handle_timeout(&mut self, now: Now) -> Step {
+        match self.deadline_ns {
+            Some(d) if now.mono_ns >= d => {}
+            _ => return Step::default(),
         }
-        // OpenSSL restarts its (doubled) timer now, as the datagrams leave.
-        self.timer_shift = Duration::ZERO;
+        match self.openssl_timeout() {
+            Ok(r) if r > 0 => {}
+            Ok(_) => {
+                self.failed = Some(Failure::TimedOut {
+                    retransmissions: self.retransmissions,
+                });
+                self.deadline_ns = None;
+                return Step::default();
+            }
+            Err(e) => return self.step(Err(e), now),
+        }
         let out = self.stream.get_mut().take_outbox();
         self.retransmissions += out.len() as u32;
-        Ok(out)
+        self.interval_ns = (self.interval_ns * 2).min(MAX_TIMER.as_nanos() as u64);
+        self.deadline_ns = Some(now.mono_ns.saturating_add(self.interval_ns));
+        Step::send(out)
     }
 
-    fn delay_timers(&mut self, by: Duration) {
-        self.timer_shift = by;
+    fn delay_timers(&mut self, by_ns: u64) {
+        self.deadline_ns = self.deadline_ns.map(|d| d.saturating_add(by_ns));
     }
 
-    fn is_complete(&self) -> bool {
-        self.complete
+    fn status(&self) -> Status<Suite, DtlsError> {
+        match (&self.failed, self.complete) {
+            (Some(f), _) => Status::Failed(f.clone()),
+            (None, true) => Status::Complete(self.suite),
+            (None, false) => Status::Running,
+        }
     }
 
     fn retransmissions(&self) -> u32 {
@@ -513,6 +713,8 @@ impl Endpoint for DtlsEndpoint {
 mod tests {
     use super::*;
     use crate::protocols::run_in_memory;
+    use wtlsperf_spine::pair::{Direction, Ended, Fate};
+    use wtlsperf_spine::Pair;
 
     fn in_memory(suite: Suite) -> crate::protocols::MemoryRun {
         let cfg = DtlsConfig::new(suite).unwrap();
@@ -551,20 +753,23 @@ mod tests {
         assert_eq!(psk.raw_ops().unwrap(), None);
     }
 
+    const T0: Now = Now {
+        mono_ns: 0,
+        unix_secs: 1_700_000_000,
+    };
+
     #[test]
-    fn the_first_timer_is_rfc_7925s_and_a_held_flight_shifts_it() {
+    fn the_first_timer_is_rfc_7925s_in_the_callers_time_and_a_held_flight_shifts_it() {
         let cfg = DtlsConfig::new(Suite::DtlsPsk).unwrap();
         let mut client = cfg.client().unwrap();
-        assert_eq!(client.next_timeout(Duration::ZERO), None);
-        client.start(Duration::ZERO).unwrap();
-        let due = client.next_timeout(Duration::ZERO).unwrap();
-        assert!(
-            due > Duration::from_secs(8) && due <= RFC7925_INITIAL_TIMER,
-            "{due:?}"
-        );
-        client.delay_timers(Duration::from_secs(3));
-        let shifted = client.next_timeout(Duration::ZERO).unwrap();
-        assert!(shifted > Duration::from_secs(11), "{shifted:?}");
+        assert_eq!(client.deadline(), None);
+        assert_eq!(client.start(T0).datagrams.len(), 1);
+        let nine = RFC7925_INITIAL_TIMER.as_nanos() as u64;
+        assert_eq!(client.deadline(), Some(nine));
+        client.delay_timers(3_000_000_000);
+        assert_eq!(client.deadline(), Some(nine + 3_000_000_000));
+        // Before its deadline a time-out does nothing.
+        assert!(client.handle_timeout(T0).datagrams.is_empty());
     }
 
     #[test]
@@ -578,10 +783,70 @@ mod tests {
     }
 
     #[test]
-    fn a_garbage_datagram_is_an_error_not_a_panic() {
+    fn a_garbage_datagram_is_not_a_panic() {
         let cfg = DtlsConfig::new(Suite::DtlsPsk).unwrap();
         let mut server = cfg.server().unwrap();
-        let _ = server.on_datagram(&[0x16, 0xfe, 0xfd, 0, 0, 0], Duration::ZERO);
-        assert!(!server.is_complete());
+        server.handle_datagram(&[0x16, 0xfe, 0xfd, 0, 0, 0], T0);
+        assert!(!server.status().is_complete());
+    }
+
+    /// Drops the `n`-th datagram in `dir`, delivers the rest.
+    fn drop_one(dir: Direction, n: usize) -> impl FnMut(Direction, usize, &mut Vec<u8>) -> Fate {
+        move |d, i, _| {
+            if d == dir && i == n {
+                Fate::Drop
+            } else {
+                Fate::Deliver
+            }
+        }
+    }
+
+    #[test]
+    fn a_dropped_flight_is_recovered_at_the_virtual_deadline_by_openssls_own_retransmission() {
+        let cfg = DtlsConfig::new(Suite::DtlsEcdheEcdsa { mutual: false }).unwrap();
+        let nine = RFC7925_INITIAL_TIMER.as_nanos() as u64;
+        // The first ClientHello, then the server's certificate flight.
+        for (dir, n) in [(Direction::ToServer, 0), (Direction::ToClient, 1)] {
+            let (client, server) = (cfg.client().unwrap(), cfg.server().unwrap());
+            let mut pair = Pair::new(client, server, T0).with_hook(drop_one(dir, n));
+            assert_eq!(pair.handshake(), Ended::Complete, "{dir:?} {n}");
+            // Nothing happened before the 9 s deadline; one deadline repaired it.
+            assert_eq!(pair.now.mono_ns, nine, "{dir:?} {n}");
+            assert!(pair.deadlines_fired >= 1);
+            let retransmitted = pair.client.retransmissions() + pair.server.retransmissions();
+            assert!(retransmitted >= 1, "{dir:?} {n}");
+            // OpenSSL's retransmission carries fresh record numbers: not a byte copy.
+            let sent = match dir {
+                Direction::ToServer => &pair.client_sent,
+                Direction::ToClient => &pair.server_sent,
+            };
+            assert!(sent.iter().filter(|d| **d == sent[n]).count() == 1);
+        }
+    }
+
+    #[test]
+    fn silence_ends_in_a_time_out_not_an_openssl_error() {
+        let cfg = DtlsConfig::new(Suite::DtlsPsk)
+            .unwrap()
+            .with_initial_timer(Duration::from_secs(1));
+        let mut client = cfg.client().unwrap();
+        client.start(T0);
+        let mut fired = 0;
+        while let Some(d) = client.deadline() {
+            client.handle_timeout(Now::new(d, T0.unix_secs));
+            fired += 1;
+            assert!(fired <= 13, "no end to the retransmissions");
+        }
+        // OpenSSL's limit: 12 retransmissions, the 13th expiry fails.
+        assert!(
+            matches!(
+                client.status(),
+                Status::Failed(Failure::TimedOut {
+                    retransmissions: 12
+                })
+            ),
+            "{:?}",
+            client.status()
+        );
     }
 }

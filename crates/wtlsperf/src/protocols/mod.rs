@@ -2,12 +2,12 @@
 //! over CoAP, run in process and over UDP through the emulated bearers, plus the peer
 //! performance anchors (OpenSSL TLS 1.2 and DTLS 1.2, rustls TLS 1.2 and 1.3).
 //!
-//! Every protocol is wrapped as a datagram [`Endpoint`]: a state machine that takes
-//! datagrams and timer expiries and gives datagrams back. One in-memory driver
-//! ([`run_in_memory`]) and one UDP driver ([`udp`]) then serve every protocol, so the
-//! measured quantities (bytes per flight, datagrams, round trips, client and server
-//! thread CPU per handshake) are taken the same way for each, as the WTLS runner takes
-//! them for WTLS.
+//! Every protocol implements the spine's sans-IO [`Handshake`] (WTLS in its engine,
+//! DTLS and EDHOC in [`dtls`] and [`edhoc`]). One in-memory driver (the spine's
+//! [`Pair`], through [`run_in_memory`] here) and one UDP driver ([`udp`]) then serve
+//! every protocol, so the measured quantities (bytes per flight, datagrams, round
+//! trips, client and server thread CPU per handshake) are taken the same way for each,
+//! as the WTLS runner takes them for WTLS.
 //!
 //! Suites, chosen as a constrained deployment would (see [`Suite`]): DTLS 1.2
 //! ECDHE-ECDSA on P-256 with AES-128-CCM-8 and a small certificate (RFC 7925's mandatory
@@ -17,7 +17,6 @@
 //! smallest messages) with cipher suite 2 (AES-CCM-16-64-128, SHA-256, P-256).
 
 pub mod bearer_jobs;
-pub mod bridge_tmp;
 pub mod coap_retransmit;
 pub mod compare;
 pub mod dtls;
@@ -26,15 +25,22 @@ pub mod model;
 pub mod peers;
 pub mod pipe;
 pub mod udp;
-pub mod wtls_client;
 
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
+use wtls::handshake::{AuthMode, Client};
+use wtls::probe::Probe;
+use wtls::suite::Case;
+use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::stats::median;
 use wtlsperf_models::transmission::Flight;
+use wtlsperf_spine::pair::Ended;
+use wtlsperf_spine::{Handshake, Pair};
 
-use crate::setup::thread_cpu_ns;
+use crate::pki_store::PkiStore;
+use crate::setup::{self, thread_cpu_ns, Options};
 
 /// The protocols compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -170,23 +176,29 @@ impl PkOps {
     }
 }
 
-/// What a datagram endpoint does next.
-pub trait Endpoint {
-    /// Datagrams to send at the start (the client's first flight; nothing for a server).
-    fn start(&mut self, now: Duration) -> anyhow::Result<Vec<Vec<u8>>>;
-    /// Handles one received datagram; returns datagrams to send.
-    fn on_datagram(&mut self, datagram: &[u8], now: Duration) -> anyhow::Result<Vec<Vec<u8>>>;
-    /// When the endpoint wants [`Endpoint::on_timer`] called, if at all.
-    fn next_timeout(&mut self, now: Duration) -> Option<Duration>;
-    /// A retransmission timer expired; returns datagrams to (re)send.
-    fn on_timer(&mut self, now: Duration) -> anyhow::Result<Vec<Vec<u8>>>;
-    /// The handshake completed on this side (keys agreed and the peer authenticated).
-    fn is_complete(&self) -> bool;
-    /// Datagrams this side sent again because a timer expired.
-    fn retransmissions(&self) -> u32;
-    /// The flight just computed leaves `by` later than computed (an emulated device's
-    /// processing time): its retransmission timer starts when it is sent, not before.
-    fn delay_timers(&mut self, by: Duration);
+/// Retransmissions our WTLS client allows before giving up over a bearer.
+const WTLS_MAX_RETRANSMISSIONS: u32 = 6;
+
+/// Our WTLS client for `case`, with the retransmission timer suited to `profile` (the
+/// one `wtlsperf bearer` runs use: [`crate::bearer_cmd::bearer_retransmit_timeout`]).
+pub fn wtls_client(
+    store: &PkiStore,
+    case: Case,
+    auth: AuthMode,
+    profile: &LinkProfile,
+) -> anyhow::Result<Client> {
+    let creds = store.case(&case)?;
+    let mut cfg = setup::client_config(&creds, &Options::default(), false);
+    cfg.retransmit_timeout_ns =
+        crate::bearer_cmd::bearer_retransmit_timeout(profile).as_nanos() as u64;
+    cfg.max_retransmissions = WTLS_MAX_RETRANSMISSIONS;
+    Ok(Client::new(
+        Arc::new(cfg),
+        auth,
+        None,
+        Probe::off(),
+        setup::now(),
+    ))
 }
 
 /// One datagram of a handshake as the client saw it.
@@ -235,64 +247,40 @@ impl MemoryRun {
     }
 }
 
-/// Most flights an in-memory exchange may take: every handshake here needs at most 6.
-const MAX_FLIGHTS: usize = 16;
-
-/// Runs one handshake in memory, both endpoints alternately on this thread, with no
-/// loss (timers never fire). `make_server` is timed as server work: a responder that
-/// draws its ephemeral key on construction (lakers) pays it there.
-pub fn run_in_memory<C: Endpoint, S: Endpoint>(
-    mut client: C,
+/// Runs one handshake in memory through the spine's [`Pair`], both sides alternately
+/// on this thread, each call timed by the thread's CPU clock. No loss, so no timer is
+/// due before the handshake completes. `make_server` is timed as server work: a
+/// responder that draws its ephemeral key on construction (lakers) pays it there.
+pub fn run_in_memory<C: Handshake, S: Handshake>(
+    client: C,
     make_server: impl FnOnce() -> anyhow::Result<S>,
 ) -> anyhow::Result<MemoryRun> {
     let started = Instant::now();
-    let now = Duration::ZERO;
     let t0 = thread_cpu_ns();
-    let mut server = make_server()?;
-    let mut server_cpu_ns = thread_cpu_ns().saturating_sub(t0);
-    let t0 = thread_cpu_ns();
-    let mut to_server = client.start(now).context("client start")?;
-    let mut client_cpu_ns = thread_cpu_ns().saturating_sub(t0);
-    let (mut log, mut server_jobs_ns) = (Vec::new(), Vec::new());
-    for _ in 0..MAX_FLIGHTS {
-        if to_server.is_empty() {
-            break;
-        }
-        let mut to_client = Vec::new();
-        for d in to_server.drain(..) {
-            log.push(Logged {
-                up: true,
-                bytes: d.len(),
-            });
-            let t0 = thread_cpu_ns();
-            let out = server.on_datagram(&d, now).context("server")?;
-            let dt = thread_cpu_ns().saturating_sub(t0);
-            server_cpu_ns += dt;
-            server_jobs_ns.push(dt);
-            to_client.extend(out);
-        }
-        for d in to_client {
-            log.push(Logged {
-                up: false,
-                bytes: d.len(),
-            });
-            let t0 = thread_cpu_ns();
-            to_server.extend(client.on_datagram(&d, now).context("client")?);
-            client_cpu_ns += thread_cpu_ns().saturating_sub(t0);
-        }
-    }
-    if !(client.is_complete() && server.is_complete()) {
+    let server = make_server()?;
+    let construction_ns = thread_cpu_ns().saturating_sub(t0);
+    let mut pair = Pair::new(client, server, setup::now()).with_clock(thread_cpu_ns);
+    let ended = pair.handshake();
+    if ended != Ended::Complete {
         bail!(
-            "handshake did not complete in memory (client complete: {}, server complete: {})",
-            client.is_complete(),
-            server.is_complete()
+            "handshake did not complete in memory ({ended:?}; client: {:?}, server: {:?})",
+            pair.client.status(),
+            pair.server.status()
         );
     }
+    let log = pair
+        .log
+        .iter()
+        .map(|d| Logged {
+            up: d.up(),
+            bytes: d.bytes,
+        })
+        .collect();
     Ok(MemoryRun {
         log,
-        client_cpu_ns,
-        server_cpu_ns,
-        server_jobs_ns,
+        client_cpu_ns: pair.cpu.client_ns,
+        server_cpu_ns: construction_ns + pair.cpu.server_ns,
+        server_jobs_ns: std::mem::take(&mut pair.cpu.server_jobs_ns),
         wall_ns: started.elapsed().as_nanos() as u64,
     })
 }
@@ -417,6 +405,58 @@ mod tests {
         }
         let e = Suite::parse("rsa").unwrap_err().to_string();
         assert!(e.contains("psk-ccm8"), "{e}");
+    }
+
+    #[test]
+    fn wtls_completes_through_the_udp_driver_with_a_nokia_held_client() {
+        use crate::gateway::{spawn_gateway, GatewayConfig};
+        use crate::pki_store::unix_now;
+        use crate::setup::{gateway_server_config, ClientAuth};
+        use std::time::Duration;
+        use wtlsperf_models::device::WtlsCase;
+        use wtlsperf_models::Authentication;
+
+        let dir = tempfile::tempdir().unwrap();
+        let case = Case::parse("160p/160p").unwrap();
+        let store = PkiStore::create(dir.path(), true, unix_now().unwrap(), &[case]).unwrap();
+        let server =
+            gateway_server_config(&store, ClientAuth::Optional, &Options::default()).unwrap();
+        let gw = spawn_gateway(GatewayConfig::new(
+            "127.0.0.1:0".parse().unwrap(),
+            Arc::new(server),
+        ))
+        .unwrap();
+        let nokia = wtlsperf_models::device::profiles()
+            .unwrap()
+            .into_iter()
+            .find(|p| p.name == "nokia7650")
+            .unwrap();
+        let steps = model::wtls_steps(case, Authentication::ServerAuth, &nokia).unwrap();
+        let total = steps.flights.iter().sum::<f64>() + steps.finish;
+        let direct = nokia
+            .client_processing_ms(
+                WtlsCase::parse("160p", "160p", Authentication::ServerAuth).unwrap(),
+            )
+            .unwrap();
+        assert!((total - direct).abs() < 1e-9, "{total} vs {direct}");
+        // The timer of GSM CSD (about 5 s) on a lossless loopback link: a retransmission
+        // (a fifth flight) could only come from an answer slower than that.
+        let gsm = wtlsperf_bearer::profile("gsm-csd").unwrap();
+        let client = wtls_client(&store, case, AuthMode::ServerAuth, &gsm).unwrap();
+        let run = udp::client_over_bearer(
+            client,
+            gw.local_addr(),
+            &LinkProfile::loopback(),
+            1,
+            Some(&steps),
+            Duration::from_secs(60),
+        )
+        .unwrap();
+        // The client held its flights for the Nokia's time: the handshake lasted at
+        // least that long on a link that adds nothing.
+        assert!(run.duration_ms >= total, "{} < {total}", run.duration_ms);
+        assert_eq!(run.flights().len(), 4);
+        gw.shutdown();
     }
 
     #[test]

@@ -157,6 +157,36 @@ pub fn duration_ms(
     crate::bearer_cmd::predicted_ms(flights, profile) + client_ms + server_ms
 }
 
+/// The device's client time per WTLS flight (its per-message costs): the ClientHello;
+/// the server's flight and the client's key-exchange flight; the server's
+/// ChangeCipherSpec and Finished.
+pub fn wtls_steps(
+    case: wtls::suite::Case,
+    auth: wtlsperf_models::Authentication,
+    device: &DeviceProfile,
+) -> anyhow::Result<ClientSteps> {
+    use wtlsperf_models::device::WtlsCase;
+    use wtlsperf_models::processing::Message;
+    let wc = WtlsCase::parse(case.ca.short(), case.leaf.short(), auth)
+        .ok_or_else(|| anyhow!("no device model for {case}"))?;
+    let ms = |m: Message| device.client_message_ms(wc, m).map_err(|e| anyhow!("{e}"));
+    let first = ms(Message::ClientHello)?;
+    let finish = ms(Message::ServerChangeCipherSpec)? + ms(Message::ServerFinished)?;
+    let mut middle = 0.0;
+    for m in Message::ALL {
+        if !matches!(
+            m,
+            Message::ClientHello | Message::ServerChangeCipherSpec | Message::ServerFinished
+        ) {
+            middle += ms(m)?;
+        }
+    }
+    Ok(ClientSteps {
+        flights: vec![first, middle],
+        finish,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

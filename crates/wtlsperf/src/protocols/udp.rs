@@ -89,13 +89,12 @@ mod tests {
 
     use super::*;
     use crate::gateway::{spawn_gateway, GatewayConfig, HandshakeServers, MakeServer};
-    use crate::protocols::bridge_tmp::Bridged;
     use crate::protocols::coap_retransmit::CoapTimers;
     use crate::protocols::dtls::DtlsConfig;
     use crate::protocols::edhoc::EdhocConfig;
     use crate::protocols::Suite;
     use wtlsperf_bearer::profile;
-    use wtlsperf_spine::{Protocol, Role};
+    use wtlsperf_spine::Protocol;
 
     /// One handshake of `client` against a gateway serving `make`'s servers.
     fn over<C: Handshake, S: Handshake + Send + 'static>(
@@ -120,19 +119,15 @@ mod tests {
         let server_cfg = cfg.clone();
         over(
             Protocol::Edhoc,
-            Bridged::new(cfg.client(seed).unwrap(), Protocol::Edhoc, Role::Client),
-            Arc::new(move || {
-                server_cfg
-                    .server()
-                    .map(|s| Bridged::new(s, Protocol::Edhoc, Role::Server))
-            }),
+            cfg.client(seed).unwrap(),
+            Arc::new(move || server_cfg.server()),
             p,
             seed,
         )
     }
 
     fn dtls_over(suite: Suite, p: &LinkProfile, seed: u64, timer: Option<Duration>) -> UdpRun {
-        let mut cfg = DtlsConfig::new(suite).unwrap();
+        let mut cfg = DtlsConfig::new(suite).unwrap().in_real_time();
         if let Some(t) = timer {
             cfg = cfg.with_initial_timer(t);
         }
@@ -140,12 +135,8 @@ mod tests {
         let server_cfg = Arc::clone(&cfg);
         over(
             Protocol::Dtls12,
-            Bridged::new(cfg.client().unwrap(), Protocol::Dtls12, Role::Client),
-            Arc::new(move || {
-                server_cfg
-                    .server()
-                    .map(|s| Bridged::new(s, Protocol::Dtls12, Role::Server))
-            }),
+            cfg.client().unwrap(),
+            Arc::new(move || server_cfg.server()),
             p,
             seed,
         )

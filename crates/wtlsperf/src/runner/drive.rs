@@ -12,6 +12,8 @@ use wtls::handshake::{
 use wtls::probe::{Message, Probe, ProbeLevel};
 use wtls::suite::Case;
 
+use wtlsperf_spine::{Handshake, Pair};
+
 use super::bound::{PinnedToCurrentCpu, RawServerOps};
 use super::record::{kind_name, median_of};
 use super::{
@@ -196,63 +198,48 @@ fn check(out: &Output, who: &str) -> Result<()> {
     Ok(())
 }
 
-/// Runs a handshake to completion, both sides alternately on this thread. With `timed`,
-/// every engine call is wrapped in thread-CPU readings (two clock reads per call).
-fn drive(
-    mut client: Client,
-    mut server: ServerConnection,
-    now: Now,
-    timed: bool,
-) -> Result<Driven> {
-    let stamp = || if timed { setup::thread_cpu_ns() } else { 0 };
-    let (mut client_cpu_ns, mut server_cpu_ns) = (0u64, 0u64);
-    let mut server_jobs_ns = Vec::new();
-    let mut kind = None;
+/// Runs a handshake to completion through the spine's in-memory pair, both sides
+/// alternately on this thread. With `timed`, every engine call is wrapped in thread-CPU
+/// readings (two clock reads per call). No loss, so no timer is fired: a dropped input,
+/// a failure or a retransmission means a bug.
+fn drive(client: Client, server: ServerConnection, now: Now, timed: bool) -> Result<Driven> {
     let started = Instant::now();
-    let t0 = stamp();
-    let first = client
-        .start(now)
-        .map_err(|e| anyhow!("client start: {e}"))?;
-    client_cpu_ns += stamp().saturating_sub(t0);
-    let mut to_server = first.datagrams;
-    for _ in 0..MAX_ROUNDS {
-        if to_server.is_empty() {
-            break;
-        }
-        let mut to_client = Vec::new();
-        for d in to_server.drain(..) {
-            let t0 = stamp();
-            let out = server.handle_datagram(&d, now);
-            let dt = stamp().saturating_sub(t0);
-            server_cpu_ns += dt;
-            server_jobs_ns.push(dt);
-            check(&out, "server")?;
-            kind = kind.or(out.completed());
-            to_client.extend(out.datagrams);
-        }
-        for d in to_client {
-            let t0 = stamp();
-            let out = client.handle_datagram(&d, now);
-            client_cpu_ns += stamp().saturating_sub(t0);
-            check(&out, "client")?;
-            kind = kind.or(out.completed());
-            to_server.extend(out.datagrams);
+    let mut pair = Pair::new(client, server, now);
+    if timed {
+        pair = pair.with_clock(setup::thread_cpu_ns);
+    }
+    pair.start();
+    let outcome = pair.run(MAX_ROUNDS);
+    let wall_ns = started.elapsed().as_nanos() as u64;
+    for (who, steps) in [
+        ("client", &pair.client_steps),
+        ("server", &pair.server_steps),
+    ] {
+        if steps.iter().any(|s| s.dropped) {
+            bail!("the {who} dropped an input on a network that loses nothing");
         }
     }
-    let wall_ns = started.elapsed().as_nanos() as u64;
-    if !(client.is_established() && server.is_established()) {
+    if !pair.is_complete() {
         bail!(
-            "handshake did not complete in {MAX_ROUNDS} rounds (client established: {}, server established: {})",
-            client.is_established(),
-            server.is_established()
+            "handshake did not complete in {} rounds (client: {:?}, server: {:?})",
+            outcome.rounds,
+            pair.client.status(),
+            pair.server.status()
         );
     }
+    if pair.client.retransmissions() > 0 {
+        bail!("the client retransmitted on a network that loses nothing");
+    }
+    let kind = pair.server.negotiated().map(|n| n.kind);
+    let cpu = std::mem::take(&mut pair.cpu);
+    let (client, server) = pair.into_parts();
     Ok(Driven {
         client,
         server,
-        client_cpu_ns,
-        server_cpu_ns,
-        server_jobs_ns,
+        client_cpu_ns: cpu.client_ns,
+        // The server's jobs: what it did per received datagram (its start does nothing).
+        server_cpu_ns: cpu.server_jobs_ns.iter().sum(),
+        server_jobs_ns: cpu.server_jobs_ns,
         wall_ns,
         kind,
     })

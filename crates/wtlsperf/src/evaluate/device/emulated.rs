@@ -18,11 +18,12 @@ use wtlsperf_models::Authentication;
 
 use crate::auth::authentication;
 use crate::bearer_cmd::{bearer_retransmit_timeout, flights_of, predicted_ms};
-use crate::device::{model_case, wtls_steps, ClientSteps};
+use crate::device::{model_case, ClientSteps};
 use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
 use crate::evaluate::Mode;
 use crate::gateway::{spawn_gateway, GatewayConfig};
 use crate::pki_store::PkiStore;
+use crate::protocols::model::wtls_steps;
 use crate::setup::{self, gateway_server_config, ClientAuth, Options};
 use crate::udp_client;
 

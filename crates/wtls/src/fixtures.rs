@@ -1,5 +1,7 @@
-//! One small PKI per case (a root CA, the gateway's and a client's certificate), made
-//! once per process, and the configurations of both ends built on it.
+//! Seeded fixtures: one small PKI per case (a root CA, the gateway's and a client's
+//! certificate), made once per process, and the configurations of both ends built on
+//! it. Production code uses them too: `wtlsperf count` issues its keys from a seed so
+//! that two runs execute the same instructions.
 //!
 //! Key generation costs milliseconds (seconds for RSA 3072), and the tests, the fuzz
 //! targets and the counts all need the same keys: they are generated on first use and
@@ -22,7 +24,7 @@ use crate::suite::Case;
 /// The fixed wall-clock second of every test: certificates are issued around it.
 pub const UNIX_NOW: u32 = 1_700_000_000;
 
-/// The virtual time every [`crate::testing::Pair`] starts at.
+/// The virtual time in-memory handshakes start at.
 pub fn now() -> Now {
     Now::new(1_000, UNIX_NOW)
 }
