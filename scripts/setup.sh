@@ -7,7 +7,11 @@
 # instruction columns of cases.csv, tests/counts.rs, scripts/bench-counts.sh). Idempotent:
 # does nothing when everything is present. Non-interactive: the wireshark-common question
 # "should non-superusers be able to capture packets?" is preseeded to "no" (the tests only
-# read capture files, they never capture). Rust itself comes from rustup (not installed here).
+# read capture files, they never capture). Kannel 1.4.5 (Debian's kannel and kannel-extras:
+# bearerbox, wapbox and the test programs fakewap and decompile under /usr/lib/kannel/test/)
+# is the independent WAP peer of crates/wtlsperf/tests/wap.rs; the tests start and stop
+# their own daemons, so the package's service is not needed (it is left as installed).
+# Rust itself comes from rustup (not installed here).
 set -euo pipefail
 need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
@@ -15,6 +19,8 @@ pkg-config --exists openssl 2>/dev/null || need+=(libssl-dev)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v tshark >/dev/null 2>&1 || need+=(tshark)
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
+[ -x /usr/sbin/wapbox ] || need+=(kannel)
+[ -x /usr/lib/kannel/test/fakewap ] || need+=(kannel-extras)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}" >&2
   SUDO=""

@@ -8,4 +8,6 @@ bash scripts/setup.sh
 # a missing tool fails them anyway; see crates/testtools.)
 export WTLSPERF_REQUIRE_TSHARK=1
 export WTLSPERF_REQUIRE_VALGRIND=1
+# Kannel (wapbox, fakewap, decompile: tests/wap.rs) likewise, installed by setup.sh.
+export WTLSPERF_REQUIRE_KANNEL=1
 cargo test --workspace

@@ -17,7 +17,9 @@ pub mod profile;
 pub mod relay;
 
 pub use link::{delivery_time, serialisation_time, Delivery, FifoLink};
-pub use profile::{profile, profiles, DelayDistribution, LinkProfile, UDP_IPV4_OVERHEAD_BYTES};
+pub use profile::{
+    profile, profiles, BearerCatalogue, DelayDistribution, LinkProfile, UDP_IPV4_OVERHEAD_BYTES,
+};
 pub use relay::{DirectionStats, LinkStats, Relay, RelayHandle, RelayOptions};
 
 /// A profile that cannot be used: unknown name or parameters outside their domain.
@@ -54,6 +56,16 @@ pub enum ProfileError {
     /// A delay distribution with impossible parameters.
     #[error("invalid traversal delay distribution {0}")]
     InvalidDelay(String),
+    /// A bearer catalogue file that cannot be read or holds a bad row.
+    #[error("{file}, line {line}: {message}")]
+    Catalogue {
+        /// The catalogue file.
+        file: String,
+        /// Its line (1 = the header; 0 = the file as a whole).
+        line: u64,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl From<ProfileError> for std::io::Error {

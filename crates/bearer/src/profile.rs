@@ -163,96 +163,29 @@ pub struct LinkProfile {
     pub reorder: f64,
     /// Bytes added to each payload when computing its serialisation time (28 = UDP + IPv4).
     pub per_datagram_overhead_bytes: usize,
+    /// Whether the campaign's comparisons across devices and protocols list this bearer
+    /// (the `compared` column of the catalogue): the handset links, not the control,
+    /// the single GPRS time slots or the swept rates.
+    pub compared: bool,
     /// Where the numbers come from.
-    pub source: &'static str,
+    pub source: String,
 }
 
-const SRC_LOOPBACK: &str = "control profile: no rate limit, no delay, no impairment";
-const SRC_GSM_CSD: &str = "Bayoglu 2004 thesis: GSM CSD 9600 bit/s (Sec. 4.3.1); traversal \
-     391.3 +/- 90.0 ms estimated from 48 measured handshakes with Eq. 4.1 (Table 4.15); \
-     overhead 28 B = UDP + IPv4";
-const SRC_GPRS_SLOT: &str = "Bayoglu 2004 thesis: GPRS CS-2, Nokia 7650 (1 up / 3 down slots); \
-     measured up/down rates of the time slot (Table 4.13) and traversal mean/sd from ping RTT \
-     with Eq. 4.2 (Table 4.14); overhead 28 B = UDP + IPv4";
-const SRC_GPRS_WORST: &str = "Bayoglu 2004 thesis Table 4.15 GPRS worst case = 8 PM slot: \
-     rates 11.33 up / 19.0 down kbit/s (Table 4.13), traversal 398.4 +/- 213.9 ms; overhead 28 B";
-const SRC_GPRS_AVG: &str = "Bayoglu 2004 thesis Table 4.15 GPRS average case = 12 PM slot: \
-     rates 10.5 up / 18.77 down kbit/s (Table 4.13), traversal 376.1 +/- 141.2 ms; overhead 28 B";
-const SRC_GPRS_BEST: &str = "Bayoglu 2004 thesis Table 4.15 GPRS best case = 12 AM slot: \
-     rates 12.76 up / 28.89 down kbit/s (Table 4.13), traversal 351.4 +/- 120.1 ms; overhead 28 B";
-const SRC_LEVI_BEST: &str = "Levi & Savas 2003 best case: 56 kbit/s channel; their model is \
-     T_data = 8L/R with no latency term, so no traversal delay is added; overhead 28 B \
-     (set 0 with with_overhead to match their L exactly)";
-const SRC_LEVI_WORST: &str = "Levi & Savas 2003 worst case: 6 kbit/s channel; their model is \
-     T_data = 8L/R with no latency term, so no traversal delay is added; overhead 28 B \
-     (set 0 with with_overhead to match their L exactly)";
-const SRC_HERWONO: &str = "Herwono & Liebhardt 2001 Fig. 4: symmetric effective throughput \
-     swept 1-20 kbit/s (uplink = downlink, their footnote 6); latency not reported, so no \
-     traversal delay; overhead 28 B (their message sizes include WDP + IP)";
-const SRC_EDGE: &str = "typical figures, not measurements: EGPRS (EDGE) multislot class 10 \
-     device, ~120 kbit/s down / ~60 kbit/s up achieved of 236.8/118.4 kbit/s peak (3GPP TS \
-     45.002/45.003 MCS-9, 59.2 kbit/s per slot); one-way latency ~150 ms (GSMA/3GPP typical \
-     EGPRS RTT ~300 ms); overhead 28 B";
-const SRC_UMTS: &str = "typical figures, not measurements: UMTS Release 99 DCH 384 kbit/s down \
-     / 64 kbit/s up (3GPP TS 25.306 bearer classes); one-way latency ~90 ms (typical R99 RTT \
-     150-200 ms); overhead 28 B";
-const SRC_LTE_M: &str = "typical figures, not measurements: LTE-M Cat-M1 (3GPP Rel-13) \
-     half-duplex FDD ~300 kbit/s down / ~375 kbit/s up peak; one-way latency ~50 ms (GSMA \
-     LTE-M deployment guide quotes 10-15 ms radio latency; deployed networks show RTT \
-     ~100 ms); overhead 28 B";
-const SRC_NB_IOT: &str = "typical figures, not measurements: NB-IoT Cat-NB1 (3GPP Rel-13) \
-     ~26 kbit/s down / ~62.5 kbit/s up (multi-tone) peak; one-way latency ~800 ms log-normal \
-     (3GPP TR 45.820 targets < 10 s for exception reports; normal coverage RTT ~1.5 s); \
-     overhead 28 B";
-
-/// GPRS time slots of thesis Tables 4.13 and 4.14:
-/// (name suffix, upload kbit/s, download kbit/s, traversal mean ms, traversal sd ms).
-const GPRS_SLOTS: [(&str, f64, f64, f64, f64); 7] = [
-    ("12pm", 10.5, 18.77, 376.1, 141.2),
-    ("2pm", 11.2, 18.96, 364.1, 115.8),
-    ("4pm", 10.99, 10.42, 397.0, 213.9),
-    ("6pm", 10.92, 16.3, 384.5, 175.7),
-    ("8pm", 11.33, 19.0, 398.4, 213.9),
-    ("10pm", 12.59, 28.68, 367.9, 151.4),
-    ("12am", 12.76, 28.89, 351.4, 120.1),
-];
-
-/// Symmetric rates of the Herwono-Liebhardt sweep, kbit/s.
-const HERWONO_KBPS: std::ops::RangeInclusive<u32> = 1..=20;
-
 impl LinkProfile {
-    /// A profile without impairments and with UDP/IPv4 overhead.
-    fn clean(
-        name: impl Into<String>,
-        up_bps: f64,
-        down_bps: f64,
-        traversal: DelayDistribution,
-        source: &'static str,
-    ) -> LinkProfile {
+    /// Control profile: infinite rate, zero delay, no overhead, no impairment (the
+    /// catalogue's `loopback` row; also built here so a control run needs no data file).
+    pub fn loopback() -> LinkProfile {
         LinkProfile {
-            name: name.into(),
-            up_bps,
-            down_bps,
-            traversal,
+            name: "loopback".into(),
+            up_bps: f64::INFINITY,
+            down_bps: f64::INFINITY,
+            traversal: DelayDistribution::ZERO,
             loss: 0.0,
             duplicate: 0.0,
             reorder: 0.0,
-            per_datagram_overhead_bytes: UDP_IPV4_OVERHEAD_BYTES,
-            source,
-        }
-    }
-
-    /// Control profile: infinite rate, zero delay, no overhead, no impairment.
-    pub fn loopback() -> LinkProfile {
-        LinkProfile {
             per_datagram_overhead_bytes: 0,
-            ..LinkProfile::clean(
-                "loopback",
-                f64::INFINITY,
-                f64::INFINITY,
-                DelayDistribution::ZERO,
-                SRC_LOOPBACK,
-            )
+            compared: false,
+            source: "control profile: no rate limit, no delay, no impairment".into(),
         }
     }
 
@@ -321,103 +254,181 @@ impl LinkProfile {
     }
 }
 
-/// Every named profile, in a stable order (control, thesis, other studies, modern bearers).
-pub fn profiles() -> Vec<LinkProfile> {
-    let normal = |mean_ms, sd_ms| DelayDistribution::Normal { mean_ms, sd_ms };
-    let mut all = vec![
-        LinkProfile::loopback(),
-        LinkProfile::clean("gsm-csd", 9600.0, 9600.0, normal(391.3, 90.0), SRC_GSM_CSD),
-    ];
-    for (slot, up_kbps, down_kbps, mean_ms, sd_ms) in GPRS_SLOTS {
-        all.push(LinkProfile::clean(
-            format!("gprs-cs2-{slot}"),
-            up_kbps * 1000.0,
-            down_kbps * 1000.0,
-            normal(mean_ms, sd_ms),
-            SRC_GPRS_SLOT,
-        ));
-    }
-    all.extend([
-        LinkProfile::clean(
-            "gprs-worst",
-            11_330.0,
-            19_000.0,
-            normal(398.4, 213.9),
-            SRC_GPRS_WORST,
-        ),
-        LinkProfile::clean(
-            "gprs-avg",
-            10_500.0,
-            18_770.0,
-            normal(376.1, 141.2),
-            SRC_GPRS_AVG,
-        ),
-        LinkProfile::clean(
-            "gprs-best",
-            12_760.0,
-            28_890.0,
-            normal(351.4, 120.1),
-            SRC_GPRS_BEST,
-        ),
-        LinkProfile::clean(
-            "levi-best",
-            56_000.0,
-            56_000.0,
-            DelayDistribution::ZERO,
-            SRC_LEVI_BEST,
-        ),
-        LinkProfile::clean(
-            "levi-worst",
-            6_000.0,
-            6_000.0,
-            DelayDistribution::ZERO,
-            SRC_LEVI_WORST,
-        ),
-    ]);
-    for kbps in HERWONO_KBPS {
-        let bps = f64::from(kbps) * 1000.0;
-        all.push(LinkProfile::clean(
-            format!("herwono-{kbps}kbps"),
-            bps,
-            bps,
-            DelayDistribution::ZERO,
-            SRC_HERWONO,
-        ));
-    }
-    all.extend([
-        LinkProfile::clean("edge", 60_000.0, 120_000.0, normal(150.0, 40.0), SRC_EDGE),
-        LinkProfile::clean(
-            "umts-r99",
-            64_000.0,
-            384_000.0,
-            normal(90.0, 20.0),
-            SRC_UMTS,
-        ),
-        LinkProfile::clean("lte-m", 375_000.0, 300_000.0, normal(50.0, 15.0), SRC_LTE_M),
-        LinkProfile::clean(
-            "nb-iot",
-            62_500.0,
-            26_000.0,
-            DelayDistribution::LogNormal {
-                mean_ms: 800.0,
-                sd_ms: 400.0,
-            },
-            SRC_NB_IOT,
-        ),
-    ]);
-    all
+/// The bearer catalogue as shipped, compiled in so that every command has it.
+const SHIPPED: (&str, &str) = (
+    "data/bearers/profiles.csv",
+    include_str!("../../../data/bearers/profiles.csv"),
+);
+
+/// A row of a bearer catalogue file (`data/bearers/profiles.csv`; columns in
+/// docs/results.md).
+#[derive(Debug, serde::Deserialize)]
+struct ProfileRow {
+    bearer: String,
+    /// bit/s; `inf` for no serialisation time.
+    up_bps: f64,
+    down_bps: f64,
+    /// `none`, `fixed`, `normal` or `log_normal`.
+    traversal: String,
+    traversal_mean_ms: Option<f64>,
+    traversal_sd_ms: Option<f64>,
+    overhead_bytes: usize,
+    /// `yes` or `no`.
+    compared: String,
+    source: String,
 }
 
-/// Looks a profile up by its registry name; the error lists the names that exist.
+impl ProfileRow {
+    fn profile(self) -> Result<LinkProfile, String> {
+        let mean = self.traversal_mean_ms;
+        let sd = self.traversal_sd_ms;
+        let traversal = match (self.traversal.as_str(), mean, sd) {
+            ("none", None, None) => DelayDistribution::ZERO,
+            ("fixed", Some(ms), None) => DelayDistribution::Fixed(ms),
+            ("normal", Some(mean_ms), Some(sd_ms)) => DelayDistribution::Normal { mean_ms, sd_ms },
+            ("log_normal", Some(mean_ms), Some(sd_ms)) => {
+                DelayDistribution::LogNormal { mean_ms, sd_ms }
+            }
+            (law @ ("none" | "fixed" | "normal" | "log_normal"), ..) => {
+                return Err(format!(
+                    "traversal {law} takes {}",
+                    match law {
+                        "none" => "neither traversal_mean_ms nor traversal_sd_ms",
+                        "fixed" => "traversal_mean_ms alone",
+                        _ => "traversal_mean_ms and traversal_sd_ms",
+                    }
+                ))
+            }
+            (other, ..) => {
+                return Err(format!(
+                    "unknown traversal {other:?}; known: none, fixed, normal, log_normal"
+                ))
+            }
+        };
+        let compared = match self.compared.as_str() {
+            "yes" => true,
+            "no" => false,
+            other => return Err(format!("compared is {other:?}, not yes or no")),
+        };
+        if self.bearer.trim().is_empty() || self.source.trim().is_empty() {
+            return Err("a bearer needs a name and a source".into());
+        }
+        let profile = LinkProfile {
+            name: self.bearer,
+            up_bps: self.up_bps,
+            down_bps: self.down_bps,
+            traversal,
+            loss: 0.0,
+            duplicate: 0.0,
+            reorder: 0.0,
+            per_datagram_overhead_bytes: self.overhead_bytes,
+            compared,
+            source: self.source,
+        };
+        profile.validate().map_err(|e| e.to_string())?;
+        Ok(profile)
+    }
+}
+
+/// Every named bearer profile, read from a catalogue file and validated once: rates
+/// positive, delays meaningful, names unique, each with its source.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BearerCatalogue {
+    profiles: Vec<LinkProfile>,
+}
+
+impl BearerCatalogue {
+    /// Parses and validates a catalogue; `file` names it in every error.
+    pub fn parse(file: &str, text: &str) -> Result<BearerCatalogue, ProfileError> {
+        let bad = |line: u64, message: String| ProfileError::Catalogue {
+            file: file.to_owned(),
+            line,
+            message,
+        };
+        let mut profiles: Vec<LinkProfile> = Vec::new();
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        let headers = reader.headers().map_err(|e| bad(1, e.to_string()))?.clone();
+        for record in reader.records() {
+            let record = record.map_err(|e| {
+                let line = e.position().map_or(0, |p| p.line());
+                bad(line, e.to_string())
+            })?;
+            let line = record.position().map_or(0, |p| p.line());
+            let row: ProfileRow = record
+                .deserialize(Some(&headers))
+                .map_err(|e| bad(line, e.to_string()))?;
+            let name = row.bearer.clone();
+            let profile = row
+                .profile()
+                .map_err(|m| bad(line, format!("{name}: {m}")))?;
+            if profiles.iter().any(|p| p.name == profile.name) {
+                return Err(bad(line, format!("{name}: named twice")));
+            }
+            profiles.push(profile);
+        }
+        if profiles.is_empty() {
+            return Err(bad(0, "no bearer profile".into()));
+        }
+        Ok(BearerCatalogue { profiles })
+    }
+
+    /// Reads a catalogue file.
+    pub fn load(path: &std::path::Path) -> Result<BearerCatalogue, ProfileError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ProfileError::Catalogue {
+            file: path.display().to_string(),
+            line: 0,
+            message: e.to_string(),
+        })?;
+        BearerCatalogue::parse(&path.display().to_string(), &text)
+    }
+
+    /// The shipped catalogue (`data/bearers/profiles.csv`), parsed and validated on first
+    /// use only.
+    pub fn shipped() -> Result<&'static BearerCatalogue, ProfileError> {
+        static SHIPPED_CATALOGUE: std::sync::OnceLock<Result<BearerCatalogue, ProfileError>> =
+            std::sync::OnceLock::new();
+        SHIPPED_CATALOGUE
+            .get_or_init(|| BearerCatalogue::parse(SHIPPED.0, SHIPPED.1))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Every profile, in file order (control, thesis, other studies, modern bearers).
+    pub fn profiles(&self) -> &[LinkProfile] {
+        &self.profiles
+    }
+
+    /// The bearers the comparisons across devices and protocols list, in file order.
+    pub fn compared(&self) -> impl Iterator<Item = &LinkProfile> + Clone {
+        self.profiles.iter().filter(|p| p.compared)
+    }
+
+    /// Looks a profile up by name; the error lists the names that exist.
+    pub fn get(&self, name: &str) -> Result<&LinkProfile, ProfileError> {
+        self.profiles
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| ProfileError::UnknownProfile {
+                name: name.to_string(),
+                known: self
+                    .profiles
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+}
+
+/// Every profile of the shipped catalogue, in file order.
+pub fn profiles() -> Result<Vec<LinkProfile>, ProfileError> {
+    Ok(BearerCatalogue::shipped()?.profiles().to_vec())
+}
+
+/// Looks a profile of the shipped catalogue up by its name; the error lists the names
+/// that exist.
 pub fn profile(name: &str) -> Result<LinkProfile, ProfileError> {
-    let all = profiles();
-    let names: Vec<String> = all.iter().map(|p| p.name.clone()).collect();
-    all.into_iter()
-        .find(|p| p.name == name)
-        .ok_or_else(|| ProfileError::UnknownProfile {
-            name: name.to_string(),
-            known: names.join(", "),
-        })
+    BearerCatalogue::shipped()?.get(name).cloned()
 }
 
 #[cfg(test)]
@@ -428,7 +439,7 @@ mod tests {
 
     #[test]
     fn every_registered_profile_resolves_and_is_valid() {
-        let all = profiles();
+        let all = profiles().unwrap();
         // loopback, gsm-csd, 7 GPRS slots, 3 GPRS cases, 2 Levi-Savas, 20 Herwono, 4 modern.
         assert_eq!(all.len(), 1 + 1 + 7 + 3 + 2 + 20 + 4);
         for p in &all {
@@ -438,6 +449,11 @@ mod tests {
             assert!(p.up_bps > 0.0 && p.down_bps > 0.0, "{}", p.name);
             assert!(!p.source.is_empty(), "{}", p.name);
         }
+        assert_eq!(
+            all[0],
+            LinkProfile::loopback(),
+            "the control row is the built one"
+        );
         let mut names: Vec<&str> = all.iter().map(|p| p.name.as_str()).collect();
         names.sort_unstable();
         names.dedup();
@@ -496,6 +512,120 @@ mod tests {
         );
         assert_eq!(profile("levi-worst").unwrap().up_bps, 6000.0);
         assert_eq!(profile("herwono-7kbps").unwrap().down_bps, 7000.0);
+    }
+
+    /// Every figure the catalogue held when it was code, before it became a data file:
+    /// (name, up bit/s, down bit/s, traversal, overhead bytes).
+    #[test]
+    fn the_data_file_keeps_every_figure() {
+        let normal = |mean_ms, sd_ms| DelayDistribution::Normal { mean_ms, sd_ms };
+        let mut expected = vec![("gsm-csd".to_owned(), 9600.0, 9600.0, normal(391.3, 90.0))];
+        for (slot, up_kbps, down_kbps, mean_ms, sd_ms) in [
+            ("12pm", 10.5, 18.77, 376.1, 141.2),
+            ("2pm", 11.2, 18.96, 364.1, 115.8),
+            ("4pm", 10.99, 10.42, 397.0, 213.9),
+            ("6pm", 10.92, 16.3, 384.5, 175.7),
+            ("8pm", 11.33, 19.0, 398.4, 213.9),
+            ("10pm", 12.59, 28.68, 367.9, 151.4),
+            ("12am", 12.76, 28.89, 351.4, 120.1),
+        ] {
+            expected.push((
+                format!("gprs-cs2-{slot}"),
+                up_kbps * 1000.0,
+                down_kbps * 1000.0,
+                normal(mean_ms, sd_ms),
+            ));
+        }
+        for (name, up, down, law) in [
+            ("gprs-worst", 11_330.0, 19_000.0, normal(398.4, 213.9)),
+            ("gprs-avg", 10_500.0, 18_770.0, normal(376.1, 141.2)),
+            ("gprs-best", 12_760.0, 28_890.0, normal(351.4, 120.1)),
+            ("levi-best", 56_000.0, 56_000.0, DelayDistribution::ZERO),
+            ("levi-worst", 6_000.0, 6_000.0, DelayDistribution::ZERO),
+        ] {
+            expected.push((name.to_owned(), up, down, law));
+        }
+        for kbps in 1..=20u32 {
+            let bps = f64::from(kbps) * 1000.0;
+            expected.push((
+                format!("herwono-{kbps}kbps"),
+                bps,
+                bps,
+                DelayDistribution::ZERO,
+            ));
+        }
+        expected.extend([
+            ("edge".to_owned(), 60_000.0, 120_000.0, normal(150.0, 40.0)),
+            (
+                "umts-r99".to_owned(),
+                64_000.0,
+                384_000.0,
+                normal(90.0, 20.0),
+            ),
+            ("lte-m".to_owned(), 375_000.0, 300_000.0, normal(50.0, 15.0)),
+            (
+                "nb-iot".to_owned(),
+                62_500.0,
+                26_000.0,
+                DelayDistribution::LogNormal {
+                    mean_ms: 800.0,
+                    sd_ms: 400.0,
+                },
+            ),
+        ]);
+        let all = profiles().unwrap();
+        assert_eq!(all.len(), expected.len() + 1);
+        for (p, (name, up, down, law)) in all[1..].iter().zip(expected) {
+            assert_eq!(
+                (&p.name, p.up_bps, p.down_bps, p.traversal),
+                (&name, up, down, law)
+            );
+            assert_eq!(p.per_datagram_overhead_bytes, UDP_IPV4_OVERHEAD_BYTES);
+            assert_eq!((p.loss, p.duplicate, p.reorder), (0.0, 0.0, 0.0));
+        }
+        let compared: Vec<&str> = BearerCatalogue::shipped()
+            .unwrap()
+            .compared()
+            .map(|p| p.name.as_str())
+            .collect();
+        assert_eq!(
+            compared,
+            ["gsm-csd", "gprs-avg", "edge", "umts-r99", "lte-m", "nb-iot"]
+        );
+    }
+
+    #[test]
+    fn a_bad_catalogue_row_is_named() {
+        let header = "bearer,up_bps,down_bps,traversal,traversal_mean_ms,traversal_sd_ms,overhead_bytes,compared,source\n";
+        let parse = |row: &str| BearerCatalogue::parse("t.csv", &format!("{header}{row}\n"));
+        let ok = parse("x,1000,2000,fixed,5,,28,yes,a study").unwrap();
+        assert_eq!(
+            ok.get("x").unwrap().traversal,
+            DelayDistribution::Fixed(5.0)
+        );
+        for (row, says) in [
+            ("x,0,2000,none,,,28,no,s", "up_bps"),
+            ("x,1000,2000,normal,5,,28,no,s", "traversal_sd_ms"),
+            ("x,1000,2000,gamma,5,1,28,no,s", "gamma"),
+            ("x,1000,2000,none,,,28,maybe,s", "maybe"),
+            ("x,1000,2000,none,,,28,no,", "source"),
+            ("x,1000,2000,normal,5,-1,28,no,s", "sd"),
+        ] {
+            let e = parse(row).unwrap_err().to_string();
+            assert!(
+                e.contains("t.csv, line 2") && e.contains(says),
+                "{row}: {e}"
+            );
+        }
+        let twice = BearerCatalogue::parse(
+            "t.csv",
+            &format!("{header}x,1,1,none,,,0,no,s\nx,1,1,none,,,0,no,s\n"),
+        );
+        assert!(twice
+            .unwrap_err()
+            .to_string()
+            .contains("line 3: x: named twice"));
+        assert!(BearerCatalogue::parse("t.csv", header).is_err());
     }
 
     #[test]

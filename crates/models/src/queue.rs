@@ -381,6 +381,7 @@ pub fn published_handshake_jobs(
 }
 
 mod sim;
+pub mod trace;
 
 pub use sim::{
     simulate, simulate_chains, Deterministic, Empirical, Exponential, ServiceSampler, SimConfig,

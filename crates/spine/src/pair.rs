@@ -289,10 +289,10 @@ impl<'a, C: Handshake, S: Handshake> Pair<'a, C, S> {
             return false;
         }
         while let Some(d) = self.next(Direction::ToServer) {
-            self.to_server(&d);
+            self.server_takes(&d);
         }
         while let Some(d) = self.next(Direction::ToClient) {
-            self.to_client(&d);
+            self.client_takes(&d);
         }
         true
     }
@@ -334,13 +334,13 @@ impl<'a, C: Handshake, S: Handshake> Pair<'a, C, S> {
 
     /// `datagram` is handed to the server now, outside the network (no hook).
     pub fn deliver_to_server(&mut self, datagram: &[u8]) -> &Step {
-        self.to_server(datagram);
+        self.server_takes(datagram);
         self.server_steps.last().expect("just pushed")
     }
 
     /// `datagram` is handed to the client now, outside the network (no hook).
     pub fn deliver_to_client(&mut self, datagram: &[u8]) -> &Step {
-        self.to_client(datagram);
+        self.client_takes(datagram);
         self.client_steps.last().expect("just pushed")
     }
 
@@ -350,7 +350,7 @@ impl<'a, C: Handshake, S: Handshake> Pair<'a, C, S> {
         (self.client, self.server)
     }
 
-    fn to_server(&mut self, datagram: &[u8]) {
+    fn server_takes(&mut self, datagram: &[u8]) {
         let t0 = self.stamp();
         let step = server_receives(&mut self.server, datagram, self.now);
         let dt = self.stamp().saturating_sub(t0);
@@ -359,7 +359,7 @@ impl<'a, C: Handshake, S: Handshake> Pair<'a, C, S> {
         self.server_output(step);
     }
 
-    fn to_client(&mut self, datagram: &[u8]) {
+    fn client_takes(&mut self, datagram: &[u8]) {
         let t0 = self.stamp();
         let step = client_receives(&mut self.client, datagram, self.now);
         self.client_spent(t0);

@@ -342,7 +342,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     if args.list {
-        for p in profiles() {
+        for p in profiles()? {
             println!(
                 "{:<16} up {:>9.0} bit/s down {:>9.0} bit/s traversal {:?} ({})",
                 p.name, p.up_bps, p.down_bps, p.traversal, p.source

@@ -15,7 +15,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use wtls::handshake::{AuthMode, Packing};
 use wtls::suite::Case;
 
-use crate::pki_store::PkiStore;
+use crate::pki_store::{ClientCredentials, PkiStore};
 
 /// `--pki`: the directory of CA and leaf certificates for every case.
 #[derive(Debug, Clone, clap::Args)]
@@ -35,6 +35,19 @@ impl PkiArgs {
                 self.dir.display(),
                 self.dir.display()
             )
+        })
+    }
+
+    /// Loads only what a client of `case` needs (its CA's certificate, its own
+    /// certificate and key), which must exist: a client must trust its gateway's CA.
+    pub fn load_client(&self, case: &Case) -> anyhow::Result<ClientCredentials> {
+        let dir = self.dir.display();
+        PkiStore::load_client(&self.dir, case).with_context(|| {
+            if self.dir.join(crate::pki_store::MANIFEST).exists() {
+                format!("--pki {dir} --case {case}")
+            } else {
+                format!("--pki {dir}: create one with `wtlsperf pki init --dir {dir}`")
+            }
         })
     }
 

@@ -183,11 +183,7 @@ fn time_ms(budget: Duration, mut f: impl FnMut() -> anyhow::Result<()>) -> anyho
 /// message from the runner's symmetric floor. Curves the local libcrypto lacks are
 /// completed by the scaling rule from the Nokia 7650 fit.
 pub fn measure_this_machine(budget_per_op: Duration) -> anyhow::Result<DeviceProfile> {
-    let what = |op: &str| Source::Measured {
-        what: format!("this machine: {op}, wtls::crypto::pk over OpenSSL, median thread CPU time"),
-    };
     let mut operations = BTreeMap::new();
-    let digest = [0x42u8; pk::SHA1_LEN];
     for key in KeyType::wtls_keys() {
         let Some(spec) = Specifier::from_short(&key.to_string()) else {
             continue;
@@ -195,92 +191,32 @@ pub fn measure_this_machine(budget_per_op: Duration) -> anyhow::Result<DevicePro
         if !spec.is_available() {
             continue;
         }
-        let own = KeyPair::generate(spec)?;
-        let peer_pair = KeyPair::generate(spec)?;
-        let peer = peer_pair.public_key()?;
-        let own_public = own.public_key()?;
-        let sig = pk::sign_digest(&own, &digest)?;
-        let mut put = |primitive: Primitive, ms: f64| {
-            operations.insert(
-                Operation { primitive, key },
-                Cost {
-                    ms,
-                    source: what(primitive.name()),
-                },
-            );
-        };
-        if key.is_ec() {
-            put(
-                Primitive::Keygen,
-                time_ms(budget_per_op, || {
-                    std::hint::black_box(pk::ephemeral_ec(spec)?);
-                    Ok(())
-                })?,
-            );
-            put(
-                Primitive::Ecdh,
-                time_ms(budget_per_op, || {
-                    std::hint::black_box(pk::ecdh(&own, &peer)?);
-                    Ok(())
-                })?,
-            );
-            put(
-                Primitive::EcdsaSign,
-                time_ms(budget_per_op, || {
-                    std::hint::black_box(pk::sign_digest(&own, &digest)?);
-                    Ok(())
-                })?,
-            );
-            put(
-                Primitive::EcdsaVerify,
-                time_ms(budget_per_op, || {
-                    Ok(pk::verify_digest(&own_public, &digest, &sig)?)
-                })?,
-            );
+        let timed = if key.is_ec() {
+            time_ec_operations(spec, budget_per_op)?
         } else {
-            let secret = [0x01u8; 20];
-            let ct = pk::rsa_encrypt(&own_public, &secret)?;
-            put(
-                Primitive::RsaPublic,
-                time_ms(budget_per_op, || {
-                    std::hint::black_box(pk::rsa_encrypt(&own_public, &secret)?);
-                    Ok(())
-                })?,
-            );
-            put(
-                Primitive::RsaPrivate,
-                time_ms(budget_per_op, || {
-                    std::hint::black_box(pk::rsa_decrypt(&own, &ct)?);
-                    Ok(())
-                })?,
-            );
+            time_rsa_operations(spec, budget_per_op)?
+        };
+        for (primitive, ms) in timed {
+            let source = measured_here(primitive.name());
+            operations.insert(Operation { primitive, key }, Cost { ms, source });
         }
     }
-    // The symmetric floor of a handshake (transcript hash, master secret, keys, both
-    // Finished) over a typical 1.5 kB transcript, shared over the client's messages.
-    let mut floors = Vec::new();
-    for _ in 0..9 {
-        floors.push(crate::runner::symmetric_floor_ns(1500)? as f64 / 1e6);
-    }
-    let floor_ms = median(&floors).context("no symmetric floor")?;
-    let per_message = floor_ms / 9.0;
-    let operations_keys: Vec<KeyType> = {
-        let mut k: Vec<KeyType> = operations.keys().map(|o| o.key).collect();
-        k.sort();
-        k.dedup();
-        k
-    };
+    let mut offers: Vec<KeyType> = operations.keys().map(|o| o.key).collect();
+    offers.sort();
+    offers.dedup();
     let mut profile = DeviceProfile {
         name: THIS_MACHINE.into(),
         description: "this machine, measured at start-up".into(),
         source: "measured: wtls::crypto::pk (OpenSSL) on this machine".into(),
         operations,
         per_message: Some(Cost {
-            ms: per_message,
-            source: what("runner::symmetric_floor_ns(1500 B transcript) / 9 client messages"),
+            ms: symmetric_ms_per_message()?,
+            source: measured_here(
+                "runner::symmetric_floor_ns(1500 B transcript) / 9 client messages",
+            ),
         }),
         // OpenSSL: every curve the local libcrypto has (the others are left out above).
-        offers: operations_keys,
+        offers,
         ephemeral_key_precomputed: None,
     };
     let nokia = catalogue()?
@@ -289,6 +225,89 @@ pub fn measure_this_machine(budget_per_op: Duration) -> anyhow::Result<DevicePro
         .context("the catalogue has no nokia7650")?;
     scaling::complete(&mut profile, &[&nokia]);
     Ok(profile)
+}
+
+/// The source of a cost measured by [`measure_this_machine`].
+fn measured_here(op: &str) -> Source {
+    Source::Measured {
+        what: format!("this machine: {op}, wtls::crypto::pk over OpenSSL, median thread CPU time"),
+    }
+}
+
+/// The digest every timed signature signs.
+const TIMED_DIGEST: [u8; pk::SHA1_LEN] = [0x42; pk::SHA1_LEN];
+
+/// Key generation, ECDH, ECDSA signature and verification on one curve (ms each).
+fn time_ec_operations(spec: Specifier, budget: Duration) -> anyhow::Result<Vec<(Primitive, f64)>> {
+    let digest = TIMED_DIGEST;
+    let own = KeyPair::generate(spec)?;
+    let peer = KeyPair::generate(spec)?.public_key()?;
+    let own_public = own.public_key()?;
+    let sig = pk::sign_digest(&own, &digest)?;
+    Ok(vec![
+        (
+            Primitive::Keygen,
+            time_ms(budget, || {
+                std::hint::black_box(pk::ephemeral_ec(spec)?);
+                Ok(())
+            })?,
+        ),
+        (
+            Primitive::Ecdh,
+            time_ms(budget, || {
+                std::hint::black_box(pk::ecdh(&own, &peer)?);
+                Ok(())
+            })?,
+        ),
+        (
+            Primitive::EcdsaSign,
+            time_ms(budget, || {
+                std::hint::black_box(pk::sign_digest(&own, &digest)?);
+                Ok(())
+            })?,
+        ),
+        (
+            Primitive::EcdsaVerify,
+            time_ms(budget, || {
+                Ok(pk::verify_digest(&own_public, &digest, &sig)?)
+            })?,
+        ),
+    ])
+}
+
+/// The RSA public (encryption) and private (decryption) operations of one key size (ms).
+fn time_rsa_operations(spec: Specifier, budget: Duration) -> anyhow::Result<Vec<(Primitive, f64)>> {
+    let own = KeyPair::generate(spec)?;
+    let own_public = own.public_key()?;
+    let secret = [0x01u8; 20];
+    let ct = pk::rsa_encrypt(&own_public, &secret)?;
+    Ok(vec![
+        (
+            Primitive::RsaPublic,
+            time_ms(budget, || {
+                std::hint::black_box(pk::rsa_encrypt(&own_public, &secret)?);
+                Ok(())
+            })?,
+        ),
+        (
+            Primitive::RsaPrivate,
+            time_ms(budget, || {
+                std::hint::black_box(pk::rsa_decrypt(&own, &ct)?);
+                Ok(())
+            })?,
+        ),
+    ])
+}
+
+/// The symmetric floor of a handshake (transcript hash, master secret, keys, both
+/// Finished) over a typical 1.5 kB transcript, shared over the client's messages (ms).
+fn symmetric_ms_per_message() -> anyhow::Result<f64> {
+    let mut floors = Vec::new();
+    for _ in 0..9 {
+        floors.push(crate::runner::symmetric_floor_ns(1500)? as f64 / 1e6);
+    }
+    let floor_ms = median(&floors).context("no symmetric floor")?;
+    Ok(floor_ms / 9.0)
 }
 
 #[cfg(test)]

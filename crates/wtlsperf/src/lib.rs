@@ -19,4 +19,6 @@ pub mod protocols;
 pub mod runner;
 pub mod setup;
 pub mod udp_client;
+pub mod wap_client;
+pub mod wap_gateway;
 pub mod wsp;

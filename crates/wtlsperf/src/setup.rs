@@ -14,7 +14,7 @@ use wtls::msgs::common::{CipherSuite, Identifier};
 use wtls::msgs::enums::{BulkCipherAlgorithm, KeyExchangeSuite, MacAlgorithm};
 use wtls::probe::Clock;
 
-use crate::pki_store::{CaseCredentials, PkiStore};
+use crate::pki_store::{CaseCredentials, ClientCredentials, PkiStore};
 
 /// The gateway's certificate subject, which clients expect.
 pub const GATEWAY_NAME: &str = "gateway.wtlsperf";
@@ -85,6 +85,16 @@ impl Default for Options {
 /// certificate for mutual authentication. With `optimised`, the client names itself in
 /// its KeyExchangeId so that a server holding its certificate runs the optimised flow.
 pub fn client_config(creds: &CaseCredentials, opts: &Options, optimised: bool) -> ClientConfig {
+    client_config_for(&creds.client(), opts, optimised)
+}
+
+/// [`client_config`] from a client's own credentials (what `PkiStore::load_client`
+/// reads), for a client that loads nothing else.
+pub fn client_config_for(
+    creds: &ClientCredentials,
+    opts: &Options,
+    optimised: bool,
+) -> ClientConfig {
     let case = creds.case;
     let mut c = ClientConfig::new(
         vec![KeyExchangeOffer {
@@ -112,7 +122,12 @@ pub fn client_config(creds: &CaseCredentials, opts: &Options, optimised: bool) -
 /// Asking for one enables it in the client's policy; the server's policy (from
 /// `Options::policy`) must allow it too.
 pub fn anonymous_client_config(creds: &CaseCredentials, opts: &Options) -> ClientConfig {
-    let mut c = client_config(creds, opts, false);
+    anonymous_client_config_for(&creds.client(), opts)
+}
+
+/// [`anonymous_client_config`] from a client's own credentials.
+pub fn anonymous_client_config_for(creds: &ClientCredentials, opts: &Options) -> ClientConfig {
+    let mut c = client_config_for(creds, opts, false);
     c.policy.allow_anonymous = true;
     c.offers[0].suite = if creds.case.leaf.is_rsa() {
         KeyExchangeSuite::RsaAnon

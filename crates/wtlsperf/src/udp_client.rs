@@ -25,7 +25,6 @@ use wtlsperf_spine::{Handshake, Now, Protocol, Role, Status, Step};
 use crate::device::ClientSteps;
 use crate::pcap::PcapWriter;
 use crate::setup::{self, ProcessClock};
-use crate::wsp;
 
 mod cmd;
 pub mod drive;
@@ -320,57 +319,11 @@ pub fn echo(
         .ok_or_else(|| anyhow!("no echo from {peer} before the deadline"))
 }
 
-/// Sends a connectionless WSP Get through the secure channel (WAP-230 §8.2; a WAP
-/// gateway's port 9202 carries WSP right over WTLS) and returns the Reply that repeats
-/// the request's transaction id, with its round trip. Sent again every `retry`.
-///
-/// `wtlsperf gateway` is an echo server, not a WAP gateway: it sends the Get back. That
-/// is reported as such rather than as a malformed Reply.
-pub fn wsp_get(
-    sock: &UdpSocket,
-    peer: SocketAddr,
-    client: &mut Client,
-    get: &wsp::GetRequest,
-    pcap: Option<&mut PcapWriter>,
-    retry: Duration,
-    deadline: Instant,
-) -> anyhow::Result<(wsp::Reply, Duration)> {
-    let mut exchange = Exchange {
-        sock,
-        peer,
-        pcap,
-        retry,
-        deadline,
-    };
-    exchange
-        .run(client, &get.encode(), wsp_reply_for(get, peer))?
-        .ok_or_else(|| anyhow!("no WSP Reply from {peer} before the deadline"))
-}
-
 /// Accepts the echo of `data`; anything else is an error.
 fn same_as(data: &[u8]) -> impl FnMut(&[u8]) -> anyhow::Result<Option<()>> + '_ {
     move |back| {
         anyhow::ensure!(back == data, "the echo differs from what was sent");
         Ok(Some(()))
-    }
-}
-
-/// Accepts the WSP Reply to `get` (same transaction id), skips answers to earlier
-/// requests, and names the two ways an answer can be wrong: the request echoed back
-/// (an echo server, not a WAP gateway) or something that is not a Reply.
-fn wsp_reply_for(
-    get: &wsp::GetRequest,
-    peer: SocketAddr,
-) -> impl FnMut(&[u8]) -> anyhow::Result<Option<wsp::Reply>> + '_ {
-    let request = get.encode();
-    move |back| match wsp::Reply::decode(back) {
-        Ok(reply) if reply.tid == get.tid => Ok(Some(reply)),
-        Ok(_) => Ok(None), // an answer to an earlier request
-        Err(_) if back == request.as_slice() => bail!(
-            "{peer} echoed the WSP Get back instead of answering it: it is an echo \
-             server (such as wtlsperf gateway), not a WAP gateway"
-        ),
-        Err(e) => Err(anyhow!(e).context(format!("{peer}'s answer is not a WSP Reply"))),
     }
 }
 

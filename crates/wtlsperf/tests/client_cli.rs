@@ -109,18 +109,19 @@ fn serve(sock: &UdpSocket, server: &Arc<ServerConfig>, stop: &AtomicBool) -> Vec
                 continue;
             };
             // Like a WAP gateway, ignore what is not a WSP Get.
-            let Ok(get) = wsp::GetRequest::decode(pdu) else {
+            let Ok((tid, wsp::Pdu::Get { uri, .. })) = wsp::decode_connectionless(pdu) else {
                 continue;
             };
-            asked.push(get.uri.clone());
-            let reply = wsp::Reply {
-                tid: get.tid,
+            asked.push(uri);
+            let reply = wsp::Pdu::Reply {
                 status: wsp::Status::from_http(200).unwrap(),
                 content_type: wsp::ContentType::well_known("text/vnd.wap.wml").unwrap(),
-                headers: Vec::new(),
+                headers: wsp::Headers::default(),
                 body: WML.to_vec(),
             };
-            let sealed = conn.seal_application_data(&reply.encode()).unwrap();
+            let sealed = conn
+                .seal_application_data(&wsp::encode_connectionless(tid, &reply))
+                .unwrap();
             sock.send_to(&sealed, from).unwrap();
         }
     }

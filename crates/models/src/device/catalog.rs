@@ -10,14 +10,48 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
 
-const PROFILES_CSV: (&str, &str) = (
-    "profiles.csv",
-    include_str!("../../../../data/devices/profiles.csv"),
-);
-const OPERATIONS_CSV: (&str, &str) = (
-    "operations.csv",
-    include_str!("../../../../data/devices/operations.csv"),
-);
+/// The two files of a device catalogue, each as (path for errors, text).
+#[derive(Debug, Clone)]
+pub struct CatalogueFiles {
+    /// `profiles.csv`: one row per device.
+    pub profiles: (String, String),
+    /// `operations.csv`: the published cost of each operation.
+    pub operations: (String, String),
+}
+
+impl CatalogueFiles {
+    /// The shipped catalogue, `data/devices/`, compiled in.
+    pub fn shipped() -> CatalogueFiles {
+        CatalogueFiles {
+            profiles: (
+                "data/devices/profiles.csv".into(),
+                include_str!("../../../../data/devices/profiles.csv").into(),
+            ),
+            operations: (
+                "data/devices/operations.csv".into(),
+                include_str!("../../../../data/devices/operations.csv").into(),
+            ),
+        }
+    }
+
+    /// `profiles.csv` and `operations.csv` of a directory laid out like `data/devices/`.
+    pub fn read(dir: &std::path::Path) -> Result<CatalogueFiles, CatalogError> {
+        let read = |name: &str| {
+            let path = dir.join(name);
+            let file = path.display().to_string();
+            std::fs::read_to_string(&path)
+                .map(|text| (file.clone(), text))
+                .map_err(|e| CatalogError {
+                    file,
+                    message: e.to_string(),
+                })
+        };
+        Ok(CatalogueFiles {
+            profiles: read("profiles.csv")?,
+            operations: read("operations.csv")?,
+        })
+    }
+}
 
 /// The catalogue failed to build (a bug in the embedded data, named by file and row).
 #[derive(Debug, Clone, PartialEq)]
@@ -69,25 +103,41 @@ struct OperationRow {
     source: String,
 }
 
-fn rows<T: for<'de> Deserialize<'de>>((file, text): (&str, &str)) -> Result<Vec<T>, CatalogError> {
+fn rows<T: for<'de> Deserialize<'de>>(
+    (file, text): &(String, String),
+) -> Result<Vec<T>, CatalogError> {
     csv::Reader::from_reader(text.as_bytes())
         .deserialize()
         .collect::<Result<Vec<T>, _>>()
         .map_err(|e| CatalogError {
-            file: format!("data/devices/{file}"),
+            file: file.clone(),
             message: e.to_string(),
         })
 }
 
-/// The published modern devices, uncompleted, with their scaling references.
+/// The published modern devices of the shipped catalogue, uncompleted, with their
+/// scaling references.
 pub fn published_profiles() -> Result<Vec<(DeviceProfile, Vec<String>)>, CatalogError> {
-    let ops: Vec<OperationRow> = rows(OPERATIONS_CSV)?;
-    let mut out = Vec::new();
-    for p in rows::<ProfileRow>(PROFILES_CSV)? {
+    published_profiles_of(&CatalogueFiles::shipped())
+}
+
+/// The devices of a catalogue, uncompleted, with their scaling references.
+fn published_profiles_of(
+    files: &CatalogueFiles,
+) -> Result<Vec<(DeviceProfile, Vec<String>)>, CatalogError> {
+    let ops: Vec<OperationRow> = rows(&files.operations)?;
+    let mut out: Vec<(DeviceProfile, Vec<String>)> = Vec::new();
+    for p in rows::<ProfileRow>(&files.profiles)? {
+        if out.iter().any(|(d, _)| d.name == p.device) || p.device.trim().is_empty() {
+            return Err(CatalogError {
+                file: files.profiles.0.clone(),
+                message: format!("device {:?} is empty or named twice", p.device),
+            });
+        }
         let mut operations = BTreeMap::new();
         for o in ops.iter().filter(|o| o.device == p.device) {
             let bad = |what: &str| CatalogError {
-                file: "data/devices/operations.csv".into(),
+                file: files.operations.0.clone(),
                 message: format!("{}: {what} {:?}/{:?}", o.device, o.primitive, o.key),
             };
             let primitive =
@@ -114,7 +164,7 @@ pub fn published_profiles() -> Result<Vec<(DeviceProfile, Vec<String>)>, Catalog
             .map(str::to_owned)
             .collect();
         let offers = parse_offers(&p.offers).ok_or_else(|| CatalogError {
-            file: "data/devices/profiles.csv".into(),
+            file: files.profiles.0.clone(),
             message: format!("{}: unknown offers {:?}", p.device, p.offers),
         })?;
         out.push((
@@ -201,12 +251,35 @@ fn arm7(nokia: &DeviceProfile) -> Result<DeviceProfile, CatalogError> {
     })
 }
 
-/// Every catalogue profile, completed: the Nokia first (it is every other profile's
-/// reference for the binary curves), then each profile once its references are done.
+/// Every profile of the shipped catalogue, completed; built and validated on first use
+/// only.
 pub fn all_profiles() -> Result<Vec<DeviceProfile>, CatalogError> {
+    static SHIPPED: std::sync::OnceLock<Result<Vec<DeviceProfile>, CatalogError>> =
+        std::sync::OnceLock::new();
+    SHIPPED
+        .get_or_init(|| load_profiles(&CatalogueFiles::shipped()))
+        .clone()
+}
+
+/// Every profile of a catalogue, completed: the Nokia first (it is every other profile's
+/// reference for the binary curves), then each profile once its references are done.
+/// Every operation of a profile is checked as it is read; an operation operations.csv
+/// names for a device profiles.csv lacks is an error.
+pub fn load_profiles(files: &CatalogueFiles) -> Result<Vec<DeviceProfile>, CatalogError> {
+    let published = published_profiles_of(files)?;
+    let ops: Vec<OperationRow> = rows(&files.operations)?;
+    if let Some(o) = ops
+        .iter()
+        .find(|o| !published.iter().any(|(d, _)| d.name == o.device))
+    {
+        return Err(CatalogError {
+            file: files.operations.0.clone(),
+            message: format!("device {:?} is not in {}", o.device, files.profiles.0),
+        });
+    }
     let nokia = fit_nokia7650()?.profile;
     let mut done: Vec<DeviceProfile> = vec![nokia.clone()];
-    let mut pending: Vec<(DeviceProfile, Vec<String>)> = published_profiles()?
+    let mut pending: Vec<(DeviceProfile, Vec<String>)> = published
         .into_iter()
         .filter(|(p, _)| p.name != nokia.name)
         .map(|(p, refs)| {
@@ -222,7 +295,7 @@ pub fn all_profiles() -> Result<Vec<DeviceProfile>, CatalogError> {
             .iter()
             .position(|(_, refs)| refs.iter().all(|r| done.iter().any(|d| &d.name == r)))
             .ok_or_else(|| CatalogError {
-                file: "data/devices/profiles.csv".into(),
+                file: files.profiles.0.clone(),
                 message: "scaling_references name an unknown device or form a cycle".into(),
             })?;
         let (mut p, refs) = pending.remove(ready);
@@ -293,5 +366,54 @@ mod tests {
                 assert!(!c.source.detail().is_empty());
             }
         }
+    }
+
+    /// A catalogue directory like `data/devices/` with one more device, `fixture-m33`.
+    pub(crate) fn fixture_with_a_new_device() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let shipped = CatalogueFiles::shipped();
+        std::fs::write(
+            dir.path().join("profiles.csv"),
+            format!(
+                "{}fixture-m33,\"a fixture Cortex-M33\",100,nokia7650,\"published: a fixture\",256p\n",
+                shipped.profiles.1
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("operations.csv"),
+            format!(
+                "{}fixture-m33,ecdh,256p,12.5,\"a fixture\"\nfixture-m33,ecdsa_verify,256p,14,\"a fixture\"\n",
+                shipped.operations.1
+            ),
+        )
+        .unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_new_row_in_a_catalogue_directory_is_a_new_profile() {
+        let dir = fixture_with_a_new_device();
+        let loaded = load_profiles(&CatalogueFiles::read(dir.path()).unwrap()).unwrap();
+        let shipped = all_profiles().unwrap();
+        assert_eq!(loaded.len(), shipped.len() + 1);
+        let m33 = loaded.iter().find(|p| p.name == "fixture-m33").unwrap();
+        assert_eq!(m33.op_ms(Operation::ecdh(KeyType::P256)).unwrap().0, 12.5);
+        assert_eq!(m33.offers, vec![KeyType::P256]);
+    }
+
+    #[test]
+    fn a_bad_catalogue_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = CatalogueFiles::read(dir.path()).unwrap_err();
+        assert!(missing.file.ends_with("profiles.csv"), "{missing}");
+        let mut files = CatalogueFiles::shipped();
+        files.operations.1.push_str("nobody,ecdh,256p,1,\"x\"\n");
+        let e = load_profiles(&files).unwrap_err();
+        assert!(e.to_string().contains("\"nobody\" is not in"), "{e}");
+        let mut files = CatalogueFiles::shipped();
+        files.profiles.1.push_str("esp32,twice,1,,\"x\",all\n");
+        let e = load_profiles(&files).unwrap_err();
+        assert!(e.to_string().contains("named twice"), "{e}");
     }
 }

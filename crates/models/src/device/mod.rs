@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
-pub use catalog::{published_profiles, CatalogError};
+pub use catalog::{load_profiles, published_profiles, CatalogError, CatalogueFiles};
 
 /// The algebraic family of a key: what the scaling rule may extrapolate within.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

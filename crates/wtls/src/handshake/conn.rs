@@ -610,7 +610,7 @@ const PREBUILT_HEADER_LEN: usize = 5;
 
 /// One end's reactions to the records of a datagram; [`process_records`] does the
 /// framing, record protection and alert handling common to both ends.
-pub(crate) trait Endpoint {
+pub(crate) trait RecordSide {
     fn core(&mut self) -> &mut Core;
     fn is_closed(&self) -> bool;
     fn is_established(&self) -> bool;
@@ -625,7 +625,7 @@ pub(crate) trait Endpoint {
     fn state_name(&self) -> &'static str;
     /// A handshake message that may come now: the state moves on. The record loop then
     /// adds it to the transcript, closes its probe message and calls
-    /// [`Endpoint::after_message`].
+    /// [`RecordSide::after_message`].
     fn on_handshake(&mut self, msg: HandshakeMessage, out: &mut Output) -> HsResult<()>;
     /// After a message was taken in: send the flight the new state calls for, if any.
     fn after_message(&mut self, out: &mut Output) -> HsResult<()>;
@@ -673,7 +673,7 @@ pub(crate) enum Verdict {
 /// and an endpoint may offer one datagram to two connections in turn). With
 /// [`Packing::MessagePerDatagram`] a flight spans datagrams, so a datagram that fails
 /// nothing is kept even in the middle of a flight.
-pub(crate) fn process_records<E: Endpoint>(
+pub(crate) fn process_records<E: RecordSide>(
     end: &mut E,
     records: &[Record<'_>],
     out: &mut Output,
@@ -753,7 +753,7 @@ pub(crate) fn process_records<E: Endpoint>(
 
 /// One record; `Ok(true)` if it was taken in, `Ok(false)` if it was dropped (or was an
 /// alert that could not be authenticated).
-fn process_record<E: Endpoint>(
+fn process_record<E: RecordSide>(
     end: &mut E,
     record: &Record<'_>,
     out: &mut Output,
@@ -819,7 +819,7 @@ fn process_record<E: Endpoint>(
 
 /// Read a handshake record, checking the order before the body: a message out of
 /// place is unexpected_message, whatever its contents.
-fn read_handshake<E: Endpoint>(end: &E, body: &[u8]) -> HsResult<HandshakeMessage> {
+fn read_handshake<E: RecordSide>(end: &E, body: &[u8]) -> HsResult<HandshakeMessage> {
     let (header, _) = split_handshake_record(body)?;
     if !end.expects(header.typ) {
         return Err(PeerMisbehaved::UnexpectedMessage {
@@ -832,7 +832,7 @@ fn read_handshake<E: Endpoint>(end: &E, body: &[u8]) -> HsResult<HandshakeMessag
 }
 
 /// Answer a failure with its alert; a critical or fatal one ends the connection.
-pub(crate) fn fail<E: Endpoint>(end: &mut E, e: ProtocolError, out: &mut Output) {
+pub(crate) fn fail<E: RecordSide>(end: &mut E, e: ProtocolError, out: &mut Output) {
     let level = end.core().send_alert(e, out);
     if level != AlertLevel::Warning {
         end.close_after_alert(level);
@@ -841,7 +841,7 @@ pub(crate) fn fail<E: Endpoint>(end: &mut E, e: ProtocolError, out: &mut Output)
 
 /// An alert: acted on (and `true`) only if it authenticates, i.e. its checksum matches
 /// one of our last records (§7.12).
-fn on_alert<E: Endpoint>(end: &mut E, body: &[u8], out: &mut Output) -> bool {
+fn on_alert<E: RecordSide>(end: &mut E, body: &[u8], out: &mut Output) -> bool {
     let Ok(alert) = Alert::read_exact(body, "Alert") else {
         out.events.push(Event::Dropped("malformed alert"));
         return false;

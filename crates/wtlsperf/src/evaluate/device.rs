@@ -8,12 +8,13 @@ pub mod emulated;
 pub mod modern;
 pub mod report;
 
-use super::output::write_csv;
+use super::csv_file::write_csv;
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context;
 use serde::Serialize;
+use wtls::suite::Case;
 use wtlsperf_models::device::nokia::{fit_nokia7650, NokiaFit};
 use wtlsperf_models::device::scaling::{rule_checks, RuleCheck};
 use wtlsperf_models::device::DeviceProfile;
@@ -25,11 +26,12 @@ use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
 use wtlsperf_report::{Finding, FindingKind, Verdict};
 
+use super::context::{Ctx, Mode};
 use super::processing::{auth_mode, ProcessingResults};
 use super::recommendation::{self, Recommendation};
 use super::transmission::{groups_with_overhead, pk_bytes};
-use super::{Ctx, Mode};
-use crate::device::{catalogue, measure_this_machine, model_case};
+use super::vocabulary::{BearerName, DeviceName};
+use crate::device::{measure_this_machine, model_case};
 use crate::pki_store::PkiStore;
 
 /// Everything part 3b found.
@@ -57,13 +59,14 @@ pub struct DeviceResults {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LeviSavasRow {
     /// Case (CA and leaf on one curve or modulus, as Levi-Savas pair them).
-    pub case: String,
-    /// `server` or `mutual`.
-    pub auth: String,
+    #[serde(serialize_with = "crate::evaluate::csv_file::display")]
+    pub case: Case,
+    /// Authentication mode.
+    pub auth: Authentication,
     /// `best` (56 kbit/s, no wait) or `worst` (6 kbit/s, rho 0.8).
     pub scenario: String,
     /// Device.
-    pub device: String,
+    pub device: DeviceName,
     /// Client public-key time on the device (ms).
     pub client_ms: f64,
     /// Response time T_c + T_s + T_w + T_data (ms).
@@ -76,7 +79,7 @@ pub struct HerwonoRow {
     /// Handshake (Herwono's name).
     pub handshake: String,
     /// Device.
-    pub device: String,
+    pub device: DeviceName,
     /// Throughput (bit/s).
     pub throughput_bps: f64,
     /// Duration (ms).
@@ -135,14 +138,10 @@ pub fn run(
 ) -> anyhow::Result<DeviceResults> {
     ctx.step("devices: profiles, the Nokia 7650 fit, this machine");
     let nokia = fit_nokia7650().context("fitting the Nokia 7650")?;
-    let mut profiles = catalogue()?;
+    let mut profiles = ctx.catalogue.devices.clone();
     profiles.push(measure_this_machine(machine_budget(ctx.mode))?);
     let rule_checks = profiles.iter().flat_map(rule_checks).collect();
-    let nokia_profile = profiles
-        .iter()
-        .find(|p| p.name == "nokia7650")
-        .context("no nokia7650 profile")?
-        .clone();
+    let nokia_profile = ctx.catalogue.thesis_device()?.clone();
     let live = real_bearer::live_handshakes(datagrams_of(processing))?;
     let transmission: Vec<LeaveOneOut> = TraversalCount::ALL
         .into_iter()
@@ -154,10 +153,15 @@ pub fn run(
         .map(|l| l.traversal_all_ms);
     ctx.step("devices: emulated Nokia 7650 handshakes over GSM CSD and GPRS");
     let emulated = emulated::run(ctx.mode, store, processing, &nokia_profile, per_flight_ms)?;
-    let mut recommendations = recommendation::build(processing, &profiles);
+    let mut recommendations =
+        recommendation::build(processing, &profiles, ctx.catalogue.compared_bearers());
     ctx.step("devices: DTLS 1.2 and EDHOC in memory, for the recommendation table");
     let reps = if ctx.mode == Mode::Full { 200 } else { 30 };
-    modern::ModernBench::measure(reps)?.add_to(&mut recommendations, &profiles);
+    modern::ModernBench::measure(reps)?.add_to(
+        &mut recommendations,
+        &profiles,
+        ctx.catalogue.compared_bearers(),
+    );
     Ok(DeviceResults {
         levi_savas: levi_savas_rows(processing, &profiles),
         herwono: herwono_rows(processing, &profiles),
@@ -175,7 +179,7 @@ fn levi_savas_rows(p: &ProcessingResults, profiles: &[DeviceProfile]) -> Vec<Lev
     let mut out = Vec::new();
     for device in profiles
         .iter()
-        .filter(|d| matches!(d.name.as_str(), "arm7tdmi-25mhz" | "nokia7650"))
+        .filter(|d| DeviceName::of(d).is_study_device())
     {
         for c in p.cases.iter().filter(|c| c.case.ca == c.case.leaf) {
             let Ok(case) = model_case(c.case, auth_mode(c.auth)) else {
@@ -196,10 +200,10 @@ fn levi_savas_rows(p: &ProcessingResults, profiles: &[DeviceProfile]) -> Vec<Lev
                     levi_savas_response(client, c.server_cpu_ms.median, pk_bytes(c) as f64, sc)
                 {
                     out.push(LeviSavasRow {
-                        case: c.label(),
-                        auth: auth_label(c.auth).into(),
+                        case: c.case,
+                        auth: c.auth,
                         scenario: name.into(),
-                        device: device.name.clone(),
+                        device: DeviceName::of(device),
                         client_ms: client,
                         response_ms: r.total_ms,
                     });
@@ -220,7 +224,7 @@ fn herwono_rows(p: &ProcessingResults, profiles: &[DeviceProfile]) -> Vec<Herwon
         let Ok(case) = model_case(c.case, auth_mode(c.auth)) else {
             continue;
         };
-        let name = super::overall::herwono_name(c);
+        let name = c.herwono_name();
         for device in profiles
             .iter()
             .filter(|d| matches!(d.name.as_str(), "nokia7650" | "arm7tdmi-25mhz" | "nrf52840"))
@@ -231,7 +235,7 @@ fn herwono_rows(p: &ProcessingResults, profiles: &[DeviceProfile]) -> Vec<Herwon
             for r in herwono_throughputs_bps() {
                 out.push(HerwonoRow {
                     handshake: name.clone(),
-                    device: device.name.clone(),
+                    device: DeviceName::of(device),
                     throughput_bps: r,
                     duration_ms: herwono_duration_ms(
                         &groups_with_overhead(c),
@@ -244,13 +248,6 @@ fn herwono_rows(p: &ProcessingResults, profiles: &[DeviceProfile]) -> Vec<Herwon
         }
     }
     out
-}
-
-fn auth_label(a: Authentication) -> &'static str {
-    match a {
-        Authentication::Mutual => "mutual",
-        Authentication::ServerAuth => "server",
-    }
 }
 
 impl DeviceResults {
@@ -272,7 +269,7 @@ impl DeviceResults {
         let e: Vec<f64> = self
             .emulated
             .iter()
-            .filter(|r| r.bearer == bearer)
+            .filter(|r| r.bearer.is(bearer))
             .map(|r| r.error().abs())
             .collect();
         median(&e)
@@ -321,7 +318,7 @@ impl DeviceResults {
                 let r: Vec<f64> = self
                     .emulated
                     .iter()
-                    .filter(|r| r.bearer == bearer)
+                    .filter(|r| r.bearer.is(bearer))
                     .filter_map(|r| r.published_ms.map(|p| r.measured_ms / p))
                     .collect();
                 median(&r)
@@ -428,13 +425,13 @@ impl DeviceResults {
         )?;
         #[derive(Serialize)]
         struct RecCsv<'a> {
-            device: &'a str,
-            bearer: &'a str,
+            device: &'a DeviceName,
+            bearer: &'a BearerName,
             category: u8,
-            auth: &'a str,
-            best_case: &'a str,
+            auth: Authentication,
+            best_case: String,
             best_ms: f64,
-            runner_up_case: &'a str,
+            runner_up_case: Option<String>,
             runner_up_ms: Option<f64>,
             margin: Option<f64>,
             best_ecc_ms: Option<f64>,
@@ -450,17 +447,17 @@ impl DeviceResults {
                 device: &r.device,
                 bearer: &r.bearer,
                 category: r.category,
-                auth: &r.auth,
-                best_case: &r.best.case,
+                auth: r.auth,
+                best_case: r.best.case.to_string(),
                 best_ms: r.best.th_ms,
-                runner_up_case: r.runner_up.as_ref().map_or("", |c| c.case.as_str()),
+                runner_up_case: r.runner_up.as_ref().map(|c| c.case.to_string()),
                 runner_up_ms: r.runner_up.as_ref().map(|c| c.th_ms),
                 margin: r.margin,
                 best_ecc_ms: r.best_ecc_ms,
                 best_rsa_ms: r.best_rsa_ms,
                 ecc_beats_rsa: r.ecc_beats_rsa(),
-                best_modern_protocol: r.best_modern.as_ref().map_or("", |m| m.protocol.as_str()),
-                best_modern_suite: r.best_modern.as_ref().map_or("", |m| m.suite.as_str()),
+                best_modern_protocol: r.best_modern.as_ref().map_or("", |m| m.protocol.name()),
+                best_modern_suite: r.best_modern.as_ref().map_or("", |m| m.suite.name()),
                 best_modern_ms: r.best_modern.as_ref().map(|m| m.th_ms),
             }),
         )

@@ -5,7 +5,6 @@
 //! our model, or our measurement. The evidence is computed from the run or read from the
 //! published tables (`wtlsperf_models::reference`).
 
-use wtls::suite::Case;
 use wtlsperf_models::queue::Variant;
 use wtlsperf_models::reference::{self, PercentTable};
 use wtlsperf_models::stats::{median, relative_error};
@@ -16,6 +15,7 @@ use wtlsperf_report::{Finding, FindingKind, Section, Verdict};
 use super::processing::ProcessingResults;
 use super::queue::{Inputs, QueueResults, Setting};
 use super::transmission::{BearerRow, TransmissionResults};
+use super::vocabulary::{auth_name, BearerName};
 
 /// The findings of this run, in the report's order.
 pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -> Vec<Finding> {
@@ -390,9 +390,9 @@ fn transmission_dominates(p: &ProcessingResults) -> Option<Finding> {
 /// Our emulated bearers against the flight model whose parameters they enforce.
 fn transmission_model(t: &TransmissionResults) -> Option<Finding> {
     let pooled = t.model_error()?;
-    let mut bearers: Vec<&str> = Vec::new();
+    let mut bearers: Vec<&BearerName> = Vec::new();
     for b in &t.bearer {
-        if !bearers.contains(&b.bearer.as_str()) {
+        if !bearers.contains(&&b.bearer) {
             bearers.push(&b.bearer);
         }
     }
@@ -402,7 +402,7 @@ fn transmission_model(t: &TransmissionResults) -> Option<Finding> {
         let signed: Vec<f64> = t
             .bearer
             .iter()
-            .filter(|b| b.bearer == *name)
+            .filter(|b| b.bearer == **name)
             .filter_map(|b| relative_error(b.modelled_ms, b.measured_ms))
             .collect();
         let errors: Vec<f64> = signed.iter().map(|e| e.abs()).collect();
@@ -438,12 +438,7 @@ fn traversal_counts(rows: &[BearerRow]) -> Option<(Vec<usize>, Vec<usize>)> {
     let mut thesis = Vec::new();
     let mut ours = Vec::new();
     for b in rows {
-        let case = Case::parse(&b.case).ok()?;
-        let auth = if b.auth == "mutual" {
-            Authentication::Mutual
-        } else {
-            Authentication::ServerAuth
-        };
+        let (case, auth) = (b.case, b.auth);
         let family = if case.leaf.is_rsa() {
             SuiteFamily::Rsa
         } else {
@@ -469,10 +464,6 @@ fn spread(v: &[f64]) -> Option<(f64, f64, f64)> {
     let lo = v.iter().copied().min_by(f64::total_cmp)?;
     let hi = v.iter().copied().max_by(f64::total_cmp)?;
     Some((lo, median(v)?, hi))
-}
-
-fn auth_name(auth: Authentication) -> &'static str {
-    crate::auth::auth_mode(auth).name()
 }
 
 /// Whether the run shows each case's gateway CPU above its public-key work: every
@@ -548,7 +539,6 @@ mod bound_tests {
             cases: vec![with_bound("256p/256p", &clear)],
             variants: vec![],
             skipped: vec![],
-            instructions: Default::default(),
         };
         let f = public_key_bound(&p).unwrap();
         assert_eq!(f.verdict, Verdict::Confirmed);
@@ -606,7 +596,6 @@ mod tests {
             cases: vec![],
             variants: vec![],
             skipped: vec![],
-            instructions: Default::default(),
         };
         build(&p, &q, &t)
     }
@@ -699,7 +688,6 @@ mod tests {
             cases: vec![],
             variants: vec![],
             skipped: vec![],
-            instructions: Default::default(),
         })
         .unwrap();
         // The one handshake the sentence misplaces: mutual RSA-1024 is transmission-bound.
@@ -721,10 +709,11 @@ mod tests {
 
     #[test]
     fn the_transmission_finding_reports_each_bearer_and_both_traversal_counts() {
+        let catalogue = crate::evaluate::vocabulary::Catalogue::shipped().unwrap();
         let row = |bearer: &str, measured: f64| BearerRow {
-            case: "160p/160p".into(),
-            auth: "mutual".into(),
-            bearer: bearer.into(),
+            case: wtls::suite::Case::parse("160p/160p").unwrap(),
+            auth: Authentication::Mutual,
+            bearer: BearerName::of(catalogue.bearer(bearer).unwrap()),
             bytes: 1000,
             datagrams: 7,
             runs: 3,
@@ -735,7 +724,7 @@ mod tests {
         let f = transmission_model(&TransmissionResults {
             eq41: vec![],
             eq42: vec![],
-            bearer: vec![row("gsm-csd", 101.0), row("gprs", 95.0)],
+            bearer: vec![row("gsm-csd", 101.0), row("gprs-avg", 95.0)],
             bearer_note: None,
             cases: vec![],
             variants: vec![],
@@ -744,7 +733,7 @@ mod tests {
         assert_eq!(f.kind, FindingKind::EmulatorAgainstModel);
         // GPRS alone misses the 5 % target although the pooled median meets it.
         assert_eq!(f.verdict, Verdict::Inconclusive);
-        assert!(f.evidence.contains("gprs 5.3 %"), "{}", f.evidence);
+        assert!(f.evidence.contains("gprs-avg 5.3 %"), "{}", f.evidence);
         // Measured 95 against a model of 100: the model is above, by +5.3 %.
         assert!(
             f.evidence

@@ -12,8 +12,8 @@ use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 use wtlsperf_report::{Cell, Column, Provenance, Section, Table};
 
+use super::context::Ctx;
 use super::processing::{auth_mode, ProcessingResults};
-use super::Ctx;
 use crate::counts::{self, CaseCounts, Planned, DEFAULT_SEED};
 use crate::pki_store::PkiStore;
 use crate::runner::Variant;
@@ -32,18 +32,12 @@ pub struct InstructionResults {
 }
 
 impl InstructionResults {
-    /// The counts of one case, authentication and variant (`"full"`, ...).
-    pub fn find(&self, case: &Case, auth: AuthMode, variant: &str) -> Option<&CaseCounts> {
+    /// The counts of one case, authentication and variant.
+    pub fn find(&self, case: &Case, auth: AuthMode, variant: Variant) -> Option<&CaseCounts> {
         self.counts
             .iter()
-            .find(|c| c.case == *case && c.auth == auth && c.variant.name() == variant)
+            .find(|c| c.case == *case && c.auth == auth && c.variant == variant)
     }
-}
-
-fn variant_named(name: &str) -> Option<Variant> {
-    [Variant::Full, Variant::Anonymous, Variant::Optimised]
-        .into_iter()
-        .find(|v| v.name() == name)
 }
 
 /// Counts every case and variant of `p` on a PKI issued from the fixed seed under the
@@ -63,12 +57,10 @@ pub fn run(
         .cases
         .iter()
         .chain(&p.variants)
-        .filter_map(|c| {
-            Some(Planned {
-                case: c.case,
-                auth: auth_mode(c.auth),
-                variant: variant_named(&c.variant)?,
-            })
+        .map(|c| Planned {
+            case: c.case,
+            auth: auth_mode(c.auth),
+            variant: c.variant,
         })
         .collect();
     let started = Instant::now();

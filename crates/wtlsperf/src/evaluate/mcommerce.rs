@@ -13,7 +13,7 @@ use wtlsperf_models::reference;
 use wtlsperf_models::transmission::serialisation_ms;
 use wtlsperf_report::{Cell, Column, Provenance, Section, Table};
 
-use super::{Ctx, Mode};
+use super::context::{Ctx, Mode};
 use crate::pki_store::PkiStore;
 
 /// The bearer the payment crosses (GSM CSD, bit/s).

@@ -20,31 +20,42 @@
 //! * [`findings`]: what the numbers confirm and contradict;
 //! * [`output`]: the machine-readable files and `summary.json`.
 //!
+//! Below every part lie what they share and nothing else: [`context`] (the run's size,
+//! provenance and progress line), [`vocabulary`] (the devices and bearers, loaded and
+//! validated once at start-up, and the typed names a row carries) and [`csv_file`] (the
+//! CSV edge). A part reads earlier parts' results and never this module, which runs them.
+//!
 //! Three sizes: the full run (about 12.5 minutes on 2 cores: 754-760 s in the last three runs,
 //! within its 15-minute budget), `--quick` (about 160 s) and a hidden `--smoke`, which
 //! the test suite runs, that only proves every part runs end to end.
 
+pub mod context;
+pub mod csv_file;
 pub mod device;
 pub mod findings;
 pub mod instructions;
 pub mod mcommerce;
 pub mod output;
 pub mod overall;
+pub mod page_load;
 pub mod processing;
 pub mod protocols;
 pub mod queue;
 pub mod recommendation;
 pub mod record_layer;
 pub mod transmission;
+pub mod vocabulary;
 
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
-use wtlsperf_report::{Provenance, Report};
+use wtlsperf_report::Report;
 
 use crate::pki_store::PkiStore;
+use context::TICK;
+pub use context::{Ctx, Mode};
 
 /// Command-line arguments.
 #[derive(Debug, clap::Args)]
@@ -69,91 +80,12 @@ pub struct Args {
     /// or differently.
     #[arg(long)]
     pub job_logs: Option<PathBuf>,
+    /// A data directory laid out like the repository's `data/` (`devices/profiles.csv`,
+    /// `devices/operations.csv`, `bearers/profiles.csv`) whose devices and bearers the
+    /// campaign runs on instead of the shipped ones.
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
 }
-
-/// How much of the campaign to run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mode {
-    /// Minimal inputs for the integration test.
-    Smoke,
-    /// CI size.
-    Quick,
-    /// The real evaluation.
-    Full,
-}
-
-impl Mode {
-    /// Handshakes per case and authentication mode for the processing tables.
-    pub fn processing_reps(self) -> usize {
-        match self {
-            Mode::Smoke => 1,
-            Mode::Quick => 3,
-            Mode::Full => 15,
-        }
-    }
-}
-
-/// What every part needs: the mode, where its numbers go and how to label them.
-pub struct Ctx {
-    /// Size of the run.
-    pub mode: Mode,
-    /// Identifies this run in every measured provenance (`20261122T052157Z`).
-    pub run_id: String,
-    /// Short machine description (CPU model, cores).
-    pub machine: String,
-    /// Output directory.
-    pub out: PathBuf,
-    /// Progress on stderr.
-    pub progress: ProgressBar,
-    /// Where the queue load points' job logs go, if anywhere (`--job-logs`).
-    pub job_logs: Option<PathBuf>,
-    /// Wall time (s) of each top-level part done so far, in order.
-    part_seconds: std::cell::RefCell<Vec<(&'static str, f64)>>,
-}
-
-impl Ctx {
-    /// Provenance of a number measured in this run.
-    pub fn measured(&self) -> Provenance {
-        Provenance::measured(&self.run_id, &self.machine)
-    }
-
-    /// Tells the user which step runs now.
-    pub fn step(&self, what: &str) {
-        self.progress.set_message(what.to_owned());
-        self.progress.tick();
-    }
-
-    /// Runs `measure` with the progress bar's redraw thread stopped. A load test pins
-    /// its generator and the gateway's worker to the two cores, both busy-polling: a
-    /// thread waking four times a second to redraw would preempt one of them, and the
-    /// worker's stall log would count its own program among the machine's disturbances.
-    pub fn without_ticker<T>(&self, measure: impl FnOnce() -> T) -> T {
-        self.progress.disable_steady_tick();
-        let out = measure();
-        self.progress.enable_steady_tick(TICK);
-        out
-    }
-
-    /// Runs one of the top-level parts, marks it done and keeps its wall time (the full
-    /// run has a 15-minute budget, and `summary.json` says where it went).
-    fn part<T>(
-        &self,
-        name: &'static str,
-        run: impl FnOnce() -> anyhow::Result<T>,
-    ) -> anyhow::Result<T> {
-        let clock = Instant::now();
-        let out = run()?;
-        self.part_seconds
-            .borrow_mut()
-            .push((name, clock.elapsed().as_secs_f64()));
-        self.progress.inc(1);
-        Ok(out)
-    }
-}
-
-/// How often the progress bar redraws on its own.
-const TICK: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// UTC `YYYYMMDDTHHMMSSZ` of a Unix time, without a date crate: the civil-from-days
 /// conversion of Howard Hinnant's date algorithms.
@@ -177,6 +109,32 @@ pub fn utc_stamp(unix_secs: u64) -> String {
     )
 }
 
+/// The wall time of each top-level part, in order: the full run has a 15-minute budget,
+/// and `summary.json` says where it went.
+#[derive(Default)]
+struct PartClock {
+    seconds: std::cell::RefCell<Vec<(&'static str, f64)>>,
+}
+
+impl PartClock {
+    /// Runs one of the top-level parts, marks it done on the progress bar and keeps its
+    /// wall time.
+    fn part<T>(
+        &self,
+        ctx: &Ctx,
+        name: &'static str,
+        run: impl FnOnce() -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let clock = Instant::now();
+        let out = run()?;
+        self.seconds
+            .borrow_mut()
+            .push((name, clock.elapsed().as_secs_f64()));
+        ctx.progress.inc(1);
+        Ok(out)
+    }
+}
+
 /// Runs the evaluation and writes the results directory.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let mode = if args.smoke {
@@ -185,6 +143,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Mode::Quick
     } else {
         Mode::Full
+    };
+    // The devices and bearers first: a bad data file stops the run before it writes.
+    let catalogue = match &args.data {
+        Some(dir) => vocabulary::Catalogue::load(dir).context("--data")?,
+        None => vocabulary::Catalogue::shipped()?,
     };
     let started = SystemTime::now();
     let start_secs = started.duration_since(UNIX_EPOCH)?.as_secs();
@@ -197,25 +160,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let machine_info = output::MachineInfo::collect();
     let ctx = Ctx {
         mode,
+        catalogue,
         run_id: run_id.clone(),
         machine: machine_info.short(),
-        out: out.clone(),
         progress: progress_bar(),
         job_logs: args.job_logs.clone(),
-        part_seconds: Default::default(),
     };
+    let clocks = PartClock::default();
     let clock = Instant::now();
 
     ctx.step("loading or creating the PKI");
     let pki_dir = args.pki.map_or_else(|| out.join("pki"), |p| p.dir);
-    let store = ctx.part("pki", || {
+    let store = clocks.part(&ctx, "pki", || {
         // The thesis' Table 3.2 numbering: its byte counts (Table 4.11) were made
         // with it (explicit parameters for the curves WAP-261 does not number would
         // add to every message naming them).
         PkiStore::load_or_init_numbered(&pki_dir, wtls::params::ParameterNumbering::Thesis)
             .with_context(|| format!("PKI in {}", pki_dir.display()))
     })?;
-    let parts = Parts::measure(&ctx, &store)?;
+    let parts = Parts::measure(&ctx, &clocks, &store)?;
 
     ctx.step("writing the report");
     parts
@@ -229,8 +192,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         start_unix_s: start_secs,
         end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
         duration_s: clock.elapsed().as_secs_f64(),
-        part_seconds: ctx
-            .part_seconds
+        part_seconds: clocks
+            .seconds
             .borrow()
             .iter()
             .map(|&(part, s)| (part.to_owned(), s))
@@ -254,7 +217,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 
 /// The progress bar on stderr: one step per top-level part.
 fn progress_bar() -> ProgressBar {
-    let progress = ProgressBar::new(11);
+    let progress = ProgressBar::new(12);
     progress.set_style(
         ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -266,6 +229,7 @@ fn progress_bar() -> ProgressBar {
 /// What every part of the campaign produced.
 struct Parts {
     processing: processing::ProcessingResults,
+    instructions: instructions::InstructionResults,
     queue: queue::QueueResults,
     transmission: transmission::TransmissionResults,
     devices: device::DeviceResults,
@@ -273,28 +237,31 @@ struct Parts {
     records: record_layer::RecordResults,
     mcommerce: mcommerce::McommerceResults,
     protocols: protocols::ProtocolResults,
+    page_load: page_load::PageLoadResults,
     findings: Vec<wtlsperf_report::Finding>,
 }
 
 impl Parts {
     /// Runs the parts in order; later ones read earlier ones' results.
-    fn measure(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Parts> {
-        let mut processing = ctx.part("processing", || processing::run(ctx, store))?;
-        processing.instructions = ctx.part("instructions", || {
+    fn measure(ctx: &Ctx, clocks: &PartClock, store: &PkiStore) -> anyhow::Result<Parts> {
+        let processing = clocks.part(ctx, "processing", || processing::run(ctx, store))?;
+        let instructions = clocks.part(ctx, "instructions", || {
             instructions::run(ctx, store, &processing)
         })?;
-        let queue = ctx.part("queue", || queue::run(ctx, store, &processing))?;
-        let transmission = ctx.part("transmission", || {
+        let queue = clocks.part(ctx, "queue", || queue::run(ctx, store, &processing))?;
+        let transmission = clocks.part(ctx, "transmission", || {
             transmission::run(ctx, store, &processing)
         })?;
-        let devices = ctx.part("devices", || device::run(ctx, store, &processing))?;
-        let overall = ctx.part("overall", || {
+        let devices = clocks.part(ctx, "devices", || device::run(ctx, store, &processing))?;
+        let overall = clocks.part(ctx, "overall", || {
             overall::build(ctx, &processing, &transmission, &queue, &devices.emulated)
         })?;
-        let records = ctx.part("record_layer", || record_layer::run(ctx))?;
-        let mcommerce = ctx.part("mcommerce", || mcommerce::run(ctx, store))?;
-        let protocols = ctx.part("protocols", || protocols::run(ctx, store, &processing))?;
-        let mut findings = ctx.part("findings", || {
+        let records = clocks.part(ctx, "record_layer", || record_layer::run(ctx))?;
+        let mcommerce = clocks.part(ctx, "mcommerce", || mcommerce::run(ctx, store))?;
+        let protocols =
+            clocks.part(ctx, "protocols", || protocols::run(ctx, store, &processing))?;
+        let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
+        let mut findings = clocks.part(ctx, "findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);
             all.extend(devices.findings());
             anyhow::Ok(all)
@@ -302,6 +269,7 @@ impl Parts {
         findings.extend(protocols.findings());
         Ok(Parts {
             processing,
+            instructions,
             queue,
             transmission,
             devices,
@@ -309,6 +277,7 @@ impl Parts {
             records,
             mcommerce,
             protocols,
+            page_load,
             findings,
         })
     }
@@ -329,7 +298,7 @@ impl Parts {
                 .meta("OpenSSL", &machine.openssl)
                 .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
                 .section(self.processing.section(ctx)?)
-                .section(self.processing.instructions.section(ctx))
+                .section(self.instructions.section(ctx))
                 .section(self.queue.section(ctx))
                 .section(self.transmission.section(ctx))
                 .section(self.overall.section(ctx))
@@ -337,6 +306,7 @@ impl Parts {
                 .section(self.records.section(ctx))
                 .section(self.mcommerce.section(ctx))
                 .section(self.protocols.section(ctx))
+                .section(self.page_load.section(ctx))
                 .section(findings::section(&self.findings)),
         )
     }
@@ -359,14 +329,16 @@ impl Parts {
         output::write_all(
             out,
             &self.processing,
+            &self.instructions,
             &self.queue,
             &self.transmission,
             &self.records,
             &self.mcommerce,
-            summary,
         )?;
+        output::write_summary(out, summary)?;
         self.devices.write_csv(out)?;
         self.protocols.write_csv(out)?;
+        self.page_load.write_csv(out)?;
         Ok(())
     }
 }
@@ -395,6 +367,31 @@ mod tests {
         assert!(absent.args.pki.is_none());
         let given = Command::try_parse_from(["evaluate", "--pki", "elsewhere"]).unwrap();
         assert_eq!(given.args.pki.unwrap().dir, PathBuf::from("elsewhere"));
+    }
+
+    #[test]
+    fn a_bad_data_directory_is_refused_before_anything_is_written() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Command {
+            #[command(flatten)]
+            args: Args,
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let missing = dir.path().join("no-data");
+        let command = Command::try_parse_from([
+            "evaluate".as_ref(),
+            "--smoke".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+            "--data".as_ref(),
+            missing.as_os_str(),
+        ])
+        .unwrap();
+        let e = format!("{:#}", run(command.args).unwrap_err());
+        assert!(e.starts_with("--data") && e.contains("profiles.csv"), "{e}");
+        assert!(!out.exists());
     }
 
     #[test]

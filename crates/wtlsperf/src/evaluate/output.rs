@@ -6,16 +6,20 @@ use std::path::Path;
 
 use anyhow::Context;
 use serde::Serialize;
-use wtlsperf_models::Side;
+use wtls::suite::Case;
+use wtlsperf_models::{Authentication, Side};
 use wtlsperf_report::Finding;
 
+use super::context::Mode;
+use super::csv_file::write_csv;
+use super::instructions::InstructionResults;
 use super::mcommerce::McommerceResults;
 use super::processing::{auth_mode, CaseResult, ProcessingResults};
 use super::queue::{QueueResults, Setting};
 use super::record_layer::RecordResults;
 use super::transmission::TransmissionResults;
-use super::Mode;
 use crate::counts::CaseCounts;
+use crate::runner::Variant;
 
 /// Where the numbers were measured.
 #[derive(Debug, Clone, Serialize)]
@@ -256,11 +260,12 @@ pub struct Summary {
 /// [`CaseCsv::of`] and in [`CASES_HEADER`] (a test checks the header).
 #[derive(Debug, Serialize)]
 pub struct CaseCsv {
-    case: String,
+    #[serde(serialize_with = "super::csv_file::display")]
+    case: Case,
     category: u8,
     group: u8,
-    auth: String,
-    variant: String,
+    auth: Authentication,
+    variant: &'static str,
     client_cpu_median_ms: f64,
     client_cpu_p95_ms: f64,
     client_wall_median_ms: f64,
@@ -296,15 +301,15 @@ pub struct CaseCsv {
 impl CaseCsv {
     /// The row of one case, with its instruction counts where they were taken.
     pub fn of(c: &CaseResult, counted: Option<&CaseCounts>) -> CaseCsv {
-        let pubrow = c.published().filter(|_| c.variant == "full");
+        let pubrow = c.published().filter(|_| c.variant == Variant::Full);
         let spread = c.bound.as_ref().map(|b| *b.spread());
         let ci95 = spread.and_then(|s| s.ci95);
         CaseCsv {
-            case: c.label(),
+            case: c.case,
             category: c.case.category,
             group: c.case.group,
-            auth: auth_name(c.auth),
-            variant: c.variant.clone(),
+            auth: c.auth,
+            variant: c.variant.name(),
             client_cpu_median_ms: c.client_cpu_ms.median,
             client_cpu_p95_ms: c.client_cpu_ms.p95,
             client_wall_median_ms: c.client_wall_ms.median,
@@ -339,9 +344,10 @@ impl CaseCsv {
 /// One row of `messages.csv`.
 #[derive(Debug, Serialize)]
 pub struct MessageCsv {
-    case: String,
-    auth: String,
-    side: String,
+    #[serde(serialize_with = "super::csv_file::display")]
+    case: Case,
+    auth: Authentication,
+    side: Side,
     message: String,
     operation: String,
     median_wall_ms: f64,
@@ -353,58 +359,30 @@ pub struct MessageCsv {
 /// The header row a CSV of `T` gets (for the test and the docs).
 pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,bound_floor_ratio,probe_overhead_pct,published_client_ms,published_server_ms,bound_status,bound_pairs,bound_ci95_low,bound_ci95_high,server_instructions,client_instructions,raw_pk_instructions,instruction_bound_ratio";
 
-/// Writes `rows` as a CSV file with a header row, naming the file in every error.
-pub(super) fn write_csv<T: Serialize>(
-    path: &Path,
-    rows: impl IntoIterator<Item = T>,
-) -> anyhow::Result<()> {
-    let mut w =
-        csv::Writer::from_path(path).with_context(|| format!("creating {}", path.display()))?;
-    for r in rows {
-        w.serialize(r)
-            .with_context(|| format!("writing {}", path.display()))?;
-    }
-    w.flush()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
-}
-
-fn auth_name(a: wtlsperf_models::Authentication) -> String {
-    match a {
-        wtlsperf_models::Authentication::Mutual => "mutual".into(),
-        wtlsperf_models::Authentication::ServerAuth => "server".into(),
-    }
-}
-
 /// Writes every machine-readable file into `dir`.
 pub fn write_all(
     dir: &Path,
     p: &ProcessingResults,
+    instructions: &InstructionResults,
     q: &QueueResults,
     t: &TransmissionResults,
     r: &RecordResults,
     m: &McommerceResults,
-    summary: &Summary,
 ) -> anyhow::Result<()> {
     write_csv(
         &dir.join("cases.csv"),
-        p.cases.iter().chain(&p.variants).map(|c| {
-            CaseCsv::of(
-                c,
-                p.instructions.find(&c.case, auth_mode(c.auth), &c.variant),
-            )
-        }),
+        p.cases
+            .iter()
+            .chain(&p.variants)
+            .map(|c| CaseCsv::of(c, instructions.find(&c.case, auth_mode(c.auth), c.variant))),
     )?;
     write_csv(
         &dir.join("messages.csv"),
         p.cases.iter().flat_map(|c| {
             c.messages.iter().map(move |msg| MessageCsv {
-                case: c.label(),
-                auth: auth_name(c.auth),
-                side: match msg.side {
-                    Side::Client => "client".into(),
-                    Side::Server => "server".into(),
-                },
+                case: c.case,
+                auth: c.auth,
+                side: msg.side,
                 message: msg.message.clone(),
                 operation: msg.operation.clone().unwrap_or_default(),
                 median_wall_ms: msg.median_wall_ms,
@@ -422,6 +400,11 @@ pub fn write_all(
     write_csv(&dir.join("transmission.csv"), &t.bearer)?;
     write_csv(&dir.join("record_layer.csv"), &r.rows)?;
     write_csv(&dir.join("mcommerce.csv"), &m.rows)?;
+    Ok(())
+}
+
+/// Writes `summary.json` into `dir`.
+pub fn write_summary(dir: &Path, summary: &Summary) -> anyhow::Result<()> {
     let json = serde_json::to_string_pretty(summary)?;
     std::fs::write(dir.join("summary.json"), json)
         .with_context(|| format!("writing {}", dir.join("summary.json").display()))?;
@@ -443,7 +426,6 @@ mod tests {
             )],
             variants: vec![],
             skipped: vec![],
-            instructions: Default::default(),
         };
         let path = dir.path().join("c.csv");
         write_csv(&path, p.cases.iter().map(|c| CaseCsv::of(c, None))).unwrap();

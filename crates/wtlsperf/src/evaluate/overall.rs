@@ -19,13 +19,13 @@ use wtlsperf_report::{
     Table,
 };
 
+use super::context::Ctx;
 use super::device::emulated::EmulatedRun;
 use super::processing::{CaseResult, ProcessingResults};
 use super::queue::QueueResults;
 use super::transmission::{
     groups_with_overhead, modelled_duration_ms, pk_bytes, TransmissionResults,
 };
-use super::Ctx;
 
 /// A bearer of thesis Table 4.15 as the overall model uses it.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,7 +72,7 @@ pub fn thesis_bearers() -> Vec<Bearer> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct OverallRow {
     /// Case.
-    pub case: String,
+    pub case: Case,
     /// Mode.
     pub auth: Authentication,
     /// Bearer.
@@ -101,18 +101,14 @@ fn emulated_profile(bearer: &str) -> Option<&'static str> {
 /// The measured duration of the emulated Nokia 7650 runs of one case (ms).
 fn emulated_ms(
     runs: &[EmulatedRun],
-    case: &str,
+    case: Case,
     auth: Authentication,
     bearer: &str,
 ) -> Option<f64> {
     let profile = emulated_profile(bearer)?;
-    let auth = match auth {
-        Authentication::Mutual => "mutual",
-        _ => "server",
-    };
     runs.iter()
         .find(|r| {
-            r.device == "nokia7650" && r.case == case && r.auth == auth && r.bearer == profile
+            r.device.is_thesis_device() && r.case == case && r.auth == auth && r.bearer.is(profile)
         })
         .map(|r| r.measured_ms)
 }
@@ -124,7 +120,7 @@ pub struct QueuedHandshake {
     /// 44, 45 or 46: the figure (the leaf's strength level 1, 2 or 3).
     pub figure: u8,
     /// Case.
-    pub case: String,
+    pub case: Case,
     /// `thesis, as published`, `thesis, corrected` or `ours, corrected`.
     pub inputs: &'static str,
     /// Handshakes per second.
@@ -187,7 +183,7 @@ pub fn queued_handshakes(processing: &ProcessingResults) -> Vec<QueuedHandshake>
             for &l in &lambdas {
                 out.push(QueuedHandshake {
                     figure,
-                    case: case.to_string(),
+                    case,
                     inputs,
                     lambda_hs_per_s: l,
                     th_ms: load
@@ -210,7 +206,7 @@ pub fn queued_handshakes(processing: &ProcessingResults) -> Vec<QueuedHandshake>
                 for &l in &lambdas {
                     out.push(QueuedHandshake {
                         figure,
-                        case: case.to_string(),
+                        case,
                         inputs: "ours, corrected",
                         lambda_hs_per_s: l,
                         th_ms: load.handshake_queue_delay_ms(l).map(|qd| pd + td + qd),
@@ -250,6 +246,21 @@ pub fn build(
     emulated: &[EmulatedRun],
 ) -> anyhow::Result<OverallResults> {
     ctx.step("overall: T_H, Levi-Savas and Herwono");
+    Ok(OverallResults {
+        rows: th_rows(processing, emulated)?,
+        queued: queued_handshakes(processing),
+        levi_savas: levi_savas_points(processing),
+        herwono: herwono_curves(processing),
+        herwono_measured: herwono_measured(transmission),
+    })
+}
+
+/// T_H of every case over every bearer of Table 4.15: the thesis' inputs, ours, the
+/// composite and the emulated Nokia's runs.
+fn th_rows(
+    processing: &ProcessingResults,
+    emulated: &[EmulatedRun],
+) -> anyhow::Result<Vec<OverallRow>> {
     let bytes = reference::handshake_bytes()?;
     let mut rows = Vec::new();
     for bearer in thesis_bearers() {
@@ -272,16 +283,22 @@ pub fn build(
             });
             let ttd = modelled_duration_ms(c, bearer.up_bps, bearer.down_bps, bearer.traversal_ms);
             rows.push(OverallRow {
-                case: c.label(),
+                case: c.case,
                 auth: c.auth,
                 bearer: bearer.name.clone(),
                 thesis_ms: thesis,
                 ours_ms: our_tpd(c) + ttd,
                 composite_ms: p.map(|p| p.client_ms + c.server_wall_ms.median + ttd),
-                emulated_ms: emulated_ms(emulated, &c.label(), c.auth, &bearer.name),
+                emulated_ms: emulated_ms(emulated, c.case, c.auth, &bearer.name),
             });
         }
     }
+    Ok(rows)
+}
+
+/// Levi-Savas' response time (Figure 6) of every server-authenticated case, best and
+/// worst scenario.
+fn levi_savas_points(processing: &ProcessingResults) -> Vec<(String, &'static str, f64, f64, f64)> {
     let mut levi_savas = Vec::new();
     for c in processing
         .cases
@@ -302,6 +319,12 @@ pub fn build(
             }
         }
     }
+    levi_savas
+}
+
+/// Herwono's duration-against-throughput curves of their variants and two full
+/// handshakes, ours beside their published message groups.
+fn herwono_curves(processing: &ProcessingResults) -> Vec<(String, f64, f64, Option<f64>)> {
     let mut herwono = Vec::new();
     let variants: Vec<&CaseResult> = processing
         .variants
@@ -312,7 +335,7 @@ pub fn build(
         }))
         .collect();
     for c in variants {
-        let key = herwono_name(c);
+        let key = c.herwono_name();
         let ours = groups_with_overhead(c);
         let published = herwono_groups_of("icics_table2", &key)
             .ok()
@@ -328,42 +351,28 @@ pub fn build(
             ));
         }
     }
-    let herwono_measured = transmission
+    herwono
+}
+
+/// The real handshakes over the Herwono sweep's bearers: (case, bit/s, ms).
+fn herwono_measured(transmission: &TransmissionResults) -> Vec<(String, f64, f64)> {
+    transmission
         .bearer
         .iter()
-        .filter(|b| b.bearer.starts_with("herwono-") && b.auth == "server")
+        .filter(|b| {
+            b.bearer.as_str().starts_with("herwono-") && b.auth == Authentication::ServerAuth
+        })
         .filter_map(|b| {
             let kbps: f64 = b
                 .bearer
+                .as_str()
                 .trim_start_matches("herwono-")
                 .trim_end_matches("kbps")
                 .parse()
                 .ok()?;
-            Some((b.case.clone(), kbps * 1000.0, b.measured_ms))
+            Some((b.case.to_string(), kbps * 1000.0, b.measured_ms))
         })
-        .collect();
-    Ok(OverallResults {
-        rows,
-        queued: queued_handshakes(processing),
-        levi_savas,
-        herwono,
-        herwono_measured,
-    })
-}
-
-/// Herwono's name of one of our handshakes (`RSA_1024`, `ECDH_anon_160`, ...).
-pub fn herwono_name(c: &CaseResult) -> String {
-    let (family, bits) = if c.case.leaf.is_rsa() {
-        ("RSA", c.case.leaf.key_bits())
-    } else {
-        ("ECDH", c.case.leaf.key_bits())
-    };
-    match c.variant.as_str() {
-        "anonymous" => format!("{family}_anon_{bits}"),
-        "optimised" => format!("ECDH_ECDSA_{bits}_optimized"),
-        _ if family == "RSA" => format!("RSA_{bits}"),
-        _ => format!("ECDH_ECDSA_{bits}"),
-    }
+        .collect()
 }
 
 impl OverallResults {
@@ -407,7 +416,7 @@ impl OverallResults {
             Axis::new("mutual handshake requests", "handshakes/s"),
             Axis::new("overall handshake time T_H", "ms").log(),
         );
-        let mut cases: Vec<&str> = points.iter().map(|q| q.case.as_str()).collect();
+        let mut cases: Vec<Case> = points.iter().map(|q| q.case).collect();
         cases.dedup();
         for (i, case) in cases.iter().enumerate() {
             for (j, inputs) in [
@@ -496,7 +505,7 @@ impl OverallResults {
             ));
         for r in &self.rows {
             t = t.row(vec![
-                Cell::text(&r.case),
+                Cell::text(r.case.to_string()),
                 Cell::text(format!("{:?}", r.auth)),
                 Cell::text(&r.bearer),
                 Cell::opt(r.thesis_ms, 0),
@@ -514,7 +523,7 @@ impl OverallResults {
             .iter()
             .filter(|r| r.auth == auth && r.bearer == "GSM CSD")
             .collect();
-        let labels: Vec<String> = rows.iter().map(|r| r.case.clone()).collect();
+        let labels: Vec<String> = rows.iter().map(|r| r.case.to_string()).collect();
         let n = if auth == Authentication::Mutual {
             42
         } else {
@@ -667,7 +676,6 @@ impl OverallResults {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evaluate::processing::tests::synthetic;
 
     #[test]
     fn bearers_of_table_4_15() {
@@ -676,16 +684,5 @@ mod tests {
         assert_eq!(b[0].up_bps, 9600.0);
         assert_eq!(b[0].traversal_ms, 391.3);
         assert_eq!(b[2].down_bps, 18_770.0);
-    }
-
-    #[test]
-    fn herwono_names() {
-        let mut c = synthetic("160p/160p", Authentication::ServerAuth, 1.0);
-        assert_eq!(herwono_name(&c), "ECDH_ECDSA_160");
-        c.variant = "optimised".into();
-        assert_eq!(herwono_name(&c), "ECDH_ECDSA_160_optimized");
-        let mut r = synthetic("rsa1024/rsa1024", Authentication::ServerAuth, 1.0);
-        r.variant = "anonymous".into();
-        assert_eq!(herwono_name(&r), "RSA_anon_1024");
     }
 }

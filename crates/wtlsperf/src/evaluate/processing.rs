@@ -18,7 +18,7 @@ use wtlsperf_models::{Authentication, Side, SuiteFamily};
 
 mod report;
 
-use super::{Ctx, Mode};
+use super::context::{Ctx, Mode};
 use crate::pki_store::PkiStore;
 use crate::runner::{
     self, AuthMode, BoundExtension, BoundRatio, CaseMeasurement, RunnerOptions, Variant,
@@ -59,8 +59,8 @@ pub struct CaseResult {
     pub case: Case,
     /// Authentication mode.
     pub auth: Authentication,
-    /// Which handshake variant (full, anonymous, optimised, resumed).
-    pub variant: String,
+    /// Which handshake variant (full, anonymous, optimised).
+    pub variant: Variant,
     /// Client thread-CPU time per handshake.
     pub client_cpu_ms: Stat,
     /// Gateway thread-CPU time per handshake.
@@ -116,6 +116,22 @@ impl CaseResult {
     /// `256p/224p`.
     pub fn label(&self) -> String {
         self.case.to_string()
+    }
+
+    /// Herwono-Liebhardt's name of this handshake (`RSA_1024`, `ECDH_anon_160`, ...), the
+    /// key of their published curves.
+    pub fn herwono_name(&self) -> String {
+        let (family, bits) = if self.case.leaf.is_rsa() {
+            ("RSA", self.case.leaf.key_bits())
+        } else {
+            ("ECDH", self.case.leaf.key_bits())
+        };
+        match self.variant {
+            Variant::Anonymous => format!("{family}_anon_{bits}"),
+            Variant::Optimised => format!("ECDH_ECDSA_{bits}_optimized"),
+            _ if family == "RSA" => format!("RSA_{bits}"),
+            _ => format!("ECDH_ECDSA_{bits}"),
+        }
     }
 
     /// Total handshake bytes both ways.
@@ -207,8 +223,6 @@ pub struct ProcessingResults {
     pub variants: Vec<CaseResult>,
     /// Cases left out of this run, with the reason.
     pub skipped: Vec<String>,
-    /// Instructions per case (callgrind), filled by the instructions part after this one.
-    pub instructions: super::instructions::InstructionResults,
 }
 
 impl ProcessingResults {
@@ -339,7 +353,7 @@ pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult
     CaseResult {
         case: m.case,
         auth,
-        variant: m.variant.name().to_owned(),
+        variant: m.variant,
         client_cpu_ms: to_stat(m.client_cpu_ms()),
         server_cpu_ms: to_stat(m.server_cpu_ms()),
         client_wall_ms: to_stat(m.client_wall_ms()),
@@ -424,7 +438,6 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<ProcessingResults> {
         cases,
         variants,
         skipped,
-        instructions: Default::default(),
     })
 }
 
@@ -510,7 +523,7 @@ pub(crate) mod tests {
         CaseResult {
             case,
             auth,
-            variant: "full".into(),
+            variant: Variant::Full,
             client_cpu_ms: Stat {
                 median: 2.0 * server_ms,
                 p95: 2.2 * server_ms,
@@ -597,7 +610,6 @@ pub(crate) mod tests {
             ],
             variants: vec![],
             skipped: vec![],
-            instructions: Default::default(),
         };
         // Published server times: 256p/256p S and rsa1024/rsa1024 S over ours.
         let p1 = published_row(
@@ -617,5 +629,16 @@ pub(crate) mod tests {
         assert!((got - expected).abs() < 1e-9);
         assert_eq!(results.worst_bound_ratio().unwrap().1, 1.3);
         assert_eq!(cases_for(Mode::Smoke).len(), 2);
+    }
+
+    #[test]
+    fn herwono_names() {
+        let mut c = synthetic("160p/160p", Authentication::ServerAuth, 1.0);
+        assert_eq!(c.herwono_name(), "ECDH_ECDSA_160");
+        c.variant = Variant::Optimised;
+        assert_eq!(c.herwono_name(), "ECDH_ECDSA_160_optimized");
+        let mut r = synthetic("rsa1024/rsa1024", Authentication::ServerAuth, 1.0);
+        r.variant = Variant::Anonymous;
+        assert_eq!(r.herwono_name(), "RSA_anon_1024");
     }
 }

@@ -14,21 +14,22 @@
 
 pub mod tables;
 
-use super::output::write_csv;
+use super::csv_file::write_csv;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 use wtls::suite::Case;
-use wtlsperf_bearer::profile;
 use wtlsperf_models::device::WtlsCase;
 use wtlsperf_models::stats::{mean, median};
 use wtlsperf_models::transmission::Flight;
 use wtlsperf_models::Authentication;
+use wtlsperf_spine::Protocol;
 
+use super::context::{Ctx, Mode};
 use super::processing::{auth_mode, CaseResult, ProcessingResults};
-use super::{Ctx, Mode};
+use super::vocabulary::{auth_name, BearerName, Catalogue, DeviceName};
 use crate::gateway::{spawn_gateway, GatewayConfig};
 use crate::pki_store::PkiStore;
 use crate::protocols::bearer_jobs::{run_concurrently, ModernConfigs};
@@ -37,11 +38,10 @@ use crate::protocols::model::{self, Device};
 use crate::protocols::peers::PeerMeasurement;
 use crate::protocols::udp::client_over_bearer;
 use crate::protocols::wtls_client;
-use crate::protocols::{compare, measure_suite, Protocol, Suite};
+use crate::protocols::{compare, measure_suite, Suite};
 use crate::setup::{gateway_server_config, ClientAuth, Options};
+use wtlsperf_bearer::LinkProfile;
 
-/// The bearers of the comparison, slowest first.
-pub const BEARERS: [&str; 6] = ["gsm-csd", "gprs-avg", "edge", "umts-r99", "lte-m", "nb-iot"];
 /// Loss probability of the lossy link.
 pub const LOSS: f64 = 0.10;
 /// The bearer the lossy runs use (a modern one: the protocols it carries are the question).
@@ -82,7 +82,8 @@ impl Config {
     pub fn protocol(&self) -> Protocol {
         match self.kind {
             Kind::Wtls(..) => Protocol::Wtls,
-            Kind::Modern(s) => s.protocol(),
+            Kind::Modern(Suite::DtlsEcdheEcdsa { .. } | Suite::DtlsPsk) => Protocol::Dtls12,
+            Kind::Modern(Suite::EdhocMethod3Suite2) => Protocol::Edhoc,
         }
     }
 
@@ -94,16 +95,12 @@ impl Config {
         }
     }
 
-    /// `server` or `mutual`.
-    pub fn auth(&self) -> &'static str {
-        let mutual = match self.kind {
-            Kind::Wtls(_, a) => a == Authentication::Mutual,
-            Kind::Modern(s) => s.mutual(),
-        };
-        if mutual {
-            "mutual"
-        } else {
-            "server"
+    /// Server-authenticated or mutual.
+    pub fn auth(&self) -> Authentication {
+        match self.kind {
+            Kind::Wtls(_, a) => a,
+            Kind::Modern(s) if s.mutual() => Authentication::Mutual,
+            Kind::Modern(_) => Authentication::ServerAuth,
         }
     }
 
@@ -128,7 +125,7 @@ impl Config {
             "{} {} {}",
             self.protocol().name(),
             self.suite(),
-            self.auth()
+            auth_name(self.auth())
         )
     }
 
@@ -148,12 +145,13 @@ impl Config {
 /// One row of `protocols.csv` (columns documented in docs/results.md).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProtocolRow {
-    pub protocol: &'static str,
+    #[serde(serialize_with = "crate::evaluate::csv_file::display")]
+    pub protocol: Protocol,
     pub suite: String,
-    pub auth: &'static str,
+    pub auth: Authentication,
     pub level: String,
-    pub bearer: String,
-    pub device: String,
+    pub bearer: BearerName,
+    pub device: DeviceName,
     pub bytes: usize,
     pub datagrams: usize,
     pub round_trips: f64,
@@ -176,10 +174,11 @@ impl ProtocolRow {
 /// Completion over the lossy link.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LossRow {
-    pub protocol: &'static str,
+    #[serde(serialize_with = "crate::evaluate::csv_file::display")]
+    pub protocol: Protocol,
     pub suite: String,
-    pub auth: &'static str,
-    pub bearer: String,
+    pub auth: Authentication,
+    pub bearer: BearerName,
     pub loss: f64,
     pub runs: usize,
     pub completed: usize,
@@ -197,7 +196,11 @@ pub struct ProtocolResults {
     /// Each anchor beside our gateway's bound ratio for its WTLS counterpart.
     pub peers: Vec<(PeerMeasurement, Option<f64>)>,
     /// Devices the real runs emulated.
-    pub measured_devices: Vec<String>,
+    pub measured_devices: Vec<DeviceName>,
+    /// The bearers compared, slowest first (the catalogue's compared bearers).
+    pub bearers: Vec<BearerName>,
+    /// The lossy runs' bearer.
+    pub loss_bearer: BearerName,
 }
 
 /// How much a mode runs.
@@ -206,20 +209,27 @@ struct Plan {
     peer_reps: usize,
     runs: usize,
     loss_runs: usize,
-    devices: &'static [&'static str],
-    bearers: &'static [&'static str],
+    /// The devices of the real runs: this machine first, then catalogue devices.
+    devices: Vec<DeviceName>,
+    /// The bearers of the real runs.
+    bearers: Vec<BearerName>,
+    loss_bearer: BearerName,
     loss_deadline: Duration,
 }
 
-fn plan(mode: Mode) -> Plan {
-    match mode {
+fn plan(mode: Mode, catalogue: &Catalogue) -> anyhow::Result<Plan> {
+    let loss_bearer = BearerName::of(catalogue.bearer(LOSS_BEARER)?);
+    let compared: Vec<BearerName> = catalogue.compared_bearers().map(BearerName::of).collect();
+    let this_machine = DeviceName::this_machine();
+    Ok(match mode {
         Mode::Smoke => Plan {
             suite_reps: 5,
             peer_reps: 20,
             runs: 1,
             loss_runs: 0,
-            devices: &["this-machine"],
-            bearers: &["lte-m"],
+            devices: vec![this_machine],
+            bearers: vec![loss_bearer.clone()],
+            loss_bearer,
             loss_deadline: Duration::from_secs(60),
         },
         Mode::Quick => Plan {
@@ -227,8 +237,9 @@ fn plan(mode: Mode) -> Plan {
             peer_reps: 300,
             runs: 5,
             loss_runs: 6,
-            devices: &["this-machine", "nokia7650"],
-            bearers: &BEARERS,
+            devices: vec![this_machine, DeviceName::of(catalogue.thesis_device()?)],
+            bearers: compared,
+            loss_bearer,
             loss_deadline: Duration::from_secs(90),
         },
         Mode::Full => Plan {
@@ -237,19 +248,14 @@ fn plan(mode: Mode) -> Plan {
             runs: 4,
             loss_runs: 12,
             // Every device profile: measured as well as modelled on each.
-            devices: &[
-                "this-machine",
-                "nokia7650",
-                "arm7tdmi-25mhz",
-                "nrf52840",
-                "esp32",
-                "imxrt1060",
-                "lpc1114-m0",
-            ],
-            bearers: &BEARERS,
+            devices: std::iter::once(this_machine)
+                .chain(catalogue.devices.iter().map(DeviceName::of))
+                .collect(),
+            bearers: compared,
+            loss_bearer,
             loss_deadline: Duration::from_secs(150),
         },
-    }
+    })
 }
 
 /// The WTLS level label of the like-for-like case, 256p/256p: a P-256 leaf, as the
@@ -333,7 +339,7 @@ fn modern_configs(ctx: &Ctx, reps: usize) -> anyhow::Result<Vec<Config>> {
 #[derive(Debug, Clone)]
 struct Job {
     config: usize,
-    bearer: &'static str,
+    bearer: BearerName,
     device: usize,
     lossy: bool,
 }
@@ -350,34 +356,41 @@ pub fn run(
     store: &PkiStore,
     processing: &ProcessingResults,
 ) -> anyhow::Result<ProtocolResults> {
-    let plan = plan(ctx.mode);
+    let plan = plan(ctx.mode, &ctx.catalogue)?;
     let mut configs = wtls_best(processing);
     configs.extend(modern_configs(ctx, plan.suite_reps)?);
     ctx.step("protocols: peer anchors beside our gateway");
     let peers = ctx.without_ticker(|| compare::anchors_beside_ours(store, plan.peer_reps, 10))?;
-    let devices = Device::all()?;
+    let devices: Vec<Device> = std::iter::once(Device::ThisMachine)
+        .chain(
+            ctx.catalogue
+                .devices
+                .iter()
+                .map(|p| Device::Profile(Box::new(p.clone()))),
+        )
+        .collect();
     let measured: Vec<usize> = plan
         .devices
         .iter()
-        .filter_map(|n| devices.iter().position(|d| d.name() == *n))
+        .filter_map(|n| devices.iter().position(|d| d.name() == n.as_str()))
         .collect();
     let jobs = jobs(ctx.mode, &plan, &configs, &measured);
     ctx.step(&format!(
         "protocols: {} handshakes over the emulated bearers",
         jobs.len()
     ));
-    let outcomes = run_jobs(store, &configs, &devices, &jobs, &plan)?;
-    let rows = rows(&configs, &devices, &jobs, &outcomes);
-    let loss = loss_rows(&configs, &jobs, &outcomes);
+    let outcomes = run_jobs(store, &ctx.catalogue, &configs, &devices, &jobs, &plan)?;
+    let compared: Vec<&LinkProfile> = ctx.catalogue.compared_bearers().collect();
+    let rows = rows(&configs, &devices, &compared, &jobs, &outcomes);
+    let loss = loss_rows(&configs, &plan.loss_bearer, &jobs, &outcomes);
     Ok(ProtocolResults {
         configs,
         rows,
         loss,
         peers,
-        measured_devices: measured
-            .iter()
-            .map(|&i| devices[i].name().to_owned())
-            .collect(),
+        measured_devices: measured.iter().map(|&i| plan.devices[i].clone()).collect(),
+        bearers: compared.iter().map(|b| BearerName::of(b)).collect(),
+        loss_bearer: plan.loss_bearer,
     })
 }
 
@@ -391,7 +404,7 @@ fn jobs(mode: Mode, plan: &Plan, configs: &[Config], devices: &[usize]) -> Vec<J
         if wtls && mode != Mode::Full && !c.level.contains("category 3") {
             continue;
         }
-        for &bearer in plan.bearers {
+        for bearer in &plan.bearers {
             for &device in devices {
                 // The full run times every WTLS category on this machine, and the
                 // comparable one (category 3) on the emulated devices too.
@@ -401,19 +414,19 @@ fn jobs(mode: Mode, plan: &Plan, configs: &[Config], devices: &[usize]) -> Vec<J
                 for _ in 0..plan.runs {
                     out.push(Job {
                         config: i,
-                        bearer,
+                        bearer: bearer.clone(),
                         device,
                         lossy: false,
                     });
                 }
             }
         }
-        let lossy_wtls = c.is_wtls_p256() && c.auth() == "server";
+        let lossy_wtls = c.is_wtls_p256() && c.auth() == Authentication::ServerAuth;
         if !wtls || lossy_wtls {
             for _ in 0..plan.loss_runs {
                 out.push(Job {
                     config: i,
-                    bearer: LOSS_BEARER,
+                    bearer: plan.loss_bearer.clone(),
                     device: 0,
                     lossy: true,
                 });
@@ -428,6 +441,7 @@ fn jobs(mode: Mode, plan: &Plan, configs: &[Config], devices: &[usize]) -> Vec<J
 
 fn run_jobs(
     store: &PkiStore,
+    catalogue: &Catalogue,
     configs: &[Config],
     devices: &[Device],
     jobs: &[Job],
@@ -440,7 +454,7 @@ fn run_jobs(
     let gateway = spawn_gateway(cfg)?;
     let addr = gateway.local_addr();
     let outcomes = run_concurrently(jobs, PARALLEL_RUNS, |i, job| -> Outcome {
-        let mut p = profile(job.bearer)?;
+        let mut p = catalogue.bearer(job.bearer.as_str())?.clone();
         let seed = 15_000 + i as u64;
         let deadline = if job.lossy {
             p = p.with_loss(LOSS);
@@ -476,13 +490,14 @@ fn run_jobs(
 fn rows(
     configs: &[Config],
     devices: &[Device],
+    bearers: &[&LinkProfile],
     jobs: &[Job],
     outcomes: &[Outcome],
 ) -> Vec<ProtocolRow> {
     let mut out = Vec::new();
     for (ci, c) in configs.iter().enumerate() {
-        for bearer in BEARERS {
-            let Ok(p) = profile(bearer) else { continue };
+        for &p in bearers {
+            let bearer = BearerName::of(p);
             for (di, d) in devices.iter().enumerate() {
                 let Some(client_ms) = c.client_ms(d) else {
                     continue;
@@ -496,12 +511,12 @@ fn rows(
                     .filter_map(|(_, o)| o.as_ref().ok().map(|x| x.0))
                     .collect();
                 out.push(ProtocolRow {
-                    protocol: c.protocol().name(),
+                    protocol: c.protocol(),
                     suite: c.suite(),
                     auth: c.auth(),
                     level: c.level.clone(),
-                    bearer: bearer.to_owned(),
-                    device: d.name().to_owned(),
+                    bearer: bearer.clone(),
+                    device: device_name(d),
                     bytes: c.bytes,
                     datagrams: c.datagrams,
                     round_trips: c.round_trips(),
@@ -511,7 +526,7 @@ fn rows(
                     client_ms,
                     modelled_ms: model::duration_ms(
                         &c.flights,
-                        &p,
+                        p,
                         client_ms,
                         c.server_cpu_us / 1e3,
                     ),
@@ -526,7 +541,20 @@ fn rows(
     out
 }
 
-fn loss_rows(configs: &[Config], jobs: &[Job], outcomes: &[Outcome]) -> Vec<LossRow> {
+/// The row name of a client: this machine or its catalogue profile.
+fn device_name(d: &Device) -> DeviceName {
+    match d {
+        Device::ThisMachine => DeviceName::this_machine(),
+        Device::Profile(p) => DeviceName::of(p),
+    }
+}
+
+fn loss_rows(
+    configs: &[Config],
+    bearer: &BearerName,
+    jobs: &[Job],
+    outcomes: &[Outcome],
+) -> Vec<LossRow> {
     let mut out = Vec::new();
     for (ci, c) in configs.iter().enumerate() {
         let mine: Vec<&Outcome> = jobs
@@ -545,10 +573,10 @@ fn loss_rows(configs: &[Config], jobs: &[Job], outcomes: &[Outcome]) -> Vec<Loss
         let durations: Vec<f64> = ok.iter().map(|x| x.0).collect();
         let rtx: Vec<f64> = ok.iter().map(|x| f64::from(x.1)).collect();
         out.push(LossRow {
-            protocol: c.protocol().name(),
+            protocol: c.protocol(),
             suite: c.suite(),
             auth: c.auth(),
-            bearer: LOSS_BEARER.to_owned(),
+            bearer: bearer.clone(),
             loss: LOSS,
             runs: mine.len(),
             completed: ok.len(),
@@ -658,7 +686,8 @@ mod tests {
             ),
             config(Kind::Wtls(other, Authentication::Mutual), "category 1"),
         ];
-        let p = plan(Mode::Quick);
+        let catalogue = Catalogue::shipped().unwrap();
+        let p = plan(Mode::Quick, &catalogue).unwrap();
         let jobs = jobs(Mode::Quick, &p, &configs, &[0, 1]);
         let lossy = jobs.iter().take_while(|j| j.lossy).count();
         assert_eq!(lossy, 2 * p.loss_runs, "PSK and WTLS P-256 server");
@@ -667,19 +696,19 @@ mod tests {
             jobs.iter().all(|j| j.config != 2),
             "category 1 is left to the full run"
         );
-        let per_config = BEARERS.len() * 2 * p.runs;
+        let per_config = catalogue.compared_bearers().count() * 2 * p.runs;
         assert_eq!(jobs.len() - lossy, 2 * per_config);
     }
 
     #[test]
     fn a_row_without_runs_has_no_error() {
         let mut r = ProtocolRow {
-            protocol: "edhoc",
+            protocol: Protocol::Edhoc,
             suite: "method3-suite2".into(),
-            auth: "mutual",
+            auth: Authentication::Mutual,
             level: "P-256 (category 3)".into(),
-            bearer: "nb-iot".into(),
-            device: "this-machine".into(),
+            bearer: BearerName::of(Catalogue::shipped().unwrap().bearer("nb-iot").unwrap()),
+            device: DeviceName::this_machine(),
             bytes: 162,
             datagrams: 4,
             round_trips: 2.0,
@@ -694,5 +723,36 @@ mod tests {
         assert_eq!(r.model_error(), None);
         r.measured_ms = Some(1040.0);
         assert!((r.model_error().unwrap() - 0.04).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_new_device_or_bearer_row_is_compared_and_run() {
+        let dir = crate::evaluate::vocabulary::tests::fixture_data();
+        let catalogue = Catalogue::load(dir.path()).unwrap();
+        let full = plan(Mode::Full, &catalogue).unwrap();
+        assert!(full.devices.iter().any(|d| d.as_str() == "fixture-m33"));
+        assert_eq!(
+            full.devices.len(),
+            catalogue.devices.len() + 1,
+            "and this machine"
+        );
+        assert!(full.bearers.iter().any(|b| b.as_str() == "fixture-5g"));
+        let quick = plan(Mode::Quick, &catalogue).unwrap();
+        assert!(quick.bearers.iter().any(|b| b.as_str() == "fixture-5g"));
+        // Every compared bearer gets a modelled row for every configuration and device.
+        let configs = vec![config(
+            Kind::Modern(Suite::EdhocMethod3Suite2),
+            WTLS_P256_LEVEL,
+        )];
+        let devices: Vec<Device> = catalogue
+            .devices
+            .iter()
+            .map(|p| Device::Profile(Box::new(p.clone())))
+            .collect();
+        let bearers: Vec<&LinkProfile> = catalogue.compared_bearers().collect();
+        let rows = rows(&configs, &devices, &bearers, &[], &[]);
+        assert!(rows
+            .iter()
+            .any(|r| r.device.as_str() == "fixture-m33" && r.bearer.as_str() == "fixture-5g"));
     }
 }

@@ -16,30 +16,13 @@
 //! rate k x lambda; the as-published reading uses lambda handshakes/s against the same
 //! per-job mean, which understates rho by k.
 
-use wtls::suite::Case;
 use wtlsperf_models::queue::Variant;
 use wtlsperf_models::stats::relative_error;
 use wtlsperf_models::Authentication;
 
+use super::context::Ctx;
 use super::processing::ProcessingResults;
-use super::Ctx;
 use crate::pki_store::PkiStore;
-
-/// A category-3 group: its CA and the leaves of Table 3.3.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Group {
-    /// 1..4.
-    pub group: u8,
-    /// The group's cases.
-    pub cases: Vec<Case>,
-}
-
-impl Group {
-    /// `cat3-g2`.
-    pub fn id(&self) -> String {
-        format!("cat3-g{}", self.group)
-    }
-}
 
 /// All of part 2.
 #[derive(Debug, Clone)]
@@ -475,7 +458,7 @@ pub use point::{
     Disturbances, LoadPoint, PointCalibration, Predictions, RunFigures, UndisturbedFigures,
     WindowWait,
 };
-pub use rows::{auth_name, Capacity, Inputs, LoadModel, QueueModel, QueueRow, RowVariant};
+pub use rows::{auth_name, Capacity, Group, Inputs, LoadModel, QueueModel, QueueRow, RowVariant};
 
 #[cfg(test)]
 mod tests {

@@ -13,7 +13,8 @@
 //! on their ARM7 (section 4). The cost of an offered operation may still be scaled or
 //! borrowed where its benchmark was not published; the profile table says which.
 
-use wtlsperf_bearer::profile;
+use wtls::suite::Case;
+use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::device::{DeviceProfile, WtlsCase};
 use wtlsperf_models::reference::{categories_groups, processing_times};
 use wtlsperf_models::Authentication;
@@ -21,19 +22,15 @@ use wtlsperf_report::{Finding, Verdict};
 
 use super::processing::{CaseResult, ProcessingResults};
 use super::transmission::modelled_duration_ms;
+use super::vocabulary::{auth_name, BearerName, DeviceName};
 use crate::device::model_case;
-
-/// The bearers of the table: the studies' two and today's cellular IoT links.
-pub const BEARERS: [&str; 6] = ["gsm-csd", "gprs-avg", "edge", "umts-r99", "lte-m", "nb-iot"];
-
-/// The studies' own clients; the others are today's devices (and this machine).
-const STUDY_DEVICES: [&str; 2] = ["nokia7650", "arm7tdmi-25mhz"];
 
 /// One modelled handshake.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Candidate {
     /// `283k/163k`.
-    pub case: String,
+    #[serde(serialize_with = "crate::evaluate::csv_file::display")]
+    pub case: Case,
     /// Thesis group 1-4 (prime, Koblitz, random, RSA).
     pub group: u8,
     /// Model T_H (ms).
@@ -44,13 +41,13 @@ pub struct Candidate {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Recommendation {
     /// Device profile.
-    pub device: String,
+    pub device: DeviceName,
     /// Bearer profile.
-    pub bearer: String,
+    pub bearer: BearerName,
     /// Security category 1-3 (thesis Table 3.3).
     pub category: u8,
-    /// `mutual` or `server`.
-    pub auth: String,
+    /// Authentication mode.
+    pub auth: Authentication,
     /// Fastest case the device offers.
     pub best: Candidate,
     /// Runner-up, when the device offers a second suite in the category.
@@ -71,12 +68,26 @@ pub struct Recommendation {
 /// A DTLS 1.2 or EDHOC suite's modelled handshake.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ModernCandidate {
-    /// `dtls1.2` or `edhoc`.
-    pub protocol: String,
-    /// `ecdhe-ecdsa-p256-ccm8`, `psk-ccm8`, `method3-suite2`.
-    pub suite: String,
+    #[serde(serialize_with = "protocol_name")]
+    pub protocol: wtlsperf_spine::Protocol,
+    #[serde(serialize_with = "suite_name")]
+    pub suite: crate::protocols::Suite,
     /// Model T_H (ms).
     pub th_ms: f64,
+}
+
+fn protocol_name<S: serde::Serializer>(
+    p: &wtlsperf_spine::Protocol,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(p.name())
+}
+
+fn suite_name<S: serde::Serializer>(
+    suite: &crate::protocols::Suite,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(suite.name())
 }
 
 impl Recommendation {
@@ -149,7 +160,7 @@ fn offered_candidates(
                 return None;
             }
             Some(Candidate {
-                case: c.label(),
+                case: c.case,
                 group,
                 th_ms: model_th_ms(c, device, bearer)?,
             })
@@ -159,38 +170,21 @@ fn offered_candidates(
     cands
 }
 
-/// The whole table.
-pub fn build(processing: &ProcessingResults, devices: &[DeviceProfile]) -> Vec<Recommendation> {
+/// The whole table: every device over every bearer the catalogue compares.
+pub fn build<'a>(
+    processing: &ProcessingResults,
+    devices: &[DeviceProfile],
+    bearers: impl Iterator<Item = &'a LinkProfile> + Clone,
+) -> Vec<Recommendation> {
     let mut out = Vec::new();
     for device in devices {
-        for name in BEARERS {
-            let Ok(bearer) = profile(name) else { continue };
+        for bearer in bearers.clone() {
             for category in 1..=3u8 {
                 for auth in Authentication::ALL {
-                    let cands = offered_candidates(processing, device, &bearer, category, auth);
-                    let Some(best) = cands.first().cloned() else {
-                        continue;
-                    };
-                    let best_of = |rsa: bool| {
-                        cands
-                            .iter()
-                            .find(|c| (c.group == 4) == rsa)
-                            .map(|c| c.th_ms)
-                    };
-                    let runner_up = cands.get(1).cloned();
-                    out.push(Recommendation {
-                        device: device.name.clone(),
-                        bearer: name.to_owned(),
-                        category,
-                        auth: auth_name(auth).to_owned(),
-                        margin: runner_up.as_ref().map(|r| r.th_ms / best.th_ms - 1.0),
-                        best_ecc_ms: best_of(false),
-                        best_rsa_ms: best_of(true),
-                        best,
-                        runner_up,
-                        thesis_best_group: thesis_best_group(category, auth),
-                        best_modern: None,
-                    });
+                    let cands = offered_candidates(processing, device, bearer, category, auth);
+                    if let Some(row) = recommend(device, bearer, category, auth, cands) {
+                        out.push(row);
+                    }
                 }
             }
         }
@@ -198,11 +192,36 @@ pub fn build(processing: &ProcessingResults, devices: &[DeviceProfile]) -> Vec<R
     out
 }
 
-fn auth_name(a: Authentication) -> &'static str {
-    match a {
-        Authentication::Mutual => "mutual",
-        Authentication::ServerAuth => "server",
-    }
+/// The row of one device, bearer, category and mode: its fastest candidate, the
+/// runner-up and the best of each key family.
+fn recommend(
+    device: &DeviceProfile,
+    bearer: &LinkProfile,
+    category: u8,
+    auth: Authentication,
+    cands: Vec<Candidate>,
+) -> Option<Recommendation> {
+    let best = cands.first().cloned()?;
+    let best_of = |rsa: bool| {
+        cands
+            .iter()
+            .find(|c| (c.group == 4) == rsa)
+            .map(|c| c.th_ms)
+    };
+    let runner_up = cands.get(1).cloned();
+    Some(Recommendation {
+        device: DeviceName::of(device),
+        bearer: BearerName::of(bearer),
+        category,
+        auth,
+        margin: runner_up.as_ref().map(|r| r.th_ms / best.th_ms - 1.0),
+        best_ecc_ms: best_of(false),
+        best_rsa_ms: best_of(true),
+        best,
+        runner_up,
+        thesis_best_group: thesis_best_group(category, auth),
+        best_modern: None,
+    })
 }
 
 /// The key family name of a thesis group (1 prime, 2 Koblitz, 3 random, 4 RSA).
@@ -217,11 +236,22 @@ pub fn group_name(group: u8) -> &'static str {
 
 /// One finding per conclusion, each clause computed from the table.
 pub fn findings(rows: &[Recommendation]) -> Vec<Finding> {
-    let mut out = Vec::new();
     if rows.is_empty() {
-        return out;
+        return Vec::new();
     }
-    // Levi-Savas: ECC beats RSA in WTLS (judged where the device offers both).
+    vec![ecc_against_rsa(rows), thesis_ranking(rows)]
+}
+
+/// Distinct device names of some rows, sorted.
+fn devices_of<'a>(rows: impl Iterator<Item = &'a Recommendation>) -> Vec<&'a str> {
+    let mut names: Vec<&str> = rows.map(|r| r.device.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// Levi-Savas: ECC beats RSA in WTLS (judged where the device offers both).
+fn ecc_against_rsa(rows: &[Recommendation]) -> Finding {
     let judged: Vec<&Recommendation> = rows
         .iter()
         .filter(|r| r.ecc_beats_rsa().is_some())
@@ -240,21 +270,13 @@ pub fn findings(rows: &[Recommendation]) -> Vec<Finding> {
             .unwrap_or(0.0)
             .total_cmp(&b.ecc_over_rsa().unwrap_or(0.0))
     });
-    let mut devices_turning: Vec<&str> = turns.iter().map(|r| r.device.as_str()).collect();
-    devices_turning.sort_unstable();
-    devices_turning.dedup();
-    let mut unjudged: Vec<&str> = rows
-        .iter()
-        .filter(|r| r.ecc_beats_rsa().is_none())
-        .map(|r| r.device.as_str())
-        .collect();
-    unjudged.sort_unstable();
-    unjudged.dedup();
+    let devices_turning = devices_of(turns.iter().copied());
+    let unjudged = devices_of(rows.iter().filter(|r| r.ecc_beats_rsa().is_none()));
     let scope = format!(
         "Model T_H per device, bearer, category and authentication, among the suites each device's library offers ({} offer no RSA or no ECC suite and are not judged)",
         if unjudged.is_empty() { "all devices".to_owned() } else { unjudged.join(", ") }
     );
-    out.push(Finding::new(
+    Finding::new(
         "Levi-Savas 2003, section 5: ECC performs better than RSA in WTLS (at each security level, for both handshake protocols).",
         match worst {
             Some(w) => format!(
@@ -265,7 +287,7 @@ pub fn findings(rows: &[Recommendation]) -> Vec<Finding> {
                 w.device,
                 w.bearer,
                 w.category,
-                w.auth,
+                auth_name(w.auth),
                 w.best_ecc_ms.unwrap_or(f64::NAN),
                 w.best_rsa_ms.unwrap_or(f64::NAN),
                 (w.ecc_over_rsa().unwrap_or(f64::NAN) - 1.0) * 100.0
@@ -280,8 +302,12 @@ pub fn findings(rows: &[Recommendation]) -> Vec<Finding> {
         } else {
             Verdict::Contradicted
         },
-    ));
-    // Bayoglu: the per-category ranking (the group with the lowest published T_PD wins).
+    )
+}
+
+/// Bayoglu: the per-category ranking (the group with the lowest published T_PD wins),
+/// on the thesis' own device and bearer and on today's devices.
+fn thesis_ranking(rows: &[Recommendation]) -> Finding {
     let judged: Vec<&Recommendation> = rows
         .iter()
         .filter(|r| r.thesis_best_group.is_some())
@@ -294,12 +320,12 @@ pub fn findings(rows: &[Recommendation]) -> Vec<Finding> {
     let nokia_gsm: Vec<&Recommendation> = judged
         .iter()
         .copied()
-        .filter(|r| r.device == "nokia7650" && r.bearer == "gsm-csd")
+        .filter(|r| r.device.is_thesis_device() && r.bearer.is_thesis_bearer())
         .collect();
     let today: Vec<&Recommendation> = judged
         .iter()
         .copied()
-        .filter(|r| !STUDY_DEVICES.contains(&r.device.as_str()))
+        .filter(|r| !r.device.is_study_device())
         .collect();
     let mut turned: Vec<String> = today
         .iter()
@@ -309,7 +335,7 @@ pub fn findings(rows: &[Recommendation]) -> Vec<Finding> {
                 "{} category {} {}: {} ({}, thesis: {})",
                 r.device,
                 r.category,
-                r.auth,
+                auth_name(r.auth),
                 r.best.case,
                 group_name(r.best.group),
                 r.thesis_best_group.map(group_name).unwrap_or("?")
@@ -320,7 +346,7 @@ pub fn findings(rows: &[Recommendation]) -> Vec<Finding> {
     turned.dedup();
     let shown: Vec<String> = turned.iter().take(5).cloned().collect();
     let (nokia_holds, today_holds) = (holds(&nokia_gsm), holds(&today));
-    out.push(Finding::new(
+    Finding::new(
         "Bayoglu 2004, section 4.1: within each category one group is fastest (by the published T_PD: random binary or Koblitz curves first, RSA last).",
         format!(
             "The group with the lowest published T_PD is also the fastest by model T_H for the Nokia 7650 over GSM CSD in {} of {} (category, authentication) pairs, and on today's devices in {} of {} (device, bearer, category, authentication) combinations; where it turns (distinct winners, {} in all): {}.",
@@ -336,8 +362,7 @@ pub fn findings(rows: &[Recommendation]) -> Vec<Finding> {
         } else {
             Verdict::Contradicted
         },
-    ));
-    out
+    )
 }
 
 #[cfg(test)]
@@ -346,15 +371,22 @@ mod tests {
 
     fn rec(device: &str, ecc: f64, rsa: f64, best_group: u8) -> Recommendation {
         let cand = |group: u8, th_ms: f64| Candidate {
-            case: format!("g{group}"),
+            case: Case::parse(if group == 4 {
+                "rsa1024/rsa1024"
+            } else {
+                "160p/160p"
+            })
+            .unwrap(),
             group,
             th_ms,
         };
+        let catalogue = crate::evaluate::vocabulary::Catalogue::shipped().unwrap();
+        let device = catalogue.devices.iter().find(|d| d.name == device).unwrap();
         Recommendation {
-            device: device.into(),
-            bearer: "nb-iot".into(),
+            device: DeviceName::of(device),
+            bearer: BearerName::of(catalogue.bearer("nb-iot").unwrap()),
             category: 1,
-            auth: "server".into(),
+            auth: Authentication::ServerAuth,
             best: cand(best_group, ecc.min(rsa)),
             runner_up: Some(cand(4, ecc.max(rsa))),
             margin: Some(ecc.max(rsa) / ecc.min(rsa) - 1.0),
@@ -394,5 +426,39 @@ mod tests {
         }
         assert_eq!(group_name(4), "RSA");
         assert!(thesis_best_group(1, Authentication::ServerAuth).is_some());
+    }
+
+    #[test]
+    fn a_new_device_or_bearer_row_gets_its_recommendations() {
+        use crate::evaluate::processing::tests::synthetic;
+        let dir = crate::evaluate::vocabulary::tests::fixture_data();
+        let catalogue = crate::evaluate::vocabulary::Catalogue::load(dir.path()).unwrap();
+        let processing = ProcessingResults {
+            cases: ["256p/256p", "rsa1024/rsa1024", "160p/160p"]
+                .into_iter()
+                .flat_map(|c| Authentication::ALL.map(|a| synthetic(c, a, 1.0)))
+                .collect(),
+            variants: vec![],
+            skipped: vec![],
+        };
+        let rows = build(
+            &processing,
+            &catalogue.devices,
+            catalogue.compared_bearers(),
+        );
+        let on = |device: &str, bearer: &str| {
+            rows.iter()
+                .filter(|r| r.device.as_str() == device && r.bearer.as_str() == bearer)
+                .count()
+        };
+        assert!(on("fixture-m33", "gsm-csd") > 0, "the new device");
+        assert!(on("nokia7650", "fixture-5g") > 0, "the new bearer");
+        assert!(on("fixture-m33", "fixture-5g") > 0, "both");
+        assert!(
+            rows.iter()
+                .filter(|r| r.device.as_str() == "fixture-m33")
+                .all(|r| r.best.case.to_string() == "256p/256p"),
+            "it offers P-256 only"
+        );
     }
 }

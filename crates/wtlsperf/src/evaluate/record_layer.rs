@@ -24,7 +24,7 @@ use wtlsperf_report::{
 };
 use zeroize::Zeroizing;
 
-use super::{Ctx, Mode};
+use super::context::{Ctx, Mode};
 
 /// Record type byte of application data.
 const APP_DATA: u8 = 0xE4;

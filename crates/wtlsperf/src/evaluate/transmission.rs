@@ -9,7 +9,6 @@
 //! emulated GSM CSD, GPRS and Herwono-Liebhardt fixed-rate links beside the flight model
 //! (a check of the emulator against the model: both use the same parameters).
 
-use wtls::suite::Case;
 use wtlsperf_models::reference::{self, herwono_groups_of};
 use wtlsperf_models::stats::{mean, median, relative_error, sample_sd};
 use wtlsperf_models::transmission::{
@@ -22,11 +21,15 @@ use wtlsperf_report::{
     Series, Table,
 };
 
+use super::context::Ctx;
 use super::processing::{CaseResult, ProcessingResults};
-use super::Ctx;
+use super::vocabulary::{auth_name, BearerName};
 use crate::pki_store::PkiStore;
+use crate::runner::Variant;
 
 pub mod bearer_runs;
+
+pub use bearer_runs::{published_ttd, BearerRow};
 
 /// GSM CSD rate of the thesis (bit/s).
 pub const GSM_CSD_BPS: f64 = 9600.0;
@@ -165,29 +168,6 @@ pub fn pk_bytes(c: &CaseResult) -> usize {
         .sum()
 }
 
-/// One real handshake run over an emulated bearer (median over the runs of one case).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct BearerRow {
-    /// Case.
-    pub case: String,
-    /// Mode.
-    pub auth: String,
-    /// Link profile.
-    pub bearer: String,
-    /// Handshake bytes both ways (UDP payload).
-    pub bytes: usize,
-    /// Datagrams both ways.
-    pub datagrams: usize,
-    /// Runs.
-    pub runs: usize,
-    /// Median measured duration (ms).
-    pub measured_ms: f64,
-    /// Flight model (ms).
-    pub modelled_ms: f64,
-    /// Published T_TD of the same case (Table 4.12), GSM CSD only (ms).
-    pub published_ms: Option<f64>,
-}
-
 /// All of part 3.
 #[derive(Debug, Clone)]
 pub struct TransmissionResults {
@@ -248,12 +228,12 @@ pub fn run(
 
 /// Herwono's published variant matching one of ours.
 fn herwono_key(c: &CaseResult) -> Option<&'static str> {
-    match (c.variant.as_str(), c.case.leaf.short()) {
-        ("anonymous", "rsa1024") => Some("RSA_anon_1024"),
-        ("anonymous", "160p") => Some("ECDH_anon_160"),
-        ("full", "rsa1024") if c.case.ca.short() == "rsa1024" => Some("RSA_1024"),
-        ("full", "160p") if c.case.ca.short() == "160p" => Some("ECDH_ECDSA_160"),
-        ("optimised", "160p") => Some("ECDH_ECDSA_160_optimized"),
+    match (c.variant, c.case.leaf.short()) {
+        (Variant::Anonymous, "rsa1024") => Some("RSA_anon_1024"),
+        (Variant::Anonymous, "160p") => Some("ECDH_anon_160"),
+        (Variant::Full, "rsa1024") if c.case.ca.short() == "rsa1024" => Some("RSA_1024"),
+        (Variant::Full, "160p") if c.case.ca.short() == "160p" => Some("ECDH_ECDSA_160"),
+        (Variant::Optimised, "160p") => Some("ECDH_ECDSA_160_optimized"),
         _ => None,
     }
 }
@@ -462,7 +442,7 @@ impl TransmissionResults {
             };
             t = t.row(vec![
                 Cell::text(key),
-                Cell::text(format!("{} {}", c.label(), c.variant)),
+                Cell::text(format!("{} {}", c.label(), c.variant.name())),
                 Cell::text(join(&ours)),
                 Cell::text(join(&published)),
                 Cell::num(ours.iter().sum::<u32>() as f64, 0),
@@ -509,8 +489,8 @@ impl TransmissionResults {
             .column(Column::new("published T_TD", Some("ms"), Provenance::published("Bayoglu 2004, Table 4.12")));
         for b in &self.bearer {
             t = t.row(vec![
-                Cell::text(&b.case),
-                Cell::text(&b.auth),
+                Cell::text(b.case.to_string()),
+                Cell::text(auth_name(b.auth)),
                 Cell::text(&b.bearer),
                 Cell::num(b.bytes as f64, 0),
                 Cell::num(b.runs as f64, 0),
@@ -529,16 +509,16 @@ impl TransmissionResults {
     fn bearer_figure(&self, ctx: &Ctx) -> Figure {
         let mut chart = ScatterChart::new(Axis::new("modelled", "ms"), Axis::new("measured", "ms"))
             .identity_line();
-        let mut bearers: Vec<String> = self.bearer.iter().map(|b| b.bearer.clone()).collect();
+        let mut bearers: Vec<&BearerName> = self.bearer.iter().map(|b| &b.bearer).collect();
         bearers.sort();
         bearers.dedup();
         for b in bearers {
             chart = chart.series(Series::new(
-                b.clone(),
+                b.as_str(),
                 ctx.measured(),
                 self.bearer
                     .iter()
-                    .filter(|r| r.bearer == b)
+                    .filter(|r| r.bearer == *b)
                     .map(|r| (r.modelled_ms, r.measured_ms)),
             ));
         }
@@ -560,15 +540,6 @@ pub fn modelled_duration_ms(c: &CaseResult, up_bps: f64, down_bps: f64, traversa
         down_bps,
         traversal_ms,
     )
-}
-
-/// Published T_TD of a case over GSM CSD.
-pub fn published_ttd(case: &Case, auth: Authentication) -> Option<f64> {
-    reference::gsm_csd_transmission()
-        .ok()?
-        .into_iter()
-        .find(|r| r.ca_cert == case.ca.short() && r.leaf_cert == case.leaf.short())
-        .map(|r| r.ttd_ms(auth))
 }
 
 #[cfg(test)]

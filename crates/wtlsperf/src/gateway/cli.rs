@@ -152,6 +152,8 @@ pub struct Args {
     /// Stop by itself after this many seconds (`inf`: run until stopped).
     #[arg(long, value_parser = run_length, allow_negative_numbers = true)]
     pub duration_s: Option<RunLength>,
+    #[command(flatten)]
+    pub wap: crate::wap_gateway::WapArgs,
 }
 
 /// The server options of the gateway command.
@@ -172,6 +174,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let store = args.pki.open()?;
     let opts = gateway_options(args.allow_weak, args.packing.packing);
     let server = setup::gateway_server_config(&store, args.client_auth, &opts)?;
+    if args.wap.wap {
+        let run_for = args.duration_s.and_then(|r| r.0);
+        return crate::wap_gateway::run(args.listen, &args.wap, Arc::new(server), run_for);
+    }
     let cfg = GatewayConfig {
         listen: args.listen,
         workers: args.workers,

@@ -1,5 +1,5 @@
 //! `wtlsperf client`: the command line around the UDP client, one handshake (or
-//! `--count` of them) and an echo or a WSP Get through each.
+//! `--count` of them) and an echo or a WAP fetch through each.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
@@ -12,12 +12,11 @@ use wtls::msgs::common::CipherSuite;
 use wtls::probe::{HandshakeProbe, Message, Operation};
 use wtls::suite::Case;
 
-use super::{connect_client, median_p95_ms, probed_client, same_as, wsp_reply_for, Exchange};
+use super::{connect_client, median_p95_ms, probed_client, same_as, Exchange};
 use crate::cli_args::{HandshakeArgs, PackingArgs, PkiArgs};
 use crate::client_offer::{self, TrustedIdsArg};
 use crate::pcap::PcapWriter;
 use crate::setup::{self, Options};
-use crate::wsp;
 
 /// `wtlsperf client` arguments.
 #[derive(Debug, clap::Args)]
@@ -67,6 +66,8 @@ pub struct Args {
     /// and body size.
     #[arg(long, value_name = "URL", value_parser = parse_wsp_url)]
     pub wsp_get: Option<String>,
+    #[command(flatten)]
+    pub wap: crate::wap_client::WapArgs,
     /// Emulate this client device (e.g. nokia7650): each flight is held for the device's
     /// processing time; an unknown name lists the profiles.
     #[arg(long)]
@@ -120,6 +121,9 @@ fn print_probe(probe: &HandshakeProbe) {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.wap.no_wtls {
+        return crate::wap_client::run_unsecured(&args);
+    }
     let case = args.handshake.case;
     // The capture's synthetic headers are IPv4 (see `pcap`).
     anyhow::ensure!(
@@ -181,6 +185,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             run.bytes_received
         );
         print_probe(&run.probe);
+        if let Some(path) = &args.wap.keylog {
+            crate::wap_client::write_keylog(path, &client)?;
+        }
         if let Some(d) = &device {
             crate::device::print_emulation(d, run.held);
         }
@@ -191,8 +198,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             retry: Duration::from_millis(args.rto_ms),
             deadline: deadline + Duration::from_millis(args.timeout_ms),
         };
-        let tid = (i % 256) as u8;
-        after_handshake(&mut exchange, &mut client, args.wsp_get.as_deref(), tid)?;
+        let tid = (i % 256) as u16 * 3 + 1;
+        after_handshake(&mut exchange, &mut client, &args, tid)?;
         if session.is_none() {
             session = run.session.clone();
         }
@@ -211,28 +218,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What the command does with a fresh connection: a WSP GET of `wsp_get` if given,
-/// otherwise one echo; prints the result.
+/// What the command does with a fresh connection: fetch --wsp-get as a WAP browser if
+/// given, otherwise one echo; prints the result.
 fn after_handshake(
     exchange: &mut Exchange<'_, '_>,
     client: &mut Client,
-    wsp_get: Option<&str>,
-    tid: u8,
+    args: &Args,
+    tid: u16,
 ) -> anyhow::Result<()> {
     let peer = exchange.peer;
-    match wsp_get {
+    match args.wsp_get.as_deref() {
         Some(uri) => {
-            let get = wsp::GetRequest::new(tid, uri);
-            let (reply, rtt) = exchange
-                .run(client, &get.encode(), wsp_reply_for(&get, peer))?
-                .ok_or_else(|| anyhow!("no WSP Reply from {peer} before the deadline"))?;
-            println!(
-                "  WSP GET {uri}: status {}, content type {}, {} B body, in {:.3} ms",
-                reply.status,
-                reply.content_type,
-                reply.body.len(),
-                rtt.as_secs_f64() * 1e3
-            );
+            let socket =
+                crate::wap_client::Socket::new(exchange.sock, peer, exchange.pcap.as_deref_mut())?;
+            let mut pipe = crate::wap_client::WtlsPipe::new(socket, client);
+            let limits = crate::wap_client::Limits {
+                retry: exchange.retry,
+                deadline: exchange.deadline,
+            };
+            let page = crate::wap_client::fetch(&mut pipe, args.wap.wsp_mode, uri, tid, limits)?;
+            crate::wap_client::print_page(uri, &page);
         }
         None => {
             let data = b"wtlsperf echo";
@@ -274,16 +279,16 @@ fn command_config(args: &Args, case: &Case) -> anyhow::Result<ClientConfig> {
     let mut cfg = if args.anonymous && args.trusted_ids == TrustedIdsArg::None {
         client_offer::anonymous_config(case, packing)
     } else {
-        let store = args.pki.load()?;
-        let creds = store.case(case).with_context(|| format!("--case {case}"))?;
+        // Only this case's CA certificate and client credentials (not the whole PKI).
+        let creds = args.pki.load_client(case)?;
         let opts = Options {
             packing,
             ..Options::default()
         };
         if args.anonymous {
-            setup::anonymous_client_config(&creds, &opts)
+            setup::anonymous_client_config_for(&creds, &opts)
         } else {
-            setup::client_config(&creds, &opts, false)
+            setup::client_config_for(&creds, &opts, false)
         }
     };
     for warning in client_offer::apply_ciphers(&mut cfg, &args.ciphers) {

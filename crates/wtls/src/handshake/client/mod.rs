@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use zeroize::Zeroizing;
 
-use super::conn::{process_records, Core, CoreState, Endpoint, Role, Verdict};
+use super::conn::{process_records, Core, CoreState, RecordSide, Role, Verdict};
 use super::error::{HandshakeError, HsResult, PeerMisbehaved};
 use super::AuthMode;
 use super::{Event, Negotiated, Now, Output, Packing, Policy, ProtocolError, StoredSession};
@@ -400,6 +400,14 @@ impl Client {
         })
     }
 
+    /// The client random and the master secret once they are agreed: what a key log
+    /// (`wtlsperf client --keylog`) records so a capture can be decrypted. A secret:
+    /// never log it.
+    pub fn key_log_entry(&self) -> Option<([u8; 16], Zeroizing<[u8; 20]>)> {
+        let ms = self.core.master_secret.as_ref()?;
+        Some((self.client_random.0, ms.clone()))
+    }
+
     pub fn probe(&self) -> &HandshakeProbe {
         &self.core.probe.data
     }
@@ -491,7 +499,7 @@ impl Client {
     }
 }
 
-impl Endpoint for Client {
+impl RecordSide for Client {
     fn core(&mut self) -> &mut Core {
         &mut self.core
     }

@@ -9,7 +9,7 @@ mod states;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use super::conn::{fail, process_records, Core, CoreState, Endpoint, Role, Verdict};
+use super::conn::{fail, process_records, Core, CoreState, RecordSide, Role, Verdict};
 use super::error::{HandshakeError, HsResult, PeerMisbehaved};
 use super::{
     AuthMode, Event, HandshakeKind, Negotiated, Now, Output, Packing, Policy, ProtocolError,
@@ -340,7 +340,7 @@ impl ServerConnection {
     }
 }
 
-impl Endpoint for ServerConnection {
+impl RecordSide for ServerConnection {
     fn core(&mut self) -> &mut Core {
         &mut self.core
     }

@@ -19,8 +19,9 @@ use wtlsperf_models::Authentication;
 use crate::auth::authentication;
 use crate::bearer_cmd::{bearer_retransmit_timeout, flights_of, predicted_ms};
 use crate::device::{model_case, ClientSteps};
+use crate::evaluate::context::Mode;
 use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
-use crate::evaluate::Mode;
+use crate::evaluate::vocabulary::{BearerName, DeviceName};
 use crate::gateway::{spawn_gateway, GatewayConfig};
 use crate::pki_store::PkiStore;
 use crate::protocols::model::wtls_steps;
@@ -55,13 +56,14 @@ pub fn links(per_flight_ms: Option<f64>) -> anyhow::Result<Vec<LinkProfile>> {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct EmulatedRun {
     /// `rsa1024/rsa1024`.
-    pub case: String,
-    /// `mutual` or `server`.
-    pub auth: String,
+    #[serde(serialize_with = "crate::evaluate::csv_file::display")]
+    pub case: Case,
+    /// Authentication mode.
+    pub auth: Authentication,
     /// Bearer profile.
-    pub bearer: String,
+    pub bearer: BearerName,
     /// Emulated client device.
-    pub device: String,
+    pub device: DeviceName,
     /// Completed runs.
     pub runs: usize,
     /// Measured at the client: ClientHello sent to the server Finished handled (ms),
@@ -178,8 +180,8 @@ fn one(
 /// One table row from the runs of one case, authentication and bearer (medians).
 fn row(
     processing: &ProcessingResults,
-    device: &str,
-    (case, auth, bearer): (Case, AuthMode, &str),
+    device: &DeviceName,
+    (case, auth, bearer): (Case, AuthMode, &BearerName),
     steps: &ClientSteps,
     measured: &[f64],
     transmission: &[f64],
@@ -191,7 +193,7 @@ fn row(
         .iter()
         .find(|c| c.case == case && c.auth == a)
         .map_or(0.0, |c| c.server_wall_ms.median);
-    let published = (bearer == "gsm-csd" || bearer == GSM_CSD_2004)
+    let published = (bearer.is_thesis_bearer() || bearer.is(GSM_CSD_2004))
         .then(|| {
             let p = crate::evaluate::processing::published_row(&case, a)?;
             let ttd = crate::evaluate::transmission::published_ttd(&case, a)?;
@@ -200,10 +202,10 @@ fn row(
         .flatten();
     let transmission = median(transmission).unwrap_or(f64::NAN);
     EmulatedRun {
-        case: case.to_string(),
-        auth: auth.name().to_owned(),
-        bearer: bearer.to_owned(),
-        device: device.to_owned(),
+        case,
+        auth: a,
+        bearer: bearer.clone(),
+        device: device.clone(),
         runs: measured.len(),
         measured_ms: median(measured).unwrap_or(f64::NAN),
         client_device_ms: steps.total_ms(),
@@ -290,8 +292,8 @@ pub fn run(
         let transmission: Vec<f64> = ok.iter().map(|r| r.2).collect();
         rows.push(row(
             processing,
-            device.name.as_str(),
-            (*case, *auth, &link.name),
+            &DeviceName::of(&device),
+            (*case, *auth, &BearerName::of(link)),
             steps,
             &measured,
             &transmission,

@@ -11,7 +11,9 @@ use wtlsperf_models::transmission::Flight;
 use wtlsperf_models::Authentication;
 
 use super::super::recommendation::{ModernCandidate, Recommendation};
+use crate::evaluate::vocabulary::{BearerName, DeviceName};
 use crate::protocols::{measure_suite, model, Suite};
+use wtlsperf_spine::Protocol;
 
 /// The security category of the modern suites.
 const MODERN_CATEGORY: u8 = 3;
@@ -46,9 +48,14 @@ impl ModernBench {
             .filter(|(s, _, _)| p256 || s.pk_ops(true).is_empty())
             .filter_map(|(s, flights, server_ms)| {
                 let client_ms = model::client_ms(*s, device).ok()?;
+                let protocol = match s.protocol() {
+                    crate::protocols::Protocol::Dtls12 => Protocol::Dtls12,
+                    crate::protocols::Protocol::Edhoc => Protocol::Edhoc,
+                    crate::protocols::Protocol::Wtls => Protocol::Wtls,
+                };
                 Some(ModernCandidate {
-                    protocol: s.protocol().name().to_owned(),
-                    suite: s.name().to_owned(),
+                    protocol,
+                    suite: *s,
                     th_ms: model::duration_ms(flights, bearer, client_ms, *server_ms),
                 })
             })
@@ -56,20 +63,20 @@ impl ModernBench {
     }
 
     /// Sets the modern candidate of every category-3 row.
-    pub fn add_to(&self, rows: &mut [Recommendation], devices: &[DeviceProfile]) {
+    pub fn add_to<'a>(
+        &self,
+        rows: &mut [Recommendation],
+        devices: &[DeviceProfile],
+        bearers: impl Iterator<Item = &'a LinkProfile> + Clone,
+    ) {
         for r in rows.iter_mut().filter(|r| r.category == MODERN_CATEGORY) {
-            let Some(device) = devices.iter().find(|d| d.name == r.device) else {
+            let Some(device) = devices.iter().find(|d| DeviceName::of(d) == r.device) else {
                 continue;
             };
-            let Ok(bearer) = wtlsperf_bearer::profile(&r.bearer) else {
+            let Some(bearer) = bearers.clone().find(|b| BearerName::of(b) == r.bearer) else {
                 continue;
             };
-            let auth = if r.auth == "mutual" {
-                Authentication::Mutual
-            } else {
-                Authentication::ServerAuth
-            };
-            r.best_modern = self.best(device, &bearer, auth);
+            r.best_modern = self.best(device, bearer, r.auth);
         }
     }
 }

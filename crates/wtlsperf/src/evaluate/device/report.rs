@@ -5,8 +5,16 @@ use wtlsperf_report::{
     Table,
 };
 
+use wtls::suite::Case;
+use wtlsperf_models::Authentication;
+
 use super::DeviceResults;
-use crate::evaluate::Ctx;
+use crate::evaluate::context::Ctx;
+use crate::evaluate::vocabulary::{auth_name, DeviceName};
+
+/// The bearer of the ECC-against-RSA figure: the slowest round trip of the compared
+/// links, where the handshake's bytes and round trips weigh most.
+const ECC_RSA_FIGURE_BEARER: &str = "nb-iot";
 
 fn pct(x: f64) -> Cell {
     Cell::num(x * 100.0, 1)
@@ -23,8 +31,8 @@ impl DeviceResults {
             .table(self.fit_table())
             .table(self.rule_table())
             .table(self.runs_table(ctx))
-            .figure(self.th_figure(ctx, "mutual"))
-            .figure(self.th_figure(ctx, "server"))
+            .figure(self.th_figure(ctx, Authentication::Mutual))
+            .figure(self.th_figure(ctx, Authentication::ServerAuth))
             .table(self.transmission_table())
             .table(self.recommendation_table())
             .figure(self.ecc_rsa_figure())
@@ -138,8 +146,8 @@ impl DeviceResults {
             .column(Column::new("T_H published", Some("ms"), Provenance::published("Bayoglu 2004 Tables 4.1/4.2 + 4.12 (GSM CSD)")));
         for r in &self.emulated {
             t = t.row(vec![
-                Cell::text(&r.case),
-                Cell::text(&r.auth),
+                Cell::text(r.case.to_string()),
+                Cell::text(auth_name(r.auth)),
                 Cell::text(&r.bearer),
                 Cell::num(r.measured_ms, 0),
                 Cell::num(r.client_device_ms, 0),
@@ -155,21 +163,22 @@ impl DeviceResults {
 
     /// Figures 4.39-4.43 re-enacted: T_H per case over GSM CSD, published beside ours
     /// (measured with the emulated Nokia) and the model.
-    fn th_figure(&self, ctx: &Ctx, auth: &str) -> Figure {
+    fn th_figure(&self, ctx: &Ctx, auth: Authentication) -> Figure {
         let rows = |bearer: &str| -> Vec<&super::emulated::EmulatedRun> {
             self.emulated
                 .iter()
-                .filter(|r| r.auth == auth && r.bearer == bearer)
+                .filter(|r| r.auth == auth && r.bearer.is(bearer))
                 .collect()
         };
-        let cases: Vec<String> = rows("gsm-csd").iter().map(|r| r.case.clone()).collect();
+        let cases: Vec<Case> = rows("gsm-csd").iter().map(|r| r.case).collect();
         let value = |bearer: &str, f: fn(&super::emulated::EmulatedRun) -> Option<f64>| {
             cases
                 .iter()
                 .map(|c| rows(bearer).into_iter().find(|r| &r.case == c).and_then(f))
                 .collect::<Vec<_>>()
         };
-        let chart = GroupedBarChart::new("case", cases.clone(), Axis::new("T_H", "ms").log())
+        let labels: Vec<String> = cases.iter().map(Case::to_string).collect();
+        let chart = GroupedBarChart::new("case", labels, Axis::new("T_H", "ms").log())
             .series(
                 BarSeries::new(
                     "published (Nokia 7650, live GSM CSD, 2004)",
@@ -203,8 +212,8 @@ impl DeviceResults {
                 .colour(3),
             );
         Figure::new(
-            format!("device_th_gsm_csd_{auth}"),
-            format!("T_H over GSM CSD with an emulated Nokia 7650, {auth} (Figures 4.39-4.43 re-enacted)"),
+            format!("device_th_gsm_csd_{}", auth_name(auth)),
+            format!("T_H over GSM CSD with an emulated Nokia 7650, {} (Figures 4.39-4.43 re-enacted)", auth_name(auth)),
             chart,
         )
         .caption("Real handshakes: the client holds each flight for the Nokia 7650's time, the real gateway answers, an emulated link carries them.")
@@ -252,13 +261,17 @@ impl DeviceResults {
             )));
         for r in &self.recommendations {
             t = t.row(vec![
-                Cell::text(&r.device),
-                Cell::text(&r.bearer),
+                Cell::text(r.device.as_str()),
+                Cell::text(r.bearer.as_str()),
                 Cell::num(f64::from(r.category), 0),
-                Cell::text(&r.auth),
-                Cell::text(&r.best.case),
+                Cell::text(auth_name(r.auth)),
+                Cell::text(r.best.case.to_string()),
                 Cell::num(r.best.th_ms, 1),
-                Cell::text(r.runner_up.as_ref().map_or("", |c| c.case.as_str())),
+                Cell::text(
+                    r.runner_up
+                        .as_ref()
+                        .map_or(String::new(), |c| c.case.to_string()),
+                ),
                 Cell::opt(r.margin.map(|m| m * 100.0), 1),
                 Cell::opt(r.ecc_over_rsa(), 3),
                 Cell::text(
@@ -266,11 +279,9 @@ impl DeviceResults {
                         .map(super::recommendation::group_name)
                         .unwrap_or(""),
                 ),
-                Cell::text(
-                    r.best_modern
-                        .as_ref()
-                        .map_or(String::new(), |m| format!("{} {}", m.protocol, m.suite)),
-                ),
+                Cell::text(r.best_modern.as_ref().map_or(String::new(), |m| {
+                    format!("{} {}", m.protocol, m.suite.name())
+                })),
                 Cell::opt(r.best_modern.as_ref().map(|m| m.th_ms), 1),
             ]);
         }
@@ -284,7 +295,8 @@ impl DeviceResults {
             devices.clone(),
             Axis::new("best ECC T_H / best RSA T_H (below 1: ECC faster)", "").log(),
         );
-        for (i, (category, auth)) in [(1, "server"), (3, "server"), (1, "mutual"), (3, "mutual")]
+        let (server, mutual) = (Authentication::ServerAuth, Authentication::Mutual);
+        for (i, (category, auth)) in [(1, server), (3, server), (1, mutual), (3, mutual)]
             .into_iter()
             .enumerate()
         {
@@ -294,8 +306,8 @@ impl DeviceResults {
                     self.recommendations
                         .iter()
                         .find(|r| {
-                            &r.device == d
-                                && r.bearer == "nb-iot"
+                            r.device.as_str() == d
+                                && r.bearer.as_str() == ECC_RSA_FIGURE_BEARER
                                 && r.category == category
                                 && r.auth == auth
                         })
@@ -304,7 +316,7 @@ impl DeviceResults {
                 .collect();
             chart = chart.series(
                 BarSeries::new(
-                    format!("category {category}, {auth}"),
+                    format!("category {category}, {}", auth_name(auth)),
                     Provenance::modelled("T_H ratio", "device profile, NB-IoT profile"),
                     values,
                 )
@@ -327,8 +339,8 @@ impl DeviceResults {
         for r in &self.levi_savas {
             t = t.row(vec![
                 Cell::text(&r.device),
-                Cell::text(&r.case),
-                Cell::text(&r.auth),
+                Cell::text(r.case.to_string()),
+                Cell::text(auth_name(r.auth)),
                 Cell::text(&r.scenario),
                 Cell::num(r.client_ms, 1),
                 Cell::num(r.response_ms, 1),
@@ -342,7 +354,7 @@ impl DeviceResults {
             Axis::new("throughput", "bit/s"),
             Axis::new("handshake duration", "ms").log(),
         );
-        let mut keys: Vec<(String, String)> = self
+        let mut keys: Vec<(String, DeviceName)> = self
             .herwono
             .iter()
             .map(|r| (r.handshake.clone(), r.device.clone()))

@@ -10,8 +10,8 @@ use wtlsperf_report::{
     Axis, BarSeries, Cell, Column, Figure, GroupedBarChart, Provenance, Section, Table,
 };
 
-use super::super::Ctx;
 use super::{CaseResult, ProcessingResults};
+use crate::evaluate::context::Ctx;
 use crate::runner::BoundRatio;
 
 /// The bound ratio's cell: the value, or `failed` (the failures are listed under the

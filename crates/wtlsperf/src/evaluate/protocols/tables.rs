@@ -6,9 +6,12 @@ use wtlsperf_report::{
     Section, Table, Verdict,
 };
 
-use super::{Config, Kind, ProtocolResults, ProtocolRow, BEARERS, LOSS, LOSS_BEARER};
-use crate::evaluate::Ctx;
+use super::{Config, Kind, ProtocolResults, ProtocolRow, LOSS};
+use crate::evaluate::context::Ctx;
+use crate::evaluate::vocabulary::{auth_name, BearerName, DeviceName};
 use crate::protocols::Suite;
+use wtlsperf_models::Authentication;
+use wtlsperf_spine::Protocol;
 
 /// `103↑ 44↓ 119↑ ...`: each flight's payload bytes and direction.
 fn flight_bytes(c: &Config) -> String {
@@ -79,7 +82,7 @@ impl ProtocolResults {
             t = t.row(vec![
                 Cell::text(c.protocol().name()),
                 Cell::text(c.suite()),
-                Cell::text(c.auth()),
+                Cell::text(auth_name(c.auth())),
                 Cell::text(&c.level),
                 Cell::num(c.bytes as f64, 0),
                 Cell::num(c.datagrams as f64, 0),
@@ -97,7 +100,7 @@ impl ProtocolResults {
     /// Modelled duration per bearer with this machine's client, one series per
     /// category-3-level handshake.
     fn duration_figure(&self) -> Figure {
-        let bearers: Vec<String> = BEARERS.iter().map(|b| b.to_string()).collect();
+        let bearers: Vec<String> = self.bearers.iter().map(|b| b.to_string()).collect();
         let mut chart = GroupedBarChart::new(
             "bearer",
             bearers,
@@ -105,17 +108,18 @@ impl ProtocolResults {
         );
         let level3 = |c: &&Config| c.level.contains("category 3");
         for c in self.configs.iter().filter(level3) {
-            let values = BEARERS
+            let values = self
+                .bearers
                 .iter()
                 .map(|b| {
                     self.rows
                         .iter()
                         .find(|r| {
-                            r.protocol == c.protocol().name()
+                            r.protocol == c.protocol()
                                 && r.suite == c.suite()
                                 && r.auth == c.auth()
                                 && r.bearer == *b
-                                && r.device == "this-machine"
+                                && r.device == DeviceName::this_machine()
                         })
                         .map(|r| r.modelled_ms)
                 })
@@ -144,11 +148,11 @@ impl ProtocolResults {
             .column(Column::new("|error|", Some("%"), Provenance::derived("|measured / modelled - 1|")));
         for r in self.rows.iter().filter(|r| r.measured_runs > 0) {
             t = t.row(vec![
-                Cell::text(r.protocol),
+                Cell::text(r.protocol.name()),
                 Cell::text(&r.suite),
-                Cell::text(r.auth),
-                Cell::text(&r.bearer),
-                Cell::text(&r.device),
+                Cell::text(auth_name(r.auth)),
+                Cell::text(r.bearer.as_str()),
+                Cell::text(r.device.as_str()),
                 Cell::num(r.modelled_ms, 0),
                 Cell::opt(r.measured_ms, 0),
                 Cell::num(r.measured_runs as f64, 0),
@@ -169,29 +173,24 @@ impl ProtocolResults {
             .column(Column::label("suite / case"))
             .column(Column::label("auth"))
             .column(Column::label("device"));
-        for b in BEARERS {
-            t = t.column(Column::new(b, Some("ms"), modelled()));
+        for b in &self.bearers {
+            t = t.column(Column::new(b.as_str(), Some("ms"), modelled()));
         }
-        let mut keys: Vec<(String, String, String, String)> = Vec::new();
+        let mut keys: Vec<(Protocol, String, Authentication, DeviceName)> = Vec::new();
         for r in &self.rows {
-            let k = (
-                r.protocol.to_owned(),
-                r.suite.clone(),
-                r.auth.to_owned(),
-                r.device.clone(),
-            );
+            let k = (r.protocol, r.suite.clone(), r.auth, r.device.clone());
             if !keys.contains(&k) {
                 keys.push(k);
             }
         }
         for k in keys {
             let mut cells = vec![
-                Cell::text(&k.0),
+                Cell::text(k.0.name()),
                 Cell::text(&k.1),
-                Cell::text(&k.2),
-                Cell::text(&k.3),
+                Cell::text(auth_name(k.2)),
+                Cell::text(k.3.as_str()),
             ];
-            for b in BEARERS {
+            for b in &self.bearers {
                 let v = self
                     .rows
                     .iter()
@@ -200,7 +199,7 @@ impl ProtocolResults {
                             && r.suite == k.1
                             && r.auth == k.2
                             && r.device == k.3
-                            && r.bearer == b
+                            && r.bearer == *b
                     })
                     .map(|r| r.modelled_ms);
                 cells.push(Cell::opt(v, 0));
@@ -212,7 +211,7 @@ impl ProtocolResults {
 
     fn loss_table(&self, ctx: &Ctx) -> Table {
         let m = ctx.measured();
-        let mut t = Table::new("protocols_loss", format!("Completion over {LOSS_BEARER} with {:.0} % loss", 100.0 * LOSS))
+        let mut t = Table::new("protocols_loss", format!("Completion over {} with {:.0} % loss", self.loss_bearer, 100.0 * LOSS))
             .caption("Each protocol's own retransmission: OpenSSL's DTLS timer (9 s initial, doubling), CoAP CON (ACK_TIMEOUT 2 s, random factor 1.5, MAX_RETRANSMIT 4), the WTLS client's timer from the bearer profile.")
             .column(Column::label("protocol"))
             .column(Column::label("suite / case"))
@@ -224,9 +223,9 @@ impl ProtocolResults {
             .column(Column::new("median client retransmissions", None, m));
         for l in &self.loss {
             t = t.row(vec![
-                Cell::text(l.protocol),
+                Cell::text(l.protocol.name()),
                 Cell::text(&l.suite),
-                Cell::text(l.auth),
+                Cell::text(auth_name(l.auth)),
                 Cell::num(l.runs as f64, 0),
                 Cell::num(l.completed as f64, 0),
                 Cell::opt(l.median_ms, 0),
@@ -265,16 +264,16 @@ impl ProtocolResults {
     fn row(
         &self,
         pick: impl Fn(&Config) -> bool,
-        bearer: &str,
-        device: &str,
+        bearer: &BearerName,
+        device: &DeviceName,
     ) -> Option<&ProtocolRow> {
         let c = self.configs.iter().find(|c| pick(c))?;
         self.rows.iter().find(|r| {
-            r.protocol == c.protocol().name()
+            r.protocol == c.protocol()
                 && r.suite == c.suite()
                 && r.auth == c.auth()
-                && r.bearer == bearer
-                && r.device == device
+                && r.bearer == *bearer
+                && r.device == *device
         })
     }
 
@@ -300,14 +299,15 @@ impl ProtocolResults {
     fn edhoc_finding(&self) -> Option<Finding> {
         let edhoc = |c: &Config| c.kind == Kind::Modern(Suite::EdhocMethod3Suite2);
         let dtls = |c: &Config| c.kind == Kind::Modern(Suite::DtlsEcdheEcdsa { mutual: true });
-        let wtls = |c: &Config| c.is_wtls_p256() && c.auth() == "mutual";
+        let wtls = |c: &Config| c.is_wtls_p256() && c.auth() == Authentication::Mutual;
         let mut parts = Vec::new();
         let mut fastest_everywhere = true;
-        for b in BEARERS {
+        let here = DeviceName::this_machine();
+        for b in &self.bearers {
             let (e, d, w) = (
-                self.row(edhoc, b, "this-machine")?,
-                self.row(dtls, b, "this-machine")?,
-                self.row(wtls, b, "this-machine")?,
+                self.row(edhoc, b, &here)?,
+                self.row(dtls, b, &here)?,
+                self.row(wtls, b, &here)?,
             );
             fastest_everywhere &= e.modelled_ms <= d.modelled_ms.min(w.modelled_ms);
             parts.push(format!(
@@ -334,15 +334,13 @@ impl ProtocolResults {
 
     fn wtls_finding(&self) -> Option<Finding> {
         let dtls = |c: &Config| c.kind == Kind::Modern(Suite::DtlsEcdheEcdsa { mutual: false });
-        let wtls = |c: &Config| c.is_wtls_p256() && c.auth() == "server";
+        let wtls = |c: &Config| c.is_wtls_p256() && c.auth() == Authentication::ServerAuth;
         let (mut ahead, mut parts) = (Vec::new(), Vec::new());
-        for b in BEARERS {
-            let (w, d) = (
-                self.row(wtls, b, "this-machine")?,
-                self.row(dtls, b, "this-machine")?,
-            );
+        let here = DeviceName::this_machine();
+        for b in &self.bearers {
+            let (w, d) = (self.row(wtls, b, &here)?, self.row(dtls, b, &here)?);
             if w.modelled_ms <= d.modelled_ms {
-                ahead.push(b);
+                ahead.push(b.as_str());
             }
             parts.push(format!(
                 "{b} {:.0} vs {:.0} ms",
@@ -353,7 +351,7 @@ impl ProtocolResults {
         let d = self.configs.iter().find(|c| dtls(c))?;
         let verdict = match ahead.len() {
             0 => Verdict::Contradicted,
-            n if n == BEARERS.len() => Verdict::Confirmed,
+            n if n == self.bearers.len() => Verdict::Confirmed,
             _ => Verdict::Inconclusive,
         };
         Some(Finding::new(
@@ -361,7 +359,7 @@ impl ProtocolResults {
             format!(
                 "WTLS {} ({} B, {} round trips, {:.0} handshakes/s/core: ECDH_ECDSA with the server's certified static key, one ECDH and no signature per handshake, and so no forward secrecy) against DTLS ECDHE-ECDSA ({} B, {} round trips with the cookie exchange, {:.0} handshakes/s/core); WTLS is as fast or faster on {} of {} bearers ({}): {}.",
                 w.suite(), w.bytes, w.round_trips(), w.handshakes_per_core_s(), d.bytes, d.round_trips(), d.handshakes_per_core_s(),
-                ahead.len(), BEARERS.len(), if ahead.is_empty() { "none".into() } else { ahead.join(", ") }, parts.join(", ")
+                ahead.len(), self.bearers.len(), if ahead.is_empty() { "none".into() } else { ahead.join(", ") }, parts.join(", ")
             ),
             verdict,
         ))
@@ -428,7 +426,7 @@ impl ProtocolResults {
             .collect();
         Some(Finding::new(
             format!("Each protocol completes its handshake over a {:.0} % loss link with its own retransmission.", 100.0 * LOSS),
-            format!("Over {LOSS_BEARER} with {:.0} % loss: {}.", 100.0 * LOSS, parts.join("; ")),
+            format!("Over {} with {:.0} % loss: {}.", self.loss_bearer, 100.0 * LOSS, parts.join("; ")),
             if all { Verdict::Confirmed } else { Verdict::Contradicted },
         ))
     }

@@ -8,9 +8,9 @@ use wtlsperf_models::queue::{
 };
 use wtlsperf_models::Authentication;
 
-use super::{Capacity, Group, Inputs, QueueModel, QueueRow, RowVariant};
+use super::rows::{Capacity, Group, Inputs, QueueModel, QueueRow, RowVariant};
+use crate::evaluate::context::Mode;
 use crate::evaluate::processing::ProcessingResults;
-use crate::evaluate::Mode;
 
 /// The four category-3 groups of thesis Figures 4.13-4.23.
 pub fn category3_groups() -> Vec<Group> {

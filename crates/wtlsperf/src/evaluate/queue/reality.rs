@@ -20,7 +20,7 @@
 //! milliseconds between flights), which is the setting the P-K model describes.
 //!
 //! The queue is read over a steady window: the jobs that arrived in the run's arrival
-//! span less a tenth of it (at most [`steady::EDGE_MAX_NS`]) at either end, so the empty queue of
+//! span less a tenth of it (at most [`wtlsperf_models::queue::trace::EDGE_MAX_NS`]) at either end, so the empty queue of
 //! the start and the drain at the end (where only the last handshakes' second jobs
 //! arrive) bias neither the measured wait nor the arrival rate the models get.
 //!
@@ -61,12 +61,13 @@ use wtls::suite::Case;
 use wtlsperf_models::Authentication;
 
 use super::calibrate::{calibrate, record, RateEstimate, MAX_WARMUPS};
-use super::{
-    predict, Disturbances, LoadPoint, PointCalibration, Predictions, RunFigures,
-    UndisturbedFigures, WindowWait,
+use super::modelled::predict;
+use super::point::{
+    Disturbances, LoadPoint, PointCalibration, Predictions, RunFigures, UndisturbedFigures,
+    WindowWait,
 };
+use crate::evaluate::context::{Ctx, Mode};
 use crate::evaluate::processing::ProcessingResults;
-use crate::evaluate::{Ctx, Mode};
 use crate::gateway::JobRecord;
 use crate::load::{run_load, Arrivals, LoadReport, LoadSpec};
 use crate::pki_store::PkiStore;

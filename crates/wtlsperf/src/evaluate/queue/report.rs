@@ -12,7 +12,7 @@ use super::{
     auth_name, category3_groups, mixtures, outside_both, reality, Group, Inputs, LoadPoint,
     QueueModel, QueueResults, QueueRow, RowVariant, Setting,
 };
-use crate::evaluate::Ctx;
+use crate::evaluate::context::Ctx;
 
 impl QueueResults {
     /// The report section of part 2.

@@ -4,9 +4,26 @@
 use std::fmt;
 
 use serde::Serializer;
+use wtls::suite::Case;
 use wtlsperf_models::queue::Variant;
 use wtlsperf_models::Authentication;
 use wtlsperf_spine::Protocol;
+
+/// A category-3 group: its CA and the leaves of Table 3.3.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    /// 1..4.
+    pub group: u8,
+    /// The group's cases.
+    pub cases: Vec<Case>,
+}
+
+impl Group {
+    /// `cat3-g2`.
+    pub fn id(&self) -> String {
+        format!("cat3-g{}", self.group)
+    }
+}
 
 /// Where a model's service times come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,13 +10,14 @@ use wtlsperf_bearer::profile;
 use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
 
-use super::{published_ttd, BearerRow};
 use crate::bearer_cmd::run_concurrently;
+use crate::evaluate::context::{Ctx, Mode};
 use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
-use crate::evaluate::{Ctx, Mode};
+use crate::evaluate::vocabulary::BearerName;
 use crate::gateway::{spawn_gateway, GatewayConfig};
 use crate::pki_store::PkiStore;
 use crate::setup::{gateway_server_config, ClientAuth, Options};
+use wtlsperf_models::reference;
 
 /// Which profiles, cases and how many runs of each a mode does.
 pub fn plan(mode: Mode) -> Vec<(&'static str, Vec<Case>, usize)> {
@@ -99,9 +100,9 @@ pub fn run(
                 let measured: Vec<f64> = ok.iter().map(|r| r.duration_ms).collect();
                 let predicted: Vec<f64> = ok.iter().map(|r| r.predicted_ms).collect();
                 rows.push(BearerRow {
-                    case: c.to_string(),
-                    auth: auth_mode(auth).name().to_owned(),
-                    bearer: name.to_owned(),
+                    case: *c,
+                    auth,
+                    bearer: BearerName::of(&p),
                     bytes: (first.bytes_up + first.bytes_down) as usize,
                     datagrams: (first.datagrams_up + first.datagrams_down) as usize,
                     runs: ok.len(),
@@ -120,6 +121,39 @@ pub fn run(
         "no handshake over the emulated bearers completed"
     );
     Ok(rows)
+}
+
+/// One real handshake run over an emulated bearer (median over the runs of one case).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct BearerRow {
+    /// Case.
+    #[serde(serialize_with = "crate::evaluate::csv_file::display")]
+    pub case: Case,
+    /// Mode.
+    pub auth: Authentication,
+    /// Link profile.
+    pub bearer: BearerName,
+    /// Handshake bytes both ways (UDP payload).
+    pub bytes: usize,
+    /// Datagrams both ways.
+    pub datagrams: usize,
+    /// Runs.
+    pub runs: usize,
+    /// Median measured duration (ms).
+    pub measured_ms: f64,
+    /// Flight model (ms).
+    pub modelled_ms: f64,
+    /// Published T_TD of the same case (Table 4.12), GSM CSD only (ms).
+    pub published_ms: Option<f64>,
+}
+
+/// Published T_TD of a case over GSM CSD.
+pub fn published_ttd(case: &Case, auth: Authentication) -> Option<f64> {
+    reference::gsm_csd_transmission()
+        .ok()?
+        .into_iter()
+        .find(|r| r.ca_cert == case.ca.short() && r.leaf_cert == case.leaf.short())
+        .map(|r| r.ttd_ms(auth))
 }
 
 #[cfg(test)]

@@ -1,0 +1,184 @@
+//! WTP (WAP-224): PDUs and the transaction state machines, sans-IO.
+//!
+//! One [`Initiator`] or [`Responder`] is one transaction. It takes decoded PDUs and the
+//! virtual time ([`Now`]) and answers with an [`Output`]: datagrams to send and
+//! [`Event`]s for its user (WSP). Its single timer is exposed as [`Initiator::deadline`]
+//! / [`Responder::deadline`]; the driver calls `on_timeout` when that time has come, so
+//! retransmission is tested in virtual time with no sleeping.
+//!
+//! What the machines implement (WAP-224 §9): classes 0, 1 and 2; TID verification (the
+//! responder's Tve, the initiator's Tok) with [`TidCache`]; provider and user
+//! acknowledgement, the hold-on Ack when the result is late; retransmission with the RID
+//! flag under the retry timer and counter, then a provider abort NORESPONSE; segmentation
+//! and reassembly (SAR, §9.6) in groups with a PSN-carrying Ack per group and the
+//! selective Negative Ack for missing packets; aborts from either side.
+
+mod initiator;
+pub mod pdu;
+mod responder;
+mod sar;
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+pub use initiator::{Initiator, InitiatorOptions};
+pub use pdu::{
+    decode_datagram, encode_datagram, AbortReason, Body, Direction, Pdu, PduType, ProviderReason,
+    Tid, Tpi, Trailer, TransactionClass,
+};
+pub use responder::Responder;
+pub use wtlsperf_spine::Now;
+
+/// Timer intervals and counter limits (WAP-224 §9.12 leaves the values to the bearer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timers {
+    /// A: how long a receiver waits before a hold-on Ack (the result may come first and
+    /// acknowledge implicitly).
+    pub ack_interval_ns: u64,
+    /// R: how long a sender waits for an acknowledgement before retransmitting.
+    pub retry_interval_ns: u64,
+    /// W: how long the side that sent the last acknowledgement keeps the transaction to
+    /// re-acknowledge a retransmission.
+    pub wait_timeout_ns: u64,
+    /// RCR_MAX: retransmissions before the transaction is aborted with NORESPONSE.
+    pub max_retransmissions: u8,
+    /// AEC_MAX: expiries of A, waiting for the user's acknowledgement, before an abort.
+    pub max_ack_expirations: u8,
+    /// Octets of user data per packet when a message is segmented.
+    pub segment_size: usize,
+    /// Packets per group: the receiver acknowledges (or NACKs) after each group.
+    pub group_size: u8,
+}
+
+impl Default for Timers {
+    /// Kannel 1.4.5's responder values (`wap/wtp.h`, `wap/wtp_resp.h`): A 4 s, R 7 s,
+    /// W 30 s, RCR_MAX 8, AEC_MAX 6, segments of 1400 octets in groups of 3.
+    fn default() -> Self {
+        const S: u64 = 1_000_000_000;
+        Timers {
+            ack_interval_ns: 4 * S,
+            retry_interval_ns: 7 * S,
+            wait_timeout_ns: 30 * S,
+            max_retransmissions: 8,
+            max_ack_expirations: 6,
+            segment_size: 1400,
+            group_size: 3,
+        }
+    }
+}
+
+/// What a transaction tells its user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Responder: the initiator's request (reassembled if it was segmented).
+    Invoke {
+        class: TransactionClass,
+        data: Vec<u8>,
+    },
+    /// Initiator: the peer acknowledged the invoke (class 1: the transaction is done).
+    InvokeAcknowledged,
+    /// Initiator: the responder's result (reassembled if it was segmented).
+    Result(Vec<u8>),
+    /// Responder: the initiator confirmed a verified TID (Tok); record it in the
+    /// [`TidCache`].
+    TidConfirmed,
+    /// The transaction ended normally.
+    Completed,
+    /// The transaction ended by an abort; `by_peer` tells whether an Abort PDU came in
+    /// or this side gave up (retransmissions exhausted, protocol error).
+    Aborted { reason: AbortReason, by_peer: bool },
+}
+
+/// Datagrams to send and events for the user, in order.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Output {
+    pub send: Vec<Vec<u8>>,
+    pub events: Vec<Event>,
+}
+
+impl Output {
+    fn send(&mut self, pdu: Pdu) {
+        self.send.push(pdu.encode());
+    }
+
+    fn event(&mut self, e: Event) {
+        self.events.push(e);
+    }
+}
+
+/// Why a transaction refused a call from its user (not from the network: a PDU that
+/// does not fit the state is answered on the wire, never an error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum UsageError {
+    #[error("the transaction is not waiting for that call in its current state")]
+    WrongState,
+    #[error("the message needs more than 256 segments")]
+    MessageTooLarge,
+}
+
+/// The responder's verdict on an Invoke's TID (WAP-224 §9.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TidVerdict {
+    /// Process the invoke now.
+    Accept,
+    /// Ask the initiator to confirm with a Tve Ack before processing.
+    Verify,
+}
+
+/// The last TID seen from each initiator, to tell a new transaction from a delayed
+/// duplicate of an old one. Keyed by whatever names a peer (its address).
+#[derive(Debug, Clone)]
+pub struct TidCache<K> {
+    last: HashMap<K, Tid>,
+}
+
+impl<K> Default for TidCache<K> {
+    fn default() -> Self {
+        TidCache {
+            last: HashMap::new(),
+        }
+    }
+}
+
+impl<K: Hash + Eq> TidCache<K> {
+    /// The TID test: a TID in the window after the last one is accepted and recorded.
+    /// A peer with no cached TID is accepted (as Kannel does: it cannot be told from a
+    /// restarted one, and verifying every first transaction costs a round trip). A set
+    /// TIDnew flag, or a TID outside the window, needs verification.
+    pub fn verdict(&mut self, peer: K, tid: Tid, tid_new: bool) -> TidVerdict {
+        if tid_new {
+            return TidVerdict::Verify;
+        }
+        match self.last.get(&peer) {
+            Some(last) if !tid.follows(*last) => TidVerdict::Verify,
+            _ => {
+                self.last.insert(peer, tid);
+                TidVerdict::Accept
+            }
+        }
+    }
+
+    /// Records a TID the initiator has confirmed (Tok).
+    pub fn confirm(&mut self, peer: K, tid: Tid) {
+        self.last.insert(peer, tid);
+    }
+}
+
+/// The one timer a transaction runs, and when it expires.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Timer {
+    Ack(u64),
+    Retry(u64),
+    Wait(u64),
+}
+
+impl Timer {
+    fn at(self) -> u64 {
+        match self {
+            Timer::Ack(t) | Timer::Retry(t) | Timer::Wait(t) => t,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

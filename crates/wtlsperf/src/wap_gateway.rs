@@ -1,0 +1,510 @@
+//! `wtlsperf gateway --wap`: a WAP gateway on the four WAP ports of `--listen`'s address
+//! (WAP-230 §7, the WDP port assignments): 9200 connectionless WSP, 9201 connection-mode
+//! WSP over WTP, 9202 and 9203 the same over WTLS. Get and Post go to the HTTP origin
+//! named in the URL ([`origin`]); WML comes back compiled when the client accepts WMLC;
+//! an origin that fails answers 502, one that is too slow 504.
+//!
+//! Each port is one thread with a blocking socket; origin requests run on their own
+//! threads (bounded in number) and come back through a channel, so a slow origin never
+//! stalls a port (connection mode sends WTP's hold-on Ack meanwhile). The protocol state
+//! is the sans-IO [`service::WapService`]; WTLS is the engine's endpoint. Without
+//! `--wap` the gateway stays the echo server of the load tests.
+
+pub mod lab_origin;
+pub mod origin;
+pub mod service;
+
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context};
+use wtls::endpoint::{Endpoint, EndpointConfig, EndpointEvent, Handled};
+use wtls::handshake::ServerConfig;
+use wtlsperf_wap::wsp;
+use wtlsperf_wap::wtp::{self, Timers};
+
+use crate::setup;
+use crate::wap_client::WspMode;
+use origin::{Origin, OriginRequest};
+use service::{Action, ReplyTo, ServiceStats, WapService};
+
+/// Most origin requests in flight per port; beyond them a request is answered 503.
+const MAX_IN_FLIGHT: usize = 64;
+/// Longest a port sleeps between looks at its timers and the origin's answers.
+const POLL: Duration = Duration::from_millis(10);
+
+/// The `--wap` options of `wtlsperf gateway`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WapArgs {
+    /// Serve WSP on the four WAP ports of --listen's address (its port is ignored)
+    /// instead of echoing on --listen.
+    #[arg(long)]
+    pub wap: bool,
+    /// With --wap, leave this port closed (9200, 9201, 9202 or 9203, counted from
+    /// --wap-base-port); repeat for several.
+    #[arg(long = "wap-off", value_name = "PORT")]
+    pub wap_off: Vec<u16>,
+    /// With --wap, the first of the four ports (9200 by the standard).
+    #[arg(long, default_value_t = 9200, value_parser = clap::value_parser!(u16).range(1..=65532))]
+    pub wap_base_port: u16,
+    /// With --wap, time allowed for the origin's whole answer before 504.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub origin_timeout_ms: u64,
+}
+
+/// One of the four ports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct PortRole {
+    pub offset: u16,
+    #[serde(serialize_with = "mode_name")]
+    pub mode: WspMode,
+    pub secure: bool,
+}
+
+fn mode_name<S: serde::Serializer>(m: &WspMode, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(match m {
+        WspMode::Connectionless => "connectionless",
+        WspMode::Connection => "connection",
+    })
+}
+
+/// The WAP port roles in port order (9200 to 9203).
+pub const ROLES: [PortRole; 4] = [
+    PortRole {
+        offset: 0,
+        mode: WspMode::Connectionless,
+        secure: false,
+    },
+    PortRole {
+        offset: 1,
+        mode: WspMode::Connection,
+        secure: false,
+    },
+    PortRole {
+        offset: 2,
+        mode: WspMode::Connectionless,
+        secure: true,
+    },
+    PortRole {
+        offset: 3,
+        mode: WspMode::Connection,
+        secure: true,
+    },
+];
+
+/// What to serve.
+#[derive(Clone)]
+pub struct WapGatewayConfig {
+    pub ip: IpAddr,
+    /// The first of the four ports; 0 binds each role to a port the system picks (the
+    /// evaluation and tests, which must not collide with a gateway already running).
+    pub base_port: u16,
+    /// Roles to open (a subset of [`ROLES`]).
+    pub roles: Vec<PortRole>,
+    /// The WTLS server of the secure ports.
+    pub server: Arc<ServerConfig>,
+    pub origin_timeout: Duration,
+    pub timers: Timers,
+}
+
+/// What one port did, for the stop report.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct PortReport {
+    pub port: u16,
+    pub role: Option<PortRole>,
+    pub service: ServiceStats,
+    pub origin_failures: u64,
+    pub busy_refusals: u64,
+}
+
+/// What one job of a port was: a datagram of a WTLS handshake, a datagram carrying WSP or
+/// WTP (a request, an acknowledgement; record decryption included), or turning an
+/// origin's answer into the Reply and sending it (WML compile and record encryption
+/// included). The origin's own time is not the gateway's work and is not in any job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobKind {
+    Handshake,
+    Request,
+    Reply,
+}
+
+/// One job of a port: when it started and ended (process clock, ns) and the datagram's
+/// or the Reply's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct WapJob {
+    pub kind: JobKind,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub bytes: usize,
+}
+
+impl WapJob {
+    pub fn service_ns(&self) -> u64 {
+        self.end_ns.saturating_sub(self.start_ns)
+    }
+}
+
+/// Most jobs a port keeps for [`WapGateway::take_jobs`].
+const MAX_JOBS: usize = 200_000;
+
+/// An origin's answer on its way back to the port.
+type Answer = (
+    ReplyTo,
+    OriginRequest,
+    Result<origin::OriginAnswer, origin::OriginFailure>,
+);
+
+/// Running ports; dropping it stops them.
+pub struct WapGateway {
+    stop: Arc<AtomicBool>,
+    jobs: Arc<Mutex<Vec<WapJob>>>,
+    threads: Vec<JoinHandle<PortReport>>,
+    pub addrs: Vec<(PortRole, SocketAddr)>,
+}
+
+impl WapGateway {
+    /// Stops every port and returns their reports.
+    pub fn shutdown(mut self) -> Vec<PortReport> {
+        self.stop.store(true, Ordering::SeqCst);
+        self.threads
+            .drain(..)
+            .filter_map(|t| t.join().ok())
+            .collect()
+    }
+
+    /// The jobs every port has recorded since the last call.
+    pub fn take_jobs(&self) -> Vec<WapJob> {
+        self.jobs
+            .lock()
+            .map(|mut j| std::mem::take(&mut *j))
+            .unwrap_or_default()
+    }
+
+    /// The address of the port with `role`'s mode and security, if open.
+    pub fn addr(&self, mode: WspMode, secure: bool) -> Option<SocketAddr> {
+        self.addrs
+            .iter()
+            .find(|(r, _)| r.mode == mode && r.secure == secure)
+            .map(|(_, a)| *a)
+    }
+}
+
+impl Drop for WapGateway {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Binds the ports and starts their threads.
+pub fn spawn(cfg: WapGatewayConfig) -> anyhow::Result<WapGateway> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let jobs = Arc::new(Mutex::new(Vec::new()));
+    let mut threads = Vec::new();
+    let mut addrs = Vec::new();
+    for role in &cfg.roles {
+        let port = if cfg.base_port == 0 {
+            0
+        } else {
+            cfg.base_port + role.offset
+        };
+        let addr = SocketAddr::new(cfg.ip, port);
+        let socket = UdpSocket::bind(addr).with_context(|| {
+            format!("binding the WAP port {addr} (--wap-off {port} leaves it closed)")
+        })?;
+        socket.set_read_timeout(Some(POLL))?;
+        addrs.push((*role, socket.local_addr()?));
+        let port_state = Port::new(*role, socket, &cfg, jobs.clone());
+        let flag = stop.clone();
+        threads.push(
+            std::thread::Builder::new()
+                .name(format!("wap-{port}"))
+                .spawn(move || port_state.serve(&flag))?,
+        );
+    }
+    Ok(WapGateway {
+        stop,
+        jobs,
+        threads,
+        addrs,
+    })
+}
+
+/// One port: its socket, its WTLS endpoint (secure ports), its WSP/WTP state.
+struct Port {
+    socket: UdpSocket,
+    endpoint: Option<Endpoint>,
+    handled: Handled,
+    service: WapService,
+    origin: Origin,
+    answers_tx: Sender<Answer>,
+    answers: Receiver<Answer>,
+    jobs: Arc<Mutex<Vec<WapJob>>>,
+    in_flight: Arc<AtomicUsize>,
+    report: Arc<Mutex<PortReport>>,
+}
+
+impl Port {
+    fn new(
+        role: PortRole,
+        socket: UdpSocket,
+        cfg: &WapGatewayConfig,
+        jobs: Arc<Mutex<Vec<WapJob>>>,
+    ) -> Port {
+        let (answers_tx, answers) = channel();
+        let port = socket.local_addr().map_or(0, |a| a.port());
+        Port {
+            socket,
+            endpoint: role
+                .secure
+                .then(|| Endpoint::new(cfg.server.clone(), EndpointConfig::default())),
+            handled: Handled::default(),
+            service: WapService::new(role.mode, cfg.timers),
+            origin: Origin::new(cfg.origin_timeout),
+            answers_tx,
+            answers,
+            jobs,
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            report: Arc::new(Mutex::new(PortReport {
+                port,
+                role: Some(role),
+                ..PortReport::default()
+            })),
+        }
+    }
+
+    fn serve(mut self, stop: &AtomicBool) -> PortReport {
+        let mut buf = vec![0u8; 65_535];
+        while !stop.load(Ordering::SeqCst) {
+            let wait = self.wait();
+            let _ = self.socket.set_read_timeout(Some(wait));
+            if let Ok((n, peer)) = self.socket.recv_from(&mut buf) {
+                let datagram = buf[..n].to_vec();
+                let start_ns = setup::now().mono_ns;
+                let kind = self.on_datagram(peer, &datagram);
+                self.record(kind, start_ns, n);
+            }
+            while let Ok((to, request, answer)) = self.answers.try_recv() {
+                let start_ns = setup::now().mono_ns;
+                let reply = origin::reply_for(&request, answer);
+                let bytes = match &reply {
+                    wsp::Pdu::Reply { body, .. } => body.len(),
+                    _ => 0,
+                };
+                let actions = self.service.on_reply(to, reply, wtp_now());
+                self.run(actions);
+                self.record(JobKind::Reply, start_ns, bytes);
+            }
+            let actions = self.service.on_timeout(wtp_now());
+            self.run(actions);
+            if let Some(e) = &mut self.endpoint {
+                e.handle_timeout(setup::now().mono_ns);
+            }
+        }
+        let mut report = self.report.lock().map(|r| r.clone()).unwrap_or_default();
+        report.service = self.service.stats.clone();
+        report
+    }
+
+    /// Until the next WTP timer, at most [`POLL`].
+    fn wait(&self) -> Duration {
+        let now = wtp_now().mono_ns;
+        self.service
+            .deadline()
+            .map_or(POLL, |d| {
+                Duration::from_nanos(d.saturating_sub(now)).min(POLL)
+            })
+            .max(Duration::from_millis(1))
+    }
+
+    fn record(&mut self, kind: JobKind, start_ns: u64, bytes: usize) {
+        let job = WapJob {
+            kind,
+            start_ns,
+            end_ns: setup::now().mono_ns,
+            bytes,
+        };
+        if let Ok(mut jobs) = self.jobs.lock() {
+            if jobs.len() < MAX_JOBS {
+                jobs.push(job);
+            }
+        }
+    }
+
+    /// Serves one datagram; says whether it was handshake or WSP/WTP work.
+    fn on_datagram(&mut self, peer: SocketAddr, datagram: &[u8]) -> JobKind {
+        let Some(endpoint) = &mut self.endpoint else {
+            let actions = self.service.on_datagram(peer, datagram, wtp_now());
+            self.run(actions);
+            return JobKind::Request;
+        };
+        endpoint.handle(setup::now(), peer, datagram, &mut self.handled);
+        let kind = if self.handled.handshake_job {
+            JobKind::Handshake
+        } else {
+            JobKind::Request
+        };
+        for t in &self.handled.transmits {
+            let _ = self.socket.send_to(&t.payload, t.destination);
+        }
+        let events: Vec<EndpointEvent> = self.handled.events.drain(..).collect();
+        for event in events {
+            if let EndpointEvent::ApplicationData { peer, data } = event {
+                let actions = self.service.on_datagram(peer, &data, wtp_now());
+                self.run(actions);
+            }
+        }
+        kind
+    }
+
+    fn run(&mut self, actions: Vec<Action>) {
+        for action in actions {
+            match action {
+                Action::Send { to, bytes } => self.send(to, &bytes),
+                Action::Fetch { request, reply_to } => self.fetch(request, reply_to),
+            }
+        }
+    }
+
+    fn send(&mut self, to: SocketAddr, bytes: &[u8]) {
+        let payload = match &mut self.endpoint {
+            Some(e) => match e.seal_application_data(to, bytes) {
+                Ok(sealed) => sealed,
+                Err(err) => {
+                    tracing::debug!(peer = %to, error = %err, "no WTLS connection to answer on");
+                    return;
+                }
+            },
+            None => bytes.to_vec(),
+        };
+        if let Err(e) = self.socket.send_to(&payload, to) {
+            tracing::debug!(peer = %to, error = %e, "send failed");
+        }
+    }
+
+    /// Asks the origin on a thread of its own; the answer comes back by channel.
+    fn fetch(&mut self, request: OriginRequest, reply_to: ReplyTo) {
+        if self.in_flight.load(Ordering::SeqCst) >= MAX_IN_FLIGHT {
+            if let Ok(mut r) = self.report.lock() {
+                r.busy_refusals += 1;
+            }
+            let busy = origin::reply_for(
+                &request,
+                Err(origin::OriginFailure::Failed("the gateway is busy".into())),
+            );
+            let busy = match busy {
+                wsp::Pdu::Reply {
+                    content_type,
+                    headers,
+                    body,
+                    ..
+                } => wsp::Pdu::Reply {
+                    status: wsp::Status::from_http_or_class(503),
+                    content_type,
+                    headers,
+                    body,
+                },
+                other => other,
+            };
+            let actions = self.service.on_reply(reply_to, busy, wtp_now());
+            return self.run(actions);
+        }
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        let origin = self.origin.clone();
+        let tx = self.answers_tx.clone();
+        let in_flight = self.in_flight.clone();
+        let report = self.report.clone();
+        let spawned = std::thread::Builder::new()
+            .name("wap-origin".into())
+            .spawn(move || {
+                let answer = origin.fetch(&request);
+                if answer.is_err() {
+                    if let Ok(mut r) = report.lock() {
+                        r.origin_failures += 1;
+                    }
+                }
+                in_flight.fetch_sub(1, Ordering::SeqCst);
+                let _ = tx.send((reply_to, request, answer));
+            });
+        if let Err(e) = spawned {
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            tracing::warn!(error = %e, "could not start an origin request");
+        }
+    }
+}
+
+/// The process clock as WTP's virtual time.
+fn wtp_now() -> wtp::Now {
+    let now = setup::now();
+    wtp::Now::new(now.mono_ns, now.unix_secs)
+}
+
+/// The roles `--wap-off` leaves open.
+pub fn open_roles(args: &WapArgs) -> anyhow::Result<Vec<PortRole>> {
+    for off in &args.wap_off {
+        let known = (args.wap_base_port..args.wap_base_port + 4).contains(off);
+        anyhow::ensure!(
+            known,
+            "--wap-off {off}: not one of the WAP ports {}-{}",
+            args.wap_base_port,
+            args.wap_base_port + 3
+        );
+    }
+    let roles: Vec<PortRole> = ROLES
+        .iter()
+        .filter(|r| !args.wap_off.contains(&(args.wap_base_port + r.offset)))
+        .copied()
+        .collect();
+    if roles.is_empty() {
+        return Err(anyhow!(
+            "--wap-off closes all four WAP ports: nothing to serve"
+        ));
+    }
+    Ok(roles)
+}
+
+/// `wtlsperf gateway --wap` until SIGINT/SIGTERM or `run_for`.
+pub fn run(
+    listen: SocketAddr,
+    args: &WapArgs,
+    server: Arc<ServerConfig>,
+    run_for: Option<Duration>,
+) -> anyhow::Result<()> {
+    let cfg = WapGatewayConfig {
+        ip: listen.ip(),
+        base_port: args.wap_base_port,
+        roles: open_roles(args)?,
+        server,
+        origin_timeout: Duration::from_millis(args.origin_timeout_ms),
+        timers: Timers::default(),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
+    let gateway = spawn(cfg)?;
+    for (role, addr) in &gateway.addrs {
+        eprintln!(
+            "wtlsperf WAP gateway: {} WSP{} on {addr}",
+            if role.mode == WspMode::Connection {
+                "connection-mode"
+            } else {
+                "connectionless"
+            },
+            if role.secure { " over WTLS" } else { "" }
+        );
+    }
+    let deadline = run_for.and_then(|d| Instant::now().checked_add(d));
+    while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let reports = gateway.shutdown();
+    println!("{}", serde_json::to_string_pretty(&reports)?);
+    Ok(())
+}

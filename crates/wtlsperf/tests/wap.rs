@@ -1,0 +1,527 @@
+//! The WAP stack against itself and against Kannel 1.4.5, on loopback:
+//! - `wtlsperf client` fetches a page through `wtlsperf gateway --wap` on all four WAP
+//!   ports (connectionless and connection mode, bare and over WTLS), and the gateway
+//!   answers 502 and 504 when the origin fails or is slow;
+//! - our client against Kannel's wapbox on its unsecured ports 9200 and 9201 (Debian's
+//!   Kannel has no WTLS: its libcrypto lacks RC5);
+//! - Kannel's own WTP/WSP test client `fakewap` against our connection-mode port;
+//! - Kannel's `decompile` on the WMLC our compiler makes of Kannel's `hello.wml`.
+//!
+//! Kannel comes from Debian's `kannel` and `kannel-extras` packages (scripts/setup.sh).
+//! Without them these tests fail when `CI=true` and skip with a message otherwise.
+//! The origin is a small HTTP server in the test. Every daemon is started here with a
+//! temporary configuration and stopped by its pid.
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use wtls::suite::Case;
+use wtlsperf::gateway::gateway_options;
+use wtlsperf::pki_store::{unix_now, PkiStore};
+use wtlsperf::setup::{self, ClientAuth};
+use wtlsperf::wap_client::WspMode;
+use wtlsperf::wap_gateway::{self, WapGateway, WapGatewayConfig, ROLES};
+use wtlsperf_wap::wbxml::wml;
+use wtlsperf_wap::wtp::Timers;
+
+const RSA: &str = "rsa1024/rsa1024";
+const PAGE: &str =
+    "<?xml version=\"1.0\"?>\n<!DOCTYPE wml PUBLIC \"-//WAPFORUM//DTD WML 1.1//EN\" \
+\"http://www.wapforum.org/DTD/wml_1.1.xml\">\n<wml><card id=\"start\" title=\"Lab\"><p>A page \
+from the origin.</p></card></wml>\n";
+const KANNEL_TEST: &str = "/usr/lib/kannel/test";
+const BEARERBOX: &str = "/usr/sbin/bearerbox";
+const WAPBOX: &str = "/usr/sbin/wapbox";
+
+/// Whether a Kannel program these tests need is installed. Missing, it skips the test
+/// with a message, or fails it when CI is true or `WTLSPERF_REQUIRE_KANNEL` is set (the
+/// rule of `wtlsperf_testtools`; Kannel's test programs are not on PATH, so the file is
+/// looked for where Debian installs it).
+fn have(tool: &str) -> bool {
+    if Path::new(tool).exists() {
+        return true;
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true") || v == "1");
+    let switch = wtlsperf_testtools::switch("kannel");
+    assert!(
+        !ci && std::env::var_os(&switch).is_none(),
+        "{tool} is required (CI is true or {switch} is set): install Debian's kannel and \
+         kannel-extras with {}",
+        wtlsperf_testtools::SETUP_SCRIPT
+    );
+    eprintln!(
+        "SKIPPED: {tool} not installed (install Debian's kannel and kannel-extras with {})",
+        wtlsperf_testtools::SETUP_SCRIPT
+    );
+    false
+}
+
+fn pki_dir() -> PathBuf {
+    std::env::temp_dir().join(format!("wtlsperf-wap-{}", std::process::id()))
+}
+
+fn store() -> &'static PkiStore {
+    static STORE: OnceLock<PkiStore> = OnceLock::new();
+    STORE.get_or_init(|| {
+        let cases = [Case::parse(RSA).unwrap()];
+        PkiStore::create(&pki_dir(), true, unix_now().unwrap(), &cases).unwrap()
+    })
+}
+
+/// A small HTTP/1.0 origin: `/page.wml` is [`PAGE`] as WML, `/slow` answers after 3 s,
+/// anything else 404. Stops when dropped (and after two minutes in any case).
+struct Origin {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Origin {
+    fn start() -> Origin {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let end = Instant::now() + Duration::from_secs(120);
+            while !flag.load(Ordering::SeqCst) && Instant::now() < end {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        std::thread::spawn(move || serve_http(stream));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        });
+        Origin {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for Origin {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn serve_http(mut stream: TcpStream) {
+    stream.set_nonblocking(false).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut request = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => request.extend_from_slice(&buf[..n]),
+        }
+    }
+    let text = String::from_utf8_lossy(&request);
+    let path = text.split_whitespace().nth(1).unwrap_or("/");
+    let (status, content_type, body) = match path {
+        "/page.wml" => ("200 OK", "text/vnd.wap.wml", PAGE),
+        "/slow" => {
+            std::thread::sleep(Duration::from_secs(3));
+            ("200 OK", "text/plain", "late")
+        }
+        _ => ("404 Not Found", "text/plain", "no such page"),
+    };
+    let answer = format!(
+        "HTTP/1.0 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(answer.as_bytes());
+}
+
+fn wtlsperf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wtlsperf"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `wtlsperf client` fetching `url` from `connect`; returns stdout after checking success.
+fn fetch(connect: SocketAddr, mode: WspMode, secure: bool, url: &str) -> String {
+    fetch_with(connect, mode, secure, url, &[])
+}
+
+fn fetch_with(
+    connect: SocketAddr,
+    mode: WspMode,
+    secure: bool,
+    url: &str,
+    extra: &[&str],
+) -> String {
+    let addr = connect.to_string();
+    let mode = match mode {
+        WspMode::Connectionless => "connectionless",
+        WspMode::Connection => "connection",
+    };
+    let mut args = vec![
+        "client",
+        "--connect",
+        &addr,
+        "--wsp-mode",
+        mode,
+        "--wsp-get",
+        url,
+        "--timeout-ms",
+        "15000",
+    ];
+    if secure {
+        args.extend(["--anonymous", "--case", RSA, "--trusted-ids", "none"]);
+    } else {
+        args.push("--no-wtls");
+    }
+    args.extend(extra);
+    let out = wtlsperf(&args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{mode} secure={secure}: {stdout}\n{stderr}"
+    );
+    stdout
+}
+
+fn our_gateway(ip: &str, origin_timeout: Duration) -> WapGateway {
+    let opts = gateway_options(true, Default::default());
+    let creds = store().case(&Case::parse(RSA).unwrap()).unwrap();
+    let server = setup::case_server_config(&creds, ClientAuth::None, &opts);
+    wap_gateway::spawn(WapGatewayConfig {
+        ip: ip.parse::<IpAddr>().unwrap(),
+        base_port: 9200,
+        roles: ROLES.to_vec(),
+        server: Arc::new(server),
+        origin_timeout,
+        timers: Timers::default(),
+    })
+    .unwrap()
+}
+
+#[test]
+fn our_client_fetches_through_our_gateway_on_all_four_ports() {
+    let origin = Origin::start();
+    let gateway = our_gateway("127.0.3.1", Duration::from_secs(10));
+    let url = origin.url("/page.wml");
+    for (role, addr) in gateway.addrs.clone() {
+        let out = fetch(addr, role.mode, role.secure, &url);
+        assert!(
+            out.contains(&format!(
+                "WSP GET {url}: status 200, content type application/vnd.wap.wmlc"
+            )),
+            "{role:?}: {out}"
+        );
+        assert!(
+            out.contains("<p>A page from the origin.</p>"),
+            "{role:?}: {out}"
+        );
+        assert_eq!(
+            out.contains("WSP Connect: session"),
+            role.mode == WspMode::Connection
+        );
+    }
+    // The job log covers the WAP work: handshake datagrams on the secure ports, WSP/WTP
+    // datagrams, and one Reply job per page.
+    let jobs = gateway.take_jobs();
+    let count = |k: wap_gateway::JobKind| jobs.iter().filter(|j| j.kind == k).count();
+    assert!(count(wap_gateway::JobKind::Handshake) >= 2, "{jobs:?}");
+    assert!(count(wap_gateway::JobKind::Request) >= 4, "{jobs:?}");
+    assert_eq!(count(wap_gateway::JobKind::Reply), 4, "{jobs:?}");
+    assert!(jobs.iter().all(|j| j.end_ns >= j.start_ns));
+    let reports = gateway.shutdown();
+    assert_eq!(reports.len(), 4);
+    for r in &reports {
+        assert_eq!(
+            (
+                r.service.requests,
+                r.service.replies - r.service.sessions_opened
+            ),
+            (1, 1),
+            "{r:?}"
+        );
+    }
+}
+
+#[test]
+fn keylog_records_each_handshake_in_nss_format() {
+    let origin = Origin::start();
+    let gateway = our_gateway("127.0.3.5", Duration::from_secs(10));
+    let addr = gateway.addr(WspMode::Connection, true).unwrap();
+    let dir = temp_dir("keylog");
+    let keylog = dir.join("keys.txt");
+    let keylog_arg = keylog.to_str().unwrap();
+    let url = origin.url("/page.wml");
+    fetch_with(
+        addr,
+        WspMode::Connection,
+        true,
+        &url,
+        &["--keylog", keylog_arg, "--count", "2"],
+    );
+    let text = std::fs::read_to_string(&keylog).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for line in &lines {
+        let fields: Vec<&str> = line.split(' ').collect();
+        assert_eq!(fields[0], "CLIENT_RANDOM", "{line}");
+        // A WTLS client random is 16 octets and its master secret 20.
+        assert_eq!((fields[1].len(), fields[2].len()), (32, 40), "{line}");
+        assert!(fields[1..]
+            .iter()
+            .all(|f| f.chars().all(|c| c.is_ascii_hexdigit())));
+    }
+    assert_ne!(
+        lines[0], lines[1],
+        "each handshake has its own random and secret"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&keylog).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the key log holds secrets");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn origin_failure_is_502_and_slowness_504() {
+    let origin = Origin::start();
+    let gateway = our_gateway("127.0.3.3", Duration::from_millis(500));
+    let addr = gateway.addr(WspMode::Connection, false).unwrap();
+    let slow = origin.url("/slow");
+    let out = fetch(addr, WspMode::Connection, false, &slow);
+    assert!(out.contains("status 504"), "{out}");
+    // A port where nothing listens: the origin cannot be reached.
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let gone = format!("http://{closed}/page.wml");
+    let plain = gateway.addr(WspMode::Connectionless, false).unwrap();
+    let out = fetch(plain, WspMode::Connectionless, false, &gone);
+    assert!(out.contains("status 502"), "{out}");
+    let out = fetch(
+        plain,
+        WspMode::Connectionless,
+        false,
+        &origin.url("/missing"),
+    );
+    assert!(out.contains("status 404"), "{out}");
+    drop(gateway);
+}
+
+/// A daemon started by a test and stopped by its pid when dropped.
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Waits (at most 30 s) until `file` contains `needle`.
+fn wait_for_line(file: &Path, needle: &str) {
+    let end = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < end {
+        if std::fs::read_to_string(file).is_ok_and(|t| t.contains(needle)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!(
+        "{} never said {needle:?}:\n{}",
+        file.display(),
+        std::fs::read_to_string(file).unwrap_or_default()
+    );
+}
+
+fn free_tcp_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Kannel's bearerbox and wapbox with WDP on `ip` (ports 9200 and 9201).
+fn kannel(ip: &str, dir: &Path) -> (Daemon, Daemon) {
+    let conf = dir.join("kannel.conf");
+    let bearer_log = dir.join("bearerbox.log");
+    let wap_log = dir.join("wapbox.log");
+    std::fs::write(
+        &conf,
+        format!(
+            "group = core\nadmin-port = {}\nadmin-password = test\nadmin-allow-ip = \"127.0.0.1\"\n\
+             wapbox-port = {}\nwdp-interface-name = \"{ip}\"\nbox-allow-ip = \"127.0.0.1\"\n\
+             udp-allow-ip = \"127.0.0.1\"\nlog-file = \"{}\"\nlog-level = 0\n\n\
+             group = wapbox\nbearerbox-host = \"127.0.0.1\"\nlog-file = \"{}\"\nlog-level = 0\n\
+             syslog-level = none\n",
+            free_tcp_port(),
+            free_tcp_port(),
+            bearer_log.display(),
+            wap_log.display()
+        ),
+    )
+    .unwrap();
+    let start = |bin: &str| {
+        Daemon(
+            Command::new(bin)
+                .arg(&conf)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        )
+    };
+    let bearerbox = start(BEARERBOX);
+    wait_for_line(&bearer_log, "starting wapbox connection module");
+    let wapbox = start(WAPBOX);
+    wait_for_line(&wap_log, "Connected to bearerbox");
+    (bearerbox, wapbox)
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wtlsperf-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn our_client_fetches_through_kannel_wapbox_on_9200_and_9201() {
+    if !have(BEARERBOX) || !have(WAPBOX) {
+        return;
+    }
+    let origin = Origin::start();
+    let dir = temp_dir("kannel");
+    let ip = "127.0.3.2";
+    let (_bearerbox, _wapbox) = kannel(ip, &dir);
+    let url = origin.url("/page.wml");
+    for (port, mode) in [(9200, WspMode::Connectionless), (9201, WspMode::Connection)] {
+        let addr: SocketAddr = format!("{ip}:{port}").parse().unwrap();
+        let out = fetch(addr, mode, false, &url);
+        // Kannel compiled the page because the browser accepts WMLC and not WML text.
+        assert!(
+            out.contains(&format!(
+                "WSP GET {url}: status 200, content type application/vnd.wap.wmlc"
+            )),
+            "{mode:?}: {out}"
+        );
+        assert!(
+            out.contains("<p>A page from the origin.</p>"),
+            "{mode:?}: {out}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn kannel_fakewap_completes_against_our_connection_mode_port() {
+    let fakewap = format!("{KANNEL_TEST}/fakewap");
+    if !have(&fakewap) {
+        return;
+    }
+    let origin = Origin::start();
+    let gateway = our_gateway("127.0.3.4", Duration::from_secs(10));
+    let addr = gateway.addr(WspMode::Connection, false).unwrap();
+    let out = Command::new(&fakewap)
+        .args(["-g", &addr.ip().to_string(), "-p", &addr.port().to_string()])
+        .args(["-m", "3", "-i", "0.05"])
+        .arg(origin.url("/page.wml"))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert_eq!(
+        log.matches("Received WSP Reply with status code 200")
+            .count(),
+        3,
+        "{log}"
+    );
+    assert!(log.contains("made total 3 transactions"), "{log}");
+    let reports = gateway.shutdown();
+    let connection = reports.iter().find(|r| r.port == 9201).unwrap();
+    assert_eq!(connection.service.requests, 3, "{connection:?}");
+    assert_eq!(connection.service.sessions_opened, 3, "{connection:?}");
+}
+
+#[test]
+fn kannel_decompile_reads_our_wmlc_of_its_hello_wml() {
+    let decompile = format!("{KANNEL_TEST}/decompile");
+    let hello = format!("{KANNEL_TEST}/hello.wml");
+    if !have(&decompile) || !have(&hello) {
+        return;
+    }
+    let text = std::fs::read_to_string(&hello).unwrap();
+    let wmlc = wml::compile(&text).unwrap();
+    let mut child = Command::new(&decompile)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&wmlc).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{printed}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Kannel's decompiler indents differently (white space around text too); without
+    // white space the two prints are the same document.
+    let squash = |s: &str| s.split_whitespace().collect::<String>();
+    assert_eq!(
+        squash(&printed),
+        squash(&wml::print(&wml::parse(&text).unwrap())),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("-//WAPFORUM//DTD WML 1.1//EN"),
+        "{printed}"
+    );
+}
+
+/// A WAP port that is switched off is not bound.
+#[test]
+fn wap_off_leaves_a_port_closed() {
+    let args = wap_gateway::WapArgs {
+        wap: true,
+        wap_off: vec![9202, 9203],
+        wap_base_port: 9200,
+        origin_timeout_ms: 1000,
+    };
+    let roles = wap_gateway::open_roles(&args).unwrap();
+    assert_eq!(roles.len(), 2);
+    assert!(roles.iter().all(|r| !r.secure));
+    let bad = wap_gateway::WapArgs {
+        wap_off: vec![80],
+        ..args.clone()
+    };
+    assert!(wap_gateway::open_roles(&bad)
+        .unwrap_err()
+        .to_string()
+        .contains("--wap-off 80"));
+    let all = wap_gateway::WapArgs {
+        wap_off: vec![9200, 9201, 9202, 9203],
+        ..args
+    };
+    assert!(wap_gateway::open_roles(&all).is_err());
+}
