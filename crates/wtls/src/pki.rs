@@ -32,7 +32,7 @@ pub const CLIENT_SUBJECT: &str = "client.wtlsperf";
 
 /// Why a certificate was not accepted. Each check has its own variant so that a test or
 /// a log says which one failed; [`CertError::alert`] gives the alert for the peer.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CertError {
     /// A certificate version other than 1.
     #[error("certificate version {0} is not supported (only 1)")]

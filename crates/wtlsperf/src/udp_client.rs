@@ -82,7 +82,7 @@ pub fn source_address(sock: &UdpSocket, peer: SocketAddr) -> std::io::Result<Soc
 pub struct WtlsUdpClient {
     client: Client,
     /// The last unauthenticated alert's name and why it was not acted on.
-    ignored_alert: Option<(&'static str, &'static str)>,
+    ignored_alert: Option<(&'static str, wtls::handshake::UnauthenticatedAlert)>,
 }
 
 impl WtlsUdpClient {
@@ -126,7 +126,7 @@ impl Handshake for WtlsUdpClient {
         let out = self.client.handle_datagram(datagram, now);
         for e in &out.events {
             if let Event::AlertIgnored { alert, why } = e {
-                self.ignored_alert = Some((alert.description.name(), why));
+                self.ignored_alert = Some((alert.description.name(), *why));
             }
         }
         let dropped = out.datagrams.is_empty()

@@ -97,28 +97,19 @@ impl ServerEndpoint for WtlsServer {
     fn serve(&mut self, now: Now, from: SocketAddr, datagram: &[u8], out: &mut Served) {
         out.clear();
         let now = wtls::handshake::Now::new(now.mono_ns, now.unix_secs);
-        self.endpoint.handle(now, from, datagram, &mut self.handled);
-        // The handshake's answers first, then the echoes, as the engine produced them.
-        out.transmits.append(&mut self.handled.transmits);
+        // Application data is echoed on the connection it came in on, in the same pass.
+        let mut echo = |_, data: &[u8]| Some(data.to_vec());
+        self.endpoint
+            .handle_and_reply(now, from, datagram, &mut self.handled, &mut echo);
         for event in self.handled.events.drain(..) {
             match event {
                 EndpointEvent::HandshakeComplete { peer, kind } => {
                     tracing::debug!(%peer, kind = wtls::endpoint::kind_name(kind), "handshake complete");
                 }
-                EndpointEvent::ApplicationData { peer, data } => {
-                    match self.endpoint.seal_application_data(peer, &data) {
-                        Ok(sealed) => {
-                            out.transmits.push(Transmit {
-                                destination: peer,
-                                payload: sealed,
-                            });
-                            out.echoed += 1;
-                        }
-                        Err(e) => tracing::debug!(%peer, error = %e, "echo failed"),
-                    }
-                }
+                EndpointEvent::ApplicationData { .. } => out.echoed += 1,
             }
         }
+        out.transmits.append(&mut self.handled.transmits);
         out.handshake_job = self.handled.handshake_job;
         out.messages = self.handled.records_in;
     }
