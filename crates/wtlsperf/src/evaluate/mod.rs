@@ -33,6 +33,7 @@ pub mod context;
 pub mod csv_file;
 pub mod device;
 pub mod findings;
+pub mod flights;
 pub mod instructions;
 pub mod mcommerce;
 pub mod output;
@@ -238,6 +239,7 @@ struct Parts {
     mcommerce: mcommerce::McommerceResults,
     protocols: protocols::ProtocolResults,
     page_load: page_load::PageLoadResults,
+    flights: Vec<flights::FlightRow>,
     findings: Vec<wtlsperf_report::Finding>,
 }
 
@@ -260,6 +262,7 @@ impl Parts {
         let mcommerce = clocks.part(ctx, "mcommerce", || mcommerce::run(ctx, store))?;
         let protocols =
             clocks.part(ctx, "protocols", || protocols::run(ctx, store, &processing))?;
+        let flights = clocks.part(ctx, "flights", || flights::measure(crate::setup::now()))?;
         let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
         let mut findings = clocks.part(ctx, "findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);
@@ -278,6 +281,7 @@ impl Parts {
             mcommerce,
             protocols,
             page_load,
+            flights,
             findings,
         })
     }
@@ -339,6 +343,7 @@ impl Parts {
         self.devices.write_csv(out)?;
         self.protocols.write_csv(out)?;
         self.page_load.write_csv(out)?;
+        flights::write(out, &self.flights)?;
         Ok(())
     }
 }
