@@ -323,10 +323,10 @@ impl Parts {
 
     /// The queue section, with what a page adds beside the handshake jobs.
     fn queue_section(&self, ctx: &Ctx) -> wtlsperf_report::Section {
-        let s = self.queue.section(ctx).table(
-            self.wap_model
-                .service_table(ctx, &self.page_load.gateway),
-        );
+        let s = self
+            .queue
+            .section(ctx)
+            .table(self.wap_model.service_table(ctx, &self.page_load.gateway));
         match self.wap_model.service_paragraph() {
             Some(p) => s.paragraph(p),
             None => s,

@@ -383,7 +383,11 @@ fn herwono_measured(transmission: &TransmissionResults) -> Vec<(String, f64, f64
 
 impl OverallResults {
     /// Adds the WTP series (built from the page loads, which run after this part).
-    pub fn add_wtp_series(&mut self, modelled: &[(String, f64, f64)], measured: &[(String, f64, f64)]) {
+    pub fn add_wtp_series(
+        &mut self,
+        modelled: &[(String, f64, f64)],
+        measured: &[(String, f64, f64)],
+    ) {
         self.herwono_wtp = modelled.to_vec();
         self.herwono_wtp_measured = measured.to_vec();
     }
@@ -394,7 +398,10 @@ impl OverallResults {
         cases.dedup();
         for case in cases {
             let of = |pts: &[(String, f64, f64)]| -> Vec<(f64, f64)> {
-                pts.iter().filter(|p| &p.0 == case).map(|p| (p.1, p.2)).collect()
+                pts.iter()
+                    .filter(|p| &p.0 == case)
+                    .map(|p| (p.1, p.2))
+                    .collect()
             };
             chart = chart.series(Series::new(
                 format!("{case} + first page over WTP, ours"),
@@ -407,7 +414,9 @@ impl OverallResults {
             let measured = of(&self.herwono_wtp_measured);
             if !measured.is_empty() {
                 chart = chart.series(Series::new(
-                    format!("{case} + first page over WTP, measured (with the bearer's traversals)"),
+                    format!(
+                        "{case} + first page over WTP, measured (with the bearer's traversals)"
+                    ),
                     ctx.measured(),
                     measured,
                 ));

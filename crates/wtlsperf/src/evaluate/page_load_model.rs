@@ -166,7 +166,13 @@ fn page_service(rows: &[PageLoadRow], gateway: &[GatewayCostRow]) -> Option<Page
         return None;
     }
     let per = |g: Option<&GatewayCostRow>, n: usize| {
-        g.map(|g| (g.jobs as f64 / n as f64, g.mean_service_us, g.second_moment_us2))
+        g.map(|g| {
+            (
+                g.jobs as f64 / n as f64,
+                g.mean_service_us,
+                g.second_moment_us2,
+            )
+        })
     };
     let h = per(Some(hs), handshakes)?;
     let page: Vec<(f64, f64, f64)> = [per(kind("request"), pages), per(kind("reply"), pages)]
@@ -226,7 +232,11 @@ fn herwono_wtp(rows: &[PageLoadRow], processing: &ProcessingResults) -> (Points,
         let wire = u32::try_from(r.bytes + ovh).unwrap_or(u32::MAX);
         let tpd = c.client_wall_ms.median + c.server_wall_ms.median;
         for bps in herwono_throughputs_bps() {
-            modelled.push((r.case.clone(), bps, herwono_duration_ms(&[wire], bps, 0.0, tpd)));
+            modelled.push((
+                r.case.clone(),
+                bps,
+                herwono_duration_ms(&[wire], bps, 0.0, tpd),
+            ));
         }
     }
     (modelled, measured)
@@ -351,8 +361,18 @@ impl WapModelResults {
         }
         if let Some(s) = &self.service {
             for (name, jobs, mean, m2) in [
-                ("mixture: handshake alone", s.handshake_jobs, s.handshake_mean_us, s.handshake_m2_us2),
-                ("mixture: handshake + page", s.handshake_jobs + s.page_jobs, s.with_page_mean_us, s.with_page_m2_us2),
+                (
+                    "mixture: handshake alone",
+                    s.handshake_jobs,
+                    s.handshake_mean_us,
+                    s.handshake_m2_us2,
+                ),
+                (
+                    "mixture: handshake + page",
+                    s.handshake_jobs + s.page_jobs,
+                    s.with_page_mean_us,
+                    s.with_page_m2_us2,
+                ),
             ] {
                 t = t.row(vec![
                     Cell::text(format!("{name} ({jobs:.1} jobs per customer)")),
@@ -427,9 +447,16 @@ mod tests {
         assert!(w.model_error_pct.abs() < 1e-9);
         assert_eq!(w.verdict, "fits");
         assert!((w.counted_ms - (bytes_ms + 5.0 * trav)).abs() < 1e-6);
-        assert_eq!((w.measured_min_ms, w.measured_max_ms), (model - 10.0, model + 10.0));
+        assert_eq!(
+            (w.measured_min_ms, w.measured_max_ms),
+            (model - 10.0, model + 10.0)
+        );
         // Measured at half the model: outside 15 %, and the finding says so.
-        let far = wtp_row(&row(Fetch::Connection, model / 2.0, (2, 100), (3, 500)), Fetch::Connection).unwrap();
+        let far = wtp_row(
+            &row(Fetch::Connection, model / 2.0, (2, 100), (3, 500)),
+            Fetch::Connection,
+        )
+        .unwrap();
         assert_eq!(far.verdict, "misses");
         let res = WapModelResults {
             wtp: vec![w, far],
@@ -475,6 +502,9 @@ mod tests {
         assert_eq!(s.with_page_work_us, 400.0 + 20.0 + 400.0);
         assert!((s.with_page_mean_us - 820.0 / 7.0).abs() < 1e-9);
         assert!((s.with_page_m2_us2 - (40_000.0 + 200.0 + 160_000.0) / 7.0).abs() < 1e-9);
-        assert!(page_service(&rows[..1], &gw).is_none(), "no page, no reading");
+        assert!(
+            page_service(&rows[..1], &gw).is_none(),
+            "no page, no reading"
+        );
     }
 }
