@@ -34,16 +34,14 @@
 pub mod limiter;
 mod table;
 
-use std::collections::hash_map::RandomState;
-use std::hash::BuildHasher;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use crate::handshake::{
-    Event, HandshakeKind, Now, Output, ProtocolError, ServerConfig, ServerConnection, SessionCache,
+    Datagram, Event, HandshakeKind, LocalError, Now, Output, ProtocolError, ServerConfig,
+    ServerConnection, SessionCache,
 };
-use crate::msgs::enums::{AlertDescription, ContentType, HandshakeType};
-use crate::msgs::record::RecordHeader;
+use crate::msgs::enums::AlertDescription;
 use crate::probe::Probe;
 
 pub use limiter::{ResponseLimit, ResponseLimiter};
@@ -258,19 +256,14 @@ fn kind_index(kind: HandshakeKind) -> usize {
     }
 }
 
-/// Whether a datagram opens with a plaintext ClientHello (read from its first bytes,
-/// without framing the whole datagram).
+/// Whether a datagram opens with a plaintext ClientHello ([`Datagram::starts_with_client_hello`]).
 pub fn starts_with_client_hello(datagram: &[u8]) -> bool {
-    let Some(header) = datagram
-        .first()
-        .and_then(|b| RecordHeader::from_byte(*b).ok())
-    else {
-        return false;
-    };
-    !header.cipher_spec
-        && header.content_type == ContentType::Handshake
-        && datagram.get(header.encoded_len()) == Some(&HandshakeType::ClientHello.to_u8())
+    Datagram::frame(datagram).starts_with_client_hello()
 }
+
+/// What the application answers to data from a peer: a reply to seal on the connection
+/// the data came in on, in the same pass, or `None`.
+pub type Reply<'r> = &'r mut dyn FnMut(SocketAddr, &[u8]) -> Option<Vec<u8>>;
 
 /// Whether the engine declined a datagram: it dropped it whole, and by the engine's rule
 /// the connection's state is exactly what it was ([`Output::dropped`]).
@@ -278,12 +271,11 @@ fn declined(out: &Output) -> bool {
     out.dropped
 }
 
-/// One datagram as the endpoint took it in.
-#[derive(Clone, Copy)]
+/// One datagram as the endpoint took it in, framed once.
 struct Arrival<'a> {
     now: Now,
     from: SocketAddr,
-    datagram: &'a [u8],
+    datagram: Datagram<'a>,
     /// It opens with a plaintext ClientHello.
     hello: bool,
 }
@@ -306,8 +298,6 @@ pub struct Endpoint {
     limiter: ResponseLimiter,
     stats: EndpointStats,
     next_generation: u64,
-    /// Keys of the ClientHello hash (a process secret, so nobody can aim a collision).
-    hello_keys: RandomState,
 }
 
 impl std::fmt::Debug for Endpoint {
@@ -334,7 +324,6 @@ impl Endpoint {
             config,
             stats: EndpointStats::default(),
             next_generation: 0,
-            hello_keys: RandomState::new(),
         }
     }
 
@@ -364,15 +353,28 @@ impl Endpoint {
 
     /// Takes in one datagram from `from`; what it produced is in `out` (cleared first).
     pub fn handle(&mut self, now: Now, from: SocketAddr, datagram: &[u8], out: &mut Handled) {
+        self.handle_and_reply(now, from, datagram, out, &mut |_, _| None);
+    }
+
+    /// [`Endpoint::handle`], and application data is answered by `reply`: its answer is
+    /// sealed on the connection the data came in on and queued in `out.transmits`, in
+    /// the same pass (the data is still reported as [`EndpointEvent::ApplicationData`]).
+    pub fn handle_and_reply(
+        &mut self,
+        now: Now,
+        from: SocketAddr,
+        datagram: &[u8],
+        out: &mut Handled,
+        reply: Reply<'_>,
+    ) {
         out.clear();
         self.stats.datagrams_received += 1;
         self.stats.bytes_received += datagram.len() as u64;
-        let hello = starts_with_client_hello(datagram);
-        let hello_hash = if hello {
-            self.hello_keys.hash_one(datagram)
-        } else {
-            0
-        };
+        // Framed and fingerprinted once: the route and every connection offered the
+        // datagram use the same records.
+        let datagram = Datagram::frame(datagram);
+        let hello = datagram.starts_with_client_hello();
+        let hello_hash = if hello { datagram.fingerprint } else { 0 };
         let route = match self.table.slots.get(&from) {
             None => Route::New,
             Some(_) if !hello => Route::Offer,
@@ -395,7 +397,7 @@ impl Endpoint {
                     return;
                 };
                 let generation = self.table.peer(&from, i).generation;
-                self.serve(a, i, true, out);
+                self.serve(&a, i, true, out, reply);
                 if !hello {
                     // Only a ClientHello starts a handshake: a connection made for
                     // anything else exists to answer it (or drop it) and no longer.
@@ -405,15 +407,15 @@ impl Endpoint {
                 }
             }
             Route::One(i) => {
-                self.serve(a, i, true, out);
+                self.serve(&a, i, true, out, reply);
             }
-            Route::Offer => self.offer(a, out),
+            Route::Offer => self.offer(&a, out, reply),
         }
     }
 
     /// Offers a datagram to the address's handshakes, newest first, then to its
     /// established connection; the first that does not decline it keeps it.
-    fn offer(&mut self, a: Arrival<'_>, out: &mut Handled) {
+    fn offer(&mut self, a: &Arrival<'_>, out: &mut Handled, reply: Reply<'_>) {
         let from = a.from;
         let mut order = [0u64; MAX_PER_ADDRESS];
         let mut n = 0;
@@ -434,7 +436,7 @@ impl Endpoint {
             let Some(i) = self.table.find(&from, *generation) else {
                 continue;
             };
-            if self.serve(a, i, k + 1 == n, out) {
+            if self.serve(a, i, k + 1 == n, out, reply) {
                 return;
             }
         }
@@ -442,14 +444,21 @@ impl Endpoint {
 
     /// Gives the datagram to connection `i` of `from`. Unless `last`, a datagram the
     /// connection declines is left for the next candidate (returns false).
-    fn serve(&mut self, a: Arrival<'_>, i: usize, last: bool, out: &mut Handled) -> bool {
+    fn serve(
+        &mut self,
+        a: &Arrival<'_>,
+        i: usize,
+        last: bool,
+        out: &mut Handled,
+        reply: Reply<'_>,
+    ) -> bool {
         let (now, from) = (a.now, a.from);
         let Some(slot) = self.table.slots.get_mut(&from) else {
             return false;
         };
         let peer = slot.get_mut(i);
         let handshaking = !peer.conn.is_established();
-        let result = peer.conn.handle_datagram(a.datagram, now);
+        let result = peer.conn.handle_framed(&a.datagram, now);
         let was_declined = declined(&result);
         if !last && was_declined {
             return false;
@@ -462,7 +471,7 @@ impl Endpoint {
         out.handshake_job = handshaking;
         out.records_in = result.records_in;
         let generation = peer.generation;
-        let completed = self.absorb_events(a, i, result, out);
+        let completed = self.absorb_events(a, i, result, out, reply);
         if let Some(kind) = completed {
             self.on_completed(from, generation, kind, now.mono_ns, out);
         }
@@ -480,10 +489,11 @@ impl Endpoint {
     /// handshake, if any.
     fn absorb_events(
         &mut self,
-        a: Arrival<'_>,
+        a: &Arrival<'_>,
         i: usize,
         result: Output,
         out: &mut Handled,
+        reply: Reply<'_>,
     ) -> Option<HandshakeKind> {
         let (from, hello, now_ns) = (a.from, a.hello, a.now.mono_ns);
         let Endpoint {
@@ -496,11 +506,22 @@ impl Endpoint {
         let slot = table.slots.get_mut(&from)?;
         let mut completed = None;
         let mut send = true;
-        for event in result.events {
+        let Output {
+            mut datagrams,
+            events,
+            ..
+        } = result;
+        for event in events {
             let peer = slot.get_mut(i);
             match event {
                 Event::HandshakeComplete(kind) => completed = Some(kind),
                 Event::ApplicationData(data) => {
+                    // Only an established connection delivers data, so it can seal.
+                    if let Some(Ok(sealed)) =
+                        reply(from, &data).map(|answer| peer.conn.seal_application_data(&answer))
+                    {
+                        datagrams.push(sealed);
+                    }
                     out.events
                         .push(EndpointEvent::ApplicationData { peer: from, data });
                 }
@@ -530,7 +551,7 @@ impl Endpoint {
         // even beside an established connection of the same address (whose client a
         // forged ClientHello could otherwise flood).
         let verified = slot.get(i).conn.is_established();
-        for payload in result.datagrams {
+        for payload in datagrams {
             let len = payload.len() as u64;
             if !verified {
                 if !limiter.allow(from.ip(), payload.len(), now_ns) {
@@ -755,7 +776,10 @@ impl Endpoint {
         }
     }
 
-    /// Seals application data for the established connection of `peer`.
+    /// Seals application data for the established connection of `peer`, outside a
+    /// datagram pass: for answers that are ready later than the request that asked for
+    /// them (a WAP gateway's reply from its origin). Answers within the pass go through
+    /// [`Endpoint::handle_and_reply`].
     pub fn seal_application_data(
         &mut self,
         peer: SocketAddr,
@@ -769,12 +793,7 @@ impl Endpoint {
                 let i = slot.position(|p| p.conn.is_established())?;
                 Some(&mut slot.get_mut(i).conn)
             })
-            .ok_or_else(|| {
-                ProtocolError::new(
-                    AlertDescription::SessionNotReady,
-                    "no established connection for this address",
-                )
-            })?;
+            .ok_or(ProtocolError::Local(LocalError::NoEstablishedConnection))?;
         let sealed = conn.seal_application_data(data)?;
         self.stats.datagrams_sent += 1;
         self.stats.bytes_sent += sealed.len() as u64;

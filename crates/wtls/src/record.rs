@@ -38,8 +38,11 @@ pub enum RecordError {
     #[error("record longer than {MAX_FRAGMENT_LEN} bytes")]
     RecordOverflow,
     /// Key material did not fit the cipher; a bug in this crate, not a peer's fault.
-    #[error("internal error: {0}")]
-    Internal(&'static str),
+    #[error("internal error: derived key does not fit the cipher")]
+    KeyDoesNotFitCipher,
+    /// The record's layout did not fit the cipher's block size; a bug in this crate.
+    #[error("internal error: record layout does not fit the cipher")]
+    LayoutDoesNotFitCipher,
 }
 
 impl RecordError {
@@ -50,7 +53,9 @@ impl RecordError {
             RecordError::BadRecordMac => AlertDescription::BadRecordMac,
             RecordError::DecryptionFailed => AlertDescription::DecryptionFailed,
             RecordError::RecordOverflow => AlertDescription::RecordOverflow,
-            RecordError::Internal(_) => AlertDescription::InternalError,
+            RecordError::KeyDoesNotFitCipher | RecordError::LayoutDoesNotFitCipher => {
+                AlertDescription::InternalError
+            }
         }
     }
 
@@ -189,30 +194,33 @@ impl CipherState {
     /// The epoch's keys for record `seq`, deriving them if the epoch changed.
     fn keys_for(&mut self, seq: u16) -> Result<&Epoch, RecordError> {
         let epoch_seq = refresh_epoch(seq, self.params.key_refresh);
-        let stale = self.epoch.as_ref().is_none_or(|e| e.seq != epoch_seq);
-        if stale {
-            let p = &self.params;
-            let km = derive_key_block(
-                p.bulk,
-                p.mac,
-                &p.master_secret,
-                self.direction,
-                epoch_seq,
-                &p.client_random,
-                &p.server_random,
-            );
-            let cipher = BulkCipher::new(p.bulk, &km.key)
-                .map_err(|_| RecordError::Internal("derived key does not fit the cipher"))?;
-            self.epoch = Some(Epoch {
-                seq: epoch_seq,
-                cipher,
-                mac: RecordMac::new(p.mac, &km.mac_secret),
-                write_iv: km.iv,
-            });
-        }
-        self.epoch
-            .as_ref()
-            .ok_or(RecordError::Internal("no key epoch"))
+        let epoch = match self.epoch.take() {
+            Some(epoch) if epoch.seq == epoch_seq => epoch,
+            _ => self.derive_epoch(epoch_seq)?,
+        };
+        Ok(self.epoch.insert(epoch))
+    }
+
+    /// The keys of the epoch that starts at record `epoch_seq` (§7.6).
+    fn derive_epoch(&self, epoch_seq: u16) -> Result<Epoch, RecordError> {
+        let p = &self.params;
+        let km = derive_key_block(
+            p.bulk,
+            p.mac,
+            &p.master_secret,
+            self.direction,
+            epoch_seq,
+            &p.client_random,
+            &p.server_random,
+        );
+        let cipher =
+            BulkCipher::new(p.bulk, &km.key).map_err(|_| RecordError::KeyDoesNotFitCipher)?;
+        Ok(Epoch {
+            seq: epoch_seq,
+            cipher,
+            mac: RecordMac::new(p.mac, &km.mac_secret),
+            write_iv: km.iv,
+        })
     }
 
     /// Protects one record: MAC, then padding, then CBC encryption (§7.7, §7.9).
@@ -248,7 +256,7 @@ impl CipherState {
         epoch
             .cipher
             .encrypt_cbc(&iv[..n], &mut out)
-            .map_err(|_| RecordError::Internal("record layout does not fit the cipher"))?;
+            .map_err(|_| RecordError::LayoutDoesNotFitCipher)?;
         Ok(out)
     }
 

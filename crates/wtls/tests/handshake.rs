@@ -4,8 +4,8 @@ use std::sync::{Arc, OnceLock};
 
 use wtls::codec::Codec;
 use wtls::handshake::{
-    AuthMode, Client, ClientConfig, Event, HandshakeKind, Now, Packing, Policy, ServerConfig,
-    ServerConnection,
+    AuthMode, Client, ClientConfig, DropReason, Event, HandshakeKind, Now, Packing, Policy,
+    ServerConfig, ServerConnection,
 };
 use wtls::msgs::common::{CipherSuite, Identifier};
 use wtls::msgs::enums::{AlertDescription, BulkCipherAlgorithm, KeyExchangeSuite, MacAlgorithm};
@@ -98,7 +98,7 @@ fn client_alert(r: &Pair) -> Option<AlertDescription> {
 
 /// Why the client dropped the last input it refused.
 fn client_dropped(r: &Pair) -> Option<AlertDescription> {
-    r.client.last_dropped().map(|e| e.description)
+    r.client.last_dropped().map(|e| e.alert())
 }
 
 fn assert_complete(r: &Pair) {
@@ -233,7 +233,7 @@ fn anonymous_suites_complete_only_when_enabled() {
         );
         let err = client.start(now()).unwrap_err();
         assert_eq!(
-            err.description,
+            err.alert(),
             AlertDescription::InsufficientSecurity,
             "{case}"
         );
@@ -352,7 +352,10 @@ fn retransmitted_client_hello_gets_the_cached_flight() {
     let first = server.handle_datagram(&ch[0], now());
     let again = server.handle_datagram(&ch[0], now());
     assert_eq!(first.datagrams, again.datagrams);
-    assert!(again.events.contains(&Event::Retransmitted));
+    assert!(again
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Retransmitted)));
     // The client's own retransmission timer resends the identical flight.
     let late = Now::new(10_000_000_000, NOW);
     let re = client.on_timeout(late).unwrap();
@@ -382,7 +385,10 @@ fn a_retransmitted_mutual_hello_gets_the_same_flight_from_shared_records() {
         let held = server.heap_bytes();
         let again = server.handle_datagram(&ch[0], now());
         assert_eq!(first.datagrams, again.datagrams, "{packing:?}");
-        assert!(again.events.contains(&Event::Retransmitted));
+        assert!(again
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Retransmitted)));
         // What is held is the ServerHello and ServerHelloDone, not the shared records
         // (checked for the gateway's packing; one record per datagram is a lab mode).
         if packing == Packing::FlightPerDatagram {
@@ -450,7 +456,7 @@ fn weak_cipher_suites_are_refused_by_default() {
         now(),
     );
     assert_eq!(
-        client.start(now()).unwrap_err().description,
+        client.start(now()).unwrap_err().alert(),
         AlertDescription::InsufficientSecurity
     );
     s.client.policy = Policy::permissive();
@@ -478,7 +484,9 @@ fn tampered_record_is_dropped_and_the_genuine_flight_still_completes() {
     assert!(!r.server.is_established());
     let events: Vec<&Event> = r.server.outputs.iter().flat_map(|o| &o.events).collect();
     assert!(
-        events.contains(&&Event::Dropped("record failed authentication")),
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Dropped(DropReason::FailedAuthentication(_)))),
         "{events:?}"
     );
     // The untampered flight, sent again, completes the handshake on the same server.
@@ -521,7 +529,7 @@ fn bad_finished_is_a_decrypt_error_without_a_padding_oracle() {
     });
     assert_eq!(server_alert(&r), None);
     assert_eq!(
-        r.server.last_dropped().map(|e| e.description),
+        r.server.last_dropped().map(|e| e.alert()),
         Some(AlertDescription::DecryptError)
     );
 }

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use wtls::codec::Codec;
 use wtls::handshake::{
-    AuthMode, Client, ClientConfig, Event, Packing, Policy, ServerConfig, ServerConnection,
+    AuthMode, Client, ClientConfig, Event, LocalError, Packing, Policy, ProtocolError,
+    ServerConfig, ServerConnection,
 };
 use wtls::msgs::common::CipherSuite;
 use wtls::msgs::enums::{
@@ -129,7 +130,14 @@ fn default_client_does_not_complete_with_a_weak_suite() {
         now(),
     );
     let err = c.start(now()).unwrap_err();
-    assert_eq!(err.description, AlertDescription::InsufficientSecurity);
+    assert!(
+        matches!(
+            err,
+            ProtocolError::Local(LocalError::OnlyWeakCipherSuitesConfigured)
+        ),
+        "{err}"
+    );
+    assert_eq!(err.alert(), AlertDescription::InsufficientSecurity);
     // ... and if it offers a strong suite too, it refuses the server's weak choice.
     let strong = CipherSuite::new(BulkCipherAlgorithm::Rc5Cbc, MacAlgorithm::Sha);
     let mut permissive_client = client;
@@ -166,7 +174,7 @@ fn default_client_does_not_complete_with_a_weak_suite() {
     // unanswered (docs/security.md, off-path spoofing), the reason kept.
     assert_eq!(out.alert_sent(), None);
     assert_eq!(
-        c.last_dropped().map(|e| e.description),
+        c.last_dropped().map(|e| e.alert()),
         Some(AlertDescription::IllegalParameter)
     );
 }
@@ -222,7 +230,7 @@ fn corrupted_rsa_key_exchange_looks_like_a_wrong_finished() {
             assert!(!t.server.is_established());
             (
                 t.server.alert_sent(),
-                t.server.last_dropped().map(|e| e.description),
+                t.server.last_dropped().map(|e| e.alert()),
             )
         };
         let replace = |d: &mut Vec<u8>, ct: &[u8]| {
@@ -335,7 +343,11 @@ fn replayed_application_data_is_dropped_silently() {
     assert!(t.server.is_established());
     let d = t.client.seal_application_data(b"once").unwrap();
     let first = t.server.handle_datagram(&d, now());
-    assert_eq!(first.events, vec![Event::ApplicationData(b"once".to_vec())]);
+    assert!(
+        matches!(first.events.as_slice(), [Event::ApplicationData(d)] if d == b"once"),
+        "{:?}",
+        first.events
+    );
     let again = t.server.handle_datagram(&d, now());
     assert!(again.datagrams.is_empty(), "a replay was answered");
     assert!(

@@ -682,25 +682,16 @@ impl Worker {
     fn on_datagram(&mut self, datagram: &[u8], rx: &Received) {
         let start_ns = self.clock.wall_ns();
         let now = wtls::handshake::Now::new(start_ns, setup::unix_secs());
+        // Application data is echoed on the connection it came in on, in the same pass.
+        let mut echo = |_, data: &[u8]| Some(data.to_vec());
         self.endpoint
-            .handle(now, rx.peer, datagram, &mut self.handled);
+            .handle_and_reply(now, rx.peer, datagram, &mut self.handled, &mut echo);
         for event in self.handled.events.drain(..) {
             match event {
                 EndpointEvent::HandshakeComplete { peer, kind } => {
                     tracing::debug!(%peer, kind = wtls::endpoint::kind_name(kind), "handshake complete");
                 }
-                EndpointEvent::ApplicationData { peer, data } => {
-                    match self.endpoint.seal_application_data(peer, &data) {
-                        Ok(sealed) => {
-                            self.handled.transmits.push(wtls::endpoint::Transmit {
-                                destination: peer,
-                                payload: sealed,
-                            });
-                            self.pending.echoed += 1;
-                        }
-                        Err(e) => tracing::debug!(%peer, error = %e, "echo failed"),
-                    }
-                }
+                EndpointEvent::ApplicationData { .. } => self.pending.echoed += 1,
             }
         }
         for t in &self.handled.transmits {

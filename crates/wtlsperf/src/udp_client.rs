@@ -221,14 +221,14 @@ fn check(out: &Output) -> anyhow::Result<()> {
 struct Silence {
     received: u64,
     /// The last such alert's name and why it was not authenticated.
-    unauthenticated_alert: Option<(&'static str, &'static str)>,
+    unauthenticated_alert: Option<(&'static str, wtls::handshake::UnauthenticatedAlert)>,
 }
 
 impl Silence {
     fn note(&mut self, out: &Output) {
         for e in &out.events {
             if let Event::AlertIgnored { alert, why } = e {
-                self.unauthenticated_alert = Some((alert.description.name(), why));
+                self.unauthenticated_alert = Some((alert.description.name(), *why));
             }
         }
     }

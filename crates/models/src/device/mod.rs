@@ -2,16 +2,19 @@
 //! the provenance of every number, and the client's processing time T_PD_C of a WTLS
 //! handshake on that device (thesis Eq. 3.2 and 3.5, message by message).
 //!
-//! A profile is data. Its numbers come from one of four places, recorded per number in
+//! A profile is data. Its numbers come from one of five places, recorded per number in
 //! [`Source`]: a study's own tables (the Nokia 7650 of Bayoglu 2004 is *fitted* from
 //! them, see [`nokia`]), a maintained library's published benchmark (the CSV files in
-//! `data/devices/`), a measurement on this machine (built by the caller, which owns the
-//! clock), or the scaling rule of [`scaling`] for an operation a profile lacks.
+//! `data/devices/`), the library's code *executed* on an instruction-level model of the
+//! device's core (see [`executed`]), a measurement on this machine (built by the caller,
+//! which owns the clock), or the scaling rule of [`scaling`] for an operation a profile
+//! lacks.
 //!
 //! Other protocols use the same API: [`DeviceProfile::op_ms`] answers "how long does
 //! ECDH on P-256 (or an RSA-2048 private operation) take on this device, and says who".
 
 pub mod catalog;
+pub mod executed;
 pub mod nokia;
 pub mod scaling;
 
@@ -239,6 +242,13 @@ pub enum Source {
         /// Citation and method.
         reference: String,
     },
+    /// Executed: the device's core ran a maintained library's code on an instruction-level
+    /// model (library version, compiler flags and the core's timing table named; see
+    /// [`executed`]).
+    Executed {
+        /// Library, compiler flags, emulator and timing table.
+        reference: String,
+    },
     /// Measured on this machine by this program (what and how).
     Measured {
         /// What was measured.
@@ -259,11 +269,13 @@ pub enum Source {
 }
 
 impl Source {
-    /// `published`, `fitted`, `measured`, `scaled` or `borrowed`: the CSV column.
+    /// `published`, `fitted`, `executed`, `measured`, `scaled` or `borrowed`: the CSV
+    /// column.
     pub fn kind(&self) -> &'static str {
         match self {
             Source::Published { .. } => "published",
             Source::Fitted { .. } => "fitted",
+            Source::Executed { .. } => "executed",
             Source::Measured { .. } => "measured",
             Source::Scaled { .. } => "scaled",
             Source::Borrowed { .. } => "borrowed",
@@ -273,7 +285,9 @@ impl Source {
     /// The citation, method or rule.
     pub fn detail(&self) -> &str {
         match self {
-            Source::Published { reference } | Source::Fitted { reference } => reference,
+            Source::Published { reference }
+            | Source::Fitted { reference }
+            | Source::Executed { reference } => reference,
             Source::Measured { what } => what,
             Source::Scaled { rule } | Source::Borrowed { rule } => rule,
         }

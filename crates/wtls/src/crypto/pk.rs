@@ -54,7 +54,7 @@ use crate::suite::Specifier;
 pub const SHA1_LEN: usize = 20;
 
 /// Why a public-key operation failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PkError {
     /// The peer's public key is not a valid key of the expected specifier (not on the
     /// curve, point at infinity, small order, wrong modulus size, ...).
@@ -95,9 +95,24 @@ pub enum PkError {
     Library {
         operation: &'static str,
         #[source]
-        source: ErrorStack,
+        source: LibraryError,
     },
 }
+
+/// libcrypto's error stack, compared by its error codes (what a test or a caller can
+/// act on; the file and line OpenSSL recorded differ between builds).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error(transparent)]
+pub struct LibraryError(pub ErrorStack);
+
+impl PartialEq for LibraryError {
+    fn eq(&self, other: &Self) -> bool {
+        let codes = |s: &ErrorStack| s.errors().iter().map(|e| e.code()).collect::<Vec<_>>();
+        codes(&self.0) == codes(&other.0)
+    }
+}
+
+impl Eq for LibraryError {}
 
 impl PkError {
     /// The alert the peer should receive. Keys that parse but are not acceptable are
@@ -120,7 +135,10 @@ impl PkError {
 }
 
 pub(super) fn lib(operation: &'static str) -> impl FnOnce(ErrorStack) -> PkError {
-    move |source| PkError::Library { operation, source }
+    move |source| PkError::Library {
+        operation,
+        source: LibraryError(source),
+    }
 }
 
 /// The WTLS signature algorithm a key of this specifier produces: ecdsa_sha for curves,

@@ -160,20 +160,30 @@ impl Lab {
         None
     }
 
-    /// Sends application data from an established client; whether the echo came back.
+    /// Sends application data from an established client, which the endpoint echoes in
+    /// the same pass on the connection it came in on; whether the echo came back.
     fn echo(&mut self, from: SocketAddr, c: &mut Client) -> bool {
         let sealed = c.seal_application_data(b"ping").expect("seal");
-        self.send(from, &sealed);
-        let data = self.out.events.iter().find_map(|e| match e {
-            EndpointEvent::ApplicationData { peer, data } if *peer == from => Some(data.clone()),
-            _ => None,
+        let now = self.now();
+        let mut echo = |peer: SocketAddr, data: &[u8]| (peer == from).then(|| data.to_vec());
+        self.ep
+            .handle_and_reply(now, from, &sealed, &mut self.out, &mut echo);
+        let delivered = self.out.events.iter().any(|e| {
+            matches!(e, EndpointEvent::ApplicationData { peer, data } if *peer == from && data == b"ping")
         });
-        let Some(data) = data else { return false };
-        let reply = self.ep.seal_application_data(from, &data).expect("echo");
-        c.handle_datagram(&reply, self.now())
-            .events
+        let replies: Vec<Vec<u8>> = self
+            .out
+            .transmits
             .iter()
-            .any(|e| matches!(e, Event::ApplicationData(d) if d == b"ping"))
+            .map(|t| t.payload.clone())
+            .collect();
+        delivered
+            && replies.iter().any(|reply| {
+                c.handle_datagram(reply, now)
+                    .events
+                    .iter()
+                    .any(|e| matches!(e, Event::ApplicationData(d) if d == b"ping"))
+            })
     }
 
     /// A fresh ClientHello datagram (a new random each time).

@@ -6,8 +6,11 @@ use std::collections::VecDeque;
 
 use zeroize::Zeroizing;
 
-use super::error::{HandshakeError, HsResult, PeerMisbehaved};
-use super::{level_for, Event, Output, Packing, ProtocolError};
+use super::error::{
+    DropReason, HandshakeState, HsResult, LocalError, PeerMisbehaved, ProtocolError,
+    UnauthenticatedAlert,
+};
+use super::{level_for, Event, Output, Packing};
 use crate::codec::Codec;
 use crate::crypto::keys::Direction;
 use crate::crypto::prf::PrfHash;
@@ -21,11 +24,20 @@ use crate::msgs::record::{OwnedRecord, Record, RecordHeader};
 use crate::probe::{Message, Operation, Probe};
 use crate::record::{CipherState, ProtectionParams};
 
-/// Which end of the connection this record layer belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Role {
+/// Which end of a connection: the client (the handset) or the server (the gateway).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
     Client,
     Server,
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Client => "client",
+            Role::Server => "server",
+        })
+    }
 }
 
 impl Role {
@@ -131,7 +143,7 @@ impl ReplayWindow {
 /// What reading one record gave.
 pub(crate) enum Opened {
     Plain(ContentType, Zeroizing<Vec<u8>>),
-    Drop(&'static str),
+    Drop(DropReason),
 }
 
 #[derive(Clone)]
@@ -172,9 +184,7 @@ impl RecordLayer {
 
     /// Install the pending write state (after sending ChangeCipherSpec).
     pub(crate) fn install_write(&mut self) -> Result<(), ProtocolError> {
-        let params = self.pending.clone().ok_or_else(|| {
-            ProtocolError::new(AlertDescription::InternalError, "no pending keys")
-        })?;
+        let params = self.pending.clone().ok_or(LocalError::NoPendingKeys)?;
         self.write = Some(Box::new(CipherState::new(
             params,
             self.role.write_direction(),
@@ -185,12 +195,10 @@ impl RecordLayer {
 
     /// Install the pending read state (after receiving ChangeCipherSpec).
     pub(crate) fn install_read(&mut self) -> Result<(), ProtocolError> {
-        let params = self.pending.clone().ok_or_else(|| {
-            ProtocolError::new(
-                AlertDescription::UnexpectedMessage,
-                "ChangeCipherSpec before the keys were agreed",
-            )
-        })?;
+        let params = self
+            .pending
+            .clone()
+            .ok_or(PeerMisbehaved::ChangeCipherSpecBeforeKeys)?;
         self.read = Some(Box::new(CipherState::new(
             params,
             self.role.read_direction(),
@@ -223,9 +231,7 @@ impl RecordLayer {
             content_type,
         };
         let fragment = match (&mut self.write, protect) {
-            (Some(state), true) => state
-                .protect(seq, header.to_byte(), payload)
-                .map_err(|e| ProtocolError::new(e.alert(), e.to_string()))?,
+            (Some(state), true) => state.protect(seq, header.to_byte(), payload)?,
             _ => payload.to_vec(),
         };
         let mut out = Vec::with_capacity(fragment.len() + 5);
@@ -285,14 +291,14 @@ impl RecordLayer {
         let Some(seq) = header.sequence else {
             // Explicit sequence numbers are negotiated; a record without one is
             // unreadable under our read state.
-            return Opened::Drop("record without sequence number");
+            return Opened::Drop(DropReason::NoSequenceNumber);
         };
         let clear_alert = header.content_type == ContentType::Alert && !header.cipher_spec;
         if header.cipher_spec != self.read.is_some() && !clear_alert {
-            return Opened::Drop("record cipher-spec bit does not match the read state");
+            return Opened::Drop(DropReason::CipherSpecMismatch);
         }
         if !self.window.fresh(seq) {
-            return Opened::Drop("stale or replayed record");
+            return Opened::Drop(DropReason::StaleOrReplayed);
         }
         if !header.cipher_spec && self.read.is_some() {
             // A clear-text alert under a read state (§2.4 allows five): nothing
@@ -306,10 +312,10 @@ impl RecordLayer {
             (Some(state), true) => {
                 match state.unprotect(seq, record.header_byte, record.fragment) {
                     Ok(plain) => plain,
-                    Err(_) => return Opened::Drop("record failed authentication"),
+                    Err(e) => return Opened::Drop(DropReason::FailedAuthentication(e)),
                 }
             }
-            (None, true) => return Opened::Drop("protected record without a read state"),
+            (None, true) => return Opened::Drop(DropReason::ProtectedWithoutReadState),
             (_, false) => Zeroizing::new(record.fragment.to_vec()),
         };
         self.window.accept(seq);
@@ -540,13 +546,15 @@ impl Core {
         mac: MacAlgorithm,
         label: &[u8],
     ) -> Result<VerifyData, ProtocolError> {
-        let master = self.master_secret.as_ref().ok_or_else(|| {
-            ProtocolError::new(AlertDescription::UnexpectedMessage, "Finished before keys")
-        })?;
+        let master = self
+            .master_secret
+            .as_ref()
+            .ok_or(PeerMisbehaved::FinishedBeforeKeys)?;
         let hash = PrfHash::for_mac(mac);
-        let digest = self.transcript.digest(hash).ok_or_else(|| {
-            ProtocolError::new(AlertDescription::InternalError, "transcript hash dropped")
-        })?;
+        let digest = self
+            .transcript
+            .digest(hash)
+            .ok_or(LocalError::TranscriptHashDropped)?;
         Ok(VerifyData::new(crate::crypto::prf::finished_verify_data(
             hash, master, label, &digest,
         )))
@@ -564,10 +572,10 @@ impl Core {
         &mut self,
         keys: &KeySchedule,
         received: &Finished,
-    ) -> Result<(), HandshakeError> {
-        let (label, message, who): (&[u8], _, _) = match self.role {
-            Role::Client => (b"server finished", Message::SFIN, "server"),
-            Role::Server => (b"client finished", Message::CFIN, "client"),
+    ) -> Result<(), ProtocolError> {
+        let (label, message): (&[u8], _) = match self.role {
+            Role::Client => (b"server finished", Message::SFIN),
+            Role::Server => (b"client finished", Message::CFIN),
         };
         let expected = self.verify_data(keys.mac(), label)?;
         // Constant-time: VerifyData's only equality.
@@ -577,7 +585,7 @@ impl Core {
         if ok {
             Ok(())
         } else {
-            Err(PeerMisbehaved::BadFinished(who).into())
+            Err(PeerMisbehaved::BadFinished(self.role.peer()).into())
         }
     }
 
@@ -595,11 +603,11 @@ impl Core {
 
     /// Send the alert for `e`; returns its level.
     fn send_alert(&mut self, e: ProtocolError, out: &mut Output) -> AlertLevel {
-        let (alert, bytes) = self.records.alert(e.description);
+        let (alert, bytes) = self.records.alert(e.alert());
         self.probe.datagram(true, bytes.len(), 1);
         out.datagrams.push(bytes);
         let level = alert.level;
-        out.events.push(Event::AlertSent(alert, e.reason));
+        out.events.push(Event::AlertSent(alert, e));
         level
     }
 }
@@ -622,7 +630,7 @@ pub(crate) trait RecordSide {
     /// The negotiated key exchange suite, needed to read the key exchange messages.
     fn key_exchange(&self) -> Option<KeyExchangeSuite>;
     /// The state, for error messages.
-    fn state_name(&self) -> &'static str;
+    fn state_name(&self) -> HandshakeState;
     /// A handshake message that may come now: the state moves on. The record loop then
     /// adds it to the transcript, closes its probe message and calls
     /// [`RecordSide::after_message`].
@@ -636,7 +644,7 @@ pub(crate) trait RecordSide {
     }
     /// Application data before the handshake completed: an error (server) or a
     /// silent drop (client).
-    fn early_application_data(&mut self) -> Option<HandshakeError>;
+    fn early_application_data(&mut self) -> Option<ProtocolError>;
     /// The connection's protocol state, to restore when an input is dropped.
     type Saved;
     fn save(&self) -> Self::Saved;
@@ -699,7 +707,6 @@ pub(crate) fn process_records<E: RecordSide>(
                 taken |= opened;
             }
             Err(e) => {
-                let e = ProtocolError::from(e);
                 if answers_at_start || end.is_established() {
                     fail(end, e, out);
                     taken = true;
@@ -740,10 +747,10 @@ pub(crate) fn process_records<E: RecordSide>(
     );
     let why = match (failure, progressed) {
         (Some(e), _) => {
-            end.note_dropped(e);
-            "unauthenticated handshake input that does not fit the state"
+            end.note_dropped(e.clone());
+            DropReason::DoesNotFit(Box::new(e))
         }
-        (None, true) => "incomplete flight (a flight must arrive in one datagram)",
+        (None, true) => DropReason::IncompleteFlight,
         // Only alerts and records dropped one by one: each has its event already.
         (None, false) => return Verdict::Dropped,
     };
@@ -764,11 +771,11 @@ fn process_record<E: RecordSide>(
         match Alert::read_exact(record.fragment, "Alert") {
             Ok(alert) if !record.header.cipher_spec => out.events.push(Event::AlertIgnored {
                 alert,
-                why: "alert without a sequence number",
+                why: UnauthenticatedAlert::NoSequenceNumber,
             }),
             _ => out
                 .events
-                .push(Event::Dropped("record without sequence number")),
+                .push(Event::Dropped(DropReason::NoSequenceNumber)),
         }
         return Ok(false);
     }
@@ -809,7 +816,7 @@ fn process_record<E: RecordSide>(
                 Some(e) => Err(e),
                 None => {
                     out.events
-                        .push(Event::Dropped("application data before the handshake"));
+                        .push(Event::Dropped(DropReason::EarlyApplicationData));
                     Ok(false)
                 }
             }
@@ -820,7 +827,7 @@ fn process_record<E: RecordSide>(
 /// Read a handshake record, checking the order before the body: a message out of
 /// place is unexpected_message, whatever its contents.
 fn read_handshake<E: RecordSide>(end: &E, body: &[u8]) -> HsResult<HandshakeMessage> {
-    let (header, _) = split_handshake_record(body)?;
+    let (header, message) = split_handshake_record(body)?;
     if !end.expects(header.typ) {
         return Err(PeerMisbehaved::UnexpectedMessage {
             message: header.typ,
@@ -828,7 +835,11 @@ fn read_handshake<E: RecordSide>(end: &E, body: &[u8]) -> HsResult<HandshakeMess
         }
         .into());
     }
-    Ok(HandshakeMessage::read_record(body, end.key_exchange())?)
+    Ok(HandshakeMessage::read_body(
+        header.typ,
+        message,
+        end.key_exchange(),
+    )?)
 }
 
 /// Answer a failure with its alert; a critical or fatal one ends the connection.
@@ -842,14 +853,18 @@ pub(crate) fn fail<E: RecordSide>(end: &mut E, e: ProtocolError, out: &mut Outpu
 /// An alert: acted on (and `true`) only if it authenticates, i.e. its checksum matches
 /// one of our last records (§7.12).
 fn on_alert<E: RecordSide>(end: &mut E, body: &[u8], out: &mut Output) -> bool {
-    let Ok(alert) = Alert::read_exact(body, "Alert") else {
-        out.events.push(Event::Dropped("malformed alert"));
-        return false;
+    let alert = match Alert::read_exact(body, "Alert") {
+        Ok(alert) => alert,
+        Err(e) => {
+            out.events
+                .push(Event::Dropped(DropReason::MalformedAlert(e)));
+            return false;
+        }
     };
     if end.checks_alert_checksum() && !end.core().records.alert_checksum_ok(&alert) {
         out.events.push(Event::AlertIgnored {
             alert,
-            why: "alert checksum matches none of our records",
+            why: UnauthenticatedAlert::ChecksumMismatch,
         });
         return false;
     }

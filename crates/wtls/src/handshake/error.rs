@@ -1,28 +1,94 @@
-//! What can go wrong in a handshake, as types: what the peer did wrong
-//! ([`PeerMisbehaved`]), what its bytes or keys failed ([`HandshakeError`]'s other
-//! variants), and what we could not do ourselves. Each maps to its alert in one place,
-//! [`HandshakeError::alert`], so the choice of alert is made once per kind of failure,
-//! not at every place a check fails.
+//! What can go wrong in a handshake or on a connection, as types: what the peer did
+//! wrong ([`PeerMisbehaved`]), what its bytes, keys or certificate failed (the other
+//! variants of [`ProtocolError`]), what the record layer refused ([`RecordError`]) and
+//! what we could not do ourselves ([`LocalError`]). Each maps to its alert in one
+//! place, [`ProtocolError::alert`], so the choice of alert is made once per kind of
+//! failure, not at every place a check fails. Why a record or datagram was dropped
+//! unanswered is a [`DropReason`]; why an alert was not acted on an [`UnauthenticatedAlert`].
 
 use crate::codec::DecodeError;
 use crate::crypto::pk::PkError;
 use crate::msgs::enums::{AlertDescription, HandshakeType};
 use crate::params::ParameterError;
 use crate::pki::CertError;
+use crate::record::RecordError;
 use crate::suite::Specifier;
 
-use super::ProtocolError;
+use super::conn::Role;
+
+/// The state a handshake was in, named for errors and logs (one name per state of
+/// either side).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HandshakeState {
+    // The server's states, in wire order.
+    WaitClientHello,
+    ClientHelloReceived,
+    WaitClientCertificate,
+    WaitClientKeyExchange,
+    WaitCertificateVerify,
+    WaitClientCcs,
+    WaitClientFinished,
+    // The client's states, in wire order.
+    WaitServerHello,
+    WaitCertificate,
+    WaitServerKeyExchange,
+    WaitRequestOrDone,
+    WaitDoneOrOptimisedCcs,
+    SendKeyExchange,
+    WaitServerCcs,
+    WaitServerFinished,
+    // Both sides.
+    SendFinished,
+    Established,
+    Closed,
+}
+
+impl HandshakeState {
+    pub fn name(self) -> &'static str {
+        use HandshakeState as S;
+        match self {
+            S::WaitClientHello => "WaitClientHello",
+            S::ClientHelloReceived => "ClientHelloReceived",
+            S::WaitClientCertificate => "WaitClientCertificate",
+            S::WaitClientKeyExchange => "WaitClientKeyExchange",
+            S::WaitCertificateVerify => "WaitCertificateVerify",
+            S::WaitClientCcs => "WaitClientCcs",
+            S::WaitClientFinished => "WaitClientFinished",
+            S::WaitServerHello => "WaitServerHello",
+            S::WaitCertificate => "WaitCertificate",
+            S::WaitServerKeyExchange => "WaitServerKeyExchange",
+            S::WaitRequestOrDone => "WaitRequestOrDone",
+            S::WaitDoneOrOptimisedCcs => "WaitDoneOrOptimisedCcs",
+            S::SendKeyExchange => "SendKeyExchange",
+            S::WaitServerCcs => "WaitServerCcs",
+            S::WaitServerFinished => "WaitServerFinished",
+            S::SendFinished => "SendFinished",
+            S::Established => "Established",
+            S::Closed => "Closed",
+        }
+    }
+}
+
+impl std::fmt::Display for HandshakeState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// Something the peer sent that the protocol or our policy does not allow.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PeerMisbehaved {
     #[error("{message} while in {state}")]
     UnexpectedMessage {
         message: HandshakeType,
-        state: &'static str,
+        state: HandshakeState,
     },
     #[error("ChangeCipherSpec while in {0}")]
-    UnexpectedChangeCipherSpec(&'static str),
+    UnexpectedChangeCipherSpec(HandshakeState),
+    #[error("ChangeCipherSpec before the keys were agreed")]
+    ChangeCipherSpecBeforeKeys,
+    #[error("Finished before the keys were agreed")]
+    FinishedBeforeKeys,
     #[error("application data before the handshake completed")]
     EarlyApplicationData,
     #[error("renegotiation is not supported")]
@@ -74,12 +140,54 @@ pub enum PeerMisbehaved {
     #[error("CertificateVerify does not verify: {0}")]
     BadCertificateVerify(PkError),
     #[error("{0} Finished does not verify")]
-    BadFinished(&'static str),
+    BadFinished(Role),
 }
 
-/// A handshake failure: the peer's fault, its bytes, its keys or certificate, or ours.
-#[derive(Debug, thiserror::Error)]
-pub enum HandshakeError {
+/// Our own side cannot do what the handshake or the caller needs: a configuration that
+/// does not fit, a state that should not occur, or a call at the wrong time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum LocalError {
+    #[error("the chosen credential is not configured")]
+    NoSuchCredential,
+    #[error("RSA_anon without an RSA key")]
+    RsaAnonWithoutKey,
+    #[error("RSA credential holds an EC key")]
+    RsaCredentialHoldsEcKey,
+    #[error("an EC key pair without an EC point")]
+    EcKeyWithoutPoint,
+    #[error("no ECDH key for the chosen key exchange")]
+    NoEcdhKey,
+    #[error("RSA key exchange without an RSA key")]
+    RsaKeyExchangeWithoutKey,
+    #[error("no server key")]
+    NoServerKey,
+    #[error("the transcript hash the suite needs was dropped")]
+    TranscriptHashDropped,
+    #[error("no key exchange offered")]
+    NoKeyExchangeOffered,
+    #[error("optimised flow without a client credential")]
+    OptimisedWithoutCredential,
+    #[error("ChangeCipherSpec to send before the keys were agreed")]
+    NoPendingKeys,
+    #[error("every configured cipher suite is weak (enable weak ciphers to offer them)")]
+    OnlyWeakCipherSuitesConfigured,
+    #[error("only anonymous key exchange configured (enable it to offer it)")]
+    OnlyAnonymousConfigured,
+    #[error("the connection closed without an alert")]
+    ClosedWithoutAlert,
+    #[error("closed by the application before the handshake completed")]
+    ClosedByApplication,
+    #[error("application data before the handshake completed")]
+    NotEstablished,
+    #[error("no established connection for this address")]
+    NoEstablishedConnection,
+}
+
+/// A handshake or record failure, with the alert the peer is sent
+/// ([`ProtocolError::alert`]): the peer's fault, its bytes, its keys or certificate,
+/// the record layer's verdict, or ours.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProtocolError {
     #[error(transparent)]
     Peer(#[from] PeerMisbehaved),
     #[error(transparent)]
@@ -90,23 +198,26 @@ pub enum HandshakeError {
     Certificate(#[from] CertError),
     #[error(transparent)]
     Parameters(#[from] ParameterError),
-    /// Our own state or configuration cannot do what the handshake needs.
-    #[error("internal: {0}")]
-    Internal(&'static str),
-    /// An error from the record layer, already with its alert.
     #[error(transparent)]
-    Protocol(#[from] ProtocolError),
+    Record(#[from] RecordError),
+    #[error(transparent)]
+    Local(#[from] LocalError),
+    /// The peer ended the handshake with this (authenticated) alert.
+    #[error("the peer sent {0}")]
+    PeerAlert(AlertDescription),
 }
 
-impl HandshakeError {
+impl ProtocolError {
     /// The alert for each kind of failure: the one place that chooses.
     pub fn alert(&self) -> AlertDescription {
         use AlertDescription as A;
         use PeerMisbehaved as P;
         match self {
-            HandshakeError::Peer(p) => match p {
+            ProtocolError::Peer(p) => match p {
                 P::UnexpectedMessage { .. }
                 | P::UnexpectedChangeCipherSpec(_)
+                | P::ChangeCipherSpecBeforeKeys
+                | P::FinishedBeforeKeys
                 | P::EarlyApplicationData => A::UnexpectedMessage,
                 P::Renegotiation => A::NoRenegotiation,
                 P::UnsupportedVersion(_) => A::ProtocolVersion,
@@ -131,24 +242,64 @@ impl HandshakeError {
                 P::UntrustedIssuer => A::UnknownCa,
                 P::BadCertificateVerify(_) | P::BadFinished(_) => A::DecryptError,
             },
-            HandshakeError::Decode(e) => e.alert(),
-            HandshakeError::Key(e) => e.alert(),
-            HandshakeError::Certificate(e) => e.alert(),
-            HandshakeError::Parameters(e) => e.alert(),
-            HandshakeError::Internal(_) => A::InternalError,
-            HandshakeError::Protocol(e) => e.description,
+            ProtocolError::Decode(e) => e.alert(),
+            ProtocolError::Key(e) => e.alert(),
+            ProtocolError::Certificate(e) => e.alert(),
+            ProtocolError::Parameters(e) => e.alert(),
+            ProtocolError::Record(e) => e.alert(),
+            ProtocolError::PeerAlert(description) => *description,
+            ProtocolError::Local(e) => match e {
+                LocalError::OnlyWeakCipherSuitesConfigured
+                | LocalError::OnlyAnonymousConfigured => A::InsufficientSecurity,
+                LocalError::ClosedByApplication => A::ConnectionCloseNotify,
+                LocalError::NotEstablished | LocalError::NoEstablishedConnection => {
+                    A::SessionNotReady
+                }
+                _ => A::InternalError,
+            },
         }
     }
 }
 
-impl From<HandshakeError> for ProtocolError {
-    fn from(e: HandshakeError) -> Self {
-        match e {
-            HandshakeError::Protocol(p) => p,
-            other => ProtocolError::new(other.alert(), other.to_string()),
-        }
-    }
+/// Why a record or a whole datagram was dropped without an answer (`docs/security.md`:
+/// what anyone could have forged is dropped, not answered).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DropReason {
+    #[error("record without sequence number")]
+    NoSequenceNumber,
+    #[error("record cipher-spec bit does not match the read state")]
+    CipherSpecMismatch,
+    #[error("stale or replayed record")]
+    StaleOrReplayed,
+    #[error("record failed authentication: {0}")]
+    FailedAuthentication(RecordError),
+    #[error("protected record without a read state")]
+    ProtectedWithoutReadState,
+    #[error("malformed alert: {0}")]
+    MalformedAlert(DecodeError),
+    #[error("application data before the handshake")]
+    EarlyApplicationData,
+    #[error("connection closed")]
+    ConnectionClosed,
+    #[error("unparsable datagram: {0}")]
+    Unparsable(DecodeError),
+    #[error("unauthenticated handshake input that does not fit the state: {0}")]
+    DoesNotFit(Box<ProtocolError>),
+    #[error("incomplete flight (a flight must arrive in one datagram)")]
+    IncompleteFlight,
+}
+
+/// Why an alert was not acted on: anyone can forge one that nothing authenticates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum UnauthenticatedAlert {
+    /// Explicit sequence numbers are negotiated; an alert without one (as Kannel sends
+    /// them) cannot be placed or authenticated.
+    #[error("alert without a sequence number")]
+    NoSequenceNumber,
+    /// Its checksum matches none of our last records (§7.12).
+    #[error("alert checksum matches none of our records")]
+    ChecksumMismatch,
 }
 
 /// A [`Result`] of a handshake step.
-pub type HsResult<T> = Result<T, HandshakeError>;
+pub type HsResult<T> = Result<T, ProtocolError>;

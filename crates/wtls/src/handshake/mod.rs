@@ -30,8 +30,11 @@ use crate::msgs::enums::{
 pub use crate::params::ParameterNumbering;
 pub use cache::{SessionCache, StoredSession};
 pub use client::{Client, ClientConfig, KeyExchangeOffer, KeyShareSource, TimedOut, TrustedKeyIds};
-pub use error::{HandshakeError, PeerMisbehaved};
-pub use server::{ServerConfig, ServerConnection, ServerCredential};
+pub use conn::Role;
+pub use error::{
+    DropReason, HandshakeState, LocalError, PeerMisbehaved, ProtocolError, UnauthenticatedAlert,
+};
+pub use server::{Datagram, ServerConfig, ServerConnection, ServerCredential};
 pub use spine::Negotiated;
 /// The time as the caller sees it (the spine's: every protocol shares it).
 pub use wtlsperf_spine::Now;
@@ -101,41 +104,6 @@ impl Policy {
     }
 }
 
-/// A handshake or record failure, with the alert the peer is sent.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{description}: {reason}")]
-pub struct ProtocolError {
-    pub description: AlertDescription,
-    pub reason: String,
-}
-
-impl ProtocolError {
-    pub fn new(description: AlertDescription, reason: impl Into<String>) -> Self {
-        ProtocolError {
-            description,
-            reason: reason.into(),
-        }
-    }
-}
-
-impl From<crate::codec::DecodeError> for ProtocolError {
-    fn from(e: crate::codec::DecodeError) -> Self {
-        ProtocolError::new(e.alert(), e.to_string())
-    }
-}
-
-impl From<crate::crypto::pk::PkError> for ProtocolError {
-    fn from(e: crate::crypto::pk::PkError) -> Self {
-        ProtocolError::new(e.alert(), e.to_string())
-    }
-}
-
-impl From<crate::pki::CertError> for ProtocolError {
-    fn from(e: crate::pki::CertError) -> Self {
-        ProtocolError::new(e.alert(), e.to_string())
-    }
-}
-
 /// Something the caller should know about, besides the datagrams to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
@@ -145,16 +113,20 @@ pub enum Event {
     ApplicationData(Vec<u8>),
     /// The peer sent an alert.
     AlertReceived(Alert),
-    /// We sent an alert; with a critical or fatal level the connection is closed.
-    AlertSent(Alert, String),
+    /// We sent an alert, for the failure it names; with a critical or fatal level the
+    /// connection is closed.
+    AlertSent(Alert, ProtocolError),
     /// A record or datagram was dropped without an answer (stale, replayed, unreadable).
-    Dropped(&'static str),
+    Dropped(DropReason),
     /// The peer's address sent an alert we cannot authenticate (its checksum matches
     /// none of our records, e.g. Kannel's "0000", or it has no sequence number): anyone
     /// can forge one, so it ends nothing, but a driver can still say what the peer
     /// apparently meant ("the gateway sent handshake_failure (unauthenticated), then
     /// stopped answering").
-    AlertIgnored { alert: Alert, why: &'static str },
+    AlertIgnored {
+        alert: Alert,
+        why: UnauthenticatedAlert,
+    },
     /// A retransmitted flight was answered from the cache, without new crypto work.
     Retransmitted,
 }

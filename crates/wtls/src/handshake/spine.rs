@@ -9,9 +9,9 @@
 
 use wtlsperf_spine::{Failure, Handshake, Now, Protocol, Role, Status, Step};
 
-use super::{Client, Event, HandshakeKind, Output, ProtocolError, ServerConnection};
+use super::{Client, Event, HandshakeKind, LocalError, Output, ProtocolError, ServerConnection};
 use crate::msgs::common::CipherSuite;
-use crate::msgs::enums::{AlertDescription, AlertLevel, KeyExchangeSuite};
+use crate::msgs::enums::{AlertLevel, KeyExchangeSuite};
 use crate::probe::HandshakeProbe;
 
 /// What a completed WTLS handshake agreed.
@@ -33,22 +33,13 @@ pub struct Negotiated {
 pub(crate) fn ending(out: &Output) -> Failure<ProtocolError> {
     let closing = |level: AlertLevel| level != AlertLevel::Warning;
     let found = out.events.iter().rev().find_map(|e| match e {
-        Event::AlertReceived(a) if closing(a.level) => Some(Failure::Peer(ProtocolError::new(
-            a.description,
-            "alert from the peer",
-        ))),
-        Event::AlertSent(a, why) if closing(a.level) => Some(Failure::Local(ProtocolError::new(
-            a.description,
-            why.clone(),
-        ))),
+        Event::AlertReceived(a) if closing(a.level) => {
+            Some(Failure::Peer(ProtocolError::PeerAlert(a.description)))
+        }
+        Event::AlertSent(a, why) if closing(a.level) => Some(Failure::Local(why.clone())),
         _ => None,
     });
-    found.unwrap_or_else(|| {
-        Failure::Local(ProtocolError::new(
-            AlertDescription::InternalError,
-            "the connection closed without an alert",
-        ))
-    })
+    found.unwrap_or_else(|| Failure::Local(LocalError::ClosedWithoutAlert.into()))
 }
 
 fn step(out: Output) -> Step {
@@ -182,7 +173,7 @@ mod tests {
     use super::*;
     use crate::fixtures::{now, CaseKeys};
     use crate::handshake::AuthMode;
-    use crate::msgs::enums::{BulkCipherAlgorithm, MacAlgorithm};
+    use crate::msgs::enums::{AlertDescription, BulkCipherAlgorithm, MacAlgorithm};
     use crate::probe::Probe;
 
     const SUITE: CipherSuite = CipherSuite {
@@ -303,13 +294,13 @@ mod tests {
         let Status::Failed(Failure::Local(e)) = Handshake::status(&s) else {
             panic!("server: {:?}", s.status());
         };
-        assert_eq!(e.description, AlertDescription::HandshakeFailure);
+        assert_eq!(e.alert(), AlertDescription::HandshakeFailure);
         // The alert's checksum matches the client's hello: the client takes it as the
         // server's word, not as its own failure.
         let Status::Failed(Failure::Peer(e)) = Handshake::status(&c) else {
             panic!("client: {:?}", c.status());
         };
-        assert_eq!(e.description, AlertDescription::HandshakeFailure);
+        assert_eq!(e.alert(), AlertDescription::HandshakeFailure);
         assert_eq!(Handshake::deadline(&c), None);
     }
 }

@@ -5,6 +5,7 @@
 //! and the recommendation table ([`super::recommendation`]).
 
 pub mod emulated;
+pub mod executed;
 pub mod report;
 
 use super::csv_file::write_csv;
@@ -14,6 +15,7 @@ use std::time::Duration;
 use anyhow::Context;
 use serde::Serialize;
 use wtls::suite::Case;
+use wtlsperf_models::device::executed::{post_quantum_costs, ExecutedCost, ExecutedOperation};
 use wtlsperf_models::device::nokia::{fit_nokia7650, NokiaFit};
 use wtlsperf_models::device::scaling::{rule_checks, RuleCheck};
 use wtlsperf_models::device::DeviceProfile;
@@ -32,6 +34,35 @@ use super::transmission::{groups_with_overhead, pk_bytes};
 use super::vocabulary::{BearerName, DeviceName};
 use crate::device::{measure_this_machine, model_case};
 use crate::pki_store::PkiStore;
+
+/// A row of `devices.csv`.
+#[derive(Serialize)]
+struct ProfileCsv<'a> {
+    device: &'a str,
+    operation: &'a str,
+    key: String,
+    ms: f64,
+    source_kind: &'a str,
+    source: &'a str,
+}
+
+/// The `devices.csv` rows of the executed post-quantum operations.
+fn post_quantum_rows(costs: &[ExecutedCost]) -> Vec<ProfileCsv<'_>> {
+    costs
+        .iter()
+        .filter_map(|c| match c.operation {
+            ExecutedOperation::PostQuantum(primitive, scheme) => Some(ProfileCsv {
+                device: &c.device,
+                operation: primitive.name(),
+                key: scheme.name().to_string(),
+                ms: c.cost.ms,
+                source_kind: c.cost.source.kind(),
+                source: c.cost.source.detail(),
+            }),
+            ExecutedOperation::Wtls(_) => None,
+        })
+        .collect()
+}
 
 /// Everything part 3b found.
 #[derive(Debug, Clone)]
@@ -348,6 +379,7 @@ impl DeviceResults {
                 if better.count == TraversalCount::ThesisMessages { Verdict::Confirmed } else { Verdict::Contradicted },
             ));
         }
+        out.extend(executed::finding(&self.profiles));
         out.extend(recommendation::findings(&self.recommendations));
         out
     }
@@ -355,16 +387,9 @@ impl DeviceResults {
     /// Writes `devices.csv` (every number of every profile with its source) and the
     /// part's other CSV files into `dir`.
     pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
-        #[derive(Serialize)]
-        struct ProfileCsv<'a> {
-            device: &'a str,
-            operation: &'a str,
-            key: String,
-            ms: f64,
-            source_kind: &'a str,
-            source: &'a str,
-        }
-        let mut rows = Vec::new();
+        // post-quantum operations are executed costs outside the WTLS profiles
+        let post_quantum = post_quantum_costs()?;
+        let mut rows = post_quantum_rows(&post_quantum);
         for p in &self.profiles {
             for (op, c) in &p.operations {
                 rows.push(ProfileCsv {

@@ -9,9 +9,11 @@ use std::sync::{Arc, Mutex};
 use zeroize::Zeroizing;
 
 use super::conn::{process_records, Core, CoreState, RecordSide, Role, Verdict};
-use super::error::{HandshakeError, HsResult, PeerMisbehaved};
+use super::error::{
+    DropReason, HandshakeState, HsResult, LocalError, PeerMisbehaved, ProtocolError,
+};
 use super::AuthMode;
-use super::{Event, Negotiated, Now, Output, Packing, Policy, ProtocolError, StoredSession};
+use super::{Event, Negotiated, Now, Output, Packing, Policy, StoredSession};
 use crate::codec::Codec;
 use crate::crypto::pk::{self, KeyPair, PeerKey, PkError};
 use crate::msgs::certificate::{PublicKey, WtlsCertificate};
@@ -256,10 +258,7 @@ impl Client {
             .filter(|c| policy.accepts_cipher(c.bulk, c.mac))
             .collect();
         if cipher_suites.is_empty() {
-            return Err(ProtocolError::new(
-                AlertDescription::InsufficientSecurity,
-                "every configured cipher suite is weak (enable weak ciphers to offer them)",
-            ));
+            return Err(LocalError::OnlyWeakCipherSuitesConfigured.into());
         }
         if self
             .config
@@ -267,10 +266,7 @@ impl Client {
             .iter()
             .all(|o| o.suite.is_anonymous() && !policy.allow_anonymous)
         {
-            return Err(ProtocolError::new(
-                AlertDescription::InsufficientSecurity,
-                "only anonymous key exchange configured (enable it to offer it)",
-            ));
+            return Err(LocalError::OnlyAnonymousConfigured.into());
         }
         self.offered = self
             .config
@@ -419,10 +415,7 @@ impl Client {
     /// Protect application data for the server (one record, one datagram).
     pub fn seal_application_data(&mut self, data: &[u8]) -> Result<Vec<u8>, ProtocolError> {
         if !self.is_established() {
-            return Err(ProtocolError::new(
-                AlertDescription::SessionNotReady,
-                "application data before the handshake completed",
-            ));
+            return Err(LocalError::NotEstablished.into());
         }
         self.core.records.seal(ContentType::ApplicationData, data)
     }
@@ -436,10 +429,7 @@ impl Client {
         self.state = ClientState::Closed;
         self.deadline_ns = None;
         if self.negotiated.is_none() && self.ended.is_none() {
-            self.ended = Some(Failure::Local(ProtocolError::new(
-                AlertDescription::ConnectionCloseNotify,
-                "closed by the application before the handshake completed",
-            )));
+            self.ended = Some(Failure::Local(LocalError::ClosedByApplication.into()));
         }
         bytes
     }
@@ -452,17 +442,18 @@ impl Client {
         self.now = now;
         let mut out = Output::default();
         if self.is_closed() {
-            out.events.push(Event::Dropped("connection closed"));
+            out.events
+                .push(Event::Dropped(DropReason::ConnectionClosed));
             out.dropped = true;
             return out;
         }
         self.core.probe.begin_job();
         let records = match crate::msgs::record::parse_datagram(datagram) {
             Ok(r) => r,
-            Err(_) => {
+            Err(e) => {
                 // The framing cannot be trusted; nothing in it can be answered.
                 self.now = before.0;
-                out.events.push(Event::Dropped("unparsable datagram"));
+                out.events.push(Event::Dropped(DropReason::Unparsable(e)));
                 out.dropped = true;
                 return out;
             }
@@ -529,7 +520,7 @@ impl RecordSide for Client {
         self.state.key_exchange()
     }
 
-    fn state_name(&self) -> &'static str {
+    fn state_name(&self) -> HandshakeState {
         self.state.name()
     }
 
@@ -541,7 +532,7 @@ impl RecordSide for Client {
         Client::after_message(self, out)
     }
 
-    fn early_application_data(&mut self) -> Option<HandshakeError> {
+    fn early_application_data(&mut self) -> Option<ProtocolError> {
         None
     }
 

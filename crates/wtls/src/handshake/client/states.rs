@@ -22,12 +22,12 @@ use super::{ske_spec, validate_against, Client, PeerMisbehaved};
 use crate::codec::Codec;
 use crate::crypto::pk::{self, KeyPair, PeerKey};
 use crate::handshake::conn::KeySchedule;
-use crate::handshake::error::{HandshakeError, HsResult};
+use crate::handshake::error::{HandshakeState, HsResult, LocalError, ProtocolError};
 use crate::handshake::{AuthMode, Event, HandshakeKind, Negotiated, Output};
 use crate::msgs::alert::ChangeCipherSpec;
 use crate::msgs::certificate::{CertificateChain, CertificateEntry, PublicKey};
 use crate::msgs::common::{EcPublicKey, Identifier, SessionId};
-use crate::msgs::enums::{AlertDescription, HandshakeType, KeyExchangeSuite, SequenceNumberMode};
+use crate::msgs::enums::{HandshakeType, KeyExchangeSuite, SequenceNumberMode};
 use crate::msgs::handshake::{
     CertificateVerify, ClientKeyExchange, Finished, HandshakeMessage, ServerHello,
     ServerKeyExchange, ServerKeyExchangeKey,
@@ -94,19 +94,19 @@ pub(super) enum ClientState {
 }
 
 impl ClientState {
-    pub(super) fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> HandshakeState {
         match self {
-            ClientState::WaitServerHello => "WaitServerHello",
-            ClientState::WaitCertificate(_) => "WaitCertificate",
-            ClientState::WaitServerKeyExchange(_) => "WaitServerKeyExchange",
-            ClientState::WaitRequestOrDone { .. } => "WaitRequestOrDone",
-            ClientState::WaitDoneOrOptimisedCcs(_) => "WaitDoneOrOptimisedCcs",
-            ClientState::SendKeyExchange { .. } => "SendKeyExchange",
-            ClientState::WaitServerCcs(_) => "WaitServerCcs",
-            ClientState::WaitServerFinished(_) => "WaitServerFinished",
-            ClientState::SendFinished(_) => "SendFinished",
-            ClientState::Established(_) => "Established",
-            ClientState::Closed => "Closed",
+            ClientState::WaitServerHello => HandshakeState::WaitServerHello,
+            ClientState::WaitCertificate(_) => HandshakeState::WaitCertificate,
+            ClientState::WaitServerKeyExchange(_) => HandshakeState::WaitServerKeyExchange,
+            ClientState::WaitRequestOrDone { .. } => HandshakeState::WaitRequestOrDone,
+            ClientState::WaitDoneOrOptimisedCcs(_) => HandshakeState::WaitDoneOrOptimisedCcs,
+            ClientState::SendKeyExchange { .. } => HandshakeState::SendKeyExchange,
+            ClientState::WaitServerCcs(_) => HandshakeState::WaitServerCcs,
+            ClientState::WaitServerFinished(_) => HandshakeState::WaitServerFinished,
+            ClientState::SendFinished(_) => HandshakeState::SendFinished,
+            ClientState::Established(_) => HandshakeState::Established,
+            ClientState::Closed => HandshakeState::Closed,
         }
     }
 
@@ -155,12 +155,10 @@ impl Client {
         use HandshakeMessage as M;
         if let M::HelloRequest = msg {
             // We do not renegotiate (§9.5); the state stays as it is.
-            let (alert, bytes) = self.core.records.alert(AlertDescription::NoRenegotiation);
+            let refused = ProtocolError::from(PeerMisbehaved::Renegotiation);
+            let (alert, bytes) = self.core.records.alert(refused.alert());
             out.datagrams.push(bytes);
-            out.events.push(Event::AlertSent(
-                alert,
-                "renegotiation is not supported".into(),
-            ));
+            out.events.push(Event::AlertSent(alert, refused));
             return Ok(());
         }
         let state = std::mem::replace(&mut self.state, S::Closed);
@@ -262,7 +260,7 @@ impl Client {
                 .offers
                 .first()
                 .map(|o| o.spec)
-                .ok_or(HandshakeError::Internal("no key exchange offered"))?;
+                .ok_or(ProtocolError::from(LocalError::NoKeyExchangeOffered))?;
             let chosen = Chosen {
                 suite: s.key_exchange,
                 spec,
@@ -438,7 +436,7 @@ impl Client {
                 .core
                 .transcript
                 .digest(keys.hash())
-                .ok_or(HandshakeError::Internal("transcript hash dropped"))?;
+                .ok_or(ProtocolError::from(LocalError::TranscriptHashDropped))?;
             let signature =
                 self.core
                     .probe
@@ -506,7 +504,7 @@ impl Client {
         self.core
             .agree(keys, &super::rsa_pre_master(&secret, rsa_public));
         let msg = HandshakeMessage::ClientKeyExchange(ClientKeyExchange::Rsa(ciphertext));
-        Ok(self.core.handshake_record(&msg)?)
+        self.core.handshake_record(&msg)
     }
 
     /// ECDH with an ephemeral key of ours (or a share a load generator computed before
@@ -551,7 +549,7 @@ impl Client {
         };
         self.core.agree(keys, &shared);
         let msg = HandshakeMessage::ClientKeyExchange(ClientKeyExchange::Ec(point));
-        Ok(self.core.handshake_record(&msg)?)
+        self.core.handshake_record(&msg)
     }
 
     pub(super) fn on_change_cipher_spec(&mut self, body: &[u8]) -> HsResult<()> {
@@ -567,9 +565,7 @@ impl Client {
                     .credential
                     .as_ref()
                     .map(|(_, key)| key.clone())
-                    .ok_or(HandshakeError::Internal(
-                        "optimised flow without a credential",
-                    ))?;
+                    .ok_or(LocalError::OptimisedWithoutCredential)?;
                 let shared = self
                     .core
                     .probe

@@ -10,19 +10,20 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use super::conn::{fail, process_records, Core, CoreState, RecordSide, Role, Verdict};
-use super::error::{HandshakeError, HsResult, PeerMisbehaved};
-use super::{
-    AuthMode, Event, HandshakeKind, Negotiated, Now, Output, Packing, Policy, ProtocolError,
-    SessionCache,
+use super::error::{
+    DropReason, HandshakeState, HsResult, LocalError, PeerMisbehaved, ProtocolError,
 };
+use super::{
+    AuthMode, Event, HandshakeKind, Negotiated, Now, Output, Packing, Policy, SessionCache,
+};
+use crate::codec::DecodeError;
 use crate::crypto::pk::{KeyPair, PeerKey};
 use crate::keyed_map::{KeyedMap, KeyedSet};
 use crate::msgs::certificate::WtlsCertificate;
 use crate::msgs::common::{CipherSuite, Identifier, Random};
-use crate::msgs::enums::{
-    AlertDescription, AlertLevel, ContentType, HandshakeType, KeyExchangeSuite,
-};
+use crate::msgs::enums::{AlertLevel, ContentType, HandshakeType, KeyExchangeSuite};
 use crate::msgs::handshake::HandshakeMessage;
+use crate::msgs::record::Record;
 use crate::params::ParameterNumbering;
 use crate::probe::{HandshakeProbe, Probe};
 use crate::suite::Specifier;
@@ -244,27 +245,31 @@ impl ServerConnection {
 
     pub fn seal_application_data(&mut self, data: &[u8]) -> Result<Vec<u8>, ProtocolError> {
         if !self.is_established() {
-            return Err(ProtocolError::new(
-                AlertDescription::SessionNotReady,
-                "application data before the handshake completed",
-            ));
+            return Err(LocalError::NotEstablished.into());
         }
         self.core.records.seal(ContentType::ApplicationData, data)
     }
 
     /// Take in one datagram from the client.
     pub fn handle_datagram(&mut self, datagram: &[u8], now: Now) -> Output {
+        self.handle_framed(&Datagram::frame(datagram), now)
+    }
+
+    /// Take in one datagram already framed (an endpoint frames it once and may offer it
+    /// to several connections of its address).
+    pub fn handle_framed(&mut self, datagram: &Datagram<'_>, now: Now) -> Output {
         // A dropped datagram leaves everything as it found it, the clock and the
         // probe's records included (an endpoint may offer it to another connection).
         let before = (self.now, self.core.probe.checkpoint());
         self.now = now;
         let mut out = Output::default();
         if self.is_closed() {
-            out.events.push(Event::Dropped("connection closed"));
+            out.events
+                .push(Event::Dropped(DropReason::ConnectionClosed));
             out.dropped = true;
             return out;
         }
-        let digest = datagram_fingerprint(datagram);
+        let digest = datagram.fingerprint;
         if let Some((_, answer)) = self.answered.iter().find(|(d, _)| *d == digest) {
             // A retransmitted flight: the client lost our answer. Send it again.
             out.datagrams = answer.datagrams();
@@ -273,16 +278,17 @@ impl ServerConnection {
             return out;
         }
         self.core.probe.begin_job();
-        let records = match crate::msgs::record::parse_datagram(datagram) {
+        let records = match &datagram.records {
             Ok(r) => r,
             Err(e) => {
+                let e = e.clone();
                 if matches!(self.state, ServerState::WaitClientHello) {
                     // Nothing trustworthy came from this peer yet: tell it why.
                     fail(self, ProtocolError::from(e), &mut out);
                     self.note_end(&out);
                 } else {
                     self.now = before.0;
-                    out.events.push(Event::Dropped("unparsable datagram"));
+                    out.events.push(Event::Dropped(DropReason::Unparsable(e)));
                     out.dropped = true;
                 }
                 return out;
@@ -290,10 +296,10 @@ impl ServerConnection {
         };
         self.core
             .probe
-            .datagram(false, datagram.len(), records.len());
+            .datagram(false, datagram.bytes.len(), records.len());
         let handshaking = !self.is_established();
         out.records_in = records.len();
-        let verdict = process_records(self, &records, &mut out);
+        let verdict = process_records(self, records, &mut out);
         self.core.probe.end_job();
         if verdict == Verdict::Dropped {
             self.now = before.0;
@@ -386,7 +392,7 @@ impl RecordSide for ServerConnection {
         self.state.key_exchange()
     }
 
-    fn state_name(&self) -> &'static str {
+    fn state_name(&self) -> HandshakeState {
         self.state.name()
     }
 
@@ -398,7 +404,7 @@ impl RecordSide for ServerConnection {
         ServerConnection::after_message(self, out)
     }
 
-    fn early_application_data(&mut self) -> Option<HandshakeError> {
+    fn early_application_data(&mut self) -> Option<ProtocolError> {
         Some(PeerMisbehaved::EarlyApplicationData.into())
     }
 
@@ -446,6 +452,40 @@ fn validate_client(
         unix_secs,
         config.numbering,
     )?)
+}
+
+/// A received datagram, framed once: its records (or why it does not frame) and its
+/// fingerprint. The endpoint routes by them and the connection takes the records in,
+/// so no byte of it is hashed or parsed twice.
+#[derive(Debug)]
+pub struct Datagram<'a> {
+    pub bytes: &'a [u8],
+    pub records: Result<Vec<Record<'a>>, DecodeError>,
+    /// [`datagram_fingerprint`]: recognises a retransmitted datagram (the connection's
+    /// answer cache, the endpoint's copies of a ClientHello).
+    pub fingerprint: u64,
+}
+
+impl<'a> Datagram<'a> {
+    pub fn frame(bytes: &'a [u8]) -> Self {
+        Datagram {
+            bytes,
+            records: crate::msgs::record::parse_datagram(bytes),
+            fingerprint: datagram_fingerprint(bytes),
+        }
+    }
+
+    /// Whether it opens with a plaintext ClientHello record.
+    pub fn starts_with_client_hello(&self) -> bool {
+        let Ok(records) = &self.records else {
+            return false;
+        };
+        records.first().is_some_and(|r| {
+            !r.header.cipher_spec
+                && r.header.content_type == ContentType::Handshake
+                && r.fragment.first() == Some(&HandshakeType::ClientHello.to_u8())
+        })
+    }
 }
 
 /// A fingerprint of a datagram, to recognise a retransmitted one: SipHash-1-3 under keys

@@ -26,7 +26,9 @@ use crate::codec::Codec;
 use crate::crypto::pk::{self, KeyPair, PeerKey};
 use crate::handshake::client::rsa_pre_master;
 use crate::handshake::conn::KeySchedule;
-use crate::handshake::error::{HandshakeError, HsResult, PeerMisbehaved};
+use crate::handshake::error::{
+    HandshakeState, HsResult, LocalError, PeerMisbehaved, ProtocolError,
+};
 use crate::handshake::{AuthMode, Event, HandshakeKind, Negotiated, Output, StoredSession};
 use crate::msgs::alert::ChangeCipherSpec;
 use crate::msgs::certificate::{CertificateChain, CertificateEntry, PublicKey, WtlsCertificate};
@@ -97,18 +99,18 @@ pub(super) enum ServerState {
 }
 
 impl ServerState {
-    pub(super) fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> HandshakeState {
         match self {
-            ServerState::WaitClientHello => "WaitClientHello",
-            ServerState::ClientHelloReceived(_) => "ClientHelloReceived",
-            ServerState::WaitClientCertificate(_) => "WaitClientCertificate",
-            ServerState::WaitClientKeyExchange(_) => "WaitClientKeyExchange",
-            ServerState::WaitCertificateVerify { .. } => "WaitCertificateVerify",
-            ServerState::WaitClientCcs(_) => "WaitClientCcs",
-            ServerState::WaitClientFinished(_) => "WaitClientFinished",
-            ServerState::SendFinished(_) => "SendFinished",
-            ServerState::Established(_) => "Established",
-            ServerState::Closed => "Closed",
+            ServerState::WaitClientHello => HandshakeState::WaitClientHello,
+            ServerState::ClientHelloReceived(_) => HandshakeState::ClientHelloReceived,
+            ServerState::WaitClientCertificate(_) => HandshakeState::WaitClientCertificate,
+            ServerState::WaitClientKeyExchange(_) => HandshakeState::WaitClientKeyExchange,
+            ServerState::WaitCertificateVerify { .. } => HandshakeState::WaitCertificateVerify,
+            ServerState::WaitClientCcs(_) => HandshakeState::WaitClientCcs,
+            ServerState::WaitClientFinished(_) => HandshakeState::WaitClientFinished,
+            ServerState::SendFinished(_) => HandshakeState::SendFinished,
+            ServerState::Established(_) => HandshakeState::Established,
+            ServerState::Closed => HandshakeState::Closed,
         }
     }
 
@@ -313,7 +315,7 @@ impl ServerConnection {
             sequence_number_mode: SequenceNumberMode::Explicit,
             key_refresh: chosen.keys.key_refresh,
         });
-        Ok(self.core.handshake_record(&hello)?)
+        self.core.handshake_record(&hello)
     }
 
     /// Our Certificate: the record shared by every connection when it lands at its
@@ -336,7 +338,7 @@ impl ServerConnection {
             .credentials
             .get(i)
             .map(|c| c.cert.clone())
-            .ok_or(HandshakeError::Internal("no such credential"))?;
+            .ok_or(ProtocolError::from(LocalError::NoSuchCredential))?;
         let msg =
             HandshakeMessage::Certificate(CertificateChain(vec![CertificateEntry::Wtls(cert)]));
         records.push(self.core.handshake_record(&msg)?);
@@ -354,19 +356,17 @@ impl ServerConnection {
             let cred = chosen
                 .credential
                 .and_then(|i| self.config.credentials.get(i))
-                .ok_or(HandshakeError::Internal("RSA_anon without a key"))?;
+                .ok_or(ProtocolError::from(LocalError::RsaAnonWithoutKey))?;
             match cred.key.public_wire()? {
                 PublicKey::Rsa(k) => (ServerKeyExchangeKey::Rsa(k), None),
                 PublicKey::Ec(_) => {
-                    return Err(HandshakeError::Internal("RSA credential holds an EC key"))
+                    return Err(ProtocolError::from(LocalError::RsaCredentialHoldsEcKey))
                 }
             }
         } else {
             let eph = pk::ephemeral_ec(chosen.spec)?;
             let PublicKey::Ec(mut point) = eph.public_wire()? else {
-                return Err(HandshakeError::Internal(
-                    "an EC key pair without an EC point",
-                ));
+                return Err(LocalError::EcKeyWithoutPoint.into());
             };
             if choice.compressed {
                 point.0 = pk::compress_point(chosen.spec, &point.0)?;
@@ -556,8 +556,8 @@ impl ServerConnection {
                         .credentials
                         .get(i)
                         .map(|c| c.key.clone())
-                        .ok_or(HandshakeError::Internal("no such credential"))?,
-                    (None, None) => return Err(HandshakeError::Internal("no ECDH key")),
+                        .ok_or(ProtocolError::from(LocalError::NoSuchCredential))?,
+                    (None, None) => return Err(ProtocolError::from(LocalError::NoEcdhKey)),
                 };
                 if own.spec() != chosen.spec {
                     return Err(PeerMisbehaved::PointOnAnotherCurve.into());
@@ -593,7 +593,7 @@ impl ServerConnection {
         let cred = chosen
             .credential
             .and_then(|i| self.config.credentials.get(i))
-            .ok_or(HandshakeError::Internal("RSA key exchange without a key"))?;
+            .ok_or(ProtocolError::from(LocalError::RsaKeyExchangeWithoutKey))?;
         let key = cred.key.clone();
         let decrypted = self
             .core
@@ -615,7 +615,7 @@ impl ServerConnection {
             _ => match key.public_wire()? {
                 PublicKey::Rsa(k) => k,
                 PublicKey::Ec(_) => {
-                    return Err(HandshakeError::Internal("RSA credential holds an EC key"))
+                    return Err(ProtocolError::from(LocalError::RsaCredentialHoldsEcKey))
                 }
             },
         };
@@ -631,7 +631,7 @@ impl ServerConnection {
             .credential
             .and_then(|i| self.config.credentials.get(i))
             .map(|c| c.key.clone())
-            .ok_or(HandshakeError::Internal("no server key"))?;
+            .ok_or(ProtocolError::from(LocalError::NoServerKey))?;
         if client_key.spec() != own.spec() {
             return Err(PeerMisbehaved::PointOnAnotherCurve.into());
         }
@@ -655,7 +655,7 @@ impl ServerConnection {
             .core
             .transcript
             .digest(chosen.keys.hash())
-            .ok_or(HandshakeError::Internal("transcript hash dropped"))?;
+            .ok_or(ProtocolError::from(LocalError::TranscriptHashDropped))?;
         self.core
             .probe
             .operation(Message::CERTVRFY, Operation::CVVERIFY, || {

@@ -43,7 +43,7 @@ impl DeviceResults {
 
     fn profiles_table(&self) -> Table {
         let mut t = Table::new("device_profiles", "Device profiles: cost of each public-key operation, with its source")
-            .caption("The same numbers are in devices.csv. Nokia 7650: fitted (relative least squares) to the thesis' client measurements; ARM7TDMI: Levi-Savas' quoted totals split by the Nokia's verify:ECDH ratio; modern devices: published library benchmarks; this machine: measured now.")
+            .caption("The same numbers are in devices.csv. Nokia 7650: fitted (relative least squares) to the thesis' client measurements; ARM7TDMI: Levi-Savas' quoted totals split by the Nokia's verify:ECDH ratio; modern devices: published library benchmarks; the three *-executed profiles: Mbed TLS 2.28.3 and PQClean executed on an instruction-level model of the core, priced by its timing table (data/devices/executed.csv); this machine: measured now.")
             .column(Column::label("device"))
             .column(Column::label("operation"))
             .column(Column::label("key"))

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Builds the executed-cost firmware: Mbed TLS (Debian's source package) and PQClean's
+# portable `clean` ML-KEM-512/768 and ML-DSA-44 (as bundled in the crates.io crates
+# pqcrypto-mlkem and pqcrypto-mldsa), compiled from the same source with Debian's
+# gcc-arm-none-eabi and newlib for three cores. Sources and images go to target/isa/
+# (never committed). Usage: tools/isa/build.sh OUT_DIR
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+OUT="${1:?usage: build.sh OUT_DIR}"
+SRC="$OUT/src"
+mkdir -p "$SRC"
+
+MBEDTLS_VERSION=2.28.3
+PQ_CRATES=("pqcrypto-mlkem 0.1.1" "pqcrypto-mldsa 0.1.2")
+
+fetch_mbedtls() {
+  [ -d "$SRC/mbedtls" ] && return
+  # Debian's source package; deb-src is added for the one download when it is absent.
+  if ! (cd "$SRC" && apt-get source --download-only -qq "mbedtls=${MBEDTLS_VERSION}-1" >/dev/null 2>&1); then
+    local list=/etc/apt/sources.list.d/wtlsperf-isa-src.sources
+    . /etc/os-release
+    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      "$VERSION_CODENAME" >"$list"
+    apt-get update -qq
+    (cd "$SRC" && apt-get source --download-only -qq "mbedtls=${MBEDTLS_VERSION}-1")
+  fi
+  mkdir -p "$SRC/mbedtls"
+  tar xzf "$SRC/mbedtls_${MBEDTLS_VERSION}.orig.tar.gz" -C "$SRC/mbedtls" --strip-components=1
+}
+
+fetch_pqclean() {
+  [ -d "$SRC/pqclean" ] && return
+  local proj="$SRC/pqfetch"
+  mkdir -p "$proj/src"
+  {
+    printf '[workspace]\n[package]\nname = "pqfetch"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\n'
+    for c in "${PQ_CRATES[@]}"; do set -- $c; printf '%s = "=%s"\n' "$1" "$2"; done
+  } >"$proj/Cargo.toml"
+  echo 'fn main() {}' >"$proj/src/main.rs"
+  CARGO_HOME="$SRC/cargo" cargo fetch -q --manifest-path "$proj/Cargo.toml"
+  mkdir -p "$SRC/pqclean"
+  for c in "${PQ_CRATES[@]}"; do
+    set -- $c
+    tar xzf "$SRC"/cargo/registry/cache/*/"$1-$2.crate" -C "$SRC"
+    cp -r "$SRC/$1-$2/pqclean/." "$SRC/pqclean/"
+  done
+}
+
+# core name, compiler flags (the multilib newlib is chosen from them)
+CORES=(
+  "arm7tdmi|-mcpu=arm7tdmi -marm"
+  "cortex-m0plus|-mcpu=cortex-m0plus -mthumb"
+  "cortex-m4|-mcpu=cortex-m4 -mthumb -mfloat-abi=soft"
+)
+# Each library with its own release optimisation: Mbed TLS's CMake Release build is -O2,
+# PQClean's Makefiles (and pqm4's builds of them) use -O3.
+COMMON_FLAGS="-ffunction-sections -fdata-sections -std=c99 -DMBEDTLS_CONFIG_FILE=\"isa_config.h\""
+MBEDTLS_OPT="-O2"
+PQCLEAN_OPT="-O3"
+
+build_core() {
+  local core="$1" flags="$2" dir="$OUT/$1"
+  mkdir -p "$dir/obj"
+  local inc=(-I"$HERE/firmware" -I"$OUT" -I"$SRC/mbedtls/include" -I"$SRC/pqclean" -I"$SRC/pqclean/common")
+  local sources=("$HERE/firmware/harness.c" "$SRC"/mbedtls/library/{bignum,ecp,ecp_curves,ecdh,ecdsa,asn1parse,asn1write,rsa,rsa_internal,oid,md,sha256,aes,ctr_drbg,platform_util,constant_time}.c "$SRC/pqclean/common/fips202.c")
+  for v in crypto_kem/ml-kem-512 crypto_kem/ml-kem-768 crypto_sign/ml-dsa-44; do
+    sources+=("$SRC/pqclean/$v/clean/"*.c)
+  done
+  local objs=()
+  for s in "${sources[@]}"; do
+    local o="$dir/obj/$(echo "${s#"$SRC"/}" | tr '/' '_').o"
+    local vinc=() opt="$MBEDTLS_OPT"
+    case "$s" in */clean/*) vinc=(-I"$(dirname "$s")") ;; esac
+    case "$s" in */pqclean/*) opt="$PQCLEAN_OPT" ;; esac
+    # shellcheck disable=SC2086
+    arm-none-eabi-gcc $flags $opt $COMMON_FLAGS "${vinc[@]}" "${inc[@]}" -c "$s" -o "$o"
+    objs+=("$o")
+  done
+  # shellcheck disable=SC2086
+  arm-none-eabi-gcc $flags -O2 -nostartfiles --specs=nosys.specs -Wl,--gc-sections \
+    -T "$HERE/firmware/isa.ld" "${objs[@]}" -o "$dir/firmware.elf"
+  echo "$flags $COMMON_FLAGS (Mbed TLS and the harness $MBEDTLS_OPT, PQClean $PQCLEAN_OPT)" >"$dir/flags.txt"
+}
+
+fetch_mbedtls
+fetch_pqclean
+[ -f "$OUT/rsa_keys.h" ] || python3 "$HERE/rsa_keys.py" "$OUT/rsa_keys.h"
+for entry in "${CORES[@]}"; do
+  build_core "${entry%%|*}" "${entry#*|}"
+done
+echo "$MBEDTLS_VERSION" >"$OUT/mbedtls_version.txt"
