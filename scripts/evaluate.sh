@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-cargo build --release -p wtlsperf
+# `dtls13`: DTLS 1.3 and ML-KEM through wolfSSL (GPL-2.0-or-later; README, "Licence").
+cargo build --release -p wtlsperf --features dtls13
 exec ./target/release/wtlsperf evaluate "$@"

@@ -12,6 +12,9 @@
 # is the independent WAP peer of crates/wtlsperf/tests/wap.rs; the tests start and stop
 # their own daemons, so the package's service is not needed (it is left as installed).
 # Rust itself comes from rustup (not installed here).
+# The `dtls13` feature's wolfSSL (vendored by the wolfssl-sys crate) is configured with
+# autotools (autoconf, automake, libtool) and its bindings made by bindgen, which loads
+# libclang (libclang-dev).
 set -euo pipefail
 need=()
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
@@ -19,6 +22,10 @@ pkg-config --exists openssl 2>/dev/null || need+=(libssl-dev)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v tshark >/dev/null 2>&1 || need+=(tshark)
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
+command -v autoreconf >/dev/null 2>&1 || need+=(autoconf)
+command -v automake >/dev/null 2>&1 || need+=(automake)
+command -v libtoolize >/dev/null 2>&1 || need+=(libtool)
+ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
 [ -x /usr/sbin/wapbox ] || need+=(kannel)
 [ -x /usr/lib/kannel/test/fakewap ] || need+=(kannel-extras)
 if [ ${#need[@]} -gt 0 ]; then

@@ -10,4 +10,5 @@ export WTLSPERF_REQUIRE_TSHARK=1
 export WTLSPERF_REQUIRE_VALGRIND=1
 # Kannel (wapbox, fakewap, decompile: tests/wap.rs) likewise, installed by setup.sh.
 export WTLSPERF_REQUIRE_KANNEL=1
-cargo test --workspace
+# `dtls13`: DTLS 1.3 and ML-KEM through wolfSSL (GPL-2.0-or-later; README, "Licence").
+cargo test --workspace --features wtlsperf/dtls13

@@ -52,18 +52,26 @@ pub enum Protocol {
     Dtls12,
     /// EDHOC (RFC 9528) through lakers, carried by CoAP.
     Edhoc,
+    /// DTLS 1.3 (RFC 9147) through wolfSSL, classical and ML-KEM key exchange.
+    Dtls13,
 }
 
 impl Protocol {
     /// Every protocol, in report order.
-    pub const ALL: [Protocol; 3] = [Protocol::Wtls, Protocol::Dtls12, Protocol::Edhoc];
+    pub const ALL: [Protocol; 4] = [
+        Protocol::Wtls,
+        Protocol::Dtls12,
+        Protocol::Edhoc,
+        Protocol::Dtls13,
+    ];
 
-    /// The CSV and command-line value (`wtls`, `dtls1.2`, `edhoc`).
+    /// The CSV and command-line value (`wtls`, `dtls1.2`, `edhoc`, `dtls1.3`).
     pub fn name(self) -> &'static str {
         match self {
             Protocol::Wtls => "wtls",
             Protocol::Dtls12 => "dtls1.2",
             Protocol::Edhoc => "edhoc",
+            Protocol::Dtls13 => "dtls1.3",
         }
     }
 }
@@ -261,7 +269,7 @@ mod tests {
             assert_eq!(p.name().parse::<Protocol>().unwrap(), p);
         }
         let e = "tls".parse::<Protocol>().unwrap_err();
-        assert_eq!(e.known, vec!["wtls", "dtls1.2", "edhoc"]);
+        assert_eq!(e.known, vec!["wtls", "dtls1.2", "edhoc", "dtls1.3"]);
         assert!(e.to_string().contains("\"tls\""));
     }
 

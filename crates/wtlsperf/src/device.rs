@@ -1,18 +1,15 @@
 //! Device emulation in the driver: the client takes its device's time for each message.
 //!
-//! The real computation still runs (on this machine's fast core); after the engine has
-//! handled a datagram, the driver holds the next flight until the device profile's time
-//! for the messages just handled has passed, less the real time the engine already spent
-//! on them. Both come from the engine's own per-message probe records
-//! ([`wtls::probe::HandshakeProbe`]), so the sans-IO engine stays clock-free and the
-//! emulated time is the one the device model prices (`DeviceProfile::client_message_ms`,
-//! thesis Eq. 3.2/3.5 message by message).
-//!
-//! The UDP client calls [`hold_for_device`] once per handled datagram; a run selects the
-//! device with [`with_device`], which scopes a [`Pacer`] to the calling thread (each
-//! concurrent bearer run has its own thread), so the client's signature stays as it is.
+//! The real computation still runs (on this machine's fast core), and the sans-IO
+//! engine stays clock-free: the emulated time is the one the device model prices
+//! (`DeviceProfile::client_message_ms`, thesis Eq. 3.2/3.5 message by message). The
+//! device's time comes per client step ([`ClientSteps`]: each flight the client
+//! sends, and the processing of the server's last flight), summed from the profile's
+//! per-message costs; the one UDP driver ([`crate::udp_client::drive`]) holds each
+//! flight until that time has passed since its computation began, and moves the
+//! handshake's retransmission timer to when the flight leaves. The same holds serve
+//! WTLS, DTLS 1.2 and EDHOC.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use wtls::crypto::pk::{self, KeyPair};
 use wtls::handshake::AuthMode;
-use wtls::probe::{HandshakeProbe, Message as ProbeMessage};
+use wtls::probe::Message as ProbeMessage;
 use wtls::suite::{Case, Specifier};
 use wtlsperf_models::device::{
     self, scaling, Cost, DeviceProfile, KeyType, Operation, Primitive, Source, WtlsCase,
@@ -28,6 +25,7 @@ use wtlsperf_models::device::{
 use wtlsperf_models::processing::Message;
 use wtlsperf_models::stats::median;
 
+use crate::protocols::model::wtls_steps;
 use crate::setup;
 
 /// The profile name of this machine (measured at run time, not in the catalogue).
@@ -69,86 +67,31 @@ pub fn model_case(case: Case, auth: AuthMode) -> anyhow::Result<WtlsCase> {
     })
 }
 
-/// Holds a client's flights for its device's processing time, one handshake long.
+/// The client's processing time per step on an emulated device (ms): `flights[k]` for
+/// the k-th flight the client sends (0 = the first), `finish` for the last flight it
+/// receives. The UDP driver ([`crate::udp_client::drive`]) holds each flight until that
+/// time has passed since its computation began, for every protocol alike.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ClientSteps {
+    /// Per client flight, in order.
+    pub flights: Vec<f64>,
+    /// Processing the server's last flight.
+    pub finish: f64,
+}
+
+impl ClientSteps {
+    /// The device's whole client time of the handshake (ms).
+    pub fn total_ms(&self) -> f64 {
+        self.flights.iter().sum::<f64>() + self.finish
+    }
+}
+
+/// An emulated client device of `wtlsperf client --device`: its profile and the
+/// holds of the command's case.
 #[derive(Debug, Clone)]
-pub struct Pacer {
-    profile: Arc<DeviceProfile>,
-    case: WtlsCase,
-    /// Probe message records already accounted for.
-    seen: usize,
-    /// Device time of the messages handled so far (ms).
-    pub device_ms: f64,
-    /// Time actually held (the device time beyond the real computation).
-    pub held: Duration,
-}
-
-impl Pacer {
-    /// A pacer for one handshake of `case` on `profile`. Fails when the profile cannot
-    /// price one of the case's operations.
-    pub fn new(profile: Arc<DeviceProfile>, case: Case, auth: AuthMode) -> anyhow::Result<Pacer> {
-        let case = model_case(case, auth)?;
-        profile.client_processing_ms(case)?;
-        Ok(Pacer {
-            profile,
-            case,
-            seen: 0,
-            device_ms: 0.0,
-            held: Duration::ZERO,
-        })
-    }
-
-    /// The device's whole client processing time for this case (ms), T_PD_C.
-    pub fn client_processing_ms(&self) -> f64 {
-        self.profile.client_processing_ms(self.case).unwrap_or(0.0)
-    }
-
-    /// How long to hold now: the device time of the probe records added since the last
-    /// call, minus their real (wall) time.
-    fn due(&mut self, probe: &HandshakeProbe) -> Duration {
-        let fresh = probe.messages.get(self.seen..).unwrap_or_default();
-        let mut device_ms = 0.0;
-        let mut real_ns = 0u64;
-        for t in fresh {
-            real_ns += t.wall_ns;
-            if let Some(m) = model_message(t.message) {
-                device_ms += self.profile.client_message_ms(self.case, m).unwrap_or(0.0);
-            }
-        }
-        self.seen = probe.messages.len();
-        self.device_ms += device_ms;
-        let real_ms = real_ns as f64 / 1e6;
-        Duration::from_secs_f64(((device_ms - real_ms) / 1e3).max(0.0))
-    }
-}
-
-thread_local! {
-    static ACTIVE: RefCell<Option<Pacer>> = const { RefCell::new(None) };
-}
-
-/// Runs `f` (one handshake) with `pacer` emulating the client's device on this thread,
-/// and returns the pacer with what it held. `None` runs `f` at this machine's speed.
-pub fn with_device<R>(pacer: Option<Pacer>, f: impl FnOnce() -> R) -> (R, Option<Pacer>) {
-    let Some(p) = pacer else {
-        return (f(), None);
-    };
-    ACTIVE.with(|a| *a.borrow_mut() = Some(p));
-    let r = f();
-    (r, ACTIVE.with(|a| a.borrow_mut().take()))
-}
-
-/// Called by the UDP client after the engine handled a datagram and before it sends what
-/// the engine produced: sleeps for the emulated device's remaining processing time. A
-/// no-op unless [`with_device`] is active on this thread.
-pub fn hold_for_device(probe: &HandshakeProbe) {
-    let due = ACTIVE.with(|a| a.borrow_mut().as_mut().map(|p| p.due(probe)));
-    if let Some(d) = due.filter(|d| !d.is_zero()) {
-        std::thread::sleep(d);
-        ACTIVE.with(|a| {
-            if let Some(p) = a.borrow_mut().as_mut() {
-                p.held += d;
-            }
-        });
-    }
+pub struct DeviceClient {
+    pub profile: Arc<DeviceProfile>,
+    pub steps: ClientSteps,
 }
 
 /// The catalogue's profiles (completed), by name.
@@ -182,46 +125,43 @@ pub fn find(name: &str) -> anyhow::Result<Arc<DeviceProfile>> {
 /// Device time beyond which the gateway's default handshake timeout (10 s) needs raising.
 const LONG_HOLD_MS: f64 = 8_000.0;
 
-/// Extra retransmission time the client needs on a device: its engine arms the timer
-/// before the driver holds the flight, so the timer must cover the longest hold too.
-pub fn retransmit_allowance(pacer: &Pacer) -> Duration {
-    Duration::from_secs_f64(pacer.client_processing_ms() / 1e3)
-}
-
-/// `wtlsperf client --device NAME`: the pacer for the case (a fresh clone per
-/// handshake) and the client's retransmission timer lengthened by the device's hold.
+/// `wtlsperf client --device NAME`: the device's holds for the case. The client's
+/// retransmission timer starts as each held flight leaves, so it needs no allowance.
 pub fn client_device(
     name: Option<&str>,
     case: Case,
     auth: AuthMode,
-    cfg: &mut wtls::handshake::ClientConfig,
-) -> anyhow::Result<Option<Pacer>> {
+) -> anyhow::Result<Option<DeviceClient>> {
     let Some(name) = name else { return Ok(None) };
-    let pacer = Pacer::new(find(name)?, case, auth).with_context(|| format!("--device {name}"))?;
-    cfg.retransmit_timeout_ns += retransmit_allowance(&pacer).as_nanos() as u64;
-    if pacer.client_processing_ms() > LONG_HOLD_MS {
+    let profile = find(name)?;
+    let model = model_case(case, auth).with_context(|| format!("--device {name}"))?;
+    let total = profile
+        .client_processing_ms(model)
+        .map_err(|e| anyhow::anyhow!("--device {name}: {e}"))?;
+    let steps =
+        wtls_steps(case, model.auth, &profile).with_context(|| format!("--device {name}"))?;
+    if total > LONG_HOLD_MS {
         eprintln!(
             "wtlsperf: --device {name}: the client will hold a flight for up to {:.0} s; start the gateway with --handshake-timeout-ms above that (default 10 s), and note that a bearer relay forgets a client idle for 60 s",
-            pacer.client_processing_ms() / 1e3
+            total / 1e3
         );
     }
     println!(
-        "emulating {} ({}): client T_PD {:.1} ms for {case} {}",
-        pacer.profile.name,
-        pacer.profile.description,
-        pacer.client_processing_ms(),
+        "emulating {} ({}): client T_PD {total:.1} ms for {case} {}",
+        profile.name,
+        profile.description,
         auth.name()
     );
-    Ok(Some(pacer))
+    Ok(Some(DeviceClient { profile, steps }))
 }
 
-/// Prints what a pacer held in one handshake.
-pub fn print_emulation(p: &Pacer) {
+/// Prints what a device held in one handshake.
+pub fn print_emulation(d: &DeviceClient, held: Duration) {
     println!(
         "  device {}: {:.1} ms of device processing, {:.1} ms held beyond the real computation",
-        p.profile.name,
-        p.device_ms,
-        p.held.as_secs_f64() * 1e3
+        d.profile.name,
+        d.steps.total_ms(),
+        held.as_secs_f64() * 1e3
     );
 }
 
@@ -373,57 +313,25 @@ fn symmetric_ms_per_message() -> anyhow::Result<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wtls::probe::MessageTiming;
 
-    fn timing(message: ProbeMessage, wall_ms: f64) -> MessageTiming {
-        MessageTiming {
-            message,
-            wall_ns: (wall_ms * 1e6) as u64,
-            cpu_ns: 0,
-            bytes: 0,
+    #[test]
+    fn wtls_steps_add_up_to_the_device_client_time() {
+        let nokia = catalogue()
+            .unwrap()
+            .into_iter()
+            .find(|p| p.name == "nokia7650")
+            .unwrap();
+        for (case, auth) in [
+            ("rsa1024/rsa1024", AuthMode::Mutual),
+            ("160p/160p", AuthMode::ServerAuth),
+        ] {
+            let case = Case::parse(case).unwrap();
+            let model = model_case(case, auth).unwrap();
+            let steps = wtls_steps(case, model.auth, &nokia).unwrap();
+            let direct = nokia.client_processing_ms(model).unwrap();
+            assert!((steps.total_ms() - direct).abs() < 1e-9, "{case}");
+            assert_eq!(steps.flights.len(), 2);
         }
-    }
-
-    #[test]
-    fn the_pacer_holds_device_time_minus_real_time_per_new_record() {
-        let nokia = Arc::new(
-            catalogue()
-                .unwrap()
-                .into_iter()
-                .find(|p| p.name == "nokia7650")
-                .unwrap(),
-        );
-        let case = Case::parse("rsa1024/rsa1024").unwrap();
-        let mut p = Pacer::new(nokia.clone(), case, AuthMode::Mutual).unwrap();
-        let wcase = model_case(case, AuthMode::Mutual).unwrap();
-        let mut probe = HandshakeProbe::default();
-        probe.messages.push(timing(ProbeMessage::CH, 0.1));
-        probe.messages.push(timing(ProbeMessage::SH, 0.1));
-        probe.messages.push(timing(ProbeMessage::SCERT, 2.0));
-        let first = p.due(&probe).as_secs_f64() * 1e3;
-        let expect: f64 = [
-            Message::ClientHello,
-            Message::ServerHello,
-            Message::ServerCertificate,
-        ]
-        .iter()
-        .map(|&m| nokia.client_message_ms(wcase, m).unwrap())
-        .sum::<f64>()
-            - 2.2;
-        assert!((first - expect).abs() < 1e-3, "{first} vs {expect}");
-        // Nothing new: nothing to hold.
-        assert!(p.due(&probe).is_zero());
-        // A record slower than the device holds nothing (the real time already passed).
-        probe.messages.push(timing(ProbeMessage::SHD, 1e9));
-        assert!(p.due(&probe).is_zero());
-    }
-
-    #[test]
-    fn hold_is_a_no_op_without_a_device_and_scoped_to_the_call() {
-        let probe = HandshakeProbe::default();
-        hold_for_device(&probe);
-        let ((), back) = with_device(None, || hold_for_device(&probe));
-        assert!(back.is_none());
     }
 
     #[test]

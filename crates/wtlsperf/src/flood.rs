@@ -338,6 +338,115 @@ fn spawn_legitimate(
     (thread, legit_times)
 }
 
+/// What the paced flood sent and the peaks sampled meanwhile.
+struct Paced {
+    sent: u64,
+    errors: u64,
+    /// Peak table state (bytes) and the half-open count at that peak.
+    peak: (u64, u64),
+    rss_peak: u64,
+}
+
+/// The flood itself, paced in 1 ms steps: ClientHellos from ever new source ports until
+/// `total` are sent or `end`; samples the in-process gateway's state and the process's
+/// RSS every 100 ms.
+#[allow(clippy::too_many_arguments)]
+fn send_flood(
+    args: &Args,
+    hello: &[u8],
+    target: SocketAddr,
+    gateway: Option<&GatewayHandle>,
+    total: u64,
+    started: Instant,
+    end: Instant,
+    rss_start: u64,
+) -> Paced {
+    let mut sent = 0u64;
+    let mut errors = 0u64;
+    let mut peak = (0u64, 0u64);
+    let mut rss_peak = rss_start;
+    let mut last_sample = Instant::now();
+    let mut datagram = hello.to_vec();
+    while sent < total && Instant::now() < end {
+        let due = ((started.elapsed().as_secs_f64() * args.rate) as u64).min(total);
+        while sent < due {
+            datagram[RANDOM_BYTES_AT..RANDOM_BYTES_AT + 8].copy_from_slice(&sent.to_be_bytes());
+            let ok = UdpSocket::bind((source_ip(sent, args.sources), 0))
+                .and_then(|s| s.send_to(&datagram, target));
+            if ok.is_err() {
+                errors += 1;
+            }
+            sent += 1;
+        }
+        if last_sample.elapsed() >= Duration::from_millis(100) {
+            last_sample = Instant::now();
+            if let Some(g) = gateway {
+                let s = g.stats();
+                if s.state_bytes > peak.0 {
+                    peak = (s.state_bytes, s.half_open);
+                }
+            }
+            rss_peak = rss_peak.max(rss_bytes());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Paced {
+        sent,
+        errors,
+        peak,
+        rss_peak,
+    }
+}
+
+/// The flood's report from what was sent, the legitimate handshakes' times and the
+/// gateway's final counters.
+fn report_of(
+    times: &[Option<Duration>],
+    paced: Paced,
+    flood_time: Duration,
+    rss_start: u64,
+    filled: u64,
+    final_stats: Option<GatewayStats>,
+) -> FloodReport {
+    let Paced {
+        sent,
+        errors,
+        peak,
+        rss_peak,
+    } = paced;
+    let ok: Vec<Duration> = times.iter().flatten().copied().collect();
+    let (p50, p95) = crate::udp_client::median_p95_ms(&ok);
+    let mut report = FloodReport {
+        flood_sent: sent,
+        flood_send_errors: errors,
+        duration_s: flood_time.as_secs_f64(),
+        legit_attempted: times.len() as u64,
+        legit_completed: ok.len() as u64,
+        legit_p50_ms: p50,
+        legit_p95_ms: p95,
+        peak_state_bytes: peak.0,
+        peak_half_open: peak.1,
+        bytes_per_half_open: if peak.1 > 0 {
+            peak.0 as f64 / peak.1 as f64
+        } else {
+            0.0
+        },
+        rss_start_bytes: rss_start,
+        rss_peak_bytes: rss_peak,
+        filled,
+        ..FloodReport::default()
+    };
+    if peak.1 > 0 {
+        report.rss_bytes_per_half_open = rss_peak.saturating_sub(rss_start) as f64 / peak.1 as f64;
+    }
+    if let Some(s) = final_stats {
+        report.refused = s.refused;
+        report.evicted = s.evicted;
+        report.evicted_idle = s.evicted_idle;
+    }
+    report
+}
+
 /// Runs the flood and the legitimate clients; returns the measurements.
 pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
     let duration =
@@ -372,36 +481,16 @@ pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
         end,
     );
 
-    // The flood itself, paced in 1 ms steps.
-    let mut sent = 0u64;
-    let mut errors = 0u64;
-    let mut peak = (0u64, 0u64);
-    let mut rss_peak = rss_start;
-    let mut last_sample = Instant::now();
-    let mut datagram = hello.clone();
-    while sent < total && Instant::now() < end {
-        let due = ((started.elapsed().as_secs_f64() * args.rate) as u64).min(total);
-        while sent < due {
-            datagram[RANDOM_BYTES_AT..RANDOM_BYTES_AT + 8].copy_from_slice(&sent.to_be_bytes());
-            let ok = UdpSocket::bind((source_ip(sent, args.sources), 0))
-                .and_then(|s| s.send_to(&datagram, target));
-            if ok.is_err() {
-                errors += 1;
-            }
-            sent += 1;
-        }
-        if last_sample.elapsed() >= Duration::from_millis(100) {
-            last_sample = Instant::now();
-            if let Some(g) = &gateway {
-                let s = g.stats();
-                if s.state_bytes > peak.0 {
-                    peak = (s.state_bytes, s.half_open);
-                }
-            }
-            rss_peak = rss_peak.max(rss_bytes());
-        }
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    let paced = send_flood(
+        args,
+        &hello,
+        target,
+        gateway.as_ref(),
+        total,
+        started,
+        end,
+        rss_start,
+    );
     let flood_time = started.elapsed();
     stop.store(true, Ordering::SeqCst);
     let _ = legit.join();
@@ -411,37 +500,14 @@ pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .clone();
-    let ok: Vec<Duration> = times.iter().flatten().copied().collect();
-    let (p50, p95) = crate::udp_client::median_p95_ms(&ok);
-    let mut report = FloodReport {
-        flood_sent: sent,
-        flood_send_errors: errors,
-        duration_s: flood_time.as_secs_f64(),
-        legit_attempted: times.len() as u64,
-        legit_completed: ok.len() as u64,
-        legit_p50_ms: p50,
-        legit_p95_ms: p95,
-        peak_state_bytes: peak.0,
-        peak_half_open: peak.1,
-        bytes_per_half_open: if peak.1 > 0 {
-            peak.0 as f64 / peak.1 as f64
-        } else {
-            0.0
-        },
-        rss_start_bytes: rss_start,
-        rss_peak_bytes: rss_peak,
+    Ok(report_of(
+        &times,
+        paced,
+        flood_time,
+        rss_start,
         filled,
-        ..FloodReport::default()
-    };
-    if peak.1 > 0 {
-        report.rss_bytes_per_half_open = rss_peak.saturating_sub(rss_start) as f64 / peak.1 as f64;
-    }
-    if let Some(s) = final_stats {
-        report.refused = s.refused;
-        report.evicted = s.evicted;
-        report.evicted_idle = s.evicted_idle;
-    }
-    Ok(report)
+        final_stats,
+    ))
 }
 
 fn print_report(args: &Args, r: &FloodReport) {

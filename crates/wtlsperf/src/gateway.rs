@@ -30,33 +30,31 @@
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::Context;
 use serde::Serialize;
-use wtls::endpoint::{
-    Endpoint, EndpointConfig, EndpointEvent, EndpointStats, Handled, ResponseLimit,
-};
+use wtls::endpoint::{EndpointConfig, ResponseLimit};
 use wtls::handshake::ServerConfig;
-use wtls::probe::Clock;
 
 pub mod cli;
+pub mod handshakes;
 mod recv;
+pub mod serve;
+mod worker;
 
 pub use cli::{gateway_options, run, Args};
-use recv::{realtime_ns, Received, RecvBatch};
-
-use crate::setup::{self, ProcessClock};
+pub use handshakes::{HandshakeEndpoint, HandshakeServers, MakeServer};
+pub use serve::{ServeProtocol, Served, ServerEndpoint, WtlsServer};
+use worker::{Worker, POLL_INTERVAL};
 
 /// Largest datagram the gateway reads.
 const MAX_DATAGRAM: usize = 65_535;
 /// Most datagrams one `recvmmsg` call returns.
 pub const RECV_BATCH: usize = 32;
-/// How long a worker blocks in `recvmsg` before it checks the stop flag and sweeps.
-const POLL_INTERVAL: Duration = Duration::from_millis(20);
 /// Most job records kept over all workers (about 100 MB at most).
 pub const MAX_JOB_RECORDS: usize = 1_000_000;
 /// A worker that was not running for longer than this while it had nothing else to do
@@ -66,14 +64,13 @@ pub const MAX_JOB_RECORDS: usize = 1_000_000;
 /// `perf sched` trace) and below the hypervisor's descheduling of the virtual CPU (1-30
 /// ms), which is what the stall log is for.
 pub const STALL_NS: u64 = 200_000;
-/// Most stalls kept over all workers.
-const MAX_STALL_RECORDS: usize = 100_000;
-/// Everything a gateway needs.
+/// Everything a gateway needs. `P` is what it serves: WTLS (its server configuration)
+/// by default, or any server handshake on the spine ([`HandshakeServers`]).
 #[derive(Clone)]
-pub struct GatewayConfig {
+pub struct GatewayConfig<P = Arc<ServerConfig>> {
     pub listen: SocketAddr,
     pub workers: usize,
-    pub server: Arc<ServerConfig>,
+    pub server: P,
     pub max_peers: usize,
     pub handshake_timeout: Duration,
     pub idle_timeout: Duration,
@@ -94,7 +91,7 @@ pub struct GatewayConfig {
     pub reuse_port: bool,
 }
 
-impl std::fmt::Debug for GatewayConfig {
+impl<P> std::fmt::Debug for GatewayConfig<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GatewayConfig")
             .field("listen", &self.listen)
@@ -111,10 +108,10 @@ impl std::fmt::Debug for GatewayConfig {
     }
 }
 
-impl GatewayConfig {
+impl<P> GatewayConfig<P> {
     /// Defaults around a server configuration: one worker, 100 000 peers, 10 s to finish
     /// a handshake, 60 s idle, no job log, the default response limit, a port of its own.
-    pub fn new(listen: SocketAddr, server: Arc<ServerConfig>) -> Self {
+    pub fn new(listen: SocketAddr, server: P) -> Self {
         GatewayConfig {
             listen,
             workers: 1,
@@ -134,7 +131,7 @@ impl GatewayConfig {
     /// clients are sockets and relays on loopback that share one address and prefix at
     /// rates far above any per-source budget, so the response limiter, which guards the
     /// open network, would take them for one reflecting source and drop their answers.
-    pub fn lab(listen: SocketAddr, server: Arc<ServerConfig>) -> Self {
+    pub fn lab(listen: SocketAddr, server: P) -> Self {
         GatewayConfig {
             response_limit: ResponseLimit::OFF,
             ..GatewayConfig::new(listen, server)
@@ -219,6 +216,12 @@ pub struct GatewayStats {
     pub bytes_sent_unverified: u64,
     /// Records the engine dropped without an answer, plus refused datagrams.
     pub dropped: u64,
+    /// Handshakes that ended without completing (the endpoint for protocols on the
+    /// spine; WTLS counts its failures by the alert sent).
+    pub handshakes_failed: u64,
+    /// Datagrams the server sent again on its own retransmission timer (the endpoint for
+    /// protocols on the spine).
+    pub server_retransmissions: u64,
     /// New peers that got no state because `max_peers` were held.
     pub refused: u64,
     /// Peers whose state expired or was evicted (the four below together).
@@ -269,76 +272,6 @@ impl GatewayStats {
             self.state_bytes as f64 / self.peers as f64
         }
     }
-
-    /// Adds one worker's endpoint counters.
-    fn add_endpoint(&mut self, e: &EndpointStats) {
-        self.peers += e.connections;
-        self.half_open += e.half_open;
-        self.established += e.established;
-        self.state_bytes += e.state_bytes;
-        for (k, v) in e.handshakes_by_kind() {
-            *self.handshakes_completed.entry(k.to_owned()).or_default() += v;
-        }
-        for (k, v) in e.alerts_by_name() {
-            *self.alerts_sent.entry(k.to_owned()).or_default() += v;
-        }
-        self.datagrams_received += e.datagrams_received;
-        self.datagrams_sent += e.datagrams_sent;
-        self.bytes_received += e.bytes_received;
-        self.bytes_sent += e.bytes_sent;
-        self.bytes_sent_unverified += e.bytes_sent_unverified;
-        self.dropped += e.dropped;
-        self.refused += e.refused;
-        self.evicted += e.evicted();
-        self.expired += e.expired;
-        self.evicted_half_open += e.evicted_half_open;
-        self.evicted_idle += e.evicted_idle;
-        self.evicted_per_address += e.evicted_per_address;
-        self.parallel_handshakes += e.parallel_handshakes;
-        self.replaced += e.replaced;
-        self.retransmissions_answered += e.retransmissions_answered;
-        self.reanswers_suppressed += e.reanswers_suppressed;
-        self.rate_limited += e.rate_limited;
-        self.rate_limited_bytes += e.rate_limited_bytes;
-    }
-}
-
-/// One worker's published counters: its endpoint's (copied once per batch) and the job
-/// moments (raw sums, turned into means when [`GatewayStats`] is assembled).
-#[derive(Debug, Default, Clone)]
-struct WorkerCounters {
-    endpoint: EndpointStats,
-    echoed: u64,
-    jobs: u64,
-    kernel_timestamps: u64,
-    wait_sum: f64,
-    wait_sq: f64,
-    service_sum: f64,
-    service_sq: f64,
-    cpu_sum: f64,
-    cpu_ns: u64,
-}
-
-impl WorkerCounters {
-    fn add_job(&mut self, job: &JobRecord) {
-        let wait = job.wait_ns() as f64 / 1e3;
-        let service = job.service_ns() as f64 / 1e3;
-        self.jobs += 1;
-        self.kernel_timestamps += u64::from(job.kernel_timestamp);
-        self.wait_sum += wait;
-        self.wait_sq += wait * wait;
-        self.service_sum += service;
-        self.service_sq += service * service;
-        self.cpu_sum += job.cpu_ns as f64 / 1e3;
-    }
-}
-
-struct Shared {
-    stop: AtomicBool,
-    counters: Vec<Mutex<WorkerCounters>>,
-    jobs: Mutex<Vec<JobRecord>>,
-    stalls: Mutex<Vec<Stall>>,
-    record_jobs: bool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -346,39 +279,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl Shared {
-    fn stats(&self) -> GatewayStats {
-        let mut s = GatewayStats::default();
-        let (mut ws, mut wq, mut ss, mut sq, mut cs) = (0.0, 0.0, 0.0, 0.0, 0.0);
-        for c in &self.counters {
-            let c = lock(c);
-            s.add_endpoint(&c.endpoint);
-            s.echoed += c.echoed;
-            s.jobs += c.jobs;
-            s.kernel_timestamps += c.kernel_timestamps;
-            s.worker_cpu_ns += c.cpu_ns;
-            ws += c.wait_sum;
-            wq += c.wait_sq;
-            ss += c.service_sum;
-            sq += c.service_sq;
-            cs += c.cpu_sum;
-        }
-        if s.jobs > 0 {
-            let n = s.jobs as f64;
-            s.mean_wait_us = ws / n;
-            s.wait_m2_us2 = wq / n;
-            s.mean_service_us = ss / n;
-            s.service_m2_us2 = sq / n;
-            s.mean_service_cpu_us = cs / n;
-        }
-        s
-    }
-}
-
 /// A running gateway. Dropping it stops the workers too.
 pub struct GatewayHandle {
     local_addr: SocketAddr,
-    shared: Arc<Shared>,
+    shared: Arc<dyn worker::SharedView>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -402,12 +306,12 @@ impl GatewayHandle {
 
     /// The job log so far (emptied).
     pub fn take_jobs(&self) -> Vec<JobRecord> {
-        std::mem::take(&mut *lock(&self.shared.jobs))
+        std::mem::take(&mut *lock(&self.shared.logs().jobs))
     }
 
     /// The stall log so far (emptied), in no particular order across workers.
     pub fn take_stalls(&self) -> Vec<Stall> {
-        std::mem::take(&mut *lock(&self.shared.stalls))
+        std::mem::take(&mut *lock(&self.shared.logs().stalls))
     }
 
     /// Stops accepting, waits for the workers to finish and returns the final stats.
@@ -423,7 +327,7 @@ impl GatewayHandle {
     }
 
     fn stop_and_join(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
+        self.shared.logs().stop.store(true, Ordering::SeqCst);
         for t in self.threads.drain(..) {
             if t.join().is_err() {
                 tracing::error!("gateway worker panicked");
@@ -438,9 +342,10 @@ impl Drop for GatewayHandle {
     }
 }
 
-/// Binds `workers` reuseport sockets to `cfg.listen` and starts one worker per socket.
-/// A port another socket already holds is refused unless `cfg.reuse_port`.
-pub fn spawn_gateway(cfg: GatewayConfig) -> anyhow::Result<GatewayHandle> {
+/// Binds `workers` reuseport sockets to `cfg.listen` and starts one worker per socket,
+/// each serving its own endpoint of `cfg.server`'s protocol. A port another socket
+/// already holds is refused unless `cfg.reuse_port`.
+pub fn spawn_gateway<P: ServeProtocol>(cfg: GatewayConfig<P>) -> anyhow::Result<GatewayHandle> {
     anyhow::ensure!(cfg.workers >= 1, "a gateway needs at least one worker");
     anyhow::ensure!(cfg.max_peers >= 1, "max_peers must be at least 1");
     if !cfg.reuse_port && cfg.listen.port() != 0 {
@@ -453,44 +358,31 @@ pub fn spawn_gateway(cfg: GatewayConfig) -> anyhow::Result<GatewayHandle> {
     for _ in 1..cfg.workers {
         sockets.push(bind_reuseport(local_addr)?);
     }
-    let shared = Arc::new(Shared {
-        stop: AtomicBool::new(false),
-        counters: (0..cfg.workers).map(|_| Mutex::default()).collect(),
-        // Room for a typical load run up front: no large reallocation mid-measurement.
-        jobs: Mutex::new(if cfg.record_jobs {
-            Vec::with_capacity(1 << 17)
-        } else {
-            Vec::new()
-        }),
-        stalls: Mutex::new(Vec::new()),
-        record_jobs: cfg.record_jobs,
-    });
+    let shared = Arc::new(worker::Shared::new_with(
+        cfg.workers,
+        cfg.record_jobs,
+        <P::Endpoint as ServerEndpoint>::add_stats,
+    ));
     let endpoint_config = cfg.endpoint_config();
     let mut threads = Vec::new();
     for (index, socket) in sockets.into_iter().enumerate() {
-        let worker = Worker {
+        let cpu = (!cfg.cpu_affinity.is_empty())
+            .then(|| cfg.cpu_affinity[index % cfg.cpu_affinity.len()]);
+        let worker = Worker::new(
             index,
             socket,
-            shared: shared.clone(),
-            // Sized for the bound up front (see `Endpoint::new`).
-            endpoint: Endpoint::new(cfg.server.clone(), endpoint_config),
-            handled: Handled::default(),
-            job_cap: MAX_JOB_RECORDS,
-            cpu: (!cfg.cpu_affinity.is_empty())
-                .then(|| cfg.cpu_affinity[index % cfg.cpu_affinity.len()]),
-            busy_poll: cfg.busy_poll,
-            clock: ProcessClock::shared(),
-            pending: WorkerCounters::default(),
-            batch_jobs: Vec::with_capacity(RECV_BATCH),
-            batch_wall_ns: 0,
-        };
+            shared.clone(),
+            cfg.server.endpoint(endpoint_config),
+            cpu,
+            cfg.busy_poll,
+        );
         let spawned = std::thread::Builder::new()
             .name(format!("gw-worker-{index}"))
             .spawn(move || worker.run());
         match spawned {
             Ok(t) => threads.push(t),
             Err(e) => {
-                shared.stop.store(true, Ordering::SeqCst);
+                shared.logs.stop.store(true, Ordering::SeqCst);
                 for t in threads {
                     let _ = t.join();
                 }
@@ -550,190 +442,6 @@ fn enable_kernel_timestamps(socket: &UdpSocket) {
     };
     if rc != 0 {
         tracing::warn!("SO_TIMESTAMPNS unavailable: job arrival times are taken in user space");
-    }
-}
-
-/// One worker: a socket and the endpoint of the peers the kernel hashes to it.
-struct Worker {
-    index: usize,
-    socket: UdpSocket,
-    shared: Arc<Shared>,
-    endpoint: Endpoint,
-    /// What the endpoint made of the last datagram (reused: no allocation per datagram).
-    handled: Handled,
-    job_cap: usize,
-    cpu: Option<usize>,
-    busy_poll: bool,
-    clock: Arc<ProcessClock>,
-    /// Job moments and echo count of the batch being served, merged into the shared
-    /// counters once per batch.
-    pending: WorkerCounters,
-    /// Jobs of the batch being served, waiting for their share of the batch's CPU time.
-    batch_jobs: Vec<JobRecord>,
-    /// Wall service time of every datagram of the batch (jobs or not), ns.
-    batch_wall_ns: u64,
-}
-
-impl Worker {
-    fn run(mut self) {
-        if let Some(cpu) = self.cpu {
-            if let Err(e) = setup::pin_current_thread(cpu) {
-                tracing::warn!(worker = self.index, cpu, error = %e, "could not pin the worker");
-            }
-        }
-        if self.busy_poll {
-            if let Err(e) = self.socket.set_nonblocking(true) {
-                tracing::warn!(worker = self.index, error = %e, "busy polling unavailable");
-                self.busy_poll = false;
-            }
-        }
-        let mut batch = RecvBatch::new();
-        let clock = self.clock.clone();
-        let mut last_sweep = clock.wall_ns();
-        // End of the previous loop turn: with busy polling the next turn is one
-        // non-blocking receive away, so a longer gap is time the worker did not run.
-        let mut turn_end = last_sweep;
-        while !self.shared.stop.load(Ordering::Relaxed) {
-            match batch.recv(&self.socket) {
-                Ok(0) => {
-                    if self.busy_poll {
-                        self.note_stall(turn_end, clock.wall_ns(), 0);
-                        std::hint::spin_loop();
-                    }
-                }
-                Ok(n) => {
-                    let (mono, real) = (clock.wall_ns(), realtime_ns());
-                    if self.busy_poll {
-                        self.note_stall(turn_end, mono, 0);
-                    }
-                    let cpu_start = setup::thread_cpu_ns();
-                    for i in 0..n {
-                        if let Some(rx) = batch.received(i, mono, real) {
-                            self.on_datagram(batch.datagram(i), &rx);
-                        }
-                    }
-                    let cpu = setup::thread_cpu_ns().saturating_sub(cpu_start);
-                    // A batch that took longer than its CPU time: the thread was off
-                    // its core somewhere inside it.
-                    self.note_stall(mono, clock.wall_ns(), cpu);
-                    self.finish_batch(cpu);
-                }
-                Err(e) => {
-                    tracing::warn!(worker = self.index, error = %e, "recvmmsg failed");
-                    std::thread::sleep(POLL_INTERVAL);
-                }
-            }
-            let now = clock.wall_ns();
-            turn_end = now;
-            if now.saturating_sub(last_sweep) >= POLL_INTERVAL.as_nanos() as u64 {
-                last_sweep = now;
-                self.endpoint.handle_timeout(now);
-                self.pending.cpu_ns = setup::thread_cpu_ns();
-                self.merge();
-                turn_end = clock.wall_ns();
-            }
-        }
-        self.pending.cpu_ns = setup::thread_cpu_ns();
-        self.merge();
-        tracing::debug!(
-            worker = self.index,
-            peers = self.endpoint.stats().connections,
-            "worker stopped"
-        );
-    }
-
-    /// Logs `[from, to]` as a stall when it exceeds the `cpu_ns` the thread ran in it by
-    /// more than [`STALL_NS`].
-    fn note_stall(&self, from: u64, to: u64, cpu_ns: u64) {
-        if !self.shared.record_jobs || to.saturating_sub(from) <= cpu_ns + STALL_NS {
-            return;
-        }
-        let mut stalls = lock(&self.shared.stalls);
-        if stalls.len() < MAX_STALL_RECORDS {
-            stalls.push(Stall {
-                start_ns: from,
-                end_ns: to,
-                worker: self.index,
-            });
-        }
-    }
-
-    /// Gives each job of the batch its share of the batch's CPU time (by wall service
-    /// time), records the jobs and publishes the counters.
-    fn finish_batch(&mut self, cpu_ns: u64) {
-        let wall = self.batch_wall_ns.max(1) as f64;
-        let mut jobs = std::mem::take(&mut self.batch_jobs);
-        for job in jobs.iter_mut() {
-            job.cpu_ns = (cpu_ns as f64 * job.service_ns() as f64 / wall).round() as u64;
-            self.pending.add_job(job);
-        }
-        if self.shared.record_jobs {
-            let mut log = lock(&self.shared.jobs);
-            let room = self.job_cap.saturating_sub(log.len());
-            log.extend(jobs.drain(..).take(room));
-        }
-        jobs.clear();
-        self.batch_jobs = jobs;
-        self.batch_wall_ns = 0;
-        self.merge();
-    }
-
-    /// Serves one datagram: the endpoint decides, the worker sends and echoes.
-    fn on_datagram(&mut self, datagram: &[u8], rx: &Received) {
-        let start_ns = self.clock.wall_ns();
-        let now = wtls::handshake::Now::new(start_ns, setup::unix_secs());
-        // Application data is echoed on the connection it came in on, in the same pass.
-        let mut echo = |_, data: &[u8]| Some(data.to_vec());
-        self.endpoint
-            .handle_and_reply(now, rx.peer, datagram, &mut self.handled, &mut echo);
-        for event in self.handled.events.drain(..) {
-            match event {
-                EndpointEvent::HandshakeComplete { peer, kind } => {
-                    tracing::debug!(%peer, kind = wtls::endpoint::kind_name(kind), "handshake complete");
-                }
-                EndpointEvent::ApplicationData { .. } => self.pending.echoed += 1,
-            }
-        }
-        for t in &self.handled.transmits {
-            if let Err(e) = self.socket.send_to(&t.payload, t.destination) {
-                tracing::debug!(peer = %t.destination, error = %e, "send failed");
-            }
-        }
-        let end_ns = self.clock.wall_ns();
-        self.batch_wall_ns += end_ns.saturating_sub(start_ns);
-        if self.handled.handshake_job {
-            // CPU time comes with the batch's share in `finish_batch`.
-            self.batch_jobs.push(JobRecord {
-                arrival_ns: rx.arrival_ns.min(start_ns),
-                start_ns,
-                end_ns,
-                cpu_ns: 0,
-                bytes: datagram.len(),
-                messages: self.handled.records_in,
-                peer: rx.peer,
-                worker: self.index,
-                kernel_timestamp: rx.kernel_timestamp,
-            });
-        }
-    }
-
-    /// Publishes the endpoint's counters and the pending job moments (one lock per batch
-    /// or sweep).
-    fn merge(&mut self) {
-        let d = std::mem::take(&mut self.pending);
-        let mut c = lock(&self.shared.counters[self.index]);
-        c.endpoint.clone_from(self.endpoint.stats());
-        c.echoed += d.echoed;
-        c.jobs += d.jobs;
-        c.kernel_timestamps += d.kernel_timestamps;
-        c.wait_sum += d.wait_sum;
-        c.wait_sq += d.wait_sq;
-        c.service_sum += d.service_sum;
-        c.service_sq += d.service_sq;
-        c.cpu_sum += d.cpu_sum;
-        if d.cpu_ns > 0 {
-            c.cpu_ns = d.cpu_ns;
-        }
     }
 }
 

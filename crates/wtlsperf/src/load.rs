@@ -20,7 +20,6 @@
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,22 +35,33 @@ use wtls::suite::Case;
 
 use wtlsperf_models::stats::{mean, median, percentile, Rank};
 
-use crate::cli_args::{HandshakeArgs, ServedPkiArgs};
-use crate::gateway::cli::{at_least_one, positive_number, positive_seconds};
-use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, JobRecord, Stall};
+use crate::gateway::{
+    spawn_gateway, GatewayConfig, GatewayHandle, JobRecord, ServeProtocol, Stall,
+};
 use crate::pki_store::PkiStore;
+use crate::protocols::dtls::DtlsConfig;
+use crate::protocols::edhoc::EdhocConfig;
+use crate::protocols::Suite;
 use crate::setup::{self, ClientAuth, Options};
 
 mod capacity;
+mod cli;
 mod clients;
 mod generator;
 mod jobs;
+mod protocols;
 
 use capacity::server_cpu_samples_on;
+pub use cli::{run, write_job_log, write_report, Args};
 use clients::{cheap_client_config, open_client_socket, raise_fd_limit, RestoreAffinity};
+pub use generator::LoadClients;
 use generator::{Generator, Sockets, Tally};
 use jobs::summed_ms;
 pub use jobs::{delivery_stalls, idle_arrival_waits_us, queue_stats};
+use protocols::{
+    dtls_servers, edhoc_servers, is_dtls, modern_server_cpu_us, DtlsClients, EdhocClients,
+    WtlsClients,
+};
 
 /// In-memory handshakes behind the capacity bound, half before the run and half after.
 const CAPACITY_BOUND_RUNS: usize = 1000;
@@ -72,6 +82,9 @@ pub struct LoadSpec {
     pub max_handshakes: usize,
     pub case: Case,
     pub auth: AuthMode,
+    /// A DTLS 1.2 or EDHOC suite to offer instead of the WTLS case (its own server in
+    /// process, behind the same gateway worker).
+    pub modern_suite: Option<Suite>,
     /// Share of arrivals that resume an earlier session (abbreviated handshake).
     pub resume_ratio: f64,
     pub seed: u64,
@@ -104,6 +117,17 @@ pub struct LoadSpec {
 }
 
 impl LoadSpec {
+    /// The protocol the run offers.
+    pub fn protocol(&self) -> wtlsperf_spine::Protocol {
+        match self.modern_suite {
+            None => wtlsperf_spine::Protocol::Wtls,
+            Some(s) if s.protocol() == crate::protocols::Protocol::Dtls12 => {
+                wtlsperf_spine::Protocol::Dtls12
+            }
+            Some(_) => wtlsperf_spine::Protocol::Edhoc,
+        }
+    }
+
     pub fn new(case: Case, auth: AuthMode, rate: f64, duration: Duration) -> Self {
         LoadSpec {
             target: None,
@@ -113,6 +137,7 @@ impl LoadSpec {
             max_handshakes: 1_000_000,
             case,
             auth,
+            modern_suite: None,
             resume_ratio: 0.0,
             seed: 1,
             handshake_timeout: Duration::from_secs(5),
@@ -241,6 +266,9 @@ pub struct GatewayQueueStats {
 /// Result of one load run.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct LoadReport {
+    /// `wtls`, `dtls1.2` or `edhoc`.
+    pub protocol: String,
+    /// The WTLS case, or the DTLS 1.2 / EDHOC suite.
     pub case: String,
     pub auth: String,
     pub workers: usize,
@@ -330,99 +358,172 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         Arrivals::Closed { key_pool, .. } => key_pool.min(spec.max_handshakes),
         _ => offsets.len(),
     };
-    let expected_full = ((expected as f64) * (1.0 - spec.resume_ratio)).ceil() as usize;
-    let (cfg, pool) = cheap_client_config(store, spec, (expected_full + 64).min(MAX_POOL))?;
-
-    // The capacity bound's first half, measured on the worker's core before the gateway
-    // starts (the second half follows its shutdown): the machine's speed drifts, and the
-    // bound should see the same machine as the run between them.
-    let worker_core =
-        (spec.pin_cores && spec.target.is_none() && setup::available_cpus() >= 2).then_some(1);
-    let bound_before = if spec.measure_capacity {
-        server_cpu_samples_on(worker_core, store, spec, CAPACITY_BOUND_RUNS / 2)?
+    let run = Run {
+        spec,
+        offsets,
+        expected,
+    };
+    let Some(suite) = spec.modern_suite else {
+        let expected_full = ((expected as f64) * (1.0 - spec.resume_ratio)).ceil() as usize;
+        let (cfg, pool) = cheap_client_config(store, spec, (expected_full + 64).min(MAX_POOL))?;
+        let clients = WtlsClients::new(cfg, spec.auth, spec.resume_ratio);
+        let server = match spec.target {
+            Some(_) => None,
+            None => Some(Arc::new(setup::gateway_server_config(
+                store,
+                spec.client_auth,
+                &Options::default(),
+            )?)),
+        };
+        return run.with(clients, server, pool, |cpu, runs| {
+            server_cpu_samples_on(cpu, store, spec, runs)
+        });
+    };
+    let bound = |_: Option<usize>, runs: usize| modern_server_cpu_us(suite, runs);
+    let local = spec.target.is_none();
+    if is_dtls(suite) {
+        let cfg = Arc::new(DtlsConfig::new(suite)?.in_real_time());
+        let server = local.then(|| dtls_servers(cfg.clone()));
+        run.with(DtlsClients(cfg), server, None, bound)
     } else {
-        Vec::new()
-    };
-    let (gateway, target) = start_gateway(spec, store)?;
-
-    // The generator's own core (the gateway's workers have the others).
-    let pinned = (spec.pin_cores && spec.target.is_none() && setup::available_cpus() >= 2)
-        .then(|| setup::pin_current_thread(0).ok())
-        .flatten();
-    let _restore = RestoreAffinity(pinned);
-    let refill = PoolRefill::start(pool);
-
-    // A closed population needs one socket per client; the open loop one per handshake.
-    let wanted = match spec.arrivals {
-        Arrivals::Closed {
-            clients,
-            fresh_addresses: false,
-            ..
-        } => clients,
-        _ => expected,
-    };
-    let sockets = open_sockets(target, wanted)?;
-    let gateway_cpu0 = gateway.as_ref().map_or(0, |g| g.stats().worker_cpu_ns);
-    let loop_cpu0 = setup::thread_cpu_ns();
-    let mut generator = Generator::new(spec, cfg, sockets, offsets, pinned.is_some())?;
-    let wall_ns = generator.run()?;
-    let loop_cpu = setup::thread_cpu_ns() - loop_cpu0;
-    let refill_cpu = refill.stop();
-    let mut report = report_of(spec, generator.tally, wall_ns, loop_cpu + refill_cpu);
-    if let Some(mut g) = gateway {
-        // Stop the workers first: a client can see its handshake complete before the
-        // worker has logged the job that completed it (the log is written after the
-        // batch), so a log taken from a running gateway can miss the last jobs.
-        let stats = g.stop();
-        let jobs = g.take_jobs();
-        report.gateway_cpu_s = stats.worker_cpu_ns.saturating_sub(gateway_cpu0) as f64 / 1e9;
-        report.gateway = Some(queue_stats(&jobs, stats.handshakes(), spec.workers.max(1)));
-        report.delivery_stall_log = delivery_stalls(&jobs);
-        report.jobs = jobs;
-        report.stalls = g.take_stalls();
+        let cfg = Arc::new(EdhocConfig::new()?);
+        let server = local.then(|| edhoc_servers(cfg.clone()));
+        let clients = EdhocClients {
+            cfg,
+            next_seed: spec.seed << 32,
+        };
+        run.with(clients, server, None, bound)
     }
+}
+
+/// A load run's schedule, before its protocol is chosen.
+struct Run<'a> {
+    spec: &'a LoadSpec,
+    offsets: Vec<u64>,
+    expected: usize,
+}
+
+impl Run<'_> {
+    /// The run with `clients` against `server` started in process (or the spec's
+    /// target), the key pool topped up meanwhile, and the capacity bound measured
+    /// around it by `bound` (on a core, in-memory handshakes) when asked.
+    fn with<L: LoadClients, P: ServeProtocol>(
+        self,
+        clients: L,
+        server: Option<P>,
+        pool: Option<Arc<EphemeralPool>>,
+        mut bound: impl FnMut(Option<usize>, usize) -> anyhow::Result<Vec<f64>>,
+    ) -> anyhow::Result<LoadReport> {
+        let spec = self.spec;
+        // The capacity bound's first half, measured on the worker's core before the
+        // gateway starts (the second half follows its shutdown): the machine's speed
+        // drifts, and the bound should see the same machine as the run between them.
+        let worker_core =
+            (spec.pin_cores && spec.target.is_none() && setup::available_cpus() >= 2).then_some(1);
+        let bound_before = if spec.measure_capacity {
+            bound(worker_core, CAPACITY_BOUND_RUNS / 2)?
+        } else {
+            Vec::new()
+        };
+        let (gateway, target) = match (server, spec.target) {
+            (_, Some(t)) => (None, t),
+            (Some(server), None) => {
+                let g = start_gateway(spec, server)?;
+                let addr = g.local_addr();
+                (Some(g), addr)
+            }
+            (None, None) => anyhow::bail!("no gateway to offer load to"),
+        };
+        // The generator's own core (the gateway's workers have the others).
+        let pinned = (spec.pin_cores && spec.target.is_none() && setup::available_cpus() >= 2)
+            .then(|| setup::pin_current_thread(0).ok())
+            .flatten();
+        let _restore = RestoreAffinity(pinned);
+        let refill = PoolRefill::start(pool);
+        // A closed population needs one socket per client; the open loop one per
+        // handshake.
+        let wanted = match spec.arrivals {
+            Arrivals::Closed {
+                clients,
+                fresh_addresses: false,
+                ..
+            } => clients,
+            _ => self.expected,
+        };
+        let sockets = open_sockets(target, wanted)?;
+        let gateway_cpu0 = gateway.as_ref().map_or(0, |g| g.stats().worker_cpu_ns);
+        let loop_cpu0 = setup::thread_cpu_ns();
+        let mut generator = Generator::new(spec, clients, sockets, self.offsets, pinned.is_some())?;
+        let wall_ns = generator.run()?;
+        let loop_cpu = setup::thread_cpu_ns() - loop_cpu0;
+        let refill_cpu = refill.stop();
+        let mut report = report_of(spec, generator.tally, wall_ns, loop_cpu + refill_cpu);
+        if let Some(g) = gateway {
+            read_gateway(&mut report, g, gateway_cpu0, spec.workers);
+        }
+        if spec.measure_capacity {
+            let after = bound(worker_core, CAPACITY_BOUND_RUNS / 2)?;
+            add_capacity(&mut report, spec.workers, &bound_before, &after)?;
+        }
+        Ok(report)
+    }
+}
+
+/// The in-process gateway's part of the report: its job and stall logs and the CPU its
+/// workers used since `cpu0`.
+fn read_gateway(report: &mut LoadReport, mut g: GatewayHandle, cpu0: u64, workers: usize) {
+    // Stop the workers first: a client can see its handshake complete before the worker
+    // has logged the job that completed it (the log is written after the batch), so a
+    // log taken from a running gateway can miss the last jobs.
+    let stats = g.stop();
+    let jobs = g.take_jobs();
+    report.gateway_cpu_s = stats.worker_cpu_ns.saturating_sub(cpu0) as f64 / 1e9;
+    report.gateway = Some(queue_stats(&jobs, stats.handshakes(), workers.max(1)));
+    report.delivery_stall_log = delivery_stalls(&jobs);
+    report.jobs = jobs;
+    report.stalls = g.take_stalls();
     report.delivery_stalls = report.delivery_stall_log.len();
     report.delivery_stall_ms = summed_ms(report.delivery_stall_log.iter().copied());
     report.worker_stalls = report.stalls.len();
     report.worker_stall_ms = summed_ms(report.stalls.iter().map(|s| (s.start_ns, s.end_ns)));
-    if spec.measure_capacity {
-        let after = server_cpu_samples_on(worker_core, store, spec, CAPACITY_BOUND_RUNS / 2)?;
-        report.server_cpu_before_us = median(&bound_before);
-        report.server_cpu_after_us = median(&after);
-        let all: Vec<f64> = bound_before.iter().chain(&after).copied().collect();
-        let us = median(&all).context("no in-memory handshake for the capacity bound")?;
-        let capacity = spec.workers.max(1) as f64 * 1e6 / us;
-        report.server_cpu_per_handshake_us = Some(us);
-        report.capacity_rate = Some(capacity);
-        report.capacity_ratio = Some(report.achieved_rate / capacity);
-    }
-    Ok(report)
 }
 
-/// The gateway the run offers to: the remote one of the spec, or one started in process
-/// (with job records, and pinned to the cores the generator leaves when asked).
-fn start_gateway(
-    spec: &LoadSpec,
-    store: &PkiStore,
-) -> anyhow::Result<(Option<GatewayHandle>, SocketAddr)> {
-    if let Some(t) = spec.target {
-        return Ok((None, t));
-    }
-    let server = setup::gateway_server_config(store, spec.client_auth, &Options::default())?;
+/// The capacity bound from the in-memory samples before and after the run.
+fn add_capacity(
+    report: &mut LoadReport,
+    workers: usize,
+    before: &[f64],
+    after: &[f64],
+) -> anyhow::Result<()> {
+    report.server_cpu_before_us = median(before);
+    report.server_cpu_after_us = median(after);
+    let all: Vec<f64> = before.iter().chain(after).copied().collect();
+    let us = median(&all).context("no in-memory handshake for the capacity bound")?;
+    let capacity = workers.max(1) as f64 * 1e6 / us;
+    report.server_cpu_per_handshake_us = Some(us);
+    report.capacity_rate = Some(capacity);
+    report.capacity_ratio = Some(report.achieved_rate / capacity);
+    Ok(())
+}
+
+/// The gateway started in process for a run, with job records, and pinned to the cores
+/// the generator leaves when asked.
+fn start_gateway<P: ServeProtocol>(spec: &LoadSpec, server: P) -> anyhow::Result<GatewayHandle> {
     // The generator's clients share a few /24 prefixes at rates far above any per-prefix
     // budget: the run measures capacity, not the limiter.
-    let mut g = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
+    let mut g = GatewayConfig::lab("127.0.0.1:0".parse()?, server);
     g.workers = spec.workers.max(1);
     g.record_jobs = true;
     g.handshake_timeout = spec.handshake_timeout * 2;
+    // An established peer of a load run sends nothing more: forgetting it soon keeps the
+    // table (and, for DTLS, OpenSSL's per-connection state) small over a long run.
+    g.idle_timeout = spec.handshake_timeout * 2;
     let cpus = setup::available_cpus();
     if spec.pin_cores && cpus >= 2 {
         g.cpu_affinity = (0..g.workers).map(|i| 1 + i % (cpus - 1)).collect();
         g.busy_poll = g.workers < cpus;
     }
-    let h = spawn_gateway(g)?;
-    let addr = h.local_addr();
-    Ok((Some(h), addr))
+    spawn_gateway(g)
 }
 
 /// Background top-up of the key pool, so a long run never generates keys inline.
@@ -495,8 +596,15 @@ fn report_of(spec: &LoadSpec, tally: Tally, wall_ns: u64, loadgen_cpu_ns: u64) -
         generator_stalls,
     } = tally;
     let mut report = LoadReport {
-        case: spec.case.to_string(),
-        auth: spec.auth.name().into(),
+        protocol: spec.protocol().name().into(),
+        case: spec
+            .modern_suite
+            .map_or_else(|| spec.case.to_string(), |s| s.name().to_owned()),
+        auth: match spec.modern_suite {
+            Some(s) if s.mutual() => "mutual".into(),
+            Some(_) => "server".into(),
+            None => spec.auth.name().into(),
+        },
         workers: if spec.target.is_some() {
             0
         } else {
@@ -542,209 +650,6 @@ fn report_of(spec: &LoadSpec, tally: Tally, wall_ns: u64, loadgen_cpu_ns: u64) -
     report
 }
 
-/// `wtlsperf load` arguments. The default case is 256p/256p, not the clients'
-/// 160p/160p: a case whose server work is large enough for a job log to resolve.
-#[derive(Debug, clap::Args)]
-#[command(mut_arg("case", |a| a.default_value("256p/256p")))]
-pub struct Args {
-    /// A running gateway; without it (or with --in-process) one is started in process.
-    #[arg(long)]
-    pub connect: Option<SocketAddr>,
-    /// Offered handshakes per second.
-    #[arg(long, default_value = "100", value_parser = positive_number, allow_negative_numbers = true)]
-    pub rate: f64,
-    /// Arrival window, seconds.
-    #[arg(long, default_value = "10", value_parser = positive_seconds, allow_negative_numbers = true)]
-    pub duration: f64,
-    // `--case` (default 256p/256p here: see the `mut_arg` above) and `--auth`.
-    #[command(flatten)]
-    pub handshake: HandshakeArgs,
-    #[arg(long, default_value_t = 0.0)]
-    pub resume_ratio: f64,
-    /// Start a gateway in this process and read its job records.
-    #[arg(long)]
-    pub in_process: bool,
-    #[arg(long, default_value = "1", value_parser = at_least_one, allow_negative_numbers = true)]
-    pub workers: usize,
-    #[arg(long, default_value_t = 1_000_000)]
-    pub max_handshakes: usize,
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    #[arg(long, default_value_t = 5_000)]
-    pub timeout_ms: u64,
-    #[arg(long, default_value_t = 1_000)]
-    pub rto_ms: u64,
-    /// Emulated bearer round trip (mean, ms, exponential): each answer of the client is
-    /// held this long on average. 0 answers at once.
-    #[arg(long, default_value_t = 0.0)]
-    pub round_trip_ms: f64,
-    /// Closed loop: keep N handshakes in flight instead of Poisson arrivals (capacity at
-    /// saturation; --rate then only sizes the key pool).
-    #[arg(long, value_parser = at_least_one, allow_negative_numbers = true)]
-    pub closed: Option<usize>,
-    /// With --closed: every handshake from a new client address, instead of N clients
-    /// each reconnecting from its own.
-    #[arg(long)]
-    pub fresh_addresses: bool,
-    /// Also measure server CPU per handshake in memory and print the capacity ratio.
-    #[arg(long)]
-    pub capacity: bool,
-    /// In-process: pin the generator and the gateway worker(s) to different CPUs.
-    #[arg(long)]
-    pub pin: bool,
-    /// Write the report as CSV (.csv) or JSON (anything else).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// In-process: write the gateway's job log as CSV (one row per job: arrival, start,
-    /// end and CPU in ns on the process clock, bytes, records, peer, worker, whether the
-    /// arrival is the kernel's timestamp), and beside it FILE with the extension
-    /// `disturbances.csv` (kind, start, end: the worker's, the generator's and the
-    /// delivery path's stalls, and the generator's late sends).
-    #[arg(long)]
-    pub jobs: Option<PathBuf>,
-    #[command(flatten)]
-    pub pki: ServedPkiArgs,
-}
-
-/// Writes a report as one CSV row (with header) or as JSON.
-pub fn write_report(report: &LoadReport, path: &std::path::Path) -> anyhow::Result<()> {
-    if path.extension().is_some_and(|e| e == "csv") {
-        let g = report.gateway.clone().unwrap_or_default();
-        let mut w = csv::Writer::from_path(path)?;
-        w.write_record([
-            "case",
-            "auth",
-            "workers",
-            "offered_rate",
-            "achieved_rate",
-            "started",
-            "completed",
-            "failed",
-            "success_ratio",
-            "p50_ms",
-            "p95_ms",
-            "p99_ms",
-            "mean_ms",
-            "jobs",
-            "mean_wait_us",
-            "wait_m2_us2",
-            "mean_service_us",
-            "service_m2_us2",
-            "mean_service_cpu_us",
-            "utilisation",
-            "per_handshake_service_us",
-            "loadgen_cpu_s",
-            "gateway_cpu_s",
-            "wall_s",
-        ])?;
-        let f = |x: f64| format!("{x}");
-        w.write_record([
-            report.case.clone(),
-            report.auth.clone(),
-            report.workers.to_string(),
-            f(report.offered_rate),
-            f(report.achieved_rate),
-            report.started.to_string(),
-            report.completed.to_string(),
-            report.failed.to_string(),
-            f(report.success_ratio),
-            f(report.latency_ms.p50),
-            f(report.latency_ms.p95),
-            f(report.latency_ms.p99),
-            f(report.latency_ms.mean),
-            g.jobs.to_string(),
-            f(g.mean_wait_us),
-            f(g.wait_m2_us2),
-            f(g.mean_service_us),
-            f(g.service_m2_us2),
-            f(g.mean_service_cpu_us),
-            f(g.utilisation),
-            f(g.per_handshake_service_us),
-            f(report.loadgen_cpu_s),
-            f(report.gateway_cpu_s),
-            f(report.wall_s),
-        ])?;
-        w.flush()?;
-    } else {
-        std::fs::write(path, serde_json::to_string_pretty(report)?)?;
-    }
-    Ok(())
-}
-
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let store = args.pki.open()?;
-    let mut spec = LoadSpec::new(
-        args.handshake.case,
-        args.handshake.auth,
-        args.rate,
-        Duration::try_from_secs_f64(args.duration)
-            .map_err(|_| anyhow::anyhow!("--duration {}: too long", args.duration))?,
-    );
-    spec.target = if args.in_process { None } else { args.connect };
-    spec.workers = args.workers;
-    spec.max_handshakes = args.max_handshakes;
-    spec.resume_ratio = args.resume_ratio;
-    spec.seed = args.seed;
-    spec.handshake_timeout = Duration::from_millis(args.timeout_ms);
-    spec.retransmit_timeout = Duration::from_millis(args.rto_ms.max(1));
-    spec.measure_capacity = args.capacity;
-    spec.pin_cores = args.pin;
-    anyhow::ensure!(
-        args.round_trip_ms.is_finite() && args.round_trip_ms >= 0.0,
-        "--round-trip-ms must be a non-negative number"
-    );
-    if let Some(clients) = args.closed {
-        spec.arrivals = Arrivals::Closed {
-            clients,
-            fresh_addresses: args.fresh_addresses,
-            // The rate only sizes the key pool of a closed loop.
-            key_pool: (args.rate * args.duration) as usize,
-        };
-    }
-    spec.round_trip =
-        (args.round_trip_ms > 0.0).then(|| Duration::from_secs_f64(args.round_trip_ms / 1e3));
-    let report = run_load(&spec, &store)?;
-    println!("{}", serde_json::to_string_pretty(&report)?);
-    if let Some(out) = &args.out {
-        write_report(&report, out)?;
-    }
-    if let Some(path) = &args.jobs {
-        write_job_log(&report, path)?;
-    }
-    Ok(())
-}
-
-/// Writes a run's job log as CSV at `path` (one row per job, [`JobRecord`]'s fields),
-/// and beside it, with the extension `disturbances.csv`, what the queue study reads
-/// around: the worker's, the generator's and the delivery path's stalls, and the
-/// generator's late sends, one interval per row (`kind`, `start_ns`, `end_ns`, on the process clock).
-pub fn write_job_log(report: &LoadReport, path: &std::path::Path) -> anyhow::Result<()> {
-    let mut w =
-        csv::Writer::from_path(path).with_context(|| format!("job log {}", path.display()))?;
-    for job in &report.jobs {
-        w.serialize(job)?;
-    }
-    w.flush()?;
-    let disturbances = path.with_extension("disturbances.csv");
-    let mut w = csv::Writer::from_path(&disturbances)
-        .with_context(|| format!("disturbance log {}", disturbances.display()))?;
-    w.write_record(["kind", "start_ns", "end_ns"])?;
-    for s in &report.stalls {
-        w.serialize(("worker_stall", s.start_ns, s.end_ns))?;
-    }
-    for (from, to) in &report.generator_stall_log {
-        w.serialize(("generator_stall", from, to))?;
-    }
-    for (from, to) in &report.delivery_stall_log {
-        w.serialize(("delivery_stall", from, to))?;
-    }
-    for (scheduled, sent) in &report.late_sends {
-        w.serialize(("late_send", scheduled, sent))?;
-    }
-    w.flush()?;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -771,5 +676,38 @@ mod tests {
         };
         assert!(closed.schedule(window, 100, 7).unwrap().is_empty());
         assert_eq!(closed.offered_rate(), None);
+    }
+
+    /// DTLS 1.2 and EDHOC under open-loop load against their own servers behind the
+    /// gateway worker: every handshake completes (nothing is lost on loopback and the
+    /// rate is far below capacity) and the worker records their jobs.
+    #[test]
+    fn modern_suites_run_the_open_loop_against_their_own_gateway() {
+        let dir = tempfile::tempdir().unwrap();
+        let case = Case::parse("160p/160p").unwrap();
+        let store = PkiStore::create(
+            dir.path(),
+            true,
+            crate::pki_store::unix_now().unwrap(),
+            &[case],
+        )
+        .unwrap();
+        for suite in [Suite::DtlsPsk, Suite::EdhocMethod3Suite2] {
+            let mut spec = LoadSpec::new(
+                case,
+                AuthMode::ServerAuth,
+                100.0,
+                Duration::from_millis(300),
+            );
+            spec.arrivals = Arrivals::PoissonExactCount { rate: 100.0 };
+            spec.modern_suite = Some(suite);
+            let r = run_load(&spec, &store).unwrap();
+            assert_eq!(r.protocol, spec.protocol().name());
+            assert_eq!((r.started, r.completed), (30, 30), "{suite:?}");
+            let g = r.gateway.unwrap();
+            // Every handshake brings its server at least two jobs (DTLS: ClientHello,
+            // cookie ClientHello, final flight; EDHOC: message 1 and 3).
+            assert!(g.jobs >= 60, "{suite:?}: {} jobs", g.jobs);
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! Device emulation over the real UDP gateway on loopback: the client's driver holds its
-//! flights for an emulated device, and the time it accounts is the device model's T_PD_C.
+//! flights for an emulated device, whose steps add up to the device model's T_PD_C.
 //! No timing assertions: what is checked is the accounting, which the clock cannot change.
 
 use std::collections::BTreeMap;
@@ -10,11 +10,12 @@ use std::time::{Duration, Instant};
 
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
-use wtlsperf::device::{with_device, Pacer};
+use wtlsperf::device::model_case;
 use wtlsperf::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf::pki_store::{unix_now, PkiStore};
+use wtlsperf::protocols::model::wtls_steps;
 use wtlsperf::setup::{self, ClientAuth, Options};
-use wtlsperf::udp_client::handshake_once;
+use wtlsperf::udp_client::{connect_client, probed_client};
 use wtlsperf_models::device::{Cost, DeviceProfile, KeyType, Operation, Primitive, Source};
 
 const CASES: [&str; 2] = ["rsa1024/rsa1024", "160p/160p"];
@@ -77,25 +78,30 @@ fn an_emulated_client_accounts_exactly_its_device_time_in_real_handshakes() {
             // so none may happen however busy the machine (the count is asserted below).
             cfg.retransmit_timeout_ns = Duration::from_secs(120).as_nanos() as u64;
             let cfg = Arc::new(cfg);
-            let pacer = Pacer::new(device.clone(), case, auth).unwrap();
-            let expected = pacer.client_processing_ms();
+            let model = model_case(case, auth).unwrap();
+            let expected = device.client_processing_ms(model).unwrap();
+            let steps = wtls_steps(case, model.auth, &device).unwrap();
             let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
             let deadline = Instant::now() + Duration::from_secs(120); // a hang guard
-            let (run, pacer) = with_device(Some(pacer), || {
-                handshake_once(&sock, gw.local_addr(), cfg, auth, None, None, deadline)
-            });
-            let run = run.unwrap();
-            let pacer = pacer.unwrap();
+            let (run, _) = connect_client(
+                &sock,
+                gw.local_addr(),
+                probed_client(cfg, auth, None),
+                Some(&steps),
+                None,
+                deadline,
+            )
+            .unwrap();
             assert_eq!(run.retransmissions, 0, "{case} {}", auth.name());
             assert!(
-                (pacer.device_ms - expected).abs() < 1e-9,
-                "{case} {}: accounted {} ms, model {} ms",
+                (steps.total_ms() - expected).abs() < 1e-9,
+                "{case} {}: steps {} ms, model {} ms",
                 auth.name(),
-                pacer.device_ms,
+                steps.total_ms(),
                 expected
             );
             // The hold is the device time less the real computation: never more.
-            assert!(pacer.held.as_secs_f64() * 1e3 <= expected + 1e-6);
+            assert!(run.held.as_secs_f64() * 1e3 <= expected + 1e-6);
         }
     }
     gw.shutdown();

@@ -37,6 +37,7 @@ fn smoke_evaluation_writes_every_file_and_section() {
         ("device_fit.csv", "case,published_ms,predicted_ms,error,scaled"),
         ("device_runs.csv", "case,auth,bearer,device,runs,measured_ms"),
         ("transmission_loo.csv", "count,case,measured_ms,traversal_ms,predicted_ms,error"),
+        ("flights.csv", "protocol,suite,flight,sender,datagrams,protocol_bytes,coap_bytes,udp_payload_bytes,udp_bytes"),
         (
             "protocols.csv",
             "protocol,suite,auth,level,bearer,device,bytes,datagrams,round_trips,server_cpu_us,bound_ratio,handshakes_per_core_s,client_ms,modelled_ms,measured_ms,measured_runs",

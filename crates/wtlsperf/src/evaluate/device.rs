@@ -6,6 +6,7 @@
 
 pub mod emulated;
 pub mod executed;
+pub mod modern;
 pub mod report;
 
 use super::csv_file::write_csv;
@@ -183,8 +184,15 @@ pub fn run(
         .map(|l| l.traversal_all_ms);
     ctx.step("devices: emulated Nokia 7650 handshakes over GSM CSD and GPRS");
     let emulated = emulated::run(ctx.mode, store, processing, &nokia_profile, per_flight_ms)?;
-    let recommendations =
+    let mut recommendations =
         recommendation::build(processing, &profiles, ctx.catalogue.compared_bearers());
+    ctx.step("devices: DTLS 1.2 and EDHOC in memory, for the recommendation table");
+    let reps = if ctx.mode == Mode::Full { 200 } else { 30 };
+    modern::ModernBench::measure(reps)?.add_to(
+        &mut recommendations,
+        &profiles,
+        ctx.catalogue.compared_bearers(),
+    );
     Ok(DeviceResults {
         levi_savas: levi_savas_rows(processing, &profiles),
         herwono: herwono_rows(processing, &profiles),
@@ -454,6 +462,9 @@ impl DeviceResults {
             best_ecc_ms: Option<f64>,
             best_rsa_ms: Option<f64>,
             ecc_beats_rsa: Option<bool>,
+            best_modern_protocol: &'a str,
+            best_modern_suite: &'a str,
+            best_modern_ms: Option<f64>,
         }
         write_csv(
             &dir.join("recommendations.csv"),
@@ -470,6 +481,9 @@ impl DeviceResults {
                 best_ecc_ms: r.best_ecc_ms,
                 best_rsa_ms: r.best_rsa_ms,
                 ecc_beats_rsa: r.ecc_beats_rsa(),
+                best_modern_protocol: r.best_modern.as_ref().map_or("", |m| m.protocol.name()),
+                best_modern_suite: r.best_modern.as_ref().map_or("", |m| m.suite.name()),
+                best_modern_ms: r.best_modern.as_ref().map(|m| m.th_ms),
             }),
         )
     }

@@ -579,8 +579,10 @@ mod tests {
         let q = QueueResults {
             rows,
             load: vec![],
+            modern: vec![],
             capacities,
             load_note: Some("no load".into()),
+            modern_note: None,
         };
         let t = TransmissionResults {
             eq41: eq_4_1_on_thesis_data().unwrap(),
@@ -636,8 +638,10 @@ mod tests {
         let q = QueueResults {
             rows: vec![],
             load: points,
+            modern: vec![],
             capacities: vec![],
             load_note: None,
+            modern_note: None,
         };
         poisson_premise(&q).unwrap().verdict
     }

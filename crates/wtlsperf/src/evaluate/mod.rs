@@ -33,6 +33,7 @@ pub mod context;
 pub mod csv_file;
 pub mod device;
 pub mod findings;
+pub mod flights;
 pub mod instructions;
 pub mod mcommerce;
 pub mod output;
@@ -240,6 +241,7 @@ struct Parts {
     protocols: protocols::ProtocolResults,
     page_load: page_load::PageLoadResults,
     wap_model: page_load_model::WapModelResults,
+    flights: Vec<flights::FlightRow>,
     findings: Vec<wtlsperf_report::Finding>,
 }
 
@@ -262,6 +264,7 @@ impl Parts {
         let mcommerce = clocks.part(ctx, "mcommerce", || mcommerce::run(ctx, store))?;
         let protocols =
             clocks.part(ctx, "protocols", || protocols::run(ctx, store, &processing))?;
+        let flights = clocks.part(ctx, "flights", || flights::measure(crate::setup::now()))?;
         let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
         let mut findings = clocks.part(ctx, "findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);
@@ -284,6 +287,7 @@ impl Parts {
             protocols,
             page_load,
             wap_model,
+            flights,
             findings,
         })
     }
@@ -362,6 +366,7 @@ impl Parts {
         self.protocols.write_csv(out)?;
         self.page_load.write_csv(out)?;
         self.wap_model.write_csv(out)?;
+        flights::write(out, &self.flights)?;
         Ok(())
     }
 }

@@ -393,7 +393,10 @@ pub fn write_all(
         }),
     )?;
     write_csv(&dir.join("queue.csv"), &q.rows)?;
-    write_csv(&dir.join("queue_load_test.csv"), &q.load)?;
+    write_csv(
+        &dir.join("queue_load_test.csv"),
+        q.load.iter().chain(&q.modern),
+    )?;
     write_csv(&dir.join("transmission.csv"), &t.bearer)?;
     write_csv(&dir.join("record_layer.csv"), &r.rows)?;
     write_csv(&dir.join("mcommerce.csv"), &m.rows)?;

@@ -29,12 +29,28 @@ use crate::pki_store::PkiStore;
 pub struct QueueResults {
     /// Every modelled and measured point.
     pub rows: Vec<QueueRow>,
-    /// Load-test points.
+    /// WTLS's load-test points.
     pub load: Vec<LoadPoint>,
+    /// DTLS 1.2's and EDHOC's load-test points: their own servers behind the same
+    /// gateway worker, judged as WTLS is ([`QueueResults::protocol_judgement`]).
+    pub modern: Vec<LoadPoint>,
     /// Capacities (handshakes/s): (group, mixture, auth, inputs, variant, capacity).
     pub capacities: Vec<Capacity>,
     /// Why the load test did not run, if it did not.
     pub load_note: Option<String>,
+    /// Why the DTLS 1.2 / EDHOC load test did not run, if it did not.
+    pub modern_note: Option<String>,
+}
+
+/// How one protocol's load points fare against the three readings WTLS is judged by.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProtocolJudgement {
+    /// The corrected M/G/1 at measured rho over the whole steady window.
+    pub corrected: Judgement,
+    /// The FIFO replay of the run's own arrivals and occupancies.
+    pub replay: Judgement,
+    /// The corrected model over the undisturbed jobs.
+    pub undisturbed: Judgement,
 }
 
 /// How the load generator's clients answer: at once over bare loopback, or after an
@@ -157,6 +173,34 @@ impl QueueResults {
             );
         }
         j
+    }
+
+    /// A DTLS 1.2 or EDHOC point set against the corrected model, the replay and the
+    /// undisturbed view, bearer setting (the one the model describes).
+    pub fn protocol_judgement(&self, protocol: wtlsperf_spine::Protocol) -> ProtocolJudgement {
+        let points: Vec<LoadPoint> = self
+            .modern
+            .iter()
+            .filter(|p| p.protocol == protocol)
+            .cloned()
+            .collect();
+        let view = QueueResults {
+            rows: Vec::new(),
+            load: points,
+            modern: Vec::new(),
+            capacities: Vec::new(),
+            load_note: None,
+            modern_note: None,
+        };
+        ProtocolJudgement {
+            corrected: view.corrected_judgement(),
+            replay: view.judge(
+                Setting::Bearer,
+                |m| m.replay_ms,
+                |p| Some((p.window.measured_wait_ms, p.window.measured_wait_ci95_ms)),
+            ),
+            undisturbed: view.undisturbed_judgement(),
+        }
     }
 
     /// The corrected model over the whole steady windows, bearer setting.
@@ -326,14 +370,23 @@ pub fn run(
         Ok(points) => (points, None),
         Err(e) => (Vec::new(), Some(format!("load test not run: {e:#}"))),
     };
-    for p in &load {
+    let (modern, modern_note) = match reality::run_modern(ctx, store) {
+        Ok(points) => (points, None),
+        Err(e) => (
+            Vec::new(),
+            Some(format!("DTLS 1.2 / EDHOC load test not run: {e:#}")),
+        ),
+    };
+    for p in load.iter().chain(&modern) {
         rows.extend(load_rows(p));
     }
     Ok(QueueResults {
         rows,
         load,
+        modern,
         capacities,
         load_note,
+        modern_note,
     })
 }
 
@@ -370,6 +423,7 @@ fn load_rows(p: &LoadPoint) -> Vec<QueueRow> {
                 outside_15_percent_and_interval: w
                     .zip(measured)
                     .map(|(w, m)| outside_both(w, m, ci)),
+                protocol: p.protocol,
                 ..QueueRow::modelled(
                     QueueModel::LoadTestVs(model),
                     RowVariant::Setting {
@@ -378,7 +432,7 @@ fn load_rows(p: &LoadPoint) -> Vec<QueueRow> {
                     Inputs::Measured,
                     p.case.clone(),
                     "-".into(),
-                    Authentication::ServerAuth,
+                    p.auth,
                     p.calibration.lambda_hs_per_s,
                     p.calibration.target_rho,
                     w,
@@ -462,8 +516,10 @@ mod tests {
                 // Beyond 0.8: shown, not judged.
                 bearer(0.9, 0.9, 1.0, 0.1, 5.0, false),
             ],
+            modern: Vec::new(),
             capacities: Vec::new(),
             load_note: None,
+            modern_note: None,
         };
         let j = q.corrected_judgement();
         assert_eq!(j.points(), 3);

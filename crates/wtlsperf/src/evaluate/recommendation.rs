@@ -60,6 +60,34 @@ pub struct Recommendation {
     pub best_rsa_ms: Option<f64>,
     /// The group the thesis measured fastest (lowest published T_PD) in this category.
     pub thesis_best_group: Option<u8>,
+    /// Category 3: the fastest DTLS 1.2 or EDHOC suite of the mode the device runs
+    /// (`super::device::modern`).
+    pub best_modern: Option<ModernCandidate>,
+}
+
+/// A DTLS 1.2 or EDHOC suite's modelled handshake.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ModernCandidate {
+    #[serde(serialize_with = "protocol_name")]
+    pub protocol: wtlsperf_spine::Protocol,
+    #[serde(serialize_with = "suite_name")]
+    pub suite: crate::protocols::Suite,
+    /// Model T_H (ms).
+    pub th_ms: f64,
+}
+
+fn protocol_name<S: serde::Serializer>(
+    p: &wtlsperf_spine::Protocol,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(p.name())
+}
+
+fn suite_name<S: serde::Serializer>(
+    suite: &crate::protocols::Suite,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(suite.name())
 }
 
 impl Recommendation {
@@ -192,6 +220,7 @@ fn recommend(
         best,
         runner_up,
         thesis_best_group: thesis_best_group(category, auth),
+        best_modern: None,
     })
 }
 
@@ -364,6 +393,7 @@ mod tests {
             best_ecc_ms: Some(ecc),
             best_rsa_ms: Some(rsa),
             thesis_best_group: Some(2),
+            best_modern: None,
         }
     }
 

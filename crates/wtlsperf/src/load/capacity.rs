@@ -8,8 +8,11 @@ use wtls::handshake::{AuthMode, Client, ServerConnection};
 use wtls::probe::Probe;
 use wtls::suite::Case;
 
+use anyhow::Context;
+
 use super::LoadSpec;
 use crate::pki_store::PkiStore;
+use crate::protocols::run_in_memory;
 use crate::setup::{self, ClientAuth, Options};
 
 /// [`server_cpu_samples_us`], measured by a thread pinned to `cpu` (the
@@ -53,33 +56,17 @@ fn server_cpu_samples_us(
     let cfg = Arc::new(setup::client_config(&creds, &Options::default(), false));
     let mut samples = Vec::with_capacity(runs);
     for _ in 0..runs.max(1) {
-        let mut client = Client::new(cfg.clone(), auth, None, Probe::off(), setup::now());
+        let client = Client::new(cfg.clone(), auth, None, Probe::off(), setup::now());
         // The connection's construction is part of the server's work for a handshake.
-        let c0 = setup::thread_cpu_ns();
-        let mut conn = ServerConnection::new(server.clone(), Probe::off(), setup::now());
-        let mut server_cpu = setup::thread_cpu_ns() - c0;
-        let mut to_server = client.start(setup::now())?.datagrams;
-        for _ in 0..8 {
-            let mut to_client = Vec::new();
-            for d in to_server.drain(..) {
-                let c0 = setup::thread_cpu_ns();
-                let out = conn.handle_datagram(&d, setup::now());
-                server_cpu += setup::thread_cpu_ns() - c0;
-                to_client.extend(out.datagrams);
-            }
-            for d in to_client {
-                to_server.extend(client.handle_datagram(&d, setup::now()).datagrams);
-            }
-            if to_server.is_empty() {
-                break;
-            }
-        }
-        anyhow::ensure!(
-            client.is_established() && conn.is_established(),
-            "in-memory {case} {} handshake did not complete",
-            auth.name()
-        );
-        samples.push(server_cpu as f64 / 1e3);
+        let run = run_in_memory(client, || {
+            Ok(ServerConnection::new(
+                server.clone(),
+                Probe::off(),
+                setup::now(),
+            ))
+        })
+        .with_context(|| format!("in-memory {case} {} handshake", auth.name()))?;
+        samples.push(run.server_cpu_ns as f64 / 1e3);
     }
     Ok(samples)
 }

@@ -2,7 +2,9 @@
 //! flight and the run's tallies, its `poll_*` methods do what is due at an instant
 //! (arrivals, timers, the stall log) and its `handle_*` methods react to a datagram, so
 //! the loop in [`Generator::run`] only asks the clock, dispatches and waits (the shape of
-//! quinn-proto's `Connection`, where I/O and time are fed in from outside).
+//! quinn-proto's `Connection`, where I/O and time are fed in from outside). It drives any
+//! client [`Handshake`]; [`LoadClients`] makes them (and keeps what a protocol needs to
+//! resume a session), so WTLS, DTLS 1.2 and EDHOC are offered load by the same loop.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -13,11 +15,10 @@ use std::time::Duration;
 use mio::net::UdpSocket;
 use mio::{Events, Poll};
 use rand::rngs::StdRng;
-use rand::{RngExt, SeedableRng};
+use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
-use wtls::handshake::{Client, ClientConfig, Event, Output, StoredSession};
-use wtls::msgs::enums::AlertLevel;
-use wtls::probe::{Clock, Probe};
+use wtls::probe::Clock;
+use wtlsperf_spine::{Handshake, Now, Status, Step};
 
 use super::clients::open_client_socket;
 use super::{Arrivals, LoadSpec};
@@ -26,15 +27,23 @@ use crate::setup::{self, ProcessClock};
 
 /// Most arrivals started per event-loop turn.
 const ARRIVAL_BATCH: usize = 32;
-/// Sessions kept for resumption.
-const SESSION_POOL: usize = 1024;
 /// Most generator stalls and late sends logged.
 const MAX_STALL_LOG: usize = 100_000;
 
+/// Where a load run's clients come from.
+pub trait LoadClients {
+    type Client: Handshake;
+    /// A fresh client for one handshake started at `now`, and whether it resumes an
+    /// earlier session; `None` when none can be made.
+    fn client(&mut self, now: Now, rng: &mut StdRng) -> Option<(Self::Client, bool)>;
+    /// A handshake completed: keep what a later resumption needs (nothing by default).
+    fn completed(&mut self, _client: &Self::Client, _rng: &mut StdRng) {}
+}
+
 /// One handshake in flight.
-struct Slot {
+struct Slot<C> {
     sock: UdpSocket,
-    client: Client,
+    client: C,
     intended_ns: u64,
     generation: u64,
     resumed: bool,
@@ -77,13 +86,13 @@ pub struct Sockets {
 }
 
 /// The generator's state during a run.
-pub struct Generator<'a> {
+pub struct Generator<'a, L: LoadClients> {
     spec: &'a LoadSpec,
     clock: Arc<ProcessClock>,
-    cfg: Arc<ClientConfig>,
+    clients: L,
     poll: Poll,
     target: SocketAddr,
-    slots: Vec<Option<Box<Slot>>>,
+    slots: Vec<Option<Box<Slot<L::Client>>>>,
     spare: VecDeque<(usize, UdpSocket)>,
     /// A finished handshake's socket stays open until the run ends (closing it is a
     /// system call the measured loop need not make), unless descriptors ran short.
@@ -97,7 +106,6 @@ pub struct Generator<'a> {
     offsets: Vec<u64>,
     next: usize,
     timers: BinaryHeap<Timer>,
-    sessions: Vec<StoredSession>,
     rng: StdRng,
     delay_rng: StdRng,
     round_trip: Option<Exp<f64>>,
@@ -115,12 +123,12 @@ pub struct Generator<'a> {
     pub tally: Tally,
 }
 
-impl<'a> Generator<'a> {
+impl<'a, L: LoadClients> Generator<'a, L> {
     /// A generator for `spec` over the prepared `sockets`, its arrivals at `offsets`
     /// (ignored for a closed loop), its clock starting now.
     pub fn new(
         spec: &'a LoadSpec,
-        cfg: Arc<ClientConfig>,
+        clients: L,
         sockets: Sockets,
         offsets: Vec<u64>,
         pinned: bool,
@@ -148,7 +156,7 @@ impl<'a> Generator<'a> {
         Ok(Generator {
             spec,
             clock,
-            cfg,
+            clients,
             poll: sockets.poll,
             target: sockets.target,
             slots: (0..sockets.slots).map(|_| None).collect(),
@@ -159,7 +167,6 @@ impl<'a> Generator<'a> {
             offsets,
             next: 0,
             timers: BinaryHeap::new(),
-            sessions: Vec::new(),
             rng: StdRng::seed_from_u64(spec.seed ^ 0x5245_5355),
             delay_rng: StdRng::seed_from_u64(spec.seed ^ 0x5254_5454),
             round_trip,
@@ -263,13 +270,11 @@ impl<'a> Generator<'a> {
         }
     }
 
-    /// Starts one handshake intended at `intended`; `None` when no socket or no first
-    /// flight could be had.
+    /// Starts one handshake intended at `intended`; `None` when no socket, no client
+    /// or no first flight could be had.
     fn start_handshake(&mut self, intended: u64) -> Option<()> {
-        let resume = (!self.sessions.is_empty()
-            && self.rng.random::<f64>() < self.spec.resume_ratio)
-            .then(|| self.sessions[self.rng.random_range(0..self.sessions.len())].clone());
-        let is_resume = resume.is_some();
+        let now = setup::now();
+        let (mut client, resumed) = self.clients.client(now, &mut self.rng)?;
         let (i, sock) = match self.spare.pop_front() {
             Some(s) => s,
             None => {
@@ -278,14 +283,11 @@ impl<'a> Generator<'a> {
                 (self.slots.len() - 1, sock)
             }
         };
-        let mut client = Client::new(
-            self.cfg.clone(),
-            self.spec.auth,
-            resume,
-            Probe::off(),
-            setup::now(),
-        );
-        let first = client.start(setup::now()).ok()?;
+        let first = client.start(now);
+        if first.datagrams.is_empty() || !client.status().is_running() {
+            self.spare.push_front((i, sock));
+            return None;
+        }
         for d in &first.datagrams {
             let _ = sock.send(d);
         }
@@ -293,7 +295,7 @@ impl<'a> Generator<'a> {
         let g = self.generation;
         self.timers
             .push(Reverse((intended + self.timeout_ns, i, g)));
-        if let Some(d) = client.deadline_ns() {
+        if let Some(d) = client.deadline() {
             self.timers.push(Reverse((d, i, g)));
         }
         self.slots[i] = Some(Box::new(Slot {
@@ -301,7 +303,7 @@ impl<'a> Generator<'a> {
             client,
             intended_ns: intended,
             generation: g,
-            resumed: is_resume,
+            resumed,
             held: Vec::new(),
             send_at_ns: 0,
         }));
@@ -343,18 +345,18 @@ impl<'a> Generator<'a> {
                 let _ = slot.sock.send(&d);
             }
         }
-        if slot.client.deadline_ns().is_some_and(|d| d <= now) {
-            match slot.client.on_timeout(setup::now()) {
-                Ok(out) => {
-                    self.tally.retransmissions += 1;
-                    for d in &out.datagrams {
-                        let _ = slot.sock.send(d);
-                    }
-                    if let Some(d) = slot.client.deadline_ns() {
-                        self.timers.push(Reverse((d, i, g)));
-                    }
-                }
-                Err(_) => self.end(i, false),
+        if slot.client.deadline().is_some_and(|d| d <= now) {
+            let step = slot.client.handle_timeout(setup::now());
+            if !step.datagrams.is_empty() {
+                self.tally.retransmissions += 1;
+            }
+            for d in &step.datagrams {
+                let _ = slot.sock.send(d);
+            }
+            if !slot.client.status().is_running() {
+                self.end(i, false);
+            } else if let Some(d) = slot.client.deadline() {
+                self.timers.push(Reverse((d, i, g)));
             }
         }
     }
@@ -389,8 +391,8 @@ impl<'a> Generator<'a> {
                 // WouldBlock, or e.g. ECONNREFUSED: retransmission decides.
                 Err(_) => break,
             };
-            let out = slot.client.handle_datagram(&self.buf[..n], setup::now());
-            if !self.handle_output(i, &out) {
+            let step = slot.client.handle_datagram(&self.buf[..n], setup::now());
+            if !self.handle_output(i, step) {
                 break;
             }
         }
@@ -398,33 +400,36 @@ impl<'a> Generator<'a> {
 
     /// Sends (or holds, for the emulated round trip) a client's answer, and ends the
     /// handshake when it completed or failed; `false` once the slot is gone.
-    fn handle_output(&mut self, i: usize, out: &Output) -> bool {
+    fn handle_output(&mut self, i: usize, step: Step) -> bool {
         let Some(slot) = self.slots[i].as_mut() else {
             return false;
         };
         match &self.round_trip {
-            Some(law) if !out.datagrams.is_empty() => {
+            Some(law) if !step.datagrams.is_empty() => {
                 let delay_ns = (law.sample(&mut self.delay_rng) * 1e9) as u64;
                 slot.send_at_ns = self.clock.wall_ns() + delay_ns;
-                slot.held.extend(out.datagrams.iter().cloned());
+                slot.held.extend(step.datagrams);
                 self.timers
                     .push(Reverse((slot.send_at_ns, i, slot.generation)));
             }
             _ => {
-                for d in &out.datagrams {
+                for d in &step.datagrams {
                     let _ = slot.sock.send(d);
                 }
             }
         }
-        if out.completed().is_some() {
-            self.handle_completed(i);
-            return false;
+        match slot.client.status() {
+            Status::Running => {}
+            Status::Complete(_) => {
+                self.handle_completed(i);
+                return false;
+            }
+            Status::Failed(_) => {
+                self.end(i, false);
+                return false;
+            }
         }
-        if fatal(out) || slot.client.is_closed() {
-            self.end(i, false);
-            return false;
-        }
-        if let Some(d) = slot.client.deadline_ns() {
+        if let Some(d) = slot.client.deadline() {
             self.timers.push(Reverse((d, i, slot.generation)));
         }
         true
@@ -441,16 +446,7 @@ impl<'a> Generator<'a> {
             .push(done.saturating_sub(slot.intended_ns) as f64 / 1e6);
         t.in_window += u64::from(done <= self.origin + self.window_ns);
         t.resumed += u64::from(slot.resumed);
-        if self.spec.resume_ratio > 0.0 {
-            if let Some(s) = slot.client.session() {
-                if self.sessions.len() < SESSION_POOL {
-                    self.sessions.push(s);
-                } else {
-                    let j = self.rng.random_range(0..SESSION_POOL);
-                    self.sessions[j] = s;
-                }
-            }
-        }
+        self.clients.completed(&slot.client, &mut self.rng);
         self.end(i, true);
     }
 
@@ -471,11 +467,4 @@ impl<'a> Generator<'a> {
             }
         }
     }
-}
-
-fn fatal(out: &Output) -> bool {
-    out.events.iter().any(|e| match e {
-        Event::AlertReceived(a) | Event::AlertSent(a, _) => a.level != AlertLevel::Warning,
-        _ => false,
-    })
 }

@@ -1,5 +1,6 @@
 //! Many handshakes of the modern suites over emulated bearers at once: the
-//! configurations are built once and shared, each run gets its own relay, server thread
+//! configurations are built once and shared, each suite's servers run behind one
+//! gateway (the same worker and endpoint model as WTLS's), each run gets its own relay
 //! and seed, and `parallelism` runs go on at a time (most of a run is waiting on the
 //! emulated link, so dozens share two cores without disturbing each other's timing).
 
@@ -7,30 +8,59 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use wtlsperf_bearer::LinkProfile;
+use wtlsperf_spine::Protocol;
 
 use super::dtls::DtlsConfig;
 use super::edhoc::EdhocConfig;
-use super::udp::{handshake_over_bearer, ClientSteps, UdpRun};
+use super::udp::{client_over_bearer, ClientSteps, UdpRun};
 use super::Suite;
+use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, HandshakeServers};
 
-/// Every modern suite's configuration, shared by all runs.
+/// How long a bearer gateway keeps a handshake: a lossy DTLS run's timers double from
+/// 9 s (RFC 7925), so a handshake may take minutes.
+const BEARER_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A gateway for the bearer runs, serving `servers`.
+fn bearer_gateway<S: wtlsperf_spine::Handshake + Send + 'static>(
+    servers: HandshakeServers<S>,
+) -> anyhow::Result<GatewayHandle> {
+    let mut cfg = GatewayConfig::lab("127.0.0.1:0".parse()?, servers);
+    cfg.handshake_timeout = BEARER_HANDSHAKE_TIMEOUT;
+    spawn_gateway(cfg)
+}
+
+/// Every modern suite's configuration and the gateway serving it, shared by all runs.
 pub struct ModernConfigs {
-    dtls: Vec<(Suite, Arc<DtlsConfig>)>,
-    edhoc: EdhocConfig,
+    dtls: Vec<(Suite, Arc<DtlsConfig>, GatewayHandle)>,
+    edhoc: (EdhocConfig, GatewayHandle),
 }
 
 impl ModernConfigs {
     /// Builds the configurations with the protocols' standard timers (RFC 7925 for
-    /// DTLS, RFC 7252 for CoAP).
+    /// DTLS, RFC 7252 for CoAP) and starts their gateways.
     pub fn new() -> anyhow::Result<ModernConfigs> {
         let dtls = Suite::ALL
             .into_iter()
             .filter(|s| matches!(s, Suite::DtlsEcdheEcdsa { .. } | Suite::DtlsPsk))
-            .map(|s| Ok((s, Arc::new(DtlsConfig::new(s)?.in_real_time()))))
+            .map(|s| {
+                let cfg = Arc::new(DtlsConfig::new(s)?.in_real_time());
+                let server = Arc::clone(&cfg);
+                let gateway = bearer_gateway(HandshakeServers {
+                    protocol: Protocol::Dtls12,
+                    make: Arc::new(move || server.server()),
+                })?;
+                Ok((s, cfg, gateway))
+            })
             .collect::<anyhow::Result<_>>()?;
+        let edhoc = EdhocConfig::new()?;
+        let server = edhoc.clone();
+        let gateway = bearer_gateway(HandshakeServers {
+            protocol: Protocol::Edhoc,
+            make: Arc::new(move || server.server()),
+        })?;
         Ok(ModernConfigs {
             dtls,
-            edhoc: EdhocConfig::new()?,
+            edhoc: (edhoc, gateway),
         })
     }
 
@@ -44,27 +74,25 @@ impl ModernConfigs {
         deadline: Duration,
     ) -> anyhow::Result<UdpRun> {
         if suite == Suite::EdhocMethod3Suite2 {
-            let server = self.edhoc.clone();
-            let client = self.edhoc.client(seed)?;
-            return handshake_over_bearer(
+            let (cfg, gateway) = &self.edhoc;
+            let client = cfg.client(seed)?;
+            return client_over_bearer(
                 client,
-                move || server.server(),
+                gateway.local_addr(),
                 profile,
                 seed,
                 steps,
                 deadline,
             );
         }
-        let cfg = self
+        let (_, cfg, gateway) = self
             .dtls
             .iter()
-            .find(|(s, _)| *s == suite)
-            .map(|(_, c)| Arc::clone(c))
+            .find(|(s, _, _)| *s == suite)
             .ok_or_else(|| anyhow::anyhow!("no configuration for {suite:?}"))?;
-        let server = Arc::clone(&cfg);
-        handshake_over_bearer(
+        client_over_bearer(
             cfg.client()?,
-            move || server.server(),
+            gateway.local_addr(),
             profile,
             seed,
             steps,

@@ -20,6 +20,10 @@ pub mod bearer_jobs;
 pub mod coap_retransmit;
 pub mod compare;
 pub mod dtls;
+#[cfg(feature = "dtls13")]
+pub mod dtls13;
+#[cfg(feature = "dtls13")]
+mod dtls13_wolf;
 pub mod edhoc;
 pub mod model;
 pub mod peers;

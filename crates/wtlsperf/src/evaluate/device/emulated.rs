@@ -18,12 +18,13 @@ use wtlsperf_models::Authentication;
 
 use crate::auth::authentication;
 use crate::bearer_cmd::{bearer_retransmit_timeout, flights_of, predicted_ms};
-use crate::device::{retransmit_allowance, with_device, Pacer};
+use crate::device::{model_case, ClientSteps};
 use crate::evaluate::context::Mode;
 use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
 use crate::evaluate::vocabulary::{BearerName, DeviceName};
 use crate::gateway::{spawn_gateway, GatewayConfig};
 use crate::pki_store::PkiStore;
+use crate::protocols::model::wtls_steps;
 use crate::setup::{self, gateway_server_config, ClientAuth, Options};
 use crate::udp_client;
 
@@ -129,9 +130,9 @@ fn device_ms(device: &DeviceProfile, (case, auth, _): &(Case, AuthMode, LinkProf
         .unwrap_or(0.0)
 }
 
-/// What one emulated handshake gave: the client's record, its pacer and the transmission
-/// model for the flights exchanged (ms).
-type Outcome = anyhow::Result<(udp_client::ClientRun, Pacer, f64)>;
+/// What one emulated handshake gave: the client's record, the device's steps it was held
+/// to and the transmission model for the flights exchanged (ms).
+type Outcome = anyhow::Result<(udp_client::ClientRun, ClientSteps, f64)>;
 
 /// One handshake through its own relay, the client emulating `device`.
 fn one(
@@ -142,38 +143,38 @@ fn one(
     seed: u64,
 ) -> Outcome {
     let creds = store.case(&case)?;
-    let pacer = Pacer::new(device, case, auth)?;
+    let model = model_case(case, auth)?;
+    device.client_processing_ms(model)?;
+    let steps = wtls_steps(case, model.auth, &device)?;
     let mut cfg = setup::client_config(&creds, &Options::default(), false);
-    let rto = bearer_retransmit_timeout(&link) + retransmit_allowance(&pacer);
+    // The driver starts the timer as each held flight leaves: the link's timer suffices.
+    let rto = bearer_retransmit_timeout(&link);
     cfg.retransmit_timeout_ns = rto.as_nanos() as u64;
     cfg.max_retransmissions = 6;
+    let hold = Duration::from_secs_f64(steps.total_ms() / 1e3);
     // The relay forgets an idle client: the device's longest hold must not look idle.
     let options = RelayOptions {
-        idle_timeout: RelayOptions::default().idle_timeout + rto,
+        idle_timeout: RelayOptions::default().idle_timeout + rto + hold,
         ..RelayOptions::default()
     };
     let mut relay =
         Relay::start_with_options("127.0.0.1:0".parse()?, gateway, link.clone(), seed, options)
             .context("starting the bearer relay")?;
     let sock = UdpSocket::bind("127.0.0.1:0")?;
-    let deadline = Instant::now() + rto * 8;
-    let (result, pacer) = with_device(Some(pacer), || {
-        udp_client::handshake_once(
-            &sock,
-            relay.local_addr(),
-            Arc::new(cfg),
-            auth,
-            None,
-            None,
-            deadline,
-        )
-    });
+    let deadline = Instant::now() + rto * 8 + hold;
+    let result = udp_client::connect_client(
+        &sock,
+        relay.local_addr(),
+        udp_client::probed_client(Arc::new(cfg), auth, None),
+        Some(&steps),
+        None,
+        deadline,
+    );
     relay.shutdown();
-    let run =
+    let (run, _) =
         result.with_context(|| format!("{case} {} over {} on a device", auth.name(), link.name))?;
-    let pacer = pacer.context("the pacer was lost")?;
     let predicted = predicted_ms(&flights_of(&run.wire), &link);
-    Ok((run, pacer, predicted))
+    Ok((run, steps, predicted))
 }
 
 /// One table row from the runs of one case, authentication and bearer (medians).
@@ -181,7 +182,7 @@ fn row(
     processing: &ProcessingResults,
     device: &DeviceName,
     (case, auth, bearer): (Case, AuthMode, &BearerName),
-    pacer: &Pacer,
+    steps: &ClientSteps,
     measured: &[f64],
     transmission: &[f64],
     retransmissions: u32,
@@ -207,10 +208,10 @@ fn row(
         device: device.clone(),
         runs: measured.len(),
         measured_ms: median(measured).unwrap_or(f64::NAN),
-        client_device_ms: pacer.device_ms,
+        client_device_ms: steps.total_ms(),
         server_ms,
         transmission_model_ms: transmission,
-        model_ms: pacer.client_processing_ms() + server_ms + transmission,
+        model_ms: steps.total_ms() + server_ms + transmission,
         published_ms: published,
         retransmissions,
     }
@@ -275,13 +276,13 @@ pub fn run(
             continue;
         }
         done.push(key);
-        let ok: Vec<&(udp_client::ClientRun, Pacer, f64)> = work
+        let ok: Vec<&(udp_client::ClientRun, ClientSteps, f64)> = work
             .iter()
             .zip(&results)
             .filter(|((c, a, l), _)| c == case && a == auth && l.name == link.name)
             .filter_map(|(_, r)| r.as_ref().and_then(|r| r.as_ref().ok()))
             .collect();
-        let Some((_, pacer, _)) = ok.first() else {
+        let Some((_, steps, _)) = ok.first() else {
             continue;
         };
         let measured: Vec<f64> = ok
@@ -293,7 +294,7 @@ pub fn run(
             processing,
             &DeviceName::of(&device),
             (*case, *auth, &BearerName::of(link)),
-            pacer,
+            steps,
             &measured,
             &transmission,
             ok.iter().map(|r| r.0.retransmissions).sum(),

@@ -243,7 +243,7 @@ impl DeviceResults {
             "device profile, our gateway and flights, bearer profile",
         );
         let mut t = Table::new("device_recommendations", "Recommendation: the fastest full handshake per device, bearer, security category and authentication")
-            .caption("Candidates are the cases of thesis Table 3.3 in the category (groups: 1 prime, 2 Koblitz, 3 random binary curves, 4 RSA) whose every client operation the device's library offers (priced from its own numbers, not borrowed from another device; Levi-Savas' ARM7 implemented all). Empty cells: no runner-up, or the device offers no RSA or no ECC suite.")
+            .caption("Candidates are the cases of thesis Table 3.3 in the category (groups: 1 prime, 2 Koblitz, 3 random binary curves, 4 RSA) whose every client operation the device's library offers (priced from its own numbers, not borrowed from another device; Levi-Savas' ARM7 implemented all). Empty cells: no runner-up, or the device offers no RSA or no ECC suite. Category 3 rows also name the fastest DTLS 1.2 or EDHOC suite of the same authentication the device runs (P-256 only where its library offers it; PSK always), under the same model; EDHOC and DTLS PSK authenticate both sides, so they compete in the mutual rows.")
             .column(Column::label("device"))
             .column(Column::label("bearer"))
             .column(Column::label("category"))
@@ -252,8 +252,13 @@ impl DeviceResults {
             .column(Column::new("T_H", Some("ms"), model.clone()))
             .column(Column::label("runner-up"))
             .column(Column::new("margin", Some("%"), Provenance::derived("runner-up / fastest - 1")))
-            .column(Column::new("best ECC / best RSA", None, model))
-            .column(Column::label("thesis' fastest group"));
+            .column(Column::new("best ECC / best RSA", None, model.clone()))
+            .column(Column::label("thesis' fastest group"))
+            .column(Column::label("fastest DTLS 1.2 / EDHOC"))
+            .column(Column::new("its T_H", Some("ms"), Provenance::modelled(
+                "T_H = T_PD_C(device) + T_PD_S + T_TD + 0",
+                "device profile priced per P-256 operation, the suite's server CPU and flights measured in memory now, bearer profile",
+            )));
         for r in &self.recommendations {
             t = t.row(vec![
                 Cell::text(r.device.as_str()),
@@ -274,6 +279,10 @@ impl DeviceResults {
                         .map(super::recommendation::group_name)
                         .unwrap_or(""),
                 ),
+                Cell::text(r.best_modern.as_ref().map_or(String::new(), |m| {
+                    format!("{} {}", m.protocol, m.suite.name())
+                })),
+                Cell::opt(r.best_modern.as_ref().map(|m| m.th_ms), 1),
             ]);
         }
         t

@@ -153,83 +153,32 @@ pub fn measured_rows(mode: Mode, processing: &ProcessingResults) -> (Vec<QueueRo
                 ) else {
                     continue;
                 };
-                caps.push(Capacity {
-                    group: group.id(),
-                    mixture: mix.clone(),
-                    auth,
-                    inputs: Inputs::Measured,
-                    variant: Variant::Corrected,
-                    handshakes_per_s: corr.capacity_handshakes_per_s(),
-                });
-                caps.push(Capacity {
-                    group: group.id(),
-                    mixture: mix.clone(),
-                    auth,
-                    inputs: Inputs::Measured,
-                    variant: Variant::AsPublished,
-                    handshakes_per_s: asp.capacity_handshakes_per_s(),
-                });
-                let capacity = corr.capacity_handshakes_per_s();
-                let per_handshake_ms = corr.mean_service_ms * corr.jobs_per_handshake;
-                let row = |model: QueueModel, variant: RowVariant, lambda: f64, rho: f64, w| {
-                    QueueRow::modelled(
-                        model,
-                        variant,
-                        Inputs::Measured,
-                        group.id(),
-                        mix.clone(),
+                for (variant, load) in [(Variant::Corrected, &corr), (Variant::AsPublished, &asp)] {
+                    caps.push(Capacity {
+                        group: group.id(),
+                        mixture: mix.clone(),
                         auth,
-                        lambda,
-                        rho,
-                        w,
-                    )
+                        inputs: Inputs::Measured,
+                        variant,
+                        handshakes_per_s: load.capacity_handshakes_per_s(),
+                    });
+                }
+                let at = MixtureAt {
+                    group: &group,
+                    mix: &mix,
+                    auth,
                 };
+                let capacity = corr.capacity_handshakes_per_s();
+                for lambda in lambdas_to(capacity, 19) {
+                    rows.extend(at.curve_rows(&corr, &asp, lambda));
+                }
                 // Pooled per-job samples of the mixture, each case weighted by its share.
                 let samples = pooled_jobs(processing, auth, &mixture);
-                for lambda in lambdas_to(capacity, 19) {
-                    rows.push(row(
-                        QueueModel::PkMg1,
-                        RowVariant::Model(Variant::Corrected),
-                        lambda,
-                        corr.utilisation(lambda),
-                        corr.mean_wait_ms(lambda),
-                    ));
-                    rows.push(row(
-                        QueueModel::PkMg1,
-                        RowVariant::Model(Variant::AsPublished),
-                        lambda,
-                        asp.utilisation(lambda),
-                        asp.mean_wait_ms(lambda),
-                    ));
-                    let rho_h = lambda * per_handshake_ms / 1000.0;
-                    rows.push(row(
-                        QueueModel::Mm1LeviSavas,
-                        RowVariant::NotApplicable,
-                        lambda,
-                        rho_h,
-                        mm1_wait_ms(per_handshake_ms, rho_h),
-                    ));
-                    let job_rate = corr.job_rate_per_s(lambda);
-                    for c in [1u32, 2, 4] {
-                        rows.push(row(
-                            QueueModel::AllenCunneen(c),
-                            RowVariant::Model(Variant::Corrected),
-                            lambda,
-                            corr.utilisation(lambda) / c as f64,
-                            allen_cunneen_wait_ms(
-                                job_rate,
-                                c,
-                                corr.mean_service_ms,
-                                corr.second_moment_ms2,
-                            ),
-                        ));
-                    }
-                }
                 if mix == "equal" && !samples.is_empty() {
                     for rho in [0.2, 0.4, 0.6, 0.8, 0.9] {
                         let lambda = rho * capacity;
                         let w = des_wait(&samples, corr.job_rate_per_s(lambda), sim_jobs);
-                        rows.push(row(
+                        rows.push(at.row(
                             QueueModel::DesMg1,
                             RowVariant::Model(Variant::Corrected),
                             lambda,
@@ -242,6 +191,77 @@ pub fn measured_rows(mode: Mode, processing: &ProcessingResults) -> (Vec<QueueRo
         }
     }
     (rows, caps)
+}
+
+/// A mixture of a group in one mode, whose measured-input rows are being made.
+struct MixtureAt<'a> {
+    group: &'a Group,
+    mix: &'a str,
+    auth: Authentication,
+}
+
+impl MixtureAt<'_> {
+    fn row(
+        &self,
+        model: QueueModel,
+        variant: RowVariant,
+        lambda: f64,
+        rho: f64,
+        w: Option<f64>,
+    ) -> QueueRow {
+        QueueRow::modelled(
+            model,
+            variant,
+            Inputs::Measured,
+            self.group.id(),
+            self.mix.to_owned(),
+            self.auth,
+            lambda,
+            rho,
+            w,
+        )
+    }
+
+    /// The analytic models at one arrival rate: P-K in both readings, Levi-Savas' M/M/1
+    /// per handshake, and Allen-Cunneen for 1, 2 and 4 workers.
+    fn curve_rows(&self, corr: &GroupLoad, asp: &GroupLoad, lambda: f64) -> Vec<QueueRow> {
+        let per_handshake_ms = corr.mean_service_ms * corr.jobs_per_handshake;
+        let rho_h = lambda * per_handshake_ms / 1000.0;
+        let mut rows = vec![
+            self.row(
+                QueueModel::PkMg1,
+                RowVariant::Model(Variant::Corrected),
+                lambda,
+                corr.utilisation(lambda),
+                corr.mean_wait_ms(lambda),
+            ),
+            self.row(
+                QueueModel::PkMg1,
+                RowVariant::Model(Variant::AsPublished),
+                lambda,
+                asp.utilisation(lambda),
+                asp.mean_wait_ms(lambda),
+            ),
+            self.row(
+                QueueModel::Mm1LeviSavas,
+                RowVariant::NotApplicable,
+                lambda,
+                rho_h,
+                mm1_wait_ms(per_handshake_ms, rho_h),
+            ),
+        ];
+        let job_rate = corr.job_rate_per_s(lambda);
+        for c in [1u32, 2, 4] {
+            rows.push(self.row(
+                QueueModel::AllenCunneen(c),
+                RowVariant::Model(Variant::Corrected),
+                lambda,
+                corr.utilisation(lambda) / c as f64,
+                allen_cunneen_wait_ms(job_rate, c, corr.mean_service_ms, corr.second_moment_ms2),
+            ));
+        }
+        rows
+    }
 }
 
 /// The per-job samples of a mixture: every job of every repetition of each case,

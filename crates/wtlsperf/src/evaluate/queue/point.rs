@@ -3,13 +3,16 @@
 //! `queue_load_test.csv`, the only place the parts become columns.
 
 use wtlsperf_models::Authentication;
+use wtlsperf_spine::Protocol;
 
 use super::rows::auth_name;
 
 /// One load-test point against the real gateway.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadPoint {
-    /// Case (`283k/283k`).
+    /// The protocol of the real server behind the gateway worker.
+    pub protocol: Protocol,
+    /// WTLS case (`283k/283k`), or the DTLS 1.2 / EDHOC suite (`psk-ccm8`).
     pub case: String,
     pub auth: Authentication,
     /// Mean of the emulated bearer round trip before each client answer (ms,
@@ -28,6 +31,7 @@ impl Default for LoadPoint {
     /// server authentication only).
     fn default() -> Self {
         LoadPoint {
+            protocol: Protocol::Wtls,
             case: String::new(),
             auth: Authentication::ServerAuth,
             round_trip_ms: 0.0,
@@ -164,7 +168,7 @@ pub struct UndisturbedFigures {
 }
 
 /// The flat row of `queue_load_test.csv`: the columns of before the parts were named,
-/// in their order, then the calibration's.
+/// in their order, then the calibration's, then the protocol.
 #[derive(serde::Serialize)]
 struct LoadPointRow<'a> {
     case: &'a str,
@@ -211,6 +215,7 @@ struct LoadPointRow<'a> {
     warmup_rho: Option<f64>,
     attempts: usize,
     rho_missed: bool,
+    protocol: &'static str,
 }
 
 impl serde::Serialize for LoadPoint {
@@ -268,6 +273,7 @@ impl serde::Serialize for LoadPoint {
             warmup_rho: c.warmup_rho,
             attempts: c.attempts,
             rho_missed: c.rho_missed,
+            protocol: self.protocol.name(),
         }
         .serialize(s)
     }
@@ -292,7 +298,7 @@ mod tests {
         assert!(header.contains(
             ",undisturbed_opening_delivery_ms,pk_undisturbed_ms,corrected_undisturbed_ms,measured_wait_ci95_ms,"
         ));
-        assert!(header.ends_with(",warmups,warmup_rho,attempts,rho_missed"));
+        assert!(header.ends_with(",warmups,warmup_rho,attempts,rho_missed,protocol"));
         assert!(text
             .lines()
             .nth(1)

@@ -58,11 +58,68 @@ impl QueueResults {
                  run's steady window (a tenth of it, at most 0.25 s, cut at either end).",
                 reality::BEARER_ROUND_TRIP_MS
             ));
-            s = s.table(self.load_table(ctx));
+            s = s.table(Self::load_table(
+                ctx,
+                "queue_load_test",
+                "Load test: measured job wait vs the models (one worker)",
+                &self.load,
+            ));
             s = s.figure(self.load_figure(ctx, Setting::Bearer));
             s = s.figure(self.load_figure(ctx, Setting::Loopback));
         }
-        s
+        self.modern_part(ctx, s)
+    }
+
+    /// DTLS 1.2 and EDHOC behind the same gateway worker: their points, and how the
+    /// models fare on them.
+    fn modern_part(&self, ctx: &Ctx, mut s: Section) -> Section {
+        if let Some(note) = &self.modern_note {
+            s = s.paragraph(note.clone());
+        }
+        if self.modern.is_empty() {
+            return s;
+        }
+        let mut verdicts = Vec::new();
+        for protocol in wtlsperf_spine::Protocol::ALL {
+            if !self.modern.iter().any(|p| p.protocol == protocol) {
+                continue;
+            }
+            let j = self.protocol_judgement(protocol);
+            let median = |j: &super::Judgement| {
+                j.median()
+                    .map_or("-".to_owned(), |m| format!("{:.1} %", m * 100.0))
+            };
+            verdicts.push(format!(
+                "{protocol}: corrected M/G/1 within 15 % at {} of {} judged points (median \
+                 |error| {}), the FIFO replay at {} of {} ({}), the corrected model on the \
+                 undisturbed jobs at {} of {} ({})",
+                j.corrected.within,
+                j.corrected.points(),
+                median(&j.corrected),
+                j.replay.within,
+                j.replay.points(),
+                median(&j.replay),
+                j.undisturbed.within,
+                j.undisturbed.points(),
+                median(&j.undisturbed),
+            ));
+        }
+        s = s.paragraph(format!(
+            "DTLS 1.2 (OpenSSL) and EDHOC (lakers over CoAP) run the same open-loop load test \
+             against their own real servers, behind the same gateway worker (one pinned, \
+             busy-polling worker; a peer table by address with the same time-outs; the same \
+             per-job records), in the bearer setting, and are judged the same way: every \
+             model at the point's measured rho. A job is a datagram that reached a \
+             handshaking peer; neither library reports its records, so a job counts as one \
+             message. {}.",
+            verdicts.join("; ")
+        ));
+        s.table(Self::load_table(
+            ctx,
+            "queue_load_test_modern",
+            "Load test, DTLS 1.2 and EDHOC: measured job wait vs the models (one worker)",
+            &self.modern,
+        ))
     }
 
     fn capacity_table(&self, ctx: &Ctx) -> Table {
@@ -266,10 +323,10 @@ impl QueueResults {
         )
     }
 
-    fn load_table(&self, ctx: &Ctx) -> Table {
+    fn load_table(ctx: &Ctx, id: &str, title: &str, points: &[LoadPoint]) -> Table {
         let m = ctx.measured();
         let inputs = "measured per-job service moments of the same load run";
-        let mut t = Table::new("queue_load_test", "Load test: measured job wait vs the models (one worker)")
+        let mut t = Table::new(id, title)
             .caption("Each point's arrival rate is calibrated while it runs: short warm-ups in the point's own conditions scale the rate until the worker's measured occupancy is within 0.03 of the target rho, then the point records; a recording whose measured rho is more than 0.05 from the target is repeated once, and otherwise marked missed and not judged. Every model is evaluated at the point's measured load. Waits are per job (datagram), from the gateway's job records, from the kernel's receive timestamp to the start of service, over each run's steady window (a tenth of the run, at most 0.25 s, cut at either end). 'measured wait' is the queueing wait the models predict: a job's wait when it arrived while the worker was busy with earlier jobs, zero when it found the worker idle; what jobs that found the worker idle waited (the path from the kernel to the worker, and any time the shared machine did not run the worker) is shown apart, with the total. Generator and gateway worker on separate cores.")
             .column(Column::label("case"))
             .column(Column::label("auth"))
@@ -316,7 +373,7 @@ impl QueueResults {
             .column(Column::new("error chains", Some("%"), Provenance::derived("(model - measured)/measured")))
             .column(Column::new("trace replay", Some("ms"), Provenance::modelled("FIFO single server, Lindley recursion", "the run's own arrival instants and job occupancies")))
             .column(Column::new("error replay", Some("%"), Provenance::derived("(model - measured)/measured")));
-        for p in &self.load {
+        for p in points {
             t = t.row(load_row(p));
         }
         t
@@ -335,83 +392,12 @@ impl QueueResults {
         };
         let n = cases.len().max(1);
         for (i, case) in cases.iter().enumerate() {
-            // One colour per curve: the case, then the model (measured points share the
-            // case's first colour).
-            let pts = |f: &dyn Fn(&LoadPoint) -> Option<f64>| -> Vec<(f64, f64)> {
-                self.load
-                    .iter()
-                    .filter(|p| &p.case == case && Setting::of(p) == setting)
-                    .filter_map(|p| Some((p.calibration.measured_rho, f(p).filter(|w| *w > 0.0)?)))
-                    .collect()
-            };
-            chart = chart
-                .series(
-                    Series::new(
-                        format!("{case} measured"),
-                        ctx.measured(),
-                        pts(&|p| Some(p.window.measured_wait_ms)),
-                    )
-                    .colour(i),
-                )
-                .series(
-                    Series::new(
-                        format!("{case} M/G/1 corrected"),
-                        Provenance::modelled("Eq. 3.12 at k x lambda", "measured per-job moments"),
-                        pts(&|p| p.models.corrected_ms),
-                    )
-                    .colour(i + n),
-                )
-                .series(
-                    Series::from_points(
-                        format!("{case} measured, undisturbed part (95 % interval)"),
-                        ctx.measured(),
-                        self.load
-                            .iter()
-                            .filter(|p| &p.case == case && Setting::of(p) == setting)
-                            .filter_map(|p| {
-                                let w = p.undisturbed.wait_ms.filter(|w| *w > 0.0)?;
-                                Some(match p.undisturbed.wait_ci95_ms {
-                                    // The axis is logarithmic: the bar stops above zero.
-                                    Some(h) => Point::with_err(
-                                        p.calibration.measured_rho,
-                                        w,
-                                        (w - h).max(0.01 * w),
-                                        w + h,
-                                    ),
-                                    None => Point::new(p.calibration.measured_rho, w),
-                                })
-                            })
-                            .collect(),
-                    )
-                    .colour(i + 4 * n),
-                )
-                .series(
-                    Series::new(
-                        format!("{case} M/G/1 corrected, undisturbed part"),
-                        Provenance::modelled(
-                            "Eq. 3.12 at k x lambda",
-                            "the undisturbed jobs' rate and occupancy moments",
-                        ),
-                        pts(&|p| p.models.corrected_undisturbed_ms),
-                    )
-                    .colour(i + 5 * n),
-                )
-                .series(
-                    Series::new(
-                        format!("{case} handshake chains"),
-                        Provenance::modelled("chain simulation", "measured job chains"),
-                        pts(&|p| p.models.chain_ms),
-                    )
-                    .colour(i + 2 * n),
-                )
-                .series(
-                    Series::new(
-                        format!("{case} M/G/1 as published"),
-                        Provenance::published("Bayoglu 2004 Eq. 3.12 reading: lambda handshakes/s"),
-                        pts(&|p| p.models.as_published_ms),
-                    )
-                    .colour(i + 3 * n),
-                );
+            let points: Vec<&LoadPoint> = self
+                .load
+                .iter()
+                .filter(|p| &p.case == case && Setting::of(p) == setting)
+                .collect();
+            chart = case_series(chart, ctx, case, &points, i, n);
         }
         let (id, title) = match setting {
             Setting::Bearer => (
@@ -430,24 +416,113 @@ impl QueueResults {
     }
 }
 
+/// A case's curves of the load figure: measured and modelled waits against measured rho,
+/// the `i`-th of `n` cases (one colour per curve: the case, then the model).
+fn case_series(
+    chart: LineChart,
+    ctx: &Ctx,
+    case: &str,
+    points: &[&LoadPoint],
+    i: usize,
+    n: usize,
+) -> LineChart {
+    let pts = |f: &dyn Fn(&LoadPoint) -> Option<f64>| -> Vec<(f64, f64)> {
+        points
+            .iter()
+            .filter_map(|p| Some((p.calibration.measured_rho, f(p).filter(|w| *w > 0.0)?)))
+            .collect()
+    };
+    let undisturbed: Vec<Point> = points
+        .iter()
+        .filter_map(|p| {
+            let w = p.undisturbed.wait_ms.filter(|w| *w > 0.0)?;
+            Some(match p.undisturbed.wait_ci95_ms {
+                // The axis is logarithmic: the bar stops above zero.
+                Some(h) => {
+                    Point::with_err(p.calibration.measured_rho, w, (w - h).max(0.01 * w), w + h)
+                }
+                None => Point::new(p.calibration.measured_rho, w),
+            })
+        })
+        .collect();
+    let measured_moments =
+        || Provenance::modelled("Eq. 3.12 at k x lambda", "measured per-job moments");
+    chart
+        .series(
+            Series::new(
+                format!("{case} measured"),
+                ctx.measured(),
+                pts(&|p| Some(p.window.measured_wait_ms)),
+            )
+            .colour(i),
+        )
+        .series(
+            Series::new(
+                format!("{case} M/G/1 corrected"),
+                measured_moments(),
+                pts(&|p| p.models.corrected_ms),
+            )
+            .colour(i + n),
+        )
+        .series(
+            Series::from_points(
+                format!("{case} measured, undisturbed part (95 % interval)"),
+                ctx.measured(),
+                undisturbed,
+            )
+            .colour(i + 4 * n),
+        )
+        .series(
+            Series::new(
+                format!("{case} M/G/1 corrected, undisturbed part"),
+                Provenance::modelled(
+                    "Eq. 3.12 at k x lambda",
+                    "the undisturbed jobs' rate and occupancy moments",
+                ),
+                pts(&|p| p.models.corrected_undisturbed_ms),
+            )
+            .colour(i + 5 * n),
+        )
+        .series(
+            Series::new(
+                format!("{case} handshake chains"),
+                Provenance::modelled("chain simulation", "measured job chains"),
+                pts(&|p| p.models.chain_ms),
+            )
+            .colour(i + 2 * n),
+        )
+        .series(
+            Series::new(
+                format!("{case} M/G/1 as published"),
+                Provenance::published("Bayoglu 2004 Eq. 3.12 reading: lambda handshakes/s"),
+                pts(&|p| p.models.as_published_ms),
+            )
+            .colour(i + 3 * n),
+        )
+}
+
+/// A model's relative error (%) against a measured wait, flagged at a judged point when
+/// it is outside both 15 % and the measurement's 95 % interval `ci`, or outside 15 %.
+fn error_cell(judged: bool, w: Option<f64>, measured: Option<f64>, ci: Option<f64>) -> Cell {
+    let e = w
+        .zip(measured)
+        .and_then(|(w, m)| relative_error(w, m))
+        .map(|e| e * 100.0);
+    let cell = Cell::opt(e, 1);
+    let beyond_interval = w.zip(measured).is_some_and(|(w, m)| outside_both(w, m, ci));
+    match e {
+        Some(_) if judged && beyond_interval => {
+            cell.flag("outside both 15 % and the measured wait's 95 % interval")
+        }
+        Some(e) if judged && e.abs() > 15.0 => cell.flag("outside the 15 % target"),
+        _ => cell,
+    }
+}
+
 /// The cells of a load point's row of the load-test table.
 fn load_row(p: &LoadPoint) -> Vec<Cell> {
     let judged = p.calibration.target_rho <= 0.8 && !p.calibration.rho_missed;
-    let err_against = |w: Option<f64>, measured: Option<f64>, ci: Option<f64>| {
-        let e = w
-            .zip(measured)
-            .and_then(|(w, m)| relative_error(w, m))
-            .map(|e| e * 100.0);
-        let cell = Cell::opt(e, 1);
-        let beyond_interval = w.zip(measured).is_some_and(|(w, m)| outside_both(w, m, ci));
-        match e {
-            Some(_) if judged && beyond_interval => {
-                cell.flag("outside both 15 % and the measured wait's 95 % interval")
-            }
-            Some(e) if judged && e.abs() > 15.0 => cell.flag("outside the 15 % target"),
-            _ => cell,
-        }
-    };
+    let err_against = |w, measured, ci| error_cell(judged, w, measured, ci);
     let err = |w: Option<f64>| {
         err_against(
             w,
@@ -466,7 +541,11 @@ fn load_row(p: &LoadPoint) -> Vec<Cell> {
         Cell::text("-")
     };
     vec![
-        Cell::text(&p.case),
+        Cell::text(if p.protocol == wtlsperf_spine::Protocol::Wtls {
+            p.case.clone()
+        } else {
+            format!("{} {}", p.protocol, p.case)
+        }),
         Cell::text(auth_name(p.auth)),
         Cell::num(p.round_trip_ms, 0),
         Cell::num(p.calibration.target_rho, 2),

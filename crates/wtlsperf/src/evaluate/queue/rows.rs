@@ -7,6 +7,7 @@ use serde::Serializer;
 use wtls::suite::Case;
 use wtlsperf_models::queue::Variant;
 use wtlsperf_models::Authentication;
+use wtlsperf_spine::Protocol;
 
 /// A category-3 group: its CA and the leaves of Table 3.3.
 #[derive(Debug, Clone, PartialEq)]
@@ -196,6 +197,10 @@ pub struct QueueRow {
     pub rho_missed: Option<bool>,
     /// Load-test rows: whether the model is outside both 15 % and that interval.
     pub outside_15_percent_and_interval: Option<bool>,
+    /// The protocol served: `wtls` for every model row, the load point's for a
+    /// load-test row.
+    #[serde(serialize_with = "as_display")]
+    pub protocol: Protocol,
 }
 
 impl QueueRow {
@@ -228,6 +233,7 @@ impl QueueRow {
             measured_wait_ci95_ms: None,
             rho_missed: None,
             outside_15_percent_and_interval: None,
+            protocol: Protocol::Wtls,
         }
     }
 }
@@ -292,5 +298,10 @@ mod tests {
                 .starts_with("pk_mg1,corrected,published,cat3-g2,equal,mutual,10.0,0.5,1.0"),
             "{text}"
         );
+        assert!(
+            text.lines().next().unwrap().ends_with(",protocol"),
+            "{text}"
+        );
+        assert!(text.lines().nth(1).unwrap().ends_with(",wtls"), "{text}");
     }
 }

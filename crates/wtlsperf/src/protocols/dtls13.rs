@@ -1,0 +1,681 @@
+//! DTLS 1.3 (RFC 9147) through wolfSSL, on the handshake spine ([`Handshake`]), with
+//! classical and ML-KEM (FIPS 203) key exchange. Built only with the `dtls13` cargo
+//! feature: wolfSSL is GPL-2.0-or-later (README; docs/dtls13.md says why wolfSSL).
+//!
+//! Why these settings:
+//! * Cipher suite TLS_AES_128_CCM_8_SHA256 throughout: the RFC 7925 profile's AEAD
+//!   (8-byte tag), as the DTLS 1.2 rows use AES-128-CCM-8.
+//! * Certificates: the same small P-256 chain as DTLS 1.2 ([`P256Pki`]), ECDSA with
+//!   SHA-256; server-authenticated or mutual.
+//! * PSK: external PSK, either `psk_ke` (no key exchange: the lightest case) or
+//!   `psk_dhe_ke` with P-256 (forward secrecy). A PSK authenticates both sides.
+//! * Connection ID (RFC 9147 section 9): when on, the server asks for a 1-byte CID in the
+//!   records it receives and the client for none (a zero-length CID): the constrained
+//!   client's traffic carries the byte that lets the server survive a NAT rebinding.
+//! * The key share the client sends is exactly the configured group, so no
+//!   HelloRetryRequest is needed for the group; wolfSSL's server does the stateless
+//!   cookie exchange (a HelloRetryRequest with a cookie) by default, as RFC 9147
+//!   section 5.1 recommends, which costs one round trip as DTLS 1.2's HelloVerifyRequest.
+//! * Retransmission: wolfSSL's own (RFC 9147 section 5.8): the whole flight at the long
+//!   timer, ACKs at a quarter of it, partial retransmission of what the peer has not
+//!   acknowledged. Its timer starts at [`RFC7925_INITIAL_TIMER_S`] (as the DTLS 1.2
+//!   adapter's), doubling up to wolfSSL's 64 s ceiling, then the handshake times out.
+//!
+//! ## wolfSSL's timer under virtual time
+//!
+//! wolfSSL's DTLS timer is a number of seconds it exposes
+//! (`wolfSSL_dtls_get_current_timeout`, and `wolfSSL_dtls13_use_quick_timeout` for the
+//! quarter-length ACK timer) and an entry point the application calls when it expires
+//! (`wolfSSL_dtls_got_timeout`): it never waits on its own. The adapter turns the
+//! timer into a deadline in the caller's time when a flight leaves, and calls
+//! `wolfSSL_dtls_got_timeout` when the caller fires it. The clocks wolfSSL does read
+//! (its minimum interval between retransmissions, certificate dates) are answered from
+//! the same caller's time ([`super::dtls13_wolf`]), so, unlike OpenSSL's DTLS 1.2 timer,
+//! no real time passes for a virtual retransmission.
+//!
+//! wolfSSL handles a whole received flight in one call, so per-message timing is not
+//! exposed: per datagram (the jobs) and per handshake only, as for DTLS 1.2.
+
+use std::ffi::{c_char, c_int, c_uint, CStr};
+use std::sync::OnceLock;
+
+use wolfssl_sys as w;
+use wtlsperf_spine::{Failure, Handshake, Now, Protocol, Role, Status, Step};
+
+use super::dtls::P256Pki;
+use super::dtls13_wolf::{check, set_clock, Connection, Context, WolfError};
+
+/// The initial retransmission timer (seconds) recommended for constrained links
+/// (RFC 7925 section 11), as for DTLS 1.2.
+pub const RFC7925_INITIAL_TIMER_S: u32 = 9;
+
+/// Datagram payload limit by default: the IPv6 minimum MTU, as for DTLS 1.2.
+pub const DEFAULT_MTU: u16 = 1280;
+
+/// wolfSSL's name of TLS_AES_128_CCM_8_SHA256.
+const CCM8: &CStr = c"TLS13-AES128-CCM-8-SHA256";
+
+/// The key exchange of a DTLS 1.3 handshake: its TLS named group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Group {
+    /// secp256r1 ECDHE.
+    P256,
+    /// ML-KEM-512 alone (draft-ietf-tls-mlkem).
+    MlKem512,
+    /// ML-KEM-768 alone.
+    MlKem768,
+    /// X25519 + ML-KEM-768 (draft-ietf-tls-ecdhe-mlkem).
+    X25519MlKem768,
+    /// secp256r1 + ML-KEM-768.
+    P256MlKem768,
+}
+
+impl Group {
+    pub const ALL: [Group; 5] = [
+        Group::P256,
+        Group::MlKem512,
+        Group::MlKem768,
+        Group::X25519MlKem768,
+        Group::P256MlKem768,
+    ];
+
+    /// The TLS NamedGroup code point (wolfSSL's constants).
+    pub fn code(self) -> c_int {
+        (match self {
+            Group::P256 => w::WOLFSSL_ECC_SECP256R1,
+            Group::MlKem512 => w::WOLFSSL_ML_KEM_512,
+            Group::MlKem768 => w::WOLFSSL_ML_KEM_768,
+            Group::X25519MlKem768 => w::WOLFSSL_X25519MLKEM768,
+            Group::P256MlKem768 => w::WOLFSSL_SECP256R1MLKEM768,
+        }) as c_int
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::P256 => "p256",
+            Group::MlKem512 => "mlkem512",
+            Group::MlKem768 => "mlkem768",
+            Group::X25519MlKem768 => "x25519mlkem768",
+            Group::P256MlKem768 => "p256mlkem768",
+        }
+    }
+
+    /// Whether it includes ML-KEM.
+    pub fn post_quantum(self) -> bool {
+        self != Group::P256
+    }
+}
+
+/// How the two sides authenticate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Credential {
+    /// ECDSA P-256 certificates; `mutual` adds the client's.
+    Certificate { mutual: bool },
+    /// External PSK, `psk_ke`: no key exchange.
+    Psk,
+    /// External PSK with a key exchange (`psk_dhe_ke`).
+    PskDhe,
+}
+
+/// One DTLS 1.3 configuration on the bench.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Dtls13Suite {
+    pub credential: Credential,
+    /// The key exchange (unused by [`Credential::Psk`], kept at [`Group::P256`]).
+    pub group: Group,
+    /// Connection ID negotiated (see the module's documentation).
+    pub cid: bool,
+}
+
+impl Dtls13Suite {
+    pub const fn new(credential: Credential, group: Group, cid: bool) -> Dtls13Suite {
+        Dtls13Suite {
+            credential,
+            group,
+            cid,
+        }
+    }
+
+    /// Every configuration: the classical ones with and without a CID, then each ML-KEM
+    /// group with certificates, server-authenticated and mutual.
+    pub fn all() -> Vec<Dtls13Suite> {
+        let classical = [
+            Credential::Certificate { mutual: false },
+            Credential::Certificate { mutual: true },
+            Credential::Psk,
+            Credential::PskDhe,
+        ];
+        let mut out = Vec::new();
+        for cid in [false, true] {
+            for c in classical {
+                out.push(Dtls13Suite::new(c, Group::P256, cid));
+            }
+        }
+        for g in Group::ALL.into_iter().filter(|g| g.post_quantum()) {
+            for mutual in [false, true] {
+                out.push(Dtls13Suite::new(
+                    Credential::Certificate { mutual },
+                    g,
+                    false,
+                ));
+            }
+        }
+        out
+    }
+
+    /// Name for tables, CSV and the command line, e.g. `ecdhe-p256-ecdsa-ccm8-mutual-cid`.
+    pub fn name(self) -> String {
+        let base = match self.credential {
+            Credential::Certificate { mutual } => format!(
+                "{}-ecdsa-ccm8{}",
+                match self.group {
+                    Group::P256 => "ecdhe-p256",
+                    g => g.name(),
+                },
+                if mutual { "-mutual" } else { "" }
+            ),
+            Credential::Psk => "psk-ccm8".to_owned(),
+            Credential::PskDhe => format!("psk-{}-ccm8", self.group.name()),
+        };
+        if self.cid {
+            format!("{base}-cid")
+        } else {
+            base
+        }
+    }
+
+    /// Parses [`Dtls13Suite::name`]; the error lists the names.
+    pub fn parse(name: &str) -> anyhow::Result<Dtls13Suite> {
+        Dtls13Suite::all()
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| {
+                let known: Vec<String> = Dtls13Suite::all().iter().map(|s| s.name()).collect();
+                anyhow::anyhow!(
+                    "unknown DTLS 1.3 suite {name:?}; known: {}",
+                    known.join(", ")
+                )
+            })
+    }
+
+    /// Is the client authenticated too?
+    pub fn mutual(self) -> bool {
+        match self.credential {
+            Credential::Certificate { mutual } => mutual,
+            Credential::Psk | Credential::PskDhe => true,
+        }
+    }
+}
+
+/// The PSK identity both sides use.
+const PSK_IDENTITY: &CStr = c"wtlsperf";
+
+/// The process's pre-shared key: random, drawn once (a bench credential, never logged).
+fn psk() -> &'static [u8; 16] {
+    static KEY: OnceLock<[u8; 16]> = OnceLock::new();
+    KEY.get_or_init(|| {
+        let mut k = [0u8; 16];
+        // A failing system RNG leaves the key all zero, which still works for a bench
+        // whose two sides share it; openssl's RNG does not fail on Linux.
+        let _ = openssl::rand::rand_bytes(&mut k);
+        k
+    })
+}
+
+/// Copies the PSK into wolfSSL's buffer; 0 (no PSK) when it does not fit.
+fn put_psk(key: *mut u8, key_max_len: c_uint) -> c_uint {
+    let k = psk();
+    if (key_max_len as usize) < k.len() {
+        return 0;
+    }
+    // SAFETY: wolfSSL's key buffer holds key_max_len bytes.
+    unsafe { std::ptr::copy_nonoverlapping(k.as_ptr(), key, k.len()) };
+    k.len() as c_uint
+}
+
+unsafe extern "C" fn psk_client_cb(
+    _ssl: *mut w::WOLFSSL,
+    _hint: *const c_char,
+    identity: *mut c_char,
+    id_max_len: c_uint,
+    key: *mut u8,
+    key_max_len: c_uint,
+    cipher: *mut *const c_char,
+) -> c_uint {
+    let id = PSK_IDENTITY.to_bytes_with_nul();
+    if (id_max_len as usize) < id.len() {
+        return 0;
+    }
+    // SAFETY: wolfSSL's identity buffer holds id_max_len bytes; `cipher` points to
+    // where it reads the suite's static name from.
+    unsafe {
+        std::ptr::copy_nonoverlapping(id.as_ptr().cast::<c_char>(), identity, id.len());
+        *cipher = CCM8.as_ptr();
+    }
+    put_psk(key, key_max_len)
+}
+
+unsafe extern "C" fn psk_server_cb(
+    _ssl: *mut w::WOLFSSL,
+    identity: *const c_char,
+    key: *mut u8,
+    key_max_len: c_uint,
+    cipher: *mut *const c_char,
+) -> c_uint {
+    // SAFETY: wolfSSL passes the NUL-terminated identity the client sent.
+    if identity.is_null() || unsafe { CStr::from_ptr(identity) } != PSK_IDENTITY {
+        return 0;
+    }
+    // SAFETY: as in the client's callback.
+    unsafe { *cipher = CCM8.as_ptr() };
+    put_psk(key, key_max_len)
+}
+
+/// One side's wolfSSL context for `suite`.
+fn context(suite: Dtls13Suite, pki: &P256Pki, server: bool) -> anyhow::Result<Context> {
+    let ctx = Context::new(server)?;
+    let c = ctx.as_ptr();
+    // SAFETY: every call below configures our live context with valid buffers.
+    unsafe {
+        check(
+            "set_cipher_list",
+            w::wolfSSL_CTX_set_cipher_list(c, CCM8.as_ptr()),
+        )?;
+        let mut groups = [suite.group.code()];
+        check(
+            "set_groups",
+            w::wolfSSL_CTX_set_groups(c, groups.as_mut_ptr(), 1),
+        )?;
+        match suite.credential {
+            Credential::Certificate { mutual } => certificates(c, pki, server, mutual)?,
+            Credential::Psk | Credential::PskDhe => {
+                if server {
+                    w::wolfSSL_CTX_set_psk_server_tls13_callback(c, Some(psk_server_cb));
+                } else {
+                    w::wolfSSL_CTX_set_psk_client_tls13_callback(c, Some(psk_client_cb));
+                }
+                // This one answers 0 on success.
+                if suite.credential == Credential::Psk && w::wolfSSL_CTX_no_dhe_psk(c) != 0 {
+                    return Err(WolfError::new("no_dhe_psk", -1).into());
+                }
+                w::wolfSSL_CTX_set_verify(c, w::WOLFSSL_VERIFY_NONE as c_int, None);
+            }
+        }
+    }
+    Ok(ctx)
+}
+
+/// DER buffers into a context: the CA to verify with, this side's chain and key.
+///
+/// # Safety
+/// `c` is a live context.
+unsafe fn certificates(
+    c: *mut w::WOLFSSL_CTX,
+    pki: &P256Pki,
+    server: bool,
+    mutual: bool,
+) -> anyhow::Result<()> {
+    let der = w::WOLFSSL_FILETYPE_ASN1 as c_int;
+    let ca = pki.ca_cert.to_der()?;
+    // SAFETY: the caller's context; each buffer lives across its call.
+    unsafe {
+        // The CA's dates are not checked here, where no caller's time is known yet; the
+        // peer's chain is checked in the handshake, at the caller's time.
+        check(
+            "load_verify_buffer",
+            w::wolfSSL_CTX_load_verify_buffer_ex(
+                c,
+                ca.as_ptr(),
+                ca.len() as _,
+                der,
+                0,
+                w::WOLFSSL_LOAD_FLAG_DATE_ERR_OKAY as _,
+            ),
+        )?;
+        if server || mutual {
+            let (cert, key) = if server {
+                (
+                    pki.server_cert.to_der()?,
+                    pki.server_key.private_key_to_der()?,
+                )
+            } else {
+                (
+                    pki.client_cert.to_der()?,
+                    pki.client_key.private_key_to_der()?,
+                )
+            };
+            check(
+                "use_certificate_buffer",
+                w::wolfSSL_CTX_use_certificate_buffer(c, cert.as_ptr(), cert.len() as _, der),
+            )?;
+            check(
+                "use_PrivateKey_buffer",
+                w::wolfSSL_CTX_use_PrivateKey_buffer(c, key.as_ptr(), key.len() as _, der),
+            )?;
+        }
+        let mode = match (server, mutual) {
+            (false, _) => w::WOLFSSL_VERIFY_PEER,
+            (true, true) => w::WOLFSSL_VERIFY_PEER | w::WOLFSSL_VERIFY_FAIL_IF_NO_PEER_CERT,
+            (true, false) => w::WOLFSSL_VERIFY_NONE,
+        };
+        w::wolfSSL_CTX_set_verify(c, mode as c_int, None);
+    }
+    Ok(())
+}
+
+/// Server and client contexts of one configuration, built once for many handshakes.
+pub struct Dtls13Config {
+    pub suite: Dtls13Suite,
+    client_ctx: Context,
+    server_ctx: Context,
+    /// Initial retransmission timer of both sides (seconds: wolfSSL's unit).
+    pub initial_timer_s: u32,
+    /// Datagram payload limit wolfSSL fragments to.
+    pub mtu: u16,
+}
+
+impl Dtls13Config {
+    /// Contexts for `suite` with a fresh certificate chain, the RFC 7925 initial timer
+    /// and the 1280-byte MTU.
+    pub fn new(suite: Dtls13Suite) -> anyhow::Result<Dtls13Config> {
+        let pki = P256Pki::generate()?;
+        Ok(Dtls13Config {
+            suite,
+            client_ctx: context(suite, &pki, false)?,
+            server_ctx: context(suite, &pki, true)?,
+            initial_timer_s: RFC7925_INITIAL_TIMER_S,
+            mtu: DEFAULT_MTU,
+        })
+    }
+
+    /// The same contexts fragmenting to another MTU (a bearer's).
+    pub fn with_mtu(mut self, mtu: u16) -> Dtls13Config {
+        self.mtu = mtu;
+        self
+    }
+
+    /// The same contexts with another initial timer.
+    pub fn with_initial_timer_s(mut self, s: u32) -> Dtls13Config {
+        self.initial_timer_s = s.max(1);
+        self
+    }
+
+    fn endpoint(&self, server: bool) -> anyhow::Result<Dtls13Endpoint> {
+        let ctx = if server {
+            &self.server_ctx
+        } else {
+            &self.client_ctx
+        };
+        let conn = Connection::new(ctx)?;
+        let ssl = conn.as_ptr();
+        // SAFETY: our live connection; the CID buffer lives across the call.
+        unsafe {
+            check("dtls_set_mtu", w::wolfSSL_dtls_set_mtu(ssl, self.mtu))?;
+            check(
+                "dtls_set_timeout_init",
+                w::wolfSSL_dtls_set_timeout_init(ssl, self.initial_timer_s as c_int),
+            )?;
+            match (server, self.suite.credential) {
+                (true, _) => {}
+                // psk_ke: no key share at all (wolfSSL would send one by default).
+                (false, Credential::Psk) => {
+                    check("NoKeyShares", w::wolfSSL_NoKeyShares(ssl))?;
+                }
+                (false, _) => check(
+                    "UseKeyShare",
+                    w::wolfSSL_UseKeyShare(ssl, self.suite.group.code() as _),
+                )?,
+            }
+            if self.suite.cid {
+                check("dtls_cid_use", w::wolfSSL_dtls_cid_use(ssl))?;
+                let mut cid = [0x2a_u8];
+                let len = if server { 1 } else { 0 };
+                check(
+                    "dtls_cid_set",
+                    w::wolfSSL_dtls_cid_set(ssl, cid.as_mut_ptr(), len),
+                )?;
+            }
+        }
+        Ok(Dtls13Endpoint {
+            conn,
+            suite: self.suite,
+            server,
+            complete: false,
+            failed: None,
+            retransmissions: 0,
+            deadline_ns: None,
+            flights_sent: 0,
+        })
+    }
+
+    /// A fresh client connection.
+    pub fn client(&self) -> anyhow::Result<Dtls13Endpoint> {
+        self.endpoint(false)
+    }
+
+    /// A fresh server connection.
+    pub fn server(&self) -> anyhow::Result<Dtls13Endpoint> {
+        self.endpoint(true)
+    }
+}
+
+/// Why a DTLS 1.3 handshake failed: wolfSSL's error code, and whose side saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dtls13Error {
+    pub server: bool,
+    pub wolf: WolfError,
+}
+
+impl std::fmt::Display for Dtls13Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let who = if self.server { "server" } else { "client" };
+        write!(f, "DTLS 1.3 {who}: {}", self.wolf)
+    }
+}
+
+/// wolfSSL's "received a fatal alert" error (`FATAL_ERROR` in error-ssl.h).
+const PEER_ALERT: i32 = w::wolfSSL_ErrorCodes_FATAL_ERROR;
+
+/// One DTLS 1.3 connection over an in-memory datagram pipe.
+pub struct Dtls13Endpoint {
+    conn: Connection,
+    suite: Dtls13Suite,
+    server: bool,
+    complete: bool,
+    failed: Option<Failure<Dtls13Error>>,
+    retransmissions: u32,
+    deadline_ns: Option<u64>,
+    /// Flights this side sent (a server's first is the stateless cookie exchange,
+    /// which it does not retransmit: the client does).
+    flights_sent: u32,
+}
+
+impl Dtls13Endpoint {
+    /// Drives wolfSSL once at `now`: the handshake until it completes, then a read,
+    /// which answers a retransmitted flight of the peer and takes ACKs.
+    fn drive(&mut self, now: Now) -> Result<Vec<Vec<u8>>, Dtls13Error> {
+        set_clock(now);
+        let ssl = self.conn.as_ptr();
+        // SAFETY: our live connection; the read buffer lives across the call.
+        let ret = unsafe {
+            if self.complete {
+                let mut buf = [0u8; 64];
+                w::wolfSSL_read(ssl, buf.as_mut_ptr().cast(), buf.len() as c_int)
+            } else if self.server {
+                w::wolfSSL_accept(ssl)
+            } else {
+                w::wolfSSL_connect(ssl)
+            }
+        };
+        if !self.complete && ret == w::WOLFSSL_SUCCESS as c_int {
+            self.complete = true;
+        } else if ret <= 0 {
+            // SAFETY: as above.
+            let err = unsafe { w::wolfSSL_get_error(ssl, ret) };
+            let waiting = [w::WOLFSSL_ERROR_WANT_READ, w::WOLFSSL_ERROR_WANT_WRITE]
+                .map(|e| e as c_int)
+                .contains(&err);
+            if !waiting {
+                return Err(self.error("handshake", err));
+            }
+        }
+        Ok(self.conn.pipe().take_outbox())
+    }
+
+    fn error(&self, during: &'static str, code: c_int) -> Dtls13Error {
+        Dtls13Error {
+            server: self.server,
+            wolf: WolfError::new(during, code),
+        }
+    }
+
+    /// wolfSSL's current timer as a duration from now (the quarter-length ACK timer
+    /// when wolfSSL asks for it).
+    fn timer_ns(&self) -> u64 {
+        let ssl = self.conn.as_ptr();
+        // SAFETY: read-only queries of our live connection.
+        let (secs, quick) = unsafe {
+            (
+                w::wolfSSL_dtls_get_current_timeout(ssl),
+                w::wolfSSL_dtls13_use_quick_timeout(ssl),
+            )
+        };
+        let ns = u64::try_from(secs.max(1)).unwrap_or(1) * 1_000_000_000;
+        if quick != 0 {
+            ns / 4
+        } else {
+            ns
+        }
+    }
+
+    /// A step after wolfSSL ran at `now`: a failure ends the handshake; a flight
+    /// (re)starts the timer; completion stops it.
+    fn step(&mut self, result: Result<Vec<Vec<u8>>, Dtls13Error>, now: Now) -> Step {
+        let datagrams = match result {
+            Ok(d) => d,
+            Err(e) => {
+                self.failed = Some(if e.wolf.code == PEER_ALERT {
+                    Failure::Peer(e)
+                } else {
+                    Failure::Local(e)
+                });
+                self.deadline_ns = None;
+                return Step::send(self.conn.pipe().take_outbox());
+            }
+        };
+        if !datagrams.is_empty() {
+            self.flights_sent += 1;
+        }
+        let stateless = self.server && self.flights_sent <= 1;
+        if self.complete || stateless {
+            self.deadline_ns = None;
+        } else if !datagrams.is_empty() {
+            self.deadline_ns = Some(now.mono_ns.saturating_add(self.timer_ns()));
+        }
+        Step::send(datagrams)
+    }
+
+    /// The cipher suite wolfSSL negotiated (its name), once complete.
+    pub fn negotiated_cipher(&self) -> Option<String> {
+        // SAFETY: wolfSSL returns a static string or null.
+        let p = unsafe { w::wolfSSL_get_cipher_name(self.conn.as_ptr()) };
+        (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    }
+
+    /// The named group of the key exchange (wolfSSL's name), once complete; `None` for
+    /// a PSK-only handshake.
+    pub fn negotiated_group(&self) -> Option<String> {
+        // SAFETY: as above.
+        let p = unsafe { w::wolfSSL_get_curve_name(self.conn.as_ptr()) };
+        (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+    }
+}
+
+impl Handshake for Dtls13Endpoint {
+    /// The configured suite (each context offers exactly one).
+    type Negotiated = Dtls13Suite;
+    type Error = Dtls13Error;
+    /// wolfSSL takes a whole flight in one call: no per-message timing.
+    type Records = ();
+
+    fn protocol(&self) -> Protocol {
+        Protocol::Dtls13
+    }
+
+    fn role(&self) -> Role {
+        if self.server {
+            Role::Server
+        } else {
+            Role::Client
+        }
+    }
+
+    fn start(&mut self, now: Now) -> Step {
+        if self.server {
+            return Step::default();
+        }
+        let result = self.drive(now);
+        self.step(result, now)
+    }
+
+    fn handle_datagram(&mut self, datagram: &[u8], now: Now) -> Step {
+        if self.failed.is_some() {
+            return Step::dropped();
+        }
+        self.conn.pipe().inbox.push_back(datagram.to_vec());
+        let result = self.drive(now);
+        self.step(result, now)
+    }
+
+    fn deadline(&self) -> Option<u64> {
+        self.deadline_ns
+    }
+
+    fn handle_timeout(&mut self, now: Now) -> Step {
+        match self.deadline_ns {
+            Some(d) if now.mono_ns >= d && self.failed.is_none() => {}
+            _ => return Step::default(),
+        }
+        set_clock(now);
+        let ssl = self.conn.as_ptr();
+        // SAFETY: our live connection.
+        if unsafe { w::wolfSSL_dtls_got_timeout(ssl) } != w::WOLFSSL_SUCCESS as c_int {
+            // SAFETY: as above.
+            let err = unsafe { w::wolfSSL_get_error(ssl, -1) };
+            self.deadline_ns = None;
+            // wolfSSL's own "timer at its ceiling" is a bare fatal error (-1).
+            self.failed = Some(if err == w::wolfSSL_ErrorCodes_WOLFSSL_FATAL_ERROR {
+                Failure::TimedOut {
+                    retransmissions: self.retransmissions,
+                }
+            } else {
+                Failure::Local(self.error("dtls_got_timeout", err))
+            });
+            return Step::send(self.conn.pipe().take_outbox());
+        }
+        let out = self.conn.pipe().take_outbox();
+        self.retransmissions += out.len() as u32;
+        self.deadline_ns = Some(now.mono_ns.saturating_add(self.timer_ns()));
+        Step::send(out)
+    }
+
+    fn delay_timers(&mut self, by_ns: u64) {
+        self.deadline_ns = self.deadline_ns.map(|d| d.saturating_add(by_ns));
+    }
+
+    fn status(&self) -> Status<Dtls13Suite, Dtls13Error> {
+        match (&self.failed, self.complete) {
+            (Some(f), _) => Status::Failed(f.clone()),
+            (None, true) => Status::Complete(self.suite),
+            (None, false) => Status::Running,
+        }
+    }
+
+    fn retransmissions(&self) -> u32 {
+        self.retransmissions
+    }
+}
+
+#[cfg(test)]
+#[path = "dtls13_tests.rs"]
+mod tests;
