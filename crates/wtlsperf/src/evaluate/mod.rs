@@ -39,6 +39,7 @@ pub mod mcommerce;
 pub mod output;
 pub mod overall;
 pub mod page_load;
+pub mod page_load_model;
 pub mod processing;
 pub mod protocols;
 pub mod queue;
@@ -239,6 +240,7 @@ struct Parts {
     mcommerce: mcommerce::McommerceResults,
     protocols: protocols::ProtocolResults,
     page_load: page_load::PageLoadResults,
+    wap_model: page_load_model::WapModelResults,
     flights: Vec<flights::FlightRow>,
     findings: Vec<wtlsperf_report::Finding>,
 }
@@ -255,7 +257,7 @@ impl Parts {
             transmission::run(ctx, store, &processing)
         })?;
         let devices = clocks.part(ctx, "devices", || device::run(ctx, store, &processing))?;
-        let overall = clocks.part(ctx, "overall", || {
+        let mut overall = clocks.part(ctx, "overall", || {
             overall::build(ctx, &processing, &transmission, &queue, &devices.emulated)
         })?;
         let records = clocks.part(ctx, "record_layer", || record_layer::run(ctx))?;
@@ -270,6 +272,9 @@ impl Parts {
             anyhow::Ok(all)
         })?;
         findings.extend(protocols.findings());
+        let wap_model = page_load_model::WapModelResults::build(&page_load, &processing);
+        findings.extend(wap_model.findings());
+        overall.add_wtp_series(&wap_model.herwono_modelled, &wap_model.herwono_measured);
         Ok(Parts {
             processing,
             instructions,
@@ -281,6 +286,7 @@ impl Parts {
             mcommerce,
             protocols,
             page_load,
+            wap_model,
             flights,
             findings,
         })
@@ -303,16 +309,32 @@ impl Parts {
                 .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
                 .section(self.processing.section(ctx)?)
                 .section(self.instructions.section(ctx))
-                .section(self.queue.section(ctx))
+                .section(self.queue_section(ctx))
                 .section(self.transmission.section(ctx))
                 .section(self.overall.section(ctx))
                 .section(self.devices.section(ctx))
                 .section(self.records.section(ctx))
                 .section(self.mcommerce.section(ctx))
                 .section(self.protocols.section(ctx))
-                .section(self.page_load.section(ctx))
+                .section(
+                    self.page_load
+                        .section(ctx)
+                        .table(self.wap_model.wtp_table(ctx)),
+                )
                 .section(findings::section(&self.findings)),
         )
+    }
+
+    /// The queue section, with what a page adds beside the handshake jobs.
+    fn queue_section(&self, ctx: &Ctx) -> wtlsperf_report::Section {
+        let s = self
+            .queue
+            .section(ctx)
+            .table(self.wap_model.service_table(ctx, &self.page_load.gateway));
+        match self.wap_model.service_paragraph() {
+            Some(p) => s.paragraph(p),
+            None => s,
+        }
     }
 
     /// The headline numbers of `summary.json`.
@@ -343,6 +365,7 @@ impl Parts {
         self.devices.write_csv(out)?;
         self.protocols.write_csv(out)?;
         self.page_load.write_csv(out)?;
+        self.wap_model.write_csv(out)?;
         flights::write(out, &self.flights)?;
         Ok(())
     }

@@ -231,6 +231,10 @@ pub struct OverallResults {
     pub herwono: Vec<(String, f64, f64, Option<f64>)>,
     /// Measured Herwono points: (case, bit/s, ms).
     pub herwono_measured: Vec<(String, f64, f64)>,
+    /// WTP series: handshake plus first page in connection mode, modelled (case, bit/s,
+    /// ms) and measured over the symmetric page-load bearers.
+    pub herwono_wtp: Vec<(String, f64, f64)>,
+    pub herwono_wtp_measured: Vec<(String, f64, f64)>,
 }
 
 fn our_tpd(c: &CaseResult) -> f64 {
@@ -252,6 +256,8 @@ pub fn build(
         levi_savas: levi_savas_points(processing),
         herwono: herwono_curves(processing),
         herwono_measured: herwono_measured(transmission),
+        herwono_wtp: Vec::new(),
+        herwono_wtp_measured: Vec::new(),
     })
 }
 
@@ -376,6 +382,49 @@ fn herwono_measured(transmission: &TransmissionResults) -> Vec<(String, f64, f64
 }
 
 impl OverallResults {
+    /// Adds the WTP series (built from the page loads, which run after this part).
+    pub fn add_wtp_series(
+        &mut self,
+        modelled: &[(String, f64, f64)],
+        measured: &[(String, f64, f64)],
+    ) {
+        self.herwono_wtp = modelled.to_vec();
+        self.herwono_wtp_measured = measured.to_vec();
+    }
+
+    /// The WTP series of the Herwono figure: one modelled and one measured per case.
+    fn wtp_series(&self, ctx: &Ctx, mut chart: LineChart) -> LineChart {
+        let mut cases: Vec<&String> = self.herwono_wtp.iter().map(|h| &h.0).collect();
+        cases.dedup();
+        for case in cases {
+            let of = |pts: &[(String, f64, f64)]| -> Vec<(f64, f64)> {
+                pts.iter()
+                    .filter(|p| &p.0 == case)
+                    .map(|p| (p.1, p.2))
+                    .collect()
+            };
+            chart = chart.series(Series::new(
+                format!("{case} + first page over WTP, ours"),
+                Provenance::modelled(
+                    "Herwono duration = bytes x 8 / R + T_PD",
+                    "link bytes of a connection-mode page load plus the bearer's per-datagram overhead, our T_PD",
+                ),
+                of(&self.herwono_wtp),
+            ));
+            let measured = of(&self.herwono_wtp_measured);
+            if !measured.is_empty() {
+                chart = chart.series(Series::new(
+                    format!(
+                        "{case} + first page over WTP, measured (with the bearer's traversals)"
+                    ),
+                    ctx.measured(),
+                    measured,
+                ));
+            }
+        }
+        chart
+    }
+
     /// The report section of part 4.
     pub fn section(&self, ctx: &Ctx) -> Section {
         let mut s = Section::new(
@@ -661,6 +710,7 @@ impl OverallResults {
                 pts,
             ));
         }
+        chart = self.wtp_series(ctx, chart);
         Figure::new(
             "herwono_duration",
             "Handshake duration against bearer throughput (Herwono Fig. 3/4)",

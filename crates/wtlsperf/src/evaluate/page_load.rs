@@ -75,6 +75,21 @@ pub struct PageLoadRow {
     pub bytes: u64,
     /// Size of the page's body as delivered (WMLC), 0 for the handshake alone.
     pub body_bytes: usize,
+    /// Every completed run's time (ms), for the interval of the WTP model check.
+    #[serde(skip)]
+    pub run_ms: Vec<f64>,
+    /// The first completed run's link counts per direction.
+    #[serde(skip)]
+    pub link: LinkTally,
+}
+
+/// Datagrams and bytes one run put on the link, per direction, as the relay counted them.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct LinkTally {
+    pub up_datagrams: u64,
+    pub down_datagrams: u64,
+    pub up_bytes: u64,
+    pub down_bytes: u64,
 }
 
 /// One row of `page_load_gateway.csv`: what each kind of job cost the gateway over the
@@ -89,6 +104,10 @@ pub struct GatewayCostRow {
     /// Median and 95th percentile (nearest rank) of the job's service time (µs).
     pub median_service_us: f64,
     pub p95_service_us: f64,
+    /// Mean service time E[S] (µs) and its second moment E[S^2] (µs^2): what the
+    /// Pollaczek-Khinchin formula takes of this kind of job.
+    pub mean_service_us: f64,
+    pub second_moment_us2: f64,
     /// Median size of the datagram (or the Reply's body) (B).
     pub median_bytes: f64,
 }
@@ -117,11 +136,14 @@ fn gateway_costs(jobs: &[wap_gateway::WapJob]) -> Vec<GatewayCostRow> {
         let of: Vec<&wap_gateway::WapJob> = jobs.iter().filter(|j| j.kind == kind).collect();
         let us: Vec<f64> = of.iter().map(|j| j.service_ns() as f64 / 1e3).collect();
         let bytes: Vec<f64> = of.iter().map(|j| j.bytes as f64).collect();
-        (!of.is_empty()).then(|| GatewayCostRow {
+        let moments = wtlsperf_models::stats::Moments::of(&us)?;
+        Some(GatewayCostRow {
             kind: name.to_owned(),
             jobs: of.len(),
             median_service_us: rank(&us, 50.0),
             p95_service_us: rank(&us, 95.0),
+            mean_service_us: moments.mean,
+            second_moment_us2: moments.m2,
             median_bytes: rank(&bytes, 50.0),
         })
     })
@@ -151,6 +173,7 @@ struct Run {
     ms: f64,
     datagrams: u64,
     bytes: u64,
+    link: LinkTally,
     body_bytes: usize,
 }
 
@@ -311,6 +334,12 @@ fn one_run(
         ms: elapsed.as_secs_f64() * 1e3,
         datagrams: stats.up.datagrams_in + stats.down.datagrams_in,
         bytes: stats.up.bytes_in + stats.down.bytes_in,
+        link: LinkTally {
+            up_datagrams: stats.up.datagrams_in,
+            down_datagrams: stats.down.datagrams_in,
+            up_bytes: stats.up.bytes_in,
+            down_bytes: stats.down.bytes_in,
+        },
         body_bytes,
     })
 }
@@ -350,6 +379,8 @@ fn summarise(
                 datagrams: first.datagrams,
                 bytes: first.bytes,
                 body_bytes: first.body_bytes,
+                run_ms: runs.iter().map(|r| r.ms).collect(),
+                link: first.link,
             });
         }
     }
@@ -465,6 +496,8 @@ mod tests {
         assert_eq!(rows[0].median_service_us, 2.0);
         assert_eq!(rows[0].p95_service_us, 3.0);
         assert_eq!(rows[0].median_bytes, 80.0);
+        assert_eq!(rows[0].mean_service_us, 2.0);
+        assert!((rows[0].second_moment_us2 - 14.0 / 3.0).abs() < 1e-12);
         assert_eq!(
             (rows[1].kind.as_str(), rows[1].median_service_us),
             ("reply", 0.5)
