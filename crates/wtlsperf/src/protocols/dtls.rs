@@ -233,10 +233,16 @@ pub fn issue(
     b.set_serial_number(&serial)?;
     b.set_subject_name(&name)?;
     b.set_pubkey(key)?;
-    let (from, until) = (
-        openssl::asn1::Asn1Time::days_from_now(0)?,
-        openssl::asn1::Asn1Time::days_from_now(365)?,
-    );
+    // Valid from an hour back, as CAs backdate: a handshake whose time was read a moment
+    // before the certificate was made (the evaluation reads its `Now` once, then builds
+    // configurations) must not find it not yet valid when a second boundary falls
+    // between the two (wolfSSL's ASN_BEFORE_DATE_E, seen under load).
+    let issued = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_secs();
+    let from =
+        openssl::asn1::Asn1Time::from_unix(i64::try_from(issued)?.saturating_sub(3600) as _)?;
+    let until = openssl::asn1::Asn1Time::days_from_now(365)?;
     b.set_not_before(&from)?;
     b.set_not_after(&until)?;
     match issuer {
