@@ -8,9 +8,10 @@
 
 use hmac::{Hmac, KeyInit, Mac};
 use md5::Md5;
-use sha1::{Digest, Sha1};
+use md5::Digest;
 use zeroize::Zeroizing;
 
+use super::sha1::Sha1;
 use crate::msgs::enums::MacAlgorithm;
 
 /// The hash behind HMAC, the PRF, Finished and the handshake transcript.

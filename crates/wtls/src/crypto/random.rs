@@ -16,7 +16,9 @@
 //! stream, so the same inputs replay the same handshake exactly.
 
 use rand::Rng;
-use sha1::{Digest, Sha1};
+use digest::Digest;
+
+use super::sha1::Sha1;
 
 mod seeded;
 

@@ -346,7 +346,7 @@ impl RecordLayer {
 /// when the first message arrives, and CertificateVerify always signs SHA-1.
 #[derive(Clone)]
 pub(crate) struct Transcript {
-    sha1: sha1::Sha1,
+    sha1: crate::crypto::sha1::Sha1,
     /// Dropped by [`Transcript::settle`] once a SHA-1 MAC family is negotiated.
     md5: Option<md5::Md5>,
 }
@@ -354,7 +354,7 @@ pub(crate) struct Transcript {
 impl Default for Transcript {
     fn default() -> Self {
         Transcript {
-            sha1: sha1::Sha1::default(),
+            sha1: crate::crypto::sha1::Sha1::default(),
             md5: Some(md5::Md5::default()),
         }
     }
@@ -362,7 +362,7 @@ impl Default for Transcript {
 
 impl Transcript {
     pub(crate) fn update(&mut self, message: &[u8]) {
-        use sha1::Digest;
+        use digest::Digest;
         self.sha1.update(message);
         if let Some(md5) = &mut self.md5 {
             md5.update(message);
@@ -380,7 +380,7 @@ impl Transcript {
     /// CertificateVerify input). `None` only if MD5 was dropped for a SHA suite and is
     /// then asked for, which the handshake never does.
     pub(crate) fn digest(&self, hash: PrfHash) -> Option<Vec<u8>> {
-        use sha1::Digest;
+        use digest::Digest;
         match hash {
             PrfHash::Sha1 => Some(self.sha1.clone().finalize().to_vec()),
             PrfHash::Md5 => self.md5.as_ref().map(|md5| md5.clone().finalize().to_vec()),
