@@ -62,12 +62,22 @@ impl UpdateCore for OpenSslSha1Core {
 impl FixedOutputCore for OpenSslSha1Core {
     #[inline]
     fn finalize_fixed_core(&mut self, buffer: &mut Buffer<Self>, out: &mut Output<Self>) {
-        let tail = buffer.get_data();
-        // SAFETY: as in `update_blocks`; `out` has the 20 bytes SHA1_Final writes.
-        // SHA1_Final pads, compresses the last block(s) and clears its block buffer.
-        unsafe {
-            openssl_sys::SHA1_Update(&mut self.ctx, tail.as_ptr().cast::<c_void>(), tail.len());
-            openssl_sys::SHA1_Final(out.as_mut_ptr(), &mut self.ctx);
+        // The padding is RustCrypto's (as in the `sha1` crate), not SHA1_Final's: that
+        // one copies the tail into the context and wipes it byte by byte on every call,
+        // a few hundred instructions per HMAC that the Drop below does once instead.
+        // OpenSSL counts the bits of the whole blocks it has compressed in Nh:Nl.
+        let hashed_bits = (u64::from(self.ctx.Nh) << 32) | u64::from(self.ctx.Nl);
+        let bit_len = hashed_bits + 8 * buffer.get_pos() as u64;
+        let ctx = &mut self.ctx;
+        buffer.len64_padding_be(bit_len, |block| {
+            // SAFETY: as in `update_blocks`, one block of 64 bytes.
+            unsafe {
+                openssl_sys::SHA1_Update(ctx, block.as_ptr().cast::<c_void>(), 64);
+            }
+        });
+        let h = [ctx.h0, ctx.h1, ctx.h2, ctx.h3, ctx.h4];
+        for (chunk, word) in out.chunks_exact_mut(4).zip(h) {
+            chunk.copy_from_slice(&word.to_be_bytes());
         }
     }
 }
