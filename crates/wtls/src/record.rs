@@ -16,8 +16,8 @@ use zeroize::Zeroizing;
 
 use crate::crypto::cipher::{cipher_info, BulkCipher};
 use crate::crypto::keys::{derive_key_block_keyed, refresh_epoch, Direction};
-use crate::crypto::prf::{PrfHash, PrfKey};
 use crate::crypto::mac::{mac_info, RecordMac};
+use crate::crypto::prf::{PrfHash, PrfKey};
 use crate::msgs::enums::{AlertDescription, BulkCipherAlgorithm, MacAlgorithm};
 
 /// Largest protected fragment: the record length field is 16 bits.
@@ -168,7 +168,11 @@ impl CipherState {
 
     /// [`CipherState::new`] with the master secret already keyed for the PRF of
     /// `params.mac` (a connection keys it once for both directions and its Finished).
-    pub(crate) fn with_master_key(params: ProtectionParams, direction: Direction, master: PrfKey) -> Self {
+    pub(crate) fn with_master_key(
+        params: ProtectionParams,
+        direction: Direction,
+        master: PrfKey,
+    ) -> Self {
         CipherState {
             params,
             master,

@@ -6,10 +6,11 @@
 //! MAC family (SHA-1 for MAC codes 0-4, MD5 for 5-7). This is the handset client's rule
 //! (source S3); Kannel always uses SHA-1, which agrees whenever a SHA MAC is negotiated.
 
+use hmac::digest::Output;
 use hmac::{Hmac, KeyInit, Mac};
-use md5::Md5;
 use md5::Digest;
-use zeroize::Zeroizing;
+use md5::Md5;
+use zeroize::{Zeroize, Zeroizing};
 
 use super::sha1::Sha1;
 use crate::msgs::enums::MacAlgorithm;
@@ -56,8 +57,8 @@ impl PrfHash {
 /// Standard HMAC (RFC 2104) keyed with `key` over `data`, full output length.
 pub fn hmac(hash: PrfHash, key: &[u8], data: &[u8]) -> Vec<u8> {
     match hash {
-        PrfHash::Sha1 => hmac_parts::<Hmac<Sha1>>(&keyed::<Hmac<Sha1>>(key), &[data]),
-        PrfHash::Md5 => hmac_parts::<Hmac<Md5>>(&keyed::<Hmac<Md5>>(key), &[data]),
+        PrfHash::Sha1 => hmac_parts(&keyed::<Hmac<Sha1>>(key), &[data]).to_vec(),
+        PrfHash::Md5 => hmac_parts(&keyed::<Hmac<Md5>>(key), &[data]).to_vec(),
     }
 }
 
@@ -70,13 +71,14 @@ pub(crate) fn keyed<M: Mac + KeyInit>(key: &[u8]) -> M {
         .unwrap_or_else(|_| unreachable!("HMAC takes any key length"))
 }
 
-/// HMAC over the concatenation of `parts`, starting from an already keyed state.
-pub(crate) fn hmac_parts<M: Mac + Clone>(keyed: &M, parts: &[&[u8]]) -> Vec<u8> {
+/// HMAC over the concatenation of `parts`, starting from an already keyed state. An
+/// array, not a `Vec`: the PRF calls this a dozen times per handshake.
+fn hmac_parts<M: Mac + Clone>(keyed: &M, parts: &[&[u8]]) -> Output<M> {
     let mut mac = keyed.clone();
     for part in parts {
         mac.update(part);
     }
-    mac.finalize().into_bytes().to_vec()
+    mac.finalize().into_bytes()
 }
 
 /// `P_hash(secret, label ‖ seed)` truncated to `len` bytes (§7.1), from the secret's
@@ -85,16 +87,22 @@ pub(crate) fn hmac_parts<M: Mac + Clone>(keyed: &M, parts: &[&[u8]]) -> Vec<u8> 
 /// output = HMAC(secret, A(1) ‖ label ‖ seed) ‖ HMAC(secret, A(2) ‖ label ‖ seed) ‖ …
 fn p_hash<M: Mac + Clone>(keyed: &M, label: &[u8], seed: &[u8], len: usize) -> Zeroizing<Vec<u8>> {
     let mut out = Zeroizing::new(Vec::with_capacity(len + 20));
-    let mut a = Zeroizing::new(hmac_parts(keyed, &[label, seed]));
+    let mut a = hmac_parts(keyed, &[label, seed]);
     loop {
-        let block = Zeroizing::new(hmac_parts(keyed, &[&a, label, seed]));
+        let mut block = hmac_parts(keyed, &[&a, label, seed]);
         out.extend_from_slice(&block);
+        block.as_mut_slice().zeroize();
         if out.len() >= len {
             break;
         }
         // A(i+1) only when another block follows: the last one would be thrown away.
-        a = Zeroizing::new(hmac_parts(keyed, &[&a]));
+        let mut next = hmac_parts(keyed, &[&a]);
+        a.as_mut_slice().copy_from_slice(&next);
+        next.as_mut_slice().zeroize();
     }
+    // The A(i) and the blocks are PRF output as secret as the result: wiped here, as
+    // the `Zeroizing` result is on drop.
+    a.as_mut_slice().zeroize();
     out.truncate(len);
     out
 }

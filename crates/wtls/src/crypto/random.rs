@@ -15,8 +15,8 @@
 //! every random byte that thread draws, here and inside OpenSSL, comes from one seeded
 //! stream, so the same inputs replay the same handshake exactly.
 
-use rand::Rng;
 use digest::Digest;
+use rand::Rng;
 
 use super::sha1::Sha1;
 

@@ -159,7 +159,11 @@ mod tests {
             for piece in data[..len].chunks(17) {
                 h.update(piece);
             }
-            assert_eq!(h.finalize().as_slice(), ours.as_slice(), "len {len} chunked");
+            assert_eq!(
+                h.finalize().as_slice(),
+                ours.as_slice(),
+                "len {len} chunked"
+            );
         }
     }
 

@@ -492,12 +492,12 @@ impl Core {
         let master_key = PrfKey::new(keys.hash(), &master[..]);
         self.records.set_pending(
             ProtectionParams {
-            bulk: keys.cipher.bulk,
-            mac: keys.cipher.mac,
-            key_refresh: keys.key_refresh,
-            master_secret: master.clone(),
-            client_random: keys.client_random.0,
-            server_random: keys.server_random.0,
+                bulk: keys.cipher.bulk,
+                mac: keys.cipher.mac,
+                key_refresh: keys.key_refresh,
+                master_secret: master.clone(),
+                client_random: keys.client_random.0,
+                server_random: keys.server_random.0,
             },
             master_key.clone(),
         );
