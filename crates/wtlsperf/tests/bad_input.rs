@@ -34,9 +34,9 @@ use wtls::msgs::enums::{AlertDescription, ContentType};
 use wtls::msgs::record::parse_datagram;
 use wtls::probe::Probe;
 use wtls::suite::Case;
-use wtlsperf::gateway::{spawn_gateway, GatewayConfig, GatewayHandle};
-use wtlsperf::pki_store::{unix_now, CaseCredentials, PkiStore};
-use wtlsperf::setup::{self, ClientAuth, Options};
+use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig, GatewayHandle};
+use wtlsperf_drivers::pki_store::{unix_now, CaseCredentials, PkiStore};
+use wtlsperf_drivers::setup::{self, ClientAuth, Options};
 
 /// The gateway's handshake timeout: far longer than a case takes from its ClientHello to
 /// its hostile datagrams, even with every core busy, and short enough that the final
@@ -176,7 +176,7 @@ struct Barrier {
 impl Barrier {
     fn new(gateway: SocketAddr, cfg: Arc<ClientConfig>) -> Barrier {
         let sock = UdpSocket::bind((Ipv4Addr::new(127, 9, 9, 11), 0)).unwrap();
-        let (_, client) = wtlsperf::udp_client::connect(
+        let (_, client) = wtlsperf_drivers::udp_client::connect(
             &sock,
             gateway,
             cfg,
@@ -197,7 +197,7 @@ impl Barrier {
         let mut link = self.link.lock().unwrap_or_else(PoisonError::into_inner);
         let (sock, client) = &mut *link;
         // Loopback loses nothing, so the ping is sent once (the retry is a hang guard).
-        wtlsperf::udp_client::echo(
+        wtlsperf_drivers::udp_client::echo(
             sock,
             self.gateway,
             client,
@@ -325,7 +325,7 @@ fn suite(strict_bugs: bool) {
 
     // After the hostile traffic: the gateway still completes a handshake ...
     let sock = UdpSocket::bind((Ipv4Addr::new(127, 9, 9, 10), 0)).unwrap();
-    let after = wtlsperf::udp_client::handshake_once(
+    let after = wtlsperf_drivers::udp_client::handshake_once(
         &sock,
         addr,
         client_config(&f.rsa),
@@ -398,7 +398,7 @@ impl LegitimateClient {
         let thread = std::thread::spawn(move || {
             for round in 0..200 {
                 let sock = UdpSocket::bind((Ipv4Addr::new(127, 9, 9, 9), 0)).unwrap();
-                match wtlsperf::udp_client::handshake_once(
+                match wtlsperf_drivers::udp_client::handshake_once(
                     &sock,
                     gateway,
                     cfg.clone(),

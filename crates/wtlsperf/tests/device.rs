@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
-use wtlsperf::device::model_case;
-use wtlsperf::gateway::{spawn_gateway, GatewayConfig};
-use wtlsperf::pki_store::{unix_now, PkiStore};
-use wtlsperf::protocols::model::wtls_steps;
-use wtlsperf::setup::{self, ClientAuth, Options};
-use wtlsperf::udp_client::{connect_client, probed_client};
+use wtlsperf_drivers::device::model_case;
+use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
+use wtlsperf_drivers::pki_store::{unix_now, PkiStore};
+use wtlsperf_drivers::protocols::model::wtls_steps;
+use wtlsperf_drivers::setup::{self, ClientAuth, Options};
+use wtlsperf_drivers::udp_client::{connect_client, probed_client};
 use wtlsperf_models::device::{Cost, DeviceProfile, KeyType, Operation, Primitive, Source};
 
 const CASES: [&str; 2] = ["rsa1024/rsa1024", "160p/160p"];

@@ -28,11 +28,11 @@ use wtls::msgs::enums::{ContentType, HandshakeType, KeyExchangeSuite};
 use wtls::msgs::handshake::{ClientHello, HandshakeMessage, ServerHello};
 use wtls::msgs::record::parse_datagram;
 use wtls::suite::Case;
-use wtlsperf::gateway::{gateway_options, spawn_gateway, GatewayConfig, GatewayHandle};
-use wtlsperf::pcap::PcapWriter;
-use wtlsperf::pki_store::{unix_now, PkiStore};
-use wtlsperf::setup::{self, ClientAuth, Options};
-use wtlsperf::udp_client::{connect, echo};
+use wtlsperf_drivers::gateway::{gateway_options, spawn_gateway, GatewayConfig, GatewayHandle};
+use wtlsperf_drivers::pcap::PcapWriter;
+use wtlsperf_drivers::pki_store::{unix_now, PkiStore};
+use wtlsperf_drivers::setup::{self, ClientAuth, Options};
+use wtlsperf_drivers::udp_client::{connect, echo};
 
 const CASES: [&str; 2] = ["rsa1024/rsa1024", "160p/160p"];
 

@@ -16,10 +16,10 @@ use wtls::endpoint::ResponseLimit;
 use wtls::handshake::{AuthMode, Client, ClientConfig};
 use wtls::probe::Probe;
 use wtls::suite::Case;
-use wtlsperf::gateway::{spawn_gateway, GatewayConfig, GatewayHandle};
-use wtlsperf::pki_store::{unix_now, PkiStore};
-use wtlsperf::setup::{self, ClientAuth, Options};
 use wtlsperf_bearer::{LinkProfile, Relay};
+use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig, GatewayHandle};
+use wtlsperf_drivers::pki_store::{unix_now, PkiStore};
+use wtlsperf_drivers::setup::{self, ClientAuth, Options};
 
 /// The gateway's handshake timeout where its expiry is what a test checks.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_millis(800);
@@ -85,8 +85,8 @@ impl Drop for Lab {
 /// guard), then returns them.
 fn wait_for_stats(
     g: &GatewayHandle,
-    done: impl Fn(&wtlsperf::gateway::GatewayStats) -> bool,
-) -> wtlsperf::gateway::GatewayStats {
+    done: impl Fn(&wtlsperf_drivers::gateway::GatewayStats) -> bool,
+) -> wtlsperf_drivers::gateway::GatewayStats {
     let until = Instant::now() + PATIENCE;
     loop {
         let stats = g.stats();
@@ -135,7 +135,7 @@ fn handshakes_complete_over_lossy_duplicating_reordering_links() {
             .enumerate()
         {
             let sock = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
-            let run = wtlsperf::udp_client::handshake_once(
+            let run = wtlsperf_drivers::udp_client::handshake_once(
                 &sock,
                 relay.local_addr(),
                 lab.client(case, Duration::from_millis(150)),
@@ -209,7 +209,7 @@ fn gateway_shuts_down_cleanly_and_frees_its_port() {
     let gateway = lab.gateway(PATIENT_HANDSHAKE_TIMEOUT);
     let addr = gateway.local_addr();
     let sock = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
-    wtlsperf::udp_client::handshake_once(
+    wtlsperf_drivers::udp_client::handshake_once(
         &sock,
         addr,
         lab.client("160p/160p", Duration::from_secs(1)),

@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 use wtls::handshake::{AuthMode, Client, HandshakeKind};
 use wtls::probe::Probe;
 use wtls::suite::Case;
-use wtlsperf::gateway::{spawn_gateway, GatewayConfig, GatewayHandle};
-use wtlsperf::load::{run_load, Arrivals, LoadSpec};
-use wtlsperf::pki_store::{unix_now, PkiStore};
-use wtlsperf::setup::{self, ClientAuth, Options};
-use wtlsperf::udp_client::{connect, echo, handshake_once};
 use wtlsperf_bearer::{profile, LinkProfile, Relay};
+use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig, GatewayHandle};
+use wtlsperf_drivers::load::{run_load, Arrivals, LoadSpec};
+use wtlsperf_drivers::pki_store::{unix_now, PkiStore};
+use wtlsperf_drivers::setup::{self, ClientAuth, Options};
+use wtlsperf_drivers::udp_client::{connect, echo, handshake_once};
 
 const CASES: [&str; 3] = ["rsa1024/rsa1024", "160p/160p", "256p/256p"];
 
@@ -260,8 +260,8 @@ fn a_closed_population_reconnects_from_its_own_addresses() {
 /// guard), then returns them.
 fn wait_for_stats(
     gw: &GatewayHandle,
-    done: impl Fn(&wtlsperf::gateway::GatewayStats) -> bool,
-) -> wtlsperf::gateway::GatewayStats {
+    done: impl Fn(&wtlsperf_drivers::gateway::GatewayStats) -> bool,
+) -> wtlsperf_drivers::gateway::GatewayStats {
     let until = Instant::now() + PATIENCE;
     loop {
         let stats = gw.stats();
@@ -324,12 +324,12 @@ fn the_peer_bound_holds_by_evicting_the_oldest_half_open_handshake() {
 fn gsm_csd_handshakes_match_the_transmission_model() {
     let gw = gateway(2, ClientAuth::Optional);
     let gsm = profile("gsm-csd").unwrap();
-    for link in [wtlsperf::bearer_cmd::fixed_delay(&gsm), gsm] {
+    for link in [wtlsperf_drivers::bearer_cmd::fixed_delay(&gsm), gsm] {
         for (case, auth) in [
             ("160p/160p", AuthMode::ServerAuth),
             ("rsa1024/rsa1024", AuthMode::Mutual),
         ] {
-            let check = wtlsperf::bearer_cmd::model_check(
+            let check = wtlsperf_drivers::bearer_cmd::model_check(
                 store(),
                 gw.local_addr(),
                 Case::parse(case).unwrap(),

@@ -14,10 +14,10 @@ use wtls::endpoint::ResponseLimit;
 use wtls::handshake::{AuthMode, Client, ClientConfig, HandshakeKind};
 use wtls::probe::Probe;
 use wtls::suite::Case;
-use wtlsperf::gateway::{spawn_gateway, GatewayConfig, GatewayHandle};
-use wtlsperf::pki_store::{unix_now, PkiStore};
-use wtlsperf::setup::{self, ClientAuth, Options};
-use wtlsperf::udp_client::{connect, echo};
+use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig, GatewayHandle};
+use wtlsperf_drivers::pki_store::{unix_now, PkiStore};
+use wtlsperf_drivers::setup::{self, ClientAuth, Options};
+use wtlsperf_drivers::udp_client::{connect, echo};
 
 const CASE: &str = "160p/160p";
 

@@ -12,8 +12,8 @@ use wtls::msgs::record::{parse_datagram, OwnedRecord};
 use wtls::pki::Authority;
 use wtls::probe::Probe;
 use wtls::suite::Specifier;
-use wtlsperf::pki_store::unix_now;
-use wtlsperf::setup;
+use wtlsperf_drivers::pki_store::unix_now;
+use wtlsperf_drivers::setup;
 
 use super::{client_config, BadCase, Edit, Fixture, Outcome, Script};
 use AlertDescription as A;
