@@ -7,7 +7,7 @@
 //! `record_layer.csv` are measured the same way. It lives in this crate because the
 //! `wtls` crate has no clocks.
 //!
-//! `cargo bench -p wtlsperf --bench record` prints a CSV table on stdout. Environment:
+//! `cargo bench -p wtlsperf-campaign --bench record` prints a CSV table on stdout. Environment:
 //! `WTLS_BENCH_ROUNDS` (default 7) rounds per cell, `WTLS_BENCH_MS` (default 20)
 //! minimum milliseconds per round.
 

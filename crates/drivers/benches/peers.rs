@@ -10,7 +10,7 @@
 //! default (`PEERS_REPS` overrides). The PKI for the WTLS cases is created in a
 //! temporary directory.
 //!
-//! Run: `cargo bench -p wtlsperf --bench peers`.
+//! Run: `cargo bench -p wtlsperf-drivers --bench peers`.
 
 use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::protocols::compare::anchors_beside_ours;

@@ -5,8 +5,8 @@
 //!
 //! Each cell repeats the operation in rounds of a fixed minimum duration and keeps the
 //! median round, so the clock's resolution and one-off interruptions do not matter.
-//! [`measure_cell`] is the one harness: the evaluation and `cargo bench -p wtlsperf
-//! --bench record` both call it.
+//! [`measure_cell`] is the one harness: the evaluation and `cargo bench -p
+//! wtlsperf-campaign --bench record` both call it.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
