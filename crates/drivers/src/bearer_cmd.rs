@@ -273,15 +273,7 @@ pub fn model_check(
         seed,
     );
     let runs: Vec<BearerRun> = results.into_iter().collect::<anyhow::Result<_>>()?;
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        let m = v.len() / 2;
-        if v.len() % 2 == 1 {
-            v[m]
-        } else {
-            (v[m - 1] + v[m]) / 2.0
-        }
-    };
+    let median = |v: Vec<f64>| wtlsperf_models::stats::median(&v).unwrap_or(f64::NAN);
     Ok(ModelCheck {
         case: case.to_string(),
         auth: auth.name().into(),

@@ -415,7 +415,7 @@ fn report_of(
         rss_peak,
     } = paced;
     let ok: Vec<Duration> = times.iter().flatten().copied().collect();
-    let (p50, p95) = crate::udp_client::median_p95_ms(&ok);
+    let (p50, p95) = wtlsperf_models::stats::median_p95_ms(&ok);
     let mut report = FloodReport {
         flood_sent: sent,
         flood_send_errors: errors,

@@ -327,29 +327,10 @@ fn same_as(data: &[u8]) -> impl FnMut(&[u8]) -> anyhow::Result<Option<()>> + '_ 
     }
 }
 
-/// Median and 95th percentile (nearest rank) of durations in ms.
-pub fn median_p95_ms(durations: &[Duration]) -> (f64, f64) {
-    let ms: Vec<f64> = durations.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-    let rank = |p: f64| {
-        wtlsperf_models::stats::percentile(&ms, p, wtlsperf_models::stats::Rank::Nearest)
-            .unwrap_or(f64::NAN)
-    };
-    (rank(50.0), rank(95.0))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use wtls::suite::Case;
-
-    #[test]
-    fn median_and_p95_by_nearest_rank() {
-        let d: Vec<Duration> = (1..=20).map(Duration::from_millis).collect();
-        let (m, p) = median_p95_ms(&d);
-        assert_eq!(m, 10.0);
-        assert_eq!(p, 19.0);
-        assert!(median_p95_ms(&[]).0.is_nan());
-    }
 
     #[test]
     fn the_source_address_of_a_wildcard_socket_is_the_routed_one() {

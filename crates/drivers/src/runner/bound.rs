@@ -22,7 +22,7 @@ use wtls::handshake::AuthMode;
 use wtls::msgs::certificate::WtlsCertificate;
 use wtls::pki;
 use wtls::probe::Operation;
-use wtlsperf_models::stats;
+use wtlsperf_models::stats::{self, median_ci95_ranks};
 
 use super::Variant;
 use crate::pki_store::CaseCredentials;
@@ -179,25 +179,6 @@ impl BoundRatio {
             spread.quartiles.1
         ))
     }
-}
-
-/// 1-based ranks (j, n + 1 - j) of the order statistics that bound a distribution-free
-/// 95 % interval of the median of `n` samples: the largest j with P(B < j) <= 0.025 for
-/// B ~ Binomial(n, 1/2), so the interval covers the median with probability at least
-/// 1 - 2 P(B < j) >= 95 %. `None` below [`MIN_PAIRS_FOR_INTERVAL`].
-pub fn median_ci95_ranks(n: usize) -> Option<(usize, usize)> {
-    let ln_half_n = n as f64 * 0.5f64.ln();
-    let (mut cdf, mut j, mut ln_choose) = (0.0, 0usize, 0.0f64);
-    for k in 0..=n / 2 {
-        let p = (ln_choose + ln_half_n).exp();
-        if cdf + p > 0.025 {
-            break;
-        }
-        cdf += p;
-        j = k + 1;
-        ln_choose += ((n - k) as f64).ln() - ((k + 1) as f64).ln();
-    }
-    (j >= 1).then_some((j, n + 1 - j))
 }
 
 /// More pairs after the reps, for runs whose reps alone cannot decide the bound (the
@@ -475,20 +456,6 @@ mod tests {
                 raw_pk_ns: 1_000_000,
             })
             .collect()
-    }
-
-    #[test]
-    fn median_interval_ranks_follow_the_binomial() {
-        assert_eq!(median_ci95_ranks(5), None);
-        // n = 6: P(B = 0) = 1/64 <= 0.025 < 7/64.
-        assert_eq!(median_ci95_ranks(6), Some((1, 6)));
-        // Published table values (e.g. Conover, Practical Nonparametric Statistics).
-        assert_eq!(median_ci95_ranks(10), Some((2, 9)));
-        assert_eq!(median_ci95_ranks(20), Some((6, 15)));
-        assert_eq!(median_ci95_ranks(100), Some((40, 61)));
-        // Large n stays finite (the binomial terms underflow first, then grow).
-        let (lo, hi) = median_ci95_ranks(5000).unwrap();
-        assert!(lo > 2400 && hi < 2600 && lo + hi == 5001);
     }
 
     #[test]

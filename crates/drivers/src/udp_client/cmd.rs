@@ -12,7 +12,9 @@ use wtls::msgs::common::CipherSuite;
 use wtls::probe::{HandshakeProbe, Message, Operation};
 use wtls::suite::Case;
 
-use super::{connect_client, median_p95_ms, probed_client, same_as, Exchange};
+use wtlsperf_models::stats::median_p95_ms;
+
+use super::{connect_client, probed_client, same_as, Exchange};
 use crate::cli_args::{HandshakeArgs, PackingArgs, PkiArgs};
 use crate::client_offer::{self, TrustedIdsArg};
 use crate::pcap::PcapWriter;
