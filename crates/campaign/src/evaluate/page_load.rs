@@ -21,7 +21,7 @@ use wtlsperf_models::Authentication;
 use wtlsperf_report::{Cell, Column, Provenance, Section, Table};
 use wtlsperf_wap::wtp::Timers;
 
-use super::{Ctx, Mode};
+use super::context::{Ctx, Mode};
 use wtlsperf_drivers::auth::auth_mode;
 use wtlsperf_drivers::bearer_cmd::bearer_retransmit_timeout;
 use wtlsperf_drivers::pki_store::PkiStore;

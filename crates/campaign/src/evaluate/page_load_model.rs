@@ -12,9 +12,9 @@ use wtlsperf_models::transmission::{applicable_messages, asymmetric_transmission
 use wtlsperf_models::{Authentication, SuiteFamily};
 use wtlsperf_report::{Cell, Column, Finding, FindingKind, Provenance, Table, Verdict};
 
+use super::context::Ctx;
 use super::page_load::{Fetch, GatewayCostRow, PageLoadResults, PageLoadRow};
 use super::processing::ProcessingResults;
-use super::Ctx;
 
 /// The verdict's rule: Eq. 3.84 fits a fetch when its prediction lies within this
 /// fraction of the measured median.
