@@ -45,15 +45,15 @@ use crate::protocols::Suite;
 use crate::setup::{self, ClientAuth, Options};
 
 mod capacity;
-mod cli;
 mod clients;
+mod files;
 mod generator;
 mod jobs;
 mod protocols;
 
 use capacity::server_cpu_samples_on;
-pub use cli::{run, write_job_log, write_report, Args};
 use clients::{cheap_client_config, open_client_socket, raise_fd_limit, RestoreAffinity};
+pub use files::{write_job_log, write_report};
 pub use generator::LoadClients;
 use generator::{Generator, Sockets, Tally};
 use jobs::summed_ms;

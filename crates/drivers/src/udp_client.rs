@@ -26,10 +26,8 @@ use crate::device::ClientSteps;
 use crate::pcap::PcapWriter;
 use crate::setup::{self, ProcessClock};
 
-mod cmd;
 pub mod drive;
 
-pub use cmd::{run, Args};
 use drive::Wire;
 
 /// Largest datagram the client reads.
@@ -253,19 +251,19 @@ fn check(out: &wtls::handshake::Output) -> anyhow::Result<()> {
 
 /// Where protected application data goes, and how long to keep asking: the request is
 /// sent again every `retry` (it or its answer may be lost) until `deadline`.
-struct Exchange<'a, 'p> {
-    sock: &'a UdpSocket,
-    peer: SocketAddr,
-    pcap: Option<&'p mut PcapWriter>,
-    retry: Duration,
-    deadline: Instant,
+pub struct Exchange<'a, 'p> {
+    pub sock: &'a UdpSocket,
+    pub peer: SocketAddr,
+    pub pcap: Option<&'p mut PcapWriter>,
+    pub retry: Duration,
+    pub deadline: Instant,
 }
 
 impl Exchange<'_, '_> {
     /// Sends `data` and hands every application datagram that comes back to `accept`
     /// until it returns a value. Returns the value and the round trip of the attempt
     /// that was answered, or `None` at the deadline.
-    fn run<T>(
+    pub fn run<T>(
         &mut self,
         client: &mut Client,
         data: &[u8],
@@ -320,7 +318,7 @@ pub fn echo(
 }
 
 /// Accepts the echo of `data`; anything else is an error.
-fn same_as(data: &[u8]) -> impl FnMut(&[u8]) -> anyhow::Result<Option<()>> + '_ {
+pub fn same_as(data: &[u8]) -> impl FnMut(&[u8]) -> anyhow::Result<Option<()>> + '_ {
     move |back| {
         anyhow::ensure!(back == data, "the echo differs from what was sent");
         Ok(Some(()))

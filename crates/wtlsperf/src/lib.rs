@@ -1,4 +1,6 @@
-//! The `wtlsperf` command's own code: what only a command does and no driver or section
-//! of the campaign needs (today the certificate printer of `wtlsperf pki show`).
+//! The `wtlsperf` command's own code: each command's arguments and what it prints, over
+//! the drivers in `wtlsperf-drivers` (and the certificate printer of `wtlsperf pki show`).
 
+pub mod client;
+pub mod load;
 pub mod pki_show;

@@ -36,11 +36,11 @@ enum Command {
     /// Run the UDP WTLS gateway.
     Gateway(wtlsperf_drivers::gateway::Args),
     /// Run handshakes against a gateway over UDP.
-    Client(wtlsperf_drivers::udp_client::Args),
+    Client(wtlsperf::client::Args),
     /// Run a UDP relay that emulates a bearer (GSM CSD, GPRS, ...) in front of a gateway.
     Bearer(wtlsperf_drivers::bearer_cmd::Args),
     /// Open-loop load: Poisson arrivals of new handshakes against a gateway.
-    Load(wtlsperf_drivers::load::Args),
+    Load(wtlsperf::load::Args),
     /// Flood a gateway with ClientHellos and report memory and legitimate success.
     Flood(wtlsperf_drivers::flood::Args),
     /// Run the whole evaluation and write the report.
@@ -133,9 +133,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Selfcheck { pki } => selfcheck(&pki),
         Command::Handshake(a) => wtlsperf_drivers::runner::run(a),
         Command::Gateway(a) => wtlsperf_drivers::gateway::run(a),
-        Command::Client(a) => wtlsperf_drivers::udp_client::run(a),
+        Command::Client(a) => wtlsperf::client::run(a),
         Command::Bearer(a) => wtlsperf_drivers::bearer_cmd::run(a),
-        Command::Load(a) => wtlsperf_drivers::load::run(a),
+        Command::Load(a) => wtlsperf::load::run(a),
         Command::Flood(a) => wtlsperf_drivers::flood::run(a),
         Command::Evaluate(a) => wtlsperf_campaign::evaluate::run(a),
         Command::Compare(a) => wtlsperf_drivers::protocols::compare::run(a),

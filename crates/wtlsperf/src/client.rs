@@ -14,11 +14,12 @@ use wtls::suite::Case;
 
 use wtlsperf_models::stats::median_p95_ms;
 
-use super::{connect_client, probed_client, same_as, Exchange};
-use crate::cli_args::{HandshakeArgs, PackingArgs, PkiArgs};
-use crate::client_offer::{self, TrustedIdsArg};
-use crate::pcap::PcapWriter;
-use crate::setup::{self, Options};
+use wtlsperf_drivers::cli_args::{HandshakeArgs, PackingArgs, PkiArgs};
+use wtlsperf_drivers::client_offer::{self, TrustedIdsArg};
+use wtlsperf_drivers::pcap::PcapWriter;
+use wtlsperf_drivers::setup::{self, Options};
+use wtlsperf_drivers::udp_client::{connect_client, probed_client, same_as, Exchange};
+use wtlsperf_drivers::wap_client;
 
 /// `wtlsperf client` arguments.
 #[derive(Debug, clap::Args)]
@@ -69,7 +70,7 @@ pub struct Args {
     #[arg(long, value_name = "URL", value_parser = parse_wsp_url)]
     pub wsp_get: Option<String>,
     #[command(flatten)]
-    pub wap: crate::wap_client::WapArgs,
+    pub wap: wap_client::WapArgs,
     /// Emulate this client device (e.g. nokia7650): each flight is held for the device's
     /// processing time; an unknown name lists the profiles.
     #[arg(long)]
@@ -124,7 +125,7 @@ fn print_probe(probe: &HandshakeProbe) {
 
 pub fn run(args: Args) -> anyhow::Result<()> {
     if args.wap.no_wtls {
-        return crate::wap_client::run_unsecured(&args);
+        return run_unsecured(&args);
     }
     let case = args.handshake.case;
     // The capture's synthetic headers are IPv4 (see `pcap`).
@@ -135,7 +136,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     );
     let cfg = Arc::new(command_config(&args, &case)?);
     let auth = args.handshake.auth;
-    let device = crate::device::client_device(args.device.as_deref(), case, auth)?;
+    let device = wtlsperf_drivers::device::client_device(args.device.as_deref(), case, auth)?;
     let mut pcap = match &args.pcap {
         Some(path) => Some(PcapWriter::create(path).context("--pcap")?),
         None => None,
@@ -188,10 +189,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
         print_probe(&run.probe);
         if let Some(path) = &args.wap.keylog {
-            crate::wap_client::write_keylog(path, &client)?;
+            wap_client::write_keylog(path, &client)?;
         }
         if let Some(d) = &device {
-            crate::device::print_emulation(d, run.held);
+            wtlsperf_drivers::device::print_emulation(d, run.held);
         }
         let mut exchange = Exchange {
             sock: &sock,
@@ -232,14 +233,14 @@ fn after_handshake(
     match args.wsp_get.as_deref() {
         Some(uri) => {
             let socket =
-                crate::wap_client::Socket::new(exchange.sock, peer, exchange.pcap.as_deref_mut())?;
-            let mut pipe = crate::wap_client::WtlsPipe::new(socket, client);
-            let limits = crate::wap_client::Limits {
+                wap_client::Socket::new(exchange.sock, peer, exchange.pcap.as_deref_mut())?;
+            let mut pipe = wap_client::WtlsPipe::new(socket, client);
+            let limits = wap_client::Limits {
                 retry: exchange.retry,
                 deadline: exchange.deadline,
             };
-            let page = crate::wap_client::fetch(&mut pipe, args.wap.wsp_mode, uri, tid, limits)?;
-            crate::wap_client::print_page(uri, &page);
+            let page = wap_client::fetch(&mut pipe, args.wap.wsp_mode, uri, tid, limits)?;
+            wap_client::print_page(uri, &page);
         }
         None => {
             let data = b"wtlsperf echo";
@@ -300,4 +301,45 @@ fn command_config(args: &Args, case: &Case) -> anyhow::Result<ClientConfig> {
     cfg.key_refresh = args.key_refresh;
     cfg.retransmit_timeout_ns = args.rto_ms * 1_000_000;
     Ok(cfg)
+}
+
+/// `wtlsperf client --no-wtls --wsp-get URL`: the page over bare UDP, `--count` times.
+fn run_unsecured(args: &Args) -> anyhow::Result<()> {
+    let uri = args
+        .wsp_get
+        .as_deref()
+        .ok_or_else(|| anyhow!("--no-wtls needs --wsp-get URL"))?;
+    anyhow::ensure!(
+        args.pcap.is_none() || args.connect.is_ipv4(),
+        "--pcap records IPv4 datagrams only, and --connect {} is IPv6",
+        args.connect
+    );
+    let mut pcap = match &args.pcap {
+        Some(path) => Some(PcapWriter::create(path).context("--pcap")?),
+        None => None,
+    };
+    let mut first_tid: u16 = 1;
+    for _ in 0..args.count {
+        let bind = if args.connect.is_ipv4() {
+            "0.0.0.0:0"
+        } else {
+            "[::]:0"
+        };
+        let sock = UdpSocket::bind(bind).context("binding the client socket")?;
+        sock.connect(args.connect)
+            .with_context(|| format!("--connect {}", args.connect))?;
+        let limits = wap_client::Limits {
+            retry: Duration::from_millis(args.rto_ms),
+            deadline: Instant::now() + Duration::from_millis(args.timeout_ms),
+        };
+        let mut pipe =
+            wap_client::UdpPipe(wap_client::Socket::new(&sock, args.connect, pcap.as_mut())?);
+        let page = wap_client::fetch(&mut pipe, args.wap.wsp_mode, uri, first_tid, limits)?;
+        wap_client::print_page(uri, &page);
+        first_tid = first_tid.wrapping_add(3);
+    }
+    if let Some(p) = pcap.as_mut() {
+        p.flush()?;
+    }
+    Ok(())
 }
