@@ -46,7 +46,7 @@ mod recv;
 pub mod serve;
 mod worker;
 
-pub use cli::{gateway_options, run, Args};
+pub use cli::gateway_options;
 pub use handshakes::{HandshakeEndpoint, HandshakeServers, MakeServer};
 pub use serve::{ServeProtocol, Served, ServerEndpoint, WtlsServer};
 use worker::{Worker, POLL_INTERVAL};

@@ -2,5 +2,6 @@
 //! the drivers in `wtlsperf-drivers` (and the certificate printer of `wtlsperf pki show`).
 
 pub mod client;
+pub mod gateway;
 pub mod load;
 pub mod pki_show;

@@ -34,7 +34,7 @@ enum Command {
     /// Run handshakes in memory (client and server in one process) and print timings.
     Handshake(wtlsperf_drivers::runner::Args),
     /// Run the UDP WTLS gateway.
-    Gateway(wtlsperf_drivers::gateway::Args),
+    Gateway(wtlsperf::gateway::Args),
     /// Run handshakes against a gateway over UDP.
     Client(wtlsperf::client::Args),
     /// Run a UDP relay that emulates a bearer (GSM CSD, GPRS, ...) in front of a gateway.
@@ -132,7 +132,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         } => std::process::exit(wtlsperf::pki_show::run(&a)),
         Command::Selfcheck { pki } => selfcheck(&pki),
         Command::Handshake(a) => wtlsperf_drivers::runner::run(a),
-        Command::Gateway(a) => wtlsperf_drivers::gateway::run(a),
+        Command::Gateway(a) => wtlsperf::gateway::run(a),
         Command::Client(a) => wtlsperf::client::run(a),
         Command::Bearer(a) => wtlsperf_drivers::bearer_cmd::run(a),
         Command::Load(a) => wtlsperf::load::run(a),

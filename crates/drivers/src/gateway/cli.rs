@@ -1,20 +1,15 @@
-//! `wtlsperf gateway` on the command line, and the checks of operator input that the
-//! gateway, load and flood commands share. Every check names the option and what was
+//! The checks of operator input that the gateway, load and flood commands share, and the
+//! gateway command's server options. Every check names the option and what was
 //! wrong: clap prints `error: invalid value 'X' for '--option <OPTION>': why` and exits
 //! with status 2; checks that need more than one value return an error that `main`
 //! prints and exits 1 on.
 
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use wtls::endpoint::{entry_overhead_bytes, ResponseLimit};
+use wtls::endpoint::entry_overhead_bytes;
 use wtls::handshake::{Packing, Policy};
 
-use super::{spawn_gateway, GatewayConfig};
-use crate::cli_args::{PackingArgs, ServedPkiArgs};
-use crate::setup::{self, ClientAuth, Options};
+use crate::setup::{self, Options};
 
 /// Per-peer state a gateway must be able to hold: a table entry plus one half-open
 /// handshake, whose state the flood measurements keep under 2 KiB (docs/security.md).
@@ -103,59 +98,6 @@ fn mem_available_bytes() -> Option<u64> {
     Some(cgroup().map_or(kib * 1024, |c| c.min(kib * 1024)))
 }
 
-/// `wtlsperf gateway` arguments.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Address to listen on.
-    #[arg(long, default_value = "127.0.0.1:9202")]
-    pub listen: SocketAddr,
-    #[command(flatten)]
-    pub pki: ServedPkiArgs,
-    /// Worker threads (each with its own SO_REUSEPORT socket).
-    #[arg(long, default_value = "1", value_parser = at_least_one, allow_negative_numbers = true)]
-    pub workers: usize,
-    /// Share the port with sockets already bound to it (e.g. another gateway).
-    #[arg(long)]
-    pub reuse_port: bool,
-    /// How client certificates are treated.
-    #[arg(long, value_enum, default_value = "optional")]
-    pub client_auth: ClientAuth,
-    /// Most connections holding state at once (bounded by the memory available: about
-    /// 2.3 KB each).
-    #[arg(long, default_value = "100000", value_parser = at_least_one, allow_negative_numbers = true)]
-    pub max_peers: usize,
-    /// A handshake not finished this long after its first datagram is forgotten.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
-    pub handshake_timeout_ms: u64,
-    /// An established peer silent this long is forgotten.
-    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
-    pub idle_timeout_ms: u64,
-    /// Bytes per second the gateway sends toward one address that has not completed a
-    /// handshake (per worker; 0: no limit).
-    #[arg(long, default_value_t = ResponseLimit::default().address_bytes_per_s)]
-    pub rrl_address_bytes: u64,
-    /// Bytes per second toward one such /24 (IPv4) or /56 (IPv6) prefix (per worker; 0: no
-    /// limit).
-    #[arg(long, default_value_t = ResponseLimit::default().prefix_bytes_per_s)]
-    pub rrl_prefix_bytes: u64,
-    /// Accept weak (export, NULL, truncated-MAC) cipher suites and anonymous key exchange.
-    #[arg(long)]
-    pub allow_weak: bool,
-    #[command(flatten)]
-    pub packing: PackingArgs,
-    /// Pin worker i to the i-th of these CPUs (comma-separated), e.g. `--cpus 1`.
-    #[arg(long, value_delimiter = ',')]
-    pub cpus: Vec<usize>,
-    /// Poll the socket without sleeping (only with pinned workers).
-    #[arg(long)]
-    pub busy_poll: bool,
-    /// Stop by itself after this many seconds (`inf`: run until stopped).
-    #[arg(long, value_parser = run_length, allow_negative_numbers = true)]
-    pub duration_s: Option<RunLength>,
-    #[command(flatten)]
-    pub wap: crate::wap_gateway::WapArgs,
-}
-
 /// The server options of the gateway command.
 pub fn gateway_options(allow_weak: bool, packing: Packing) -> Options {
     let mut opts = Options {
@@ -167,50 +109,6 @@ pub fn gateway_options(allow_weak: bool, packing: Packing) -> Options {
         opts.cipher_suites = setup::all_cipher_suites();
     }
     opts
-}
-
-pub fn run(args: Args) -> anyhow::Result<()> {
-    check_max_peers(args.max_peers)?;
-    let store = args.pki.open()?;
-    let opts = gateway_options(args.allow_weak, args.packing.packing);
-    let server = setup::gateway_server_config(&store, args.client_auth, &opts)?;
-    if args.wap.wap {
-        let run_for = args.duration_s.and_then(|r| r.0);
-        return crate::wap_gateway::run(args.listen, &args.wap, Arc::new(server), run_for);
-    }
-    let cfg = GatewayConfig {
-        listen: args.listen,
-        workers: args.workers,
-        server: Arc::new(server),
-        max_peers: args.max_peers,
-        handshake_timeout: Duration::from_millis(args.handshake_timeout_ms),
-        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
-        record_jobs: false,
-        cpu_affinity: args.cpus.clone(),
-        busy_poll: args.busy_poll,
-        response_limit: ResponseLimit {
-            address_bytes_per_s: args.rrl_address_bytes,
-            prefix_bytes_per_s: args.rrl_prefix_bytes,
-            ..ResponseLimit::default()
-        },
-        reuse_port: args.reuse_port,
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
-    signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
-    let handle = spawn_gateway(cfg)?;
-    eprintln!("wtlsperf gateway listening on {}", handle.local_addr());
-    let deadline = args
-        .duration_s
-        .and_then(|r| r.0)
-        .and_then(|d| Instant::now().checked_add(d));
-    while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    tracing::info!("gateway stopping");
-    let stats = handle.shutdown();
-    println!("{}", serde_json::to_string_pretty(&stats)?);
-    Ok(())
 }
 
 #[cfg(test)]
