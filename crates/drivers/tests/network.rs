@@ -318,7 +318,7 @@ fn the_peer_bound_holds_by_evicting_the_oldest_half_open_handshake() {
 
 /// GSM CSD model check (about a minute of real bearer time): the median over 10 runs of
 /// measured / predicted duration is within 5 %, with the thesis' jittered traversal and
-/// with a fixed one. Run with `cargo test -p wtlsperf --test network -- --ignored`.
+/// with a fixed one. Run with `cargo test -p wtlsperf-drivers --test network -- --ignored`.
 #[test]
 #[ignore]
 fn gsm_csd_handshakes_match_the_transmission_model() {
