@@ -34,13 +34,13 @@ enum Command {
     /// Run handshakes in memory (client and server in one process) and print timings.
     Handshake(wtlsperf_drivers::runner::Args),
     /// Run the UDP WTLS gateway.
-    Gateway(wtlsperf::gateway::Args),
+    Gateway(wtlsperf::gateway_cmd::Args),
     /// Run handshakes against a gateway over UDP.
-    Client(wtlsperf::client::Args),
+    Client(wtlsperf::client_cmd::Args),
     /// Run a UDP relay that emulates a bearer (GSM CSD, GPRS, ...) in front of a gateway.
     Bearer(wtlsperf_drivers::bearer_cmd::Args),
     /// Open-loop load: Poisson arrivals of new handshakes against a gateway.
-    Load(wtlsperf::load::Args),
+    Load(wtlsperf::load_cmd::Args),
     /// Flood a gateway with ClientHellos and report memory and legitimate success.
     Flood(wtlsperf_drivers::flood::Args),
     /// Run the whole evaluation and write the report.
@@ -132,10 +132,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         } => std::process::exit(wtlsperf::pki_show::run(&a)),
         Command::Selfcheck { pki } => selfcheck(&pki),
         Command::Handshake(a) => wtlsperf_drivers::runner::run(a),
-        Command::Gateway(a) => wtlsperf::gateway::run(a),
-        Command::Client(a) => wtlsperf::client::run(a),
+        Command::Gateway(a) => wtlsperf::gateway_cmd::run(a),
+        Command::Client(a) => wtlsperf::client_cmd::run(a),
         Command::Bearer(a) => wtlsperf_drivers::bearer_cmd::run(a),
-        Command::Load(a) => wtlsperf::load::run(a),
+        Command::Load(a) => wtlsperf::load_cmd::run(a),
         Command::Flood(a) => wtlsperf_drivers::flood::run(a),
         Command::Evaluate(a) => wtlsperf_campaign::evaluate::run(a),
         Command::Compare(a) => wtlsperf_drivers::protocols::compare::run(a),
