@@ -250,6 +250,13 @@ fn entry_key(id: &[u8]) -> String {
     format!("wtls:session:{}", hex::encode(id))
 }
 
+/// Whether a call failed because the server had closed the connection (not because
+/// it did not answer in time, or no connection was to be had).
+fn closed_by_server(e: &redis::RedisError) -> bool {
+    // Our own errors (no connection, time-out) carry no I/O error.
+    e.is_io_error() && e.is_connection_dropped()
+}
+
 fn lock(m: &Mutex<Health>) -> MutexGuard<'_, Health> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -257,13 +264,40 @@ fn lock(m: &Mutex<Health>) -> MutexGuard<'_, Health> {
 impl Shared {
     /// Runs `cmd` within the time-out: a pooled connection, then the command with the
     /// time left as its read and write time-out. A connection a call failed on is
-    /// dropped by the pool.
+    /// dropped by the pool. A connection the server had closed (it restarted while this
+    /// gateway was idle) fails at once: then every connection made before is suspect,
+    /// and the call is made once more on a fresh one, within the same time-out.
     fn call<T: redis::FromRedisValue>(&self, cmd: &Cmd) -> redis::RedisResult<T> {
         let deadline = Instant::now() + self.timeout;
-        let mut pooled = self.pool.get_timeout(self.timeout).map_err(|e| {
+        match self.call_once(cmd, deadline) {
+            Err(e) if closed_by_server(&e) => {
+                self.epoch.fetch_add(1, Ordering::SeqCst);
+                self.call_once(cmd, deadline)
+            }
+            other => other,
+        }
+    }
+
+    fn call_once<T: redis::FromRedisValue>(
+        &self,
+        cmd: &Cmd,
+        deadline: Instant,
+    ) -> redis::RedisResult<T> {
+        let time_left = || {
+            deadline
+                .checked_duration_since(Instant::now())
+                .filter(|d| !d.is_zero())
+                .ok_or_else(|| {
+                    redis::RedisError::from((
+                        redis::ErrorKind::Io,
+                        "the store did not answer within the time-out",
+                    ))
+                })
+        };
+        let mut pooled = self.pool.get_timeout(time_left()?).map_err(|e| {
             let why = e.to_string();
             let why = if why.is_empty() {
-                "no connection".to_string()
+                "none made yet".to_string()
             } else {
                 why
             };
@@ -273,15 +307,7 @@ impl Shared {
                 why,
             ))
         })?;
-        let left = deadline
-            .checked_duration_since(Instant::now())
-            .filter(|d| !d.is_zero())
-            .ok_or_else(|| {
-                redis::RedisError::from((
-                    redis::ErrorKind::Io,
-                    "the time-out passed while waiting for a connection",
-                ))
-            })?;
+        let left = time_left()?;
         let c = &mut *pooled;
         let result = c
             .conn

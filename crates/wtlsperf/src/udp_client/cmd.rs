@@ -204,7 +204,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
         print_probe(&run.probe);
         if let Some(id) = &offered {
-            print_resumption(id, run.kind, args.sess_in.as_deref());
+            let from_file = loaded.as_ref().filter(|l| &l.session.id == id);
+            print_resumption(id, run.kind, from_file.and(args.sess_in.as_deref()));
         }
         if let Some(made) = &run.session {
             // A resumed session keeps the time it was first made.
