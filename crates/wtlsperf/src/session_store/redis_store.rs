@@ -165,8 +165,9 @@ impl RedisSessionStore {
         };
         let pool = r2d2::Pool::builder()
             .max_size(config.connections.max(2))
-            // The pool's own reconnection retries back off to half of this.
-            .connection_timeout(MAX_BACKOFF)
+            // The pool's own reconnection attempts back off to half of this (0.5 s), so
+            // a store that is back gets a connection soon after the prober asks.
+            .connection_timeout(Duration::from_secs(1))
             .test_on_check_out(true)
             .error_handler(Box::new(r2d2::NopErrorHandler))
             .build_unchecked(manager);
