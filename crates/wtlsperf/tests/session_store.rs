@@ -67,7 +67,10 @@ impl Gateway {
         let mut cmd = bin();
         cmd.args(["gateway", "--listen", "127.0.0.1:0", "--pki"])
             .arg(pki())
-            .args(["--session-store", store]);
+            .args(["--session-store", store])
+            // A loaded machine may keep redis-server off the CPU for longer than the
+            // default 50 ms; these tests are about what fails, not how fast.
+            .args(["--session-store-timeout-ms", "2000"]);
         for k in keys {
             cmd.arg("--session-key").arg(k);
         }
