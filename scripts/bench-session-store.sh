@@ -4,13 +4,13 @@
 #   - full handshakes with the store up (each stores its session) vs down (the gateway
 #     skips the store) vs the in-process cache;
 #   - resumption attempts while the store is down (they fall back to full handshakes).
-# Two gateways (one per store), the client run in interleaved rounds so that both see
-# the same machine load; medians over every handshake of a kind (client-side duration,
+# Two gateways (one per store), the client run in interleaved rounds of 10 handshakes
+# (one client process each) so that both see the same machine load; medians over every handshake of a kind (client-side duration,
 # ClientHello out to handshake complete). Bounded: ROUNDS rounds of a few handshakes.
-# Usage: scripts/bench-session-store.sh [ROUNDS, default 20]   (WTLSPERF=path/to/binary to choose it)
+# Usage: scripts/bench-session-store.sh [ROUNDS, default 4]   (WTLSPERF=path/to/binary to choose it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds="${1:-20}"
+rounds="${1:-4}"
 bin="${WTLSPERF:-}"
 if [ -z "$bin" ]; then
   if [ -x target/release/wtlsperf ]; then bin=target/release/wtlsperf; else bin=target/debug/wtlsperf; fi
@@ -34,11 +34,11 @@ for _ in 1 2 3 4 5; do
     --logfile "" >"$dir/redis.log" 2>&1 &
   redis_pid=$!
   for _ in $(seq 100); do
-    grep -q "Ready to accept connections" "$dir/redis.log" && break
+    grep -qs "Ready to accept connections" "$dir/redis.log" && break
     kill -0 "$redis_pid" 2>/dev/null || break
     sleep 0.1
   done
-  grep -q "Ready to accept connections" "$dir/redis.log" && break
+  grep -qs "Ready to accept connections" "$dir/redis.log" && break
 done
 grep -q "Ready to accept connections" "$dir/redis.log" || { echo "redis-server did not start" >&2; cat "$dir/redis.log" >&2; exit 1; }
 pids+=("$redis_pid")
@@ -85,17 +85,17 @@ count() { awk -v k="$2" '$1 == k' "$dir/$1" | wc -l; }
 # Rounds of a few handshakes each, alternating the gateways: the machine's load
 # changes by the second, and both must see the same.
 for _ in $(seq "$rounds"); do
-  run_client local "$local_gw" --count 3 --resume
-  run_client store "$store_gw" --count 3 --resume
-  run_client local "$local_gw" --count 2
-  run_client store "$store_gw" --count 2
+  run_client local "$local_gw" --count 10 --resume
+  run_client store "$store_gw" --count 10 --resume
+  run_client local "$local_gw" --count 10
+  run_client store "$store_gw" --count 10
 done
 kill "$redis_pid"
 wait "$redis_pid" 2>/dev/null || true
 for _ in $(seq "$rounds"); do
-  run_client down "$store_gw" --count 2
-  run_client local_again "$local_gw" --count 2
-  run_client down_resume "$store_gw" --count 2 --resume
+  run_client down "$store_gw" --count 10
+  run_client local_again "$local_gw" --count 10
+  run_client down_resume "$store_gw" --count 10 --resume
 done
 
 printf '%-48s %8s %6s\n' "handshakes" "median" "n"

@@ -50,6 +50,12 @@ impl RedisServer {
         self.port
     }
 
+    /// The server's process id (none while stopped): a test may pause it (SIGSTOP) to
+    /// play a hung server.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// `redis://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}", self.port)

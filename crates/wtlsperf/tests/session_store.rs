@@ -319,6 +319,41 @@ fn with_redis_down_full_handshakes_go_on_the_log_says_why_and_the_gateway_reconn
     assert_eq!(stats["handshakes_completed"]["full"], 5, "{stats}");
 }
 
+#[test]
+fn a_hung_redis_costs_a_lookup_its_time_out_and_nothing_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = redis("a_hung_redis...", dir.path()) else {
+        return;
+    };
+    let key = key_file(dir.path(), "fleet.key");
+    let mut gateway = Gateway::start(&server.url(), &[&key]);
+    let sess = dir.path().join("session.json");
+    client(&gateway, &["--sess-out", path(&sess)]);
+
+    let pid = server.pid().unwrap() as libc::pid_t;
+    // SAFETY: signals to the redis-server child this test started and still owns.
+    let signal = |sig| unsafe { libc::kill(pid, sig) };
+    signal(libc::SIGSTOP);
+    // The lookup waits out its time-out, then the handshake goes on as a full one.
+    let out = client(&gateway, &["--sess-in", path(&sess), "--count", "2"]);
+    assert_eq!(out.matches(" Full ").count(), 2, "{out}");
+    let why = gateway.wait_for("session lookup failed (");
+    assert!(why.contains("did not answer within the time-out"), "{why}");
+    signal(libc::SIGCONT);
+    gateway.wait_for("session store reachable again");
+    let fresh = dir.path().join("fresh.json");
+    client(&gateway, &["--sess-out", path(&fresh)]);
+    let out = client(&gateway, &["--sess-in", path(&fresh)]);
+    assert!(out.contains("handshake 1 Abbreviated"), "{out}");
+
+    let stats = gateway.stop();
+    let store = &stats["session_store"];
+    // One lookup asked the hung server; the next was skipped, the store being down.
+    assert_eq!(store["lookups_failed"], 2, "{stats}");
+    assert_eq!(store["went_down"], 1, "{stats}");
+    assert_eq!(store["reconnects"], 1, "{stats}");
+}
+
 /// The master secret a session file holds.
 fn master_secret_of(sess: &Path) -> Vec<u8> {
     let file: serde_json::Value = serde_json::from_slice(&std::fs::read(sess).unwrap()).unwrap();

@@ -318,7 +318,16 @@ impl Shared {
             .and_then(|v| redis::from_redis_value(v).map_err(Into::into));
         // A command that failed may have left its answer in flight: never reuse it.
         c.broken = result.is_err();
-        result
+        result.map_err(|e| {
+            if e.is_timeout() {
+                redis::RedisError::from((
+                    redis::ErrorKind::Io,
+                    "the store did not answer within the time-out",
+                ))
+            } else {
+                e
+            }
+        })
     }
 
     fn ping(&self) -> redis::RedisResult<()> {
