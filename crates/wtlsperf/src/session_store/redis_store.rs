@@ -69,11 +69,15 @@ struct Shared {
     lifetime: Duration,
     /// Advanced by every change of health: connections of older epochs are discarded.
     epoch: Arc<AtomicU64>,
+    /// Taken as down: workers skip the store until the prober finds it again.
     down: AtomicBool,
+    /// The store was dropped: the prober ends.
     stop: AtomicBool,
-    /// Wakes the prober (the store went down, or it is dropped).
+    /// Why it is down, and the skipped lookups' log; the prober waits on it.
     health: Mutex<Health>,
+    /// Wakes the prober (the store went down, or it is dropped).
     wake: Condvar,
+    /// The counters of [`SessionStoreStats`], updated by every worker.
     stats: Counters,
 }
 
