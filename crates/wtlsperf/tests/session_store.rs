@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use wtls::suite::Case;
-use wtlsperf::pki_store::{unix_now, PkiStore};
+use wtlsperf_drivers::pki_store::{unix_now, PkiStore};
 use wtlsperf_testtools::redis::RedisServer;
 
 /// Longest wait for a line of a gateway's log: a backstop for a hung gateway.
