@@ -216,11 +216,10 @@ impl Report {
                 source,
             })?;
         }
+        // Each file whole (`write_whole`), and `report.html` last: a report that exists
+        // is complete, and so are the tables and figures it names.
         let write = |path: PathBuf, bytes: &[u8]| -> Result<PathBuf, ReportError> {
-            fs::write(&path, bytes).map_err(|source| ReportError::Io {
-                path: path.clone(),
-                source,
-            })?;
+            crate::write_whole(&path, bytes)?;
             Ok(path)
         };
 

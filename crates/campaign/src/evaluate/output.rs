@@ -403,12 +403,16 @@ pub fn write_all(
     Ok(())
 }
 
-/// Writes `summary.json` into `dir`.
+/// Writes `summary.json` into `dir`, whole: the last file of a complete run.
 pub fn write_summary(dir: &Path, summary: &Summary) -> anyhow::Result<()> {
-    let json = serde_json::to_string_pretty(summary)?;
-    std::fs::write(dir.join("summary.json"), json)
-        .with_context(|| format!("writing {}", dir.join("summary.json").display()))?;
-    Ok(())
+    write_json(&dir.join("summary.json"), summary)
+}
+
+/// Writes `value` as pretty JSON to `path`, whole.
+pub fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(value)?;
+    wtlsperf_report::write_whole(path, json.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]

@@ -260,14 +260,7 @@ impl WapModelResults {
     }
 
     pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
-        let path = dir.join("page_load_wtp_model.csv");
-        let mut w = csv::Writer::from_path(&path)
-            .map_err(|e| anyhow::anyhow!("creating {}: {e}", path.display()))?;
-        for r in &self.wtp {
-            w.serialize(r)?;
-        }
-        w.flush()
-            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+        super::csv_file::write_csv(&dir.join("page_load_wtp_model.csv"), &self.wtp)
     }
 
     /// Eq. 3.84 against the page loads, one row per bearer, case and fetch.
