@@ -15,6 +15,7 @@
 #[cfg(feature = "dtls13")]
 mod dtls13_configs;
 pub mod tables;
+mod verdicts;
 
 use super::csv_file::write_csv;
 use std::path::Path;
