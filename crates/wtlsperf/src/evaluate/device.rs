@@ -121,6 +121,8 @@ pub struct DeviceResults {
     pub crossing_range: Option<(u32, u32)>,
     /// The recommendation table.
     pub recommendations: Vec<Recommendation>,
+    /// The catalogue's sentence on the compared bearers that are typical figures.
+    pub typical_bearer_note: Option<String>,
     /// Levi-Savas Figure 6 on the ARM7 profile.
     pub levi_savas: Vec<LeviSavasRow>,
     /// Herwono Figures 3/4 with device series.
@@ -248,6 +250,7 @@ pub fn run(
         emulated,
         transmission,
         crossing_range,
+        typical_bearer_note: ctx.catalogue.typical_bearer_note(),
         recommendations,
     })
 }
@@ -460,7 +463,16 @@ impl DeviceResults {
             .rule(format!("the thesis' count holds when its out-of-sample median |error| is below the other count's by more than {:.0} % of it and fails when above by more; a constant other count cannot make it fail (it tests flatness, not the count); otherwise inconclusive.", 100.0 * MODEL_TOLERANCE)));
         }
         out.extend(executed::finding(&self.profiles));
-        out.extend(recommendation::findings(&self.recommendations));
+        out.extend(
+            recommendation::findings(&self.recommendations)
+                .into_iter()
+                .map(|mut f| {
+                    if let Some(n) = &self.typical_bearer_note {
+                        f.evidence = format!("{}\n\n{n}", f.evidence);
+                    }
+                    f
+                }),
+        );
         out
     }
 

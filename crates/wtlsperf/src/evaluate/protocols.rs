@@ -244,6 +244,9 @@ pub struct ProtocolResults {
     pub bearers: Vec<BearerName>,
     /// The lossy runs' bearer.
     pub loss_bearer: BearerName,
+    /// The catalogue's sentence on the compared bearers that are typical figures
+    /// (`Catalogue::typical_bearer_note`), carried by every finding over them.
+    pub typical_bearer_note: Option<String>,
 }
 
 /// How much a mode runs.
@@ -436,6 +439,7 @@ pub fn run(
         measured_devices: measured.iter().map(|&i| plan.devices[i].clone()).collect(),
         bearers: compared.iter().map(|b| BearerName::of(b)).collect(),
         loss_bearer: plan.loss_bearer,
+        typical_bearer_note: ctx.catalogue.typical_bearer_note(),
     })
 }
 

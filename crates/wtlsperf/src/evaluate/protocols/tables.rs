@@ -48,6 +48,9 @@ impl ProtocolResults {
              PSK are category 3's level. OpenSSL handles a whole flight per call, so DTLS \
              costs are per datagram and per handshake, not per message.",
         );
+        if let Some(note) = ctx.catalogue.typical_bearer_note() {
+            s = s.paragraph(note);
+        }
         s = s.table(self.memory_table(ctx));
         s = s.figure(self.duration_figure());
         s = s.table(self.measured_table(ctx));

@@ -56,6 +56,13 @@ impl ProtocolResults {
         out
     }
 
+    /// The typical-figure sentence, as a paragraph of the evidence.
+    fn typical_clause(&self) -> String {
+        self.typical_bearer_note
+            .as_ref()
+            .map_or(String::new(), |n| format!("\n\n{n}"))
+    }
+
     /// The devices with rows, in first-seen order.
     fn devices(&self) -> Vec<DeviceName> {
         let mut out: Vec<DeviceName> = Vec::new();
@@ -131,8 +138,9 @@ impl ProtocolResults {
             Finding::new(
                 "EDHOC's small messages make it the fastest mutually authenticated P-256 handshake on every bearer (against DTLS 1.2 ECDHE-ECDSA and WTLS 256p/256p), on every device profile.",
                 format!(
-                    "{} B in {} round trips against DTLS 1.2 ECDHE-ECDSA mutual's {} B in {}. EDHOC against the faster of the two, per device x bearer row, modelled and measured: {} overall. Per device: {}.",
-                    e.bytes, e.round_trips(), d.bytes, d.round_trips(), tally.text(), clauses.join("; ")
+                    "{} B in {} round trips against DTLS 1.2 ECDHE-ECDSA mutual's {} B in {}. EDHOC against the faster of the two, per device x bearer row, modelled and measured: {} overall. Per device: {}.{}",
+                    e.bytes, e.round_trips(), d.bytes, d.round_trips(), tally.text(), clauses.join("; "),
+                    self.typical_clause()
                 ),
                 tally.verdict(),
             )
@@ -162,9 +170,9 @@ impl ProtocolResults {
         Some(Finding::new(
             "2001's WTLS is still competitive with DTLS 1.2 for a server-authenticated P-256 handshake (WTLS 256p/256p against ECDHE-ECDSA P-256): no slower on any bearer and device profile.",
             format!(
-                "WTLS {} ({} B, {} round trips, {:.0} handshakes/s/core: ECDH_ECDSA with the server's certified static key, one ECDH and no signature per handshake, and so no forward secrecy) against DTLS ECDHE-ECDSA ({} B, {} round trips with the cookie exchange, {:.0} handshakes/s/core). WTLS no slower than DTLS beyond the tolerance in {} of {} device x bearer rows (modelled and measured). DTLS against WTLS per device: {}.",
+                "WTLS {} ({} B, {} round trips, {:.0} handshakes/s/core: ECDH_ECDSA with the server's certified static key, one ECDH and no signature per handshake, and so no forward secrecy) against DTLS ECDHE-ECDSA ({} B, {} round trips with the cookie exchange, {:.0} handshakes/s/core). WTLS no slower than DTLS beyond the tolerance in {} of {} device x bearer rows (modelled and measured). DTLS against WTLS per device: {}.{}",
                 w.suite(), w.bytes, w.round_trips(), w.handshakes_per_core_s(), d.bytes, d.round_trips(), d.handshakes_per_core_s(),
-                tally.holds, tally.rows(), clauses.join("; ")
+                tally.holds, tally.rows(), clauses.join("; "), self.typical_clause()
             ),
             tally.verdict(),
         )
