@@ -40,7 +40,7 @@ pub const QUEUE_MODEL: Passage = Passage {
 pub const POISSON_ARRIVALS: Passage = Passage {
     study: Study::Bayoglu2004,
     place: "section 3.2 (M/G/1 notation)",
-    quote: "M (memoryless)} : \\text{Poisson arrival process, arrival rate } I",
+    quote: "M \\text{ (memoryless)} : \\text{Poisson arrival process, arrival rate } I",
 };
 
 /// Bayoglu 2004, section 3.2: only the messages the gateway accepts make its queue.
