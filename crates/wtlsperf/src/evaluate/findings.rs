@@ -199,7 +199,7 @@ fn corrected_queue_model(q: &QueueResults) -> Option<Finding> {
         )
     });
     Some(Finding::new(
-        "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the mean wait of the gateway's queue.",
+        "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the mean wait of the gateway's queue, judged on the jobs no stall of the shared machine disturbed (the whole-window figures are in the finding on Eq. 3.12 as published).",
         format!(
             "{} Over the bearer-setting runs the gateway's worker was off its core while it had work {stalls} times ({stalled_ms:.0} ms in all) and the load generator {gen} times ({gen_ms:.0} ms; its sends due meanwhile then leave in a burst), and datagrams were held on their way to a free worker {held} times ({held_ms:.0} ms; the kernel's receive backlog). Leaving out every job whose time at the gateway, arrival to end of occupancy, met such a stall or the settling time after it keeps a median {:.0} % of each run's jobs, over which the corrected model, at each point's measured load, is within 15 % at {within} of {} points ({load}), and outside both 15 % and the measured wait's 95 % interval at {both}, median |error| {:.0} %, worst {:.0} %; the measured mean waits' 95 % batch-means intervals are +-{:.0} % (median; widest +-{:.0} %). The model counts the worker's delivery of a job that finds it idle (from the kernel's timestamp to the worker; {:.1} us on average, median over the points) as worker time the jobs behind it wait for; with one occupancy law for every job, as Eq. 3.12 has it, it is within 15 % at {one_within} of {} points, median |error| {:.0} %.",
             if worst <= 0.15 {
@@ -242,7 +242,7 @@ fn poisson_premise(q: &QueueResults) -> Option<Finding> {
     let calm_median = calm.median();
     let bearer_chain = q.median_error(Setting::Bearer, |l| l.chain_ms);
     let mut evidence = format!(
-        "In the thesis' setting, with an emulated bearer round trip of {rt} ms mean before each client answer, the corrected P-K model (Poisson job arrivals at k x lambda, each point at its measured rho) is within 15 % of the undisturbed jobs' mean wait at {} of {} points, median |error| {}, {} outside both 15 % and the measured wait's 95 % interval. Over the whole window, stalls of the shared machine included, it is within 15 % at {whole_within} of {points} points, median |error| {:.0} %{}.",
+        "With an emulated bearer round trip of {rt} ms mean, exponentially distributed, before each client answer, the corrected P-K model (Poisson job arrivals at k x lambda, each point at its measured rho) is within 15 % of the undisturbed jobs' mean wait at {} of {} points, median |error| {}, {} outside both 15 % and the measured wait's 95 % interval. Over the whole window, stalls of the shared machine included, it is within 15 % at {whole_within} of {points} points, median |error| {:.0} %{}.",
         calm.within,
         calm.points(),
         calm_median.map_or("not measured".to_owned(), |m| format!("{:.0} %", m * 100.0)),
@@ -290,7 +290,7 @@ fn loopback_premise(q: &QueueResults) -> Option<String> {
         .map(|l| l.run.think_ms * 1e3)
         .collect();
     Some(format!(
-        "\n\nOn bare loopback, outside the claim's setting, a handshake's next job arrives a median {:.0} us after the gateway served the previous one: its arrival waits on the queue, not on a Poisson clock, and the same model misses the measured wait by {:.0} % (median |error|); the job-chain simulation, fed with the same runs' measured jobs and think time, has median |error| {:.0} % (worst {:.0} %) there.",
+        "\n\nOn bare loopback, with no round trip to make the arrivals Poisson, a handshake's next job arrives a median {:.0} us after the gateway served the previous one: its arrival waits on the queue, not on a Poisson clock, and the same model misses the measured wait by {:.0} % (median |error|); the job-chain simulation, fed with the same runs' measured jobs and think time, has median |error| {:.0} % (worst {:.0} %) there.",
         median(&think_us).unwrap_or(f64::NAN),
         pk * 100.0,
         chain * 100.0,
