@@ -115,7 +115,7 @@ impl ProtocolResults {
                     if fails.is_empty() {
                         String::new()
                     } else {
-                        format!(" (not ahead: {})", fails.join(", "))
+                        format!(" (not faster beyond the margin: {})", fails.join(", "))
                     }
                 ));
                 all.extend(decisions);
@@ -170,7 +170,7 @@ impl ProtocolResults {
         Some(Finding::new(
             "2001's WTLS is still competitive with DTLS 1.2 for a server-authenticated P-256 handshake (WTLS 256p/256p against ECDHE-ECDSA P-256): no slower on any bearer and device profile.",
             format!(
-                "WTLS {} ({} B, {} round trips, {:.0} handshakes/s/core: ECDH_ECDSA with the server's certified static key, one ECDH and no signature per handshake, and so no forward secrecy) against DTLS ECDHE-ECDSA ({} B, {} round trips with the cookie exchange, {:.0} handshakes/s/core). WTLS no slower than DTLS beyond the tolerance in {} of {} device x bearer rows (modelled and measured). DTLS against WTLS per device: {}.{}",
+                "WTLS {} ({} B, {} round trips, {:.0} handshakes/s/core: ECDH_ECDSA with the server's certified static key, one ECDH and no signature per handshake, and so no forward secrecy) against DTLS ECDHE-ECDSA ({} B, {} round trips with the cookie exchange, {:.0} handshakes/s/core). WTLS no slower than DTLS beyond the tolerance in {} of {} device x bearer rows (modelled and measured). Whether DTLS is faster than WTLS beyond the tolerance, per device (DTLS ms vs WTLS ms): {}.{}",
                 w.suite(), w.bytes, w.round_trips(), w.handshakes_per_core_s(), d.bytes, d.round_trips(), d.handshakes_per_core_s(),
                 tally.holds, tally.rows(), clauses.join("; "), self.typical_clause()
             ),
