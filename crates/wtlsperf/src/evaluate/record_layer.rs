@@ -341,7 +341,7 @@ impl RecordResults {
                 pub_v.push(published);
             }
         }
-        s = s.table(t.note("Herwono does not state the record size; ours is shown at the largest payload, all sizes are in record_layer.csv."));
+        s = s.table(t.note("Herwono-Liebhardt average their throughput over user data of 256 to 8192 bytes (ICICS section 3.1); ours is shown at the largest payload, every size is in record_layer.csv."));
         if !labels.is_empty() {
             s = s.figure(
                 Figure::new(
