@@ -35,7 +35,7 @@ use super::processing::{auth_mode, ProcessingResults};
 use super::recommendation::{self, Recommendation};
 use super::transmission::{groups_with_overhead, pk_bytes};
 use super::verdict::{self, Tally, MODEL_TOLERANCE};
-use super::vocabulary::{BearerName, DeviceName};
+use super::vocabulary::DeviceName;
 use crate::device::{measure_this_machine, model_case};
 use crate::pki_store::PkiStore;
 
@@ -534,50 +534,7 @@ impl DeviceResults {
                 })
             }),
         )?;
-        #[derive(Serialize)]
-        struct RecCsv<'a> {
-            device: &'a DeviceName,
-            bearer: &'a BearerName,
-            category: u8,
-            auth: Authentication,
-            best_case: String,
-            best_ms: f64,
-            runner_up_case: Option<String>,
-            runner_up_ms: Option<f64>,
-            margin: Option<f64>,
-            best_ecc_ms: Option<f64>,
-            best_rsa_ms: Option<f64>,
-            ecc_beats_rsa: Option<bool>,
-            ecc_rsa_borrowed: bool,
-            thesis_group_ms: Option<f64>,
-            other_group_ms: Option<f64>,
-            best_modern_protocol: &'a str,
-            best_modern_suite: &'a str,
-            best_modern_ms: Option<f64>,
-        }
-        write_csv(
-            &dir.join("recommendations.csv"),
-            self.recommendations.iter().map(|r| RecCsv {
-                device: &r.device,
-                bearer: &r.bearer,
-                category: r.category,
-                auth: r.auth,
-                best_case: r.best.case.to_string(),
-                best_ms: r.best.th_ms,
-                runner_up_case: r.runner_up.as_ref().map(|c| c.case.to_string()),
-                runner_up_ms: r.runner_up.as_ref().map(|c| c.th_ms),
-                margin: r.margin,
-                best_ecc_ms: r.best_ecc_ms,
-                best_rsa_ms: r.best_rsa_ms,
-                ecc_beats_rsa: r.ecc_beats_rsa(),
-                ecc_rsa_borrowed: r.ecc_rsa_borrowed,
-                thesis_group_ms: r.thesis_group_ms,
-                other_group_ms: r.other_group_ms,
-                best_modern_protocol: r.best_modern.as_ref().map_or("", |m| m.protocol.name()),
-                best_modern_suite: r.best_modern.as_ref().map_or("", |m| m.suite.name()),
-                best_modern_ms: r.best_modern.as_ref().map(|m| m.th_ms),
-            }),
-        )
+        recommendation::write_csv(&dir.join("recommendations.csv"), &self.recommendations)
     }
 }
 
