@@ -1,0 +1,594 @@
+//! The answer users want: for each device, bearer, security level (thesis Table 3.3
+//! categories) and authentication, the fastest full handshake and its margin over the
+//! runner-up; and where the studies' conclusions hold on today's devices.
+//!
+//! Every duration is the model T_H = T_PD_C (device profile) + T_PD_S (our gateway,
+//! measured) + T_TD (Eq. 3.84 per flight of our measured handshake, the bearer profile's
+//! rates and mean traversal) + T_QD (0, an idle gateway). The model is checked end to end
+//! against real emulated handshakes in [`super::device`].
+//!
+//! A device competes only with the suites its library offers (`offers` in
+//! `data/devices/profiles.csv`): a P-256-only library offers no other curve and no RSA,
+//! wolfSSL and micro-ecc no binary curves; Levi-Savas implemented every curve and RSA size
+//! on their ARM7 (section 4). The cost of an offered operation may still be scaled or
+//! borrowed where its benchmark was not published; the profile table says which.
+
+use wtls::suite::Case;
+use wtlsperf_bearer::LinkProfile;
+use wtlsperf_models::device::{DeviceProfile, WtlsCase};
+use wtlsperf_models::reference::{categories_groups, processing_times};
+use wtlsperf_models::Authentication;
+use wtlsperf_report::Finding;
+
+use super::csv_file;
+use super::passages;
+use super::processing::{CaseResult, ProcessingResults};
+use super::transmission::modelled_duration_ms;
+use super::verdict::{self, Tally, MODEL_TOLERANCE};
+use super::vocabulary::{BearerName, DeviceName};
+use wtlsperf_drivers::device::model_case;
+
+/// One modelled handshake.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Candidate {
+    /// `283k/163k`.
+    #[serde(serialize_with = "crate::evaluate::csv_file::display")]
+    pub case: Case,
+    /// Thesis group 1-4 (prime, Koblitz, random, RSA).
+    pub group: u8,
+    /// Model T_H (ms).
+    pub th_ms: f64,
+    /// Some client operation is priced with another device's ratio (an estimate).
+    pub borrowed: bool,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Recommendation {
+    /// Device profile.
+    pub device: DeviceName,
+    /// Bearer profile.
+    pub bearer: BearerName,
+    /// Security category 1-3 (thesis Table 3.3).
+    pub category: u8,
+    /// Authentication mode.
+    pub auth: Authentication,
+    /// Fastest case the device offers.
+    pub best: Candidate,
+    /// Runner-up, when the device offers a second suite in the category.
+    pub runner_up: Option<Candidate>,
+    /// runner-up T_H / best T_H - 1.
+    pub margin: Option<f64>,
+    /// Fastest ECDH_ECDSA T_H the device offers (ms).
+    pub best_ecc_ms: Option<f64>,
+    /// Fastest RSA T_H the device offers (ms).
+    pub best_rsa_ms: Option<f64>,
+    /// The fastest ECC or RSA case prices a client operation with another device's
+    /// ratio: the ECC-RSA comparison is an estimate and is not judged.
+    pub ecc_rsa_borrowed: bool,
+    /// Fastest T_H of the thesis' fastest group among the suites the device offers (ms);
+    /// `None` when its library does not offer that group (e.g. no binary curves).
+    pub thesis_group_ms: Option<f64>,
+    /// Fastest T_H of the other groups the device offers (ms).
+    pub other_group_ms: Option<f64>,
+    /// The group the thesis measured fastest (lowest published T_PD) in this category.
+    pub thesis_best_group: Option<u8>,
+    /// Category 3: the fastest DTLS 1.2 or EDHOC suite of the mode the device runs
+    /// (`super::device::modern`).
+    pub best_modern: Option<ModernCandidate>,
+}
+
+/// A DTLS 1.2 or EDHOC suite's modelled handshake.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ModernCandidate {
+    #[serde(serialize_with = "protocol_name")]
+    pub protocol: wtlsperf_spine::Protocol,
+    #[serde(serialize_with = "suite_name")]
+    pub suite: wtlsperf_drivers::protocols::Suite,
+    /// Model T_H (ms).
+    pub th_ms: f64,
+}
+
+fn protocol_name<S: serde::Serializer>(
+    p: &wtlsperf_spine::Protocol,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(p.name())
+}
+
+fn suite_name<S: serde::Serializer>(
+    suite: &wtlsperf_drivers::protocols::Suite,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(suite.name())
+}
+
+impl Recommendation {
+    /// Levi-Savas: ECC beats RSA; `None` when the device does not offer both.
+    pub fn ecc_beats_rsa(&self) -> Option<bool> {
+        Some(self.best_ecc_ms? < self.best_rsa_ms?)
+    }
+
+    /// best ECC / best RSA T_H, when both are offered.
+    pub fn ecc_over_rsa(&self) -> Option<f64> {
+        Some(self.best_ecc_ms? / self.best_rsa_ms?)
+    }
+}
+
+/// The group of a (category, ca, leaf) from Table 3.3.
+fn candidates_of(category: u8) -> Vec<(u8, String, String)> {
+    categories_groups()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|r| r.category == category)
+        .map(|r| (r.group, r.ca_cert, r.leaf_cert))
+        .collect()
+}
+
+/// The group whose published T_PD (client + server, Tables 4.1/4.2) is lowest.
+fn thesis_best_group(category: u8, auth: Authentication) -> Option<u8> {
+    processing_times()
+        .ok()?
+        .into_iter()
+        .filter(|r| r.category == category && r.authentication == auth)
+        .min_by(|a, b| (a.client_ms + a.server_ms).total_cmp(&(b.client_ms + b.server_ms)))
+        .map(|r| r.group)
+}
+
+/// Model T_H of a measured case on a device over a bearer (ms).
+pub fn model_th_ms(
+    c: &CaseResult,
+    device: &DeviceProfile,
+    bearer: &wtlsperf_bearer::LinkProfile,
+) -> Option<f64> {
+    let case: WtlsCase = model_case(c.case, super::processing::auth_mode(c.auth)).ok()?;
+    let client = device.client_processing_ms(case).ok()?;
+    let ttd = modelled_duration_ms(
+        c,
+        bearer.up_bps,
+        bearer.down_bps,
+        bearer.traversal.mean_ms(),
+    );
+    Some(client + c.server_wall_ms.median + ttd)
+}
+
+/// The candidates of one category the device offers, fastest first.
+fn offered_candidates(
+    processing: &ProcessingResults,
+    device: &DeviceProfile,
+    bearer: &wtlsperf_bearer::LinkProfile,
+    category: u8,
+    auth: Authentication,
+) -> Vec<Candidate> {
+    let mut cands: Vec<Candidate> = candidates_of(category)
+        .into_iter()
+        .filter_map(|(group, ca, leaf)| {
+            let c = processing.cases.iter().find(|c| {
+                c.auth == auth
+                    && c.case.ca.short() == ca.to_ascii_lowercase()
+                    && c.case.leaf.short() == leaf
+            })?;
+            let case = model_case(c.case, super::processing::auth_mode(auth)).ok()?;
+            if !device.supports(case) {
+                return None;
+            }
+            Some(Candidate {
+                case: c.case,
+                group,
+                th_ms: model_th_ms(c, device, bearer)?,
+                borrowed: device.borrows_for(case),
+            })
+        })
+        .collect();
+    cands.sort_by(|a, b| a.th_ms.total_cmp(&b.th_ms));
+    cands
+}
+
+/// The whole table: every device over every bearer the catalogue compares.
+pub fn build<'a>(
+    processing: &ProcessingResults,
+    devices: &[DeviceProfile],
+    bearers: impl Iterator<Item = &'a LinkProfile> + Clone,
+) -> Vec<Recommendation> {
+    let mut out = Vec::new();
+    for device in devices {
+        for bearer in bearers.clone() {
+            for category in 1..=3u8 {
+                for auth in Authentication::ALL {
+                    let cands = offered_candidates(processing, device, bearer, category, auth);
+                    if let Some(row) = recommend(device, bearer, category, auth, cands) {
+                        out.push(row);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The row of one device, bearer, category and mode: its fastest candidate, the
+/// runner-up and the best of each key family.
+fn recommend(
+    device: &DeviceProfile,
+    bearer: &LinkProfile,
+    category: u8,
+    auth: Authentication,
+    cands: Vec<Candidate>,
+) -> Option<Recommendation> {
+    let best = cands.first().cloned()?;
+    let first = |rsa: bool| cands.iter().find(|c| (c.group == 4) == rsa);
+    let best_of = |rsa: bool| first(rsa).map(|c| c.th_ms);
+    let ecc_rsa_borrowed =
+        first(false).is_some_and(|c| c.borrowed) || first(true).is_some_and(|c| c.borrowed);
+    let thesis_group = thesis_best_group(category, auth);
+    let group_ms = |in_group: bool| {
+        cands
+            .iter()
+            .find(|c| (Some(c.group) == thesis_group) == in_group)
+            .map(|c| c.th_ms)
+    };
+    let runner_up = cands.get(1).cloned();
+    Some(Recommendation {
+        device: DeviceName::of(device),
+        bearer: BearerName::of(bearer),
+        category,
+        auth,
+        margin: runner_up.as_ref().map(|r| r.th_ms / best.th_ms - 1.0),
+        best_ecc_ms: best_of(false),
+        best_rsa_ms: best_of(true),
+        ecc_rsa_borrowed,
+        thesis_group_ms: group_ms(true),
+        other_group_ms: group_ms(false),
+        best,
+        runner_up,
+        thesis_best_group: thesis_group,
+        best_modern: None,
+    })
+}
+
+/// The key family name of a thesis group (1 prime, 2 Koblitz, 3 random, 4 RSA).
+pub fn group_name(group: u8) -> &'static str {
+    match group {
+        1 => "prime",
+        2 => "Koblitz",
+        3 => "random binary",
+        _ => "RSA",
+    }
+}
+
+/// One finding per conclusion, each clause computed from the table.
+pub fn findings(rows: &[Recommendation]) -> Vec<Finding> {
+    if rows.is_empty() {
+        return Vec::new();
+    }
+    vec![ecc_against_rsa(rows), thesis_ranking(rows)]
+}
+
+/// Distinct device names of some rows, sorted.
+fn devices_of<'a>(rows: impl Iterator<Item = &'a Recommendation>) -> Vec<&'a str> {
+    let mut names: Vec<&str> = rows.map(|r| r.device.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+/// Writes `recommendations.csv` (columns in docs/results.md).
+pub fn write_csv(path: &std::path::Path, rows: &[Recommendation]) -> anyhow::Result<()> {
+    #[derive(serde::Serialize)]
+    struct RecCsv<'a> {
+        device: &'a DeviceName,
+        bearer: &'a BearerName,
+        category: u8,
+        auth: Authentication,
+        best_case: String,
+        best_ms: f64,
+        runner_up_case: Option<String>,
+        runner_up_ms: Option<f64>,
+        margin: Option<f64>,
+        best_ecc_ms: Option<f64>,
+        best_rsa_ms: Option<f64>,
+        ecc_beats_rsa: Option<bool>,
+        ecc_rsa_borrowed: bool,
+        thesis_group_ms: Option<f64>,
+        other_group_ms: Option<f64>,
+        best_modern_protocol: &'a str,
+        best_modern_suite: &'a str,
+        best_modern_ms: Option<f64>,
+    }
+    csv_file::write_csv(
+        path,
+        rows.iter().map(|r| RecCsv {
+            device: &r.device,
+            bearer: &r.bearer,
+            category: r.category,
+            auth: r.auth,
+            best_case: r.best.case.to_string(),
+            best_ms: r.best.th_ms,
+            runner_up_case: r.runner_up.as_ref().map(|c| c.case.to_string()),
+            runner_up_ms: r.runner_up.as_ref().map(|c| c.th_ms),
+            margin: r.margin,
+            best_ecc_ms: r.best_ecc_ms,
+            best_rsa_ms: r.best_rsa_ms,
+            ecc_beats_rsa: r.ecc_beats_rsa(),
+            ecc_rsa_borrowed: r.ecc_rsa_borrowed,
+            thesis_group_ms: r.thesis_group_ms,
+            other_group_ms: r.other_group_ms,
+            best_modern_protocol: r.best_modern.as_ref().map_or("", |m| m.protocol.name()),
+            best_modern_suite: r.best_modern.as_ref().map_or("", |m| m.suite.name()),
+            best_modern_ms: r.best_modern.as_ref().map(|m| m.th_ms),
+        }),
+    )
+}
+
+/// One clause per device: its rows' tally, `esp32: holds ... of 30`.
+fn per_device(rows: &[(&Recommendation, Option<bool>)]) -> Vec<String> {
+    devices_of(rows.iter().map(|(r, _)| *r))
+        .into_iter()
+        .map(|d| {
+            let t = Tally::of(
+                rows.iter()
+                    .filter(|(r, _)| r.device.as_str() == d)
+                    .map(|(_, x)| *x),
+            );
+            format!("{d}: {} ({})", t.text(), t.verdict().name())
+        })
+        .collect()
+}
+
+/// "Decided by one profile": the devices whose rows fail, when there is exactly one.
+fn decided_by(rows: &[(&Recommendation, Option<bool>)]) -> String {
+    let failing = devices_of(
+        rows.iter()
+            .filter(|(_, x)| *x == Some(false))
+            .map(|(r, _)| *r),
+    );
+    match failing.as_slice() {
+        [] => String::new(),
+        [one] => format!(
+            " Every failing row is on one profile, {one}: the failures are decided by that profile's benchmark alone."
+        ),
+        many => format!(" Failing rows are on {}.", many.join(", ")),
+    }
+}
+
+/// Levi-Savas: ECC beats RSA in WTLS, judged where the device offers both and prices
+/// both from its own numbers.
+fn ecc_against_rsa(rows: &[Recommendation]) -> Finding {
+    let offered: Vec<&Recommendation> = rows
+        .iter()
+        .filter(|r| r.ecc_beats_rsa().is_some())
+        .collect();
+    let borrowed = offered.iter().filter(|r| r.ecc_rsa_borrowed).count();
+    let judged: Vec<(&Recommendation, Option<bool>)> = offered
+        .iter()
+        .filter(|r| !r.ecc_rsa_borrowed)
+        .map(|r| {
+            let d = match (r.best_ecc_ms, r.best_rsa_ms) {
+                (Some(e), Some(rsa)) => verdict::below(e, rsa, MODEL_TOLERANCE),
+                _ => None,
+            };
+            (*r, d)
+        })
+        .collect();
+    let tally = Tally::of(judged.iter().map(|(_, d)| *d));
+    let unjudged = devices_of(rows.iter().filter(|r| r.ecc_beats_rsa().is_none()));
+    let borrowed_devices = devices_of(offered.iter().copied().filter(|r| r.ecc_rsa_borrowed));
+    Finding::new(
+        "Levi-Savas 2003, section 4.1: ECC is better than RSA in WTLS, judged by model T_H on every device profile whose library offers both and prices both from its own numbers.",
+        format!(
+            "Model T_H per device, bearer, category and authentication, the fastest ECDH_ECDSA case against the fastest RSA case the device's library offers: {} overall. Per device: {}.{} Not judged: {} combinations whose ECC or RSA cost is borrowed from another device's ratios ({}), and the devices offering no RSA or no ECC suite ({}).",
+            tally.text(),
+            per_device(&judged).join("; "),
+            decided_by(&judged),
+            borrowed,
+            if borrowed_devices.is_empty() { "none".to_owned() } else { borrowed_devices.join(", ") },
+            if unjudged.is_empty() { "none".to_owned() } else { unjudged.join(", ") },
+        ),
+        tally.verdict(),
+    )
+    .study(passages::ECC_BEATS_RSA)
+    .rule(format!(
+        "each judged combination holds when the fastest ECC T_H is more than {:.0} % (modelled numbers) below the fastest RSA T_H and fails when more than that above; confirmed when every combination holds, contradicted when every one fails, otherwise inconclusive with each device's verdict; combinations priced with a borrowed cost are not judged.",
+        100.0 * MODEL_TOLERANCE
+    ))
+}
+
+/// Bayoglu: the per-category ranking (the group with the lowest published T_PD wins),
+/// on the thesis' own device and bearer and on today's devices, judged only where the
+/// device's library offers that group.
+fn thesis_ranking(rows: &[Recommendation]) -> Finding {
+    let with_group: Vec<&Recommendation> = rows
+        .iter()
+        .filter(|r| r.thesis_best_group.is_some())
+        .collect();
+    let not_offered = with_group
+        .iter()
+        .filter(|r| r.thesis_group_ms.is_none())
+        .count();
+    let judged: Vec<(&Recommendation, Option<bool>)> = with_group
+        .iter()
+        .filter_map(|r| {
+            let ours = r.thesis_group_ms?;
+            let d = r
+                .other_group_ms
+                .and_then(|o| verdict::below(ours, o, MODEL_TOLERANCE));
+            Some((*r, d))
+        })
+        .collect();
+    let subset = |pick: &dyn Fn(&Recommendation) -> bool| {
+        let rows: Vec<(&Recommendation, Option<bool>)> =
+            judged.iter().copied().filter(|(r, _)| pick(r)).collect();
+        rows
+    };
+    let nokia = subset(&|r| r.device.is_thesis_device() && r.bearer.is_thesis_bearer());
+    let today = subset(&|r| !r.device.is_study_device());
+    let (tn, tt, all) = (
+        Tally::of(nokia.iter().map(|(_, d)| *d)),
+        Tally::of(today.iter().map(|(_, d)| *d)),
+        Tally::of(judged.iter().map(|(_, d)| *d)),
+    );
+    let margins: Vec<f64> = judged
+        .iter()
+        .filter(|(_, d)| d.is_none())
+        .filter_map(|(r, _)| Some((r.other_group_ms? / r.thesis_group_ms? - 1.0).abs() * 100.0))
+        .collect();
+    let margin_text = match (
+        margins.iter().copied().min_by(f64::total_cmp),
+        margins.iter().copied().max_by(f64::total_cmp),
+    ) {
+        (Some(lo), Some(hi)) => format!(" The undecided rows differ by {lo:.1} to {hi:.1} %."),
+        _ => String::new(),
+    };
+    Finding::new(
+        "Bayoglu 2004, section 4.1: within each category one group is fastest (by the published T_PD: random binary or Koblitz curves first, RSA last), judged by model T_H on every device profile whose library offers that group.",
+        format!(
+            "The thesis' fastest group against the fastest other group the device offers, per (device, bearer, category, authentication): {} overall. The Nokia 7650 over GSM CSD: {} ({}); today's devices: {} ({}). Per device: {}.{}{} Not judged: {} combinations whose device's library does not offer the thesis' fastest group (no binary curves, or P-256 only).",
+            all.text(),
+            tn.text(),
+            tn.verdict().name(),
+            tt.text(),
+            tt.verdict().name(),
+            per_device(&judged).join("; "),
+            decided_by(&judged),
+            margin_text,
+            not_offered,
+        ),
+        all.verdict(),
+    )
+    .study(passages::FASTEST_GROUP)
+    .rule(format!(
+        "each judged combination holds when the thesis' fastest group is more than {:.0} % (modelled numbers) faster than every other group the device offers and fails when more than that slower; confirmed when every combination holds, contradicted when every one fails, otherwise inconclusive with each subset's verdict; devices whose library lacks the group are not judged.",
+        100.0 * MODEL_TOLERANCE
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(device: &str, ecc: f64, rsa: f64, best_group: u8) -> Recommendation {
+        let cand = |group: u8, th_ms: f64| Candidate {
+            case: Case::parse(if group == 4 {
+                "rsa1024/rsa1024"
+            } else {
+                "160p/160p"
+            })
+            .unwrap(),
+            group,
+            th_ms,
+            borrowed: false,
+        };
+        let catalogue = crate::evaluate::vocabulary::Catalogue::shipped().unwrap();
+        let device = catalogue.devices.iter().find(|d| d.name == device).unwrap();
+        Recommendation {
+            device: DeviceName::of(device),
+            bearer: BearerName::of(catalogue.bearer("nb-iot").unwrap()),
+            category: 1,
+            auth: Authentication::ServerAuth,
+            best: cand(best_group, ecc.min(rsa)),
+            runner_up: Some(cand(4, ecc.max(rsa))),
+            margin: Some(ecc.max(rsa) / ecc.min(rsa) - 1.0),
+            best_ecc_ms: Some(ecc),
+            best_rsa_ms: Some(rsa),
+            ecc_rsa_borrowed: false,
+            thesis_group_ms: (best_group == 2).then_some(ecc),
+            other_group_ms: Some(rsa),
+            thesis_best_group: Some(2),
+            best_modern: None,
+        }
+    }
+
+    #[test]
+    fn findings_name_where_the_conclusions_turn() {
+        use wtlsperf_report::Verdict;
+        let rows = vec![
+            rec("esp32", 600.0, 300.0, 4),
+            rec("nrf52840", 100.0, 300.0, 2),
+        ];
+        let f = findings(&rows);
+        assert_eq!(f.len(), 2);
+        // One device for, one against: per device, the headline inconclusive.
+        assert_eq!(f[0].verdict, Verdict::Inconclusive);
+        assert!(
+            f[0].evidence
+                .contains("esp32: holds beyond the margin in 0, fails beyond it in 1")
+                && f[0].evidence.contains("one profile, esp32"),
+            "{}",
+            f[0].evidence
+        );
+        // The ESP32 row does not offer the thesis' group: not judged.
+        assert!(
+            f[1].evidence.contains("Not judged: 1 "),
+            "{}",
+            f[1].evidence
+        );
+        assert_eq!(f[1].verdict, Verdict::Confirmed);
+        let ok = findings(&rows[1..]);
+        assert_eq!(ok[0].verdict, Verdict::Confirmed);
+        // A borrowed cost takes the row out of the judgement.
+        let mut borrowed = rows.clone();
+        borrowed[0].ecc_rsa_borrowed = true;
+        let f = findings(&borrowed);
+        assert_eq!(f[0].verdict, Verdict::Confirmed);
+        assert!(
+            f[0].evidence.contains("Not judged: 1 combinations"),
+            "{}",
+            f[0].evidence
+        );
+        // Within the tolerance: inconclusive, with the margin.
+        let close = vec![rec("nrf52840", 100.0, 101.0, 2)];
+        let f = findings(&close);
+        assert_eq!(f[0].verdict, Verdict::Inconclusive);
+        assert!(
+            f[1].evidence.contains("differ by 1.0 to 1.0 %"),
+            "{}",
+            f[1].evidence
+        );
+        assert!(findings(&[]).is_empty());
+    }
+
+    #[test]
+    fn every_category_has_four_groups_of_candidates() {
+        for category in 1..=3 {
+            let groups: std::collections::BTreeSet<u8> =
+                candidates_of(category).into_iter().map(|c| c.0).collect();
+            assert_eq!(groups.len(), 4, "category {category}");
+        }
+        assert_eq!(group_name(4), "RSA");
+        assert!(thesis_best_group(1, Authentication::ServerAuth).is_some());
+    }
+
+    #[test]
+    fn a_new_device_or_bearer_row_gets_its_recommendations() {
+        use crate::evaluate::processing::tests::synthetic;
+        let dir = crate::evaluate::vocabulary::tests::fixture_data();
+        let catalogue = crate::evaluate::vocabulary::Catalogue::load(dir.path()).unwrap();
+        let processing = ProcessingResults {
+            cases: ["256p/256p", "rsa1024/rsa1024", "160p/160p"]
+                .into_iter()
+                .flat_map(|c| Authentication::ALL.map(|a| synthetic(c, a, 1.0)))
+                .collect(),
+            variants: vec![],
+            skipped: vec![],
+        };
+        let rows = build(
+            &processing,
+            &catalogue.devices,
+            catalogue.compared_bearers(),
+        );
+        let on = |device: &str, bearer: &str| {
+            rows.iter()
+                .filter(|r| r.device.as_str() == device && r.bearer.as_str() == bearer)
+                .count()
+        };
+        assert!(on("fixture-m33", "gsm-csd") > 0, "the new device");
+        assert!(on("nokia7650", "fixture-5g") > 0, "the new bearer");
+        assert!(on("fixture-m33", "fixture-5g") > 0, "both");
+        assert!(
+            rows.iter()
+                .filter(|r| r.device.as_str() == "fixture-m33")
+                .all(|r| r.best.case.to_string() == "256p/256p"),
+            "it offers P-256 only"
+        );
+    }
+}
