@@ -559,6 +559,32 @@ mod tests {
     }
 
     #[test]
+    fn a_borrowed_cost_is_marked_and_a_missing_group_left_unjudged() {
+        use crate::evaluate::processing::tests::synthetic;
+        let catalogue = crate::evaluate::vocabulary::Catalogue::shipped().unwrap();
+        let processing = ProcessingResults {
+            cases: ["160p/160p", "163k/163k", "163r/163r", "rsa1024/rsa1024"]
+                .into_iter()
+                .flat_map(|c| Authentication::ALL.map(|a| synthetic(c, a, 1.0)))
+                .collect(),
+            variants: vec![],
+            skipped: vec![],
+        };
+        let rows = build(
+            &processing,
+            &catalogue.devices,
+            catalogue.compared_bearers(),
+        );
+        let of = |device: &'static str| rows.iter().filter(move |r| r.device.as_str() == device);
+        // The ARM7's RSA costs are the Nokia's ratios: its ECC-RSA rows are estimates.
+        assert!(of("arm7tdmi-25mhz").any(|r| r.ecc_rsa_borrowed));
+        assert!(of("nokia7650").all(|r| !r.ecc_rsa_borrowed));
+        // wolfSSL on the ESP32 runs no binary curve: the thesis' group is not offered.
+        assert!(of("esp32").all(|r| r.thesis_group_ms.is_none()));
+        assert!(of("nokia7650").all(|r| r.thesis_group_ms.is_some()));
+    }
+
+    #[test]
     fn a_new_device_or_bearer_row_gets_its_recommendations() {
         use crate::evaluate::processing::tests::synthetic;
         let dir = crate::evaluate::vocabulary::tests::fixture_data();
