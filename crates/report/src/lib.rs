@@ -26,6 +26,7 @@ pub use figure::{
     Axis, BarSeries, Chart, ErrorBar, Figure, GroupedBarChart, LineChart, Point, ScatterChart,
     Series,
 };
+pub use finding::{Passage, Study};
 pub use html::{escape_html, Finding, FindingKind, Item, Report, ReportOutput, Section, Verdict};
 pub use provenance::{Provenance, ProvenanceKind};
 pub use table::{Cell, Column, Table};

@@ -17,13 +17,15 @@
 //!   Herwono duration-against-throughput curves (thesis 4.4);
 //! * [`record_layer`] and [`mcommerce`]: bulk throughput and the cost of signText;
 //! * [`protocols`]: WTLS beside DTLS 1.2 and EDHOC, and the peer anchors;
-//! * [`findings`]: what the numbers confirm and contradict;
+//! * [`findings`]: what the numbers confirm and contradict, each verdict by the rule of
+//!   [`verdict`] and each attribution to a study resting on a passage of [`passages`];
 //! * [`output`]: the machine-readable files and `summary.json`;
 //! * [`interrupt`]: a run stopped by a signal or killed leaves nothing that passes for a
 //!   complete one.
 //!
 //! Below every part lie what they share and nothing else: [`context`] (the run's size,
-//! provenance and progress line), [`vocabulary`] (the devices and bearers, loaded and
+//! provenance and progress line), [`verdict`] (the verdict rule), [`passages`] (the
+//! studies' quoted passages), [`vocabulary`] (the devices and bearers, loaded and
 //! validated once at start-up, and the typed names a row carries) and [`csv_file`] (the
 //! CSV edge). A part reads earlier parts' results and never this module, which runs them.
 //!
@@ -43,12 +45,14 @@ pub mod output;
 pub mod overall;
 pub mod page_load;
 pub mod page_load_model;
+pub mod passages;
 pub mod processing;
 pub mod protocols;
 pub mod queue;
 pub mod recommendation;
 pub mod record_layer;
 pub mod transmission;
+pub mod verdict;
 pub mod vocabulary;
 
 use std::path::PathBuf;
@@ -375,6 +379,7 @@ impl Parts {
             &self.records,
             &self.mcommerce,
         )?;
+        output::write_findings_csv(out, &summary.findings)?;
         self.devices.write_csv(out)?;
         self.protocols.write_csv(out)?;
         self.page_load.write_csv(out)?;
