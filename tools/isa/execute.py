@@ -88,16 +88,34 @@ VALIDATION_SEEDS = {(build, "sig_sign/mldsa44"): tuple(range(1, 21))
 DEFAULT_SEEDS = (1,)
 
 
-def hash_functions(build_dir: str, firmware: Firmware) -> list:
-    """The functions of the firmware's SHA-3/SHAKE code, from its object files."""
-    names = []
+def hash_ranges(build_dir: str, firmware: Firmware, image) -> list:
+    """Address ranges of the firmware's SHA-3/SHAKE code, from its object files: each sized
+    function (C), and, for an object whose functions carry no size (pqm4's assembler
+    Keccak), its whole .text section, placed where its global symbol at offset 0 landed."""
+    ranges = []
     for obj in firmware.hash_objects:
         path = os.path.join(build_dir, firmware.build, "obj", obj)
-        nm = subprocess.run(["arm-none-eabi-nm", path], check=True, capture_output=True,
+        nm = subprocess.run(["arm-none-eabi-nm", "-S", path], check=True, capture_output=True,
                             text=True)
-        names += [p[2] for p in (line.split() for line in nm.stdout.splitlines())
-                  if len(p) == 3 and p[1] in "tT"]
-    return names
+        sized, unsized = [], []
+        for parts in (line.split() for line in nm.stdout.splitlines()):
+            if len(parts) == 4 and parts[2] in "tT":
+                sized.append(parts[3])
+            elif len(parts) == 3 and parts[1] == "T" and int(parts[0], 16) == 0:
+                unsized.append(parts[2])
+        ranges += image.ranges(sized)
+        if unsized and not sized:
+            start = image.symbols[unsized[0]]
+            ranges.append((start, start + text_size(path)))
+    return ranges
+
+
+def text_size(obj: str) -> int:
+    """Size of an object file's .text section."""
+    out = subprocess.run(["arm-none-eabi-size", "-A", obj], check=True, capture_output=True,
+                         text=True).stdout
+    return next(int(p[1]) for p in (line.split() for line in out.splitlines())
+                if len(p) >= 2 and p[0] == ".text")
 
 
 def run_operation(machine, op_index, name, seeds, tables, firmware, hashing):
@@ -141,7 +159,7 @@ def run(build_dir: str, build: str, partial_csv: str, only: str = "") -> None:
         flags = f.read().strip()
     image = emulate.Image.load(os.path.join(build_dir, build, "firmware.elf"), firmware.thumb)
     machine = emulate.Machine(image, firmware.cpu_model)
-    hashing = image.ranges(hash_functions(build_dir, firmware))
+    hashing = hash_ranges(build_dir, firmware, image)
     rows = []
     for index, name in enumerate(image.op_list(machine.uc)):
         if (only and name != only) or not name.split("/")[1].startswith(firmware.keys):
