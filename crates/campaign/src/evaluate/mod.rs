@@ -222,6 +222,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .map(output::FindingSummary::from)
                 .collect(),
         };
+        output::write_findings_csv(&out, &summary.findings)?;
         output::write_summary(&out, &summary)
     })?;
     ctx.progress.finish_and_clear();
@@ -379,7 +380,6 @@ impl Parts {
             &self.records,
             &self.mcommerce,
         )?;
-        output::write_findings_csv(out, &summary.findings)?;
         self.devices.write_csv(out)?;
         self.protocols.write_csv(out)?;
         self.page_load.write_csv(out)?;
