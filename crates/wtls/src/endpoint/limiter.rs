@@ -14,7 +14,7 @@
 //! budget, which makes the limit stricter, never looser.
 
 use std::hash::BuildHasher;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 /// Buckets per table (a power of two).
 const ADDRESS_BUCKETS: usize = 4096;
@@ -169,6 +169,26 @@ impl ResponseLimiter {
         fits
     }
 
+    /// [`ResponseLimiter::allow`] for a client behind a balancer, seen as the balancer's
+    /// source socket `via`: charged to the address budget keyed by that socket (one
+    /// balancer session per client address and port), never to the prefix budget, which
+    /// every client behind the balancer would share. The balancer bounds how many
+    /// sessions one client address and one client prefix may hold (`docs/security.md`).
+    pub fn allow_balanced(&mut self, via: SocketAddr, bytes: usize, now_ns: u64) -> bool {
+        let rate = self.limit.address_bytes_per_s;
+        if rate == 0 {
+            return true;
+        }
+        let a = self.keys.hash_one(via) as usize & (ADDRESS_BUCKETS - 1);
+        let bucket = &mut self.addresses[a];
+        bucket.refill(rate, self.limit.burst_s, now_ns);
+        let fits = bucket.tokens >= bytes as u64;
+        if fits {
+            bucket.tokens -= bytes as u64;
+        }
+        fits
+    }
+
     /// Heap bytes of the bucket tables (fixed at start).
     pub fn heap_bytes(&self) -> usize {
         (self.addresses.len() + self.prefixes.len()) * std::mem::size_of::<Bucket>()
@@ -215,6 +235,25 @@ mod tests {
             prefix_of("2001:db8:1:2ff:3::9".parse().unwrap()),
             "2001:db8:1:200::".parse::<IpAddr>().unwrap()
         );
+    }
+
+    #[test]
+    fn each_client_behind_a_balancer_has_a_budget_of_its_own_and_no_prefix_budget() {
+        let mut l = limiter(1000, 1000);
+        let client = |port| SocketAddr::new("192.0.2.1".parse().unwrap(), port);
+        let bucket = |l: &ResponseLimiter, a: SocketAddr| {
+            l.keys.hash_one(a) as usize & (ADDRESS_BUCKETS - 1)
+        };
+        assert!(l.allow_balanced(client(40000), 900, S));
+        assert!(!l.allow_balanced(client(40000), 200, S));
+        // Another session of the balancer (in a bucket of its own) has its own budget.
+        let other = (40001..=u16::MAX)
+            .map(client)
+            .find(|&c| bucket(&l, c) != bucket(&l, client(40000)))
+            .unwrap();
+        assert!(l.allow_balanced(other, 900, S));
+        // Nothing was charged to the balancer's prefix (or any prefix).
+        assert!(l.prefixes.iter().all(|b| b.refilled_ns == 0));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! with status 2; checks that need more than one value return an error that `main`
 //! prints and exits 1 on.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant};
 use wtls::endpoint::{entry_overhead_bytes, ResponseLimit};
 use wtls::handshake::{Packing, Policy};
 
+use super::stats_log::StatsLog;
 use super::{spawn_gateway, GatewayConfig};
 use crate::cli_args::{PackingArgs, ServedPkiArgs};
 use crate::setup::{self, ClientAuth, Options};
@@ -138,6 +140,19 @@ pub struct Args {
     /// limit).
     #[arg(long, default_value_t = ResponseLimit::default().prefix_bytes_per_s)]
     pub rrl_prefix_bytes: u64,
+    /// The address of a UDP balancer in front of this gateway (e.g. nginx): answers toward
+    /// it are charged per source socket (one client behind it), not to one budget shared
+    /// by every client; the per-address and per-prefix limits are then the balancer's
+    /// (docs/security.md).
+    #[arg(long)]
+    pub balancer: Option<IpAddr>,
+    /// Append the gateway's statistics, with its RSS and table occupancy, to FILE as one
+    /// JSON line every --stats-every-s seconds and once at shutdown.
+    #[arg(long)]
+    pub stats_file: Option<PathBuf>,
+    /// Interval of --stats-file, seconds.
+    #[arg(long, default_value = "10", value_parser = positive_seconds, allow_negative_numbers = true)]
+    pub stats_every_s: f64,
     /// Accept weak (export, NULL, truncated-MAC) cipher suites and anonymous key exchange.
     #[arg(long)]
     pub allow_weak: bool,
@@ -194,10 +209,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ..ResponseLimit::default()
         },
         reuse_port: args.reuse_port,
+        balancer: args.balancer,
     };
     let stop = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
     signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
+    let mut stats_log = match &args.stats_file {
+        Some(path) => Some(StatsLog::create(
+            path,
+            Duration::from_secs_f64(args.stats_every_s),
+        )?),
+        None => None,
+    };
     let handle = spawn_gateway(cfg)?;
     eprintln!("wtlsperf gateway listening on {}", handle.local_addr());
     let deadline = args
@@ -206,9 +229,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .and_then(|d| Instant::now().checked_add(d));
     while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
         std::thread::sleep(Duration::from_millis(50));
+        if let Some(log) = &mut stats_log {
+            log.tick(args.max_peers, || handle.stats())?;
+        }
     }
     tracing::info!("gateway stopping");
     let stats = handle.shutdown();
+    if let Some(log) = &mut stats_log {
+        log.write(args.max_peers, &stats)?;
+    }
     println!("{}", serde_json::to_string_pretty(&stats)?);
     Ok(())
 }
