@@ -5,7 +5,8 @@
 # Everything runs on 127.0.0.1 under one temporary directory (FLEET_DIR): nginx with its
 # own prefix, configuration, pid file and logs, Redis without persistence. Every process
 # is started in the background and its pid kept; fleet_stop stops exactly those pids.
-# Every wait is bounded. docs/network.md says why nginx, docs/security.md what the
+# Every wait is bounded. nginx 1.22 does not take a crashed UDP node out of its ring by
+# itself; scripts/fleet_health.py does (docs/network.md). docs/network.md says why nginx, docs/security.md what the
 # gateway's per-address limits mean behind it.
 
 FLEET_BIN="${FLEET_BIN:-target/debug/wtlsperf}"
@@ -172,6 +173,16 @@ fleet_start_nginx() {
     { fleet_log "nginx did not start (log: $FLEET_DIR/nginx/error.log)"; cat "$FLEET_DIR/nginx/error.log" >&2; return 1; }
 }
 
+# The health checker (scripts/fleet_health.py): marks a node that refuses datagrams
+# `down` in nginx's configuration and reloads nginx, and brings it back when it answers.
+FLEET_HEALTH_INTERVAL_S="${FLEET_HEALTH_INTERVAL_S:-0.1}"
+fleet_start_health() {
+  python3 scripts/fleet_health.py "$FLEET_DIR/nginx/nginx.conf" "$FLEET_NGINX_PID" \
+    "$FLEET_HEALTH_INTERVAL_S" 86400 "${FLEET_NODE_PORTS[@]}" \
+    >>"$FLEET_DIR/health.log" 2>&1 &
+  FLEET_PIDS+=("$!")
+}
+
 # Starts the whole fleet in FLEET_DIR (created when unset).
 fleet_start() {
   [ -n "${FLEET_DIR:-}" ] || FLEET_DIR=$(mktemp -d -t wtlsperf-fleet.XXXXXX)
@@ -193,6 +204,7 @@ fleet_start() {
     fleet_start_node "$i" || return 1
   done
   fleet_start_nginx || return 1
+  fleet_start_health
 }
 
 fleet_print_ports() {

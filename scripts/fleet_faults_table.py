@@ -1,0 +1,121 @@
+"""One row of scripts/fleet-faults.sh's table from a run's files.
+
+Reads the load's outcome log (`wtlsperf load --outcomes`), nginx's access log of the run
+(one line per balancer session: end time, client socket, upstream node, status, length)
+and the instants of the fault, and prints one JSON object:
+
+- lost: handshakes that failed; lost_in_flight: of those, the ones in flight at the
+  fault (started before it, ended after it); in_flight_on_node: every handshake in
+  flight at the fault whose balancer session went to the killed node (the most a node
+  crash should cost); lost_elsewhere: failures that were neither (must be 0).
+- detect_ms: from the kill to the health checker's marking the node down (and
+  reloading nginx); empty for a Redis fault.
+- reroute_ms: from the kill to the start of the last balancer session that still went
+  to the dead node before its restart; empty for a Redis fault.
+- resume_before / during / after: share of the handshakes that offered a stored session
+  and were abbreviated, by start time: before the fault, between the fault and a
+  second after the restart (the health checker puts the node back within its probe
+  interval), and after.
+
+Usage: python3 fleet_faults_table.py OUTCOMES ACCESS_LOG HEALTH_LOG FAULT_MS RESTART_MS
+       BACK_MS DEAD_PORT|- (times in Unix ms).
+"""
+
+import csv
+import json
+import sys
+
+
+def read_outcomes(path):
+    with open(path, newline="") as f:
+        return [
+            {
+                "start": float(r["start_unix_ms"]),
+                "end": float(r["end_unix_ms"]),
+                "client": r["client"],
+                "offered": r["resume_offered"] == "true",
+                "outcome": r["outcome"],
+            }
+            for r in csv.DictReader(f)
+        ]
+
+
+def read_sessions(path):
+    """(start_ms, client, upstream) per balancer session."""
+    sessions = []
+    try:
+        with open(path) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) < 5:
+                    continue
+                end_s, client, upstream, _status, length_s = parts[:5]
+                try:
+                    start = (float(end_s) - float(length_s)) * 1000.0
+                except ValueError:
+                    continue
+                sessions.append((start, client, upstream))
+    except FileNotFoundError:
+        pass
+    return sessions
+
+
+def share(rows):
+    offered = [r for r in rows if r["offered"]]
+    if not offered:
+        return None
+    return sum(r["outcome"] == "abbreviated" for r in offered) / len(offered)
+
+
+def main(argv):
+    outcomes_path, access_path, health_path = argv[1], argv[2], argv[3]
+    fault, restart, back = float(argv[4]), float(argv[5]), float(argv[6])
+    dead = None if argv[7] == "-" else "127.0.0.1:" + argv[7]
+    detect = None
+    if dead:
+        with open(health_path) as f:
+            marks = [float(l.split()[0]) for l in f if l.split()[1:] == ["down", argv[7]]]
+        later = [m for m in marks if m >= fault]
+        detect = (min(later) - fault) if later else None
+    rows = read_outcomes(outcomes_path)
+    sessions = read_sessions(access_path)
+    # Every upstream a client socket's sessions went to (a retransmission after a
+    # refused datagram opens a new session, possibly to another node).
+    upstreams = {}
+    for _start, client, upstream in sessions:
+        upstreams.setdefault(client, set()).update(u.strip(",") for u in upstream.split())
+    in_flight = [r for r in rows if r["start"] <= fault < r["end"]]
+    failed = [r for r in rows if r["outcome"] == "failed"]
+    lost_in_flight = [r for r in failed if r["start"] <= fault < r["end"]]
+    on_node = (
+        [r for r in in_flight if dead in upstreams.get(r["client"], ())] if dead else []
+    )
+    reroute = None
+    if dead:
+        late = [s for s, _c, u in sessions if dead in u and fault <= s < restart]
+        reroute = (max(late) - fault) if late else 0.0
+    windows = {
+        "before": [r for r in rows if r["start"] < fault],
+        "during": [r for r in rows if fault <= r["start"] < back],
+        "after": [r for r in rows if r["start"] >= back],
+    }
+    result = {
+        "started": len(rows),
+        "completed": len(rows) - len(failed),
+        "lost": len(failed),
+        "lost_in_flight": len(lost_in_flight),
+        "in_flight_on_node": len(on_node) if dead else None,
+        "lost_elsewhere": len(failed) - len(lost_in_flight),
+        "detect_ms": detect,
+        "reroute_ms": reroute,
+        "restart_ms": restart - fault,
+        "sessions_logged": len(sessions),
+    }
+    for name, window in windows.items():
+        result["resume_" + name] = share(window)
+        result["offered_" + name] = sum(r["offered"] for r in window)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
