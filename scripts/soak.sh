@@ -19,7 +19,7 @@
 # 10 handshakes/s; hostile: 50 datagrams/s of random bytes, truncated and oversized
 # records (scripts/soak_hostile.py); flood: `wtlsperf flood` at 100 ClientHellos/s.
 # Everything on 127.0.0.1, every loop bounded by the end time, every process stopped by
-# pid. --out keeps the samples (samples-TARGET.csv) there.
+# pid. The gateways forget idle peers and unfinished handshakes after 5 s. --out keeps the samples (samples-TARGET.csv) there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=600
@@ -42,6 +42,10 @@ python3 -c "import sys; x = float(sys.argv[1]); sys.exit(0 if 0 <= x < 1 else 1)
 # shellcheck source=scripts/fleet-lib.sh
 . scripts/fleet-lib.sh
 [ -x "$FLEET_BIN" ] || { echo "soak: $FLEET_BIN not built (cargo build -p wtlsperf)" >&2; exit 1; }
+# Short time-outs, so that the table reaches its steady state early in a short run and
+# the growth rules compare a plateau with a plateau.
+gateway_args="--idle-timeout-ms 5000 --handshake-timeout-ms 5000"
+export FLEET_GATEWAY_ARGS="$gateway_args"
 every=$(( seconds / 12 < 10 ? (seconds / 12 > 0 ? seconds / 12 : 1) : 10 ))
 export FLEET_STATS_EVERY_S=$every
 work=$(mktemp -d -t wtlsperf-soak.XXXXXX)
@@ -107,7 +111,7 @@ soak_target() {
     local port
     port=$(fleet_free_port udp)
     "$FLEET_BIN" gateway --listen "127.0.0.1:$port" --pki "$FLEET_DIR/pki" \
-      --stats-file "$FLEET_DIR/node0.stats.jsonl" --stats-every-s "$every" \
+      --stats-file "$FLEET_DIR/node0.stats.jsonl" --stats-every-s "$every" $gateway_args \
       >"$FLEET_DIR/node0.out" 2>"$FLEET_DIR/node0.err" &
     FLEET_PIDS+=("$!")
     fleet_wait_for "grep -q 'gateway listening on' '$FLEET_DIR/node0.err'" 300 ||
