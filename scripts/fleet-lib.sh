@@ -53,10 +53,17 @@ fleet_wait_for() {
   done
 }
 
-# Whether this gateway can share sessions through Redis.
+# Whether this gateway can share sessions through Redis. A gateway with the store but no
+# redis-server here: a failure under CI=true (or WTLSPERF_REQUIRE_REDIS), else a notice.
 fleet_has_store() {
-  "$FLEET_BIN" gateway --help 2>/dev/null | grep -q -- '--session-store' &&
-    command -v redis-server >/dev/null 2>&1
+  "$FLEET_BIN" gateway --help 2>/dev/null | grep -q -- '--session-store' || return 1
+  command -v redis-server >/dev/null 2>&1 && return 0
+  if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ] || [ -n "${WTLSPERF_REQUIRE_REDIS:-}" ]; then
+    fleet_log "redis-server not found and required (CI): install it with scripts/setup.sh"
+    exit 1
+  fi
+  fleet_log "redis-server not found: running without the session store (scripts/setup.sh installs it)"
+  return 1
 }
 
 fleet_start_redis() {

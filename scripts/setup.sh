@@ -11,7 +11,9 @@
 # bearerbox, wapbox and the test programs fakewap and decompile under /usr/lib/kannel/test/)
 # is the independent WAP peer of crates/wtlsperf/tests/wap.rs; the tests start and stop
 # their own daemons, so the package's service is not needed (it is left as installed).
-# Rust itself comes from rustup (not installed here).
+# Rust itself comes from rustup (not installed here). nginx (with its stream module) and
+# redis-server are run by the fleet scripts as their own processes on loopback; the
+# packages' services are not needed.
 # The `dtls13` feature's wolfSSL (vendored by the wolfssl-sys crate) is configured with
 # autotools (autoconf, automake, libtool) and its bindings made by bindgen, which loads
 # libclang (libclang-dev).
@@ -28,6 +30,12 @@ command -v libtoolize >/dev/null 2>&1 || need+=(libtool)
 ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
 [ -x /usr/sbin/wapbox ] || need+=(kannel)
 [ -x /usr/lib/kannel/test/fakewap ] || need+=(kannel-extras)
+# The fleet (scripts/fleet.sh, fleet-faults.sh, soak.sh): nginx's UDP stream balancer,
+# Redis for the shared session store, python3 for the scripts' probes and tables.
+command -v nginx >/dev/null 2>&1 || need+=(nginx)
+[ -e /usr/lib/nginx/modules/ngx_stream_module.so ] || need+=(libnginx-mod-stream)
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}" >&2
   SUDO=""

@@ -104,10 +104,14 @@ soak_target() {
   FLEET_DIR="$work/$name"
   mkdir -p "$FLEET_DIR"
   if [ "$name" = fleet ]; then
-    FLEET_PKI="$work/single/pki" fleet_start
+    FLEET_PKI="${FLEET_PKI:-$work/single/pki}" fleet_start
     target="127.0.0.1:$FLEET_BALANCER_PORT"
   else
-    "$FLEET_BIN" pki init --dir "$FLEET_DIR/pki" >"$FLEET_DIR/pki.log" 2>&1
+    if [ -n "${FLEET_PKI:-}" ]; then
+      cp -a "$FLEET_PKI" "$FLEET_DIR/pki"
+    else
+      "$FLEET_BIN" pki init --dir "$FLEET_DIR/pki" >"$FLEET_DIR/pki.log" 2>&1
+    fi
     local port
     port=$(fleet_free_port udp)
     "$FLEET_BIN" gateway --listen "127.0.0.1:$port" --pki "$FLEET_DIR/pki" \
