@@ -35,11 +35,11 @@ pub mod limiter;
 mod table;
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::handshake::{
     Datagram, Event, HandshakeKind, LocalError, Now, Output, ProtocolError, ServerConfig,
-    ServerConnection, SessionCache,
+    ServerConnection, SessionStore,
 };
 use crate::msgs::enums::AlertDescription;
 use crate::probe::Probe;
@@ -342,9 +342,9 @@ impl Endpoint {
         &self.stats
     }
 
-    /// The session cache the server configuration resumes from (shared with every
+    /// The session store the server configuration resumes from (shared with every
     /// connection of this endpoint).
-    pub fn session_cache(&self) -> Option<&Arc<Mutex<SessionCache>>> {
+    pub fn session_cache(&self) -> Option<&Arc<dyn SessionStore>> {
         self.server.session_cache.as_ref()
     }
 

@@ -264,6 +264,10 @@ pub struct GatewayStats {
     pub kernel_timestamps: u64,
     /// CPU time of the worker threads so far, ns (updated at every sweep).
     pub worker_cpu_ns: u64,
+    /// The shared session store's counters (`gateway --session-store`; absent with the
+    /// in-process cache).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_store: Option<crate::session_store::SessionStoreStats>,
 }
 
 impl GatewayStats {

@@ -17,6 +17,8 @@ pub mod pki_show;
 pub mod pki_store;
 pub mod protocols;
 pub mod runner;
+pub mod session_file;
+pub mod session_store;
 pub mod setup;
 pub mod udp_client;
 pub mod wap_client;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::*;
 use crate::crypto::pk::KeyPair;
 use crate::handshake::{
-    AuthMode, Client, ClientConfig, KeyExchangeOffer, ServerCredential, StoredSession,
+    AuthMode, Client, ClientConfig, KeyExchangeOffer, ServerCredential, SessionCache, StoredSession,
 };
 use crate::msgs::common::{CipherSuite, Identifier};
 use crate::msgs::enums::{BulkCipherAlgorithm, MacAlgorithm};

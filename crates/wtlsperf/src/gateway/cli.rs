@@ -168,6 +168,8 @@ pub struct Args {
     #[arg(long, value_parser = run_length, allow_negative_numbers = true)]
     pub duration_s: Option<RunLength>,
     #[command(flatten)]
+    pub session: crate::session_store::SessionStoreArgs,
+    #[command(flatten)]
     pub wap: crate::wap_gateway::WapArgs,
 }
 
@@ -188,7 +190,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     check_max_peers(args.max_peers)?;
     let store = args.pki.open()?;
     let opts = gateway_options(args.allow_weak, args.packing.packing);
-    let server = setup::gateway_server_config(&store, args.client_auth, &opts)?;
+    let mut server = setup::gateway_server_config(&store, args.client_auth, &opts)?;
+    let lifetime = Duration::from_nanos(opts.session_lifetime_ns);
+    let session_store = args.session.open(args.workers, lifetime)?;
+    if let Some(shared) = &session_store {
+        server.session_cache = Some(shared.clone());
+    }
     if args.wap.wap {
         let run_for = args.duration_s.and_then(|r| r.0);
         return crate::wap_gateway::run(args.listen, &args.wap, Arc::new(server), run_for);
@@ -230,11 +237,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
         std::thread::sleep(Duration::from_millis(50));
         if let Some(log) = &mut stats_log {
-            log.tick(args.max_peers, || handle.stats())?;
+            log.tick(args.max_peers, || {
+                let mut stats = handle.stats();
+                stats.session_store = session_store.as_ref().map(|s| s.stats());
+                stats
+            })?;
         }
     }
     tracing::info!("gateway stopping");
-    let stats = handle.shutdown();
+    let mut stats = handle.shutdown();
+    stats.session_store = session_store.as_ref().map(|s| s.stats());
     if let Some(log) = &mut stats_log {
         log.write(args.max_peers, &stats)?;
     }
