@@ -10,7 +10,9 @@
 #
 # The full run offers 40 handshakes/s for 20 s per fault (kill at 6 s, restart at 10 s);
 # --short (CI) 20/s for 8 s (kill at 3 s, restart at 4.5 s). 30 % of the handshakes offer
-# a stored session. --out writes the table as CSV too. Without the session store (a
+# a stored session. Each client answer is held for an emulated bearer round trip of 100 ms
+# on average (`load --round-trip-ms`), so that handshakes are in flight, on every node,
+# when one dies (on bare loopback a handshake lasts a few ms and hardly any would be). --out writes the table as CSV too. Without the session store (a
 # gateway built before it) the Redis fault is skipped and said so; nginx and python3
 # are required (scripts/setup.sh installs nginx and Redis).
 set -euo pipefail
@@ -65,7 +67,7 @@ run_fault() {
   export FLEET_PKI
   "$FLEET_BIN" load --connect "127.0.0.1:$FLEET_BALANCER_PORT" --pki "$FLEET_DIR/pki" \
     --case 160p/160p --rate "$rate" --duration "$duration" --resume-ratio 0.3 \
-    --timeout-ms 5000 --outcomes "$FLEET_DIR/outcomes.csv" \
+    --round-trip-ms 100 --timeout-ms 5000 --outcomes "$FLEET_DIR/outcomes.csv" \
     >"$FLEET_DIR/load.json" 2>"$FLEET_DIR/load.err" &
   load_pid=$!
   # The fault is timed from the load's first datagrams (its key pool takes a while).
