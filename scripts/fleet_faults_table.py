@@ -4,10 +4,12 @@ Reads the load's outcome log (`wtlsperf load --outcomes`), nginx's access log of
 (one line per balancer session: end time, client socket, upstream node, status, length)
 and the instants of the fault, and prints one JSON object:
 
-- lost: handshakes that failed; lost_in_flight: of those, the ones in flight at the
-  fault (started before it, ended after it); in_flight_on_node: every handshake in
-  flight at the fault whose balancer session went to the killed node (the most a node
-  crash should cost); lost_elsewhere: failures that were neither (must be 0).
+- lost: handshakes that failed, split into lost_on_node (their balancer sessions went
+  to the killed node), lost_at_reload (in flight, elsewhere, when the health checker
+  reloaded nginx: a reload ends every UDP session of the old nginx worker, so a
+  handshake's next datagram arrives from a new balancer port, a stranger to the node
+  holding its state) and lost_elsewhere (neither: must be 0); in_flight_on_node: every
+  handshake in flight at the kill whose sessions went to the killed node.
 - detect_ms: from the kill to the health checker's marking the node down (and
   reloading nginx); empty for a Redis fault.
 - reroute_ms: from the kill to the start of the last balancer session that still went
@@ -84,12 +86,18 @@ def main(argv):
     upstreams = {}
     for _start, client, upstream in sessions:
         upstreams.setdefault(client, set()).update(u.strip(",") for u in upstream.split())
-    in_flight = [r for r in rows if r["start"] <= fault < r["end"]]
+    reloads = []
+    if health_path:
+        with open(health_path) as f:
+            reloads = [float(l.split()[0]) for l in f if len(l.split()) == 3]
     failed = [r for r in rows if r["outcome"] == "failed"]
-    lost_in_flight = [r for r in failed if r["start"] <= fault < r["end"]]
-    on_node = (
-        [r for r in in_flight if dead in upstreams.get(r["client"], ())] if dead else []
-    )
+    touched = lambda r: dead is not None and dead in upstreams.get(r["client"], ())
+    on_node = [r for r in rows if r["start"] <= fault < r["end"] and touched(r)]
+    lost_on_node = [r for r in failed if touched(r)]
+    at_reload = [
+        r for r in failed
+        if not touched(r) and any(r["start"] <= t < r["end"] for t in reloads)
+    ]
     reroute = None
     if dead:
         late = [s for s, _c, u in sessions if dead in u and fault <= s < restart]
@@ -103,9 +111,11 @@ def main(argv):
         "started": len(rows),
         "completed": len(rows) - len(failed),
         "lost": len(failed),
-        "lost_in_flight": len(lost_in_flight),
+        "lost_on_node": len(lost_on_node),
+        "lost_at_reload": len(at_reload),
+        "lost_elsewhere": len(failed) - len(lost_on_node) - len(at_reload),
         "in_flight_on_node": len(on_node) if dead else None,
-        "lost_elsewhere": len(failed) - len(lost_in_flight),
+        "reloads": len(reloads),
         "detect_ms": detect,
         "reroute_ms": reroute,
         "restart_ms": restart - fault,
