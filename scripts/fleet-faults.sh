@@ -113,7 +113,7 @@ python3 - "$work" "$out" "${faults[@]}" <<'EOF'
 import csv, json, sys
 work, out, faults = sys.argv[1], sys.argv[2], sys.argv[3:]
 cols = ["fault", "started", "completed", "lost", "lost_on_node", "lost_at_reload",
-        "lost_elsewhere", "in_flight_on_node", "detect_ms", "reroute_ms", "restart_ms", "resume_before", "resume_during",
+        "lost_elsewhere", "in_flight_on_node", "sent_to_dead", "detect_ms", "reroute_ms", "restart_ms", "resume_before", "resume_during",
         "resume_after", "offered_before", "offered_during", "offered_after"]
 rows = []
 for f in faults:
@@ -139,8 +139,8 @@ bad = []
 for r in rows:
     if r["lost_elsewhere"] > 0:
         bad.append(f"{r['fault']}: {r['lost_elsewhere']} handshakes lost neither on the killed node nor at an nginx reload")
-    if r["fault"] == "node" and r["lost_on_node"] > r["in_flight_on_node"]:
-        bad.append(f"node: {r['lost_on_node']} lost on the killed node, more than the {r['in_flight_on_node']} in flight there at the kill")
+    if r["fault"] == "node" and r["lost_on_node"] > r["in_flight_on_node"] + r["sent_to_dead"]:
+        bad.append(f"node: {r['lost_on_node']} lost on the killed node, more than the {r['in_flight_on_node']} in flight there at the kill and the {r['sent_to_dead']} sent there before the balancer routed around it")
     if r["fault"] == "redis" and r["lost"] > 0:
         bad.append(f"redis: {r['lost']} handshakes lost (a store fault may cost only resumption)")
     if r["started"] == 0 or r["offered_before"] == 0:

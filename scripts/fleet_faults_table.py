@@ -4,12 +4,15 @@ Reads the load's outcome log (`wtlsperf load --outcomes`), nginx's access log of
 (one line per balancer session: end time, client socket, upstream node, status, length)
 and the instants of the fault, and prints one JSON object:
 
-- lost: handshakes that failed, split into lost_on_node (their balancer sessions went
-  to the killed node), lost_at_reload (in flight, elsewhere, when the health checker
-  reloaded nginx: a reload ends every UDP session of the old nginx worker, so a
-  handshake's next datagram arrives from a new balancer port, a stranger to the node
-  holding its state) and lost_elsewhere (neither: must be 0); in_flight_on_node: every
-  handshake in flight at the kill whose sessions went to the killed node.
+- lost: handshakes that failed, split into lost_on_node (in flight on the killed node
+  at the kill, or sent there before the restart), lost_at_reload (in flight when the
+  health checker reloaded nginx, or within RELOAD_MS after: a reload ends every UDP
+  session of the old nginx worker, so a handshake's next datagram arrives from a new
+  balancer port, a stranger to the node holding its state; and the reload that brings a
+  node back moves its clients home) and lost_elsewhere (neither: must be 0);
+  in_flight_on_node: every handshake in flight at the kill whose sessions went to the
+  killed node; sent_to_dead: handshakes started between the kill and the restart that
+  the balancer still sent there.
 - detect_ms: from the kill to the health checker's marking the node down (and
   reloading nginx); empty for a Redis fault.
 - reroute_ms: from the kill to the start of the last balancer session that still went
@@ -26,6 +29,11 @@ Usage: python3 fleet_faults_table.py OUTCOMES ACCESS_LOG HEALTH_LOG FAULT_MS RES
 import csv
 import json
 import sys
+
+# A reload is signalled at its logged time; the old nginx worker serves until the new one
+# has started, which took up to about 0.1 s on the 2-core test machine: a handshake in
+# flight within this window after the signal counts as in flight at the reload.
+RELOAD_MS = 500.0
 
 
 def read_outcomes(path):
@@ -93,10 +101,12 @@ def main(argv):
     failed = [r for r in rows if r["outcome"] == "failed"]
     touched = lambda r: dead is not None and dead in upstreams.get(r["client"], ())
     on_node = [r for r in rows if r["start"] <= fault < r["end"] and touched(r)]
-    lost_on_node = [r for r in failed if touched(r)]
+    sent_to_dead = [r for r in rows if fault < r["start"] < restart and touched(r)]
+    exposed = lambda r: touched(r) and (r["start"] <= fault < r["end"] or fault < r["start"] < restart)
+    lost_on_node = [r for r in failed if exposed(r)]
     at_reload = [
         r for r in failed
-        if not touched(r) and any(r["start"] <= t < r["end"] for t in reloads)
+        if not exposed(r) and any(r["start"] <= t + RELOAD_MS and t < r["end"] for t in reloads)
     ]
     reroute = None
     if dead:
@@ -115,6 +125,7 @@ def main(argv):
         "lost_at_reload": len(at_reload),
         "lost_elsewhere": len(failed) - len(lost_on_node) - len(at_reload),
         "in_flight_on_node": len(on_node) if dead else None,
+        "sent_to_dead": len(sent_to_dead) if dead else None,
         "reloads": len(reloads),
         "detect_ms": detect,
         "reroute_ms": reroute,
