@@ -108,8 +108,11 @@ mod tests {
 
     #[test]
     fn an_unwritable_file_names_the_option() {
-        let err = StatsLog::create(Path::new("/nonexistent/dir/s.jsonl"), Duration::from_secs(1))
-            .unwrap_err();
+        let err = StatsLog::create(
+            Path::new("/nonexistent/dir/s.jsonl"),
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
         assert!(format!("{err:#}").contains("--stats-file"), "{err:#}");
     }
 }

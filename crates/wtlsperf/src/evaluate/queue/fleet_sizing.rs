@@ -99,9 +99,7 @@ fn simulated_delay_ms(samples: &[f64], job_rate: f64, servers: u32, k: f64) -> O
         warmup_jobs: SIM_JOBS / 10,
         seed: 2004,
     };
-    simulate(cfg, &mut sampler)
-        .ok()
-        .map(|r| r.mean_wait_ms * k)
+    simulate(cfg, &mut sampler).ok().map(|r| r.mean_wait_ms * k)
 }
 
 /// The table, from the measured service times.
@@ -109,8 +107,7 @@ pub fn rows(processing: &ProcessingResults) -> Vec<FleetSizingRow> {
     let auth = Authentication::ServerAuth;
     let mut out = Vec::new();
     for group in category3_groups() {
-        let Some((mix, mixture)) = mixtures(&group).into_iter().find(|(m, _)| m == "equal")
-        else {
+        let Some((mix, mixture)) = mixtures(&group).into_iter().find(|(m, _)| m == "equal") else {
             continue;
         };
         let Some(load) = measured_load(processing, auth, &mixture, Variant::Corrected) else {
@@ -198,10 +195,15 @@ mod tests {
     #[test]
     fn the_simulator_agrees_with_pollaczek_khinchin_for_one_worker() {
         // Exponential-like spread: samples 0.05 and 0.15 ms, mean 0.1, at rho = 0.5.
-        let samples: Vec<f64> = (0..1000).map(|i| if i % 2 == 0 { 0.05 } else { 0.15 }).collect();
+        let samples: Vec<f64> = (0..1000)
+            .map(|i| if i % 2 == 0 { 0.05 } else { 0.15 })
+            .collect();
         let l = load(0.1, (0.05f64.powi(2) + 0.15f64.powi(2)) / 2.0, 1.0);
         let model = delay_ms(&l, 5_000.0, 1).unwrap();
         let des = simulated_delay_ms(&samples, 5_000.0, 1, 1.0).unwrap();
-        assert!((des - model).abs() / model < 0.15, "model {model}, des {des}");
+        assert!(
+            (des - model).abs() / model < 0.15,
+            "model {model}, des {des}"
+        );
     }
 }
