@@ -9,7 +9,8 @@
 //! worker, a random split of a Poisson stream, so every worker is its own M/G/1 queue fed
 //! lambda / (nodes x workers) (Pollaczek-Khinchin). The hashed fleet needs more nodes at a
 //! tight target; the discrete-event simulator checks both at the sizes chosen, with the
-//! measured job times resampled (not their two moments).
+//! measured job times resampled (not their two moments). No size loads a worker beyond
+//! [`MAX_UTILISATION`].
 
 use serde::Serialize;
 use wtlsperf_models::queue::{
@@ -26,8 +27,15 @@ pub const RATES: [f64; 4] = [1_000.0, 10_000.0, 100_000.0, 1_000_000.0];
 pub const WAIT_TARGETS_MS: [f64; 2] = [1.0, 10.0];
 /// Worker threads per node.
 pub const WORKERS: [u32; 2] = [1, 4];
-/// Jobs per simulation: 20 000 keep the whole table within a few seconds.
+/// Jobs per simulation: at least 20 000, and 100 per server so that a large pool fills
+/// up before the waits are read; at most 200 000 (the table takes a few seconds).
 const SIM_JOBS: usize = 20_000;
+const SIM_JOBS_PER_SERVER: usize = 100;
+const MAX_SIM_JOBS: usize = 200_000;
+/// Highest utilisation a worker may be sized for. A large pool meets any wait target at a
+/// utilisation near 1 (its wait scales with E[S] / (c - a)), where one more client or a
+/// node's loss overloads it; operators keep headroom, and so does the table.
+pub const MAX_UTILISATION: f64 = 0.8;
 /// Largest fleet considered.
 const MAX_NODES: u32 = 100_000;
 
@@ -67,7 +75,8 @@ fn delay_ms(load: &GroupLoad, job_rate: f64, servers: u32) -> Option<f64> {
     .map(|w| w * load.jobs_per_handshake)
 }
 
-/// The fewest nodes whose delay, by `delay(nodes)`, is within `target`.
+/// The fewest nodes whose delay, by `delay(nodes)`, is within `target` (a `None` delay:
+/// not enough nodes).
 fn fewest_nodes(target: f64, delay: impl Fn(u32) -> Option<f64>) -> Option<u32> {
     // The delay falls as nodes are added, so the first that meets the target is the
     // answer; doubling then bisecting keeps the search short at a million per second.
@@ -92,11 +101,14 @@ fn fewest_nodes(target: f64, delay: impl Fn(u32) -> Option<f64>) -> Option<u32> 
 /// `job_rate` jobs per second with service times resampled from `samples`.
 fn simulated_delay_ms(samples: &[f64], job_rate: f64, servers: u32, k: f64) -> Option<f64> {
     let mut sampler = Empirical::new(samples.to_vec())?;
+    let jobs = (servers as usize)
+        .saturating_mul(SIM_JOBS_PER_SERVER)
+        .clamp(SIM_JOBS, MAX_SIM_JOBS);
     let cfg = SimConfig {
         arrival_rate_per_s: job_rate,
         servers,
-        jobs: SIM_JOBS,
-        warmup_jobs: SIM_JOBS / 10,
+        jobs,
+        warmup_jobs: jobs / 5,
         seed: 2004,
     };
     simulate(cfg, &mut sampler).ok().map(|r| r.mean_wait_ms * k)
@@ -119,9 +131,16 @@ pub fn rows(processing: &ProcessingResults) -> Vec<FleetSizingRow> {
             let job_rate = rate * k;
             for target in WAIT_TARGETS_MS {
                 for workers in WORKERS {
-                    let pooled = |n: u32| delay_ms(&load, job_rate, n.saturating_mul(workers));
                     let per_worker = |n: u32| job_rate / f64::from(n.saturating_mul(workers));
-                    let hashed = |n: u32| delay_ms(&load, per_worker(n), 1);
+                    let headroom = |n: u32| {
+                        per_worker(n) * load.mean_service_ms / 1000.0 <= MAX_UTILISATION
+                    };
+                    let pooled = |n: u32| {
+                        delay_ms(&load, job_rate, n.saturating_mul(workers))
+                            .filter(|_| headroom(n))
+                    };
+                    let hashed =
+                        |n: u32| delay_ms(&load, per_worker(n), 1).filter(|_| headroom(n));
                     let (Some(np), Some(nh)) =
                         (fewest_nodes(target, pooled), fewest_nodes(target, hashed))
                     else {
