@@ -24,14 +24,14 @@ use crate::evaluate::processing::ProcessingResults;
 /// Handshake rates sized for (per second).
 pub const RATES: [f64; 4] = [1_000.0, 10_000.0, 100_000.0, 1_000_000.0];
 /// Targets for a handshake's mean queueing delay (ms).
-pub const WAIT_TARGETS_MS: [f64; 2] = [1.0, 10.0];
+pub const WAIT_TARGETS_MS: [f64; 3] = [0.5, 2.0, 10.0];
 /// Worker threads per node.
 pub const WORKERS: [u32; 2] = [1, 4];
 /// Jobs per simulation: at least 20 000, and 100 per server so that a large pool fills
-/// up before the waits are read; at most 200 000 (the table takes a few seconds).
+/// up before the waits are read; at most 50 000 (the table takes a few seconds).
 const SIM_JOBS: usize = 20_000;
 const SIM_JOBS_PER_SERVER: usize = 100;
-const MAX_SIM_JOBS: usize = 200_000;
+const MAX_SIM_JOBS: usize = 50_000;
 /// Highest utilisation a worker may be sized for. A large pool meets any wait target at a
 /// utilisation near 1 (its wait scales with E[S] / (c - a)), where one more client or a
 /// node's loss overloads it; operators keep headroom, and so does the table.
