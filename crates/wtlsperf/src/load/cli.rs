@@ -176,6 +176,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     spec.pin_cores = args.pin;
     spec.modern_suite = args.suite;
     spec.record_outcomes = args.outcomes.is_some();
+    if let Some(path) = &args.outcomes {
+        // Refused before the run, not after it.
+        std::fs::File::create(path).with_context(|| format!("--outcomes {}", path.display()))?;
+    }
     anyhow::ensure!(
         args.suite.is_none() || args.connect.is_none() || args.in_process,
         "--suite starts its own server in process; it cannot offer load to --connect"
