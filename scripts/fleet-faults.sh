@@ -49,10 +49,13 @@ work=$(mktemp -d -t wtlsperf-faults.XXXXXX)
 # nginx runs as nobody when this script runs as root: it must reach its directory.
 chmod 755 "$work"
 load_pid=""
+# On success the run's files go; on failure they stay for a look.
 cleanup() {
+  local rc=$?
   [ -n "$load_pid" ] && kill -TERM "$load_pid" 2>/dev/null || true
   [ -n "$load_pid" ] && wait "$load_pid" 2>/dev/null || true
   fleet_stop
+  if [ "$rc" -eq 0 ]; then rm -rf "$work"; else echo "fleet-faults: the run's files are in $work" >&2; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
