@@ -2,7 +2,7 @@
 # Installs what a fresh Debian/Ubuntu machine lacks to build and test wtlsperf: the system
 # libcrypto headers for the `openssl` crate (libssl-dev, pkg-config), a C compiler, and
 # tshark, the Wireshark dissector that the tests use as an independent wire oracle
-# (crates/wtlsperf/tests/dissector.rs; without it that check skips itself), and valgrind,
+# (crates/drivers/tests/dissector.rs; without it that check skips itself), and valgrind,
 # whose callgrind counts the instructions of each handshake (`wtlsperf count`, the
 # instruction columns of cases.csv, tests/counts.rs, scripts/bench-counts.sh). Idempotent:
 # does nothing when everything is present. Non-interactive: the wireshark-common question
@@ -11,9 +11,12 @@
 # bearerbox, wapbox and the test programs fakewap and decompile under /usr/lib/kannel/test/)
 # is the independent WAP peer of crates/wtlsperf/tests/wap.rs; the tests start and stop
 # their own daemons, so the package's service is not needed (it is left as installed).
-# Rust itself comes from rustup (not installed here). nginx (with its stream module) and
-# redis-server are run by the fleet scripts as their own processes on loopback; the
-# packages' services are not needed.
+# redis-server (Debian's redis-server, with redis-cli) is the gateways' shared session
+# store (`gateway --session-store`); crates/wtlsperf/tests/session_store.rs starts its own
+# servers on loopback, so the package's service is not needed.
+# nginx (with its stream module) is the fleet's balancer (scripts/fleet.sh), run by the
+# fleet scripts as their own process on loopback; its service is not needed either.
+# Rust itself comes from rustup (not installed here).
 # The `dtls13` feature's wolfSSL (vendored by the wolfssl-sys crate) is configured with
 # autotools (autoconf, automake, libtool) and its bindings made by bindgen, which loads
 # libclang (libclang-dev).

@@ -120,7 +120,7 @@ fn parse(file: SessionFile, now: Now) -> Result<SavedSession, String> {
     // Neither the text nor the error names the secret's bytes.
     hex::decode_to_slice(file.master_secret.as_bytes(), master.as_mut_slice())
         .map_err(|_| "master_secret is not 40 hex digits (20 bytes)".to_string())?;
-    let cipher_suite = crate::client_offer::parse_cipher(&file.cipher_suite)
+    let cipher_suite = wtlsperf_drivers::client_offer::parse_cipher(&file.cipher_suite)
         .map_err(|e| format!("cipher_suite: {e}"))?;
     let key_exchange = KeyExchangeSuite::ALL
         .iter()
