@@ -132,15 +132,12 @@ pub fn rows(processing: &ProcessingResults) -> Vec<FleetSizingRow> {
             for target in WAIT_TARGETS_MS {
                 for workers in WORKERS {
                     let per_worker = |n: u32| job_rate / f64::from(n.saturating_mul(workers));
-                    let headroom = |n: u32| {
-                        per_worker(n) * load.mean_service_ms / 1000.0 <= MAX_UTILISATION
-                    };
+                    let headroom =
+                        |n: u32| per_worker(n) * load.mean_service_ms / 1000.0 <= MAX_UTILISATION;
                     let pooled = |n: u32| {
-                        delay_ms(&load, job_rate, n.saturating_mul(workers))
-                            .filter(|_| headroom(n))
+                        delay_ms(&load, job_rate, n.saturating_mul(workers)).filter(|_| headroom(n))
                     };
-                    let hashed =
-                        |n: u32| delay_ms(&load, per_worker(n), 1).filter(|_| headroom(n));
+                    let hashed = |n: u32| delay_ms(&load, per_worker(n), 1).filter(|_| headroom(n));
                     let (Some(np), Some(nh)) =
                         (fewest_nodes(target, pooled), fewest_nodes(target, hashed))
                     else {
