@@ -18,13 +18,17 @@ MIB = 1 << 20
 
 
 def samples(path):
+    """A gateway's samples while it served (the one it writes as it stops is left out:
+    its memory is no longer the serving process's)."""
     out = []
     with open(path) as f:
         for line in f:
             try:
-                out.append(json.loads(line))
+                x = json.loads(line)
             except json.JSONDecodeError:
-                pass  # a line cut short by a kill
+                continue  # a line cut short by a kill
+            if not x.get("shutdown", False):
+                out.append(x)
     return out
 
 

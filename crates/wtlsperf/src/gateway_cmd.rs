@@ -148,7 +148,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let mut stats = handle.shutdown();
     stats.session_store = session_store.as_ref().map(|s| s.stats());
     if let Some(log) = &mut stats_log {
-        log.write(args.max_peers, &stats)?;
+        log.write_shutdown(args.max_peers, &stats)?;
     }
     println!("{}", serde_json::to_string_pretty(&stats)?);
     Ok(())

@@ -21,6 +21,9 @@ pub struct StatsSample<'a> {
     /// The peer bound, and `peers` over it: how full the table is.
     pub max_peers: usize,
     pub occupancy: f64,
+    /// The last sample, written as the gateway stops (its RSS is no longer the serving
+    /// process's: the workers and their tables are gone).
+    pub shutdown: bool,
     #[serde(flatten)]
     pub stats: &'a GatewayStats,
 }
@@ -61,16 +64,26 @@ impl StatsLog {
             return Ok(());
         }
         self.next = now + self.every;
-        self.write(max_peers, &stats())
+        self.sample(max_peers, &stats(), false)
     }
 
-    /// Writes a sample now (the last one, at shutdown).
-    pub fn write(&mut self, max_peers: usize, stats: &GatewayStats) -> anyhow::Result<()> {
+    /// Writes the last sample, as the gateway stops.
+    pub fn write_shutdown(&mut self, max_peers: usize, stats: &GatewayStats) -> anyhow::Result<()> {
+        self.sample(max_peers, stats, true)
+    }
+
+    fn sample(
+        &mut self,
+        max_peers: usize,
+        stats: &GatewayStats,
+        shutdown: bool,
+    ) -> anyhow::Result<()> {
         let sample = StatsSample {
             t_s: self.started.elapsed().as_secs_f64(),
             rss_bytes: crate::flood::rss_bytes(),
             max_peers,
             occupancy: stats.peers as f64 / max_peers.max(1) as f64,
+            shutdown,
             stats,
         };
         serde_json::to_writer(&mut self.file, &sample)?;
@@ -96,13 +109,14 @@ mod tests {
         };
         // Not due yet: nothing written, and the statistics are not even read.
         log.tick(100, || unreachable!("read before due")).unwrap();
-        log.write(100, &stats).unwrap();
+        log.write_shutdown(100, &stats).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 1);
         let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
         assert_eq!(v["occupancy"], 0.25);
         assert_eq!(v["peers"], 25);
+        assert_eq!(v["shutdown"], true);
         assert!(v["rss_bytes"].as_u64().unwrap() > 0);
     }
 
