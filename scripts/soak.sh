@@ -52,11 +52,13 @@ work=$(mktemp -d -t wtlsperf-soak.XXXXXX)
 chmod 755 "$work"
 [ -n "$out" ] && mkdir -p "$out"
 pids=()
+# On success the run's files go (--out keeps the samples); on failure they stay.
 cleanup() {
-  local p
+  local rc=$? p
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   fleet_stop
+  if [ "$rc" -eq 0 ]; then rm -rf "$work"; else echo "soak: the run's files are in $work" >&2; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
