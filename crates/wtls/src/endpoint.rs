@@ -22,7 +22,9 @@
 //! - **Reflection is bounded.** A copy of the ClientHello that opened a handshake is
 //!   answered again from the retransmission cache at most `max_hello_reanswers` times;
 //!   every datagram of a handshake not yet verified is charged to the [`limiter`]'s byte
-//!   budget toward its destination address and prefix (DNS RRL).
+//!   budget toward its destination address and prefix (DNS RRL), or paid from the credit
+//!   its address earned by completing handshakes. The endpoints of a gateway's workers
+//!   share one limiter ([`Endpoint::with_limiter`]).
 //! - **Room for newcomers.** With `max_peers` connections held, a newcomer evicts the
 //!   half-open handshake that has waited longest when half-open handshakes hold an eighth
 //!   of the table or more (a SYN-flood defence: a flood pushes out its own stale
@@ -302,7 +304,7 @@ pub struct Endpoint {
     server: Arc<ServerConfig>,
     config: EndpointConfig,
     table: Table,
-    limiter: ResponseLimiter,
+    limiter: Arc<ResponseLimiter>,
     stats: EndpointStats,
     next_generation: u64,
 }
@@ -319,7 +321,19 @@ impl std::fmt::Debug for Endpoint {
 impl Endpoint {
     /// An endpoint with its table sized for `config.max_peers` up front: a table that
     /// doubles under load rehashes every entry at once (milliseconds with 100 000 peers).
-    pub fn new(server: Arc<ServerConfig>, mut config: EndpointConfig) -> Self {
+    pub fn new(server: Arc<ServerConfig>, config: EndpointConfig) -> Self {
+        let limiter = ResponseLimiter::new(config.response_limit, config.idle_timeout_ns);
+        Endpoint::with_limiter(server, config, Arc::new(limiter))
+    }
+
+    /// [`Endpoint::new`] with a response limiter shared with other endpoints (a gateway's
+    /// workers): its budgets, not `config.response_limit`, apply.
+    pub fn with_limiter(
+        server: Arc<ServerConfig>,
+        mut config: EndpointConfig,
+        limiter: Arc<ResponseLimiter>,
+    ) -> Self {
+        config.response_limit = limiter.limit();
         config.max_peers = config.max_peers.max(1);
         config.max_handshakes_per_address = config
             .max_handshakes_per_address
@@ -327,7 +341,7 @@ impl Endpoint {
         Endpoint {
             server,
             table: Table::with_capacity(config.max_peers),
-            limiter: ResponseLimiter::new(config.response_limit),
+            limiter,
             config,
             stats: EndpointStats::default(),
             next_generation: 0,
@@ -340,6 +354,11 @@ impl Endpoint {
 
     pub fn stats(&self) -> &EndpointStats {
         &self.stats
+    }
+
+    /// The response limiter (perhaps shared with other endpoints).
+    pub fn limiter(&self) -> &Arc<ResponseLimiter> {
+        &self.limiter
     }
 
     /// The session store the server configuration resumes from (shared with every
@@ -554,9 +573,10 @@ impl Endpoint {
             return completed;
         }
         // Verified: this connection's peer proved, with its Finished, that it reads what
-        // we send to this address. Every answer of a handshake not yet there is charged,
-        // even beside an established connection of the same address (whose client a
-        // forged ClientHello could otherwise flood).
+        // we send to this address. Every answer of a handshake not yet there is charged
+        // (to the address's credit, else its budgets), even beside an established
+        // connection of the same address (whose client a forged ClientHello could
+        // otherwise flood).
         let verified = slot.get(i).conn.is_established();
         for payload in datagrams {
             let len = payload.len() as u64;
@@ -583,8 +603,9 @@ impl Endpoint {
         completed
     }
 
-    /// A handshake completed: count it, file it for idle expiry and end the address's
-    /// older established connection (the new one replaces it).
+    /// A handshake completed: count it, credit its address in the limiter (it proved it
+    /// reads our answers), file it for idle expiry and end the address's older
+    /// established connection (the new one replaces it).
     fn on_completed(
         &mut self,
         from: SocketAddr,
@@ -594,6 +615,10 @@ impl Endpoint {
         out: &mut Handled,
     ) {
         self.stats.handshakes[kind_index(kind)] += 1;
+        // Behind a balancer, its address proves nothing about any one client.
+        if self.config.balancer != Some(from.ip()) {
+            self.limiter.prove(from.ip(), now_ns);
+        }
         out.events
             .push(EndpointEvent::HandshakeComplete { peer: from, kind });
         self.table.idle.push(std::cmp::Reverse((

@@ -46,11 +46,12 @@ pub struct Args {
     #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_ms: u64,
     /// Bytes per second the gateway sends toward one address that has not completed a
-    /// handshake (per worker; 0: no limit).
+    /// handshake (shared by all workers; 0: no limit). An address that completed one
+    /// within the idle time-out is paid from the credit that earned it first.
     #[arg(long, default_value_t = ResponseLimit::default().address_bytes_per_s)]
     pub rrl_address_bytes: u64,
-    /// Bytes per second toward one such /24 (IPv4) or /56 (IPv6) prefix (per worker; 0: no
-    /// limit).
+    /// Bytes per second toward one such /24 (IPv4) or /56 (IPv6) prefix (shared by all
+    /// workers; 0: no limit).
     #[arg(long, default_value_t = ResponseLimit::default().prefix_bytes_per_s)]
     pub rrl_prefix_bytes: u64,
     /// The address of a UDP balancer in front of this gateway (e.g. nginx): answers toward

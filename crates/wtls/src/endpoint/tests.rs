@@ -15,6 +15,8 @@ use crate::msgs::enums::{BulkCipherAlgorithm, MacAlgorithm};
 use crate::pki::Authority;
 use crate::suite::Case;
 
+mod shared_limiter;
+
 const UNIX_NOW: u32 = 1_700_000_000;
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
