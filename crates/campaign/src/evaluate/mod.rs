@@ -389,7 +389,6 @@ impl Parts {
             &self.records,
             &self.mcommerce,
         )?;
-        output::write_findings_csv(out, &summary.findings)?;
         self.devices.write_csv(out)?;
         self.protocols.write_csv(out)?;
         self.page_load.write_csv(out)?;
