@@ -222,6 +222,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 .map(output::FindingSummary::from)
                 .collect(),
         };
+        output::write_findings_csv(&out, &summary.findings)?;
         output::write_summary(&out, &summary)
     })?;
     ctx.progress.finish_and_clear();
