@@ -259,6 +259,8 @@ struct Parts {
     page_load: page_load::PageLoadResults,
     wap_model: page_load_model::WapModelResults,
     flights: Vec<flights::FlightRow>,
+    /// Full runs only (a few seconds of simulation): empty otherwise.
+    fleet_sizing: Vec<queue::fleet_sizing::FleetSizingRow>,
     findings: Vec<wtlsperf_report::Finding>,
 }
 
@@ -270,6 +272,13 @@ impl Parts {
             instructions::run(ctx, store, &processing)
         })?;
         let queue = clocks.part(ctx, "queue", || queue::run(ctx, store, &processing))?;
+        let fleet_sizing = clocks.part(ctx, "fleet_sizing", || {
+            anyhow::Ok(if ctx.mode == context::Mode::Full {
+                queue::fleet_sizing::rows(&processing)
+            } else {
+                Vec::new()
+            })
+        })?;
         let transmission = clocks.part(ctx, "transmission", || {
             transmission::run(ctx, store, &processing)
         })?;
@@ -307,6 +316,7 @@ impl Parts {
             page_load,
             wap_model,
             flights,
+            fleet_sizing,
             findings,
         })
     }
@@ -385,6 +395,9 @@ impl Parts {
         self.page_load.write_csv(out)?;
         self.wap_model.write_csv(out)?;
         flights::write(out, &self.flights)?;
+        if !self.fleet_sizing.is_empty() {
+            csv_file::write_csv(&out.join("fleet_sizing.csv"), &self.fleet_sizing)?;
+        }
         Ok(())
     }
 }
