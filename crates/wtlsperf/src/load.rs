@@ -31,6 +31,7 @@ use rand_distr::{Distribution, Exp};
 use serde::Serialize;
 use wtls::crypto::pk::EphemeralPool;
 use wtls::handshake::AuthMode;
+use wtls::handshake::Packing;
 use wtls::suite::Case;
 
 use wtlsperf_models::stats::{mean, median, percentile, Rank};
@@ -50,6 +51,7 @@ mod clients;
 mod generator;
 mod jobs;
 mod protocols;
+mod round_trip;
 
 use capacity::server_cpu_samples_on;
 pub use cli::{run, write_job_log, write_report, Args};
@@ -57,6 +59,7 @@ use clients::{cheap_client_config, open_client_socket, raise_fd_limit, RestoreAf
 pub use generator::LoadClients;
 use generator::{Generator, Sockets, Tally};
 use jobs::summed_ms;
+pub use round_trip::{RoundTripLaw, RoundTripSampler};
 pub use jobs::{delivery_stalls, idle_arrival_waits_us, queue_stats};
 use protocols::{
     dtls_servers, edhoc_servers, is_dtls, modern_server_cpu_us, DtlsClients, EdhocClients,
@@ -114,6 +117,13 @@ pub struct LoadSpec {
     /// Poisson stream shifted by independent delays stays Poisson), which is the setting
     /// of the thesis' queue model.
     pub round_trip: Option<Duration>,
+    /// The law of each round trip around that mean ([`RoundTripLaw`]): exponential unless
+    /// the premise of the queue model is under test.
+    pub round_trip_law: RoundTripLaw,
+    /// How the clients pack a flight into datagrams: one datagram per flight, as real
+    /// stacks do, or one per message, the thesis' unit of a gateway job (then a
+    /// handshake brings the gateway three or more jobs).
+    pub packing: Packing,
 }
 
 impl LoadSpec {
@@ -147,6 +157,8 @@ impl LoadSpec {
             measure_capacity: false,
             pin_cores: false,
             round_trip: None,
+            round_trip_law: RoundTripLaw::Exponential,
+            packing: Packing::FlightPerDatagram,
         }
     }
 }

@@ -583,6 +583,7 @@ mod tests {
             capacities,
             load_note: Some("no load".into()),
             modern_note: None,
+            variants: Default::default(),
         };
         let t = TransmissionResults {
             eq41: eq_4_1_on_thesis_data().unwrap(),
@@ -642,6 +643,7 @@ mod tests {
             capacities: vec![],
             load_note: None,
             modern_note: None,
+            variants: Default::default(),
         };
         poisson_premise(&q).unwrap().verdict
     }

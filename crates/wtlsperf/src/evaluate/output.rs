@@ -151,6 +151,15 @@ pub struct Headline {
     /// Undisturbed points (bearer setting, target rho <= 0.8) where the corrected model
     /// falls outside both 15 % and the measured wait's 95 % interval.
     pub queue_undisturbed_outside_both: usize,
+    /// The corrected P-K over the whole steady window of the same points, stalls of the
+    /// shared machine included, beside the undisturbed figures: points within 15 % and
+    /// points, and points outside both 15 % and the measured wait's 95 % interval.
+    pub queue_corrected_within_15_percent: (usize, usize),
+    pub queue_corrected_outside_both: usize,
+    /// The load points beyond the load test's own: other round-trip laws, mutual
+    /// handshakes of three or more jobs (evaluate/queue/variants.rs).
+    #[serde(flatten)]
+    pub queue_variants: super::queue::variants::VariantsHeadline,
     /// Load points of every setting whose measured rho stayed more than 0.05 off its
     /// target after the repeat (reported, not judged).
     pub queue_points_missed: usize,
@@ -224,6 +233,12 @@ pub fn headline(
         },
         queue_undisturbed_ci95_median: wtlsperf_models::stats::median(&q.undisturbed_intervals()),
         queue_undisturbed_outside_both: q.undisturbed_judgement().outside_both,
+        queue_corrected_within_15_percent: {
+            let j = q.corrected_judgement();
+            (j.within, j.points())
+        },
+        queue_corrected_outside_both: q.corrected_judgement().outside_both,
+        queue_variants: q.variants_headline(),
         queue_points_missed: q.missed_points().len(),
         transmission_model_median_error: t.model_error(),
         record_best_mbit_s: best.map(|b| b.mbit_s),
@@ -395,8 +410,13 @@ pub fn write_all(
     write_csv(&dir.join("queue.csv"), &q.rows)?;
     write_csv(
         &dir.join("queue_load_test.csv"),
-        q.load.iter().chain(&q.modern),
+        q.load
+            .iter()
+            .chain(&q.modern)
+            .chain(&q.variants.robustness)
+            .chain(&q.variants.mutual),
     )?;
+    write_csv(&dir.join("queue_robustness.csv"), &q.robustness_rows())?;
     write_csv(&dir.join("transmission.csv"), &t.bearer)?;
     write_csv(&dir.join("record_layer.csv"), &r.rows)?;
     write_csv(&dir.join("mcommerce.csv"), &m.rows)?;

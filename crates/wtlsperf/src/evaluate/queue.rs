@@ -40,6 +40,20 @@ pub struct QueueResults {
     pub load_note: Option<String>,
     /// Why the DTLS 1.2 / EDHOC load test did not run, if it did not.
     pub modern_note: Option<String>,
+    /// The points beyond the load test's own: other round-trip laws, mutual handshakes.
+    pub variants: Variants,
+}
+
+/// The load points beyond the load test's own (see `variants`), judged apart from its
+/// headline points.
+#[derive(Debug, Clone, Default)]
+pub struct Variants {
+    /// The Poisson premise under round trips that are not exponential.
+    pub robustness: Vec<LoadPoint>,
+    /// Mutual handshakes, one datagram per message: three or more jobs a handshake.
+    pub mutual: Vec<LoadPoint>,
+    /// Why they did not run, if they did not.
+    pub note: Option<String>,
 }
 
 /// How one protocol's load points fare against the three readings WTLS is judged by.
@@ -178,12 +192,18 @@ impl QueueResults {
     /// A DTLS 1.2 or EDHOC point set against the corrected model, the replay and the
     /// undisturbed view, bearer setting (the one the model describes).
     pub fn protocol_judgement(&self, protocol: wtlsperf_spine::Protocol) -> ProtocolJudgement {
-        let points: Vec<LoadPoint> = self
-            .modern
-            .iter()
-            .filter(|p| p.protocol == protocol)
-            .cloned()
-            .collect();
+        Self::judgement_of(
+            self.modern
+                .iter()
+                .filter(|p| p.protocol == protocol)
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// A set of bearer-setting points (the variants, a protocol's) against the corrected
+    /// model, the replay and the undisturbed view, as the load test's own are judged.
+    pub fn judgement_of(points: Vec<LoadPoint>) -> ProtocolJudgement {
         let view = QueueResults {
             rows: Vec::new(),
             load: points,
@@ -191,6 +211,7 @@ impl QueueResults {
             capacities: Vec::new(),
             load_note: None,
             modern_note: None,
+            variants: Variants::default(),
         };
         ProtocolJudgement {
             corrected: view.corrected_judgement(),
@@ -332,6 +353,86 @@ impl QueueResults {
         (e.iter().filter(|&&x| x <= 0.15).count(), e.len())
     }
 
+    /// The rows of `queue_robustness.csv`: the load test's own exponential points of the
+    /// robustness case at the robustness points' utilisations (the baseline), then the
+    /// points of every other law.
+    pub fn robustness_rows(&self) -> Vec<variants::RobustnessRow> {
+        let rhos: Vec<f64> = self
+            .variants
+            .robustness
+            .iter()
+            .map(|p| p.calibration.target_rho)
+            .collect();
+        let cases: Vec<&str> = self
+            .variants
+            .robustness
+            .iter()
+            .map(|p| p.case.as_str())
+            .collect();
+        self.load
+            .iter()
+            .filter(|p| {
+                Setting::of(p) == Setting::Bearer
+                    && cases.contains(&p.case.as_str())
+                    && rhos
+                        .iter()
+                        .any(|r| (r - p.calibration.target_rho).abs() < 1e-9)
+            })
+            .chain(&self.variants.robustness)
+            .map(variants::RobustnessRow::of)
+            .collect()
+    }
+
+    /// The variant points' part of the headline.
+    pub fn variants_headline(&self) -> variants::VariantsHeadline {
+        let rows = self.robustness_rows();
+        let baseline: Vec<&LoadPoint> = self
+            .load
+            .iter()
+            .filter(|p| {
+                rows.iter().any(|r| {
+                    r.round_trip_law == p.round_trip_law.name()
+                        && r.case == p.case
+                        && r.target_rho == p.calibration.target_rho
+                        && p.round_trip_ms > 0.0
+                })
+            })
+            .collect();
+        let points: Vec<&LoadPoint> = baseline
+            .into_iter()
+            .chain(&self.variants.robustness)
+            .collect();
+        let mut laws = vec![crate::load::RoundTripLaw::Exponential];
+        laws.extend(variants::ROBUSTNESS_LAWS);
+        let mutual = Self::judgement_of(self.variants.mutual.clone());
+        let k = self.variants.mutual.iter().map(|p| p.run.jobs_per_handshake);
+        variants::VariantsHeadline {
+            queue_robustness: if self.variants.robustness.is_empty() {
+                Vec::new()
+            } else {
+                laws.into_iter()
+                    .map(|law| variants::LawSummary::of(law, &rows, &points))
+                    .collect()
+            },
+            queue_mutual_undisturbed_within_15_percent: (
+                mutual.undisturbed.within,
+                mutual.undisturbed.points(),
+            ),
+            queue_mutual_whole_window_within_15_percent: (
+                mutual.corrected.within,
+                mutual.corrected.points(),
+            ),
+            queue_mutual_undisturbed_verdicts: variants::VerdictCounts::of(
+                &self.variants.mutual,
+                false,
+            ),
+            queue_mutual_jobs_per_handshake: k
+                .clone()
+                .reduce(f64::min)
+                .zip(k.reduce(f64::max)),
+        }
+    }
+
     /// A capacity by key.
     pub fn capacity(
         &self,
@@ -377,7 +478,25 @@ pub fn run(
             Some(format!("DTLS 1.2 / EDHOC load test not run: {e:#}")),
         ),
     };
-    for p in load.iter().chain(&modern) {
+    let variants = match variants::run(ctx, store, processing) {
+        Ok((robustness, mutual)) => Variants {
+            robustness,
+            mutual,
+            note: None,
+        },
+        Err(e) => Variants {
+            note: Some(format!(
+                "robustness and mutual load points not run: {e:#}"
+            )),
+            ..Variants::default()
+        },
+    };
+    for p in load
+        .iter()
+        .chain(&modern)
+        .chain(&variants.robustness)
+        .chain(&variants.mutual)
+    {
         rows.extend(load_rows(p));
     }
     Ok(QueueResults {
@@ -387,6 +506,7 @@ pub fn run(
         capacities,
         load_note,
         modern_note,
+        variants,
     })
 }
 
@@ -428,6 +548,8 @@ fn load_rows(p: &LoadPoint) -> Vec<QueueRow> {
                     QueueModel::LoadTestVs(model),
                     RowVariant::Setting {
                         round_trip_ms: p.round_trip_ms,
+                        law: p.round_trip_law,
+                        per_message: p.packing == wtls::handshake::Packing::MessagePerDatagram,
                     },
                     Inputs::Measured,
                     p.case.clone(),
@@ -449,6 +571,7 @@ mod report;
 
 mod point;
 mod rows;
+pub mod variants;
 
 pub use modelled::{
     category3_groups, des_wait, lambdas_to, measured_load, measured_rows, mixtures, pooled_jobs,
@@ -520,6 +643,7 @@ mod tests {
             capacities: Vec::new(),
             load_note: None,
             modern_note: None,
+            variants: Variants::default(),
         };
         let j = q.corrected_judgement();
         assert_eq!(j.points(), 3);
