@@ -407,6 +407,16 @@ pub fn write_all(
             })
         }),
     )?;
+    write_queue(dir, q)?;
+    write_csv(&dir.join("transmission.csv"), &t.bearer)?;
+    write_csv(&dir.join("record_layer.csv"), &r.rows)?;
+    write_csv(&dir.join("mcommerce.csv"), &m.rows)?;
+    Ok(())
+}
+
+/// Writes the queue part's files into `dir`: `queue.csv`, `queue_load_test.csv` and
+/// `queue_robustness.csv`.
+pub fn write_queue(dir: &Path, q: &QueueResults) -> anyhow::Result<()> {
     write_csv(&dir.join("queue.csv"), &q.rows)?;
     write_csv(
         &dir.join("queue_load_test.csv"),
@@ -416,11 +426,56 @@ pub fn write_all(
             .chain(&q.variants.robustness)
             .chain(&q.variants.mutual),
     )?;
-    write_csv(&dir.join("queue_robustness.csv"), &q.robustness_rows())?;
-    write_csv(&dir.join("transmission.csv"), &t.bearer)?;
-    write_csv(&dir.join("record_layer.csv"), &r.rows)?;
-    write_csv(&dir.join("mcommerce.csv"), &m.rows)?;
-    Ok(())
+    write_csv(&dir.join("queue_robustness.csv"), &q.robustness_rows())
+}
+
+/// `part.json` of a run of one part (`evaluate --only`): where its time went and the
+/// part's own headline figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct PartSummary {
+    pub run_id: String,
+    pub mode: Mode,
+    pub only: &'static str,
+    pub duration_s: f64,
+    pub part_seconds: std::collections::BTreeMap<String, f64>,
+    /// The load test's own bearer points, the corrected model over the undisturbed jobs
+    /// and over the whole window: within 15 % and judged points.
+    pub queue_undisturbed_within_15_percent: (usize, usize),
+    pub queue_corrected_within_15_percent: (usize, usize),
+    pub queue_points_missed: usize,
+    /// Wall time (s) of each stage of the queue part.
+    pub queue_stage_seconds: std::collections::BTreeMap<String, f64>,
+    #[serde(flatten)]
+    pub queue_variants: super::queue::variants::VariantsHeadline,
+}
+
+impl PartSummary {
+    /// The summary of a queue-only run.
+    pub fn queue(
+        run_id: String,
+        mode: Mode,
+        duration_s: f64,
+        part_seconds: std::collections::BTreeMap<String, f64>,
+        q: &QueueResults,
+    ) -> Self {
+        let (u, c) = (q.undisturbed_judgement(), q.corrected_judgement());
+        PartSummary {
+            run_id,
+            mode,
+            only: "queue",
+            duration_s,
+            part_seconds,
+            queue_undisturbed_within_15_percent: (u.within, u.points()),
+            queue_corrected_within_15_percent: (c.within, c.points()),
+            queue_points_missed: q.missed_points().len(),
+            queue_stage_seconds: q
+                .stage_seconds
+                .iter()
+                .map(|&(stage, s)| (stage.to_owned(), s))
+                .collect(),
+            queue_variants: q.variants_headline(),
+        }
+    }
 }
 
 /// Writes `summary.json` into `dir`.

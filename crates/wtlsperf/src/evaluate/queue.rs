@@ -42,6 +42,9 @@ pub struct QueueResults {
     pub modern_note: Option<String>,
     /// The points beyond the load test's own: other round-trip laws, mutual handshakes.
     pub variants: Variants,
+    /// Wall time (s) of each stage of the part: the models, the load test's own points,
+    /// DTLS 1.2 and EDHOC, the variants (the evaluation's time budget is spent here).
+    pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
 /// The load points beyond the load test's own (see `variants`), judged apart from its
@@ -212,6 +215,7 @@ impl QueueResults {
             load_note: None,
             modern_note: None,
             variants: Variants::default(),
+            stage_seconds: Vec::new(),
         };
         ProtocolJudgement {
             corrected: view.corrected_judgement(),
@@ -461,16 +465,24 @@ pub fn run(
     store: &PkiStore,
     processing: &ProcessingResults,
 ) -> anyhow::Result<QueueResults> {
+    let mut stages = Vec::new();
+    let mut clock = std::time::Instant::now();
+    let mut lap = |stage: &'static str| {
+        stages.push((stage, clock.elapsed().as_secs_f64()));
+        clock = std::time::Instant::now();
+    };
     ctx.step("queue: models on the published service times");
     let (mut rows, mut capacities) = published_rows();
     ctx.step("queue: models and simulation on the measured service times");
     let (r2, c2) = measured_rows(ctx.mode, processing);
     rows.extend(r2);
     capacities.extend(c2);
+    lap("models");
     let (load, load_note) = match reality::run(ctx, store, processing) {
         Ok(points) => (points, None),
         Err(e) => (Vec::new(), Some(format!("load test not run: {e:#}"))),
     };
+    lap("load test");
     let (modern, modern_note) = match reality::run_modern(ctx, store) {
         Ok(points) => (points, None),
         Err(e) => (
@@ -478,6 +490,7 @@ pub fn run(
             Some(format!("DTLS 1.2 / EDHOC load test not run: {e:#}")),
         ),
     };
+    lap("dtls1.2 and edhoc");
     let variants = match variants::run(ctx, store, processing) {
         Ok((robustness, mutual)) => Variants {
             robustness,
@@ -491,6 +504,7 @@ pub fn run(
             ..Variants::default()
         },
     };
+    lap("robustness and mutual");
     for p in load
         .iter()
         .chain(&modern)
@@ -507,6 +521,7 @@ pub fn run(
         load_note,
         modern_note,
         variants,
+        stage_seconds: stages,
     })
 }
 
@@ -644,6 +659,7 @@ mod tests {
             load_note: None,
             modern_note: None,
             variants: Variants::default(),
+            stage_seconds: Vec::new(),
         };
         let j = q.corrected_judgement();
         assert_eq!(j.points(), 3);

@@ -146,24 +146,24 @@ pub fn plan(mode: Mode) -> Plan {
         Mode::Full => Plan {
             cases,
             warmup: WarmupLength {
-                handshakes: 600.0,
-                min_s: 1.0,
-                max_s: 2.5,
+                handshakes: 400.0,
+                min_s: 0.8,
+                max_s: 1.8,
             },
             settings: vec![
-                (0.0, at(&[0.3, 0.6, 0.8], 3.0)),
+                (0.0, at(&[0.3, 0.6, 0.8], 2.0)),
                 (
                     BEARER_ROUND_TRIP_MS,
                     vec![
-                        (0.1, 45.0),
-                        (0.2, 25.0),
-                        (0.3, 12.0),
-                        (0.4, 12.0),
-                        (0.5, 10.0),
-                        (0.6, 10.0),
-                        (0.7, 18.0),
-                        (0.8, 30.0),
-                        (0.9, 8.0),
+                        (0.1, 24.0),
+                        (0.2, 14.0),
+                        (0.3, 7.0),
+                        (0.4, 6.0),
+                        (0.5, 6.0),
+                        (0.6, 6.0),
+                        (0.7, 9.0),
+                        (0.8, 16.0),
+                        (0.9, 5.0),
                     ],
                 ),
             ],
@@ -208,11 +208,11 @@ pub fn modern_plan(mode: Mode) -> Plan {
         ),
         Mode::Full => (
             WarmupLength {
-                handshakes: 500.0,
-                min_s: 1.0,
-                max_s: 2.0,
+                handshakes: 400.0,
+                min_s: 0.8,
+                max_s: 1.8,
             },
-            at(&[0.3, 0.5, 0.7], 8.0),
+            at(&[0.3, 0.5, 0.7], 6.0),
         ),
     };
     Plan {
@@ -767,7 +767,7 @@ mod tests {
             (1..=9).map(|i| f64::from(i) / 10.0).collect::<Vec<_>>()
         );
         // Every point long enough for a steady window well beyond its cut edges.
-        assert!(points.iter().all(|p| p.1 >= 8.0));
+        assert!(points.iter().all(|p| p.1 >= 5.0));
         let quick = plan(Mode::Quick);
         assert!(quick
             .settings

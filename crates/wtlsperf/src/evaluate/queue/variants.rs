@@ -129,12 +129,12 @@ pub fn variant_plan(mode: Mode) -> VariantPlan {
         },
         Mode::Full => VariantPlan {
             warmup: WarmupLength {
-                handshakes: 500.0,
-                min_s: 1.0,
-                max_s: 2.0,
+                handshakes: 400.0,
+                min_s: 0.8,
+                max_s: 1.8,
             },
-            robustness: robustness(ROBUSTNESS_CASE, &[0.3, 0.7], 8.0),
-            mutual: mutual(&["283k/283k", "rsa2048/rsa2048"], &[0.3, 0.5, 0.7], 8.0),
+            robustness: robustness(ROBUSTNESS_CASE, &[0.3, 0.7], 5.0),
+            mutual: mutual(&["283k/283k", "rsa2048/rsa2048"], &[0.3, 0.5, 0.7], 5.0),
         },
     }
 }
