@@ -381,10 +381,14 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         let clients = WtlsClients::new(cfg, spec.auth, spec.resume_ratio);
         let server = match spec.target {
             Some(_) => None,
+            // The gateway packs its own flights as the clients do.
             None => Some(Arc::new(setup::gateway_server_config(
                 store,
                 spec.client_auth,
-                &Options::default(),
+                &Options {
+                    packing: spec.packing,
+                    ..Options::default()
+                },
             )?)),
         };
         return run.with(clients, server, pool, |cpu, runs| {
