@@ -628,6 +628,54 @@ mod tests {
     }
 
     #[test]
+    fn the_robustness_baseline_is_the_load_tests_own_points_at_the_same_loads() {
+        use crate::load::RoundTripLaw;
+        let undisturbed = |mut p: LoadPoint, wait: f64| {
+            p.undisturbed.wait_ms = Some(wait);
+            p.undisturbed.wait_ci95_ms = Some(0.02);
+            p.models.corrected_undisturbed_ms = Some(1.0);
+            p
+        };
+        let law = |law, rho, wait| LoadPoint {
+            round_trip_law: law,
+            ..undisturbed(bearer(rho, rho, 1.0, 0.02, 1.0, false), wait)
+        };
+        let q = QueueResults {
+            rows: Vec::new(),
+            load: vec![
+                law(RoundTripLaw::Exponential, 0.3, 1.0),
+                law(RoundTripLaw::Exponential, 0.5, 1.0),
+            ],
+            modern: Vec::new(),
+            capacities: Vec::new(),
+            load_note: None,
+            modern_note: None,
+            variants: Variants {
+                robustness: vec![
+                    law(RoundTripLaw::GsmCsd, 0.3, 1.02),
+                    // 40 % above the model, outside its +-2 % interval.
+                    law(RoundTripLaw::Bimodal, 0.3, 1.0 / 0.6),
+                ],
+                ..Variants::default()
+            },
+            stage_seconds: Vec::new(),
+        };
+        let rows = q.robustness_rows();
+        // The exponential point at rho 0.5 has no counterpart: not a baseline.
+        assert_eq!(
+            rows.iter().map(|r| r.round_trip_law).collect::<Vec<_>>(),
+            ["exponential", "gsm-csd", "bimodal"]
+        );
+        let h = q.variants_headline();
+        let of = |name: &str| h.queue_robustness.iter().find(|l| l.law == name).unwrap();
+        assert_eq!(of("exponential").undisturbed.keeps, 1);
+        assert_eq!(of("gsm-csd").undisturbed.keeps, 1);
+        assert_eq!(of("bimodal").undisturbed.stops, 1);
+        assert!((of("bimodal").undisturbed_worst_error.unwrap() - 0.4).abs() < 1e-9);
+        assert_eq!(of("pareto").undisturbed.judged(), 0);
+    }
+
+    #[test]
     fn outside_both_needs_15_percent_and_the_interval() {
         // 20 % off, interval +-10 %: outside both.
         assert!(outside_both(1.2, 1.0, Some(0.1)));

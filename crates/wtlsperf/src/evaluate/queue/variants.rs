@@ -71,9 +71,9 @@ pub const ROBUSTNESS_LAWS: [RoundTripLaw; 4] = [
 pub const ROBUSTNESS_CASE: &str = "283k/283k";
 
 /// The full run tests each law at a low and a high load (rho 0.3 and 0.7, where the load
-/// test's own points of the case give the exponential baseline); the mutual cases at
-/// three loads. 8 s a point: at rho 0.3-0.7 the undisturbed mean wait's interval is a
-/// few percent after that long (docs/results.md, "Time budget").
+/// test's own points of the case give the exponential baseline), the mutual cases at
+/// three loads, 5 s a point: at rho 0.3-0.7 a mean wait converges within seconds, and the
+/// evaluation's 15 minutes leave no more (docs/results.md, "Time budget").
 pub fn variant_plan(mode: Mode) -> VariantPlan {
     let robustness = |case, rhos: &[f64], seconds| {
         ROBUSTNESS_LAWS
