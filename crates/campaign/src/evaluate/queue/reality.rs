@@ -147,22 +147,22 @@ pub fn plan(mode: Mode) -> Plan {
             cases,
             warmup: WarmupLength {
                 handshakes: 400.0,
-                min_s: 0.8,
-                max_s: 1.8,
+                min_s: 0.6,
+                max_s: 1.5,
             },
             settings: vec![
                 (0.0, at(&[0.3, 0.6, 0.8], 2.0)),
                 (
                     BEARER_ROUND_TRIP_MS,
                     vec![
-                        (0.1, 24.0),
-                        (0.2, 14.0),
+                        (0.1, 20.0),
+                        (0.2, 12.0),
                         (0.3, 7.0),
                         (0.4, 6.0),
                         (0.5, 6.0),
                         (0.6, 6.0),
-                        (0.7, 9.0),
-                        (0.8, 16.0),
+                        (0.7, 8.0),
+                        (0.8, 14.0),
                         (0.9, 5.0),
                     ],
                 ),
@@ -209,8 +209,8 @@ pub fn modern_plan(mode: Mode) -> Plan {
         Mode::Full => (
             WarmupLength {
                 handshakes: 400.0,
-                min_s: 0.8,
-                max_s: 1.8,
+                min_s: 0.6,
+                max_s: 1.5,
             },
             at(&[0.3, 0.5, 0.7], 6.0),
         ),
