@@ -59,12 +59,12 @@ pub use files::{write_job_log, write_report};
 pub use generator::LoadClients;
 use generator::{Generator, Sockets, Tally};
 use jobs::summed_ms;
-pub use round_trip::{RoundTripLaw, RoundTripSampler};
 pub use jobs::{delivery_stalls, idle_arrival_waits_us, queue_stats};
 use protocols::{
     dtls_servers, edhoc_servers, is_dtls, modern_server_cpu_us, DtlsClients, EdhocClients,
     WtlsClients,
 };
+pub use round_trip::{RoundTripLaw, RoundTripSampler};
 
 /// In-memory handshakes behind the capacity bound, half before the run and half after.
 const CAPACITY_BOUND_RUNS: usize = 1000;

@@ -409,7 +409,11 @@ impl QueueResults {
         let mut laws = vec![wtlsperf_drivers::load::RoundTripLaw::Exponential];
         laws.extend(variants::ROBUSTNESS_LAWS);
         let mutual = Self::judgement_of(self.variants.mutual.clone());
-        let k = self.variants.mutual.iter().map(|p| p.run.jobs_per_handshake);
+        let k = self
+            .variants
+            .mutual
+            .iter()
+            .map(|p| p.run.jobs_per_handshake);
         variants::VariantsHeadline {
             queue_robustness: if self.variants.robustness.is_empty() {
                 Vec::new()
@@ -430,10 +434,7 @@ impl QueueResults {
                 &self.variants.mutual,
                 false,
             ),
-            queue_mutual_jobs_per_handshake: k
-                .clone()
-                .reduce(f64::min)
-                .zip(k.reduce(f64::max)),
+            queue_mutual_jobs_per_handshake: k.clone().reduce(f64::min).zip(k.reduce(f64::max)),
         }
     }
 
@@ -498,9 +499,7 @@ pub fn run(
             note: None,
         },
         Err(e) => Variants {
-            note: Some(format!(
-                "robustness and mutual load points not run: {e:#}"
-            )),
+            note: Some(format!("robustness and mutual load points not run: {e:#}")),
             ..Variants::default()
         },
     };

@@ -145,9 +145,7 @@ impl<'a, L: LoadClients> Generator<'a, L> {
             None => offsets,
         };
         let round_trip = match spec.round_trip {
-            Some(mean) if !mean.is_zero() => {
-                Some(spec.round_trip_law.sampler(mean.as_secs_f64())?)
-            }
+            Some(mean) if !mean.is_zero() => Some(spec.round_trip_law.sampler(mean.as_secs_f64())?),
             _ => None,
         };
         let clock = ProcessClock::shared();

@@ -146,9 +146,7 @@ impl RoundTripSampler {
     pub fn sample(&self, rng: &mut StdRng) -> f64 {
         match &self.shape {
             Shape::Exponential(law) => law.sample(rng),
-            Shape::Jittered(mean) => {
-                mean * (1.0 + JITTER_SHARE * rng.random_range(-1.0..=1.0f64))
-            }
+            Shape::Jittered(mean) => mean * (1.0 + JITTER_SHARE * rng.random_range(-1.0..=1.0f64)),
             Shape::GsmCsd(traversal) => {
                 traversal.sample(rng).max(0.0) + traversal.sample(rng).max(0.0)
             }

@@ -320,9 +320,8 @@ mod tests {
         assert!(header.contains(
             ",undisturbed_opening_delivery_ms,pk_undisturbed_ms,corrected_undisturbed_ms,measured_wait_ci95_ms,"
         ));
-        assert!(header.ends_with(
-            ",warmups,warmup_rho,attempts,rho_missed,protocol,round_trip_law,packing"
-        ));
+        assert!(header
+            .ends_with(",warmups,warmup_rho,attempts,rho_missed,protocol,round_trip_law,packing"));
         assert!(text
             .lines()
             .nth(1)

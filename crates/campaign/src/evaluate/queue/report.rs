@@ -139,12 +139,20 @@ impl QueueResults {
             "The Poisson premise under round-trip laws that are not exponential",
         )
         .column(Column::label("round-trip law"))
-        .column(Column::new("target rho", None, Provenance::derived("the point's target")))
+        .column(Column::new(
+            "target rho",
+            None,
+            Provenance::derived("the point's target"),
+        ))
         .column(Column::new("measured rho", None, m.clone()))
         .column(Column::new("think time", Some("ms"), m.clone()))
         .column(Column::new("undisturbed wait", Some("ms"), m.clone()))
         .column(Column::new("95 % interval", Some("+- %"), ci.clone()))
-        .column(Column::new("M/G/1 corrected, undisturbed", Some("ms"), model.clone()))
+        .column(Column::new(
+            "M/G/1 corrected, undisturbed",
+            Some("ms"),
+            model.clone(),
+        ))
         .column(Column::new("error undisturbed", Some("%"), error.clone()))
         .column(Column::new("verdict undisturbed", None, rule.clone()))
         .column(Column::new("whole-window wait", Some("ms"), m))
@@ -156,8 +164,7 @@ impl QueueResults {
         let pct = |x: Option<f64>| Cell::opt(x.map(|x| x * 100.0), 1);
         let rel = |h: Option<f64>, w: Option<f64>| {
             Cell::opt(
-                h.zip(w)
-                    .and_then(|(h, w)| (w > 0.0).then(|| 100.0 * h / w)),
+                h.zip(w).and_then(|(h, w)| (w > 0.0).then(|| 100.0 * h / w)),
                 1,
             )
         };

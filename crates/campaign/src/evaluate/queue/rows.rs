@@ -1,8 +1,8 @@
 //! The typed rows of `queue.csv` and the capacities: models, readings, inputs and modes
 //! are enums, and become the file's strings only when a row is serialised.
 
-use wtlsperf_drivers::load::RoundTripLaw;
 use std::fmt;
+use wtlsperf_drivers::load::RoundTripLaw;
 
 use serde::Serializer;
 use wtls::suite::Case;
@@ -292,10 +292,7 @@ mod tests {
             QueueModel::LoadTestVs(LoadModel::PkCorrectedUndisturbed).to_string(),
             "load_test_vs_pk_mg1_corrected_undisturbed"
         );
-        assert_eq!(
-            RowVariant::setting(20.0).to_string(),
-            "round_trip_20ms"
-        );
+        assert_eq!(RowVariant::setting(20.0).to_string(), "round_trip_20ms");
         assert_eq!(RowVariant::setting(0.0).to_string(), "loopback");
         assert_eq!(
             RowVariant::Setting {

@@ -151,7 +151,12 @@ pub fn run(
     } else {
         20_000
     };
-    let all: Vec<VariantPoint> = plan.robustness.iter().chain(&plan.mutual).copied().collect();
+    let all: Vec<VariantPoint> = plan
+        .robustness
+        .iter()
+        .chain(&plan.mutual)
+        .copied()
+        .collect();
     let mut budget = Budget::new(all.iter().map(|p| p.seconds).sum(), all.len());
     // One rate estimate per case, authentication and packing: the law of the round trip
     // does not change what a handshake costs the gateway.
@@ -238,7 +243,11 @@ impl PointVerdict {
         }
         let h = h.unwrap_or(0.0).max(0.0);
         let low = w / (m + h) - 1.0;
-        let high = if m > h { w / (m - h) - 1.0 } else { f64::INFINITY };
+        let high = if m > h {
+            w / (m - h) - 1.0
+        } else {
+            f64::INFINITY
+        };
         if low >= -0.15 && high <= 0.15 {
             PointVerdict::Keeps
         } else if low > 0.15 || high < -0.15 {
@@ -419,17 +428,38 @@ mod tests {
     #[test]
     fn the_interval_rule_needs_the_whole_interval_on_one_side() {
         // 5 % off, +-5 %: the error runs from 0 % to +10.5 %.
-        assert_eq!(PointVerdict::of(Some(1.05), Some(1.0), Some(0.05)), PointVerdict::Keeps);
+        assert_eq!(
+            PointVerdict::of(Some(1.05), Some(1.0), Some(0.05)),
+            PointVerdict::Keeps
+        );
         // 10 % off, +-10 %: up to +22 %: cannot tell.
-        assert_eq!(PointVerdict::of(Some(1.1), Some(1.0), Some(0.1)), PointVerdict::Undecided);
+        assert_eq!(
+            PointVerdict::of(Some(1.1), Some(1.0), Some(0.1)),
+            PointVerdict::Undecided
+        );
         // 40 % below, +-10 %: the whole interval beyond -15 %.
-        assert_eq!(PointVerdict::of(Some(0.6), Some(1.0), Some(0.1)), PointVerdict::Stops);
+        assert_eq!(
+            PointVerdict::of(Some(0.6), Some(1.0), Some(0.1)),
+            PointVerdict::Stops
+        );
         // An interval reaching zero leaves the error unbounded: never kept.
-        assert_eq!(PointVerdict::of(Some(1.0), Some(1.0), Some(1.0)), PointVerdict::Undecided);
+        assert_eq!(
+            PointVerdict::of(Some(1.0), Some(1.0), Some(1.0)),
+            PointVerdict::Undecided
+        );
         // No interval: the point estimate alone.
-        assert_eq!(PointVerdict::of(Some(1.2), Some(1.0), None), PointVerdict::Stops);
-        assert_eq!(PointVerdict::of(None, Some(1.0), None), PointVerdict::NotJudged);
-        assert_eq!(PointVerdict::of(Some(1.0), Some(0.0), None), PointVerdict::NotJudged);
+        assert_eq!(
+            PointVerdict::of(Some(1.2), Some(1.0), None),
+            PointVerdict::Stops
+        );
+        assert_eq!(
+            PointVerdict::of(None, Some(1.0), None),
+            PointVerdict::NotJudged
+        );
+        assert_eq!(
+            PointVerdict::of(Some(1.0), Some(0.0), None),
+            PointVerdict::NotJudged
+        );
     }
 
     #[test]
