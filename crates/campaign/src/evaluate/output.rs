@@ -426,7 +426,7 @@ pub fn write_queue(dir: &Path, q: &QueueResults) -> anyhow::Result<()> {
             .chain(&q.variants.robustness)
             .chain(&q.variants.mutual),
     )?;
-    write_csv(&dir.join("queue_robustness.csv"), &q.robustness_rows())
+    write_csv(&dir.join("queue_robustness.csv"), q.robustness_rows())
 }
 
 /// `part.json` of a run of one part (`evaluate --only`): where its time went and the
