@@ -92,6 +92,10 @@ pub struct Args {
     /// --connect is configured.
     #[arg(long)]
     pub reflection: bool,
+    /// With --reflection: source ports the victim's ClientHellos come from, in turn (a
+    /// forger varies its source port freely, and each port may reach another worker).
+    #[arg(long, default_value = "1", value_parser = source_ports, allow_negative_numbers = true)]
+    pub source_ports: usize,
     /// In-process gateway: response budget per unverified address, bytes/s (0: none).
     #[arg(long, default_value_t = ResponseLimit::default().address_bytes_per_s)]
     pub rrl_address_bytes: u64,
@@ -118,6 +122,18 @@ fn positive_seconds_as_rate(s: &str) -> Result<f64, String> {
         ));
     }
     Ok(x)
+}
+
+/// Most source ports `--source-ports` opens.
+const MAX_SOURCE_PORTS: usize = 1024;
+
+/// A number of source ports: 1 to [`MAX_SOURCE_PORTS`].
+fn source_ports(s: &str) -> Result<usize, String> {
+    let n = at_least_one(s)?;
+    if n > MAX_SOURCE_PORTS {
+        return Err(format!("at most {MAX_SOURCE_PORTS}, got {n}"));
+    }
+    Ok(n)
 }
 
 /// A flood duration: positive and at most [`MAX_DURATION_S`].

@@ -17,11 +17,15 @@
 //!   Herwono duration-against-throughput curves (thesis 4.4);
 //! * [`record_layer`] and [`mcommerce`]: bulk throughput and the cost of signText;
 //! * [`protocols`]: WTLS beside DTLS 1.2 and EDHOC, and the peer anchors;
-//! * [`findings`]: what the numbers confirm and contradict;
-//! * [`output`]: the machine-readable files and `summary.json`.
+//! * [`findings`]: what the numbers confirm and contradict, each verdict by the rule of
+//!   [`verdict`] and each attribution to a study resting on a passage of [`passages`];
+//! * [`output`]: the machine-readable files and `summary.json`;
+//! * [`interrupt`]: a run stopped by a signal or killed leaves nothing that passes for a
+//!   complete one.
 //!
 //! Below every part lie what they share and nothing else: [`context`] (the run's size,
-//! provenance and progress line), [`vocabulary`] (the devices and bearers, loaded and
+//! provenance and progress line), [`verdict`] (the verdict rule), [`passages`] (the
+//! studies' quoted passages), [`vocabulary`] (the devices and bearers, loaded and
 //! validated once at start-up, and the typed names a row carries) and [`csv_file`] (the
 //! CSV edge). A part reads earlier parts' results and never this module, which runs them.
 //!
@@ -35,17 +39,20 @@ pub mod device;
 pub mod findings;
 pub mod flights;
 pub mod instructions;
+pub mod interrupt;
 pub mod mcommerce;
 pub mod output;
 pub mod overall;
 pub mod page_load;
 pub mod page_load_model;
+pub mod passages;
 pub mod processing;
 pub mod protocols;
 pub mod queue;
 pub mod recommendation;
 pub mod record_layer;
 pub mod transmission;
+pub mod verdict;
 pub mod vocabulary;
 
 use std::path::PathBuf;
@@ -127,13 +134,13 @@ pub fn utc_stamp(unix_secs: u64) -> String {
 }
 
 /// The wall time of each top-level part, in order: the full run has a 15-minute budget,
-/// and `summary.json` says where it went.
-#[derive(Default)]
-struct PartClock {
+/// and `summary.json` says where it went (or `summary.partial.json`, if interrupted).
+struct PartClock<'g> {
     seconds: std::cell::RefCell<Vec<(&'static str, f64)>>,
+    guard: &'g interrupt::RunGuard,
 }
 
-impl PartClock {
+impl PartClock<'_> {
     /// Runs one of the top-level parts, marks it done on the progress bar and keeps its
     /// wall time.
     fn part<T>(
@@ -144,9 +151,9 @@ impl PartClock {
     ) -> anyhow::Result<T> {
         let clock = Instant::now();
         let out = run()?;
-        self.seconds
-            .borrow_mut()
-            .push((name, clock.elapsed().as_secs_f64()));
+        let seconds = clock.elapsed().as_secs_f64();
+        self.seconds.borrow_mut().push((name, seconds));
+        self.guard.part_done(name, seconds);
         ctx.progress.inc(1);
         Ok(out)
     }
@@ -174,6 +181,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| PathBuf::from("results").join(&run_id));
     std::fs::create_dir_all(&out)
         .with_context(|| format!("creating the output directory {}", out.display()))?;
+    let guard = interrupt::RunGuard::install(&out, &run_id, start_secs)?;
     let machine_info = output::MachineInfo::collect();
     let ctx = Ctx {
         mode,
@@ -183,7 +191,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         progress: progress_bar(),
         job_logs: args.job_logs.clone(),
     };
-    let clocks = PartClock::default();
+    let clocks = PartClock {
+        seconds: Default::default(),
+        guard: &guard,
+    };
     let clock = Instant::now();
 
     ctx.step("loading or creating the PKI");
@@ -196,44 +207,50 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .with_context(|| format!("PKI in {}", pki_dir.display()))
     })?;
     if args.only == Some(Only::Queue) {
-        return queue_only(&ctx, &clocks, &store, &out, clock);
+        return queue_only(&ctx, &clocks, &store, &out, clock, &guard);
     }
     let parts = Parts::measure(&ctx, &clocks, &store)?;
 
     ctx.step("writing the report");
-    parts
-        .report(&ctx, &machine_info)?
-        .write(&out)
-        .with_context(|| format!("writing the report into {}", out.display()))?;
-    let summary = output::Summary {
-        machine: machine_info,
-        run_id,
-        mode,
-        start_unix_s: start_secs,
-        end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
-        duration_s: clock.elapsed().as_secs_f64(),
-        // The queue's stages beside the parts: most of the budget goes there.
-        part_seconds: clocks
-            .seconds
-            .borrow()
-            .iter()
-            .map(|&(part, s)| (part.to_owned(), s))
-            .chain(
-                parts
-                    .queue
-                    .stage_seconds
-                    .iter()
-                    .map(|&(stage, s)| (format!("queue: {stage}"), s)),
-            )
-            .collect(),
-        headline: parts.headline(),
-        findings: parts
-            .findings
-            .iter()
-            .map(output::FindingSummary::from)
-            .collect(),
-    };
-    parts.write_files(&out, &summary)?;
+    let report = parts.report(&ctx, &machine_info)?;
+    // Whole files only, `report.html` and then `summary.json` last: their presence says
+    // the run completed (see `interrupt`).
+    guard.finish(|| {
+        parts.write_files(&out)?;
+        report
+            .write(&out)
+            .with_context(|| format!("writing the report into {}", out.display()))?;
+        let summary = output::Summary {
+            machine: machine_info,
+            run_id,
+            mode,
+            start_unix_s: start_secs,
+            end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
+            duration_s: clock.elapsed().as_secs_f64(),
+            // The queue's stages beside the parts: most of the budget goes there.
+            part_seconds: clocks
+                .seconds
+                .borrow()
+                .iter()
+                .map(|&(part, s)| (part.to_owned(), s))
+                .chain(
+                    parts
+                        .queue
+                        .stage_seconds
+                        .iter()
+                        .map(|&(stage, s)| (format!("queue: {stage}"), s)),
+                )
+                .collect(),
+            headline: parts.headline(),
+            findings: parts
+                .findings
+                .iter()
+                .map(output::FindingSummary::from)
+                .collect(),
+        };
+        output::write_findings_csv(&out, &summary.findings)?;
+        output::write_summary(&out, &summary)
+    })?;
     ctx.progress.finish_and_clear();
     eprintln!(
         "wtlsperf evaluate: {} written in {:.1} s",
@@ -250,10 +267,10 @@ fn queue_only(
     store: &PkiStore,
     out: &std::path::Path,
     clock: Instant,
+    guard: &interrupt::RunGuard,
 ) -> anyhow::Result<()> {
     let processing = clocks.part(ctx, "processing", || processing::run(ctx, store))?;
     let queue = clocks.part(ctx, "queue", || queue::run(ctx, store, &processing))?;
-    output::write_queue(out, &queue)?;
     let summary = output::PartSummary::queue(
         ctx.run_id.clone(),
         ctx.mode,
@@ -267,8 +284,10 @@ fn queue_only(
         &queue,
     );
     let path = out.join("part.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&summary)?)
-        .with_context(|| format!("writing {}", path.display()))?;
+    guard.finish(|| {
+        output::write_queue(out, &queue)?;
+        output::write_json(&path, &summary)
+    })?;
     ctx.progress.finish_and_clear();
     eprintln!(
         "wtlsperf evaluate --only queue: {} written in {:.1} s",
@@ -413,8 +432,8 @@ impl Parts {
         headline
     }
 
-    /// The CSV and JSON files beside the report.
-    fn write_files(&self, out: &std::path::Path, summary: &output::Summary) -> anyhow::Result<()> {
+    /// The CSV files beside the report (`summary.json` comes last, after the report).
+    fn write_files(&self, out: &std::path::Path) -> anyhow::Result<()> {
         output::write_all(
             out,
             &self.processing,
@@ -424,7 +443,6 @@ impl Parts {
             &self.records,
             &self.mcommerce,
         )?;
-        output::write_summary(out, summary)?;
         self.devices.write_csv(out)?;
         self.protocols.write_csv(out)?;
         self.page_load.write_csv(out)?;

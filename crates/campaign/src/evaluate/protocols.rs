@@ -15,6 +15,7 @@
 #[cfg(feature = "dtls13")]
 mod dtls13_configs;
 pub mod tables;
+mod verdicts;
 
 use super::csv_file::write_csv;
 use std::path::Path;
@@ -245,6 +246,9 @@ pub struct ProtocolResults {
     pub bearers: Vec<BearerName>,
     /// The lossy runs' bearer.
     pub loss_bearer: BearerName,
+    /// The catalogue's sentence on the compared bearers that are typical figures
+    /// (`Catalogue::typical_bearer_note`), carried by every finding over them.
+    pub typical_bearer_note: Option<String>,
 }
 
 /// How much a mode runs.
@@ -437,6 +441,7 @@ pub fn run(
         measured_devices: measured.iter().map(|&i| plan.devices[i].clone()).collect(),
         bearers: compared.iter().map(|b| BearerName::of(b)).collect(),
         loss_bearer: plan.loss_bearer,
+        typical_bearer_note: ctx.catalogue.typical_bearer_note(),
     })
 }
 

@@ -67,7 +67,8 @@ pub(super) fn poisson_robustness(q: &QueueResults) -> Option<Finding> {
             ),
             verdict,
         )
-        .kind(FindingKind::ModelAgainstRun),
+        .kind(FindingKind::ModelAgainstRun)
+        .rule("per point, the model against the undisturbed jobs' measured mean wait and its 95 % interval gives an interval of relative errors: keeps when it lies within +-15 %, stops when it lies wholly beyond, undecided otherwise; over the set named in the claim (fixed-jitter, gsm-csd, pareto; bimodal and the exponential baseline reported beside it, not judged): confirmed when every judged point keeps, contradicted when one stops, otherwise inconclusive."),
     )
 }
 
@@ -122,6 +123,7 @@ pub(super) fn mutual_queue_model(q: &QueueResults) -> Option<Finding> {
             ),
             verdict,
         )
-        .kind(FindingKind::ModelAgainstRun),
+        .kind(FindingKind::ModelAgainstRun)
+        .rule("per point, the model against the undisturbed jobs' measured mean wait and its 95 % interval gives an interval of relative errors: keeps when it lies within +-15 %, stops when it lies wholly beyond, undecided otherwise; over both mutual cases: confirmed when every judged point keeps, contradicted when one stops, otherwise inconclusive. The whole window is reported beside it."),
     )
 }
