@@ -50,7 +50,7 @@ mod clients;
 mod files;
 mod generator;
 mod jobs;
-mod protocols;
+pub(crate) mod protocols;
 mod round_trip;
 
 use capacity::server_cpu_samples_on;
