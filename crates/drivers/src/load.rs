@@ -50,6 +50,7 @@ mod clients;
 mod files;
 mod generator;
 mod jobs;
+pub mod outcomes;
 pub(crate) mod protocols;
 mod round_trip;
 
@@ -124,6 +125,8 @@ pub struct LoadSpec {
     /// stacks do, or one per message, the thesis' unit of a gateway job (then a
     /// handshake brings the gateway three or more jobs).
     pub packing: Packing,
+    /// Keep every handshake's outcome ([`LoadReport::outcomes`]).
+    pub record_outcomes: bool,
 }
 
 impl LoadSpec {
@@ -159,6 +162,7 @@ impl LoadSpec {
             round_trip: None,
             round_trip_law: RoundTripLaw::Exponential,
             packing: Packing::FlightPerDatagram,
+            record_outcomes: false,
         }
     }
 }
@@ -346,6 +350,9 @@ pub struct LoadReport {
     /// The delivery path's stalls as (start, end) on the process clock, ns.
     #[serde(skip)]
     pub delivery_stall_log: Vec<(u64, u64)>,
+    /// Every handshake's outcome, with `record_outcomes` (not serialised).
+    #[serde(skip)]
+    pub outcomes: Vec<outcomes::Outcome>,
     /// The in-process gateway's job log (not serialised; the evaluation models from it).
     #[serde(skip)]
     pub jobs: Vec<JobRecord>,
@@ -610,6 +617,7 @@ fn report_of(spec: &LoadSpec, tally: Tally, wall_ns: u64, loadgen_cpu_ns: u64) -
         lags_ns,
         late_sends,
         generator_stalls,
+        outcomes,
     } = tally;
     let mut report = LoadReport {
         protocol: spec.protocol().name().into(),
@@ -640,6 +648,7 @@ fn report_of(spec: &LoadSpec, tally: Tally, wall_ns: u64, loadgen_cpu_ns: u64) -
         retransmissions,
         loadgen_cpu_s: loadgen_cpu_ns as f64 / 1e9,
         wall_s: wall_ns as f64 / 1e9,
+        outcomes,
         ..Default::default()
     };
     if !lags_ns.is_empty() {

@@ -322,6 +322,8 @@ struct Parts {
     page_load: page_load::PageLoadResults,
     wap_model: page_load_model::WapModelResults,
     flights: Vec<flights::FlightRow>,
+    /// Full runs only (a few seconds of simulation): empty otherwise.
+    fleet_sizing: Vec<queue::fleet_sizing::FleetSizingRow>,
     findings: Vec<wtlsperf_report::Finding>,
 }
 
@@ -333,6 +335,13 @@ impl Parts {
             instructions::run(ctx, store, &processing)
         })?;
         let queue = clocks.part(ctx, "queue", || queue::run(ctx, store, &processing))?;
+        let fleet_sizing = clocks.part(ctx, "fleet_sizing", || {
+            anyhow::Ok(if ctx.mode == context::Mode::Full {
+                queue::fleet_sizing::rows(&processing)
+            } else {
+                Vec::new()
+            })
+        })?;
         let transmission = clocks.part(ctx, "transmission", || {
             transmission::run(ctx, store, &processing)
         })?;
@@ -370,6 +379,7 @@ impl Parts {
             page_load,
             wap_model,
             flights,
+            fleet_sizing,
             findings,
         })
     }
@@ -448,6 +458,9 @@ impl Parts {
         self.page_load.write_csv(out)?;
         self.wap_model.write_csv(out)?;
         flights::write(out, &self.flights)?;
+        if !self.fleet_sizing.is_empty() {
+            csv_file::write_csv(&out.join("fleet_sizing.csv"), &self.fleet_sizing)?;
+        }
         Ok(())
     }
 }
