@@ -31,6 +31,7 @@ use rand_distr::{Distribution, Exp};
 use serde::Serialize;
 use wtls::crypto::pk::EphemeralPool;
 use wtls::handshake::AuthMode;
+use wtls::handshake::Packing;
 use wtls::suite::Case;
 
 use wtlsperf_models::stats::{mean, median, percentile, Rank};
@@ -51,6 +52,7 @@ mod generator;
 mod jobs;
 pub mod outcomes;
 pub(crate) mod protocols;
+mod round_trip;
 
 use capacity::server_cpu_samples_on;
 use clients::{cheap_client_config, open_client_socket, raise_fd_limit, RestoreAffinity};
@@ -63,6 +65,7 @@ use protocols::{
     dtls_servers, edhoc_servers, is_dtls, modern_server_cpu_us, DtlsClients, EdhocClients,
     WtlsClients,
 };
+pub use round_trip::{RoundTripLaw, RoundTripSampler};
 
 /// In-memory handshakes behind the capacity bound, half before the run and half after.
 const CAPACITY_BOUND_RUNS: usize = 1000;
@@ -115,6 +118,13 @@ pub struct LoadSpec {
     /// Poisson stream shifted by independent delays stays Poisson), which is the setting
     /// of the thesis' queue model.
     pub round_trip: Option<Duration>,
+    /// The law of each round trip around that mean ([`RoundTripLaw`]): exponential unless
+    /// the premise of the queue model is under test.
+    pub round_trip_law: RoundTripLaw,
+    /// How the clients pack a flight into datagrams: one datagram per flight, as real
+    /// stacks do, or one per message, the thesis' unit of a gateway job (then a
+    /// handshake brings the gateway three or more jobs).
+    pub packing: Packing,
     /// Keep every handshake's outcome ([`LoadReport::outcomes`]).
     pub record_outcomes: bool,
 }
@@ -150,6 +160,8 @@ impl LoadSpec {
             measure_capacity: false,
             pin_cores: false,
             round_trip: None,
+            round_trip_law: RoundTripLaw::Exponential,
+            packing: Packing::FlightPerDatagram,
             record_outcomes: false,
         }
     }
@@ -376,10 +388,14 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         let clients = WtlsClients::new(cfg, spec.auth, spec.resume_ratio);
         let server = match spec.target {
             Some(_) => None,
+            // The gateway packs its own flights as the clients do.
             None => Some(Arc::new(setup::gateway_server_config(
                 store,
                 spec.client_auth,
-                &Options::default(),
+                &Options {
+                    packing: spec.packing,
+                    ..Options::default()
+                },
             )?)),
         };
         return run.with(clients, server, pool, |cpu, runs| {

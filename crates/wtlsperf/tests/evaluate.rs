@@ -30,6 +30,7 @@ fn smoke_evaluation_writes_every_file_and_section() {
         ("messages.csv", "case,auth,side,message,operation,median_wall_ms,median_cpu_ms,share_pct,bytes"),
         ("queue.csv", "model,variant,inputs,group,mixture,auth,lambda_hs_per_s,rho,predicted_wait_ms,measured_wait_ms,relative_error"),
         ("queue_load_test.csv", "case,auth,round_trip_ms,target_rho,lambda_hs_per_s"),
+        ("queue_robustness.csv", "round_trip_law,round_trip_ms,case,packing,target_rho"),
         ("transmission.csv", "case,auth,bearer,bytes,datagrams,runs,measured_ms,modelled_ms,published_ms"),
         ("record_layer.csv", "cipher,mac,payload_bytes,direction,mbit_s,wtls"),
         ("mcommerce.csv", "signature,key,with_certificate,sign_ms"),

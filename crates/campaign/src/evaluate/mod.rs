@@ -94,6 +94,21 @@ pub struct Args {
     /// campaign runs on instead of the shipped ones.
     #[arg(long, value_name = "DIR")]
     pub data: Option<PathBuf>,
+    /// Run one part alone, with the parts it reads, and write only its files and
+    /// `part.json` (its wall time and headline figures), not the report: `queue` runs the
+    /// processing part (whose service times are the load test's first guess) and the
+    /// queue part, and writes `queue.csv`, `queue_load_test.csv` and
+    /// `queue_robustness.csv`. For checking one part on a shared machine without the
+    /// whole campaign.
+    #[arg(long, value_enum)]
+    pub only: Option<Only>,
+}
+
+/// The parts `--only` can run alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Only {
+    /// The queue part: the models and the load test.
+    Queue,
 }
 
 /// UTC `YYYYMMDDTHHMMSSZ` of a Unix time, without a date crate: the civil-from-days
@@ -191,6 +206,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         PkiStore::load_or_init_numbered(&pki_dir, wtls::params::ParameterNumbering::Thesis)
             .with_context(|| format!("PKI in {}", pki_dir.display()))
     })?;
+    if args.only == Some(Only::Queue) {
+        return queue_only(&ctx, &clocks, &store, &out, clock, &guard);
+    }
     let parts = Parts::measure(&ctx, &clocks, &store)?;
 
     ctx.step("writing the report");
@@ -209,11 +227,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             start_unix_s: start_secs,
             end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
             duration_s: clock.elapsed().as_secs_f64(),
+            // The queue's stages beside the parts: most of the budget goes there.
             part_seconds: clocks
                 .seconds
                 .borrow()
                 .iter()
                 .map(|&(part, s)| (part.to_owned(), s))
+                .chain(
+                    parts
+                        .queue
+                        .stage_seconds
+                        .iter()
+                        .map(|&(stage, s)| (format!("queue: {stage}"), s)),
+                )
                 .collect(),
             headline: parts.headline(),
             findings: parts
@@ -229,6 +255,43 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     eprintln!(
         "wtlsperf evaluate: {} written in {:.1} s",
         out.join("report.html").display(),
+        clock.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `--only queue`: the processing part, then the queue part, and their files.
+fn queue_only(
+    ctx: &Ctx,
+    clocks: &PartClock,
+    store: &PkiStore,
+    out: &std::path::Path,
+    clock: Instant,
+    guard: &interrupt::RunGuard,
+) -> anyhow::Result<()> {
+    let processing = clocks.part(ctx, "processing", || processing::run(ctx, store))?;
+    let queue = clocks.part(ctx, "queue", || queue::run(ctx, store, &processing))?;
+    let summary = output::PartSummary::queue(
+        ctx.run_id.clone(),
+        ctx.mode,
+        clock.elapsed().as_secs_f64(),
+        clocks
+            .seconds
+            .borrow()
+            .iter()
+            .map(|&(part, s)| (part.to_owned(), s))
+            .collect(),
+        &queue,
+    );
+    let path = out.join("part.json");
+    guard.finish(|| {
+        output::write_queue(out, &queue)?;
+        output::write_json(&path, &summary)
+    })?;
+    ctx.progress.finish_and_clear();
+    eprintln!(
+        "wtlsperf evaluate --only queue: {} written in {:.1} s",
+        path.display(),
         clock.elapsed().as_secs_f64()
     );
     Ok(())
