@@ -443,11 +443,6 @@ pub fn run(
 fn jobs(mode: Mode, plan: &Plan, configs: &[Config], devices: &[usize]) -> Vec<Job> {
     let mut out = Vec::new();
     for (i, c) in configs.iter().enumerate() {
-        #[cfg(feature = "dtls13")]
-        if matches!(c.kind, Kind::Dtls13(_)) {
-            // modelled only: no UDP client drives DTLS 1.3 over the bearers yet
-            continue;
-        }
         let wtls = matches!(c.kind, Kind::Wtls(..));
         // The quick run measures WTLS's comparable level only (category 3).
         if wtls && mode != Mode::Full && !c.level.contains("category 3") {
@@ -497,6 +492,8 @@ fn run_jobs(
     plan: &Plan,
 ) -> anyhow::Result<Vec<Outcome>> {
     let modern = ModernConfigs::new()?;
+    #[cfg(feature = "dtls13")]
+    let published = published_pq_costs().unwrap_or_default();
     let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
     let mut cfg = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
     cfg.workers = 2;
@@ -530,7 +527,17 @@ fn run_jobs(
                 Ok((r.duration_ms, r.client_retransmissions))
             }
             #[cfg(feature = "dtls13")]
-            Kind::Dtls13(s) => anyhow::bail!("no bearer runs for DTLS 1.3 {} yet", s.name()),
+            Kind::Dtls13(suite) => {
+                let steps = match &devices[job.device] {
+                    Device::ThisMachine => None,
+                    Device::Profile(d) => Some(
+                        crate::protocols::model_dtls13::client_steps(suite, d, &published)
+                            .map_err(|e| anyhow::anyhow!("dtls1.3 {}: {e}", suite.name()))?,
+                    ),
+                };
+                let r = modern.run_dtls13(suite, &p, seed, steps.as_ref(), deadline)?;
+                Ok((r.duration_ms, r.client_retransmissions))
+            }
         }
     });
     gateway.shutdown();
