@@ -17,6 +17,7 @@
 //!   Herwono duration-against-throughput curves (thesis 4.4);
 //! * [`record_layer`] and [`mcommerce`]: bulk throughput and the cost of signText;
 //! * [`protocols`]: WTLS beside DTLS 1.2 and EDHOC, and the peer anchors;
+//! * [`loss_curves`]: completion and its percentiles at 0-20 % loss, per protocol;
 //! * [`findings`]: what the numbers confirm and contradict;
 //! * [`output`]: the machine-readable files and `summary.json`.
 //!
@@ -35,6 +36,7 @@ pub mod device;
 pub mod findings;
 pub mod flights;
 pub mod instructions;
+pub mod loss_curves;
 pub mod mcommerce;
 pub mod output;
 pub mod overall;
@@ -242,6 +244,7 @@ struct Parts {
     page_load: page_load::PageLoadResults,
     wap_model: page_load_model::WapModelResults,
     flights: Vec<flights::FlightRow>,
+    loss_curves: loss_curves::LossCurves,
     findings: Vec<wtlsperf_report::Finding>,
 }
 
@@ -265,6 +268,7 @@ impl Parts {
         let protocols =
             clocks.part(ctx, "protocols", || protocols::run(ctx, store, &processing))?;
         let flights = clocks.part(ctx, "flights", || flights::measure(crate::setup::now()))?;
+        let loss_curves = clocks.part(ctx, "loss_curves", || loss_curves::run(ctx, store))?;
         let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
         let mut findings = clocks.part(ctx, "findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);
@@ -288,6 +292,7 @@ impl Parts {
             page_load,
             wap_model,
             flights,
+            loss_curves,
             findings,
         })
     }
@@ -316,6 +321,7 @@ impl Parts {
                 .section(self.records.section(ctx))
                 .section(self.mcommerce.section(ctx))
                 .section(self.protocols.section(ctx))
+                .section(self.loss_curves.section(ctx))
                 .section(
                     self.page_load
                         .section(ctx)
@@ -367,6 +373,7 @@ impl Parts {
         self.page_load.write_csv(out)?;
         self.wap_model.write_csv(out)?;
         flights::write(out, &self.flights)?;
+        self.loss_curves.write_csv(out)?;
         Ok(())
     }
 }
