@@ -253,6 +253,8 @@ pub fn run_modern(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>>
                     name: suite.name(),
                     case,
                     suite: Some(suite),
+                    #[cfg(feature = "dtls13")]
+                    dtls13: None,
                     rho,
                     round_trip_ms: *round_trip_ms,
                 };
@@ -269,6 +271,97 @@ pub fn run_modern(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>>
                 budget.done(seconds);
             }
         }
+    }
+    Ok(out)
+}
+
+/// Whether the suite a modern load spec offers authenticates the client.
+fn auth_mutual(spec: &LoadSpec) -> bool {
+    #[cfg(feature = "dtls13")]
+    if let Some(s) = spec.dtls13_suite {
+        return s.mutual();
+    }
+    spec.modern_suite.is_some_and(|s| s.mutual())
+}
+
+/// The DTLS 1.3 configurations of the load test: classical (P-256) and ML-KEM-768, both
+/// mutual for the reason [`MODERN_SUITES`] are (the client's public-key work per
+/// handshake about the server's, so the one-core generator keeps up).
+#[cfg(feature = "dtls13")]
+pub fn dtls13_suites() -> [crate::protocols::dtls13::Dtls13Suite; 2] {
+    use crate::protocols::dtls13::{Credential, Dtls13Suite, Group};
+    let mutual = Credential::Certificate { mutual: true };
+    [
+        Dtls13Suite::new(mutual, Group::P256, false),
+        Dtls13Suite::new(mutual, Group::MlKem768, false),
+    ]
+}
+
+/// The DTLS 1.3 load points: one utilisation (0.5) per configuration on the bearer
+/// setting, short, so the two points add well under 30 s to a full evaluation.
+#[cfg(feature = "dtls13")]
+pub fn run_dtls13(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>> {
+    let (warmup, seconds) = match ctx.mode {
+        Mode::Smoke => (
+            WarmupLength {
+                handshakes: 100.0,
+                min_s: 0.3,
+                max_s: 0.3,
+            },
+            0.5,
+        ),
+        Mode::Quick => (
+            WarmupLength {
+                handshakes: 200.0,
+                min_s: 0.5,
+                max_s: 0.8,
+            },
+            2.0,
+        ),
+        Mode::Full => (
+            WarmupLength {
+                handshakes: 300.0,
+                min_s: 0.8,
+                max_s: 1.2,
+            },
+            4.0,
+        ),
+    };
+    let sim_jobs = 20_000;
+    let suites = dtls13_suites();
+    let mut budget = Budget::new(suites.len() as f64 * seconds, suites.len());
+    let case = Case::parse("256p/256p")?;
+    let mut out = Vec::new();
+    for suite in suites {
+        let name = suite.name();
+        ctx.step(&format!("queue load test: dtls1.3 {name} in memory"));
+        let cfg = crate::protocols::dtls13::Dtls13Config::new(suite)?;
+        let mut cpu = Vec::new();
+        for _ in 0..30 {
+            let r = crate::protocols::run_in_memory(cfg.client()?, || cfg.server())?;
+            cpu.push(r.server_cpu_ns as f64 / 1e6);
+        }
+        let ms = wtlsperf_models::stats::median(&cpu).unwrap_or(1.0);
+        let mut estimate = RateEstimate::from_handshake_ms(ms * 1.5);
+        let conditions = Conditions {
+            name: &name,
+            case,
+            suite: None,
+            dtls13: Some(suite),
+            rho: 0.5,
+            round_trip_ms: BEARER_ROUND_TRIP_MS,
+        };
+        out.push(calibrated_point(
+            ctx,
+            store,
+            &conditions,
+            &mut estimate,
+            &budget,
+            warmup,
+            seconds,
+            sim_jobs,
+        )?);
+        budget.done(seconds);
     }
     Ok(out)
 }
@@ -309,6 +402,8 @@ pub fn run(
                     name,
                     case,
                     suite: None,
+                    #[cfg(feature = "dtls13")]
+                    dtls13: None,
                     rho,
                     round_trip_ms: *round_trip_ms,
                 };
@@ -392,6 +487,9 @@ struct Conditions<'a> {
     case: Case,
     /// A DTLS 1.2 or EDHOC suite served instead of the WTLS case.
     suite: Option<Suite>,
+    /// A DTLS 1.3 configuration served instead (wins over `suite`).
+    #[cfg(feature = "dtls13")]
+    dtls13: Option<crate::protocols::dtls13::Dtls13Suite>,
     /// Target utilisation.
     rho: f64,
     round_trip_ms: f64,
@@ -417,6 +515,10 @@ impl Conditions<'_> {
         );
         spec.arrivals = Arrivals::PoissonExactCount { rate: lambda };
         spec.modern_suite = self.suite;
+        #[cfg(feature = "dtls13")]
+        {
+            spec.dtls13_suite = self.dtls13;
+        }
         spec.workers = 1;
         spec.pin_cores = true;
         spec.seed = seed;
@@ -521,9 +623,12 @@ fn point(
     Ok(LoadPoint {
         protocol: spec.protocol(),
         case: c.name.to_owned(),
-        auth: match c.suite {
-            Some(s) if s.mutual() => Authentication::Mutual,
-            _ => Authentication::ServerAuth,
+        auth: if spec.protocol() != wtlsperf_spine::Protocol::Wtls
+            && auth_mutual(&spec)
+        {
+            Authentication::Mutual
+        } else {
+            Authentication::ServerAuth
         },
         round_trip_ms: c.round_trip_ms,
         calibration: PointCalibration {
