@@ -749,4 +749,31 @@ mod tests {
             assert!(g.jobs >= 60, "{suite:?}: {} jobs", g.jobs);
         }
     }
+
+    /// DTLS 1.3 (wolfSSL) through the same open loop and gateway worker: its server
+    /// connections are made and driven on the worker's thread, its clients on the
+    /// generator's, and every handshake completes.
+    #[cfg(feature = "dtls13")]
+    #[test]
+    fn dtls13_runs_the_open_loop_against_its_own_gateway() {
+        use crate::protocols::dtls13::{Credential, Dtls13Suite, Group};
+        let dir = tempfile::tempdir().unwrap();
+        let case = Case::parse("160p/160p").unwrap();
+        let store = PkiStore::create(
+            dir.path(),
+            true,
+            crate::pki_store::unix_now().unwrap(),
+            &[case],
+        )
+        .unwrap();
+        let mut spec = LoadSpec::new(case, AuthMode::ServerAuth, 50.0, Duration::from_millis(300));
+        spec.arrivals = Arrivals::PoissonExactCount { rate: 50.0 };
+        spec.dtls13_suite = Some(Dtls13Suite::new(Credential::Psk, Group::P256, false));
+        let r = run_load(&spec, &store).unwrap();
+        assert_eq!(r.protocol, "dtls1.3");
+        assert_eq!((r.case.as_str(), r.auth.as_str()), ("psk-ccm8", "mutual"));
+        assert_eq!((r.started, r.completed), (15, 15));
+        // ClientHello, the ClientHello with the cookie, the client's Finished
+        assert!(r.gateway.unwrap().jobs >= 45);
+    }
 }
