@@ -18,6 +18,7 @@
 //! * [`record_layer`] and [`mcommerce`]: bulk throughput and the cost of signText;
 //! * [`protocols`]: WTLS beside DTLS 1.2 and EDHOC, and the peer anchors;
 //! * [`loss_curves`]: completion and its percentiles at 0-20 % loss, per protocol;
+//! * [`then_and_now`]: time to a secure channel, WTLS in 2001 beside today's protocols;
 //! * [`findings`]: what the numbers confirm and contradict;
 //! * [`output`]: the machine-readable files and `summary.json`.
 //!
@@ -47,6 +48,7 @@ pub mod protocols;
 pub mod queue;
 pub mod recommendation;
 pub mod record_layer;
+pub mod then_and_now;
 pub mod transmission;
 pub mod vocabulary;
 
@@ -245,6 +247,7 @@ struct Parts {
     wap_model: page_load_model::WapModelResults,
     flights: Vec<flights::FlightRow>,
     loss_curves: loss_curves::LossCurves,
+    then_and_now: then_and_now::ThenAndNow,
     findings: Vec<wtlsperf_report::Finding>,
 }
 
@@ -269,6 +272,7 @@ impl Parts {
             clocks.part(ctx, "protocols", || protocols::run(ctx, store, &processing))?;
         let flights = clocks.part(ctx, "flights", || flights::measure(crate::setup::now()))?;
         let loss_curves = clocks.part(ctx, "loss_curves", || loss_curves::run(ctx, store))?;
+        let then_and_now = then_and_now::ThenAndNow::build(ctx, &protocols)?;
         let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
         let mut findings = clocks.part(ctx, "findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);
@@ -293,6 +297,7 @@ impl Parts {
             wap_model,
             flights,
             loss_curves,
+            then_and_now,
             findings,
         })
     }
@@ -322,6 +327,7 @@ impl Parts {
                 .section(self.mcommerce.section(ctx))
                 .section(self.protocols.section(ctx))
                 .section(self.loss_curves.section(ctx))
+                .section(self.then_and_now.section(ctx))
                 .section(
                     self.page_load
                         .section(ctx)
@@ -374,6 +380,7 @@ impl Parts {
         self.wap_model.write_csv(out)?;
         flights::write(out, &self.flights)?;
         self.loss_curves.write_csv(out)?;
+        self.then_and_now.write_csv(out)?;
         Ok(())
     }
 }
