@@ -28,6 +28,9 @@ pub mod edhoc;
 pub mod model;
 #[cfg(feature = "dtls13")]
 pub mod model_dtls13;
+pub mod key_shares;
+#[cfg(feature = "dtls13")]
+pub mod peer_hybrid;
 pub mod peers;
 pub mod pipe;
 pub mod udp;
