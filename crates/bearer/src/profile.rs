@@ -660,7 +660,11 @@ mod tests {
     fn every_shipped_bearer_has_an_mtu_and_a_dtls_payload_limit_below_it() {
         let c = BearerCatalogue::shipped().unwrap();
         for p in c.profiles() {
-            assert!(p.mtu_bytes >= 1280 && !p.mtu_source.is_empty(), "{}", p.name);
+            assert!(
+                p.mtu_bytes >= 1280 && !p.mtu_source.is_empty(),
+                "{}",
+                p.name
+            );
             assert_eq!(
                 usize::from(p.datagram_payload_limit()) + p.per_datagram_overhead_bytes,
                 usize::from(p.mtu_bytes),

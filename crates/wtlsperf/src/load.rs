@@ -403,9 +403,8 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
             .is_none()
             .then(|| protocols::dtls13_servers(cfg.clone()));
         let bound_cfg = Arc::clone(&cfg);
-        let bound = move |_: Option<usize>, runs: usize| {
-            protocols::dtls13_server_cpu_us(&bound_cfg, runs)
-        };
+        let bound =
+            move |_: Option<usize>, runs: usize| protocols::dtls13_server_cpu_us(&bound_cfg, runs);
         return run.with(protocols::Dtls13Clients(cfg), server, None, bound);
     }
     let Some(suite) = spec.modern_suite else {

@@ -111,12 +111,14 @@ fn smoke_evaluation_writes_every_file_and_section() {
         let measured = csv.lines().any(|l| {
             let f: Vec<&str> = l.split(',').collect();
             l.starts_with("dtls1.3,ecdhe-p256-ecdsa-ccm8,")
-                && f.get(15).is_some_and(|runs| runs.parse::<usize>().unwrap_or(0) > 0)
+                && f.get(15)
+                    .is_some_and(|runs| runs.parse::<usize>().unwrap_or(0) > 0)
         });
         assert!(measured, "protocols.csv has no real DTLS 1.3 run");
         let load = std::fs::read_to_string(out.join("queue_load_test.csv")).unwrap();
         assert!(
-            load.lines().any(|l| l.ends_with(",dtls1.3") || l.contains(",dtls1.3,")),
+            load.lines()
+                .any(|l| l.ends_with(",dtls1.3") || l.contains(",dtls1.3,")),
             "queue_load_test.csv has no DTLS 1.3 point"
         );
     }
@@ -124,7 +126,8 @@ fn smoke_evaluation_writes_every_file_and_section() {
     let loss = std::fs::read_to_string(out.join("loss_curves.csv")).unwrap();
     for level in ["0.0", "0.01", "0.05", "0.1", "0.2"] {
         assert!(
-            loss.lines().any(|l| l.starts_with("dtls1.2,") && l.contains(&format!(",{level},"))),
+            loss.lines()
+                .any(|l| l.starts_with("dtls1.2,") && l.contains(&format!(",{level},"))),
             "loss_curves.csv lacks {level}"
         );
     }

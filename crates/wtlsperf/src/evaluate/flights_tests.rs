@@ -168,7 +168,11 @@ fn dtls12_sends_the_leaf_only_and_the_cookie_exchange_is_itemised_both_ways() {
     assert_eq!((cookie(&w), cookie(&wo)), (32, 0));
     // the server's certificate flight: one leaf; the CA's certificate is not in it
     let leaf = with.server_leaf_der_len().unwrap() as u32;
-    let certs: Vec<u32> = w.iter().filter_map(|f| f.certificate_bytes).filter(|&c| c > 0).collect();
+    let certs: Vec<u32> = w
+        .iter()
+        .filter_map(|f| f.certificate_bytes)
+        .filter(|&c| c > 0)
+        .collect();
     // certificate_list length (3) + one entry's length (3) + the leaf
     assert_eq!(certs, vec![3 + 3 + leaf]);
     // the same certificate both ways (the signatures' DER lengths vary by a byte, so the

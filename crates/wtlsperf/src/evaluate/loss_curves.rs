@@ -196,9 +196,13 @@ impl<'a> Sides<'a> {
         match curve {
             Curve::Wtls => {
                 let case = WTLS_CASE.parse().ok()?;
-                let client =
-                    wtls_client(self.store, case, wtls::handshake::AuthMode::ServerAuth, profile)
-                        .ok()?;
+                let client = wtls_client(
+                    self.store,
+                    case,
+                    wtls::handshake::AuthMode::ServerAuth,
+                    profile,
+                )
+                .ok()?;
                 let server = wtls::handshake::ServerConnection::new(
                     Arc::clone(&self.wtls_server),
                     wtls::probe::Probe::off(),
@@ -229,7 +233,14 @@ impl<'a> Sides<'a> {
                     .dtls13
                     .iter()
                     .find(|(k, m, _)| *k == ml_kem && *m == mtu)?;
-                lossy(cfg.client().ok()?, cfg.server().ok()?, now, profile, loss, seed)
+                lossy(
+                    cfg.client().ok()?,
+                    cfg.server().ok()?,
+                    now,
+                    profile,
+                    loss,
+                    seed,
+                )
             }
         }
     }
@@ -306,7 +317,10 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<LossCurves> {
             }
         }
     }
-    ctx.step(&format!("loss curves: {} handshakes in virtual time", jobs.len()));
+    ctx.step(&format!(
+        "loss curves: {} handshakes in virtual time",
+        jobs.len()
+    ));
     let results = run_concurrently(&jobs, PARALLEL_RUNS, |_, j| {
         // the same seeds for every protocol: each meets the same loss stream
         let seed = 90_000 + (j.bearer * 1000 + j.level * 100 + j.rep) as u64;
@@ -393,9 +407,9 @@ impl LossCurves {
         }
         for (i, (protocol, suite)) in labels.into_iter().enumerate() {
             let mine = || {
-                self.rows
-                    .iter()
-                    .filter(move |r| r.bearer == bearer && r.protocol == protocol && r.suite == suite)
+                self.rows.iter().filter(move |r| {
+                    r.bearer == bearer && r.protocol == protocol && r.suite == suite
+                })
             };
             let med: Vec<(f64, f64)> = mine()
                 .filter_map(|r| r.median_ms.map(|m| (r.loss * 100.0, m)))
@@ -404,8 +418,13 @@ impl LossCurves {
                 .filter_map(|r| r.p95_ms.map(|m| (r.loss * 100.0, m)))
                 .collect();
             chart = chart
-                .series(Series::new(format!("{protocol} {suite} median"), ctx.measured(), med).colour(i))
-                .series(Series::new(format!("{protocol} {suite} p95"), ctx.measured(), p95).colour(i));
+                .series(
+                    Series::new(format!("{protocol} {suite} median"), ctx.measured(), med)
+                        .colour(i),
+                )
+                .series(
+                    Series::new(format!("{protocol} {suite} p95"), ctx.measured(), p95).colour(i),
+                );
         }
         Figure::new(
             format!("loss_curves_{bearer}"),
@@ -421,7 +440,11 @@ impl LossCurves {
             .column(Column::label("protocol"))
             .column(Column::label("suite"))
             .column(Column::label("bearer"))
-            .column(Column::new("loss", Some("%"), Provenance::derived("the hook's probability")))
+            .column(Column::new(
+                "loss",
+                Some("%"),
+                Provenance::derived("the hook's probability"),
+            ))
             .column(Column::new("completed", None, m.clone()))
             .column(Column::new("runs", None, m.clone()))
             .column(Column::new("median", Some("ms"), m.clone()))
@@ -466,15 +489,29 @@ mod tests {
         let lte = wtlsperf_bearer::profile("lte-m").unwrap();
         let cfg = DtlsConfig::new(Suite::DtlsPsk).unwrap();
         let now = crate::setup::now();
-        let (clean, rtx) = lossy(cfg.client().unwrap(), cfg.server().unwrap(), now, &lte, 0.0, 1)
-            .unwrap();
+        let (clean, rtx) = lossy(
+            cfg.client().unwrap(),
+            cfg.server().unwrap(),
+            now,
+            &lte,
+            0.0,
+            1,
+        )
+        .unwrap();
         assert_eq!(rtx, 0);
         // six flights, each at least one mean traversal
         assert!(clean > 6.0 * 50.0 && clean < 9_000.0, "{clean}");
         // some seed at 20 % loses a datagram: that run then waits RFC 7925's 9 s timer
         let slow = (0..20)
             .filter_map(|seed| {
-                lossy(cfg.client().unwrap(), cfg.server().unwrap(), now, &lte, 0.2, seed)
+                lossy(
+                    cfg.client().unwrap(),
+                    cfg.server().unwrap(),
+                    now,
+                    &lte,
+                    0.2,
+                    seed,
+                )
             })
             .map(|r| r.0)
             .fold(0.0, f64::max);

@@ -84,10 +84,17 @@ impl ThenAndNow {
                 .map(|d| Device::Profile(Box::new(d.clone())))
                 .ok_or_else(|| anyhow::anyhow!("device {name} is not in the catalogue"))
         };
-        let mut settings: Vec<(&'static str, LinkProfile, Device)> =
-            vec![("2001", ctx.catalogue.bearer(THEN.0)?.clone(), device(THEN.1)?)];
+        let mut settings: Vec<(&'static str, LinkProfile, Device)> = vec![(
+            "2001",
+            ctx.catalogue.bearer(THEN.0)?.clone(),
+            device(THEN.1)?,
+        )];
         for b in TODAY_BEARERS {
-            settings.push(("today", ctx.catalogue.bearer(b)?.clone(), device(TODAY_DEVICE)?));
+            settings.push((
+                "today",
+                ctx.catalogue.bearer(b)?.clone(),
+                device(TODAY_DEVICE)?,
+            ));
         }
         let mut rows = Vec::new();
         for c in protocols.configs.iter().filter(|c| selected(c)) {
@@ -165,10 +172,7 @@ impl ThenAndNow {
             }
             v
         };
-        let categories = settings
-            .iter()
-            .map(|(b, d)| format!("{b} / {d}"))
-            .collect();
+        let categories = settings.iter().map(|(b, d)| format!("{b} / {d}")).collect();
         let mut chart = GroupedBarChart::new(
             "bearer / device",
             categories,

@@ -77,8 +77,7 @@ use openssl::nid::Nid;
 use openssl::pkey::{PKey, Private, Public};
 use openssl::ssl::{
     ErrorCode, Ssl, SslContext, SslContextBuilder, SslMethod, SslMode, SslOptions,
-    SslSessionCacheMode,
-    SslStream, SslVerifyMode,
+    SslSessionCacheMode, SslStream, SslVerifyMode,
 };
 use openssl::x509::extension::{BasicConstraints, SubjectAlternativeName};
 use openssl::x509::{X509Name, X509};

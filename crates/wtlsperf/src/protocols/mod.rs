@@ -25,10 +25,10 @@ pub mod dtls13;
 #[cfg(feature = "dtls13")]
 mod dtls13_wolf;
 pub mod edhoc;
+pub mod key_shares;
 pub mod model;
 #[cfg(feature = "dtls13")]
 pub mod model_dtls13;
-pub mod key_shares;
 #[cfg(feature = "dtls13")]
 pub mod peer_hybrid;
 pub mod peers;

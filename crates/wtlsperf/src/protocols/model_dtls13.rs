@@ -10,8 +10,8 @@ use wtlsperf_models::device::published_pq::{profile_cost, PublishedPqCost};
 use wtlsperf_models::device::{DeviceProfile, Primitive};
 
 use super::dtls13::{Credential, Dtls13Suite, Group};
-use crate::device::ClientSteps;
 use super::model::op_ms;
+use crate::device::ClientSteps;
 
 /// Handshake messages the client handles: it sends ClientHello twice (the cookie
 /// exchange) and Finished, and receives HelloRetryRequest, ServerHello,
@@ -87,12 +87,22 @@ pub fn client_steps(
         (Credential::Psk, _) => 0.0,
         (_, Group::P256) => op_ms(device, Primitive::Keygen).map_err(|e| e.to_string())?,
         (_, Group::MlKem512) => {
-            profile_cost(published, &device.name, PqPrimitive::KemKeygen, PqScheme::MlKem512)?
-                .ms
+            profile_cost(
+                published,
+                &device.name,
+                PqPrimitive::KemKeygen,
+                PqScheme::MlKem512,
+            )?
+            .ms
         }
         (_, Group::MlKem768 | Group::X25519MlKem768 | Group::P256MlKem768) => {
-            profile_cost(published, &device.name, PqPrimitive::KemKeygen, PqScheme::MlKem768)?
-                .ms
+            profile_cost(
+                published,
+                &device.name,
+                PqPrimitive::KemKeygen,
+                PqScheme::MlKem768,
+            )?
+            .ms
         }
     };
     let late_share = matches!(

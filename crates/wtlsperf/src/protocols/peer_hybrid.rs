@@ -154,10 +154,8 @@ fn raw(b: &Bench) -> anyhow::Result<u64> {
     let mine = EphemeralPrivateKey::generate(&X25519, &b.rng).map_err(|e| anyhow!("{e}"))?;
     let _public = mine.compute_public_key().map_err(|e| anyhow!("{e}"))?;
     let peer = UnparsedPublicKey::new(&X25519, &b.peer_x25519);
-    agreement::agree_ephemeral(mine, peer, aws_lc_rs::error::Unspecified, |k| {
-        Ok(k.len())
-    })
-    .map_err(|e| anyhow!("X25519: {e}"))?;
+    agreement::agree_ephemeral(mine, peer, aws_lc_rs::error::Unspecified, |k| Ok(k.len()))
+        .map_err(|e| anyhow!("X25519: {e}"))?;
     b.peer_ek
         .encapsulate()
         .map_err(|e| anyhow!("ML-KEM-768: {e}"))?;

@@ -623,9 +623,7 @@ fn point(
     Ok(LoadPoint {
         protocol: spec.protocol(),
         case: c.name.to_owned(),
-        auth: if spec.protocol() != wtlsperf_spine::Protocol::Wtls
-            && auth_mutual(&spec)
-        {
+        auth: if spec.protocol() != wtlsperf_spine::Protocol::Wtls && auth_mutual(&spec) {
             Authentication::Mutual
         } else {
             Authentication::ServerAuth
