@@ -2,7 +2,7 @@
 # Installs what a fresh Debian/Ubuntu machine lacks to build and test wtlsperf: the system
 # libcrypto headers for the `openssl` crate (libssl-dev, pkg-config), a C compiler, and
 # tshark, the Wireshark dissector that the tests use as an independent wire oracle
-# (crates/wtlsperf/tests/dissector.rs; without it that check skips itself), and valgrind,
+# (crates/drivers/tests/dissector.rs; without it that check skips itself), and valgrind,
 # whose callgrind counts the instructions of each handshake (`wtlsperf count`, the
 # instruction columns of cases.csv, tests/counts.rs, scripts/bench-counts.sh). Idempotent:
 # does nothing when everything is present. Non-interactive: the wireshark-common question

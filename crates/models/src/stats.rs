@@ -114,12 +114,40 @@ pub fn median(values: &[f64]) -> Option<f64> {
     percentile(values, 50.0, Rank::Linear)
 }
 
+/// 1-based ranks (j, n + 1 - j) of the order statistics that bound a distribution-free
+/// 95 % interval of the median of `n` samples: the largest j with P(B < j) <= 0.025 for
+/// B ~ Binomial(n, 1/2), so the interval covers the median with probability at least
+/// 1 - 2 P(B < j) >= 95 %. `None` below six samples
+/// (no order statistic bounds such an interval).
+pub fn median_ci95_ranks(n: usize) -> Option<(usize, usize)> {
+    let ln_half_n = n as f64 * 0.5f64.ln();
+    let (mut cdf, mut j, mut ln_choose) = (0.0, 0usize, 0.0f64);
+    for k in 0..=n / 2 {
+        let p = (ln_choose + ln_half_n).exp();
+        if cdf + p > 0.025 {
+            break;
+        }
+        cdf += p;
+        j = k + 1;
+        ln_choose += ((n - k) as f64).ln() - ((k + 1) as f64).ln();
+    }
+    (j >= 1).then_some((j, n + 1 - j))
+}
+
 /// Relative error (value - reference) / reference; `None` when the reference is zero.
 pub fn relative_error(value: f64, reference: f64) -> Option<f64> {
     if reference == 0.0 {
         return None;
     }
     Some((value - reference) / reference)
+}
+
+/// Median and 95th percentile (nearest rank) of durations in ms; NaN for no durations
+/// (the client and flood reports print what they have).
+pub fn median_p95_ms(durations: &[std::time::Duration]) -> (f64, f64) {
+    let ms: Vec<f64> = durations.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+    let rank = |p: f64| percentile(&ms, p, Rank::Nearest).unwrap_or(f64::NAN);
+    (rank(50.0), rank(95.0))
 }
 
 /// Two-sided 95 % quantile of Student's t with `df` degrees of freedom (t_0.975), from
@@ -207,6 +235,29 @@ pub fn summarize(values: &[f64]) -> Option<Summary> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn median_interval_ranks_follow_the_binomial() {
+        assert_eq!(median_ci95_ranks(5), None);
+        // n = 6: P(B = 0) = 1/64 <= 0.025 < 7/64.
+        assert_eq!(median_ci95_ranks(6), Some((1, 6)));
+        // Published table values (e.g. Conover, Practical Nonparametric Statistics).
+        assert_eq!(median_ci95_ranks(10), Some((2, 9)));
+        assert_eq!(median_ci95_ranks(20), Some((6, 15)));
+        assert_eq!(median_ci95_ranks(100), Some((40, 61)));
+        // Large n stays finite (the binomial terms underflow first, then grow).
+        let (lo, hi) = median_ci95_ranks(5000).unwrap();
+        assert!(lo > 2400 && hi < 2600 && lo + hi == 5001);
+    }
+
+    #[test]
+    fn median_and_p95_by_nearest_rank() {
+        let d: Vec<std::time::Duration> = (1..=20).map(std::time::Duration::from_millis).collect();
+        let (m, p) = median_p95_ms(&d);
+        assert_eq!(m, 10.0);
+        assert_eq!(p, 19.0);
+        assert!(median_p95_ms(&[]).0.is_nan());
+    }
 
     #[test]
     fn batch_means_interval_is_students_on_the_batches() {

@@ -1,24 +1,7 @@
-//! wtlsperf: everything with I/O around the sans-IO `wtls` crate: the PKI on disk, the
-//! in-memory handshake runner, the UDP gateway and client, the bearer relay, the
-//! open-loop load generator, the flood test and the evaluation campaign.
+//! The `wtlsperf` command's own code: each command's arguments and what it prints, over
+//! the drivers in `wtlsperf-drivers` (and the certificate printer of `wtlsperf pki show`).
 
-pub mod auth;
-pub mod bearer_cmd;
-pub mod cli_args;
-pub mod client_offer;
-pub mod counts;
-pub mod device;
-pub mod evaluate;
-pub mod flood;
-pub mod gateway;
-pub mod load;
-pub mod pcap;
+pub mod client_cmd;
+pub mod gateway_cmd;
+pub mod load_cmd;
 pub mod pki_show;
-pub mod pki_store;
-pub mod protocols;
-pub mod runner;
-pub mod setup;
-pub mod udp_client;
-pub mod wap_client;
-pub mod wap_gateway;
-pub mod wsp;

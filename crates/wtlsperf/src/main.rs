@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use wtls::suite::{unavailable_specifiers, Case, Specifier};
-use wtlsperf::cli_args::PkiArgs;
-use wtlsperf::pki_store::PkiStore;
+use wtlsperf_drivers::cli_args::PkiArgs;
+use wtlsperf_drivers::pki_store::PkiStore;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -32,25 +32,25 @@ enum Command {
         pki: PkiArgs,
     },
     /// Run handshakes in memory (client and server in one process) and print timings.
-    Handshake(wtlsperf::runner::Args),
+    Handshake(wtlsperf_drivers::runner::Args),
     /// Run the UDP WTLS gateway.
-    Gateway(wtlsperf::gateway::Args),
+    Gateway(wtlsperf::gateway_cmd::Args),
     /// Run handshakes against a gateway over UDP.
-    Client(wtlsperf::udp_client::Args),
+    Client(wtlsperf::client_cmd::Args),
     /// Run a UDP relay that emulates a bearer (GSM CSD, GPRS, ...) in front of a gateway.
-    Bearer(wtlsperf::bearer_cmd::Args),
+    Bearer(wtlsperf_drivers::bearer_cmd::Args),
     /// Open-loop load: Poisson arrivals of new handshakes against a gateway.
-    Load(wtlsperf::load::Args),
+    Load(wtlsperf::load_cmd::Args),
     /// Flood a gateway with ClientHellos and report memory and legitimate success.
-    Flood(wtlsperf::flood::Args),
+    Flood(wtlsperf_drivers::flood::Args),
     /// Run the whole evaluation and write the report.
-    Evaluate(wtlsperf::evaluate::Args),
+    Evaluate(wtlsperf_campaign::evaluate::Args),
     /// DTLS 1.2 (OpenSSL) and EDHOC (lakers) beside WTLS: in memory, over an emulated
     /// bearer, and the peer anchors' bound ratios beside ours.
-    Compare(wtlsperf::protocols::compare::Args),
+    Compare(wtlsperf_drivers::protocols::compare::Args),
     /// Instruction counts (valgrind callgrind) of each side of one seeded handshake per
     /// case and of the server's raw public-key operations: identical on every run.
-    Count(wtlsperf::counts::Args),
+    Count(wtlsperf_drivers::counts::Args),
 }
 
 #[derive(Debug, Subcommand)]
@@ -131,15 +131,15 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             action: PkiAction::Show(a),
         } => std::process::exit(wtlsperf::pki_show::run(&a)),
         Command::Selfcheck { pki } => selfcheck(&pki),
-        Command::Handshake(a) => wtlsperf::runner::run(a),
-        Command::Gateway(a) => wtlsperf::gateway::run(a),
-        Command::Client(a) => wtlsperf::udp_client::run(a),
-        Command::Bearer(a) => wtlsperf::bearer_cmd::run(a),
-        Command::Load(a) => wtlsperf::load::run(a),
-        Command::Flood(a) => wtlsperf::flood::run(a),
-        Command::Evaluate(a) => wtlsperf::evaluate::run(a),
-        Command::Compare(a) => wtlsperf::protocols::compare::run(a),
-        Command::Count(a) => wtlsperf::counts::run(a),
+        Command::Handshake(a) => wtlsperf_drivers::runner::run(a),
+        Command::Gateway(a) => wtlsperf::gateway_cmd::run(a),
+        Command::Client(a) => wtlsperf::client_cmd::run(a),
+        Command::Bearer(a) => wtlsperf_drivers::bearer_cmd::run(a),
+        Command::Load(a) => wtlsperf::load_cmd::run(a),
+        Command::Flood(a) => wtlsperf_drivers::flood::run(a),
+        Command::Evaluate(a) => wtlsperf_campaign::evaluate::run(a),
+        Command::Compare(a) => wtlsperf_drivers::protocols::compare::run(a),
+        Command::Count(a) => wtlsperf_drivers::counts::run(a),
     }
 }
 

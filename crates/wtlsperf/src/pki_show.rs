@@ -144,7 +144,7 @@ pub fn show(args: &ShowArgs, now: u32, out: &mut dyn Write) -> std::io::Result<O
 /// The command's entry point: the process exit status.
 pub fn run(args: &ShowArgs) -> i32 {
     let mut stdout = std::io::stdout().lock();
-    match show(args, crate::setup::unix_secs(), &mut stdout) {
+    match show(args, wtlsperf_drivers::setup::unix_secs(), &mut stdout) {
         Ok(outcome) => {
             if let Outcome::Unreadable(why) = &outcome {
                 eprintln!("wtlsperf pki show: {why}");

@@ -9,7 +9,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
 
 use wtls::suite::Case;
-use wtlsperf::pki_store::{unix_now, PkiStore};
+use wtlsperf_drivers::pki_store::{unix_now, PkiStore};
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_wtlsperf"));

@@ -21,10 +21,10 @@ use std::time::Duration;
 use wtls::handshake::{Event, ServerConfig, ServerConnection};
 use wtls::probe::Probe;
 use wtls::suite::Case;
-use wtlsperf::gateway::{gateway_options, spawn_gateway, GatewayConfig, GatewayHandle};
-use wtlsperf::pki_store::{unix_now, PkiStore};
-use wtlsperf::setup::{self, ClientAuth};
-use wtlsperf::wsp;
+use wtlsperf_drivers::gateway::{gateway_options, spawn_gateway, GatewayConfig, GatewayHandle};
+use wtlsperf_drivers::pki_store::{unix_now, PkiStore};
+use wtlsperf_drivers::setup::{self, ClientAuth};
+use wtlsperf_drivers::wsp;
 
 const RSA: &str = "rsa1024/rsa1024";
 const WML: &[u8] = b"<?xml version=\"1.0\"?><wml><card><p>hello</p></card></wml>";

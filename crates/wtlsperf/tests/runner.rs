@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 use wtls::handshake::{AuthMode, HandshakeKind, Packing};
 use wtls::probe::{HandshakeProbe, Message, Operation};
 use wtls::suite::Case;
-use wtlsperf::pki_store::PkiStore;
-use wtlsperf::runner::{
+use wtlsperf_drivers::pki_store::PkiStore;
+use wtlsperf_drivers::runner::{
     measure_all, measure_case, planned_cases, BoundExtension, BoundFailure, BoundRatio,
     CaseMeasurement, Flow, RunnerOptions, Side, Variant,
 };

@@ -22,11 +22,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use wtls::suite::Case;
-use wtlsperf::gateway::gateway_options;
-use wtlsperf::pki_store::{unix_now, PkiStore};
-use wtlsperf::setup::{self, ClientAuth};
-use wtlsperf::wap_client::WspMode;
-use wtlsperf::wap_gateway::{self, WapGateway, WapGatewayConfig, ROLES};
+use wtlsperf_drivers::gateway::gateway_options;
+use wtlsperf_drivers::pki_store::{unix_now, PkiStore};
+use wtlsperf_drivers::setup::{self, ClientAuth};
+use wtlsperf_drivers::wap_client::WspMode;
+use wtlsperf_drivers::wap_gateway::{self, WapGateway, WapGatewayConfig, ROLES};
 use wtlsperf_wap::wbxml::wml;
 use wtlsperf_wap::wtp::Timers;
 

@@ -1,0 +1,446 @@
+//! `wtlsperf evaluate`: the whole evaluation campaign in one command.
+//!
+//! It re-runs the studies of Bayoglu 2004, Levi-Savas 2003 and Herwono-Liebhardt 2001 on
+//! this machine and writes one directory: CSV and JSON data, SVG and PNG figures and a
+//! self-contained `report.html`, every number beside the model's value and the published
+//! one. The parts follow the thesis' chapter 4 and are one module each:
+//!
+//! * [`processing`]: per-case and per-message processing times (thesis 3.1, 4.1);
+//! * [`queue`]: the gateway queue, as published, corrected, simulated and load-tested
+//!   (thesis 3.2, 4.2; Levi-Savas 4.2);
+//! * [`transmission`]: bytes, round trips and real handshakes over emulated bearers
+//!   (thesis 3.3, 4.3; Herwono message groups);
+//! * [`device`] and [`recommendation`]: constrained clients: device profiles, the
+//!   studies re-enacted with an emulated handset, Eq. 3.84 on the live GSM CSD data, and
+//!   the fastest handshake per device, bearer and security level;
+//! * [`overall`]: T_H = T_PD + T_TD + T_QD, the Levi-Savas response time and the
+//!   Herwono duration-against-throughput curves (thesis 4.4);
+//! * [`record_layer`] and [`mcommerce`]: bulk throughput and the cost of signText;
+//! * [`protocols`]: WTLS beside DTLS 1.2 and EDHOC, and the peer anchors;
+//! * [`loss_curves`]: completion and its percentiles at 0-20 % loss, per protocol;
+//! * [`then_and_now`]: time to a secure channel, WTLS in 2001 beside today's protocols;
+//! * [`findings`]: what the numbers confirm and contradict;
+//! * [`output`]: the machine-readable files and `summary.json`.
+//!
+//! Below every part lie what they share and nothing else: [`context`] (the run's size,
+//! provenance and progress line), [`vocabulary`] (the devices and bearers, loaded and
+//! validated once at start-up, and the typed names a row carries) and [`csv_file`] (the
+//! CSV edge). A part reads earlier parts' results and never this module, which runs them.
+//!
+//! Three sizes: the full run (about 12.5 minutes on 2 cores: 754-760 s in the last three runs,
+//! within its 15-minute budget), `--quick` (about 160 s) and a hidden `--smoke`, which
+//! the test suite runs, that only proves every part runs end to end.
+
+pub mod context;
+pub mod csv_file;
+pub mod device;
+pub mod findings;
+pub mod flights;
+pub mod instructions;
+pub mod loss_curves;
+pub mod mcommerce;
+pub mod output;
+pub mod overall;
+pub mod page_load;
+pub mod page_load_model;
+pub mod processing;
+pub mod protocols;
+pub mod queue;
+pub mod recommendation;
+pub mod record_layer;
+pub mod then_and_now;
+pub mod transmission;
+pub mod vocabulary;
+
+use std::path::PathBuf;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+use wtlsperf_report::Report;
+
+use context::TICK;
+pub use context::{Ctx, Mode};
+use wtlsperf_drivers::pki_store::PkiStore;
+
+/// Command-line arguments.
+#[derive(Debug, clap::Args)]
+#[command(mut_arg("dir", |a| a.default_value(None::<&str>)
+    .help("PKI directory, created on first use (default `<out>/pki`)")))]
+pub struct Args {
+    /// A shorter run (about 160 s on 2 cores): 3 repetitions per case, three load
+    /// points per setting, a handful of bearer cases.
+    #[arg(long)]
+    pub quick: bool,
+    /// Every part on minimal inputs; proves the pipeline, measures nothing worth reading.
+    #[arg(long, hide = true)]
+    pub smoke: bool,
+    /// Output directory (default `results/<UTC timestamp>/`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The shared `--pki` without its default: absent, the PKI goes in `<out>/pki`.
+    #[command(flatten)]
+    pub pki: Option<wtlsperf_drivers::cli_args::PkiArgs>,
+    /// Also write every queue load point's job and disturbance logs into this directory
+    /// (as `wtlsperf load --jobs` does; some 100 MB for a full run), to read a point again
+    /// or differently.
+    #[arg(long)]
+    pub job_logs: Option<PathBuf>,
+    /// A data directory laid out like the repository's `data/` (`devices/profiles.csv`,
+    /// `devices/operations.csv`, `bearers/profiles.csv`) whose devices and bearers the
+    /// campaign runs on instead of the shipped ones.
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+}
+
+/// UTC `YYYYMMDDTHHMMSSZ` of a Unix time, without a date crate: the civil-from-days
+/// conversion of Howard Hinnant's date algorithms.
+pub fn utc_stamp(unix_secs: u64) -> String {
+    let days = (unix_secs / 86_400) as i64;
+    let rem = unix_secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// The wall time of each top-level part, in order: the full run has a 15-minute budget,
+/// and `summary.json` says where it went.
+#[derive(Default)]
+struct PartClock {
+    seconds: std::cell::RefCell<Vec<(&'static str, f64)>>,
+}
+
+impl PartClock {
+    /// Runs one of the top-level parts, marks it done on the progress bar and keeps its
+    /// wall time.
+    fn part<T>(
+        &self,
+        ctx: &Ctx,
+        name: &'static str,
+        run: impl FnOnce() -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
+        let clock = Instant::now();
+        let out = run()?;
+        self.seconds
+            .borrow_mut()
+            .push((name, clock.elapsed().as_secs_f64()));
+        ctx.progress.inc(1);
+        Ok(out)
+    }
+}
+
+/// Runs the evaluation and writes the results directory.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let mode = if args.smoke {
+        Mode::Smoke
+    } else if args.quick {
+        Mode::Quick
+    } else {
+        Mode::Full
+    };
+    // The devices and bearers first: a bad data file stops the run before it writes.
+    let catalogue = match &args.data {
+        Some(dir) => vocabulary::Catalogue::load(dir).context("--data")?,
+        None => vocabulary::Catalogue::shipped()?,
+    };
+    let started = SystemTime::now();
+    let start_secs = started.duration_since(UNIX_EPOCH)?.as_secs();
+    let run_id = utc_stamp(start_secs);
+    let out = args
+        .out
+        .unwrap_or_else(|| PathBuf::from("results").join(&run_id));
+    std::fs::create_dir_all(&out)
+        .with_context(|| format!("creating the output directory {}", out.display()))?;
+    let machine_info = output::MachineInfo::collect();
+    let ctx = Ctx {
+        mode,
+        catalogue,
+        run_id: run_id.clone(),
+        machine: machine_info.short(),
+        progress: progress_bar(),
+        job_logs: args.job_logs.clone(),
+    };
+    let clocks = PartClock::default();
+    let clock = Instant::now();
+
+    ctx.step("loading or creating the PKI");
+    let pki_dir = args.pki.map_or_else(|| out.join("pki"), |p| p.dir);
+    let store = clocks.part(&ctx, "pki", || {
+        // The thesis' Table 3.2 numbering: its byte counts (Table 4.11) were made
+        // with it (explicit parameters for the curves WAP-261 does not number would
+        // add to every message naming them).
+        PkiStore::load_or_init_numbered(&pki_dir, wtls::params::ParameterNumbering::Thesis)
+            .with_context(|| format!("PKI in {}", pki_dir.display()))
+    })?;
+    let parts = Parts::measure(&ctx, &clocks, &store)?;
+
+    ctx.step("writing the report");
+    parts
+        .report(&ctx, &machine_info)?
+        .write(&out)
+        .with_context(|| format!("writing the report into {}", out.display()))?;
+    let summary = output::Summary {
+        machine: machine_info,
+        run_id,
+        mode,
+        start_unix_s: start_secs,
+        end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
+        duration_s: clock.elapsed().as_secs_f64(),
+        part_seconds: clocks
+            .seconds
+            .borrow()
+            .iter()
+            .map(|&(part, s)| (part.to_owned(), s))
+            .collect(),
+        headline: parts.headline(),
+        findings: parts
+            .findings
+            .iter()
+            .map(output::FindingSummary::from)
+            .collect(),
+    };
+    parts.write_files(&out, &summary)?;
+    ctx.progress.finish_and_clear();
+    eprintln!(
+        "wtlsperf evaluate: {} written in {:.1} s",
+        out.join("report.html").display(),
+        clock.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The progress bar on stderr: one step per top-level part.
+fn progress_bar() -> ProgressBar {
+    let progress = ProgressBar::new(12);
+    progress.set_style(
+        ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    progress.enable_steady_tick(TICK);
+    progress
+}
+
+/// What every part of the campaign produced.
+struct Parts {
+    processing: processing::ProcessingResults,
+    instructions: instructions::InstructionResults,
+    queue: queue::QueueResults,
+    transmission: transmission::TransmissionResults,
+    devices: device::DeviceResults,
+    overall: overall::OverallResults,
+    records: record_layer::RecordResults,
+    mcommerce: mcommerce::McommerceResults,
+    protocols: protocols::ProtocolResults,
+    page_load: page_load::PageLoadResults,
+    wap_model: page_load_model::WapModelResults,
+    flights: Vec<flights::FlightRow>,
+    loss_curves: loss_curves::LossCurves,
+    then_and_now: then_and_now::ThenAndNow,
+    findings: Vec<wtlsperf_report::Finding>,
+}
+
+impl Parts {
+    /// Runs the parts in order; later ones read earlier ones' results.
+    fn measure(ctx: &Ctx, clocks: &PartClock, store: &PkiStore) -> anyhow::Result<Parts> {
+        let processing = clocks.part(ctx, "processing", || processing::run(ctx, store))?;
+        let instructions = clocks.part(ctx, "instructions", || {
+            instructions::run(ctx, store, &processing)
+        })?;
+        let queue = clocks.part(ctx, "queue", || queue::run(ctx, store, &processing))?;
+        let transmission = clocks.part(ctx, "transmission", || {
+            transmission::run(ctx, store, &processing)
+        })?;
+        let devices = clocks.part(ctx, "devices", || device::run(ctx, store, &processing))?;
+        let mut overall = clocks.part(ctx, "overall", || {
+            overall::build(ctx, &processing, &transmission, &queue, &devices.emulated)
+        })?;
+        let records = clocks.part(ctx, "record_layer", || record_layer::run(ctx))?;
+        let mcommerce = clocks.part(ctx, "mcommerce", || mcommerce::run(ctx, store))?;
+        let protocols =
+            clocks.part(ctx, "protocols", || protocols::run(ctx, store, &processing))?;
+        let flights = clocks.part(ctx, "flights", || {
+            flights::measure(wtlsperf_drivers::setup::now())
+        })?;
+        let loss_curves = clocks.part(ctx, "loss_curves", || loss_curves::run(ctx, store))?;
+        let then_and_now = then_and_now::ThenAndNow::build(ctx, &protocols)?;
+        let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
+        let mut findings = clocks.part(ctx, "findings", || {
+            let mut all = findings::build(&processing, &queue, &transmission);
+            all.extend(devices.findings());
+            anyhow::Ok(all)
+        })?;
+        findings.extend(protocols.findings());
+        let wap_model = page_load_model::WapModelResults::build(&page_load, &processing);
+        findings.extend(wap_model.findings());
+        overall.add_wtp_series(&wap_model.herwono_modelled, &wap_model.herwono_measured);
+        Ok(Parts {
+            processing,
+            instructions,
+            queue,
+            transmission,
+            devices,
+            overall,
+            records,
+            mcommerce,
+            protocols,
+            page_load,
+            wap_model,
+            flights,
+            loss_curves,
+            then_and_now,
+            findings,
+        })
+    }
+
+    /// The report: one section per part, the findings last.
+    fn report(&self, ctx: &Ctx, machine: &output::MachineInfo) -> anyhow::Result<Report> {
+        Ok(
+            Report::new("wtlsperf evaluation: the WTLS handshake, re-measured")
+                .subtitle(format!(
+                    "run {} ({:?} mode) on {}; measured values beside the models and the \
+                     published numbers of Bayoglu 2004, Levi-Savas 2003 and Herwono-Liebhardt 2001",
+                    ctx.run_id, ctx.mode, ctx.machine
+                ))
+                .meta("run id", &ctx.run_id)
+                .meta("mode", format!("{:?}", ctx.mode))
+                .meta("machine", &ctx.machine)
+                .meta("kernel", &machine.kernel)
+                .meta("OpenSSL", &machine.openssl)
+                .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
+                .section(self.processing.section(ctx)?)
+                .section(self.instructions.section(ctx))
+                .section(self.queue_section(ctx))
+                .section(self.transmission.section(ctx))
+                .section(self.overall.section(ctx))
+                .section(self.devices.section(ctx))
+                .section(self.records.section(ctx))
+                .section(self.mcommerce.section(ctx))
+                .section(self.protocols.section(ctx))
+                .section(self.loss_curves.section(ctx))
+                .section(self.then_and_now.section(ctx))
+                .section(
+                    self.page_load
+                        .section(ctx)
+                        .table(self.wap_model.wtp_table(ctx)),
+                )
+                .section(findings::section(&self.findings)),
+        )
+    }
+
+    /// The queue section, with what a page adds beside the handshake jobs.
+    fn queue_section(&self, ctx: &Ctx) -> wtlsperf_report::Section {
+        let s = self
+            .queue
+            .section(ctx)
+            .table(self.wap_model.service_table(ctx, &self.page_load.gateway));
+        match self.wap_model.service_paragraph() {
+            Some(p) => s.paragraph(p),
+            None => s,
+        }
+    }
+
+    /// The headline numbers of `summary.json`.
+    fn headline(&self) -> output::Headline {
+        let mut headline = output::headline(
+            &self.processing,
+            &self.queue,
+            &self.transmission,
+            &self.records,
+        );
+        headline.devices = self.devices.headline();
+        headline.protocols = self.protocols.headline();
+        headline
+    }
+
+    /// The CSV and JSON files beside the report.
+    fn write_files(&self, out: &std::path::Path, summary: &output::Summary) -> anyhow::Result<()> {
+        output::write_all(
+            out,
+            &self.processing,
+            &self.instructions,
+            &self.queue,
+            &self.transmission,
+            &self.records,
+            &self.mcommerce,
+        )?;
+        output::write_summary(out, summary)?;
+        self.devices.write_csv(out)?;
+        self.protocols.write_csv(out)?;
+        self.page_load.write_csv(out)?;
+        self.wap_model.write_csv(out)?;
+        flights::write(out, &self.flights)?;
+        self.loss_curves.write_csv(out)?;
+        self.then_and_now.write_csv(out)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_stamp_matches_known_dates() {
+        assert_eq!(utc_stamp(0), "19700101T000000Z");
+        // 2000-02-29 12:34:56 UTC, a leap day of a year divisible by 400.
+        assert_eq!(utc_stamp(951_827_696), "20000229T123456Z");
+        assert_eq!(utc_stamp(1_700_000_000), "20231114T221320Z");
+    }
+
+    #[test]
+    fn without_pki_the_evaluation_chooses_its_own_directory() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Command {
+            #[command(flatten)]
+            args: Args,
+        }
+        let absent = Command::try_parse_from(["evaluate"]).unwrap();
+        assert!(absent.args.pki.is_none());
+        let given = Command::try_parse_from(["evaluate", "--pki", "elsewhere"]).unwrap();
+        assert_eq!(given.args.pki.unwrap().dir, PathBuf::from("elsewhere"));
+    }
+
+    #[test]
+    fn a_bad_data_directory_is_refused_before_anything_is_written() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Command {
+            #[command(flatten)]
+            args: Args,
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let missing = dir.path().join("no-data");
+        let command = Command::try_parse_from([
+            "evaluate".as_ref(),
+            "--smoke".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+            "--data".as_ref(),
+            missing.as_os_str(),
+        ])
+        .unwrap();
+        let e = format!("{:#}", run(command.args).unwrap_err());
+        assert!(e.starts_with("--data") && e.contains("profiles.csv"), "{e}");
+        assert!(!out.exists());
+    }
+
+    #[test]
+    fn repetitions_grow_with_the_mode() {
+        assert!(Mode::Smoke.processing_reps() < Mode::Quick.processing_reps());
+        assert!(Mode::Full.processing_reps() >= 15);
+    }
+}

@@ -1,0 +1,460 @@
+//! The machine-readable files of a run: `cases.csv`, `messages.csv`, `queue.csv`,
+//! `transmission.csv`, `record_layer.csv`, `mcommerce.csv` and `summary.json` (columns
+//! documented in docs/results.md).
+
+use std::path::Path;
+
+use anyhow::Context;
+use serde::Serialize;
+use wtls::suite::Case;
+use wtlsperf_models::{Authentication, Side};
+use wtlsperf_report::Finding;
+
+use super::context::Mode;
+use super::csv_file::write_csv;
+use super::instructions::InstructionResults;
+use super::mcommerce::McommerceResults;
+use super::processing::{auth_mode, CaseResult, ProcessingResults};
+use super::queue::{QueueResults, Setting};
+use super::record_layer::RecordResults;
+use super::transmission::TransmissionResults;
+use wtlsperf_drivers::counts::CaseCounts;
+use wtlsperf_drivers::runner::Variant;
+
+/// Where the numbers were measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct MachineInfo {
+    /// `model name` of /proc/cpuinfo.
+    pub cpu_model: String,
+    /// Logical CPUs available to the process.
+    pub cores: usize,
+    /// /proc/sys/kernel/osrelease.
+    pub kernel: String,
+    /// OpenSSL version string.
+    pub openssl: String,
+    /// rustc version the binary was built with, when known.
+    pub rustc: String,
+    /// This program's version.
+    pub wtlsperf: String,
+}
+
+impl MachineInfo {
+    /// Reads what the system tells about itself; unknown fields say so.
+    pub fn collect() -> MachineInfo {
+        let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("model name"))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, v)| v.trim().to_owned())
+            })
+            .unwrap_or_else(|| "unknown CPU".to_owned());
+        let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_else(|_| "unknown".to_owned());
+        MachineInfo {
+            cpu_model,
+            cores: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            kernel,
+            openssl: openssl::version::version().to_owned(),
+            rustc: env!("WTLSPERF_RUSTC_VERSION").to_owned(),
+            wtlsperf: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+
+    /// `Intel Xeon ... (2 cores)`.
+    pub fn short(&self) -> String {
+        format!("{} ({} cores)", self.cpu_model, self.cores)
+    }
+}
+
+/// One finding in `summary.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FindingSummary {
+    /// The claim.
+    pub claim: String,
+    /// The evidence.
+    pub evidence: String,
+    /// confirmed / contradicted / inconclusive.
+    pub verdict: String,
+    /// What the finding tests (`FindingKind::name`).
+    pub kind: String,
+}
+
+impl From<&Finding> for FindingSummary {
+    fn from(f: &Finding) -> Self {
+        FindingSummary {
+            claim: f.claim.clone(),
+            evidence: f.evidence.clone(),
+            verdict: f.verdict.name().to_owned(),
+            kind: f.kind.name().to_owned(),
+        }
+    }
+}
+
+/// Headline numbers of a run.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Headline {
+    /// Cases measured (case x mode).
+    pub cases_measured: usize,
+    /// Largest gateway CPU / PK bound.
+    pub worst_bound_ratio: Option<f64>,
+    /// Its case.
+    pub worst_bound_case: Option<String>,
+    /// Cases whose bound ratio is a measurement failure (its 95 % interval did not clear
+    /// 1; `cases.csv` gives each one's status, pairs and interval).
+    pub bound_failures: usize,
+    /// Median published/ours, client.
+    pub client_speedup_median: Option<f64>,
+    /// Median published/ours, gateway.
+    pub server_speedup_median: Option<f64>,
+    /// Median probe overhead (%).
+    pub probe_overhead_pct: Option<f64>,
+    /// Eq. 4.1 on the thesis' data: mean and sd (ms).
+    pub eq41_traversal_mean_ms: Option<f64>,
+    /// Sd.
+    pub eq41_traversal_sd_ms: Option<f64>,
+    /// Median |error| of the corrected queue model vs the load test with the emulated
+    /// bearer round trip (the model's setting), rho <= 0.8.
+    pub queue_corrected_median_error: Option<f64>,
+    /// Worst |error| of the corrected model there, rho <= 0.8.
+    pub queue_corrected_max_error: Option<f64>,
+    /// Median |error| of the as-published model there.
+    pub queue_as_published_median_error: Option<f64>,
+    /// Median |error| of the corrected model on bare loopback (clients answer at once).
+    pub queue_corrected_loopback_median_error: Option<f64>,
+    /// Median |error| of the handshake-chain simulation on bare loopback, rho <= 0.8.
+    pub queue_chain_median_error: Option<f64>,
+    /// Worst |error| of the chain simulation on bare loopback, rho <= 0.8.
+    pub queue_chain_max_error: Option<f64>,
+    /// Median |error| of the trace replay (FIFO server on the runs' own arrivals and
+    /// occupancies), both settings, rho <= 0.8.
+    pub queue_replay_median_error_bearer: Option<f64>,
+    pub queue_replay_median_error_loopback: Option<f64>,
+    /// The corrected P-K against the undisturbed part of each bearer-setting run (rho <=
+    /// 0.8): median and largest |error|, points within 15 % and points, and the median
+    /// share of the window's jobs in that part.
+    pub queue_undisturbed_corrected_median_error: Option<f64>,
+    pub queue_undisturbed_corrected_max_error: Option<f64>,
+    pub queue_undisturbed_within_15_percent: (usize, usize),
+    pub queue_undisturbed_share_median: Option<f64>,
+    /// The same comparison with one occupancy law for every job (plain Eq. 3.12, no
+    /// opening delivery): median |error|, and points within 15 % and points.
+    pub queue_undisturbed_one_law_median_error: Option<f64>,
+    pub queue_undisturbed_one_law_within_15_percent: (usize, usize),
+    /// Median half-width of the undisturbed mean waits' 95 % batch-means intervals,
+    /// relative to the waits.
+    pub queue_undisturbed_ci95_median: Option<f64>,
+    /// Undisturbed points (bearer setting, target rho <= 0.8) where the corrected model
+    /// falls outside both 15 % and the measured wait's 95 % interval.
+    pub queue_undisturbed_outside_both: usize,
+    /// Load points of every setting whose measured rho stayed more than 0.05 off its
+    /// target after the repeat (reported, not judged).
+    pub queue_points_missed: usize,
+    /// Median |error| of the transmission model vs real bearer runs.
+    pub transmission_model_median_error: Option<f64>,
+    /// Best record throughput (Mbit/s) and its cipher.
+    pub record_best_mbit_s: Option<f64>,
+    /// Cipher of the best throughput.
+    pub record_best_cipher: Option<String>,
+    /// Part 3b (devices): the Nokia fit, the emulated end-to-end runs and Eq. 3.84 on the
+    /// live GSM CSD data, each out of sample.
+    #[serde(flatten)]
+    pub devices: super::device::DeviceHeadline,
+    /// WTLS beside DTLS 1.2 and EDHOC: the peer anchors' bound ratios beside ours, the
+    /// model's error and the lossy completions (evaluate/protocols.rs).
+    #[serde(flatten)]
+    pub protocols: super::protocols::ProtocolsHeadline,
+}
+
+/// The headline numbers.
+pub fn headline(
+    p: &ProcessingResults,
+    q: &QueueResults,
+    t: &TransmissionResults,
+    r: &RecordResults,
+) -> Headline {
+    let worst = p.worst_bound_ratio();
+    let eq41 = t.eq41_summary();
+    let best = r
+        .rows
+        .iter()
+        .filter(|x| x.wtls && x.cipher != "NULL")
+        .max_by(|a, b| a.mbit_s.total_cmp(&b.mbit_s));
+    Headline {
+        cases_measured: p.cases.len(),
+        worst_bound_ratio: worst.as_ref().map(|w| w.1),
+        worst_bound_case: worst.map(|w| w.0),
+        bound_failures: p.bound_failures().len(),
+        client_speedup_median: p.median_speedup(Side::Client),
+        server_speedup_median: p.median_speedup(Side::Server),
+        probe_overhead_pct: p.probe_overhead_pct(),
+        eq41_traversal_mean_ms: eq41.map(|e| e.0),
+        eq41_traversal_sd_ms: eq41.map(|e| e.1),
+        queue_corrected_median_error: q.median_error(Setting::Bearer, |l| l.corrected_ms),
+        queue_corrected_max_error: q.max_error(Setting::Bearer, |l| l.corrected_ms),
+        queue_as_published_median_error: q.median_error(Setting::Bearer, |l| l.as_published_ms),
+        queue_corrected_loopback_median_error: q
+            .median_error(Setting::Loopback, |l| l.corrected_ms),
+        queue_chain_median_error: q.median_error(Setting::Loopback, |l| l.chain_ms),
+        queue_chain_max_error: q.max_error(Setting::Loopback, |l| l.chain_ms),
+        queue_replay_median_error_bearer: q.median_error(Setting::Bearer, |l| l.replay_ms),
+        queue_replay_median_error_loopback: q.median_error(Setting::Loopback, |l| l.replay_ms),
+        queue_undisturbed_corrected_median_error: wtlsperf_models::stats::median(
+            &q.undisturbed_errors(),
+        ),
+        queue_undisturbed_corrected_max_error: q
+            .undisturbed_errors()
+            .into_iter()
+            .max_by(f64::total_cmp),
+        queue_undisturbed_within_15_percent: {
+            let e = q.undisturbed_errors();
+            (e.iter().filter(|&&x| x <= 0.15).count(), e.len())
+        },
+        queue_undisturbed_share_median: q.undisturbed_share_median(),
+        queue_undisturbed_one_law_median_error: wtlsperf_models::stats::median(
+            &q.undisturbed_one_law_errors(),
+        ),
+        queue_undisturbed_one_law_within_15_percent: {
+            let e = q.undisturbed_one_law_errors();
+            (e.iter().filter(|&&x| x <= 0.15).count(), e.len())
+        },
+        queue_undisturbed_ci95_median: wtlsperf_models::stats::median(&q.undisturbed_intervals()),
+        queue_undisturbed_outside_both: q.undisturbed_judgement().outside_both,
+        queue_points_missed: q.missed_points().len(),
+        transmission_model_median_error: t.model_error(),
+        record_best_mbit_s: best.map(|b| b.mbit_s),
+        record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),
+        devices: Default::default(),
+        protocols: Default::default(),
+    }
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Machine.
+    pub machine: MachineInfo,
+    /// Run id.
+    pub run_id: String,
+    /// Mode.
+    pub mode: Mode,
+    /// Start (Unix s).
+    pub start_unix_s: u64,
+    /// End (Unix s).
+    pub end_unix_s: u64,
+    /// Duration (s).
+    pub duration_s: f64,
+    /// Wall time (s) of each part of the run (processing, queue, transmission, ...).
+    pub part_seconds: std::collections::BTreeMap<String, f64>,
+    /// Headline numbers.
+    pub headline: Headline,
+    /// Findings.
+    pub findings: Vec<FindingSummary>,
+}
+
+/// One row of `cases.csv`. New columns go where they belong in the struct, in
+/// [`CaseCsv::of`] and in [`CASES_HEADER`] (a test checks the header).
+#[derive(Debug, Serialize)]
+pub struct CaseCsv {
+    #[serde(serialize_with = "super::csv_file::display")]
+    case: Case,
+    category: u8,
+    group: u8,
+    auth: Authentication,
+    variant: &'static str,
+    client_cpu_median_ms: f64,
+    client_cpu_p95_ms: f64,
+    client_wall_median_ms: f64,
+    client_wall_p95_ms: f64,
+    server_cpu_median_ms: f64,
+    server_cpu_p95_ms: f64,
+    server_wall_median_ms: f64,
+    server_wall_p95_ms: f64,
+    bytes_up: usize,
+    bytes_down: usize,
+    datagrams_up: usize,
+    datagrams_down: usize,
+    messages_client: usize,
+    messages_server: usize,
+    /// Empty unless `bound_status` is `bounded`.
+    bound_ratio: Option<f64>,
+    bound_floor_ratio: Option<f64>,
+    probe_overhead_pct: Option<f64>,
+    published_client_ms: Option<f64>,
+    published_server_ms: Option<f64>,
+    /// `bounded`, `too_few_pairs`, `below_one`, `not_separated`; empty where not measured.
+    bound_status: Option<&'static str>,
+    bound_pairs: Option<usize>,
+    bound_ci95_low: Option<f64>,
+    bound_ci95_high: Option<f64>,
+    /// Instructions of one seeded handshake (callgrind; empty without valgrind).
+    server_instructions: Option<u64>,
+    client_instructions: Option<u64>,
+    raw_pk_instructions: Option<u64>,
+    instruction_bound_ratio: Option<f64>,
+}
+
+impl CaseCsv {
+    /// The row of one case, with its instruction counts where they were taken.
+    pub fn of(c: &CaseResult, counted: Option<&CaseCounts>) -> CaseCsv {
+        let pubrow = c.published().filter(|_| c.variant == Variant::Full);
+        let spread = c.bound.as_ref().map(|b| *b.spread());
+        let ci95 = spread.and_then(|s| s.ci95);
+        CaseCsv {
+            case: c.case,
+            category: c.case.category,
+            group: c.case.group,
+            auth: c.auth,
+            variant: c.variant.name(),
+            client_cpu_median_ms: c.client_cpu_ms.median,
+            client_cpu_p95_ms: c.client_cpu_ms.p95,
+            client_wall_median_ms: c.client_wall_ms.median,
+            client_wall_p95_ms: c.client_wall_ms.p95,
+            server_cpu_median_ms: c.server_cpu_ms.median,
+            server_cpu_p95_ms: c.server_cpu_ms.p95,
+            server_wall_median_ms: c.server_wall_ms.median,
+            server_wall_p95_ms: c.server_wall_ms.p95,
+            bytes_up: c.bytes_up,
+            bytes_down: c.bytes_down,
+            datagrams_up: c.datagrams_up,
+            datagrams_down: c.datagrams_down,
+            messages_client: c.messages_client,
+            messages_server: c.messages_server,
+            bound_ratio: c.bound.as_ref().and_then(|b| b.value()),
+            bound_floor_ratio: c.bound_floor_ratio,
+            probe_overhead_pct: c.probe_overhead_pct,
+            published_client_ms: pubrow.as_ref().map(|x| x.client_ms),
+            published_server_ms: pubrow.map(|x| x.server_ms),
+            bound_status: c.bound.as_ref().map(|b| b.status()),
+            bound_pairs: spread.map(|s| s.pairs),
+            bound_ci95_low: ci95.map(|c| c.0),
+            bound_ci95_high: ci95.map(|c| c.1),
+            server_instructions: counted.map(|n| n.server),
+            client_instructions: counted.map(|n| n.client),
+            raw_pk_instructions: counted.and_then(|n| n.raw_pk),
+            instruction_bound_ratio: counted.and_then(CaseCounts::bound_ratio),
+        }
+    }
+}
+
+/// One row of `messages.csv`.
+#[derive(Debug, Serialize)]
+pub struct MessageCsv {
+    #[serde(serialize_with = "super::csv_file::display")]
+    case: Case,
+    auth: Authentication,
+    side: Side,
+    message: String,
+    operation: String,
+    median_wall_ms: f64,
+    median_cpu_ms: Option<f64>,
+    share_pct: f64,
+    bytes: Option<usize>,
+}
+
+/// The header row a CSV of `T` gets (for the test and the docs).
+pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,bound_floor_ratio,probe_overhead_pct,published_client_ms,published_server_ms,bound_status,bound_pairs,bound_ci95_low,bound_ci95_high,server_instructions,client_instructions,raw_pk_instructions,instruction_bound_ratio";
+
+/// Writes every machine-readable file into `dir`.
+pub fn write_all(
+    dir: &Path,
+    p: &ProcessingResults,
+    instructions: &InstructionResults,
+    q: &QueueResults,
+    t: &TransmissionResults,
+    r: &RecordResults,
+    m: &McommerceResults,
+) -> anyhow::Result<()> {
+    write_csv(
+        &dir.join("cases.csv"),
+        p.cases
+            .iter()
+            .chain(&p.variants)
+            .map(|c| CaseCsv::of(c, instructions.find(&c.case, auth_mode(c.auth), c.variant))),
+    )?;
+    write_csv(
+        &dir.join("messages.csv"),
+        p.cases.iter().flat_map(|c| {
+            c.messages.iter().map(move |msg| MessageCsv {
+                case: c.case,
+                auth: c.auth,
+                side: msg.side,
+                message: msg.message.clone(),
+                operation: msg.operation.clone().unwrap_or_default(),
+                median_wall_ms: msg.median_wall_ms,
+                median_cpu_ms: msg.median_cpu_ms,
+                share_pct: msg.share_pct,
+                bytes: msg.bytes,
+            })
+        }),
+    )?;
+    write_csv(&dir.join("queue.csv"), &q.rows)?;
+    write_csv(
+        &dir.join("queue_load_test.csv"),
+        q.load.iter().chain(&q.modern),
+    )?;
+    write_csv(&dir.join("transmission.csv"), &t.bearer)?;
+    write_csv(&dir.join("record_layer.csv"), &r.rows)?;
+    write_csv(&dir.join("mcommerce.csv"), &m.rows)?;
+    Ok(())
+}
+
+/// Writes `summary.json` into `dir`.
+pub fn write_summary(dir: &Path, summary: &Summary) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(summary)?;
+    std::fs::write(dir.join("summary.json"), json)
+        .with_context(|| format!("writing {}", dir.join("summary.json").display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_header_matches_the_struct() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = ProcessingResults {
+            cases: vec![crate::evaluate::processing::tests::synthetic(
+                "256p/256p",
+                wtlsperf_models::Authentication::Mutual,
+                1.0,
+            )],
+            variants: vec![],
+            skipped: vec![],
+        };
+        let path = dir.path().join("c.csv");
+        write_csv(&path, p.cases.iter().map(|c| CaseCsv::of(c, None))).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().next().unwrap(), CASES_HEADER);
+
+        // A failed bound: no value, its status, pairs and interval.
+        let mut c = p.cases[0].clone();
+        let pairs: Vec<_> = [0.98, 1.01, 0.99, 1.03, 1.0, 0.97]
+            .iter()
+            .map(|r| wtlsperf_drivers::runner::BoundPair {
+                server_cpu_ns: (r * 1e6) as u64,
+                raw_pk_ns: 1_000_000,
+            })
+            .collect();
+        c.bound = wtlsperf_drivers::runner::BoundRatio::assess(&pairs);
+        write_csv(&path, [CaseCsv::of(&c, None)]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let row: Vec<&str> = text.lines().nth(1).unwrap().split(',').collect();
+        let col = |name: &str| row[CASES_HEADER.split(',').position(|h| h == name).unwrap()];
+        assert_eq!(col("bound_ratio"), "");
+        assert_eq!(col("bound_status"), "below_one");
+        assert_eq!(col("bound_pairs"), "6");
+        assert_eq!(
+            (col("bound_ci95_low"), col("bound_ci95_high")),
+            ("0.97", "1.03")
+        );
+        let m = MachineInfo::collect();
+        assert!(m.cores >= 1);
+        assert!(m.openssl.contains("SSL"));
+    }
+}

@@ -1,0 +1,908 @@
+//! Part 7: WTLS beside its successors, DTLS 1.2 (OpenSSL) and EDHOC (lakers over CoAP),
+//! on the same bench, bearers and models, and the peer performance anchors.
+//!
+//! * In memory, this machine: every modern suite's bytes, flights, server and client
+//!   CPU and bound ratio, beside the WTLS best case (fewest handshake bytes) of each
+//!   security category and authentication mode from the processing part.
+//! * Per bearer (GSM CSD, GPRS, EDGE, UMTS, LTE-M, NB-IoT) and device profile: the
+//!   modelled duration T_H = Eq. 3.84 over the protocol's own flights + the client's
+//!   processing on the device + the server's CPU; and real handshakes through the
+//!   emulated bearers (the modern protocols on emulated devices too) measure it.
+//! * Completion over a 10 % loss link with each protocol's own retransmission.
+//! * OpenSSL's TLS 1.2 and DTLS 1.2 servers and rustls' TLS 1.2 and 1.3, server CPU and
+//!   bound ratio beside our gateway's, measured interleaved in this run.
+
+#[cfg(feature = "dtls13")]
+mod dtls13_configs;
+pub mod tables;
+
+use super::csv_file::write_csv;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use wtls::suite::Case;
+use wtlsperf_models::device::published_pq::{published_pq_costs, PublishedPqCost};
+use wtlsperf_models::device::WtlsCase;
+use wtlsperf_models::stats::{mean, median};
+use wtlsperf_models::transmission::Flight;
+use wtlsperf_models::Authentication;
+use wtlsperf_spine::Protocol;
+
+use super::context::{Ctx, Mode};
+use super::processing::{auth_mode, CaseResult, ProcessingResults};
+use super::vocabulary::{auth_name, BearerName, Catalogue, DeviceName};
+use wtlsperf_bearer::LinkProfile;
+use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
+use wtlsperf_drivers::pki_store::PkiStore;
+use wtlsperf_drivers::protocols::bearer_jobs::{run_concurrently, ModernConfigs};
+use wtlsperf_drivers::protocols::model::wtls_steps;
+use wtlsperf_drivers::protocols::model::{self, Device};
+use wtlsperf_drivers::protocols::peers::PeerMeasurement;
+use wtlsperf_drivers::protocols::udp::client_over_bearer;
+use wtlsperf_drivers::protocols::wtls_client;
+use wtlsperf_drivers::protocols::{compare, measure_suite, Suite};
+use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
+
+/// Loss probability of the lossy link.
+pub const LOSS: f64 = 0.10;
+/// The bearer the lossy runs use (a modern one: the protocols it carries are the question).
+pub const LOSS_BEARER: &str = "lte-m";
+
+/// What is compared: a WTLS case or a modern suite.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// A WTLS CA/leaf case in one authentication mode.
+    Wtls(Case, Authentication),
+    /// A DTLS 1.2 or EDHOC suite.
+    Modern(Suite),
+    /// A DTLS 1.3 configuration (wolfSSL), classical or with ML-KEM.
+    #[cfg(feature = "dtls13")]
+    Dtls13(wtlsperf_drivers::protocols::dtls13::Dtls13Suite),
+}
+
+/// One handshake configuration with its in-memory measurements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Which handshake.
+    pub kind: Kind,
+    /// Security level label (`category 3`; P-256 is category 3's 128-bit level).
+    pub level: String,
+    /// Payload bytes both ways.
+    pub bytes: usize,
+    /// Datagrams both ways.
+    pub datagrams: usize,
+    /// The protocol's own flights (Eq. 3.84's traversals).
+    pub flights: Vec<Flight>,
+    /// Median server thread CPU per handshake (µs).
+    pub server_cpu_us: f64,
+    /// Median client thread CPU per handshake (µs).
+    pub client_cpu_us: f64,
+    /// Server CPU over its raw public-key operations.
+    pub bound_ratio: Option<f64>,
+}
+
+impl Config {
+    /// `wtls`, `dtls1.2`, `edhoc`.
+    pub fn protocol(&self) -> Protocol {
+        match self.kind {
+            Kind::Wtls(..) => Protocol::Wtls,
+            Kind::Modern(Suite::DtlsEcdheEcdsa { .. } | Suite::DtlsPsk) => Protocol::Dtls12,
+            Kind::Modern(Suite::EdhocMethod3Suite2) => Protocol::Edhoc,
+            #[cfg(feature = "dtls13")]
+            Kind::Dtls13(_) => Protocol::Dtls13,
+        }
+    }
+
+    /// The case or suite name.
+    pub fn suite(&self) -> String {
+        match self.kind {
+            Kind::Wtls(c, _) => c.to_string(),
+            Kind::Modern(s) => s.name().to_owned(),
+            #[cfg(feature = "dtls13")]
+            Kind::Dtls13(s) => s.name(),
+        }
+    }
+
+    /// Server-authenticated or mutual.
+    pub fn auth(&self) -> Authentication {
+        match self.kind {
+            Kind::Wtls(_, a) => a,
+            Kind::Modern(s) if s.mutual() => Authentication::Mutual,
+            Kind::Modern(_) => Authentication::ServerAuth,
+            #[cfg(feature = "dtls13")]
+            Kind::Dtls13(s) if s.mutual() => Authentication::Mutual,
+            #[cfg(feature = "dtls13")]
+            Kind::Dtls13(_) => Authentication::ServerAuth,
+        }
+    }
+
+    /// Flights / 2.
+    pub fn round_trips(&self) -> f64 {
+        self.flights.len() as f64 / 2.0
+    }
+
+    /// 1 / server CPU.
+    pub fn handshakes_per_core_s(&self) -> f64 {
+        1e6 / self.server_cpu_us
+    }
+
+    /// WTLS 256p/256p: the like-for-like case of the P-256 suites.
+    pub fn is_wtls_p256(&self) -> bool {
+        matches!(self.kind, Kind::Wtls(c, _) if c.to_string() == "256p/256p")
+    }
+
+    /// `wtls 256p/256p server`.
+    pub fn label(&self) -> String {
+        format!(
+            "{} {} {}",
+            self.protocol().name(),
+            self.suite(),
+            auth_name(self.auth())
+        )
+    }
+
+    /// The client's processing time on `device` (ms): `None` where the configuration
+    /// has no row for the device (a WTLS case the profile does not price), `Err` with
+    /// the reason where the row says "not available" (an ML-KEM operation without a
+    /// published cost on the device).
+    pub fn client_time(
+        &self,
+        device: &Device,
+        published: &[PublishedPqCost],
+    ) -> Option<Result<f64, String>> {
+        #[cfg(feature = "dtls13")]
+        if let (Device::Profile(d), Kind::Dtls13(s)) = (device, self.kind) {
+            return Some(wtlsperf_drivers::protocols::model_dtls13::client_ms(
+                s, d, published,
+            ));
+        }
+        let _ = published;
+        self.client_ms(device).map(Ok)
+    }
+
+    /// The client's processing time on `device` (ms), if the device prices it.
+    pub fn client_ms(&self, device: &Device) -> Option<f64> {
+        match (device, self.kind) {
+            (Device::ThisMachine, _) => Some(self.client_cpu_us / 1e3),
+            (Device::Profile(d), Kind::Modern(s)) => model::client_ms(s, d).ok(),
+            (Device::Profile(d), Kind::Wtls(c, auth)) => {
+                let case = WtlsCase::parse(c.ca.short(), c.leaf.short(), auth)?;
+                d.client_processing_ms(case).ok()
+            }
+            #[cfg(feature = "dtls13")]
+            (Device::Profile(d), Kind::Dtls13(s)) => {
+                let published = published_pq_costs().ok()?;
+                wtlsperf_drivers::protocols::model_dtls13::client_ms(s, d, &published).ok()
+            }
+        }
+    }
+}
+
+/// One row of `protocols.csv` (columns documented in docs/results.md).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProtocolRow {
+    #[serde(serialize_with = "crate::evaluate::csv_file::display")]
+    pub protocol: Protocol,
+    pub suite: String,
+    pub auth: Authentication,
+    pub level: String,
+    pub bearer: BearerName,
+    pub device: DeviceName,
+    pub bytes: usize,
+    pub datagrams: usize,
+    pub round_trips: f64,
+    pub server_cpu_us: f64,
+    pub bound_ratio: Option<f64>,
+    pub handshakes_per_core_s: f64,
+    /// Empty where the device has no published cost for an operation (see `client_cost`).
+    pub client_ms: Option<f64>,
+    /// Empty where `client_ms` is.
+    pub modelled_ms: Option<f64>,
+    pub measured_ms: Option<f64>,
+    pub measured_runs: usize,
+    /// `measured` (this machine), `profile` (priced by the device profile), or
+    /// `not available: ...` with the reason.
+    pub client_cost: String,
+}
+
+impl ProtocolRow {
+    /// |measured / modelled - 1|, where measured.
+    pub fn model_error(&self) -> Option<f64> {
+        let modelled = self.modelled_ms?;
+        self.measured_ms.map(|m| (m / modelled - 1.0).abs())
+    }
+}
+
+/// Completion over the lossy link.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LossRow {
+    #[serde(serialize_with = "crate::evaluate::csv_file::display")]
+    pub protocol: Protocol,
+    pub suite: String,
+    pub auth: Authentication,
+    pub bearer: BearerName,
+    pub loss: f64,
+    pub runs: usize,
+    pub completed: usize,
+    pub median_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+    pub median_retransmissions: Option<f64>,
+}
+
+/// Everything this part measured and modelled.
+#[derive(Debug, Clone)]
+pub struct ProtocolResults {
+    pub configs: Vec<Config>,
+    pub rows: Vec<ProtocolRow>,
+    pub loss: Vec<LossRow>,
+    /// Each anchor beside our gateway's bound ratio for its WTLS counterpart.
+    pub peers: Vec<(PeerMeasurement, Option<f64>)>,
+    /// Devices the real runs emulated.
+    pub measured_devices: Vec<DeviceName>,
+    /// The bearers compared, slowest first (the catalogue's compared bearers).
+    pub bearers: Vec<BearerName>,
+    /// The lossy runs' bearer.
+    pub loss_bearer: BearerName,
+    /// The post-quantum peer anchor, with the `dtls13` feature.
+    pub hybrid_anchor: Option<HybridAnchorFigures>,
+}
+
+/// `summary.json`'s and the peer table's name of the post-quantum peer anchor.
+pub const HYBRID_ANCHOR_KEY: &str = "rustls_tls13_x25519mlkem768_aws_lc_rs";
+
+/// The post-quantum peer anchor (`protocols/peer_hybrid.rs`): rustls TLS 1.3 with
+/// X25519MLKEM768 through aws-lc-rs, and the hybrid key shares on the wire beside
+/// wolfSSL's DTLS 1.3 ones.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HybridAnchorFigures {
+    pub reps: usize,
+    pub server_cpu_us: f64,
+    pub raw_us: f64,
+    /// rustls' ClientHello and ServerHello key_exchange bytes.
+    pub client_share_bytes: usize,
+    pub server_share_bytes: usize,
+    /// wolfSSL's DTLS 1.3 hybrid key shares, the same group.
+    pub dtls13_client_share_bytes: usize,
+    pub dtls13_server_share_bytes: usize,
+}
+
+impl HybridAnchorFigures {
+    /// Server CPU over its raw public-key work (aws-lc-rs).
+    pub fn bound_ratio(&self) -> f64 {
+        self.server_cpu_us / self.raw_us
+    }
+
+    #[cfg(feature = "dtls13")]
+    fn measure(reps: usize) -> anyhow::Result<HybridAnchorFigures> {
+        let a = wtlsperf_drivers::protocols::peer_hybrid::measure(reps, (reps / 10).max(2))?;
+        let (c, s) = wtlsperf_drivers::protocols::peer_hybrid::wolfssl_shares()?;
+        Ok(HybridAnchorFigures {
+            reps: a.reps,
+            server_cpu_us: a.server_cpu_us,
+            raw_us: a.raw_us,
+            client_share_bytes: a.client_share_bytes,
+            server_share_bytes: a.server_share_bytes,
+            dtls13_client_share_bytes: c,
+            dtls13_server_share_bytes: s,
+        })
+    }
+}
+
+/// How much a mode runs.
+struct Plan {
+    suite_reps: usize,
+    peer_reps: usize,
+    runs: usize,
+    loss_runs: usize,
+    /// The devices of the real runs: this machine first, then catalogue devices.
+    devices: Vec<DeviceName>,
+    /// The bearers of the real runs.
+    bearers: Vec<BearerName>,
+    loss_bearer: BearerName,
+    loss_deadline: Duration,
+}
+
+fn plan(mode: Mode, catalogue: &Catalogue) -> anyhow::Result<Plan> {
+    let loss_bearer = BearerName::of(catalogue.bearer(LOSS_BEARER)?);
+    let compared: Vec<BearerName> = catalogue.compared_bearers().map(BearerName::of).collect();
+    let this_machine = DeviceName::this_machine();
+    Ok(match mode {
+        Mode::Smoke => Plan {
+            suite_reps: 5,
+            peer_reps: 20,
+            runs: 1,
+            loss_runs: 0,
+            devices: vec![this_machine],
+            bearers: vec![loss_bearer.clone()],
+            loss_bearer,
+            loss_deadline: Duration::from_secs(60),
+        },
+        Mode::Quick => Plan {
+            suite_reps: 50,
+            peer_reps: 300,
+            runs: 5,
+            loss_runs: 6,
+            devices: vec![this_machine, DeviceName::of(catalogue.thesis_device()?)],
+            bearers: compared,
+            loss_bearer,
+            loss_deadline: Duration::from_secs(90),
+        },
+        Mode::Full => Plan {
+            suite_reps: 400,
+            peer_reps: 3000,
+            runs: 4,
+            loss_runs: 12,
+            // Every device profile: measured as well as modelled on each.
+            devices: std::iter::once(this_machine)
+                .chain(catalogue.devices.iter().map(DeviceName::of))
+                .collect(),
+            bearers: compared,
+            loss_bearer,
+            loss_deadline: Duration::from_secs(150),
+        },
+    })
+}
+
+/// The WTLS level label of the like-for-like case, 256p/256p: a P-256 leaf, as the
+/// modern suites use (a category's best case may have a smaller leaf key).
+pub const WTLS_P256_LEVEL: &str = "P-256 (category 3)";
+
+/// The WTLS case with the fewest handshake bytes in each category and mode (on every
+/// bearer slower than UMTS the bytes and round trips decide, and all WTLS full
+/// handshakes of a mode have the same round trips), then 256p/256p, the like-for-like
+/// case of the P-256 suites, where it is not already a best case.
+pub fn wtls_best(p: &ProcessingResults) -> Vec<Config> {
+    let mut out: Vec<Config> = Vec::new();
+    for category in 1..=3u8 {
+        for auth in [Authentication::ServerAuth, Authentication::Mutual] {
+            let best = p
+                .cases
+                .iter()
+                .filter(|c| c.case.category == category && c.auth == auth)
+                .min_by_key(|c| c.bytes());
+            if let Some(c) = best {
+                out.push(wtls_config(c, category));
+            }
+        }
+    }
+    for c in p.cases.iter().filter(|c| c.label() == "256p/256p") {
+        if !out.iter().any(|o| o.kind == Kind::Wtls(c.case, c.auth)) {
+            out.push(Config {
+                level: WTLS_P256_LEVEL.to_owned(),
+                ..wtls_config(c, 3)
+            });
+        }
+    }
+    out
+}
+
+fn wtls_config(c: &CaseResult, category: u8) -> Config {
+    Config {
+        kind: Kind::Wtls(c.case, c.auth),
+        level: format!("category {category}"),
+        bytes: c.bytes(),
+        datagrams: c.datagrams_up + c.datagrams_down,
+        flights: super::transmission::flights_of(c),
+        server_cpu_us: c.server_cpu_ms.median * 1e3,
+        client_cpu_us: c.client_cpu_ms.median * 1e3,
+        bound_ratio: c.bound_ratio,
+    }
+}
+
+fn modern_configs(ctx: &Ctx, reps: usize) -> anyhow::Result<Vec<Config>> {
+    let mut out = Vec::new();
+    for suite in Suite::ALL {
+        if ctx.mode == Mode::Smoke && matches!(suite, Suite::DtlsEcdheEcdsa { mutual: true }) {
+            continue;
+        }
+        ctx.step(&format!(
+            "protocols: {} {} in memory",
+            suite.protocol().name(),
+            suite.name()
+        ));
+        let m = ctx.without_ticker(|| measure_suite(suite, reps, reps.min(20)))?;
+        let level = match suite {
+            Suite::DtlsPsk => "PSK 128-bit (category 3)".to_owned(),
+            _ => WTLS_P256_LEVEL.to_owned(),
+        };
+        let flights = m.shape.flights();
+        out.push(Config {
+            kind: Kind::Modern(suite),
+            level,
+            bytes: m.shape.bytes(),
+            datagrams: m.shape.log.len(),
+            flights,
+            server_cpu_us: m.server_cpu_us,
+            client_cpu_us: m.client_cpu_us,
+            bound_ratio: m.bound_ratio(),
+        });
+    }
+    Ok(out)
+}
+
+/// One real handshake to run.
+#[derive(Debug, Clone)]
+struct Job {
+    config: usize,
+    bearer: BearerName,
+    device: usize,
+    lossy: bool,
+}
+
+/// Real handshakes at once: each mostly waits on its emulated link.
+const PARALLEL_RUNS: usize = 128;
+
+/// A job's outcome: duration (ms) and client retransmissions.
+type Outcome = anyhow::Result<(f64, u32)>;
+
+/// Runs the plan and builds the results.
+pub fn run(
+    ctx: &Ctx,
+    store: &PkiStore,
+    processing: &ProcessingResults,
+) -> anyhow::Result<ProtocolResults> {
+    let plan = plan(ctx.mode, &ctx.catalogue)?;
+    let mut configs = wtls_best(processing);
+    configs.extend(modern_configs(ctx, plan.suite_reps)?);
+    #[cfg(feature = "dtls13")]
+    configs.extend(dtls13_configs::configs(ctx, plan.suite_reps)?);
+    ctx.step("protocols: peer anchors beside our gateway");
+    let peers = ctx.without_ticker(|| compare::anchors_beside_ours(store, plan.peer_reps, 10))?;
+    #[cfg(feature = "dtls13")]
+    let hybrid_anchor = {
+        ctx.step("protocols: rustls X25519MLKEM768 peer anchor");
+        Some(ctx.without_ticker(|| HybridAnchorFigures::measure(plan.peer_reps))?)
+    };
+    #[cfg(not(feature = "dtls13"))]
+    let hybrid_anchor = None;
+    let devices: Vec<Device> = std::iter::once(Device::ThisMachine)
+        .chain(
+            ctx.catalogue
+                .devices
+                .iter()
+                .map(|p| Device::Profile(Box::new(p.clone()))),
+        )
+        .collect();
+    let measured: Vec<usize> = plan
+        .devices
+        .iter()
+        .filter_map(|n| devices.iter().position(|d| d.name() == n.as_str()))
+        .collect();
+    #[allow(unused_mut)]
+    let mut jobs = jobs(ctx.mode, &plan, &configs, &measured);
+    // A DTLS 1.3 run on an emulated device needs a published price for every operation
+    // (its holds); where one is "not available", no run is made, as no model is.
+    #[cfg(feature = "dtls13")]
+    {
+        let published = published_pq_costs().unwrap_or_default();
+        jobs.retain(|j| match (&configs[j.config].kind, &devices[j.device]) {
+            (Kind::Dtls13(s), Device::Profile(d)) => {
+                wtlsperf_drivers::protocols::model_dtls13::client_steps(*s, d, &published).is_ok()
+            }
+            _ => true,
+        });
+    }
+    ctx.step(&format!(
+        "protocols: {} handshakes over the emulated bearers",
+        jobs.len()
+    ));
+    let outcomes = run_jobs(store, &ctx.catalogue, &configs, &devices, &jobs, &plan)?;
+    let compared: Vec<&LinkProfile> = ctx.catalogue.compared_bearers().collect();
+    let rows = rows(&configs, &devices, &compared, &jobs, &outcomes);
+    let loss = loss_rows(&configs, &plan.loss_bearer, &jobs, &outcomes);
+    Ok(ProtocolResults {
+        configs,
+        rows,
+        loss,
+        peers,
+        measured_devices: measured.iter().map(|&i| plan.devices[i].clone()).collect(),
+        bearers: compared.iter().map(|b| BearerName::of(b)).collect(),
+        loss_bearer: plan.loss_bearer,
+        hybrid_anchor,
+    })
+}
+
+/// The real runs: every compared handshake on every measured device (WTLS through the
+/// same driver and device holds, against the real gateway), then the lossy runs.
+fn jobs(mode: Mode, plan: &Plan, configs: &[Config], devices: &[usize]) -> Vec<Job> {
+    let mut out = Vec::new();
+    for (i, c) in configs.iter().enumerate() {
+        let wtls = matches!(c.kind, Kind::Wtls(..));
+        // The quick run measures WTLS's comparable level only (category 3).
+        if wtls && mode != Mode::Full && !c.level.contains("category 3") {
+            continue;
+        }
+        for bearer in &plan.bearers {
+            for &device in devices {
+                // The full run times every WTLS category on this machine, and the
+                // comparable one (category 3) on the emulated devices too.
+                if wtls && device != 0 && !c.level.contains("category 3") {
+                    continue;
+                }
+                for _ in 0..plan.runs {
+                    out.push(Job {
+                        config: i,
+                        bearer: bearer.clone(),
+                        device,
+                        lossy: false,
+                    });
+                }
+            }
+        }
+        let lossy_wtls = c.is_wtls_p256() && c.auth() == Authentication::ServerAuth;
+        if !wtls || lossy_wtls {
+            for _ in 0..plan.loss_runs {
+                out.push(Job {
+                    config: i,
+                    bearer: plan.loss_bearer.clone(),
+                    device: 0,
+                    lossy: true,
+                });
+            }
+        }
+    }
+    // The lossy runs first: their tails (a DTLS loss costs 9 s, doubling) then overlap
+    // the lossless runs instead of trailing after them.
+    out.sort_by_key(|j| !j.lossy);
+    out
+}
+
+fn run_jobs(
+    store: &PkiStore,
+    catalogue: &Catalogue,
+    configs: &[Config],
+    devices: &[Device],
+    jobs: &[Job],
+    plan: &Plan,
+) -> anyhow::Result<Vec<Outcome>> {
+    let modern = ModernConfigs::new()?;
+    #[cfg(feature = "dtls13")]
+    let published = published_pq_costs().unwrap_or_default();
+    let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
+    let mut cfg = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
+    cfg.workers = 2;
+    let gateway = spawn_gateway(cfg)?;
+    let addr = gateway.local_addr();
+    let outcomes = run_concurrently(jobs, PARALLEL_RUNS, |i, job| -> Outcome {
+        let mut p = catalogue.bearer(job.bearer.as_str())?.clone();
+        let seed = 15_000 + i as u64;
+        let deadline = if job.lossy {
+            p = p.with_loss(LOSS);
+            plan.loss_deadline
+        } else {
+            Duration::from_secs(120)
+        };
+        match configs[job.config].kind {
+            Kind::Wtls(case, auth) => {
+                let steps = match &devices[job.device] {
+                    Device::ThisMachine => None,
+                    Device::Profile(d) => Some(wtls_steps(case, auth, d)?),
+                };
+                let client = wtls_client(store, case, auth_mode(auth), &p)?;
+                let r = client_over_bearer(client, addr, &p, seed, steps.as_ref(), deadline)?;
+                Ok((r.duration_ms, r.client_retransmissions))
+            }
+            Kind::Modern(suite) => {
+                let steps = match &devices[job.device] {
+                    Device::ThisMachine => None,
+                    Device::Profile(d) => Some(model::client_steps(suite, d)?),
+                };
+                let r = modern.run(suite, &p, seed, steps.as_ref(), deadline)?;
+                Ok((r.duration_ms, r.client_retransmissions))
+            }
+            #[cfg(feature = "dtls13")]
+            Kind::Dtls13(suite) => {
+                let steps = match &devices[job.device] {
+                    Device::ThisMachine => None,
+                    Device::Profile(d) => Some(
+                        wtlsperf_drivers::protocols::model_dtls13::client_steps(suite, d, &published)
+                            .map_err(|e| anyhow::anyhow!("dtls1.3 {}: {e}", suite.name()))?,
+                    ),
+                };
+                let r = modern.run_dtls13(suite, &p, seed, steps.as_ref(), deadline)?;
+                Ok((r.duration_ms, r.client_retransmissions))
+            }
+        }
+    });
+    gateway.shutdown();
+    Ok(outcomes)
+}
+
+/// Every configuration on every bearer and device: modelled, and measured where run.
+fn rows(
+    configs: &[Config],
+    devices: &[Device],
+    bearers: &[&LinkProfile],
+    jobs: &[Job],
+    outcomes: &[Outcome],
+) -> Vec<ProtocolRow> {
+    let published = published_pq_costs().unwrap_or_default();
+    let mut out = Vec::new();
+    for (ci, c) in configs.iter().enumerate() {
+        for &p in bearers {
+            let bearer = BearerName::of(p);
+            for (di, d) in devices.iter().enumerate() {
+                let Some(client) = c.client_time(d, &published) else {
+                    continue;
+                };
+                let client_cost = match (&client, d) {
+                    (Err(reason), _) => reason.clone(),
+                    (Ok(_), Device::ThisMachine) => "measured".to_owned(),
+                    (Ok(_), Device::Profile(_)) => "profile".to_owned(),
+                };
+                let client_ms = client.ok();
+                let measured: Vec<f64> = jobs
+                    .iter()
+                    .zip(outcomes)
+                    .filter(|(j, _)| {
+                        j.config == ci && j.bearer == bearer && j.device == di && !j.lossy
+                    })
+                    .filter_map(|(_, o)| o.as_ref().ok().map(|x| x.0))
+                    .collect();
+                out.push(ProtocolRow {
+                    protocol: c.protocol(),
+                    suite: c.suite(),
+                    auth: c.auth(),
+                    level: c.level.clone(),
+                    bearer: bearer.clone(),
+                    device: device_name(d),
+                    bytes: c.bytes,
+                    datagrams: c.datagrams,
+                    round_trips: c.round_trips(),
+                    server_cpu_us: c.server_cpu_us,
+                    bound_ratio: c.bound_ratio,
+                    handshakes_per_core_s: c.handshakes_per_core_s(),
+                    client_ms,
+                    modelled_ms: client_ms.map(|client_ms| {
+                        model::duration_ms(&c.flights, p, client_ms, c.server_cpu_us / 1e3)
+                    }),
+                    // The mean: the model takes the profile's mean traversal, and a
+                    // log-normal's median lies below its mean.
+                    measured_ms: mean(&measured),
+                    measured_runs: measured.len(),
+                    client_cost,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The row name of a client: this machine or its catalogue profile.
+fn device_name(d: &Device) -> DeviceName {
+    match d {
+        Device::ThisMachine => DeviceName::this_machine(),
+        Device::Profile(p) => DeviceName::of(p),
+    }
+}
+
+fn loss_rows(
+    configs: &[Config],
+    bearer: &BearerName,
+    jobs: &[Job],
+    outcomes: &[Outcome],
+) -> Vec<LossRow> {
+    let mut out = Vec::new();
+    for (ci, c) in configs.iter().enumerate() {
+        let mine: Vec<&Outcome> = jobs
+            .iter()
+            .zip(outcomes)
+            .filter(|(j, _)| j.config == ci && j.lossy)
+            .map(|(_, o)| o)
+            .collect();
+        if mine.is_empty() {
+            continue;
+        }
+        let ok: Vec<(f64, u32)> = mine
+            .iter()
+            .filter_map(|o| o.as_ref().ok().copied())
+            .collect();
+        let durations: Vec<f64> = ok.iter().map(|x| x.0).collect();
+        let rtx: Vec<f64> = ok.iter().map(|x| f64::from(x.1)).collect();
+        out.push(LossRow {
+            protocol: c.protocol(),
+            suite: c.suite(),
+            auth: c.auth(),
+            bearer: bearer.clone(),
+            loss: LOSS,
+            runs: mine.len(),
+            completed: ok.len(),
+            median_ms: median(&durations),
+            max_ms: durations.iter().copied().max_by(f64::total_cmp),
+            median_retransmissions: median(&rtx),
+        });
+    }
+    out
+}
+
+/// The `summary.json` headline entries of this part.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ProtocolsHeadline {
+    pub peer_bound_ratio_openssl_tls12_ecdhe_p256: Option<f64>,
+    pub peer_bound_ratio_openssl_dtls12_ecdhe_p256: Option<f64>,
+    pub peer_bound_ratio_openssl_tls12_rsa2048: Option<f64>,
+    pub peer_bound_ratio_rustls_tls12_ecdhe_p256: Option<f64>,
+    pub peer_bound_ratio_rustls_tls13_ecdhe_p256: Option<f64>,
+    /// The post-quantum peer anchor's name ([`HYBRID_ANCHOR_KEY`]), its bound ratio,
+    /// and the hybrid key shares (client, server; bytes) of rustls and of wolfSSL's
+    /// DTLS 1.3, beside FIPS 203 + X25519's 1216 and 1120.
+    pub peer_anchor_post_quantum: Option<&'static str>,
+    pub peer_bound_ratio_rustls_tls13_x25519mlkem768: Option<f64>,
+    pub rustls_x25519mlkem768_key_share_bytes: Option<(usize, usize)>,
+    pub dtls13_x25519mlkem768_key_share_bytes: Option<(usize, usize)>,
+    /// Our gateway's bound ratio for 256p/256p and rsa2048/rsa2048 (server-authenticated,
+    /// plain WTLS flow), measured interleaved with the anchors.
+    pub wtls_bound_ratio_256p: Option<f64>,
+    pub wtls_bound_ratio_rsa2048: Option<f64>,
+    /// Median |measured / modelled - 1| of the modern protocols' and WTLS' real runs.
+    pub protocols_model_median_error: Option<f64>,
+    /// Lossy runs completed / run, all protocols.
+    pub protocols_loss_completed: (usize, usize),
+}
+
+impl ProtocolResults {
+    /// The headline entries.
+    pub fn headline(&self) -> ProtocolsHeadline {
+        let peer = |key: &str| {
+            self.peers
+                .iter()
+                .find(|(p, _)| p.peer.key() == key)
+                .map(|(p, _)| p.bound_ratio())
+        };
+        let ours = |case: &str| {
+            self.peers
+                .iter()
+                .find(|(p, o)| p.peer.wtls_counterpart() == case && o.is_some())
+                .and_then(|(_, o)| *o)
+        };
+        ProtocolsHeadline {
+            peer_bound_ratio_openssl_tls12_ecdhe_p256: peer("openssl_tls12_ecdhe_p256"),
+            peer_bound_ratio_openssl_dtls12_ecdhe_p256: peer("openssl_dtls12_ecdhe_p256"),
+            peer_bound_ratio_openssl_tls12_rsa2048: peer("openssl_tls12_rsa2048"),
+            peer_bound_ratio_rustls_tls12_ecdhe_p256: peer("rustls_tls12_ecdhe_p256"),
+            peer_bound_ratio_rustls_tls13_ecdhe_p256: peer("rustls_tls13_ecdhe_p256"),
+            peer_anchor_post_quantum: self.hybrid_anchor.as_ref().map(|_| HYBRID_ANCHOR_KEY),
+            peer_bound_ratio_rustls_tls13_x25519mlkem768: self
+                .hybrid_anchor
+                .as_ref()
+                .map(HybridAnchorFigures::bound_ratio),
+            rustls_x25519mlkem768_key_share_bytes: self
+                .hybrid_anchor
+                .as_ref()
+                .map(|h| (h.client_share_bytes, h.server_share_bytes)),
+            dtls13_x25519mlkem768_key_share_bytes: self
+                .hybrid_anchor
+                .as_ref()
+                .map(|h| (h.dtls13_client_share_bytes, h.dtls13_server_share_bytes)),
+            wtls_bound_ratio_256p: ours("256p/256p"),
+            wtls_bound_ratio_rsa2048: ours("rsa2048/rsa2048"),
+            protocols_model_median_error: self.model_median_error(),
+            protocols_loss_completed: (
+                self.loss.iter().map(|l| l.completed).sum(),
+                self.loss.iter().map(|l| l.runs).sum(),
+            ),
+        }
+    }
+
+    /// Median model error over the rows with real runs.
+    pub fn model_median_error(&self) -> Option<f64> {
+        median(
+            &self
+                .rows
+                .iter()
+                .filter_map(ProtocolRow::model_error)
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    /// Writes `protocols.csv` and `protocols_loss.csv`.
+    pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
+        write_csv(&dir.join("protocols.csv"), &self.rows)?;
+        write_csv(&dir.join("protocols_loss.csv"), &self.loss)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(kind: Kind, level: &str) -> Config {
+        Config {
+            kind,
+            level: level.to_owned(),
+            bytes: 500,
+            datagrams: 4,
+            flights: Vec::new(),
+            server_cpu_us: 100.0,
+            client_cpu_us: 100.0,
+            bound_ratio: None,
+        }
+    }
+
+    #[test]
+    fn the_quick_plan_runs_lossy_first_and_wtls_category_3_only() {
+        let (p256, other) = (
+            Case::parse("256p/256p").unwrap(),
+            Case::parse("160p/160p").unwrap(),
+        );
+        let configs = vec![
+            config(Kind::Modern(Suite::DtlsPsk), "PSK 128-bit (category 3)"),
+            config(
+                Kind::Wtls(p256, Authentication::ServerAuth),
+                WTLS_P256_LEVEL,
+            ),
+            config(Kind::Wtls(other, Authentication::Mutual), "category 1"),
+        ];
+        let catalogue = Catalogue::shipped().unwrap();
+        let p = plan(Mode::Quick, &catalogue).unwrap();
+        let jobs = jobs(Mode::Quick, &p, &configs, &[0, 1]);
+        let lossy = jobs.iter().take_while(|j| j.lossy).count();
+        assert_eq!(lossy, 2 * p.loss_runs, "PSK and WTLS P-256 server");
+        assert!(jobs[lossy..].iter().all(|j| !j.lossy));
+        assert!(
+            jobs.iter().all(|j| j.config != 2),
+            "category 1 is left to the full run"
+        );
+        let per_config = catalogue.compared_bearers().count() * 2 * p.runs;
+        assert_eq!(jobs.len() - lossy, 2 * per_config);
+    }
+
+    #[test]
+    fn a_row_without_runs_has_no_error() {
+        let mut r = ProtocolRow {
+            protocol: Protocol::Edhoc,
+            suite: "method3-suite2".into(),
+            auth: Authentication::Mutual,
+            level: "P-256 (category 3)".into(),
+            bearer: BearerName::of(Catalogue::shipped().unwrap().bearer("nb-iot").unwrap()),
+            device: DeviceName::this_machine(),
+            bytes: 162,
+            datagrams: 4,
+            round_trips: 2.0,
+            server_cpu_us: 400.0,
+            bound_ratio: Some(1.0),
+            handshakes_per_core_s: 2500.0,
+            client_ms: Some(0.3),
+            modelled_ms: Some(1000.0),
+            measured_ms: None,
+            measured_runs: 0,
+            client_cost: "measured".to_owned(),
+        };
+        assert_eq!(r.model_error(), None);
+        r.measured_ms = Some(1040.0);
+        assert!((r.model_error().unwrap() - 0.04).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_new_device_or_bearer_row_is_compared_and_run() {
+        let dir = crate::evaluate::vocabulary::tests::fixture_data();
+        let catalogue = Catalogue::load(dir.path()).unwrap();
+        let full = plan(Mode::Full, &catalogue).unwrap();
+        assert!(full.devices.iter().any(|d| d.as_str() == "fixture-m33"));
+        assert_eq!(
+            full.devices.len(),
+            catalogue.devices.len() + 1,
+            "and this machine"
+        );
+        assert!(full.bearers.iter().any(|b| b.as_str() == "fixture-5g"));
+        let quick = plan(Mode::Quick, &catalogue).unwrap();
+        assert!(quick.bearers.iter().any(|b| b.as_str() == "fixture-5g"));
+        // Every compared bearer gets a modelled row for every configuration and device.
+        let configs = vec![config(
+            Kind::Modern(Suite::EdhocMethod3Suite2),
+            WTLS_P256_LEVEL,
+        )];
+        let devices: Vec<Device> = catalogue
+            .devices
+            .iter()
+            .map(|p| Device::Profile(Box::new(p.clone())))
+            .collect();
+        let bearers: Vec<&LinkProfile> = catalogue.compared_bearers().collect();
+        let rows = rows(&configs, &devices, &bearers, &[], &[]);
+        assert!(rows
+            .iter()
+            .any(|r| r.device.as_str() == "fixture-m33" && r.bearer.as_str() == "fixture-5g"));
+    }
+}

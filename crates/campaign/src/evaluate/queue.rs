@@ -1,0 +1,555 @@
+//! Part 2, the gateway queue (thesis sections 3.2 and 4.2; Levi-Savas 2003 section 4.2).
+//!
+//! Three layers, each compared with the next:
+//!
+//! 1. the thesis' M/G/1 Pollaczek-Khinchin model (Eq. 3.12-3.19) on the PUBLISHED service
+//!    times, as printed (lambda handshakes/s against per-message moments) and corrected
+//!    (k jobs per handshake), for the four category-3 groups and both modes;
+//! 2. the same models, M/M/1 (Levi-Savas), M/G/c (Allen-Cunneen, c = 1, 2, 4) and a
+//!    discrete-event simulation on OUR measured per-job service times, up to saturation;
+//! 3. reality: the open-loop load generator against the in-process gateway with one
+//!    worker, at target utilisations rho, and the measured mean wait of its job records.
+//!
+//! What a "job" is matters: the gateway serves datagrams, and with flight packing a
+//! server-authenticated handshake brings two (ClientHello, then the client's second
+//! flight). The corrected model is fed the measured per-job moments and the job arrival
+//! rate k x lambda; the as-published reading uses lambda handshakes/s against the same
+//! per-job mean, which understates rho by k.
+
+use wtlsperf_models::queue::Variant;
+use wtlsperf_models::stats::relative_error;
+use wtlsperf_models::Authentication;
+
+use super::context::Ctx;
+use super::processing::ProcessingResults;
+use wtlsperf_drivers::pki_store::PkiStore;
+
+/// All of part 2.
+#[derive(Debug, Clone)]
+pub struct QueueResults {
+    /// Every modelled and measured point.
+    pub rows: Vec<QueueRow>,
+    /// WTLS's load-test points.
+    pub load: Vec<LoadPoint>,
+    /// DTLS 1.2's and EDHOC's load-test points: their own servers behind the same
+    /// gateway worker, judged as WTLS is ([`QueueResults::protocol_judgement`]).
+    pub modern: Vec<LoadPoint>,
+    /// Capacities (handshakes/s): (group, mixture, auth, inputs, variant, capacity).
+    pub capacities: Vec<Capacity>,
+    /// Why the load test did not run, if it did not.
+    pub load_note: Option<String>,
+    /// Why the DTLS 1.2 / EDHOC load test did not run, if it did not.
+    pub modern_note: Option<String>,
+}
+
+/// How one protocol's load points fare against the three readings WTLS is judged by.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProtocolJudgement {
+    /// The corrected M/G/1 at measured rho over the whole steady window.
+    pub corrected: Judgement,
+    /// The FIFO replay of the run's own arrivals and occupancies.
+    pub replay: Judgement,
+    /// The corrected model over the undisturbed jobs.
+    pub undisturbed: Judgement,
+}
+
+/// How the load generator's clients answer: at once over bare loopback, or after an
+/// emulated bearer round trip (see `reality`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    Loopback,
+    Bearer,
+}
+
+impl Setting {
+    pub fn of(p: &LoadPoint) -> Self {
+        if p.round_trip_ms > 0.0 {
+            Setting::Bearer
+        } else {
+            Setting::Loopback
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Setting::Loopback => "loopback",
+            Setting::Bearer => "bearer round trip",
+        }
+    }
+}
+
+/// The load points a model is judged at: targets rho <= 0.8, whose measured rho landed
+/// within 0.05 of the target (a missed point is reported, not judged).
+fn judged(p: &LoadPoint, setting: Setting) -> bool {
+    p.calibration.target_rho <= 0.8 + 1e-9 && !p.calibration.rho_missed && Setting::of(p) == setting
+}
+
+/// A model against a measurement over a setting's judged points (see [`judged`]). Each
+/// point's model is evaluated at that point's measured rho (its measured job rate and
+/// occupancy moments), so the error is the model's, not the calibration's.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Judgement {
+    /// |relative error| per judged point with both numbers.
+    pub errors: Vec<f64>,
+    /// Points within 15 %.
+    pub within: usize,
+    /// Points outside both 15 % and the measured wait's 95 % interval: misses the
+    /// measurement's noise cannot explain.
+    pub outside_both: usize,
+    /// Points of the setting with target rho <= 0.8 left out as missed.
+    pub missed: usize,
+    /// Smallest and largest measured rho of the judged points.
+    pub rho_range: Option<(f64, f64)>,
+}
+
+impl Judgement {
+    pub fn points(&self) -> usize {
+        self.errors.len()
+    }
+
+    pub fn median(&self) -> Option<f64> {
+        wtlsperf_models::stats::median(&self.errors)
+    }
+
+    pub fn worst(&self) -> Option<f64> {
+        self.errors.iter().copied().max_by(f64::total_cmp)
+    }
+}
+
+/// Whether `predicted` misses `measured` by more than 15 % and by more than the
+/// measurement's 95 % half-width `ci` (a missing interval counts as zero width).
+pub fn outside_both(predicted: f64, measured: f64, ci: Option<f64>) -> bool {
+    let miss = (predicted - measured).abs();
+    miss > 0.15 * measured.abs() && miss > ci.unwrap_or(0.0)
+}
+
+impl QueueResults {
+    /// |relative error| of a model at the judged load points of a setting.
+    fn errors(&self, setting: Setting, pick: impl Fn(&Predictions) -> Option<f64>) -> Vec<f64> {
+        self.errors_against(setting, pick, |p| Some(p.window.measured_wait_ms))
+    }
+
+    /// |relative error| of a model against a chosen measurement, at the judged load
+    /// points of a setting where both exist.
+    fn errors_against(
+        &self,
+        setting: Setting,
+        pick: impl Fn(&Predictions) -> Option<f64>,
+        measured: impl Fn(&LoadPoint) -> Option<f64>,
+    ) -> Vec<f64> {
+        self.judge(setting, pick, |p| Some((measured(p)?, None)))
+            .errors
+    }
+
+    /// A model against a measurement (mean wait and its 95 % half-width) over the judged
+    /// points of a setting.
+    pub fn judge(
+        &self,
+        setting: Setting,
+        pick: impl Fn(&Predictions) -> Option<f64>,
+        measured: impl Fn(&LoadPoint) -> Option<(f64, Option<f64>)>,
+    ) -> Judgement {
+        let mut j = Judgement::default();
+        for p in self.load.iter().filter(|p| Setting::of(p) == setting) {
+            if p.calibration.target_rho <= 0.8 + 1e-9 && p.calibration.rho_missed {
+                j.missed += 1;
+            }
+            if !judged(p, setting) {
+                continue;
+            }
+            let (Some(w), Some((m, ci))) = (pick(&p.models), measured(p)) else {
+                continue;
+            };
+            let Some(e) = relative_error(w, m).map(f64::abs) else {
+                continue;
+            };
+            j.errors.push(e);
+            j.within += usize::from(e <= 0.15);
+            j.outside_both += usize::from(outside_both(w, m, ci));
+            let r = p.calibration.measured_rho;
+            j.rho_range = Some(
+                j.rho_range
+                    .map_or((r, r), |(lo, hi)| (lo.min(r), hi.max(r))),
+            );
+        }
+        j
+    }
+
+    /// A DTLS 1.2 or EDHOC point set against the corrected model, the replay and the
+    /// undisturbed view, bearer setting (the one the model describes).
+    pub fn protocol_judgement(&self, protocol: wtlsperf_spine::Protocol) -> ProtocolJudgement {
+        let points: Vec<LoadPoint> = self
+            .modern
+            .iter()
+            .filter(|p| p.protocol == protocol)
+            .cloned()
+            .collect();
+        let view = QueueResults {
+            rows: Vec::new(),
+            load: points,
+            modern: Vec::new(),
+            capacities: Vec::new(),
+            load_note: None,
+            modern_note: None,
+        };
+        ProtocolJudgement {
+            corrected: view.corrected_judgement(),
+            replay: view.judge(
+                Setting::Bearer,
+                |m| m.replay_ms,
+                |p| Some((p.window.measured_wait_ms, p.window.measured_wait_ci95_ms)),
+            ),
+            undisturbed: view.undisturbed_judgement(),
+        }
+    }
+
+    /// The corrected model over the whole steady windows, bearer setting.
+    pub fn corrected_judgement(&self) -> Judgement {
+        self.judge(
+            Setting::Bearer,
+            |m| m.corrected_ms,
+            |p| Some((p.window.measured_wait_ms, p.window.measured_wait_ci95_ms)),
+        )
+    }
+
+    /// The corrected model (opening job apart) over the undisturbed parts, bearer setting.
+    pub fn undisturbed_judgement(&self) -> Judgement {
+        self.judge(
+            Setting::Bearer,
+            |m| m.corrected_undisturbed_ms,
+            |p| Some((p.undisturbed.wait_ms?, p.undisturbed.wait_ci95_ms)),
+        )
+    }
+
+    /// Points of every setting whose measured rho missed the target by more than 0.05
+    /// after the repeat: (case, setting, target rho, measured rho).
+    pub fn missed_points(&self) -> Vec<(&str, Setting, f64, f64)> {
+        self.load
+            .iter()
+            .filter(|p| p.calibration.rho_missed)
+            .map(|p| {
+                (
+                    p.case.as_str(),
+                    Setting::of(p),
+                    p.calibration.target_rho,
+                    p.calibration.measured_rho,
+                )
+            })
+            .collect()
+    }
+
+    /// The load the judged points of a setting ran at, in words from the run: their
+    /// measured rho range and every point that missed its target, with both numbers.
+    pub fn load_clause(&self, setting: Setting, j: &Judgement) -> String {
+        let range = match j.rho_range {
+            Some((lo, hi)) => format!("measured rho {lo:.2} to {hi:.2}"),
+            None => "no point on target".to_owned(),
+        };
+        let missed: Vec<String> = self
+            .missed_points()
+            .into_iter()
+            .filter(|m| m.1 == setting)
+            .map(|(case, _, target, measured)| format!("{case} at {measured:.2} for {target:.1}"))
+            .collect();
+        if missed.is_empty() {
+            format!("{range}, every point within 0.05 of its target rho")
+        } else {
+            format!(
+                "{range}; {} point(s) missed their target rho by more than 0.05 after a repeat and are not judged: {}",
+                missed.len(),
+                missed.join(", ")
+            )
+        }
+    }
+
+    /// |relative error| of the corrected P-K over the undisturbed part of each run
+    /// (model on that part's inputs, against that part's measured wait), bearer setting,
+    /// judged points.
+    pub fn undisturbed_errors(&self) -> Vec<f64> {
+        self.undisturbed_judgement().errors
+    }
+
+    /// The same for P-K with one occupancy law for every job (no opening delivery).
+    pub fn undisturbed_one_law_errors(&self) -> Vec<f64> {
+        self.errors_against(
+            Setting::Bearer,
+            |m| m.pk_undisturbed_ms,
+            |p| p.undisturbed.wait_ms,
+        )
+    }
+
+    /// Half-widths of the 95 % intervals of the undisturbed mean waits, relative to the
+    /// waits, bearer setting, judged points.
+    pub fn undisturbed_intervals(&self) -> Vec<f64> {
+        self.load
+            .iter()
+            .filter(|p| judged(p, Setting::Bearer))
+            .filter_map(|p| {
+                let wait = p.undisturbed.wait_ms.filter(|w| *w > 0.0)?;
+                Some(p.undisturbed.wait_ci95_ms? / wait)
+            })
+            .collect()
+    }
+
+    /// Median share of the window's jobs in the undisturbed part, bearer setting.
+    pub fn undisturbed_share_median(&self) -> Option<f64> {
+        let shares: Vec<f64> = self
+            .load
+            .iter()
+            .filter(|p| Setting::of(p) == Setting::Bearer)
+            .map(|p| p.undisturbed.share)
+            .collect();
+        wtlsperf_models::stats::median(&shares)
+    }
+
+    /// Largest |relative error| of a model over a setting's points with rho <= 0.8.
+    pub fn max_error(
+        &self,
+        setting: Setting,
+        pick: impl Fn(&Predictions) -> Option<f64>,
+    ) -> Option<f64> {
+        self.errors(setting, pick)
+            .into_iter()
+            .max_by(f64::total_cmp)
+    }
+
+    /// Median |relative error| of a model over a setting's points with rho <= 0.8.
+    pub fn median_error(
+        &self,
+        setting: Setting,
+        pick: impl Fn(&Predictions) -> Option<f64>,
+    ) -> Option<f64> {
+        wtlsperf_models::stats::median(&self.errors(setting, pick))
+    }
+
+    /// (points within 15 %, points) of a model over a setting's points with rho <= 0.8.
+    pub fn within_15_percent(
+        &self,
+        setting: Setting,
+        pick: impl Fn(&Predictions) -> Option<f64>,
+    ) -> (usize, usize) {
+        let e = self.errors(setting, pick);
+        (e.iter().filter(|&&x| x <= 0.15).count(), e.len())
+    }
+
+    /// A capacity by key.
+    pub fn capacity(
+        &self,
+        group: &str,
+        mixture: &str,
+        auth: Authentication,
+        inputs: Inputs,
+        variant: Variant,
+    ) -> Option<f64> {
+        self.capacities
+            .iter()
+            .find(|c| {
+                c.group == group
+                    && c.mixture == mixture
+                    && c.auth == auth
+                    && c.inputs == inputs
+                    && c.variant == variant
+            })
+            .map(|c| c.handshakes_per_s)
+    }
+}
+
+/// Part 2.
+pub fn run(
+    ctx: &Ctx,
+    store: &PkiStore,
+    processing: &ProcessingResults,
+) -> anyhow::Result<QueueResults> {
+    ctx.step("queue: models on the published service times");
+    let (mut rows, mut capacities) = published_rows();
+    ctx.step("queue: models and simulation on the measured service times");
+    let (r2, c2) = measured_rows(ctx.mode, processing);
+    rows.extend(r2);
+    capacities.extend(c2);
+    let (load, load_note) = match reality::run(ctx, store, processing) {
+        Ok(points) => (points, None),
+        Err(e) => (Vec::new(), Some(format!("load test not run: {e:#}"))),
+    };
+    #[allow(unused_mut)]
+    let (mut modern, mut modern_note) = match reality::run_modern(ctx, store) {
+        Ok(points) => (points, None),
+        Err(e) => (
+            Vec::new(),
+            Some(format!("DTLS 1.2 / EDHOC load test not run: {e:#}")),
+        ),
+    };
+    #[cfg(feature = "dtls13")]
+    match reality::run_dtls13(ctx, store) {
+        Ok(points) => modern.extend(points),
+        Err(e) => {
+            let note = format!("DTLS 1.3 load test not run: {e:#}");
+            modern_note = Some(match modern_note {
+                Some(n) => format!("{n}; {note}"),
+                None => note,
+            });
+        }
+    }
+    for p in load.iter().chain(&modern) {
+        rows.extend(load_rows(p));
+    }
+    Ok(QueueResults {
+        rows,
+        load,
+        modern,
+        capacities,
+        load_note,
+        modern_note,
+    })
+}
+
+/// The rows of a load point in `queue.csv`: the measured wait against each model.
+fn load_rows(p: &LoadPoint) -> Vec<QueueRow> {
+    LoadModel::ALL
+        .into_iter()
+        .map(|model| {
+            let w = match model {
+                LoadModel::PkCorrected => p.models.corrected_ms,
+                LoadModel::PkAsPublished => p.models.as_published_ms,
+                LoadModel::Mm1LeviSavas => p.models.mm1_ms,
+                LoadModel::Des => p.models.des_ms,
+                LoadModel::ChainSim => p.models.chain_ms,
+                LoadModel::TraceReplay => p.models.replay_ms,
+                LoadModel::PkOneLawUndisturbed => p.models.pk_undisturbed_ms,
+                LoadModel::PkCorrectedUndisturbed => p.models.corrected_undisturbed_ms,
+            };
+            // The undisturbed models are read against the undisturbed measurement.
+            let (measured, ci) = if model.undisturbed() {
+                (p.undisturbed.wait_ms, p.undisturbed.wait_ci95_ms)
+            } else {
+                (
+                    Some(p.window.measured_wait_ms),
+                    p.window.measured_wait_ci95_ms,
+                )
+            };
+            QueueRow {
+                measured_wait_ms: measured,
+                relative_error: w.zip(measured).and_then(|(w, m)| relative_error(w, m)),
+                measured_rho: Some(p.calibration.measured_rho),
+                measured_wait_ci95_ms: ci,
+                rho_missed: Some(p.calibration.rho_missed),
+                outside_15_percent_and_interval: w
+                    .zip(measured)
+                    .map(|(w, m)| outside_both(w, m, ci)),
+                protocol: p.protocol,
+                ..QueueRow::modelled(
+                    QueueModel::LoadTestVs(model),
+                    RowVariant::Setting {
+                        round_trip_ms: p.round_trip_ms,
+                    },
+                    Inputs::Measured,
+                    p.case.clone(),
+                    "-".into(),
+                    p.auth,
+                    p.calibration.lambda_hs_per_s,
+                    p.calibration.target_rho,
+                    w,
+                )
+            }
+        })
+        .collect()
+}
+
+pub mod calibrate;
+mod modelled;
+pub mod reality;
+mod report;
+
+mod point;
+mod rows;
+
+pub use modelled::{
+    category3_groups, des_wait, lambdas_to, measured_load, measured_rows, mixtures, pooled_jobs,
+    predict, published_load, published_rows, thesis_lambdas,
+};
+pub use point::{
+    Disturbances, LoadPoint, PointCalibration, Predictions, RunFigures, UndisturbedFigures,
+    WindowWait,
+};
+pub use rows::{auth_name, Capacity, Group, Inputs, LoadModel, QueueModel, QueueRow, RowVariant};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bearer point: target and measured rho, measured wait and its interval, the
+    /// corrected model's prediction.
+    fn bearer(target: f64, rho: f64, wait: f64, ci: f64, model: f64, missed: bool) -> LoadPoint {
+        LoadPoint {
+            case: "283k/283k".into(),
+            round_trip_ms: 20.0,
+            calibration: PointCalibration {
+                target_rho: target,
+                measured_rho: rho,
+                rho_missed: missed,
+                ..Default::default()
+            },
+            window: WindowWait {
+                measured_wait_ms: wait,
+                measured_wait_ci95_ms: Some(ci),
+                ..Default::default()
+            },
+            models: Predictions {
+                corrected_ms: Some(model),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn outside_both_needs_15_percent_and_the_interval() {
+        // 20 % off, interval +-10 %: outside both.
+        assert!(outside_both(1.2, 1.0, Some(0.1)));
+        // 20 % off, interval +-25 %: the noise explains it.
+        assert!(!outside_both(1.2, 1.0, Some(0.25)));
+        // 10 % off, narrow interval: within 15 %.
+        assert!(!outside_both(1.1, 1.0, Some(0.01)));
+        // No interval: 15 % alone decides.
+        assert!(outside_both(0.8, 1.0, None));
+    }
+
+    #[test]
+    fn points_are_judged_at_their_measured_rho_and_missed_ones_counted_apart() {
+        let q = QueueResults {
+            rows: Vec::new(),
+            load: vec![
+                bearer(0.3, 0.31, 1.0, 0.05, 1.05, false),
+                // 20 % off inside a +-30 % interval.
+                bearer(0.5, 0.48, 1.0, 0.3, 1.2, false),
+                // 40 % off outside its interval.
+                bearer(0.7, 0.72, 1.0, 0.1, 0.6, false),
+                // Missed: not judged, however good or bad.
+                bearer(0.8, 0.9, 1.0, 0.1, 5.0, true),
+                // Beyond 0.8: shown, not judged.
+                bearer(0.9, 0.9, 1.0, 0.1, 5.0, false),
+            ],
+            modern: Vec::new(),
+            capacities: Vec::new(),
+            load_note: None,
+            modern_note: None,
+        };
+        let j = q.corrected_judgement();
+        assert_eq!(j.points(), 3);
+        assert_eq!((j.within, j.outside_both, j.missed), (1, 1, 1));
+        assert_eq!(j.rho_range, Some((0.31, 0.72)));
+        assert!((j.worst().unwrap() - 0.4).abs() < 1e-12);
+        let clause = q.load_clause(Setting::Bearer, &j);
+        assert!(clause.contains("measured rho 0.31 to 0.72"), "{clause}");
+        assert!(clause.contains("283k/283k at 0.90 for 0.8"), "{clause}");
+        assert_eq!(
+            q.within_15_percent(Setting::Bearer, |m| m.corrected_ms),
+            (1, 3)
+        );
+        // Nothing in the loopback setting.
+        assert_eq!(
+            q.judge(Setting::Loopback, |m| m.corrected_ms, |_| None)
+                .points(),
+            0
+        );
+    }
+}

@@ -1,0 +1,412 @@
+//! Part 5a, record-layer throughput (Herwono-Liebhardt 2001, Aachen Table 2 and ICICS
+//! Table 1): every bulk cipher x MAC through `wtls::record::CipherState`, protect and
+//! unprotect, payloads 256-8192 bytes. Serpent and Twofish, which WTLS never defined, are
+//! measured as raw CBC + HMAC-SHA-1 (RustCrypto) and labelled as outside WTLS.
+//!
+//! Each cell repeats the operation in rounds of a fixed minimum duration and keeps the
+//! median round, so the clock's resolution and one-off interruptions do not matter.
+//! [`measure_cell`] is the one harness: the evaluation and `cargo bench -p
+//! wtlsperf-campaign --bench record` both call it.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use cbc::cipher::consts::U16;
+use cbc::cipher::{Array, BlockCipherEncrypt, BlockModeEncrypt, BlockSizeUser, KeyIvInit};
+use hmac::{Hmac, KeyInit, Mac};
+use sha1::Sha1;
+use wtls::crypto::keys::Direction;
+use wtls::msgs::enums::{BulkCipherAlgorithm, MacAlgorithm};
+use wtls::record::{CipherState, ProtectionParams};
+use wtlsperf_models::reference;
+use wtlsperf_report::{
+    Axis, BarSeries, Cell, Column, Figure, GroupedBarChart, Provenance, Section, Table,
+};
+use zeroize::Zeroizing;
+
+use super::context::{Ctx, Mode};
+
+/// Record type byte of application data.
+const APP_DATA: u8 = 0xE4;
+
+/// One measured cell.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RecordRow {
+    /// Cipher name (`DES_CBC`, `Serpent (raw CBC)`).
+    pub cipher: String,
+    /// MAC name.
+    pub mac: String,
+    /// Payload bytes per record.
+    pub payload_bytes: usize,
+    /// `protect` or `unprotect`.
+    pub direction: String,
+    /// Mbit/s of payload.
+    pub mbit_s: f64,
+    /// Whether this went through WTLS record protection.
+    pub wtls: bool,
+}
+
+/// All of part 5a.
+#[derive(Debug, Clone)]
+pub struct RecordResults {
+    /// Every cell.
+    pub rows: Vec<RecordRow>,
+}
+
+fn params(bulk: BulkCipherAlgorithm, mac: MacAlgorithm) -> ProtectionParams {
+    ProtectionParams {
+        bulk,
+        mac,
+        // No key refresh inside a measurement: the table is about the steady state.
+        key_refresh: 16,
+        master_secret: Zeroizing::new([0x42; 20]),
+        client_random: [1; 16],
+        server_random: [2; 16],
+    }
+}
+
+/// Median operations per second over `rounds` rounds of at least `round` each.
+fn ops_per_s(rounds: usize, round: Duration, mut op: impl FnMut(u16)) -> f64 {
+    let mut rates = Vec::with_capacity(rounds);
+    let mut seq = 0u16;
+    for _ in 0..rounds {
+        let start = Instant::now();
+        let mut n = 0u64;
+        loop {
+            op(seq);
+            seq = seq.wrapping_add(1);
+            n += 1;
+            let e = start.elapsed();
+            if e >= round {
+                rates.push(n as f64 / e.as_secs_f64());
+                break;
+            }
+        }
+    }
+    wtlsperf_models::stats::median(&rates).unwrap_or(0.0)
+}
+
+/// Operations per second of `protect` and of `unprotect` (median rounds) for one cell:
+/// `payload`-byte records of application data under `bulk` and `mac`, through
+/// `wtls::record::CipherState`. Unprotect cycles through 16 genuine records; one that is
+/// rejected is an error, not a figure.
+pub fn measure_cell(
+    bulk: BulkCipherAlgorithm,
+    mac: MacAlgorithm,
+    payload: usize,
+    rounds: usize,
+    round: Duration,
+) -> anyhow::Result<(f64, f64)> {
+    let content: Vec<u8> = (0..payload).map(|i| i as u8).collect();
+    let mut tx = CipherState::new(params(bulk, mac), Direction::ClientWrite);
+    let mut rx = CipherState::new(params(bulk, mac), Direction::ClientWrite);
+    let protect = ops_per_s(rounds, round, |seq| {
+        black_box(tx.protect(seq, APP_DATA, black_box(&content)).ok());
+    });
+    let records: Vec<(u16, Vec<u8>)> = (0..16u16)
+        .filter_map(|seq| Some((seq, tx.protect(seq, APP_DATA, &content).ok()?)))
+        .collect();
+    anyhow::ensure!(
+        !records.is_empty(),
+        "{}/{}: protect failed",
+        bulk.name(),
+        mac.name()
+    );
+    let mut failures = 0usize;
+    let unprotect = ops_per_s(rounds, round, |i| {
+        let (seq, fragment) = &records[usize::from(i) % records.len()];
+        if rx.unprotect(*seq, APP_DATA, black_box(fragment)).is_err() {
+            failures += 1;
+        }
+    });
+    anyhow::ensure!(
+        failures == 0,
+        "{}/{}: genuine records rejected",
+        bulk.name(),
+        mac.name()
+    );
+    Ok((protect, unprotect))
+}
+
+/// Payload sizes, ciphers and timing per mode.
+pub fn plan(mode: Mode) -> (Vec<usize>, Vec<BulkCipherAlgorithm>, usize, Duration) {
+    use BulkCipherAlgorithm as B;
+    let herwono = vec![
+        B::DesCbc,
+        B::TripleDesCbcEde,
+        B::Rc5Cbc,
+        B::IdeaCbc,
+        B::Aes128Cbc,
+    ];
+    match mode {
+        Mode::Smoke => (
+            vec![256, 8192],
+            vec![B::DesCbc, B::Aes128Cbc],
+            1,
+            Duration::from_millis(2),
+        ),
+        Mode::Quick => (vec![256, 1024, 8192], herwono, 3, Duration::from_millis(8)),
+        Mode::Full => (
+            vec![256, 512, 1024, 2048, 4096, 8192],
+            B::ALL.to_vec(),
+            5,
+            Duration::from_millis(30),
+        ),
+    }
+}
+
+/// Part 5a.
+pub fn run(ctx: &Ctx) -> anyhow::Result<RecordResults> {
+    let (payloads, ciphers, rounds, round) = plan(ctx.mode);
+    let mut rows = Vec::new();
+    for bulk in &ciphers {
+        ctx.step(&format!("record layer: {}", bulk.name()));
+        for mac in [MacAlgorithm::Md5, MacAlgorithm::Sha] {
+            for &payload in &payloads {
+                let (protect, unprotect) = measure_cell(*bulk, mac, payload, rounds, round)?;
+                for (dir, ops) in [("protect", protect), ("unprotect", unprotect)] {
+                    rows.push(RecordRow {
+                        cipher: bulk.name().to_owned(),
+                        mac: mac.name().to_owned(),
+                        payload_bytes: payload,
+                        direction: dir.to_owned(),
+                        mbit_s: ops * payload as f64 * 8.0 / 1e6,
+                        wtls: true,
+                    });
+                }
+            }
+        }
+    }
+    ctx.step("record layer: Serpent and Twofish (raw CBC + HMAC-SHA-1)");
+    for &payload in &payloads {
+        for (name, ops) in [
+            (
+                "Serpent (raw CBC)",
+                raw_cbc_hmac(payload, rounds, round, cbc_encrypt::<serpent::Serpent>),
+            ),
+            (
+                "Twofish (raw CBC)",
+                raw_cbc_hmac(payload, rounds, round, cbc_encrypt::<twofish::Twofish>),
+            ),
+        ] {
+            rows.push(RecordRow {
+                cipher: name.to_owned(),
+                mac: "HMAC-SHA-1".to_owned(),
+                payload_bytes: payload,
+                direction: "protect".to_owned(),
+                mbit_s: ops * payload as f64 * 8.0 / 1e6,
+                wtls: false,
+            });
+        }
+    }
+    Ok(RecordResults { rows })
+}
+
+/// CBC-encrypts whole 16-byte blocks in place with a fixed 128-bit key and IV.
+fn cbc_encrypt<C>(buf: &mut [u8]) -> bool
+where
+    C: BlockCipherEncrypt + BlockSizeUser<BlockSize = U16>,
+    cbc::Encryptor<C>: KeyIvInit + BlockModeEncrypt + BlockSizeUser<BlockSize = U16>,
+{
+    let Ok(mut enc) = cbc::Encryptor::<C>::new_from_slices(&[7u8; 16], &[9u8; 16]) else {
+        return false;
+    };
+    let (blocks, tail) = Array::<u8, U16>::slice_as_chunks_mut(buf);
+    if !tail.is_empty() {
+        return false;
+    }
+    enc.encrypt_blocks(blocks);
+    true
+}
+
+/// Operations per second of HMAC-SHA-1 then CBC encryption (padded to the block) of
+/// `payload` bytes: what a WTLS record with that cipher would cost.
+fn raw_cbc_hmac(
+    payload: usize,
+    rounds: usize,
+    round: Duration,
+    encrypt: fn(&mut [u8]) -> bool,
+) -> f64 {
+    let content: Vec<u8> = (0..payload).map(|i| i as u8).collect();
+    let mac_key = [5u8; 20];
+    ops_per_s(rounds, round, |_| {
+        let Ok(mut mac) = <Hmac<Sha1> as KeyInit>::new_from_slice(&mac_key) else {
+            return;
+        };
+        mac.update(&content);
+        let tag = mac.finalize().into_bytes();
+        let mut buf = Vec::with_capacity(payload + 40);
+        buf.extend_from_slice(&content);
+        buf.extend_from_slice(&tag);
+        let pad = (16 - (buf.len() + 1) % 16) % 16;
+        buf.resize(buf.len() + pad + 1, pad as u8);
+        black_box(encrypt(&mut buf));
+        black_box(&buf);
+    })
+}
+
+/// Herwono's name of one of our ciphers.
+fn herwono_cipher(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "DES_CBC" => "DES",
+        "3DES_CBC_EDE" => "3DES",
+        "RC5_CBC" => "RC5",
+        "IDEA_CBC" => "IDEA",
+        "AES_128_CBC" => "AES",
+        "Serpent (raw CBC)" => "Serpent",
+        "Twofish (raw CBC)" => "Twofish",
+        _ => return None,
+    })
+}
+
+impl RecordResults {
+    /// Our throughput for one cell.
+    pub fn value(&self, cipher: &str, mac: &str, payload: usize, dir: &str) -> Option<f64> {
+        self.rows
+            .iter()
+            .find(|r| {
+                r.cipher == cipher
+                    && r.mac == mac
+                    && r.payload_bytes == payload
+                    && r.direction == dir
+            })
+            .map(|r| r.mbit_s)
+    }
+
+    /// Largest payload measured.
+    pub fn max_payload(&self) -> usize {
+        self.rows.iter().map(|r| r.payload_bytes).max().unwrap_or(0)
+    }
+
+    /// The report section (with part 5b's headline placed by the caller).
+    pub fn section(&self, ctx: &Ctx) -> Section {
+        let mut s = Section::new("record_layer", "Record-layer throughput (Herwono-Liebhardt 2001)").intro(
+            "Payload Mbit/s through wtls::record::CipherState (MAC, padding, CBC with the \
+             per-record IV), one core, median of several timed rounds, beside Herwono's \
+             1 GHz Pentium III numbers. Serpent and Twofish are raw CBC + HMAC-SHA-1, outside WTLS.",
+        );
+        let icics = reference::herwono_icics_record_throughput().ok();
+        let p = self.max_payload();
+        let mut t = Table::new(
+            "record_layer_throughput",
+            format!("Record throughput at {p} B payload, ours vs published"),
+        )
+        .column(Column::label("cipher"))
+        .column(Column::label("MAC"))
+        .column(Column::label("direction"))
+        .column(Column::new("ours", Some("Mbit/s"), ctx.measured()))
+        .column(Column::new(
+            "published",
+            Some("Mbit/s"),
+            Provenance::published("Herwono-Liebhardt 2001, ICICS Table 1"),
+        ))
+        .column(Column::new(
+            "ours/published",
+            None,
+            Provenance::derived("ratio"),
+        ));
+        let mut labels = Vec::new();
+        let mut ours_v = Vec::new();
+        let mut pub_v = Vec::new();
+        for r in self.rows.iter().filter(|r| r.payload_bytes == p) {
+            let hmac = if r.mac.starts_with("MD5") {
+                "MD5"
+            } else {
+                "SHA-1"
+            };
+            let dir = if r.direction == "protect" {
+                "enc"
+            } else {
+                "dec"
+            };
+            let published =
+                herwono_cipher(&r.cipher).and_then(|c| icics.as_ref()?.value(&[hmac, dir], c));
+            t = t.row(vec![
+                Cell::text(&r.cipher),
+                Cell::text(&r.mac),
+                Cell::text(&r.direction),
+                Cell::num(r.mbit_s, 1),
+                Cell::opt(published, 2),
+                Cell::opt(published.map(|pb| r.mbit_s / pb), 1),
+            ]);
+            if r.direction == "protect" && (r.mac == "SHA" || r.mac == "HMAC-SHA-1") {
+                labels.push(r.cipher.clone());
+                ours_v.push(Some(r.mbit_s));
+                pub_v.push(published);
+            }
+        }
+        s = s.table(t.note("Herwono does not state the record size; ours is shown at the largest payload, all sizes are in record_layer.csv."));
+        if !labels.is_empty() {
+            s = s.figure(
+                Figure::new(
+                    "record_layer_sha",
+                    format!("Record protection throughput with SHA-1 MAC, {p} B payload"),
+                    GroupedBarChart::new("cipher", labels, Axis::new("throughput", "Mbit/s").log())
+                        .series(BarSeries::new("ours", ctx.measured(), ours_v))
+                        .series(BarSeries::new(
+                            "published",
+                            Provenance::published("Herwono-Liebhardt 2001, ICICS Table 1"),
+                            pub_v,
+                        )),
+                )
+                .size(1000, 460),
+            );
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_grow_with_the_mode() {
+        assert!(plan(Mode::Smoke).0.len() < plan(Mode::Full).0.len());
+        assert_eq!(plan(Mode::Full).1.len(), BulkCipherAlgorithm::ALL.len());
+        assert_eq!(plan(Mode::Full).0, vec![256, 512, 1024, 2048, 4096, 8192]);
+    }
+
+    #[test]
+    fn herwono_names_cover_the_published_columns() {
+        let icics = reference::herwono_icics_record_throughput().unwrap();
+        for ours in [
+            "DES_CBC",
+            "3DES_CBC_EDE",
+            "RC5_CBC",
+            "IDEA_CBC",
+            "AES_128_CBC",
+            "Serpent (raw CBC)",
+            "Twofish (raw CBC)",
+        ] {
+            let c = herwono_cipher(ours).unwrap();
+            assert!(icics.column(c).is_some(), "{c}");
+        }
+        assert_eq!(herwono_cipher("NULL"), None);
+    }
+
+    #[test]
+    fn a_cell_measures_both_directions_of_genuine_records() {
+        let (protect, unprotect) = measure_cell(
+            BulkCipherAlgorithm::Rc5Cbc,
+            MacAlgorithm::Sha,
+            256,
+            1,
+            Duration::from_millis(1),
+        )
+        .unwrap();
+        assert!(protect > 0.0 && unprotect > 0.0);
+    }
+
+    #[test]
+    fn raw_cbc_throughput_is_positive() {
+        assert!(
+            raw_cbc_hmac(
+                256,
+                1,
+                Duration::from_millis(1),
+                cbc_encrypt::<serpent::Serpent>
+            ) > 0.0
+        );
+    }
+}

@@ -1,0 +1,436 @@
+//! `wtlsperf bearer`: a thin command over [`wtlsperf_bearer::Relay`], and the library
+//! the evaluation uses to run handshakes through an emulated bearer and compare them with
+//! the transmission model.
+//!
+//! The model compared against is thesis Eq. 3.84 generalised
+//! ([`wtlsperf_models::transmission::flights_transmission_ms`]): every flight pays the
+//! serialisation of its datagrams (payload + 28 B UDP/IPv4 each) at its direction's rate
+//! plus one one-way traversal at the profile's MEAN. The flights are the ones the client
+//! really exchanged (consecutive datagrams in one direction), so a retransmission shows
+//! up as the extra flight it is, and the comparison checks the relay and the model, not
+//! a guess of the message sizes.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::cli_args::{self, PkiArgs};
+use anyhow::Context;
+use serde::Serialize;
+use wtls::handshake::AuthMode;
+use wtls::suite::Case;
+use wtlsperf_bearer::{profile, profiles, DelayDistribution, LinkProfile, Relay};
+use wtlsperf_models::transmission::{flights_transmission_ms, DatagramOverhead, Direction, Flight};
+
+use crate::pki_store::PkiStore;
+use crate::setup::{self, Options};
+use crate::udp_client::{self, ClientRun, WireDatagram};
+
+/// One handshake through an emulated bearer, with the model's prediction for it.
+#[derive(Debug, Clone)]
+pub struct BearerRun {
+    pub case: Case,
+    pub auth: AuthMode,
+    pub profile: String,
+    /// Measured at the client: ClientHello sent to server Finished received.
+    pub duration_ms: f64,
+    /// Payload bytes and datagrams that entered the emulated link, per direction.
+    pub bytes_up: u64,
+    pub bytes_down: u64,
+    pub datagrams_up: u64,
+    pub datagrams_down: u64,
+    /// Flights (runs of datagrams in one direction) the client saw; each one is a
+    /// one-way traversal of the link.
+    pub flights: Vec<Flight>,
+    pub client: ClientRun,
+    /// Transmission model (Eq. 3.84 per flight) for the flights actually exchanged, with
+    /// the profile's mean traversal delay.
+    pub predicted_ms: f64,
+}
+
+impl BearerRun {
+    /// Round trips: pairs of flights.
+    pub fn round_trips(&self) -> f64 {
+        self.flights.len() as f64 / 2.0
+    }
+
+    /// Measured over predicted.
+    pub fn ratio(&self) -> f64 {
+        self.duration_ms / self.predicted_ms
+    }
+}
+
+/// The standard deviation of a traversal distribution (ms), for the timeout margin.
+fn traversal_spread_ms(d: &DelayDistribution) -> f64 {
+    match *d {
+        DelayDistribution::Fixed(_) => 0.0,
+        DelayDistribution::Normal { sd_ms, .. } | DelayDistribution::LogNormal { sd_ms, .. } => {
+            sd_ms
+        }
+        DelayDistribution::Uniform { min_ms, max_ms } => (max_ms - min_ms) / 2.0,
+    }
+}
+
+/// Largest flight the retransmission timer has to allow for (an RSA-2048 mutual
+/// server flight with CertificateRequest is about 1.1 kB).
+const LARGEST_FLIGHT_BYTES: f64 = 2_000.0;
+/// Gateway plus client processing allowance for one round trip (debug builds, RSA-2048).
+const PROCESSING_ALLOWANCE_MS: f64 = 500.0;
+
+/// First retransmission timeout for a profile: 2 x (traversal mean + 4 sd + serialisation
+/// of the largest flight at the slower rate) + processing. A spurious retransmission
+/// would both add a flight and queue behind the real answer on the slow link, so the
+/// timer errs long: on GSM CSD it is about 5.4 s.
+pub fn bearer_retransmit_timeout(p: &LinkProfile) -> Duration {
+    let rate = p.up_bps.min(p.down_bps);
+    let ser_ms = if rate.is_finite() && rate > 0.0 {
+        (LARGEST_FLIGHT_BYTES + p.per_datagram_overhead_bytes as f64) * 8.0 / rate * 1e3
+    } else {
+        0.0
+    };
+    let one_way = p.traversal.mean_ms() + 4.0 * traversal_spread_ms(&p.traversal) + ser_ms;
+    Duration::from_secs_f64((2.0 * one_way + PROCESSING_ALLOWANCE_MS) / 1e3)
+}
+
+/// The same profile with every datagram delayed by exactly the mean traversal: validates
+/// the model without jitter.
+pub fn fixed_delay(p: &LinkProfile) -> LinkProfile {
+    let mut f = p
+        .clone()
+        .with_traversal(DelayDistribution::Fixed(p.traversal.mean_ms()));
+    f.name = format!("{}-fixed", p.name);
+    f
+}
+
+/// Groups a client's datagram log into flights.
+pub fn flights_of(log: &[WireDatagram]) -> Vec<Flight> {
+    group_flights(log.iter().map(|d| (d.sent, d.bytes)))
+}
+
+/// Groups datagrams, (sent by the client, bytes) in the order they crossed, into
+/// flights: runs in one direction, each one traversal (Eq. 3.84's unit).
+pub fn group_flights(datagrams: impl IntoIterator<Item = (bool, usize)>) -> Vec<Flight> {
+    let mut flights: Vec<Flight> = Vec::new();
+    for (up, bytes) in datagrams {
+        let direction = if up { Direction::Up } else { Direction::Down };
+        match flights.last_mut() {
+            Some(f) if f.direction == direction => {
+                f.bytes += bytes as u32;
+                f.datagrams += 1;
+            }
+            _ => flights.push(Flight {
+                direction,
+                bytes: bytes as u32,
+                datagrams: 1,
+            }),
+        }
+    }
+    flights
+}
+
+/// The model's prediction (ms) for these flights over `p`, at its mean traversal.
+pub fn predicted_ms(flights: &[Flight], p: &LinkProfile) -> f64 {
+    let overhead = DatagramOverhead {
+        transport_bytes: 8.min(p.per_datagram_overhead_bytes as u32),
+        network_bytes: (p.per_datagram_overhead_bytes as u32).saturating_sub(8),
+        link_bytes: 0,
+    };
+    flights_transmission_ms(
+        flights,
+        overhead,
+        p.up_bps,
+        p.down_bps,
+        p.traversal.mean_ms(),
+    )
+}
+
+/// Starts a relay in front of `gateway`, runs one handshake of `case` through it with a
+/// retransmission timeout suited to the profile, and stops the relay.
+pub fn handshake_over_bearer(
+    store: &PkiStore,
+    gateway: SocketAddr,
+    case: Case,
+    auth: AuthMode,
+    profile: LinkProfile,
+    seed: u64,
+) -> anyhow::Result<BearerRun> {
+    let creds = store.case(&case)?;
+    let mut cfg = setup::client_config(&creds, &Options::default(), false);
+    let rto = bearer_retransmit_timeout(&profile);
+    cfg.retransmit_timeout_ns = rto.as_nanos() as u64;
+    cfg.max_retransmissions = 6;
+    let mut relay = Relay::start("127.0.0.1:0".parse()?, gateway, profile.clone(), seed)
+        .context("starting the bearer relay")?;
+    let sock = UdpSocket::bind("127.0.0.1:0")?;
+    // Enough for every retransmission the timer allows.
+    let deadline = Instant::now() + rto * 70;
+    let result = udp_client::handshake_once(
+        &sock,
+        relay.local_addr(),
+        Arc::new(cfg),
+        auth,
+        None,
+        None,
+        deadline,
+    );
+    let stats = relay.stats();
+    relay.shutdown();
+    let client = result.with_context(|| format!("{case} {} over {}", auth.name(), profile.name))?;
+    let flights = flights_of(&client.wire);
+    let predicted = predicted_ms(&flights, &profile);
+    Ok(BearerRun {
+        case,
+        auth,
+        profile: profile.name.clone(),
+        duration_ms: client.duration.as_secs_f64() * 1e3,
+        bytes_up: stats.up.bytes_in,
+        bytes_down: stats.down.bytes_in,
+        datagrams_up: stats.up.datagrams_in,
+        datagrams_down: stats.down.datagrams_in,
+        flights,
+        client,
+        predicted_ms: predicted,
+    })
+}
+
+/// Runs every (case, auth) through its own relay, `parallelism` at a time; the results
+/// come back in the order of `work`. Each run's seed is `seed + index`.
+pub fn run_concurrently(
+    store: &PkiStore,
+    gateway: SocketAddr,
+    profile: &LinkProfile,
+    work: Vec<(Case, AuthMode)>,
+    parallelism: usize,
+    seed: u64,
+) -> Vec<anyhow::Result<BearerRun>> {
+    let n = work.len();
+    let next = Mutex::new(0usize);
+    let results: Mutex<Vec<Option<anyhow::Result<BearerRun>>>> =
+        Mutex::new((0..n).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..parallelism.clamp(1, n.max(1)) {
+            s.spawn(|| loop {
+                let i = {
+                    let mut g = next.lock().unwrap_or_else(|e| e.into_inner());
+                    let i = *g;
+                    *g += 1;
+                    i
+                };
+                if i >= n {
+                    break;
+                }
+                let (case, auth) = work[i];
+                let r = handshake_over_bearer(
+                    store,
+                    gateway,
+                    case,
+                    auth,
+                    profile.clone(),
+                    seed.wrapping_add(i as u64),
+                );
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(anyhow::anyhow!("not run"))))
+        .collect()
+}
+
+/// Summary of repeated bearer runs of one case: the median of measured / predicted.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelCheck {
+    pub case: String,
+    pub auth: String,
+    pub profile: String,
+    pub runs: usize,
+    pub median_measured_ms: f64,
+    pub median_predicted_ms: f64,
+    pub median_ratio: f64,
+}
+
+/// Runs `runs` handshakes of a case over a profile (concurrently, each on its own link)
+/// and reports the median ratio of measured to predicted duration.
+pub fn model_check(
+    store: &PkiStore,
+    gateway: SocketAddr,
+    case: Case,
+    auth: AuthMode,
+    profile: &LinkProfile,
+    runs: usize,
+    seed: u64,
+) -> anyhow::Result<ModelCheck> {
+    let results = run_concurrently(
+        store,
+        gateway,
+        profile,
+        vec![(case, auth); runs],
+        runs,
+        seed,
+    );
+    let runs: Vec<BearerRun> = results.into_iter().collect::<anyhow::Result<_>>()?;
+    let median = |v: Vec<f64>| wtlsperf_models::stats::median(&v).unwrap_or(f64::NAN);
+    Ok(ModelCheck {
+        case: case.to_string(),
+        auth: auth.name().into(),
+        profile: profile.name.clone(),
+        runs: runs.len(),
+        median_measured_ms: median(runs.iter().map(|r| r.duration_ms).collect()),
+        median_predicted_ms: median(runs.iter().map(|r| r.predicted_ms).collect()),
+        median_ratio: median(runs.iter().map(|r| r.ratio()).collect()),
+    })
+}
+
+/// `wtlsperf bearer` arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Address clients send to.
+    #[arg(long, default_value = "127.0.0.1:9203")]
+    pub listen: SocketAddr,
+    /// The gateway.
+    #[arg(long, default_value = "127.0.0.1:9202")]
+    pub upstream: SocketAddr,
+    /// Bearer profile name (see --list).
+    #[arg(long, default_value = "gsm-csd")]
+    pub profile: String,
+    /// Override the loss probability.
+    #[arg(long)]
+    pub loss: Option<f64>,
+    /// Override the duplication probability.
+    #[arg(long)]
+    pub duplicate: Option<f64>,
+    /// Override the reordering probability.
+    #[arg(long)]
+    pub reorder: Option<f64>,
+    /// Delay every datagram by exactly the profile's mean traversal (no jitter).
+    #[arg(long)]
+    pub fixed_delay: bool,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Stop by itself after this many seconds.
+    #[arg(long)]
+    pub duration_s: Option<f64>,
+    /// List the profiles and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// Instead of relaying: run --check-runs handshakes of this CA/leaf case through
+    /// fresh relays in front of --upstream and compare with the transmission model.
+    #[arg(long)]
+    pub check_case: Option<Case>,
+    /// Handshakes of --check-case.
+    #[arg(long, default_value_t = 10)]
+    pub check_runs: usize,
+    /// Authentication of the --check-case handshakes.
+    #[arg(long, default_value = "server", value_parser = cli_args::auth_mode())]
+    pub check_auth: AuthMode,
+    // The PKI of --check-case, issued on first use.
+    #[command(flatten)]
+    pub pki: PkiArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.list {
+        for p in profiles()? {
+            println!(
+                "{:<16} up {:>9.0} bit/s down {:>9.0} bit/s traversal {:?} ({})",
+                p.name, p.up_bps, p.down_bps, p.traversal, p.source
+            );
+        }
+        return Ok(());
+    }
+    let mut p = profile(&args.profile)?;
+    if let Some(l) = args.loss {
+        p = p.with_loss(l);
+    }
+    if let Some(d) = args.duplicate {
+        p = p.with_duplicate(d);
+    }
+    if let Some(r) = args.reorder {
+        p = p.with_reorder(r);
+    }
+    if args.fixed_delay {
+        p = fixed_delay(&p);
+    }
+    p.validate()?;
+    if let Some(case) = args.check_case {
+        let store = args.pki.load_or_init()?;
+        let check = model_check(
+            &store,
+            args.upstream,
+            case,
+            args.check_auth,
+            &p,
+            args.check_runs,
+            args.seed,
+        )?;
+        println!("{}", serde_json::to_string_pretty(&check)?);
+        return Ok(());
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
+    let mut relay = Relay::start(args.listen, args.upstream, p.clone(), args.seed)?;
+    eprintln!(
+        "bearer {} relaying {} -> {}",
+        p.name,
+        relay.local_addr(),
+        args.upstream
+    );
+    let deadline = args
+        .duration_s
+        .map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+    while !stop.load(Ordering::SeqCst)
+        && relay.is_running()
+        && deadline.is_none_or(|d| Instant::now() < d)
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stats = relay.stats();
+    relay.shutdown();
+    println!("{stats:#?}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(sent: bool, bytes: usize) -> WireDatagram {
+        WireDatagram {
+            sent,
+            bytes,
+            at: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn flights_group_consecutive_datagrams_of_one_direction() {
+        let f = flights_of(&[d(true, 100), d(false, 700), d(false, 50), d(true, 300)]);
+        assert_eq!(f.len(), 3);
+        assert_eq!((f[1].bytes, f[1].datagrams), (750, 2));
+        assert_eq!(f[2].direction, Direction::Up);
+    }
+
+    #[test]
+    fn prediction_on_gsm_csd_is_serialisation_plus_one_traversal_per_flight() {
+        let p = profile("gsm-csd").unwrap();
+        let f = flights_of(&[d(true, 92), d(false, 572)]);
+        // (92 + 28) and (572 + 28) bytes at 9600 bit/s, plus two mean traversals.
+        let expected = (120.0 + 600.0) * 8.0 / 9600.0 * 1e3 + 2.0 * 391.3;
+        assert!((predicted_ms(&f, &p) - expected).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_gsm_timer_exceeds_a_round_trip_of_the_largest_flight() {
+        let p = profile("gsm-csd").unwrap();
+        let rto = bearer_retransmit_timeout(&p).as_secs_f64() * 1e3;
+        assert!(rto > 2.0 * 391.3 + 2028.0 * 8.0 / 9600.0 * 1e3);
+        let fixed = fixed_delay(&p);
+        assert_eq!(fixed.traversal, DelayDistribution::Fixed(391.3));
+        assert!(bearer_retransmit_timeout(&fixed) < bearer_retransmit_timeout(&p));
+    }
+}

@@ -1,0 +1,600 @@
+//! `wtlsperf flood`: a bounded ClientHello flood against a gateway while legitimate
+//! clients keep handshaking, to measure what half-open state costs and whether the
+//! gateway's peer bound protects the clients that finish their handshakes.
+//!
+//! Every flood ClientHello is a real one (from the sans-IO client, with a fresh random)
+//! and comes from a fresh source: `--sources` loopback addresses across 127.0.0.0/8,
+//! and a new ephemeral port for every datagram, so each one makes the gateway create
+//! state for a new peer, exactly what a spoofed-source flood does. The flood never
+//! completes a handshake and never answers the server, so every entry stays half-open
+//! until the gateway's handshake timeout or its peer bound removes it.
+//!
+//! With `--in-process` the gateway runs inside this process with the given `max_peers`
+//! bound; its statistics give the peak state bytes, the bytes per half-open handshake
+//! (`state_bytes / half_open`, target at most 2 KiB), and the peers refused or evicted.
+//! The process's resident set (from /proc/self/statm) is a cross-check of the state
+//! estimate. Everything stops by itself: the flood after `--duration` seconds (at most
+//! 300; a longer one is refused) and `rate x duration` datagrams, the legitimate clients
+//! with it.
+//!
+//! With `--fill-established N`, N clients first complete handshakes from addresses of
+//! their own and stay idle: the table-filling attack of completed handshakes. The
+//! legitimate clients that follow show whether newcomers still get in.
+//!
+//! `--reflection` measures the other abuse of a forged source instead: see
+//! [`reflection`].
+
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use wtls::endpoint::ResponseLimit;
+use wtls::handshake::{AuthMode, Client, ClientConfig};
+use wtls::probe::Probe;
+
+use crate::cli_args::{HandshakeArgs, ServedPkiArgs};
+use crate::gateway::cli::{at_least_one, check_max_peers, positive_seconds};
+use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, GatewayStats};
+use crate::pki_store::PkiStore;
+use crate::setup::{self, ClientAuth, Options};
+
+pub mod reflection;
+
+/// Longest flood the command runs; a longer `--duration` is refused.
+pub const MAX_DURATION_S: f64 = 300.0;
+/// Most flood datagrams per second the command sends.
+const MAX_RATE: f64 = 1e6;
+/// Most idle established peers `--fill-established` makes.
+const MAX_FILL: usize = 100_000;
+/// Offset of the 12 random bytes after gmt_unix_time in a ClientHello datagram whose
+/// record carries L and S: record header (5), handshake header (3), version (1), time (4).
+const RANDOM_BYTES_AT: usize = 5 + 3 + 1 + 4;
+
+/// `wtlsperf flood` arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Flood a gateway that is already running at this address.
+    #[arg(
+        long,
+        conflicts_with = "in_process",
+        required_unless_present = "in_process"
+    )]
+    pub connect: Option<SocketAddr>,
+    /// Start a gateway inside this process (and report its state statistics).
+    #[arg(long)]
+    pub in_process: bool,
+    /// Worker threads of the in-process gateway.
+    #[arg(long, default_value = "1", value_parser = at_least_one, allow_negative_numbers = true)]
+    pub workers: usize,
+    /// Peer bound of the in-process gateway.
+    #[arg(long, default_value = "2000", value_parser = at_least_one, allow_negative_numbers = true)]
+    pub max_peers: usize,
+    /// Handshake timeout of the in-process gateway, in milliseconds.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub handshake_timeout_ms: u64,
+    /// Flood ClientHellos per second (at most 1e6).
+    #[arg(long, default_value = "2000", value_parser = positive_seconds_as_rate, allow_negative_numbers = true)]
+    pub rate: f64,
+    /// Flood duration in seconds (at most 300).
+    #[arg(long, default_value = "5", value_parser = flood_duration, allow_negative_numbers = true)]
+    pub duration: f64,
+    /// Distinct loopback source addresses (each datagram also gets a fresh port).
+    #[arg(long, default_value = "256", value_parser = at_least_one, allow_negative_numbers = true)]
+    pub sources: usize,
+    /// Before the flood, this many clients complete handshakes and stay idle (the
+    /// table-filling attack; at most 100000).
+    #[arg(long, default_value_t = 0)]
+    pub fill_established: usize,
+    /// Measure reflection instead: bytes sent toward a forged source per byte received,
+    /// with and without the response-rate limiter (in process), or as the gateway at
+    /// --connect is configured.
+    #[arg(long)]
+    pub reflection: bool,
+    /// In-process gateway: response budget per unverified address, bytes/s (0: none).
+    #[arg(long, default_value_t = ResponseLimit::default().address_bytes_per_s)]
+    pub rrl_address_bytes: u64,
+    /// In-process gateway: response budget per unverified /24 prefix, bytes/s (0: none).
+    #[arg(long, default_value_t = ResponseLimit::default().prefix_bytes_per_s)]
+    pub rrl_prefix_bytes: u64,
+    /// Legitimate handshakes started per second during the flood.
+    #[arg(long, default_value_t = 4.0)]
+    pub legit_rate: f64,
+    // The case of every client (flood and legitimate); the authentication of the
+    // legitimate ones.
+    #[command(flatten)]
+    pub handshake: HandshakeArgs,
+    #[command(flatten)]
+    pub pki: ServedPkiArgs,
+}
+
+/// A flood rate: positive, finite, at most [`MAX_RATE`] per second.
+fn positive_seconds_as_rate(s: &str) -> Result<f64, String> {
+    let x: f64 = s.parse().map_err(|e| format!("not a number ({e})"))?;
+    if !(x.is_finite() && x > 0.0 && x <= MAX_RATE) {
+        return Err(format!(
+            "must be a rate above 0 and at most {MAX_RATE}/s, got {x}"
+        ));
+    }
+    Ok(x)
+}
+
+/// A flood duration: positive and at most [`MAX_DURATION_S`].
+fn flood_duration(s: &str) -> Result<f64, String> {
+    let x = positive_seconds(s)?;
+    if x > MAX_DURATION_S {
+        return Err(format!("at most {MAX_DURATION_S} s, got {x}"));
+    }
+    Ok(x)
+}
+
+impl Args {
+    fn response_limit(&self) -> ResponseLimit {
+        ResponseLimit {
+            address_bytes_per_s: self.rrl_address_bytes,
+            prefix_bytes_per_s: self.rrl_prefix_bytes,
+            ..ResponseLimit::default()
+        }
+    }
+}
+
+/// What one flood run measured.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct FloodReport {
+    pub flood_sent: u64,
+    pub flood_send_errors: u64,
+    pub duration_s: f64,
+    pub legit_attempted: u64,
+    pub legit_completed: u64,
+    pub legit_p50_ms: f64,
+    pub legit_p95_ms: f64,
+    /// In-process only: the largest state estimate and the half-open count at that time.
+    pub peak_state_bytes: u64,
+    pub peak_half_open: u64,
+    pub bytes_per_half_open: f64,
+    pub refused: u64,
+    pub evicted: u64,
+    /// Idle established peers made before the flood, and how many of them were
+    /// evicted for newcomers (in process).
+    pub filled: u64,
+    pub evicted_idle: u64,
+    pub rss_start_bytes: u64,
+    pub rss_peak_bytes: u64,
+    /// RSS growth divided by the peak half-open count.
+    pub rss_bytes_per_half_open: f64,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.fill_established <= MAX_FILL,
+        "--fill-established {}: at most {MAX_FILL}",
+        args.fill_established
+    );
+    anyhow::ensure!(
+        args.legit_rate.is_finite() && args.legit_rate >= 0.0,
+        "--legit-rate must be a rate of 0 or more per second, got {}",
+        args.legit_rate
+    );
+    if args.in_process {
+        check_max_peers(args.max_peers)?;
+    }
+    if args.reflection {
+        let runs = reflection::run(&args)?;
+        reflection::print(&runs);
+        return Ok(());
+    }
+    let report = flood(&args)?;
+    print_report(&args, &report);
+    Ok(())
+}
+
+/// The PKI, the client configuration of `--case` and the first ClientHello datagram.
+fn prepare(args: &Args) -> anyhow::Result<(PkiStore, Arc<ClientConfig>, Vec<u8>)> {
+    let store = args.pki.open()?;
+    let creds = store.case(&args.handshake.case)?;
+    let client_cfg = Arc::new(setup::client_config(&creds, &Options::default(), false));
+    let auth = args.handshake.auth;
+    let mut template = Client::new(client_cfg.clone(), auth, None, Probe::off(), setup::now());
+    let hello = template
+        .start(setup::now())?
+        .datagrams
+        .into_iter()
+        .next()
+        .context("the client sent no ClientHello")?;
+    anyhow::ensure!(
+        hello.len() > RANDOM_BYTES_AT + 12,
+        "unexpected ClientHello layout"
+    );
+    Ok((store, client_cfg, hello))
+}
+
+/// An in-process gateway for the flood, with `limit` toward unverified addresses.
+fn in_process_gateway(
+    args: &Args,
+    store: &PkiStore,
+    limit: ResponseLimit,
+) -> anyhow::Result<GatewayHandle> {
+    let server = setup::gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
+    let mut cfg = GatewayConfig::new("127.0.0.1:0".parse()?, Arc::new(server));
+    cfg.workers = args.workers;
+    cfg.max_peers = args.max_peers;
+    cfg.handshake_timeout = Duration::from_millis(args.handshake_timeout_ms);
+    cfg.idle_timeout = Duration::from_secs(MAX_DURATION_S as u64);
+    cfg.response_limit = limit;
+    spawn_gateway(cfg)
+}
+
+/// The address of legitimate client `k`: 127.0.x.y, apart from the flood's sources and
+/// the fillers', one each so that no budget toward an address is shared.
+fn legit_ip(k: u64) -> Ipv4Addr {
+    Ipv4Addr::new(127, 0, ((k / 250) % 250) as u8, (2 + k % 250) as u8)
+}
+
+/// Completes `n` handshakes from addresses of their own (127.255.x.y) that then stay
+/// idle; returns how many completed.
+fn fill_established(target: SocketAddr, cfg: &Arc<ClientConfig>, auth: AuthMode, n: usize) -> u64 {
+    let mut done = 0;
+    for k in 0..n {
+        let ip = Ipv4Addr::new(127, 255, (k / 250) as u8, (2 + k % 250) as u8);
+        let ok = UdpSocket::bind((ip, 0)).is_ok_and(|sock| {
+            crate::udp_client::handshake_once(
+                &sock,
+                target,
+                cfg.clone(),
+                auth,
+                None,
+                None,
+                Instant::now() + Duration::from_secs(10),
+            )
+            .is_ok()
+        });
+        done += u64::from(ok);
+    }
+    done
+}
+
+/// Resident set size of this process, from /proc/self/statm (pages x page size).
+pub fn rss_bytes() -> u64 {
+    let Ok(statm) = std::fs::read_to_string("/proc/self/statm") else {
+        return 0;
+    };
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    pages * u64::try_from(page).unwrap_or(4096)
+}
+
+/// The flood source for datagram `n`: one of `sources` loopback addresses spread over
+/// 127.1.0.0-127.254.255.255 (never 127.0.x.y, which the legitimate clients use).
+fn source_ip(n: u64, sources: usize) -> Ipv4Addr {
+    let i = (n % sources.max(1) as u64) as u32;
+    Ipv4Addr::new(
+        127,
+        (1 + (i / 62_500) % 254) as u8,
+        ((i / 250) % 250) as u8,
+        (2 + i % 250) as u8,
+    )
+}
+
+/// Handshake durations of the legitimate clients (`None`: failed).
+type LegitTimes = Arc<Mutex<Vec<Option<Duration>>>>;
+
+/// Legitimate clients: one new handshake every 1/`rate` s until `end`, each on its own
+/// thread (so a slow one does not delay the next start) and from its own address.
+fn spawn_legitimate(
+    target: SocketAddr,
+    cfg: Arc<ClientConfig>,
+    auth: AuthMode,
+    rate: f64,
+    stop: Arc<AtomicBool>,
+    end: Instant,
+) -> (std::thread::JoinHandle<()>, LegitTimes) {
+    let legit_times: LegitTimes = Arc::default();
+    let times = legit_times.clone();
+    let period = Duration::from_secs_f64(1.0 / rate.max(0.01));
+    let enabled = rate > 0.0;
+    let thread = std::thread::spawn(move || {
+        let mut handles = Vec::new();
+        let mut next = Instant::now();
+        let mut k = 0;
+        while enabled && !stop.load(Ordering::SeqCst) && Instant::now() < end {
+            let (times, cfg) = (times.clone(), cfg.clone());
+            let ip = legit_ip(k);
+            k += 1;
+            handles.push(std::thread::spawn(move || {
+                let outcome = UdpSocket::bind((ip, 0))
+                    .map_err(anyhow::Error::from)
+                    .and_then(|sock| {
+                        crate::udp_client::handshake_once(
+                            &sock,
+                            target,
+                            cfg,
+                            auth,
+                            None,
+                            None,
+                            Instant::now() + Duration::from_secs(10),
+                        )
+                    });
+                if let Err(e) = &outcome {
+                    tracing::warn!(client = %ip, error = %format!("{e:#}"), "legitimate handshake failed");
+                }
+                let mut t = times.lock().unwrap_or_else(|p| p.into_inner());
+                t.push(outcome.ok().map(|r| r.duration));
+            }));
+            next += period;
+            if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
+        for h in handles {
+            let _ = h.join();
+        }
+    });
+    (thread, legit_times)
+}
+
+/// What the paced flood sent and the peaks sampled meanwhile.
+struct Paced {
+    sent: u64,
+    errors: u64,
+    /// Peak table state (bytes) and the half-open count at that peak.
+    peak: (u64, u64),
+    rss_peak: u64,
+}
+
+/// The flood itself, paced in 1 ms steps: ClientHellos from ever new source ports until
+/// `total` are sent or `end`; samples the in-process gateway's state and the process's
+/// RSS every 100 ms.
+#[allow(clippy::too_many_arguments)]
+fn send_flood(
+    args: &Args,
+    hello: &[u8],
+    target: SocketAddr,
+    gateway: Option<&GatewayHandle>,
+    total: u64,
+    started: Instant,
+    end: Instant,
+    rss_start: u64,
+) -> Paced {
+    let mut sent = 0u64;
+    let mut errors = 0u64;
+    let mut peak = (0u64, 0u64);
+    let mut rss_peak = rss_start;
+    let mut last_sample = Instant::now();
+    let mut datagram = hello.to_vec();
+    while sent < total && Instant::now() < end {
+        let due = ((started.elapsed().as_secs_f64() * args.rate) as u64).min(total);
+        while sent < due {
+            datagram[RANDOM_BYTES_AT..RANDOM_BYTES_AT + 8].copy_from_slice(&sent.to_be_bytes());
+            let ok = UdpSocket::bind((source_ip(sent, args.sources), 0))
+                .and_then(|s| s.send_to(&datagram, target));
+            if ok.is_err() {
+                errors += 1;
+            }
+            sent += 1;
+        }
+        if last_sample.elapsed() >= Duration::from_millis(100) {
+            last_sample = Instant::now();
+            if let Some(g) = gateway {
+                let s = g.stats();
+                if s.state_bytes > peak.0 {
+                    peak = (s.state_bytes, s.half_open);
+                }
+            }
+            rss_peak = rss_peak.max(rss_bytes());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Paced {
+        sent,
+        errors,
+        peak,
+        rss_peak,
+    }
+}
+
+/// The flood's report from what was sent, the legitimate handshakes' times and the
+/// gateway's final counters.
+fn report_of(
+    times: &[Option<Duration>],
+    paced: Paced,
+    flood_time: Duration,
+    rss_start: u64,
+    filled: u64,
+    final_stats: Option<GatewayStats>,
+) -> FloodReport {
+    let Paced {
+        sent,
+        errors,
+        peak,
+        rss_peak,
+    } = paced;
+    let ok: Vec<Duration> = times.iter().flatten().copied().collect();
+    let (p50, p95) = wtlsperf_models::stats::median_p95_ms(&ok);
+    let mut report = FloodReport {
+        flood_sent: sent,
+        flood_send_errors: errors,
+        duration_s: flood_time.as_secs_f64(),
+        legit_attempted: times.len() as u64,
+        legit_completed: ok.len() as u64,
+        legit_p50_ms: p50,
+        legit_p95_ms: p95,
+        peak_state_bytes: peak.0,
+        peak_half_open: peak.1,
+        bytes_per_half_open: if peak.1 > 0 {
+            peak.0 as f64 / peak.1 as f64
+        } else {
+            0.0
+        },
+        rss_start_bytes: rss_start,
+        rss_peak_bytes: rss_peak,
+        filled,
+        ..FloodReport::default()
+    };
+    if peak.1 > 0 {
+        report.rss_bytes_per_half_open = rss_peak.saturating_sub(rss_start) as f64 / peak.1 as f64;
+    }
+    if let Some(s) = final_stats {
+        report.refused = s.refused;
+        report.evicted = s.evicted;
+        report.evicted_idle = s.evicted_idle;
+    }
+    report
+}
+
+/// Runs the flood and the legitimate clients; returns the measurements.
+pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
+    let duration =
+        Duration::try_from_secs_f64(args.duration.min(MAX_DURATION_S)).context("--duration")?;
+    let total = (args.rate * duration.as_secs_f64()).ceil() as u64;
+    let (store, client_cfg, hello) = prepare(args)?;
+    let auth = args.handshake.auth;
+
+    let rss_start = rss_bytes();
+    let gateway: Option<GatewayHandle> = if args.in_process {
+        Some(in_process_gateway(args, &store, args.response_limit())?)
+    } else {
+        None
+    };
+    let target = match (&gateway, args.connect) {
+        (Some(g), _) => g.local_addr(),
+        (None, Some(a)) => a,
+        (None, None) => bail!("give --connect ADDR or --in-process"),
+    };
+    let filled = fill_established(target, &client_cfg, auth, args.fill_established);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let end = started + duration;
+
+    let (legit, legit_times) = spawn_legitimate(
+        target,
+        client_cfg.clone(),
+        auth,
+        args.legit_rate,
+        stop.clone(),
+        end,
+    );
+
+    let paced = send_flood(
+        args,
+        &hello,
+        target,
+        gateway.as_ref(),
+        total,
+        started,
+        end,
+        rss_start,
+    );
+    let flood_time = started.elapsed();
+    stop.store(true, Ordering::SeqCst);
+    let _ = legit.join();
+
+    let final_stats: Option<GatewayStats> = gateway.map(|g| g.shutdown());
+    let times = legit_times
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .clone();
+    Ok(report_of(
+        &times,
+        paced,
+        flood_time,
+        rss_start,
+        filled,
+        final_stats,
+    ))
+}
+
+fn print_report(args: &Args, r: &FloodReport) {
+    println!(
+        "flood: {} ClientHellos in {:.1} s ({:.0}/s) from {} source addresses, {} send errors",
+        r.flood_sent,
+        r.duration_s,
+        r.flood_sent as f64 / r.duration_s.max(1e-9),
+        args.sources,
+        r.flood_send_errors
+    );
+    let ratio = if r.legit_attempted > 0 {
+        100.0 * r.legit_completed as f64 / r.legit_attempted as f64
+    } else {
+        0.0
+    };
+    println!(
+        "legitimate ({}, {}): {}/{} completed ({ratio:.1} %), p50 {:.2} ms, p95 {:.2} ms",
+        args.handshake.case,
+        match args.handshake.auth {
+            AuthMode::ServerAuth => "server-auth",
+            AuthMode::Mutual => "mutual",
+        },
+        r.legit_completed,
+        r.legit_attempted,
+        r.legit_p50_ms,
+        r.legit_p95_ms
+    );
+    if r.filled > 0 {
+        println!(
+            "table filled first with {} idle established peers; {} of them evicted for newcomers",
+            r.filled, r.evicted_idle
+        );
+    }
+    if args.in_process && r.filled > 0 {
+        println!(
+            "gateway (max_peers {}): peak state {} B, established fillers included (run \
+             without --fill-established for the bytes per half-open handshake)",
+            args.max_peers, r.peak_state_bytes
+        );
+    } else if args.in_process {
+        println!(
+            "gateway (max_peers {}, handshake timeout {} ms): peak state {} B over {} half-open = {:.0} B per half-open handshake (target <= 2048)",
+            args.max_peers,
+            args.handshake_timeout_ms,
+            r.peak_state_bytes,
+            r.peak_half_open,
+            r.bytes_per_half_open
+        );
+    }
+    if args.in_process {
+        println!(
+            "refused {} peers, evicted {}; RSS {} -> {} KiB (+{:.0} B per half-open)",
+            r.refused,
+            r.evicted,
+            r.rss_start_bytes / 1024,
+            r.rss_peak_bytes / 1024,
+            r.rss_bytes_per_half_open
+        );
+    }
+    if let Ok(json) = serde_json::to_string(r) {
+        println!("{json}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flood_sources_spread_over_loopback_and_avoid_the_legitimate_address() {
+        let mut seen = std::collections::HashSet::new();
+        for n in 0..100_000u64 {
+            let ip = source_ip(n, 70_000);
+            assert_eq!(ip.octets()[0], 127);
+            assert_ne!(ip, Ipv4Addr::LOCALHOST);
+            seen.insert(ip);
+        }
+        assert_eq!(seen.len(), 70_000);
+        assert_eq!(source_ip(5, 1), source_ip(9, 1));
+        for k in 0..100_000 {
+            assert_eq!(legit_ip(k).octets()[1], 0);
+        }
+    }
+
+    #[test]
+    fn rss_is_read_from_proc() {
+        assert!(rss_bytes() > 0);
+    }
+}

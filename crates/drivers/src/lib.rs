@@ -1,0 +1,23 @@
+//! wtlsperf's drivers: everything with I/O around the sans-IO `wtls` crate that the
+//! commands and the evaluation campaign share: the PKI on disk, the in-memory handshake
+//! runner, the UDP gateway and client, the bearer relay, the open-loop load generator,
+//! the flood test, the WAP client and gateway and the other protocols' adapters.
+
+pub mod auth;
+pub mod bearer_cmd;
+pub mod cli_args;
+pub mod client_offer;
+pub mod counts;
+pub mod device;
+pub mod flood;
+pub mod gateway;
+pub mod load;
+pub mod pcap;
+pub mod pki_store;
+pub mod protocols;
+pub mod runner;
+pub mod setup;
+pub mod udp_client;
+pub mod wap_client;
+pub mod wap_gateway;
+pub mod wsp;

@@ -1,0 +1,345 @@
+//! `wtlsperf client`: the command line around the UDP client, one handshake (or
+//! `--count` of them) and an echo or a WAP fetch through each.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context};
+use wtls::handshake::{AuthMode, Client, ClientConfig, StoredSession};
+use wtls::msgs::common::CipherSuite;
+use wtls::probe::{HandshakeProbe, Message, Operation};
+use wtls::suite::Case;
+
+use wtlsperf_models::stats::median_p95_ms;
+
+use wtlsperf_drivers::cli_args::{HandshakeArgs, PackingArgs, PkiArgs};
+use wtlsperf_drivers::client_offer::{self, TrustedIdsArg};
+use wtlsperf_drivers::pcap::PcapWriter;
+use wtlsperf_drivers::setup::{self, Options};
+use wtlsperf_drivers::udp_client::{connect_client, probed_client, same_as, Exchange};
+use wtlsperf_drivers::wap_client;
+
+/// `wtlsperf client` arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Gateway (or bearer relay) address.
+    #[arg(long, default_value = "127.0.0.1:9202")]
+    pub connect: SocketAddr,
+    // The gateway's PKI; not read by an anonymous client that sends no trusted key ids.
+    #[command(flatten)]
+    pub pki: PkiArgs,
+    #[command(flatten)]
+    pub handshake: HandshakeArgs,
+    /// Handshakes to run (1 to 1,000,000).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub count: u32,
+    /// After the first full handshake, resume its session (abbreviated handshakes).
+    #[arg(long)]
+    pub resume: bool,
+    /// Write every datagram sent and received to this pcap file.
+    #[arg(long)]
+    pub pcap: Option<PathBuf>,
+    /// Overall time allowed per handshake.
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    pub timeout_ms: u64,
+    /// First retransmission timeout (doubles on each retransmission).
+    #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub rto_ms: u64,
+    /// Anonymous key exchange (RSA_anon / ECDH_anon on the leaf's parameters).
+    #[arg(long)]
+    pub anonymous: bool,
+    #[command(flatten)]
+    pub packing: PackingArgs,
+    /// A cipher suite to offer, BULK/MAC (e.g. RC5_CBC/SHA, DES_CBC/SHA,
+    /// RC5_CBC_56/SHA); repeat it to offer several, most preferred first. A weak suite
+    /// named here is offered, with a warning. Default: RC5_CBC/SHA.
+    #[arg(long = "cipher", value_name = "BULK/MAC", value_parser = client_offer::parse_cipher)]
+    pub ciphers: Vec<CipherSuite>,
+    /// What the ClientHello lists as trusted key ids: none, each CA's name, or each CA's
+    /// key hash. With --anonymous and none, no PKI is needed.
+    #[arg(long, value_enum, default_value = "name")]
+    pub trusted_ids: TrustedIdsArg,
+    /// Keys are refreshed every 2^N records (WTLS key_refresh, 0 to 15).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=15))]
+    pub key_refresh: u8,
+    /// After each handshake, fetch this URL with a connectionless WSP Get through the
+    /// secure channel, instead of the echo, and print the Reply's status, content type
+    /// and body size.
+    #[arg(long, value_name = "URL", value_parser = parse_wsp_url)]
+    pub wsp_get: Option<String>,
+    #[command(flatten)]
+    pub wap: wap_client::WapArgs,
+    /// Emulate this client device (e.g. nokia7650): each flight is held for the device's
+    /// processing time; an unknown name lists the profiles.
+    #[arg(long)]
+    pub device: Option<String>,
+}
+
+/// A URL for `--wsp-get`: non-empty, printable, and small enough for one datagram.
+fn parse_wsp_url(text: &str) -> Result<String, String> {
+    const MAX: usize = 16_384;
+    if text.is_empty() || text.len() > MAX || text.chars().any(char::is_control) {
+        return Err(format!(
+            "{text:?} is not a URL (1 to {MAX} bytes, no control characters)"
+        ));
+    }
+    Ok(text.to_string())
+}
+
+fn print_probe(probe: &HandshakeProbe) {
+    for m in Message::ALL {
+        if let Some(t) = probe.message(m) {
+            print!(
+                "  {:<9} {:>9.3} ms wall {:>9.3} ms cpu {:>5} B",
+                m.name(),
+                t.wall_ns as f64 / 1e6,
+                t.cpu_ns as f64 / 1e6,
+                t.bytes
+            );
+            let ops: Vec<String> = probe
+                .operations
+                .iter()
+                .filter(|o| o.message == m)
+                .map(|o| format!("{} {:.3} ms", o.operation.name(), o.wall_ns as f64 / 1e6))
+                .collect();
+            if !ops.is_empty() {
+                print!("  [{}]", ops.join(", "));
+            }
+            println!();
+        }
+    }
+    let pk: u64 = probe
+        .operations
+        .iter()
+        .filter(|o| Operation::is_public_key(o.operation))
+        .map(|o| o.wall_ns)
+        .sum();
+    println!(
+        "  client processing {:.3} ms (public-key {:.3} ms)",
+        probe.total_wall_ns() as f64 / 1e6,
+        pk as f64 / 1e6
+    );
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.wap.no_wtls {
+        return run_unsecured(&args);
+    }
+    let case = args.handshake.case;
+    // The capture's synthetic headers are IPv4 (see `pcap`).
+    anyhow::ensure!(
+        args.pcap.is_none() || args.connect.is_ipv4(),
+        "--pcap records IPv4 datagrams only, and --connect {} is IPv6",
+        args.connect
+    );
+    let cfg = Arc::new(command_config(&args, &case)?);
+    let auth = args.handshake.auth;
+    let device = wtlsperf_drivers::device::client_device(args.device.as_deref(), case, auth)?;
+    let mut pcap = match &args.pcap {
+        Some(path) => Some(PcapWriter::create(path).context("--pcap")?),
+        None => None,
+    };
+    let mut session: Option<StoredSession> = None;
+    let mut durations = Vec::new();
+    for i in 0..args.count {
+        // A fresh socket (so a fresh peer entry at the gateway) per handshake.
+        let sock = open_socket(args.connect)?;
+        let resume = if args.resume { session.clone() } else { None };
+        // The device's holds come on top of the time allowed.
+        let deadline = Instant::now()
+            + Duration::from_millis(args.timeout_ms)
+            + device.as_ref().map_or(Duration::ZERO, |d| {
+                Duration::from_secs_f64(d.steps.total_ms() / 1e3)
+            });
+        let connected = connect_client(
+            &sock,
+            args.connect,
+            probed_client(cfg.clone(), auth, resume),
+            device.as_ref().map(|d| &d.steps),
+            pcap.as_mut(),
+            deadline,
+        );
+        let (run, mut client) = match connected {
+            // A gateway serving several CAs picks its certificate by them.
+            Err(e) if args.trusted_ids == TrustedIdsArg::None && !args.anonymous => {
+                return Err(e.context(
+                    "with --trusted-ids none the gateway cannot tell which CA the client trusts",
+                ))
+            }
+            other => other?,
+        };
+        println!(
+            "handshake {} {:?} {} {}: {:.3} ms, {} retransmissions, {} datagrams / {} B sent, {} / {} B received",
+            i + 1,
+            run.kind,
+            case,
+            if args.anonymous {
+                "anonymous"
+            } else {
+                auth.name()
+            },
+            run.duration.as_secs_f64() * 1e3,
+            run.retransmissions,
+            run.datagrams_sent,
+            run.bytes_sent,
+            run.datagrams_received,
+            run.bytes_received
+        );
+        print_probe(&run.probe);
+        if let Some(path) = &args.wap.keylog {
+            wap_client::write_keylog(path, &client)?;
+        }
+        if let Some(d) = &device {
+            wtlsperf_drivers::device::print_emulation(d, run.held);
+        }
+        let mut exchange = Exchange {
+            sock: &sock,
+            peer: args.connect,
+            pcap: pcap.as_mut(),
+            retry: Duration::from_millis(args.rto_ms),
+            deadline: deadline + Duration::from_millis(args.timeout_ms),
+        };
+        let tid = (i % 256) as u16 * 3 + 1;
+        after_handshake(&mut exchange, &mut client, &args, tid)?;
+        if session.is_none() {
+            session = run.session.clone();
+        }
+        durations.push(run.duration);
+    }
+    if let Some(p) = pcap.as_mut() {
+        p.flush()?;
+    }
+    if durations.len() > 1 {
+        let (p50, p95) = median_p95_ms(&durations);
+        println!(
+            "{} handshakes: median {p50:.3} ms, p95 {p95:.3} ms",
+            durations.len()
+        );
+    }
+    Ok(())
+}
+
+/// What the command does with a fresh connection: fetch --wsp-get as a WAP browser if
+/// given, otherwise one echo; prints the result.
+fn after_handshake(
+    exchange: &mut Exchange<'_, '_>,
+    client: &mut Client,
+    args: &Args,
+    tid: u16,
+) -> anyhow::Result<()> {
+    let peer = exchange.peer;
+    match args.wsp_get.as_deref() {
+        Some(uri) => {
+            let socket =
+                wap_client::Socket::new(exchange.sock, peer, exchange.pcap.as_deref_mut())?;
+            let mut pipe = wap_client::WtlsPipe::new(socket, client);
+            let limits = wap_client::Limits {
+                retry: exchange.retry,
+                deadline: exchange.deadline,
+            };
+            let page = wap_client::fetch(&mut pipe, args.wap.wsp_mode, uri, tid, limits)?;
+            wap_client::print_page(uri, &page);
+        }
+        None => {
+            let data = b"wtlsperf echo";
+            let ((), rtt) = exchange.run(client, data, same_as(data))?.ok_or_else(|| {
+                anyhow!(
+                    "no echo from {peer} before the deadline (only wtlsperf gateway \
+                         echoes; fetch a page from a WAP gateway with --wsp-get URL)"
+                )
+            })?;
+            println!("  echo ok in {:.3} ms", rtt.as_secs_f64() * 1e3);
+        }
+    }
+    Ok(())
+}
+
+/// A socket for talking to `peer`, connected to it so that the kernel reports an ICMP
+/// port unreachable (ECONNREFUSED) instead of the client waiting out its time-out.
+fn open_socket(peer: SocketAddr) -> anyhow::Result<UdpSocket> {
+    let bind: SocketAddr = if peer.is_ipv4() {
+        (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+    } else {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    let sock = UdpSocket::bind(bind).context("binding the client's UDP socket")?;
+    sock.connect(peer)
+        .with_context(|| format!("--connect {peer}"))?;
+    Ok(sock)
+}
+
+/// The client configuration the command line asks for. An anonymous client that sends
+/// no trusted key ids authenticates nobody and needs no PKI, so it does not read (or
+/// create) `--pki`; every other client needs the gateway's PKI.
+fn command_config(args: &Args, case: &Case) -> anyhow::Result<ClientConfig> {
+    anyhow::ensure!(
+        !(args.anonymous && args.handshake.auth == AuthMode::Mutual),
+        "--auth mutual needs a client certificate, and --anonymous uses none"
+    );
+    let packing = args.packing.packing;
+    let mut cfg = if args.anonymous && args.trusted_ids == TrustedIdsArg::None {
+        client_offer::anonymous_config(case, packing)
+    } else {
+        // Only this case's CA certificate and client credentials (not the whole PKI).
+        let creds = args.pki.load_client(case)?;
+        let opts = Options {
+            packing,
+            ..Options::default()
+        };
+        if args.anonymous {
+            setup::anonymous_client_config_for(&creds, &opts)
+        } else {
+            setup::client_config_for(&creds, &opts, false)
+        }
+    };
+    for warning in client_offer::apply_ciphers(&mut cfg, &args.ciphers) {
+        eprintln!("wtlsperf: {warning}");
+    }
+    cfg.trusted_key_ids = args.trusted_ids.into();
+    cfg.key_refresh = args.key_refresh;
+    cfg.retransmit_timeout_ns = args.rto_ms * 1_000_000;
+    Ok(cfg)
+}
+
+/// `wtlsperf client --no-wtls --wsp-get URL`: the page over bare UDP, `--count` times.
+fn run_unsecured(args: &Args) -> anyhow::Result<()> {
+    let uri = args
+        .wsp_get
+        .as_deref()
+        .ok_or_else(|| anyhow!("--no-wtls needs --wsp-get URL"))?;
+    anyhow::ensure!(
+        args.pcap.is_none() || args.connect.is_ipv4(),
+        "--pcap records IPv4 datagrams only, and --connect {} is IPv6",
+        args.connect
+    );
+    let mut pcap = match &args.pcap {
+        Some(path) => Some(PcapWriter::create(path).context("--pcap")?),
+        None => None,
+    };
+    let mut first_tid: u16 = 1;
+    for _ in 0..args.count {
+        let bind = if args.connect.is_ipv4() {
+            "0.0.0.0:0"
+        } else {
+            "[::]:0"
+        };
+        let sock = UdpSocket::bind(bind).context("binding the client socket")?;
+        sock.connect(args.connect)
+            .with_context(|| format!("--connect {}", args.connect))?;
+        let limits = wap_client::Limits {
+            retry: Duration::from_millis(args.rto_ms),
+            deadline: Instant::now() + Duration::from_millis(args.timeout_ms),
+        };
+        let mut pipe =
+            wap_client::UdpPipe(wap_client::Socket::new(&sock, args.connect, pcap.as_mut())?);
+        let page = wap_client::fetch(&mut pipe, args.wap.wsp_mode, uri, first_tid, limits)?;
+        wap_client::print_page(uri, &page);
+        first_tid = first_tid.wrapping_add(3);
+    }
+    if let Some(p) = pcap.as_mut() {
+        p.flush()?;
+    }
+    Ok(())
+}

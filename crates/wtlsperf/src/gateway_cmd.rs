@@ -1,0 +1,113 @@
+//! `wtlsperf gateway` on the command line: its arguments, the checks that need more than
+//! one of them, and the run until it is stopped or its `--duration-s` is over.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wtls::endpoint::ResponseLimit;
+use wtlsperf_drivers::cli_args::{PackingArgs, ServedPkiArgs};
+use wtlsperf_drivers::gateway::cli::{
+    at_least_one, check_max_peers, gateway_options, run_length, RunLength,
+};
+use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
+use wtlsperf_drivers::setup::{self, ClientAuth};
+use wtlsperf_drivers::wap_gateway;
+
+/// `wtlsperf gateway` arguments.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:9202")]
+    pub listen: SocketAddr,
+    #[command(flatten)]
+    pub pki: ServedPkiArgs,
+    /// Worker threads (each with its own SO_REUSEPORT socket).
+    #[arg(long, default_value = "1", value_parser = at_least_one, allow_negative_numbers = true)]
+    pub workers: usize,
+    /// Share the port with sockets already bound to it (e.g. another gateway).
+    #[arg(long)]
+    pub reuse_port: bool,
+    /// How client certificates are treated.
+    #[arg(long, value_enum, default_value = "optional")]
+    pub client_auth: ClientAuth,
+    /// Most connections holding state at once (bounded by the memory available: about
+    /// 2.3 KB each).
+    #[arg(long, default_value = "100000", value_parser = at_least_one, allow_negative_numbers = true)]
+    pub max_peers: usize,
+    /// A handshake not finished this long after its first datagram is forgotten.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub handshake_timeout_ms: u64,
+    /// An established peer silent this long is forgotten.
+    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout_ms: u64,
+    /// Bytes per second the gateway sends toward one address that has not completed a
+    /// handshake (per worker; 0: no limit).
+    #[arg(long, default_value_t = ResponseLimit::default().address_bytes_per_s)]
+    pub rrl_address_bytes: u64,
+    /// Bytes per second toward one such /24 (IPv4) or /56 (IPv6) prefix (per worker; 0: no
+    /// limit).
+    #[arg(long, default_value_t = ResponseLimit::default().prefix_bytes_per_s)]
+    pub rrl_prefix_bytes: u64,
+    /// Accept weak (export, NULL, truncated-MAC) cipher suites and anonymous key exchange.
+    #[arg(long)]
+    pub allow_weak: bool,
+    #[command(flatten)]
+    pub packing: PackingArgs,
+    /// Pin worker i to the i-th of these CPUs (comma-separated), e.g. `--cpus 1`.
+    #[arg(long, value_delimiter = ',')]
+    pub cpus: Vec<usize>,
+    /// Poll the socket without sleeping (only with pinned workers).
+    #[arg(long)]
+    pub busy_poll: bool,
+    /// Stop by itself after this many seconds (`inf`: run until stopped).
+    #[arg(long, value_parser = run_length, allow_negative_numbers = true)]
+    pub duration_s: Option<RunLength>,
+    #[command(flatten)]
+    pub wap: wap_gateway::WapArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    check_max_peers(args.max_peers)?;
+    let store = args.pki.open()?;
+    let opts = gateway_options(args.allow_weak, args.packing.packing);
+    let server = setup::gateway_server_config(&store, args.client_auth, &opts)?;
+    if args.wap.wap {
+        let run_for = args.duration_s.and_then(|r| r.0);
+        return wap_gateway::run(args.listen, &args.wap, Arc::new(server), run_for);
+    }
+    let cfg = GatewayConfig {
+        listen: args.listen,
+        workers: args.workers,
+        server: Arc::new(server),
+        max_peers: args.max_peers,
+        handshake_timeout: Duration::from_millis(args.handshake_timeout_ms),
+        idle_timeout: Duration::from_millis(args.idle_timeout_ms),
+        record_jobs: false,
+        cpu_affinity: args.cpus.clone(),
+        busy_poll: args.busy_poll,
+        response_limit: ResponseLimit {
+            address_bytes_per_s: args.rrl_address_bytes,
+            prefix_bytes_per_s: args.rrl_prefix_bytes,
+            ..ResponseLimit::default()
+        },
+        reuse_port: args.reuse_port,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
+    let handle = spawn_gateway(cfg)?;
+    eprintln!("wtlsperf gateway listening on {}", handle.local_addr());
+    let deadline = args
+        .duration_s
+        .and_then(|r| r.0)
+        .and_then(|d| Instant::now().checked_add(d));
+    while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tracing::info!("gateway stopping");
+    let stats = handle.shutdown();
+    println!("{}", serde_json::to_string_pretty(&stats)?);
+    Ok(())
+}
