@@ -172,8 +172,10 @@ impl<'a> Sides<'a> {
             for p in bearers {
                 let mtu = p.datagram_payload_limit();
                 if !dtls13.iter().any(|(k, m, _)| *k == ml_kem && *m == mtu) {
-                    let cfg = wtlsperf_drivers::protocols::dtls13::Dtls13Config::new(dtls13_suite(ml_kem))?
-                        .with_mtu(mtu);
+                    let cfg = wtlsperf_drivers::protocols::dtls13::Dtls13Config::new(
+                        dtls13_suite(ml_kem),
+                    )?
+                    .with_mtu(mtu);
                     dtls13.push((ml_kem, mtu, cfg));
                 }
             }

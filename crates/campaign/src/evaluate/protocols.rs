@@ -597,8 +597,10 @@ fn run_jobs(
                 let steps = match &devices[job.device] {
                     Device::ThisMachine => None,
                     Device::Profile(d) => Some(
-                        wtlsperf_drivers::protocols::model_dtls13::client_steps(suite, d, &published)
-                            .map_err(|e| anyhow::anyhow!("dtls1.3 {}: {e}", suite.name()))?,
+                        wtlsperf_drivers::protocols::model_dtls13::client_steps(
+                            suite, d, &published,
+                        )
+                        .map_err(|e| anyhow::anyhow!("dtls1.3 {}: {e}", suite.name()))?,
                     ),
                 };
                 let r = modern.run_dtls13(suite, &p, seed, steps.as_ref(), deadline)?;
