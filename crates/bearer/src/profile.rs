@@ -466,8 +466,9 @@ mod tests {
     #[test]
     fn every_registered_profile_resolves_and_is_valid() {
         let all = profiles().unwrap();
-        // loopback, gsm-csd, 7 GPRS slots, 3 GPRS cases, 2 Levi-Savas, 20 Herwono, 4 modern.
-        assert_eq!(all.len(), 1 + 1 + 7 + 3 + 2 + 20 + 4);
+        // loopback, gsm-csd, 7 GPRS slots, 3 GPRS cases, 2 Levi-Savas, 20 Herwono, 4 modern,
+        // NB-IoT over a GEO satellite.
+        assert_eq!(all.len(), 1 + 1 + 7 + 3 + 2 + 20 + 4 + 1);
         for p in &all {
             let found = profile(&p.name).expect("registered name resolves");
             assert_eq!(&found, p);
@@ -595,6 +596,16 @@ mod tests {
                 26_000.0,
                 DelayDistribution::LogNormal {
                     mean_ms: 800.0,
+                    sd_ms: 400.0,
+                },
+            ),
+            // the nb-iot row plus 3GPP TR 38.821's 270.73 ms one-way GEO propagation
+            (
+                "nb-iot-ntn-geo".to_owned(),
+                62_500.0,
+                26_000.0,
+                DelayDistribution::LogNormal {
+                    mean_ms: 1070.73,
                     sd_ms: 400.0,
                 },
             ),
