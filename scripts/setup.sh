@@ -11,6 +11,9 @@
 # bearerbox, wapbox and the test programs fakewap and decompile under /usr/lib/kannel/test/)
 # is the independent WAP peer of crates/wtlsperf/tests/wap.rs; the tests start and stop
 # their own daemons, so the package's service is not needed (it is left as installed).
+# redis-server (Debian's redis-server, with redis-cli) is the gateways' shared session
+# store (`gateway --session-store`); crates/wtlsperf/tests/session_store.rs starts its own
+# servers on loopback, so the package's service is not needed.
 # Rust itself comes from rustup (not installed here).
 # The `dtls13` feature's wolfSSL (vendored by the wolfssl-sys crate) is configured with
 # autotools (autoconf, automake, libtool) and its bindings made by bindgen, which loads
@@ -28,6 +31,7 @@ command -v libtoolize >/dev/null 2>&1 || need+=(libtool)
 ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
 [ -x /usr/sbin/wapbox ] || need+=(kannel)
 [ -x /usr/lib/kannel/test/fakewap ] || need+=(kannel-extras)
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}" >&2
   SUDO=""

@@ -10,5 +10,7 @@ export WTLSPERF_REQUIRE_TSHARK=1
 export WTLSPERF_REQUIRE_VALGRIND=1
 # Kannel (wapbox, fakewap, decompile: tests/wap.rs) likewise, installed by setup.sh.
 export WTLSPERF_REQUIRE_KANNEL=1
+# redis-server (tests/session_store.rs), installed by setup.sh.
+export WTLSPERF_REQUIRE_REDIS_SERVER=1
 # `dtls13`: DTLS 1.3 and ML-KEM through wolfSSL (GPL-2.0-or-later; README, "Licence").
 cargo test --workspace --features wtlsperf/dtls13

@@ -2,8 +2,10 @@
 //! clients keep handshaking, to measure what half-open state costs and whether the
 //! gateway's peer bound protects the clients that finish their handshakes.
 //!
-//! Every flood ClientHello is a real one (from the sans-IO client, with a fresh random)
-//! and comes from a fresh source: `--sources` loopback addresses across 127.0.0.0/8,
+//! The flood and its legitimate clients are any protocol on the spine: WTLS's `--case`,
+//! or a DTLS 1.2 or EDHOC `--suite` against that protocol's own server behind the same
+//! gateway worker. Every flood datagram is a real first flight (a ClientHello, or EDHOC's
+//! message_1) from a fresh client of the protocol, and comes from a fresh source: `--sources` loopback addresses across 127.0.0.0/8,
 //! and a new ephemeral port for every datagram, so each one makes the gateway create
 //! state for a new peer, exactly what a spoofed-source flood does. The flood never
 //! completes a handshake and never answers the server, so every entry stays half-open
@@ -30,14 +32,23 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+use rand::rngs::StdRng;
+use rand::SeedableRng;
 use wtls::endpoint::ResponseLimit;
 use wtls::handshake::{AuthMode, Client, ClientConfig};
 use wtls::probe::Probe;
+use wtlsperf_spine::Handshake;
 
 use crate::cli_args::{HandshakeArgs, ServedPkiArgs};
 use crate::gateway::cli::{at_least_one, check_max_peers, positive_seconds};
-use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, GatewayStats};
+use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, GatewayStats, ServeProtocol};
+use crate::load::protocols::{dtls_servers, edhoc_servers, is_dtls};
+use crate::load::protocols::{DtlsClients, EdhocClients, WtlsClients};
+use crate::load::LoadClients;
 use crate::pki_store::PkiStore;
+use crate::protocols::dtls::DtlsConfig;
+use crate::protocols::edhoc::EdhocConfig;
+use crate::protocols::Suite;
 use crate::setup::{self, ClientAuth, Options};
 
 pub mod reflection;
@@ -48,6 +59,13 @@ pub const MAX_DURATION_S: f64 = 300.0;
 const MAX_RATE: f64 = 1e6;
 /// Most idle established peers `--fill-established` makes.
 const MAX_FILL: usize = 100_000;
+/// Distinct first flights made before a flood at most; a longer flood sends them again,
+/// each from a fresh source, where it opens fresh state just the same (every server
+/// behind the worker keys its state by address). Making them up front keeps the flood's
+/// pace free of the client's work (an EDHOC message_1 costs a key generation).
+const FLIGHT_POOL: u64 = 16_384;
+/// Seed of the flood's own clients (EDHOC connection identifiers, resumption draws).
+const FLOOD_SEED: u64 = 0xF100D;
 /// Offset of the 12 random bytes after gmt_unix_time in a ClientHello datagram whose
 /// record carries L and S: record header (5), handshake header (3), version (1), time (4).
 const RANDOM_BYTES_AT: usize = 5 + 3 + 1 + 4;
@@ -92,6 +110,10 @@ pub struct Args {
     /// --connect is configured.
     #[arg(long)]
     pub reflection: bool,
+    /// With --reflection: source ports the victim's ClientHellos come from, in turn (a
+    /// forger varies its source port freely, and each port may reach another worker).
+    #[arg(long, default_value = "1", value_parser = source_ports, allow_negative_numbers = true)]
+    pub source_ports: usize,
     /// In-process gateway: response budget per unverified address, bytes/s (0: none).
     #[arg(long, default_value_t = ResponseLimit::default().address_bytes_per_s)]
     pub rrl_address_bytes: u64,
@@ -101,6 +123,11 @@ pub struct Args {
     /// Legitimate handshakes started per second during the flood.
     #[arg(long, default_value_t = 4.0)]
     pub legit_rate: f64,
+    /// Flood a DTLS 1.2 or EDHOC suite instead of the WTLS case: its own server in process
+    /// behind the same gateway worker, or a server of that suite at --connect
+    /// (`ecdhe-ecdsa-p256-ccm8`, `psk-ccm8`, `method3-suite2`, ...).
+    #[arg(long, value_parser = parse_suite, conflicts_with = "reflection")]
+    pub suite: Option<Suite>,
     // The case of every client (flood and legitimate); the authentication of the
     // legitimate ones.
     #[command(flatten)]
@@ -118,6 +145,22 @@ fn positive_seconds_as_rate(s: &str) -> Result<f64, String> {
         ));
     }
     Ok(x)
+}
+
+/// Most source ports `--source-ports` opens.
+const MAX_SOURCE_PORTS: usize = 1024;
+
+/// A number of source ports: 1 to [`MAX_SOURCE_PORTS`].
+fn source_ports(s: &str) -> Result<usize, String> {
+    let n = at_least_one(s)?;
+    if n > MAX_SOURCE_PORTS {
+        return Err(format!("at most {MAX_SOURCE_PORTS}, got {n}"));
+    }
+    Ok(n)
+}
+
+fn parse_suite(s: &str) -> Result<Suite, String> {
+    Suite::parse(s).map_err(|e| e.to_string())
 }
 
 /// A flood duration: positive and at most [`MAX_DURATION_S`].
@@ -155,6 +198,8 @@ pub struct FloodReport {
     pub bytes_per_half_open: f64,
     pub refused: u64,
     pub evicted: u64,
+    /// In-process only: datagrams the gateway's workers took (flood and legitimate).
+    pub gateway_datagrams_received: u64,
     /// Idle established peers made before the flood, and how many of them were
     /// evicted for newcomers (in process).
     pub filled: u64,
@@ -209,14 +254,24 @@ fn prepare(args: &Args) -> anyhow::Result<(PkiStore, Arc<ClientConfig>, Vec<u8>)
     Ok((store, client_cfg, hello))
 }
 
-/// An in-process gateway for the flood, with `limit` toward unverified addresses.
+/// An in-process WTLS gateway for the flood, with `limit` toward unverified addresses.
 fn in_process_gateway(
     args: &Args,
     store: &PkiStore,
     limit: ResponseLimit,
 ) -> anyhow::Result<GatewayHandle> {
     let server = setup::gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
-    let mut cfg = GatewayConfig::new("127.0.0.1:0".parse()?, Arc::new(server));
+    spawn_in_process(args, Arc::new(server), limit)
+}
+
+/// An in-process gateway of any protocol's `server`, with the flood's bounds and `limit`
+/// toward unverified addresses (where the protocol's endpoint has a limiter).
+fn spawn_in_process<P: ServeProtocol>(
+    args: &Args,
+    server: P,
+    limit: ResponseLimit,
+) -> anyhow::Result<GatewayHandle> {
+    let mut cfg = GatewayConfig::new("127.0.0.1:0".parse()?, server);
     cfg.workers = args.workers;
     cfg.max_peers = args.max_peers;
     cfg.handshake_timeout = Duration::from_millis(args.handshake_timeout_ms);
@@ -231,27 +286,40 @@ fn legit_ip(k: u64) -> Ipv4Addr {
     Ipv4Addr::new(127, 0, ((k / 250) % 250) as u8, (2 + k % 250) as u8)
 }
 
-/// Completes `n` handshakes from addresses of their own (127.255.x.y) that then stay
-/// idle; returns how many completed.
-fn fill_established(target: SocketAddr, cfg: &Arc<ClientConfig>, auth: AuthMode, n: usize) -> u64 {
+/// Completes `n` handshakes of `clients` from addresses of their own (127.255.x.y) that
+/// then stay idle; returns how many completed.
+fn fill_established<L: LoadClients>(target: SocketAddr, clients: &mut L, n: usize) -> u64 {
+    let mut rng = StdRng::seed_from_u64(FLOOD_SEED ^ 1);
     let mut done = 0;
     for k in 0..n {
         let ip = Ipv4Addr::new(127, 255, (k / 250) as u8, (2 + k % 250) as u8);
-        let ok = UdpSocket::bind((ip, 0)).is_ok_and(|sock| {
-            crate::udp_client::handshake_once(
-                &sock,
-                target,
-                cfg.clone(),
-                auth,
-                None,
-                None,
-                Instant::now() + Duration::from_secs(10),
-            )
-            .is_ok()
-        });
+        let Some((mut client, _)) = clients.client(setup::now(), &mut rng) else {
+            continue;
+        };
+        let ok = UdpSocket::bind((ip, 0))
+            .is_ok_and(|sock| legitimate_handshake(&sock, target, &mut client).is_ok());
         done += u64::from(ok);
     }
     done
+}
+
+/// One handshake of `client` with the gateway at `target`, through the one UDP driver.
+fn legitimate_handshake<H: Handshake>(
+    sock: &UdpSocket,
+    target: SocketAddr,
+    client: &mut H,
+) -> anyhow::Result<Duration> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let run = crate::udp_client::drive::run_handshake(
+        sock,
+        target,
+        client,
+        None,
+        None,
+        deadline,
+        &|_| None,
+    )?;
+    Ok(run.duration)
 }
 
 /// Resident set size of this process, from /proc/self/statm (pages x page size).
@@ -284,47 +352,46 @@ fn source_ip(n: u64, sources: usize) -> Ipv4Addr {
 /// Handshake durations of the legitimate clients (`None`: failed).
 type LegitTimes = Arc<Mutex<Vec<Option<Duration>>>>;
 
-/// Legitimate clients: one new handshake every 1/`rate` s until `end`, each on its own
-/// thread (so a slow one does not delay the next start) and from its own address.
-fn spawn_legitimate(
+/// Legitimate clients: one new handshake of `clients` every 1/`rate` s until `end`, each
+/// on its own thread (so a slow one does not delay the next start) and from its own
+/// address.
+fn spawn_legitimate<L>(
     target: SocketAddr,
-    cfg: Arc<ClientConfig>,
-    auth: AuthMode,
+    mut clients: L,
     rate: f64,
     stop: Arc<AtomicBool>,
     end: Instant,
-) -> (std::thread::JoinHandle<()>, LegitTimes) {
+) -> (std::thread::JoinHandle<()>, LegitTimes)
+where
+    L: LoadClients + Send + 'static,
+    L::Client: Send + 'static,
+{
     let legit_times: LegitTimes = Arc::default();
     let times = legit_times.clone();
     let period = Duration::from_secs_f64(1.0 / rate.max(0.01));
     let enabled = rate > 0.0;
     let thread = std::thread::spawn(move || {
+        let mut rng = StdRng::seed_from_u64(FLOOD_SEED ^ 2);
         let mut handles = Vec::new();
         let mut next = Instant::now();
         let mut k = 0;
         while enabled && !stop.load(Ordering::SeqCst) && Instant::now() < end {
-            let (times, cfg) = (times.clone(), cfg.clone());
+            let times = times.clone();
             let ip = legit_ip(k);
             k += 1;
+            let client = clients.client(setup::now(), &mut rng);
             handles.push(std::thread::spawn(move || {
-                let outcome = UdpSocket::bind((ip, 0))
-                    .map_err(anyhow::Error::from)
-                    .and_then(|sock| {
-                        crate::udp_client::handshake_once(
-                            &sock,
-                            target,
-                            cfg,
-                            auth,
-                            None,
-                            None,
-                            Instant::now() + Duration::from_secs(10),
-                        )
+                let outcome = client
+                    .context("the protocol made no client")
+                    .and_then(|(mut client, _)| {
+                        let sock = UdpSocket::bind((ip, 0))?;
+                        legitimate_handshake(&sock, target, &mut client)
                     });
                 if let Err(e) = &outcome {
                     tracing::warn!(client = %ip, error = %format!("{e:#}"), "legitimate handshake failed");
                 }
                 let mut t = times.lock().unwrap_or_else(|p| p.into_inner());
-                t.push(outcome.ok().map(|r| r.duration));
+                t.push(outcome.ok());
             }));
             next += period;
             if let Some(wait) = next.checked_duration_since(Instant::now()) {
@@ -338,6 +405,26 @@ fn spawn_legitimate(
     (thread, legit_times)
 }
 
+/// `n` distinct first flights of `clients` (each client's first datagram), made before
+/// the flood.
+fn first_flights<L: LoadClients>(clients: &mut L, n: u64) -> anyhow::Result<Vec<Vec<u8>>> {
+    let mut rng = StdRng::seed_from_u64(FLOOD_SEED);
+    (0..n.max(1))
+        .map(|_| {
+            let now = setup::now();
+            let (mut client, _) = clients
+                .client(now, &mut rng)
+                .context("the protocol made no client")?;
+            client
+                .start(now)
+                .datagrams
+                .into_iter()
+                .next()
+                .context("the client's first flight is empty")
+        })
+        .collect()
+}
+
 /// What the paced flood sent and the peaks sampled meanwhile.
 struct Paced {
     sent: u64,
@@ -347,13 +434,13 @@ struct Paced {
     rss_peak: u64,
 }
 
-/// The flood itself, paced in 1 ms steps: ClientHellos from ever new source ports until
-/// `total` are sent or `end`; samples the in-process gateway's state and the process's
-/// RSS every 100 ms.
+/// The flood itself, paced in 1 ms steps: the first `flights` in turn, from ever new
+/// source ports, until `total` are sent or `end`; samples the in-process gateway's state
+/// and the process's RSS every 100 ms.
 #[allow(clippy::too_many_arguments)]
 fn send_flood(
     args: &Args,
-    hello: &[u8],
+    flights: &[Vec<u8>],
     target: SocketAddr,
     gateway: Option<&GatewayHandle>,
     total: u64,
@@ -366,13 +453,12 @@ fn send_flood(
     let mut peak = (0u64, 0u64);
     let mut rss_peak = rss_start;
     let mut last_sample = Instant::now();
-    let mut datagram = hello.to_vec();
     while sent < total && Instant::now() < end {
         let due = ((started.elapsed().as_secs_f64() * args.rate) as u64).min(total);
         while sent < due {
-            datagram[RANDOM_BYTES_AT..RANDOM_BYTES_AT + 8].copy_from_slice(&sent.to_be_bytes());
+            let datagram = &flights[(sent % flights.len() as u64) as usize];
             let ok = UdpSocket::bind((source_ip(sent, args.sources), 0))
-                .and_then(|s| s.send_to(&datagram, target));
+                .and_then(|s| s.send_to(datagram, target));
             if ok.is_err() {
                 errors += 1;
             }
@@ -382,7 +468,10 @@ fn send_flood(
             last_sample = Instant::now();
             if let Some(g) = gateway {
                 let s = g.stats();
-                if s.state_bytes > peak.0 {
+                // Where the protocol's endpoint estimates no state (DTLS 1.2, EDHOC), the
+                // half-open count alone marks the peak; RSS then prices it.
+                let higher = s.state_bytes > peak.0 || (s.state_bytes == 0 && s.half_open > peak.1);
+                if higher {
                     peak = (s.state_bytes, s.half_open);
                 }
             }
@@ -441,49 +530,76 @@ fn report_of(
     }
     if let Some(s) = final_stats {
         report.refused = s.refused;
+        report.gateway_datagrams_received = s.datagrams_received;
         report.evicted = s.evicted;
         report.evicted_idle = s.evicted_idle;
     }
     report
 }
 
-/// Runs the flood and the legitimate clients; returns the measurements.
+/// Runs the flood and the legitimate clients of the WTLS case or of `--suite`; returns
+/// the measurements.
 pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
+    let Some(suite) = args.suite else {
+        let (store, client_cfg, _) = prepare(args)?;
+        let clients = WtlsClients::new(client_cfg, args.handshake.auth, 0.0);
+        let server = if args.in_process {
+            let cfg =
+                setup::gateway_server_config(&store, ClientAuth::Optional, &Options::default())?;
+            Some(Arc::new(cfg))
+        } else {
+            None
+        };
+        return flood_with(args, clients, server);
+    };
+    if is_dtls(suite) {
+        let cfg = Arc::new(DtlsConfig::new(suite)?.in_real_time());
+        let server = args.in_process.then(|| dtls_servers(cfg.clone()));
+        flood_with(args, DtlsClients(cfg), server)
+    } else {
+        let cfg = Arc::new(EdhocConfig::new()?);
+        let server = args.in_process.then(|| edhoc_servers(cfg.clone()));
+        let clients = EdhocClients {
+            cfg,
+            next_seed: FLOOD_SEED << 32,
+        };
+        flood_with(args, clients, server)
+    }
+}
+
+/// The flood of `clients`' first flights against `server` in process (or `--connect`),
+/// with legitimate handshakes of the same protocol meanwhile.
+fn flood_with<L, P>(args: &Args, mut clients: L, server: Option<P>) -> anyhow::Result<FloodReport>
+where
+    L: LoadClients + Send + 'static,
+    L::Client: Send + 'static,
+    P: ServeProtocol,
+{
     let duration =
         Duration::try_from_secs_f64(args.duration.min(MAX_DURATION_S)).context("--duration")?;
     let total = (args.rate * duration.as_secs_f64()).ceil() as u64;
-    let (store, client_cfg, hello) = prepare(args)?;
-    let auth = args.handshake.auth;
+    let flights = first_flights(&mut clients, total.min(FLIGHT_POOL))?;
 
     let rss_start = rss_bytes();
-    let gateway: Option<GatewayHandle> = if args.in_process {
-        Some(in_process_gateway(args, &store, args.response_limit())?)
-    } else {
-        None
+    let gateway = match server {
+        Some(server) => Some(spawn_in_process(args, server, args.response_limit())?),
+        None => None,
     };
     let target = match (&gateway, args.connect) {
         (Some(g), _) => g.local_addr(),
         (None, Some(a)) => a,
         (None, None) => bail!("give --connect ADDR or --in-process"),
     };
-    let filled = fill_established(target, &client_cfg, auth, args.fill_established);
+    let filled = fill_established(target, &mut clients, args.fill_established);
 
     let stop = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let end = started + duration;
-
-    let (legit, legit_times) = spawn_legitimate(
-        target,
-        client_cfg.clone(),
-        auth,
-        args.legit_rate,
-        stop.clone(),
-        end,
-    );
-
+    let (legit, legit_times) =
+        spawn_legitimate(target, clients, args.legit_rate, stop.clone(), end);
     let paced = send_flood(
         args,
-        &hello,
+        &flights,
         target,
         gateway.as_ref(),
         total,
@@ -524,17 +640,20 @@ fn print_report(args: &Args, r: &FloodReport) {
     } else {
         0.0
     };
+    let offered = match args.suite {
+        Some(suite) => suite.name().to_owned(),
+        None => format!(
+            "{}, {}",
+            args.handshake.case,
+            match args.handshake.auth {
+                AuthMode::ServerAuth => "server-auth",
+                AuthMode::Mutual => "mutual",
+            }
+        ),
+    };
     println!(
-        "legitimate ({}, {}): {}/{} completed ({ratio:.1} %), p50 {:.2} ms, p95 {:.2} ms",
-        args.handshake.case,
-        match args.handshake.auth {
-            AuthMode::ServerAuth => "server-auth",
-            AuthMode::Mutual => "mutual",
-        },
-        r.legit_completed,
-        r.legit_attempted,
-        r.legit_p50_ms,
-        r.legit_p95_ms
+        "legitimate ({offered}): {}/{} completed ({ratio:.1} %), p50 {:.2} ms, p95 {:.2} ms",
+        r.legit_completed, r.legit_attempted, r.legit_p50_ms, r.legit_p95_ms
     );
     if r.filled > 0 {
         println!(
@@ -547,6 +666,12 @@ fn print_report(args: &Args, r: &FloodReport) {
             "gateway (max_peers {}): peak state {} B, established fillers included (run \
              without --fill-established for the bytes per half-open handshake)",
             args.max_peers, r.peak_state_bytes
+        );
+    } else if args.in_process && r.peak_state_bytes == 0 {
+        println!(
+            "gateway (max_peers {}, handshake timeout {} ms): peak {} half-open; this \
+             protocol's endpoint gives no state estimate, the RSS line below prices them",
+            args.max_peers, args.handshake_timeout_ms, r.peak_half_open
         );
     } else if args.in_process {
         println!(

@@ -11,9 +11,11 @@
 //!
 //! Each worker drives one [`wtls::endpoint::Endpoint`], which holds the per-peer policy:
 //! the peer table (at most `max_peers` connections per gateway, split evenly over the
-//! workers), expiry, eviction, the bound on re-answered ClientHellos and the response-rate
-//! limiter (whose budgets are therefore per worker). The worker only moves datagrams,
-//! echoes application data and keeps the job log.
+//! workers), expiry, eviction and the bound on re-answered ClientHellos. The response-rate
+//! limiter is the gateway's, one for all workers ([`wtls::endpoint::ResponseLimiter`],
+//! sharded locks): a forger who varies its source port reaches several workers but one
+//! budget per address, and a client proven on one worker is proven on all. The worker
+//! only moves datagrams, echoes application data and keeps the job log.
 //!
 //! Jobs: every datagram processed while its peer was handshaking is a job of the queue
 //! model. Its arrival is the kernel receive timestamp (`SO_TIMESTAMPNS`, CLOCK_REALTIME),
@@ -37,7 +39,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde::Serialize;
-use wtls::endpoint::{EndpointConfig, ResponseLimit};
+use wtls::endpoint::{EndpointConfig, ResponseLimit, ResponseLimiter};
 use wtls::handshake::ServerConfig;
 
 pub mod cli;
@@ -84,7 +86,7 @@ pub struct GatewayConfig<P = Arc<ServerConfig>> {
     /// time (the scheduler's wake-up of a blocked thread takes tens of microseconds,
     /// comparable to a fast handshake job). Only sensible with a pinned worker.
     pub busy_poll: bool,
-    /// Byte budgets toward unverified addresses (per worker).
+    /// Byte budgets toward unverified addresses (shared by all workers).
     pub response_limit: ResponseLimit,
     /// Join a port other sockets already listen on (`SO_REUSEPORT`), e.g. a second
     /// gateway sharing the traffic. Off: a port in use is an error.
@@ -271,6 +273,10 @@ pub struct GatewayStats {
     pub kernel_timestamps: u64,
     /// CPU time of the worker threads so far, ns (updated at every sweep).
     pub worker_cpu_ns: u64,
+    /// The shared session store's counters (`gateway --session-store`; absent with the
+    /// in-process cache).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_store: Option<crate::session_store::SessionStoreStats>,
 }
 
 impl GatewayStats {
@@ -378,6 +384,11 @@ pub fn spawn_gateway<P: ServeProtocol>(cfg: GatewayConfig<P>) -> anyhow::Result<
         <P::Endpoint as ServerEndpoint>::add_stats,
     ));
     let endpoint_config = cfg.endpoint_config();
+    // One limiter for every worker; its proofs last as long as an idle connection.
+    let limiter = Arc::new(ResponseLimiter::new(
+        cfg.response_limit,
+        endpoint_config.idle_timeout_ns,
+    ));
     let mut threads = Vec::new();
     for (index, socket) in sockets.into_iter().enumerate() {
         let cpu = (!cfg.cpu_affinity.is_empty())
@@ -386,7 +397,7 @@ pub fn spawn_gateway<P: ServeProtocol>(cfg: GatewayConfig<P>) -> anyhow::Result<
             index,
             socket,
             shared.clone(),
-            cfg.server.endpoint(endpoint_config),
+            cfg.server.endpoint(endpoint_config, &limiter),
             cpu,
             cfg.busy_poll,
         );

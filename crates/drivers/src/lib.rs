@@ -16,6 +16,7 @@ pub mod pcap;
 pub mod pki_store;
 pub mod protocols;
 pub mod runner;
+pub mod session_store;
 pub mod setup;
 pub mod udp_client;
 pub mod wap_client;

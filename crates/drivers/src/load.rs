@@ -49,7 +49,7 @@ mod clients;
 mod files;
 mod generator;
 mod jobs;
-mod protocols;
+pub(crate) mod protocols;
 
 use capacity::server_cpu_samples_on;
 use clients::{cheap_client_config, open_client_socket, raise_fd_limit, RestoreAffinity};

@@ -7,7 +7,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use wtls::codec::Codec;
 use wtls::handshake::{
     AuthMode, ClientConfig, KeyExchangeOffer, Now, Packing, Policy, ServerConfig, ServerCredential,
-    SessionCache,
+    SessionCache, SessionStore,
 };
 use wtls::keyed_map::KeyedMap;
 use wtls::msgs::common::{CipherSuite, Identifier};
@@ -148,10 +148,8 @@ fn apply(server: &mut ServerConfig, client_auth: ClientAuth, opts: &Options) {
     server.packing = opts.packing;
     server.policy = opts.policy;
     server.session_cache = (opts.session_cache_capacity > 0).then(|| {
-        Arc::new(Mutex::new(SessionCache::new(
-            opts.session_cache_capacity,
-            opts.session_lifetime_ns,
-        )))
+        let cache = SessionCache::new(opts.session_cache_capacity, opts.session_lifetime_ns);
+        Arc::new(Mutex::new(cache)) as Arc<dyn SessionStore>
     });
 }
 

@@ -20,64 +20,129 @@ impl Verdict {
     }
 }
 
+/// A source study, for the passage a finding's claim rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Study {
+    /// Bayoglu, M.Sc. thesis, METU 2004: the WTLS handshake's performance.
+    Bayoglu2004,
+    /// Herwono and Liebhardt 2001: the performance of WAP's security protocols.
+    HerwonoLiebhardt2001Wap,
+    /// Herwono and Liebhardt 2001: WTLS in mobile commerce (signText).
+    HerwonoLiebhardt2001Mcommerce,
+    /// Levi and Savas 2003: public-key operations in WTLS.
+    LeviSavas2003,
+}
+
+impl Study {
+    /// Every study, in the order the seeds list them.
+    pub const ALL: [Study; 4] = [
+        Study::Bayoglu2004,
+        Study::HerwonoLiebhardt2001Wap,
+        Study::HerwonoLiebhardt2001Mcommerce,
+        Study::LeviSavas2003,
+    ];
+
+    /// How the report cites the study.
+    pub fn citation(self) -> &'static str {
+        match self {
+            Self::Bayoglu2004 => "Bayoglu 2004",
+            Self::HerwonoLiebhardt2001Wap => "Herwono-Liebhardt 2001 (WAP security protocols)",
+            Self::HerwonoLiebhardt2001Mcommerce => "Herwono-Liebhardt 2001 (WTLS in m-commerce)",
+            Self::LeviSavas2003 => "Levi-Savas 2003",
+        }
+    }
+
+    /// The file name of the study's text under `data/seeds/`.
+    pub fn seed_file(self) -> &'static str {
+        match self {
+            Self::Bayoglu2004 => "bayoglu2004_wtls_handshake_thesis.txt",
+            Self::HerwonoLiebhardt2001Wap => "herwono_liebhardt2001_wap_security_protocols.txt",
+            Self::HerwonoLiebhardt2001Mcommerce => "herwono_liebhardt2001_wtls_mcommerce.txt",
+            Self::LeviSavas2003 => "levi_savas2003_pk_operations_in_wtls.txt",
+        }
+    }
+}
+
+/// What an attribution to a study rests on: the study, the place in it (section, table,
+/// equation) and the passage quoted word for word, so that a test can find the passage
+/// in the study's text and a reader can find it in the study.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Passage {
+    pub study: Study,
+    pub place: &'static str,
+    pub quote: &'static str,
+}
+
+impl Passage {
+    /// `Bayoglu 2004, section 4.4: "..."`.
+    pub fn cite(&self) -> String {
+        format!(
+            "{}, {}: \"{}\"",
+            self.study.citation(),
+            self.place,
+            self.quote
+        )
+    }
+}
+
 /// What a finding tests. A study's claim checked against the study's data or our run is
-/// not the same kind of result as our own model checked against our run, or our bearer
-/// emulator checked against the model whose parameters it enforces: the last agrees by
-/// construction unless the emulator is wrong, and says nothing about real bearers.
+/// not the same kind of result as a hypothesis of ours, our own model checked against our
+/// run, or our bearer emulator checked against the model whose parameters it enforces:
+/// the last agrees by construction unless the emulator is wrong, and says nothing about
+/// real bearers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FindingKind {
-    /// A claim, a source study's or an earlier measurement's, checked against the
-    /// study's own published data or against this run.
-    Claim,
+    /// A source study's statement, quoted with its place ([`Finding::passage`]), checked
+    /// against the study's own published data or against this run.
+    StudyClaim,
+    /// A statement of ours (about our implementation, our measurement method, today's
+    /// protocols or an earlier run), checked against this run.
+    Hypothesis,
     /// A model of ours (corrected equation, simulation, replay) against our run.
     ModelAgainstRun,
     /// Our emulator against our model: both enforce the same parameters.
     EmulatorAgainstModel,
-    /// Whether our measurement method itself is sound (probes, bounds).
-    Measurement,
 }
 
 impl FindingKind {
     /// Every kind, in the order the legend lists them.
     pub const ALL: [FindingKind; 4] = [
-        FindingKind::Claim,
+        FindingKind::StudyClaim,
+        FindingKind::Hypothesis,
         FindingKind::ModelAgainstRun,
         FindingKind::EmulatorAgainstModel,
-        FindingKind::Measurement,
     ];
 
-    /// Short name, also the CSS class and the `summary.json` value.
+    /// Short name, also the `summary.json` and `findings.csv` value.
     pub fn name(self) -> &'static str {
         match self {
-            Self::Claim => "claim",
+            Self::StudyClaim => "study's claim",
+            Self::Hypothesis => "our hypothesis",
             Self::ModelAgainstRun => "our model vs our run",
             Self::EmulatorAgainstModel => "our emulator vs our model",
-            Self::Measurement => "our measurement",
         }
     }
 
     pub(crate) fn css(self) -> &'static str {
         match self {
-            Self::Claim => "claim",
+            Self::StudyClaim => "claim",
+            Self::Hypothesis => "hypothesis",
             Self::ModelAgainstRun => "model",
             Self::EmulatorAgainstModel => "emulator",
-            Self::Measurement => "measurement",
         }
     }
 
-    /// What the verdict says for this kind: only a claim is "confirmed".
+    /// What the verdict says for this kind: only a claim or hypothesis is "confirmed".
     fn verdict_words(self, verdict: Verdict) -> &'static str {
         use Verdict::*;
         match (self, verdict) {
             (_, Inconclusive) => "inconclusive",
-            (Self::Claim, Confirmed) => "confirmed",
-            (Self::Claim, Contradicted) => "contradicted",
+            (Self::StudyClaim | Self::Hypothesis, Confirmed) => "confirmed",
+            (Self::StudyClaim | Self::Hypothesis, Contradicted) => "contradicted",
             (Self::ModelAgainstRun, Confirmed) => "model holds",
             (Self::ModelAgainstRun, Contradicted) => "model fails",
             (Self::EmulatorAgainstModel, Confirmed) => "consistent",
             (Self::EmulatorAgainstModel, Contradicted) => "inconsistent",
-            (Self::Measurement, Confirmed) => "sound",
-            (Self::Measurement, Contradicted) => "measurement failed",
         }
     }
 }
@@ -90,22 +155,48 @@ pub struct Finding {
     pub evidence: String,
     pub verdict: Verdict,
     pub kind: FindingKind,
+    /// The rule that decided the verdict, with its threshold (interval or tolerance) and
+    /// the set of rows it was applied to.
+    pub rule: String,
+    /// The passage of the study the claim rests on; set exactly for a study's claim.
+    pub passage: Option<Passage>,
 }
 
 impl Finding {
-    /// A finding on a claim; [`Finding::kind`] names another kind.
+    /// A finding on a hypothesis of ours; [`Finding::study`] makes it a study's claim and
+    /// [`Finding::kind`] one of our models or our emulator.
     pub fn new(claim: impl Into<String>, evidence: impl Into<String>, verdict: Verdict) -> Self {
         Self {
             claim: claim.into(),
             evidence: evidence.into(),
             verdict,
-            kind: FindingKind::Claim,
+            kind: FindingKind::Hypothesis,
+            rule: String::new(),
+            passage: None,
         }
     }
 
-    /// The same finding, of another kind.
+    /// The same finding as a study's claim, resting on `passage`: the only way to make a
+    /// finding a study's claim, so that none is without its quotation.
+    pub fn study(mut self, passage: Passage) -> Self {
+        self.kind = FindingKind::StudyClaim;
+        self.passage = Some(passage);
+        self
+    }
+
+    /// The same finding, of one of our own kinds (a study's claim needs [`Finding::study`]).
     pub fn kind(mut self, kind: FindingKind) -> Self {
-        self.kind = kind;
+        debug_assert!(kind != FindingKind::StudyClaim, "use Finding::study");
+        if kind != FindingKind::StudyClaim {
+            self.kind = kind;
+            self.passage = None;
+        }
+        self
+    }
+
+    /// The same finding with the rule that decided its verdict.
+    pub fn rule(mut self, rule: impl Into<String>) -> Self {
+        self.rule = rule.into();
         self
     }
 
@@ -118,10 +209,10 @@ impl Finding {
 
 pub(crate) fn finding_kind_explanation(kind: FindingKind) -> &'static str {
     match kind {
-        FindingKind::Claim => "a claim, from a source study or an earlier measurement, checked against the study's own published data or against this run (verdict: confirmed or contradicted)",
+        FindingKind::StudyClaim => "a source study's statement, quoted with its section, table or equation, checked against the study's own published data or against this run (verdict: confirmed or contradicted)",
+        FindingKind::Hypothesis => "a statement of ours (about our implementation, our measurement method, today's protocols or an earlier run of ours) checked against this run (confirmed or contradicted)",
         FindingKind::ModelAgainstRun => "a model of ours (a corrected equation, a simulation, a replay) against this run's measurements (model holds or fails)",
         FindingKind::EmulatorAgainstModel => "our bearer emulator against the model whose rate and traversal parameters it enforces: agreement shows the emulator is faithful, not that the model fits a real bearer (consistent or inconsistent)",
-        FindingKind::Measurement => "whether our measurement method is sound (sound or failed)",
     }
 }
 

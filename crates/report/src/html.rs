@@ -216,11 +216,10 @@ impl Report {
                 source,
             })?;
         }
+        // Each file whole (`write_whole`), and `report.html` last: a report that exists
+        // is complete, and so are the tables and figures it names.
         let write = |path: PathBuf, bytes: &[u8]| -> Result<PathBuf, ReportError> {
-            fs::write(&path, bytes).map_err(|source| ReportError::Io {
-                path: path.clone(),
-                source,
-            })?;
+            crate::write_whole(&path, bytes)?;
             Ok(path)
         };
 
@@ -458,10 +457,32 @@ fn render_item(
                 finding_kind_badge(f),
                 numbers.finding,
                 e(&f.claim),
-                paragraphs(&f.evidence, "evidence")
+                finding_grounds(f)
             )
         }
     })
+}
+
+/// A finding's passage (for a study's claim), evidence and deciding rule.
+fn finding_grounds(f: &Finding) -> String {
+    let e = escape_html;
+    let mut out = String::new();
+    if let Some(p) = &f.passage {
+        out.push_str(&format!(
+            "<blockquote class=\"passage\">&ldquo;{}&rdquo; <cite>{}, {}</cite></blockquote>\n",
+            e(p.quote),
+            e(p.study.citation()),
+            e(p.place)
+        ));
+    }
+    out.push_str(&paragraphs(&f.evidence, "evidence"));
+    if !f.rule.is_empty() {
+        out.push_str(&format!(
+            "<p class=\"rule\"><em>Rule:</em> {}</p>\n",
+            e(&f.rule)
+        ));
+    }
+    out
 }
 
 fn kind_explanation(kind: ProvenanceKind) -> &'static str {
@@ -528,6 +549,7 @@ ul.kinds { list-style: none; padding: 0; } ul.kinds li { margin: .2rem 0; }
 .finding { border-left: 4px solid #999; background: #fafafa; padding: .4rem 1rem; margin: 1rem 0; }
 .finding.confirmed { border-color: #1e8e3e; } .finding.contradicted { border-color: #c5221f; } .finding.inconclusive { border-color: #b08000; }
 .finding p.claim { margin: .3rem 0; }
+.finding blockquote.passage { margin: .3rem 0 .3rem 1rem; font-style: italic; } .finding p.rule { font-size: .85rem; color: #444; }
 .verdict { display: inline-block; font-size: .75rem; font-weight: 700; text-transform: uppercase; letter-spacing: .03em; border-radius: 3px; padding: 0 .4rem; color: #fff; }
 .test { display: inline-block; font-size: .75rem; border: 1px solid #999; border-radius: 3px; padding: 0 .4rem; color: #333; }
 .verdict.confirmed { background: #1e8e3e; } .verdict.contradicted { background: #c5221f; } .verdict.inconclusive { background: #b08000; }
@@ -636,11 +658,29 @@ mod tests {
     }
 
     #[test]
-    fn a_finding_names_its_kind_and_only_a_study_claim_is_confirmed() {
-        let study = Finding::new("c", "e", Verdict::Confirmed);
-        assert_eq!(study.kind, FindingKind::Claim);
+    fn a_finding_names_its_kind_and_only_a_claim_or_hypothesis_is_confirmed() {
+        let passage = crate::Passage {
+            study: crate::Study::LeviSavas2003,
+            place: "section 4.1",
+            quote: "ECC is better than RSA in WTLS.",
+        };
+        let study = Finding::new("c", "e", Verdict::Confirmed)
+            .study(passage)
+            .rule("r < 1");
+        assert_eq!(study.kind, FindingKind::StudyClaim);
         assert_eq!(study.verdict_label(), "confirmed");
-        for kind in FindingKind::ALL.into_iter().skip(1) {
+        let html = render_item(
+            &Item::Finding(study),
+            &mut Numbers::default(),
+            &HashMap::new(),
+        )
+        .unwrap();
+        assert!(html.contains("ECC is better than RSA in WTLS.") && html.contains("section 4.1"));
+        assert!(html.contains("<em>Rule:</em> r &lt; 1"), "{html}");
+        let ours = Finding::new("c", "e", Verdict::Confirmed);
+        assert_eq!(ours.kind, FindingKind::Hypothesis);
+        assert!(ours.passage.is_none());
+        for kind in FindingKind::ALL.into_iter().skip(2) {
             let f = Finding::new("c", "e", Verdict::Confirmed).kind(kind);
             assert_ne!(f.verdict_label(), "confirmed", "{kind:?}");
             let html =

@@ -20,14 +20,17 @@ mod finding;
 mod html;
 mod provenance;
 mod table;
+mod whole_file;
 
 pub use figure::{
     Axis, BarSeries, Chart, ErrorBar, Figure, GroupedBarChart, LineChart, Point, ScatterChart,
     Series,
 };
+pub use finding::{Passage, Study};
 pub use html::{escape_html, Finding, FindingKind, Item, Report, ReportOutput, Section, Verdict};
 pub use provenance::{Provenance, ProvenanceKind};
 pub use table::{Cell, Column, Table};
+pub use whole_file::{write_whole, write_whole_with, Readers};
 
 use std::path::PathBuf;
 

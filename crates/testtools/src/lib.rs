@@ -6,6 +6,11 @@
 //! ran. A missing tool is therefore a failure when `CI` is `true` (or `1`), or when the
 //! tool's own switch `WTLSPERF_REQUIRE_<TOOL>` is set (`WTLSPERF_REQUIRE_TSHARK`,
 //! `WTLSPERF_REQUIRE_VALGRIND`; `scripts/test.sh` sets both).
+//!
+//! [`redis::RedisServer`] runs a test's own `redis-server` (the shared session store's
+//! tests).
+
+pub mod redis;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -64,9 +69,20 @@ impl Environment {
 }
 
 /// The switch that requires `tool` outside CI: `WTLSPERF_REQUIRE_` and its name in
-/// capitals.
+/// capitals, with `_` for what a shell variable cannot hold (`redis-server`:
+/// `WTLSPERF_REQUIRE_REDIS_SERVER`).
 pub fn switch(tool: &str) -> String {
-    format!("WTLSPERF_REQUIRE_{}", tool.to_ascii_uppercase())
+    let name: String = tool
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("WTLSPERF_REQUIRE_{name}")
 }
 
 /// The executable called `tool` in the directories of `path`, if any.
@@ -206,6 +222,7 @@ mod tests {
         };
         assert!(why.contains("WTLSPERF_REQUIRE_TSHARK"), "{why}");
         assert_eq!(switch("valgrind"), "WTLSPERF_REQUIRE_VALGRIND");
+        assert_eq!(switch("redis-server"), "WTLSPERF_REQUIRE_REDIS_SERVER");
     }
 
     /// The real PATH with every directory holding valgrind taken out: the tool is gone

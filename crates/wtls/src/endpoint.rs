@@ -22,7 +22,9 @@
 //! - **Reflection is bounded.** A copy of the ClientHello that opened a handshake is
 //!   answered again from the retransmission cache at most `max_hello_reanswers` times;
 //!   every datagram of a handshake not yet verified is charged to the [`limiter`]'s byte
-//!   budget toward its destination address and prefix (DNS RRL).
+//!   budget toward its destination address and prefix (DNS RRL), or paid from the credit
+//!   its address earned by completing handshakes. The endpoints of a gateway's workers
+//!   share one limiter ([`Endpoint::with_limiter`]).
 //! - **Room for newcomers.** With `max_peers` connections held, a newcomer evicts the
 //!   half-open handshake that has waited longest when half-open handshakes hold an eighth
 //!   of the table or more (a SYN-flood defence: a flood pushes out its own stale
@@ -35,11 +37,11 @@ pub mod limiter;
 mod table;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::handshake::{
     Datagram, Event, HandshakeKind, LocalError, Now, Output, ProtocolError, ServerConfig,
-    ServerConnection, SessionCache,
+    ServerConnection, SessionStore,
 };
 use crate::msgs::enums::AlertDescription;
 use crate::probe::Probe;
@@ -295,7 +297,7 @@ pub struct Endpoint {
     server: Arc<ServerConfig>,
     config: EndpointConfig,
     table: Table,
-    limiter: ResponseLimiter,
+    limiter: Arc<ResponseLimiter>,
     stats: EndpointStats,
     next_generation: u64,
 }
@@ -312,7 +314,19 @@ impl std::fmt::Debug for Endpoint {
 impl Endpoint {
     /// An endpoint with its table sized for `config.max_peers` up front: a table that
     /// doubles under load rehashes every entry at once (milliseconds with 100 000 peers).
-    pub fn new(server: Arc<ServerConfig>, mut config: EndpointConfig) -> Self {
+    pub fn new(server: Arc<ServerConfig>, config: EndpointConfig) -> Self {
+        let limiter = ResponseLimiter::new(config.response_limit, config.idle_timeout_ns);
+        Endpoint::with_limiter(server, config, Arc::new(limiter))
+    }
+
+    /// [`Endpoint::new`] with a response limiter shared with other endpoints (a gateway's
+    /// workers): its budgets, not `config.response_limit`, apply.
+    pub fn with_limiter(
+        server: Arc<ServerConfig>,
+        mut config: EndpointConfig,
+        limiter: Arc<ResponseLimiter>,
+    ) -> Self {
+        config.response_limit = limiter.limit();
         config.max_peers = config.max_peers.max(1);
         config.max_handshakes_per_address = config
             .max_handshakes_per_address
@@ -320,7 +334,7 @@ impl Endpoint {
         Endpoint {
             server,
             table: Table::with_capacity(config.max_peers),
-            limiter: ResponseLimiter::new(config.response_limit),
+            limiter,
             config,
             stats: EndpointStats::default(),
             next_generation: 0,
@@ -335,9 +349,14 @@ impl Endpoint {
         &self.stats
     }
 
-    /// The session cache the server configuration resumes from (shared with every
+    /// The response limiter (perhaps shared with other endpoints).
+    pub fn limiter(&self) -> &Arc<ResponseLimiter> {
+        &self.limiter
+    }
+
+    /// The session store the server configuration resumes from (shared with every
     /// connection of this endpoint).
-    pub fn session_cache(&self) -> Option<&Arc<Mutex<SessionCache>>> {
+    pub fn session_cache(&self) -> Option<&Arc<dyn SessionStore>> {
         self.server.session_cache.as_ref()
     }
 
@@ -547,9 +566,10 @@ impl Endpoint {
             return completed;
         }
         // Verified: this connection's peer proved, with its Finished, that it reads what
-        // we send to this address. Every answer of a handshake not yet there is charged,
-        // even beside an established connection of the same address (whose client a
-        // forged ClientHello could otherwise flood).
+        // we send to this address. Every answer of a handshake not yet there is charged
+        // (to the address's credit, else its budgets), even beside an established
+        // connection of the same address (whose client a forged ClientHello could
+        // otherwise flood).
         let verified = slot.get(i).conn.is_established();
         for payload in datagrams {
             let len = payload.len() as u64;
@@ -571,8 +591,9 @@ impl Endpoint {
         completed
     }
 
-    /// A handshake completed: count it, file it for idle expiry and end the address's
-    /// older established connection (the new one replaces it).
+    /// A handshake completed: count it, credit its address in the limiter (it proved it
+    /// reads our answers), file it for idle expiry and end the address's older
+    /// established connection (the new one replaces it).
     fn on_completed(
         &mut self,
         from: SocketAddr,
@@ -582,6 +603,7 @@ impl Endpoint {
         out: &mut Handled,
     ) {
         self.stats.handshakes[kind_index(kind)] += 1;
+        self.limiter.prove(from.ip(), now_ns);
         out.events
             .push(EndpointEvent::HandshakeComplete { peer: from, kind });
         self.table.idle.push(std::cmp::Reverse((

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
-use wtls::handshake::{AuthMode, Client, ClientConfig, StoredSession};
+use wtls::handshake::{AuthMode, Client, ClientConfig, HandshakeKind};
 use wtls::msgs::common::CipherSuite;
 use wtls::probe::{HandshakeProbe, Message, Operation};
 use wtls::suite::Case;
@@ -20,6 +20,8 @@ use wtlsperf_drivers::pcap::PcapWriter;
 use wtlsperf_drivers::setup::{self, Options};
 use wtlsperf_drivers::udp_client::{connect_client, probed_client, same_as, Exchange};
 use wtlsperf_drivers::wap_client;
+
+use crate::session_file::{self, SavedSession};
 
 /// `wtlsperf client` arguments.
 #[derive(Debug, clap::Args)]
@@ -38,6 +40,14 @@ pub struct Args {
     /// After the first full handshake, resume its session (abbreviated handshakes).
     #[arg(long)]
     pub resume: bool,
+    /// Save the session of the last handshake to this file (mode 0600: it holds the
+    /// master secret), for --sess-in later, on this gateway or another.
+    #[arg(long, value_name = "FILE")]
+    pub sess_out: Option<PathBuf>,
+    /// Resume the session saved in this file (by --sess-out) against --connect; the
+    /// output says whether the handshake was abbreviated.
+    #[arg(long, value_name = "FILE")]
+    pub sess_in: Option<PathBuf>,
     /// Write every datagram sent and received to this pcap file.
     #[arg(long)]
     pub pcap: Option<PathBuf>,
@@ -141,12 +151,21 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Some(path) => Some(PcapWriter::create(path).context("--pcap")?),
         None => None,
     };
-    let mut session: Option<StoredSession> = None;
+    let loaded = match &args.sess_in {
+        Some(path) => Some(session_file::read(path, "--sess-in", setup::now())?),
+        None => None,
+    };
+    let mut session: Option<SavedSession> = loaded.clone();
     let mut durations = Vec::new();
     for i in 0..args.count {
         // A fresh socket (so a fresh peer entry at the gateway) per handshake.
         let sock = open_socket(args.connect)?;
-        let resume = if args.resume { session.clone() } else { None };
+        let resume = if args.resume || loaded.is_some() {
+            session.as_ref().map(|s| s.session.clone())
+        } else {
+            None
+        };
+        let offered = resume.as_ref().map(|s| s.id.clone());
         // The device's holds come on top of the time allowed.
         let deadline = Instant::now()
             + Duration::from_millis(args.timeout_ms)
@@ -188,6 +207,27 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             run.bytes_received
         );
         print_probe(&run.probe);
+        if let Some(id) = &offered {
+            let from_file = loaded.as_ref().filter(|l| &l.session.id == id);
+            print_resumption(id, run.kind, from_file.and(args.sess_in.as_deref()));
+        }
+        if let Some(made) = &run.session {
+            // A resumed session keeps the time it was first made.
+            let created_unix_s = match &session {
+                Some(s) if s.session.id == made.id => s.created_unix_s,
+                _ => u64::from(setup::now().unix_secs),
+            };
+            let saved = SavedSession {
+                session: made.clone(),
+                created_unix_s,
+            };
+            if let Some(path) = &args.sess_out {
+                session_file::write(path, &saved, "--sess-out")?;
+            }
+            if session.is_none() || loaded.is_some() {
+                session = Some(saved);
+            }
+        }
         if let Some(path) = &args.wap.keylog {
             wap_client::write_keylog(path, &client)?;
         }
@@ -203,9 +243,6 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         };
         let tid = (i % 256) as u16 * 3 + 1;
         after_handshake(&mut exchange, &mut client, &args, tid)?;
-        if session.is_none() {
-            session = run.session.clone();
-        }
         durations.push(run.duration);
     }
     if let Some(p) = pcap.as_mut() {
@@ -219,6 +256,24 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Says whether the session offered (`id`) was resumed: an operator carrying a session
+/// to another gateway reads here whether that gateway found it.
+fn print_resumption(id: &[u8], kind: HandshakeKind, from: Option<&std::path::Path>) {
+    let source = from.map_or(String::new(), |p| format!(" from {}", p.display()));
+    if kind == HandshakeKind::Abbreviated {
+        println!(
+            "  session {}{source} resumed: abbreviated handshake",
+            hex::encode(id)
+        );
+    } else {
+        println!(
+            "  session {}{source} not resumed: the gateway made a {} handshake",
+            hex::encode(id),
+            wtls::endpoint::kind_name(kind)
+        );
+    }
 }
 
 /// What the command does with a fresh connection: fetch --wsp-get as a WAP browser if

@@ -12,6 +12,7 @@ use wtlsperf_drivers::gateway::cli::{
     at_least_one, check_max_peers, gateway_options, run_length, RunLength,
 };
 use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
+use wtlsperf_drivers::session_store::SessionStoreArgs;
 use wtlsperf_drivers::setup::{self, ClientAuth};
 use wtlsperf_drivers::wap_gateway;
 
@@ -43,11 +44,12 @@ pub struct Args {
     #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout_ms: u64,
     /// Bytes per second the gateway sends toward one address that has not completed a
-    /// handshake (per worker; 0: no limit).
+    /// handshake (shared by all workers; 0: no limit). An address that completed one
+    /// within the idle time-out is paid from the credit that earned it first.
     #[arg(long, default_value_t = ResponseLimit::default().address_bytes_per_s)]
     pub rrl_address_bytes: u64,
-    /// Bytes per second toward one such /24 (IPv4) or /56 (IPv6) prefix (per worker; 0: no
-    /// limit).
+    /// Bytes per second toward one such /24 (IPv4) or /56 (IPv6) prefix (shared by all
+    /// workers; 0: no limit).
     #[arg(long, default_value_t = ResponseLimit::default().prefix_bytes_per_s)]
     pub rrl_prefix_bytes: u64,
     /// Accept weak (export, NULL, truncated-MAC) cipher suites and anonymous key exchange.
@@ -65,6 +67,8 @@ pub struct Args {
     #[arg(long, value_parser = run_length, allow_negative_numbers = true)]
     pub duration_s: Option<RunLength>,
     #[command(flatten)]
+    pub session: SessionStoreArgs,
+    #[command(flatten)]
     pub wap: wap_gateway::WapArgs,
 }
 
@@ -72,7 +76,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     check_max_peers(args.max_peers)?;
     let store = args.pki.open()?;
     let opts = gateway_options(args.allow_weak, args.packing.packing);
-    let server = setup::gateway_server_config(&store, args.client_auth, &opts)?;
+    let mut server = setup::gateway_server_config(&store, args.client_auth, &opts)?;
+    let lifetime = Duration::from_nanos(opts.session_lifetime_ns);
+    let session_store = args.session.open(args.workers, lifetime)?;
+    if let Some(shared) = &session_store {
+        server.session_cache = Some(shared.clone());
+    }
     if args.wap.wap {
         let run_for = args.duration_s.and_then(|r| r.0);
         return wap_gateway::run(args.listen, &args.wap, Arc::new(server), run_for);
@@ -107,7 +116,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         std::thread::sleep(Duration::from_millis(50));
     }
     tracing::info!("gateway stopping");
-    let stats = handle.shutdown();
+    let mut stats = handle.shutdown();
+    stats.session_store = session_store.as_ref().map(|s| s.stats());
     println!("{}", serde_json::to_string_pretty(&stats)?);
     Ok(())
 }

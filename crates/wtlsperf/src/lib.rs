@@ -5,3 +5,4 @@ pub mod client_cmd;
 pub mod gateway_cmd;
 pub mod load_cmd;
 pub mod pki_show;
+pub mod session_file;

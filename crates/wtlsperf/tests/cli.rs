@@ -177,6 +177,56 @@ fn an_endless_duration_runs_until_stopped_and_a_taken_port_is_refused() {
     }
 }
 
+/// The flood is one driver for every protocol on the spine: each floods its own server
+/// in process with its real first flights, and the gateway takes them.
+#[test]
+fn flood_offers_every_protocol_its_own_first_flights() {
+    let p = pki().to_str().unwrap();
+    for suite in [None, Some("ecdhe-ecdsa-p256-ccm8"), Some("method3-suite2")] {
+        let mut args = vec![
+            "flood",
+            "--in-process",
+            "--pki",
+            p,
+            "--rate",
+            "50",
+            "--duration",
+            "0.2",
+            "--legit-rate",
+            "0",
+        ];
+        args.extend(suite.iter().flat_map(|s| ["--suite", *s]));
+        let out = run(&args);
+        assert!(out.status.success(), "{suite:?}: {out:?}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let json = text
+            .lines()
+            .find(|l| l.starts_with('{'))
+            .expect("a JSON report");
+        let report: serde_json::Value = serde_json::from_str(json).unwrap();
+        // Paced against the clock: how many fit in 0.2 s is not fixed, but never none.
+        assert!(
+            report["flood_sent"].as_u64().unwrap() > 0,
+            "{suite:?}: {text}"
+        );
+        assert!(
+            report["gateway_datagrams_received"].as_u64().unwrap() > 0,
+            "{suite:?}: {text}"
+        );
+    }
+    refused(
+        &[
+            "flood",
+            "--in-process",
+            "--reflection",
+            "--suite",
+            "psk-ccm8",
+        ],
+        "--reflection",
+    );
+    refused(&["flood", "--in-process", "--suite", "nonsense"], "--suite");
+}
+
 #[test]
 fn flood_reports_reflection_with_and_without_the_limiter() {
     let p = pki().to_str().unwrap();

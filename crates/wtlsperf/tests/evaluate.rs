@@ -153,6 +153,50 @@ fn smoke_evaluation_writes_every_file_and_section() {
         html.contains("342.9") && html.contains("376.1"),
         "Eq. 4.2 both readings missing"
     );
+    // Each finding once, in summary.json's order, with its kind and its rule; every
+    // study's claim with its passage; the audit table beside it.
+    let findings = summary["findings"].as_array().unwrap();
+    assert_eq!(
+        html.matches("<div class=\"finding ").count(),
+        findings.len(),
+        "each finding is shown once"
+    );
+    for (i, f) in findings.iter().enumerate() {
+        let at = html
+            .find(&format!("id=\"finding-{}\"", i + 1))
+            .expect("numbered finding");
+        let claim = f["claim"]
+            .as_str()
+            .unwrap()
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&#39;");
+        assert_eq!(
+            html[at..].find(&claim).map(|_| ()),
+            Some(()),
+            "F{} out of order",
+            i + 1
+        );
+        assert!(
+            !f["rule"].as_str().unwrap().is_empty(),
+            "F{} has no rule",
+            i + 1
+        );
+        if f["kind"] == "study's claim" {
+            assert!(f["passage"].as_str().is_some_and(|p| !p.is_empty()));
+        }
+    }
+    let audit = std::fs::read_to_string(out.join("findings.csv")).unwrap();
+    // One row a finding, numbered 1.. in summary.json's order.
+    for n in 1..=findings.len() {
+        assert!(
+            audit.contains(&format!("\n{n},")),
+            "findings.csv lacks row {n}"
+        );
+    }
+    assert!(!audit.contains(&format!("\n{},", findings.len() + 1)));
     assert!(out.join("figures/bound_ratio.png").exists());
     assert!(out.join("tables/t4_1_mutual_processing.csv").exists());
 }

@@ -19,11 +19,15 @@
 //! * [`protocols`]: WTLS beside DTLS 1.2 and EDHOC, and the peer anchors;
 //! * [`loss_curves`]: completion and its percentiles at 0-20 % loss, per protocol;
 //! * [`then_and_now`]: time to a secure channel, WTLS in 2001 beside today's protocols;
-//! * [`findings`]: what the numbers confirm and contradict;
-//! * [`output`]: the machine-readable files and `summary.json`.
+//! * [`findings`]: what the numbers confirm and contradict, each verdict by the rule of
+//!   [`verdict`] and each attribution to a study resting on a passage of [`passages`];
+//! * [`output`]: the machine-readable files and `summary.json`;
+//! * [`interrupt`]: a run stopped by a signal or killed leaves nothing that passes for a
+//!   complete one.
 //!
 //! Below every part lie what they share and nothing else: [`context`] (the run's size,
-//! provenance and progress line), [`vocabulary`] (the devices and bearers, loaded and
+//! provenance and progress line), [`verdict`] (the verdict rule), [`passages`] (the
+//! studies' quoted passages), [`vocabulary`] (the devices and bearers, loaded and
 //! validated once at start-up, and the typed names a row carries) and [`csv_file`] (the
 //! CSV edge). A part reads earlier parts' results and never this module, which runs them.
 //!
@@ -37,12 +41,14 @@ pub mod device;
 pub mod findings;
 pub mod flights;
 pub mod instructions;
+pub mod interrupt;
 pub mod loss_curves;
 pub mod mcommerce;
 pub mod output;
 pub mod overall;
 pub mod page_load;
 pub mod page_load_model;
+pub mod passages;
 pub mod processing;
 pub mod protocols;
 pub mod queue;
@@ -50,6 +56,7 @@ pub mod recommendation;
 pub mod record_layer;
 pub mod then_and_now;
 pub mod transmission;
+pub mod verdict;
 pub mod vocabulary;
 
 use std::path::PathBuf;
@@ -116,13 +123,13 @@ pub fn utc_stamp(unix_secs: u64) -> String {
 }
 
 /// The wall time of each top-level part, in order: the full run has a 15-minute budget,
-/// and `summary.json` says where it went.
-#[derive(Default)]
-struct PartClock {
+/// and `summary.json` says where it went (or `summary.partial.json`, if interrupted).
+struct PartClock<'g> {
     seconds: std::cell::RefCell<Vec<(&'static str, f64)>>,
+    guard: &'g interrupt::RunGuard,
 }
 
-impl PartClock {
+impl PartClock<'_> {
     /// Runs one of the top-level parts, marks it done on the progress bar and keeps its
     /// wall time.
     fn part<T>(
@@ -133,9 +140,9 @@ impl PartClock {
     ) -> anyhow::Result<T> {
         let clock = Instant::now();
         let out = run()?;
-        self.seconds
-            .borrow_mut()
-            .push((name, clock.elapsed().as_secs_f64()));
+        let seconds = clock.elapsed().as_secs_f64();
+        self.seconds.borrow_mut().push((name, seconds));
+        self.guard.part_done(name, seconds);
         ctx.progress.inc(1);
         Ok(out)
     }
@@ -163,6 +170,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .unwrap_or_else(|| PathBuf::from("results").join(&run_id));
     std::fs::create_dir_all(&out)
         .with_context(|| format!("creating the output directory {}", out.display()))?;
+    let guard = interrupt::RunGuard::install(&out, &run_id, start_secs)?;
     let machine_info = output::MachineInfo::collect();
     let ctx = Ctx {
         mode,
@@ -172,7 +180,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         progress: progress_bar(),
         job_logs: args.job_logs.clone(),
     };
-    let clocks = PartClock::default();
+    let clocks = PartClock {
+        seconds: Default::default(),
+        guard: &guard,
+    };
     let clock = Instant::now();
 
     ctx.step("loading or creating the PKI");
@@ -187,31 +198,37 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let parts = Parts::measure(&ctx, &clocks, &store)?;
 
     ctx.step("writing the report");
-    parts
-        .report(&ctx, &machine_info)?
-        .write(&out)
-        .with_context(|| format!("writing the report into {}", out.display()))?;
-    let summary = output::Summary {
-        machine: machine_info,
-        run_id,
-        mode,
-        start_unix_s: start_secs,
-        end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
-        duration_s: clock.elapsed().as_secs_f64(),
-        part_seconds: clocks
-            .seconds
-            .borrow()
-            .iter()
-            .map(|&(part, s)| (part.to_owned(), s))
-            .collect(),
-        headline: parts.headline(),
-        findings: parts
-            .findings
-            .iter()
-            .map(output::FindingSummary::from)
-            .collect(),
-    };
-    parts.write_files(&out, &summary)?;
+    let report = parts.report(&ctx, &machine_info)?;
+    // Whole files only, `report.html` and then `summary.json` last: their presence says
+    // the run completed (see `interrupt`).
+    guard.finish(|| {
+        parts.write_files(&out)?;
+        report
+            .write(&out)
+            .with_context(|| format!("writing the report into {}", out.display()))?;
+        let summary = output::Summary {
+            machine: machine_info,
+            run_id,
+            mode,
+            start_unix_s: start_secs,
+            end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
+            duration_s: clock.elapsed().as_secs_f64(),
+            part_seconds: clocks
+                .seconds
+                .borrow()
+                .iter()
+                .map(|&(part, s)| (part.to_owned(), s))
+                .collect(),
+            headline: parts.headline(),
+            findings: parts
+                .findings
+                .iter()
+                .map(output::FindingSummary::from)
+                .collect(),
+        };
+        output::write_findings_csv(&out, &summary.findings)?;
+        output::write_summary(&out, &summary)
+    })?;
     ctx.progress.finish_and_clear();
     eprintln!(
         "wtlsperf evaluate: {} written in {:.1} s",
@@ -364,8 +381,8 @@ impl Parts {
         headline
     }
 
-    /// The CSV and JSON files beside the report.
-    fn write_files(&self, out: &std::path::Path, summary: &output::Summary) -> anyhow::Result<()> {
+    /// The CSV files beside the report (`summary.json` comes last, after the report).
+    fn write_files(&self, out: &std::path::Path) -> anyhow::Result<()> {
         output::write_all(
             out,
             &self.processing,
@@ -375,7 +392,6 @@ impl Parts {
             &self.records,
             &self.mcommerce,
         )?;
-        output::write_summary(out, summary)?;
         self.devices.write_csv(out)?;
         self.protocols.write_csv(out)?;
         self.page_load.write_csv(out)?;

@@ -82,6 +82,12 @@ pub struct FindingSummary {
     pub verdict: String,
     /// What the finding tests (`FindingKind::name`).
     pub kind: String,
+    /// The rule that decided the verdict, with its threshold and set.
+    pub rule: String,
+    /// For a study's claim: the study, the place in it and the quoted passage.
+    pub study: Option<String>,
+    pub place: Option<String>,
+    pub passage: Option<String>,
 }
 
 impl From<&Finding> for FindingSummary {
@@ -91,8 +97,49 @@ impl From<&Finding> for FindingSummary {
             evidence: f.evidence.clone(),
             verdict: f.verdict.name().to_owned(),
             kind: f.kind.name().to_owned(),
+            rule: f.rule.clone(),
+            study: f.passage.map(|p| p.study.citation().to_owned()),
+            place: f.passage.map(|p| p.place.to_owned()),
+            passage: f.passage.map(|p| p.quote.to_owned()),
         }
     }
+}
+
+/// One row of `findings.csv`: the audit table, one finding a row in `summary.json`'s
+/// order, so a reviewer can check each verdict against its rule and each passage
+/// against the study without reading the HTML.
+#[derive(Debug, Serialize)]
+struct FindingCsv<'a> {
+    number: usize,
+    kind: &'a str,
+    verdict: &'a str,
+    claim: &'a str,
+    rule: &'a str,
+    evidence: &'a str,
+    study: Option<&'a str>,
+    place: Option<&'a str>,
+    passage: Option<&'a str>,
+}
+
+/// Writes `findings.csv` beside `summary.json`.
+pub fn write_findings_csv(
+    dir: &std::path::Path,
+    findings: &[FindingSummary],
+) -> anyhow::Result<()> {
+    super::csv_file::write_csv(
+        &dir.join("findings.csv"),
+        findings.iter().enumerate().map(|(i, f)| FindingCsv {
+            number: i + 1,
+            kind: &f.kind,
+            verdict: &f.verdict,
+            claim: &f.claim,
+            rule: &f.rule,
+            evidence: &f.evidence,
+            study: f.study.as_deref(),
+            place: f.place.as_deref(),
+            passage: f.passage.as_deref(),
+        }),
+    )
 }
 
 /// Headline numbers of a run.
@@ -403,12 +450,16 @@ pub fn write_all(
     Ok(())
 }
 
-/// Writes `summary.json` into `dir`.
+/// Writes `summary.json` into `dir`, whole: the last file of a complete run.
 pub fn write_summary(dir: &Path, summary: &Summary) -> anyhow::Result<()> {
-    let json = serde_json::to_string_pretty(summary)?;
-    std::fs::write(dir.join("summary.json"), json)
-        .with_context(|| format!("writing {}", dir.join("summary.json").display()))?;
-    Ok(())
+    write_json(&dir.join("summary.json"), summary)
+}
+
+/// Writes `value` as pretty JSON to `path`, whole.
+pub fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(value)?;
+    wtlsperf_report::write_whole(path, json.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]

@@ -500,7 +500,8 @@ impl OverallResults {
                 };
                 // One colour per curve: case i and reading j.
                 chart = chart.series(
-                    Series::new(format!("{case} ({inputs})"), provenance, pts).colour(i + 4 * j),
+                    Series::new(format!("{case} ({inputs}, modelled)"), provenance, pts)
+                        .colour(i + 4 * j),
                 );
             }
         }
@@ -684,9 +685,10 @@ impl OverallResults {
             if !published.is_empty() {
                 chart = chart.series(
                     Series::new(
-                        format!("{name} Herwono groups"),
-                        Provenance::published(
-                            "Herwono-Liebhardt 2001 ICICS Table 2 bytes, serialisation only",
+                        format!("{name} Herwono's bytes (modelled)"),
+                        Provenance::modelled(
+                            "bytes x 8 / R: serialisation only",
+                            "Herwono-Liebhardt 2001 ICICS Table 2's published message-group bytes",
                         ),
                         published,
                     )

@@ -22,6 +22,7 @@ use wtlsperf_report::{Cell, Column, Provenance, Section, Table};
 use wtlsperf_wap::wtp::Timers;
 
 use super::context::{Ctx, Mode};
+use super::csv_file::write_csv;
 use wtlsperf_drivers::auth::auth_mode;
 use wtlsperf_drivers::bearer_cmd::bearer_retransmit_timeout;
 use wtlsperf_drivers::pki_store::PkiStore;
@@ -444,19 +445,9 @@ impl PageLoadResults {
     }
 
     pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
-        write_rows(&dir.join("page_load.csv"), &self.rows)?;
-        write_rows(&dir.join("page_load_gateway.csv"), &self.gateway)
+        write_csv(&dir.join("page_load.csv"), &self.rows)?;
+        write_csv(&dir.join("page_load_gateway.csv"), &self.gateway)
     }
-}
-
-fn write_rows<T: serde::Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
-    let mut w =
-        csv::Writer::from_path(path).with_context(|| format!("creating {}", path.display()))?;
-    for r in rows {
-        w.serialize(r)?;
-    }
-    w.flush()
-        .with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]

@@ -10,19 +10,17 @@ use wtlsperf_models::overall::{herwono_duration_ms, herwono_throughputs_bps};
 use wtlsperf_models::stats::percentile;
 use wtlsperf_models::transmission::{applicable_messages, asymmetric_transmission_ms};
 use wtlsperf_models::{Authentication, SuiteFamily};
-use wtlsperf_report::{Cell, Column, Finding, FindingKind, Provenance, Table, Verdict};
+use wtlsperf_report::{Cell, Column, Finding, Provenance, Table};
 
 use super::context::Ctx;
 use super::page_load::{Fetch, GatewayCostRow, PageLoadResults, PageLoadRow};
+use super::passages;
 use super::processing::ProcessingResults;
+use super::verdict::Tally;
 
 /// The verdict's rule: Eq. 3.84 fits a fetch when its prediction lies within this
 /// fraction of the measured median.
 pub const FIT_TOLERANCE: f64 = 0.15;
-
-/// Thesis section 3.3, quoted: the assumption under Eq. 3.84's factor 2.
-const SECTION_3_3: &str = "The WAP architecture requires sending an ACK (acknowledgement) \
-packet to the sending peer after receiving a WTP data packet.";
 
 /// WSP messages of the page after the handshake, each counted as one applicable message
 /// of Eq. 3.84: connectionless Get and Reply; connection mode Connect, ConnectReply, Get
@@ -260,14 +258,7 @@ impl WapModelResults {
     }
 
     pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
-        let path = dir.join("page_load_wtp_model.csv");
-        let mut w = csv::Writer::from_path(&path)
-            .map_err(|e| anyhow::anyhow!("creating {}: {e}", path.display()))?;
-        for r in &self.wtp {
-            w.serialize(r)?;
-        }
-        w.flush()
-            .map_err(|e| anyhow::anyhow!("writing {}: {e}", path.display()))
+        super::csv_file::write_csv(&dir.join("page_load_wtp_model.csv"), &self.wtp)
     }
 
     /// Eq. 3.84 against the page loads, one row per bearer, case and fetch.
@@ -314,12 +305,7 @@ impl WapModelResults {
             return Vec::new();
         }
         let misses = self.wtp.iter().filter(|r| r.verdict != "fits").count();
-        let mut lines = vec![format!(
-            "Rule: Eq. 3.84 fits a fetch when its prediction is within {:.0} % of the measured median; the claim holds when every bearer, case and fetch fits ({} of {} miss).",
-            100.0 * FIT_TOLERANCE,
-            misses,
-            self.wtp.len()
-        )];
+        let mut lines = vec![format!("{} of {} fetches miss.", misses, self.wtp.len())];
         for r in &self.wtp {
             lines.push(format!(
                 "{} {} {}: measured {:.0} ms (runs {}, range {:.0}-{:.0}), model {:.0} ms ({:+.1} %) with {} traversals; the link carried {} datagrams, and with those as traversals the model gives {:.0} ms ({:+.1} %).",
@@ -338,17 +324,23 @@ impl WapModelResults {
             self.wtp.len(),
             100.0 * FIT_TOLERANCE
         ));
-        let verdict = if misses == 0 {
-            Verdict::Confirmed
-        } else {
-            Verdict::Contradicted
+        // A fetch fits within the tolerance and misses beyond it; mixed fetches are
+        // reported per fetch with an inconclusive headline.
+        let tally = Tally {
+            holds: self.wtp.len() - misses,
+            fails: misses,
+            undecided: 0,
         };
         vec![Finding::new(
-            format!("Bayoglu 2004, section 3.3: \"{SECTION_3_3}\" Hence Eq. 3.84 counts two traversals per applicable message; with WTP really on the link, that count predicts the time to the first page."),
+            "Bayoglu 2004, section 3.3: every WTP data packet is acknowledged, hence Eq. 3.84 counts two traversals per applicable message; with WTP really on the link, that count predicts the time to the first page.",
             lines.join("\n\n"),
-            verdict,
+            tally.verdict(),
         )
-        .kind(FindingKind::Claim)]
+        .study(passages::WTP_ACKNOWLEDGEMENTS)
+        .rule(format!(
+            "a fetch holds when Eq. 3.84's prediction is within {:.0} % of its measured median and fails outside; confirmed when every bearer, case and fetch holds, contradicted when every one fails, otherwise inconclusive with each fetch.",
+            100.0 * FIT_TOLERANCE
+        ))]
     }
 
     /// What a page costs the gateway beside a handshake, for the queue section.
@@ -474,8 +466,9 @@ mod tests {
         };
         let f = res.findings();
         assert_eq!(f.len(), 1);
-        assert_eq!(f[0].verdict, Verdict::Contradicted);
-        assert!(f[0].claim.contains(SECTION_3_3));
+        // One fetch fits, one misses: inconclusive, each fetch reported.
+        assert_eq!(f[0].verdict, wtlsperf_report::Verdict::Inconclusive);
+        assert_eq!(f[0].passage, Some(passages::WTP_ACKNOWLEDGEMENTS));
         assert!(WapModelResults::default().findings().is_empty());
     }
 

@@ -15,6 +15,7 @@
 #[cfg(feature = "dtls13")]
 mod dtls13_configs;
 pub mod tables;
+mod verdicts;
 
 use super::csv_file::write_csv;
 use std::path::Path;
@@ -245,6 +246,9 @@ pub struct ProtocolResults {
     pub bearers: Vec<BearerName>,
     /// The lossy runs' bearer.
     pub loss_bearer: BearerName,
+    /// The catalogue's sentence on the compared bearers that are typical figures
+    /// (`Catalogue::typical_bearer_note`), carried by every finding over them.
+    pub typical_bearer_note: Option<String>,
     /// The post-quantum peer anchor, with the `dtls13` feature.
     pub hybrid_anchor: Option<HybridAnchorFigures>,
 }
@@ -501,6 +505,7 @@ pub fn run(
         bearers: compared.iter().map(|b| BearerName::of(b)).collect(),
         loss_bearer: plan.loss_bearer,
         hybrid_anchor,
+        typical_bearer_note: ctx.catalogue.typical_bearer_note(),
     })
 }
 

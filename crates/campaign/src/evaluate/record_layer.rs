@@ -280,10 +280,16 @@ impl RecordResults {
 
     /// The report section (with part 5b's headline placed by the caller).
     pub fn section(&self, ctx: &Ctx) -> Section {
-        let mut s = Section::new("record_layer", "Record-layer throughput (Herwono-Liebhardt 2001)").intro(
+        let mut s = Section::new(
+            "record_layer",
+            "Record-layer throughput (Herwono-Liebhardt 2001)",
+        )
+        .intro(
             "Payload Mbit/s through wtls::record::CipherState (MAC, padding, CBC with the \
-             per-record IV), one core, median of several timed rounds, beside Herwono's \
-             1 GHz Pentium III numbers. Serpent and Twofish are raw CBC + HMAC-SHA-1, outside WTLS.",
+             per-record IV), one core, median of several timed rounds, beside Herwono-Liebhardt's \
+             numbers: CPU time of their SDL-specified WTLS simulator, its cryptography from \
+             Crypto++ 4.1, on a SUN Enterprise server with 400 MHz processors (ICICS section 3, \
+             Aachen section 5). Serpent and Twofish are raw CBC + HMAC-SHA-1, outside WTLS.",
         );
         let icics = reference::herwono_icics_record_throughput().ok();
         let p = self.max_payload();
@@ -335,7 +341,7 @@ impl RecordResults {
                 pub_v.push(published);
             }
         }
-        s = s.table(t.note("Herwono does not state the record size; ours is shown at the largest payload, all sizes are in record_layer.csv."));
+        s = s.table(t.note("Herwono-Liebhardt average their throughput over user data of 256 to 8192 bytes (ICICS section 3.1); ours is shown at the largest payload, every size is in record_layer.csv."));
         if !labels.is_empty() {
             s = s.figure(
                 Figure::new(

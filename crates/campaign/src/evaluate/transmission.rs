@@ -332,7 +332,7 @@ impl TransmissionResults {
         for r in &self.eq42 {
             let bytes_cell = Cell::num(r.bytes_over_bps_ms, 1);
             let bytes_cell = if (r.bytes_over_bps_ms - r.published_ms).abs() < 0.06 {
-                bytes_cell.flag("equals the published mean: the thesis divided bytes by bit/s")
+                bytes_cell.flag("equals the published mean: consistent with 64 bytes divided by bit/s (the thesis prints 64 x 8)")
             } else {
                 bytes_cell
             };

@@ -177,6 +177,24 @@ impl Catalogue {
         self.bearers.compared()
     }
 
+    /// The compared bearers whose profile is a typical figure rather than a measurement
+    /// or a study's number (their `source` in `bearers/profiles.csv` says so), with the
+    /// sentence every table, figure and finding that uses them carries: whole findings
+    /// rest on them, and a reader must know their rates are nominal peak rates.
+    pub fn typical_bearer_note(&self) -> Option<String> {
+        let typical: Vec<&str> = self
+            .compared_bearers()
+            .filter(|b| b.source.starts_with("typical figures"))
+            .map(|b| b.name.as_str())
+            .collect();
+        (!typical.is_empty()).then(|| {
+            format!(
+                "The {} profiles are typical figures, not measurements: their rates are nominal figures of the bearer class (mostly peak rates; data/bearers/profiles.csv says which, with the 3GPP document each rests on), not effective rates measured on a network, and their latencies typical values; a duration over them is a lower bound on what such a link gives.",
+                typical.join(", ")
+            )
+        })
+    }
+
     /// A bearer by name (a choice of the plan, such as the lossy link's).
     pub fn bearer(&self, name: &str) -> anyhow::Result<&LinkProfile> {
         Ok(self.bearers.get(name)?)

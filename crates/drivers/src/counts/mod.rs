@@ -320,17 +320,19 @@ pub fn run(args: Args) -> Result<()> {
         raw_pk_instructions: c.raw_pk,
         instruction_bound_ratio: c.bound_ratio(),
     });
-    let out: Box<dyn Write> = match &args.csv {
-        Some(path) => Box::new(
-            std::fs::File::create(path)
-                .with_context(|| format!("--csv {}: cannot create", path.display()))?,
-        ),
-        None => Box::new(std::io::stdout().lock()),
+    let write = |out: &mut dyn Write| {
+        let mut w = csv::Writer::from_writer(out);
+        for r in rows {
+            w.serialize(r)?;
+        }
+        w.flush()
     };
-    let mut w = csv::Writer::from_writer(out);
-    for r in rows {
-        w.serialize(r).context("writing the counts")?;
+    match &args.csv {
+        // Whole or not at all, as every result file.
+        Some(path) => {
+            wtlsperf_report::write_whole_with(path, wtlsperf_report::Readers::Everyone, write)
+                .with_context(|| format!("--csv {}: cannot write", path.display()))
+        }
+        None => write(&mut std::io::stdout().lock()).context("writing the counts"),
     }
-    w.flush().context("writing the counts")?;
-    Ok(())
 }

@@ -4,7 +4,9 @@
 //! On loopback no source can be forged, so the victim's socket sends the ClientHellos
 //! itself and counts what comes back. The gateway cannot tell the difference: it sees
 //! datagrams from an address that has never completed a handshake, which is exactly what
-//! a forged source looks like. Two patterns: `fresh` (a new random in every ClientHello,
+//! a forged source looks like. With `--source-ports N` the victim's address sends from N
+//! ports in turn, as a forger varying its source port would, which the kernel may hash to
+//! different gateway workers. Two patterns: `fresh` (a new random in every ClientHello,
 //! so each one opens a handshake) and `duplicate` (one ClientHello again and again, the
 //! retransmission path). In process, each runs against a gateway without and with the
 //! response-rate limiter; against `--connect`, as that gateway is configured.
@@ -12,6 +14,7 @@
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
+use anyhow::Context;
 use serde::Serialize;
 use wtls::endpoint::ResponseLimit;
 
@@ -30,6 +33,8 @@ const VICTIM: Ipv4Addr = Ipv4Addr::new(127, 254, 254, 254);
 pub struct ReflectionRun {
     /// `fresh` or `duplicate`.
     pub pattern: &'static str,
+    /// Source ports of the victim's address the ClientHellos came from, in turn.
+    pub source_ports: usize,
     /// The limiter as configured (`off`, or the budgets), or `as configured` remotely.
     pub limiter: String,
     pub hellos_sent: u64,
@@ -52,7 +57,7 @@ pub fn run(args: &Args) -> anyhow::Result<Vec<ReflectionRun>> {
         for limit in [ResponseLimit::OFF, args.response_limit()] {
             for duplicate in [false, true] {
                 let gateway = in_process_gateway(args, &store, limit)?;
-                let mut r = measure(gateway.local_addr(), &hello, duplicate, args.rate, count)?;
+                let mut r = measure(gateway.local_addr(), &hello, duplicate, args, count)?;
                 r.limiter = describe(limit);
                 gateway.shutdown();
                 runs.push(r);
@@ -60,7 +65,7 @@ pub fn run(args: &Args) -> anyhow::Result<Vec<ReflectionRun>> {
         }
     } else if let Some(target) = args.connect {
         for duplicate in [false, true] {
-            let mut r = measure(target, &hello, duplicate, args.rate, count)?;
+            let mut r = measure(target, &hello, duplicate, args, count)?;
             r.limiter = "as configured at the gateway".into();
             runs.push(r);
         }
@@ -79,17 +84,25 @@ fn describe(limit: ResponseLimit) -> String {
     }
 }
 
-/// Sends `count` ClientHellos at `rate` from the victim's socket and counts what comes
-/// back, until the gateway has been quiet for [`QUIET`] after the last one.
+/// Sends `count` ClientHellos at `--rate` from the victim's sockets (`--source-ports`,
+/// in turn) and counts what comes back to all of them, until the gateway has been quiet
+/// for [`QUIET`] after the last one.
 fn measure(
     target: SocketAddr,
     hello: &[u8],
     duplicate: bool,
-    rate: f64,
+    args: &Args,
     count: u64,
 ) -> anyhow::Result<ReflectionRun> {
-    let sock = UdpSocket::bind((VICTIM, 0))?;
-    sock.set_nonblocking(true)?;
+    let rate = args.rate;
+    let socks = (0..args.source_ports)
+        .map(|_| {
+            let sock = UdpSocket::bind((VICTIM, 0))?;
+            sock.set_nonblocking(true)?;
+            Ok(sock)
+        })
+        .collect::<std::io::Result<Vec<_>>>()
+        .with_context(|| format!("binding {} source ports on {VICTIM}", args.source_ports))?;
     let mut datagram = hello.to_vec();
     let mut buf = vec![0u8; 65_535];
     let (mut sent, mut bytes_sent, mut received, mut bytes_received) = (0u64, 0, 0u64, 0);
@@ -101,14 +114,16 @@ fn measure(
             if !duplicate {
                 datagram[RANDOM_BYTES_AT..RANDOM_BYTES_AT + 8].copy_from_slice(&sent.to_be_bytes());
             }
-            sock.send_to(&datagram, target)?;
+            socks[sent as usize % socks.len()].send_to(&datagram, target)?;
             sent += 1;
             bytes_sent += datagram.len() as u64;
         }
-        while let Ok((n, _)) = sock.recv_from(&mut buf) {
-            received += 1;
-            bytes_received += n as u64;
-            last_heard = Instant::now();
+        for sock in &socks {
+            while let Ok((n, _)) = sock.recv_from(&mut buf) {
+                received += 1;
+                bytes_received += n as u64;
+                last_heard = Instant::now();
+            }
         }
         let quiet = last_heard.max(started + Duration::from_secs_f64(count as f64 / rate));
         if sent == count && quiet.elapsed() >= QUIET {
@@ -119,6 +134,7 @@ fn measure(
     let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
     Ok(ReflectionRun {
         pattern: if duplicate { "duplicate" } else { "fresh" },
+        source_ports: socks.len(),
         limiter: String::new(),
         hellos_sent: sent,
         bytes_sent,
@@ -136,11 +152,12 @@ fn measure(
 pub fn print(runs: &[ReflectionRun]) {
     for r in runs {
         println!(
-            "reflection ({}, limiter {}): {} ClientHellos, {} B sent; {} datagrams, {} B back \
+            "reflection ({}, limiter {}): {} ClientHellos from {} source port(s), {} B sent; {} datagrams, {} B back \
              to the source: {:.2}x payload, {:.2}x with IP/UDP headers",
             r.pattern,
             r.limiter,
             r.hellos_sent,
+            r.source_ports,
             r.bytes_sent,
             r.datagrams_received,
             r.bytes_received,

@@ -15,7 +15,7 @@ use std::collections::{BinaryHeap, HashMap};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use wtls::endpoint::{EndpointConfig, Transmit};
+use wtls::endpoint::{EndpointConfig, ResponseLimiter, Transmit};
 use wtlsperf_spine::{Handshake, Now, Protocol, Status};
 
 use super::serve::{ServeProtocol, Served, ServerEndpoint};
@@ -44,7 +44,8 @@ impl<S> Clone for HandshakeServers<S> {
 
 impl<S: Handshake + Send + 'static> ServeProtocol for HandshakeServers<S> {
     type Endpoint = HandshakeEndpoint<S>;
-    fn endpoint(&self, policy: EndpointConfig) -> HandshakeEndpoint<S> {
+    /// The response limiter is WTLS's (see the module documentation): not consulted.
+    fn endpoint(&self, policy: EndpointConfig, _: &Arc<ResponseLimiter>) -> HandshakeEndpoint<S> {
         HandshakeEndpoint::new(self.clone(), policy)
     }
 }

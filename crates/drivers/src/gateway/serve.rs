@@ -10,7 +10,9 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use wtls::endpoint::{Endpoint, EndpointConfig, EndpointEvent, EndpointStats, Handled, Transmit};
+use wtls::endpoint::{
+    Endpoint, EndpointConfig, EndpointEvent, EndpointStats, Handled, ResponseLimiter, Transmit,
+};
 use wtls::handshake::ServerConfig;
 use wtlsperf_spine::{Now, Protocol};
 
@@ -56,10 +58,13 @@ pub trait ServerEndpoint: Send + 'static {
     fn add_stats(stats: &Self::Stats, into: &mut GatewayStats);
 }
 
-/// How a gateway makes the endpoint of each worker from the per-worker policy.
+/// How a gateway makes the endpoint of each worker from the per-worker policy and the
+/// gateway's one response limiter, which every worker's endpoint consults so that a
+/// forger's reach does not grow with the workers (an endpoint that does not limit
+/// responses ignores it).
 pub trait ServeProtocol: Send + Sync + 'static {
     type Endpoint: ServerEndpoint;
-    fn endpoint(&self, policy: EndpointConfig) -> Self::Endpoint;
+    fn endpoint(&self, policy: EndpointConfig, limiter: &Arc<ResponseLimiter>) -> Self::Endpoint;
 }
 
 /// WTLS's endpoint as a worker serves it: the engine's endpoint decides, and application
@@ -71,10 +76,15 @@ pub struct WtlsServer {
 }
 
 impl WtlsServer {
-    pub fn new(server: Arc<ServerConfig>, policy: EndpointConfig) -> Self {
+    /// A worker's endpoint, consulting the gateway's shared response limiter.
+    pub fn new(
+        server: Arc<ServerConfig>,
+        policy: EndpointConfig,
+        limiter: Arc<ResponseLimiter>,
+    ) -> Self {
         WtlsServer {
             // Sized for the bound up front (see `Endpoint::new`).
-            endpoint: Endpoint::new(server, policy),
+            endpoint: Endpoint::with_limiter(server, policy, limiter),
             handled: Handled::default(),
         }
     }
@@ -82,8 +92,8 @@ impl WtlsServer {
 
 impl ServeProtocol for Arc<ServerConfig> {
     type Endpoint = WtlsServer;
-    fn endpoint(&self, policy: EndpointConfig) -> WtlsServer {
-        WtlsServer::new(self.clone(), policy)
+    fn endpoint(&self, policy: EndpointConfig, limiter: &Arc<ResponseLimiter>) -> WtlsServer {
+        WtlsServer::new(self.clone(), policy, limiter.clone())
     }
 }
 

@@ -21,7 +21,7 @@ const SESSION_POOL: usize = 1024;
 
 /// WTLS clients of one configuration; a share of them resumes a session kept from an
 /// earlier completed handshake.
-pub(super) struct WtlsClients {
+pub(crate) struct WtlsClients {
     cfg: Arc<ClientConfig>,
     auth: AuthMode,
     resume_ratio: f64,
@@ -29,7 +29,7 @@ pub(super) struct WtlsClients {
 }
 
 impl WtlsClients {
-    pub(super) fn new(cfg: Arc<ClientConfig>, auth: AuthMode, resume_ratio: f64) -> Self {
+    pub(crate) fn new(cfg: Arc<ClientConfig>, auth: AuthMode, resume_ratio: f64) -> Self {
         WtlsClients {
             cfg,
             auth,
@@ -66,7 +66,7 @@ impl LoadClients for WtlsClients {
 }
 
 /// Fresh DTLS 1.2 client connections of one suite (no resumption).
-pub(super) struct DtlsClients(pub(super) Arc<DtlsConfig>);
+pub(crate) struct DtlsClients(pub(crate) Arc<DtlsConfig>);
 
 impl LoadClients for DtlsClients {
     type Client = crate::protocols::dtls::DtlsEndpoint;
@@ -77,9 +77,9 @@ impl LoadClients for DtlsClients {
 }
 
 /// Fresh EDHOC initiators, each with its own seed (its connection identifier).
-pub(super) struct EdhocClients {
-    pub(super) cfg: Arc<EdhocConfig>,
-    pub(super) next_seed: u64,
+pub(crate) struct EdhocClients {
+    pub(crate) cfg: Arc<EdhocConfig>,
+    pub(crate) next_seed: u64,
 }
 
 impl LoadClients for EdhocClients {
@@ -92,7 +92,7 @@ impl LoadClients for EdhocClients {
 }
 
 /// The DTLS 1.2 server of a configuration, one connection per address.
-pub(super) fn dtls_servers(
+pub(crate) fn dtls_servers(
     cfg: Arc<DtlsConfig>,
 ) -> HandshakeServers<crate::protocols::dtls::DtlsEndpoint> {
     HandshakeServers {
@@ -102,7 +102,7 @@ pub(super) fn dtls_servers(
 }
 
 /// The EDHOC responder of a configuration, one per address.
-pub(super) fn edhoc_servers(
+pub(crate) fn edhoc_servers(
     cfg: Arc<EdhocConfig>,
 ) -> HandshakeServers<crate::protocols::edhoc::EdhocServer> {
     HandshakeServers {
@@ -112,7 +112,7 @@ pub(super) fn edhoc_servers(
 }
 
 /// Whether a suite's protocol runs on DTLS (else EDHOC).
-pub(super) fn is_dtls(suite: Suite) -> bool {
+pub(crate) fn is_dtls(suite: Suite) -> bool {
     suite.protocol() == crate::protocols::Protocol::Dtls12
 }
 

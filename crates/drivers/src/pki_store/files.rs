@@ -56,10 +56,12 @@ pub(super) fn read_key(dir: &Path, file: &str, spec: Specifier) -> Result<KeyPai
     KeyPair::from_pem(spec, &pem).with_context(|| format!("private key {}", path.display()))
 }
 
-/// Writes a public file (certificate, manifest), replacing an old one.
+/// Writes a public file (certificate, manifest) whole, replacing an old one: an
+/// interrupted `pki init` leaves no truncated certificate behind.
 pub(super) fn write_public(dir: &Path, file: &str, bytes: &[u8]) -> Result<()> {
     let path = dir.join(file);
-    fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    wtlsperf_report::write_whole(&path, bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Writes a private key into a file created with mode 0600. An old file is removed

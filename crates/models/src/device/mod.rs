@@ -405,6 +405,15 @@ impl DeviceProfile {
         Ok(ms)
     }
 
+    /// True when some client operation of `case` is priced with another device's ratio
+    /// ([`Source::Borrowed`]): such a handshake's time is an estimate, and a comparison
+    /// it decides is not decided by this device.
+    pub fn borrows_for(&self, case: WtlsCase) -> bool {
+        client_operations(case, self.ephemeral_key_precomputed.is_some())
+            .into_iter()
+            .any(|(_, op)| matches!(self.op_ms(op), Ok((_, Source::Borrowed { .. }))))
+    }
+
     /// True when the device's library offers both key types of the case (and the profile
     /// prices its client flow).
     pub fn supports(&self, case: WtlsCase) -> bool {

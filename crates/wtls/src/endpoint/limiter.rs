@@ -1,4 +1,5 @@
-//! Response-rate limiting toward unverified addresses, as DNS servers do it (RRL).
+//! Response-rate limiting toward unverified addresses, as DNS servers do it (RRL), with
+//! credit for addresses that have proven they read our answers.
 //!
 //! Why: a ClientHello of 38 bytes with a forged source makes the server send its first
 //! flight, up to 1174 bytes (rsa3072), to whoever owns that source. The gateway cannot
@@ -8,17 +9,53 @@
 //! toward its prefix (/24 for IPv4, /56 for IPv6: the defaults of BIND's RRL, whose
 //! design this follows). An answer over budget is not sent (counted), as RRL drops.
 //!
-//! The buckets sit in two fixed tables indexed by a keyed hash of the address or prefix:
-//! no allocation while serving, memory fixed at start, and an attacker cannot aim at a
-//! bucket without the process's hash keys. Two addresses sharing a bucket only share a
-//! budget, which makes the limit stricter, never looser.
+//! **Proof earns credit.** A completed handshake proves that its address reads what we
+//! send it. Each one earns the address [`CREDIT_PER_HANDSHAKE`] bytes of credit (at most
+//! [`MAX_CREDIT`] held, lapsing [`ResponseLimiter::new`]'s proof lifetime, the idle
+//! time-out, after the address's last completion), and an unverified answer toward an
+//! address with credit is paid from it instead of from the two budgets. A client, or a
+//! carrier-grade NAT with thousands of handsets behind one address, that completes its
+//! handshakes earns more than each one costs and is never throttled however fast it
+//! comes back, from whatever port. A forger gains nothing new: toward an address that
+//! never completed a handshake the budgets bind as before, and toward one that did, what
+//! it can reflect beyond the budgets is bounded by the credit that address earned itself,
+//! [`CREDIT_PER_HANDSHAKE`] per handshake it completed (docs/security.md).
+//!
+//! **One limiter per gateway.** The buckets sit in [`SHARDS`] mutex-guarded shards, so
+//! the workers of a gateway share one limiter (through an `Arc`) and a forger who varies
+//! its source port, which the kernel hashes to different workers, meets one budget per
+//! address and prefix, not one per worker. An address's bucket and proof are in the
+//! shard its keyed hash picks, its prefix's bucket in the shard the prefix's hash picks;
+//! a call takes at most those two locks, lower index first, for a few dozen
+//! instructions.
+//!
+//! The tables are fixed at start and indexed by a keyed hash: no allocation while
+//! serving, and an attacker cannot aim at a bucket without the process's hash keys. Two
+//! addresses sharing a bucket only share a budget, which makes the limit stricter, never
+//! looser. A proof is stored with its address and matched exactly, so a collision never
+//! lends one address another's credit; a newer proof may take an older one's place in
+//! its set of [`PROOF_WAYS`], and the older address falls back to the budgets.
 
 use std::hash::BuildHasher;
 use std::net::IpAddr;
+use std::sync::{Mutex, MutexGuard};
 
-/// Buckets per table (a power of two).
+/// Shards of the tables (a power of two), each behind its own lock.
+pub const SHARDS: usize = 16;
+/// Buckets per table over all shards (powers of two, multiples of [`SHARDS`]).
 const ADDRESS_BUCKETS: usize = 4096;
 const PREFIX_BUCKETS: usize = 1024;
+/// Proof records over all shards, in sets of [`PROOF_WAYS`].
+const PROOFS: usize = 16_384;
+/// Records one address's proof may occupy: the set its hash picks.
+pub const PROOF_WAYS: usize = 4;
+/// Bytes of credit one completed handshake earns its address: three first flights of
+/// the largest case (1174 B, rsa3072 without a certificate request), so a client that
+/// completes its handshakes earns more than each costs, however fast it comes back.
+pub const CREDIT_PER_HANDSHAKE: u64 = 4096;
+/// Most credit an address holds: what it can have in flight at once beyond the budgets,
+/// and what a forger spoofing it could spend in one go.
+pub const MAX_CREDIT: u64 = 64 * CREDIT_PER_HANDSHAKE;
 
 /// The budgets. A rate of 0 turns that limit off.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,6 +108,8 @@ impl Bucket {
         if self.refilled_ns == 0 {
             self.tokens = cap;
         } else {
+            // Workers read the clock at different moments: a `now` behind the last
+            // refill earns nothing (and never moves the refill time back).
             let elapsed = now_ns.saturating_sub(self.refilled_ns);
             let earned = (u128::from(rate) * u128::from(elapsed) / 1_000_000_000) as u64;
             // A refill that earned no whole byte keeps its start time, so that a bucket
@@ -84,18 +123,66 @@ impl Bucket {
     }
 }
 
-/// Per-address and per-prefix byte budgets.
-pub struct ResponseLimiter {
-    limit: ResponseLimit,
-    keys: std::collections::hash_map::RandomState,
+/// An address that completed a handshake, and the credit that earned it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Proof {
+    /// `None`: an empty record.
+    ip: Option<IpAddr>,
+    /// The proof lapses at this time (monotonic ns).
+    until_ns: u64,
+    /// Bytes of unverified answers it may still receive beyond the budgets.
+    credit: u64,
+}
+
+/// One shard's share of the three tables.
+struct Shard {
     addresses: Box<[Bucket]>,
     prefixes: Box<[Bucket]>,
+    proofs: Box<[Proof]>,
+}
+
+impl Shard {
+    fn new(on: bool) -> Self {
+        let size = |n: usize| if on { n / SHARDS } else { 0 };
+        Shard {
+            addresses: vec![Bucket::default(); size(ADDRESS_BUCKETS)].into_boxed_slice(),
+            prefixes: vec![Bucket::default(); size(PREFIX_BUCKETS)].into_boxed_slice(),
+            proofs: vec![Proof::default(); size(PROOFS)].into_boxed_slice(),
+        }
+    }
+
+    /// The records of the set an address hashes to.
+    fn proof_set(&mut self, h: u64) -> &mut [Proof] {
+        let sets = self.proofs.len() / PROOF_WAYS;
+        let first = slot(h, sets) * PROOF_WAYS;
+        &mut self.proofs[first..first + PROOF_WAYS]
+    }
+}
+
+/// Where a keyed hash points: its low bits pick the shard, higher bits the slot in it.
+fn shard_of(h: u64) -> usize {
+    h as usize & (SHARDS - 1)
+}
+
+fn slot(h: u64, len: usize) -> usize {
+    (h >> 16) as usize & (len - 1)
+}
+
+/// Per-address and per-prefix byte budgets, and the credit of proven addresses, shared
+/// by every endpoint (worker) that holds it.
+pub struct ResponseLimiter {
+    limit: ResponseLimit,
+    /// How long a completed handshake keeps its address proven.
+    proof_ns: u64,
+    keys: std::collections::hash_map::RandomState,
+    shards: Box<[Mutex<Shard>]>,
 }
 
 impl std::fmt::Debug for ResponseLimiter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResponseLimiter")
             .field("limit", &self.limit)
+            .field("proof_ns", &self.proof_ns)
             .finish_non_exhaustive()
     }
 }
@@ -116,19 +203,15 @@ pub fn prefix_of(ip: IpAddr) -> IpAddr {
 }
 
 impl ResponseLimiter {
-    pub fn new(limit: ResponseLimit) -> Self {
-        let size = |n| {
-            if limit.is_off() {
-                0
-            } else {
-                n
-            }
-        };
+    /// A limiter with `limit`'s budgets, whose proofs last `proof_ns` after an address's
+    /// last completed handshake (the endpoint's idle time-out).
+    pub fn new(limit: ResponseLimit, proof_ns: u64) -> Self {
+        let on = !limit.is_off();
         ResponseLimiter {
             limit,
+            proof_ns,
             keys: Default::default(),
-            addresses: vec![Bucket::default(); size(ADDRESS_BUCKETS)].into_boxed_slice(),
-            prefixes: vec![Bucket::default(); size(PREFIX_BUCKETS)].into_boxed_slice(),
+            shards: (0..SHARDS).map(|_| Mutex::new(Shard::new(on))).collect(),
         }
     }
 
@@ -136,42 +219,148 @@ impl ResponseLimiter {
         self.limit
     }
 
-    /// Whether `bytes` may be sent to `ip` at `now_ns`; if so they are charged to both
-    /// budgets. An answer is sent whole or not at all.
-    pub fn allow(&mut self, ip: IpAddr, bytes: usize, now_ns: u64) -> bool {
+    /// A shard's lock. A worker that panicked while holding it left plain counters
+    /// behind, at worst one answer's charge short: the limiter goes on with them.
+    fn lock(&self, shard: usize) -> MutexGuard<'_, Shard> {
+        self.shards[shard]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The address's shard and, if another, the prefix's, locked lower index first.
+    fn lock_pair(
+        &self,
+        address: usize,
+        prefix: usize,
+    ) -> (MutexGuard<'_, Shard>, Option<MutexGuard<'_, Shard>>) {
+        if address == prefix {
+            (self.lock(address), None)
+        } else if address < prefix {
+            let a = self.lock(address);
+            (a, Some(self.lock(prefix)))
+        } else {
+            let p = self.lock(prefix);
+            (self.lock(address), Some(p))
+        }
+    }
+
+    /// Whether `bytes` may be sent to `ip` at `now_ns`. They are paid from the address's
+    /// credit if it has enough, and otherwise charged to both budgets if both have
+    /// enough. An answer is sent whole or not at all.
+    pub fn allow(&self, ip: IpAddr, bytes: usize, now_ns: u64) -> bool {
         if self.limit.is_off() {
             return true;
         }
         let bytes = bytes as u64;
-        let burst = self.limit.burst_s;
-        let a = self.keys.hash_one(ip) as usize & (ADDRESS_BUCKETS - 1);
-        let p = self.keys.hash_one(prefix_of(ip)) as usize & (PREFIX_BUCKETS - 1);
-        let (ra, rp) = (
+        let (ha, hp) = (self.keys.hash_one(ip), self.keys.hash_one(prefix_of(ip)));
+        let (mut address_shard, mut prefix_shard) = self.lock_pair(shard_of(ha), shard_of(hp));
+        let shard = &mut *address_shard;
+        if let Some(proof) = shard
+            .proof_set(ha)
+            .iter_mut()
+            .find(|p| p.ip == Some(ip) && p.until_ns > now_ns && p.credit >= bytes)
+        {
+            proof.credit -= bytes;
+            return true;
+        }
+        let a = slot(ha, shard.addresses.len());
+        let (address, prefix) = match prefix_shard.as_deref_mut() {
+            Some(other) => {
+                let p = slot(hp, other.prefixes.len());
+                (&mut shard.addresses[a], &mut other.prefixes[p])
+            }
+            None => {
+                let p = slot(hp, shard.prefixes.len());
+                (&mut shard.addresses[a], &mut shard.prefixes[p])
+            }
+        };
+        let (ra, rp, burst) = (
             self.limit.address_bytes_per_s,
             self.limit.prefix_bytes_per_s,
+            self.limit.burst_s,
         );
         if ra > 0 {
-            self.addresses[a].refill(ra, burst, now_ns);
+            address.refill(ra, burst, now_ns);
         }
         if rp > 0 {
-            self.prefixes[p].refill(rp, burst, now_ns);
+            prefix.refill(rp, burst, now_ns);
         }
-        let fits = (ra == 0 || self.addresses[a].tokens >= bytes)
-            && (rp == 0 || self.prefixes[p].tokens >= bytes);
+        let fits = (ra == 0 || address.tokens >= bytes) && (rp == 0 || prefix.tokens >= bytes);
         if fits {
             if ra > 0 {
-                self.addresses[a].tokens -= bytes;
+                address.tokens -= bytes;
             }
             if rp > 0 {
-                self.prefixes[p].tokens -= bytes;
+                prefix.tokens -= bytes;
             }
         }
         fits
     }
 
-    /// Heap bytes of the bucket tables (fixed at start).
+    /// A handshake from `ip` completed at `now_ns`: the address is proven for the proof
+    /// lifetime from now and earns [`CREDIT_PER_HANDSHAKE`] (up to [`MAX_CREDIT`]). A new
+    /// proof takes an empty or lapsed record of its set, else the one that lapses first.
+    pub fn prove(&self, ip: IpAddr, now_ns: u64) {
+        if self.limit.is_off() {
+            return;
+        }
+        let h = self.keys.hash_one(ip);
+        let until_ns = now_ns.saturating_add(self.proof_ns);
+        let mut shard = self.lock(shard_of(h));
+        let set = shard.proof_set(h);
+        let i = set
+            .iter()
+            .position(|p| p.ip == Some(ip))
+            .unwrap_or_else(|| {
+                (0..PROOF_WAYS)
+                    .min_by_key(|&i| {
+                        if set[i].ip.is_none() {
+                            0
+                        } else {
+                            set[i].until_ns
+                        }
+                    })
+                    .unwrap_or(0)
+            });
+        let proof = &mut set[i];
+        if proof.ip != Some(ip) || proof.until_ns <= now_ns {
+            // A new proof, or a lapsed one: earlier credit is gone with it.
+            *proof = Proof {
+                ip: Some(ip),
+                until_ns: 0,
+                credit: 0,
+            };
+        }
+        proof.until_ns = proof.until_ns.max(until_ns);
+        proof.credit = proof
+            .credit
+            .saturating_add(CREDIT_PER_HANDSHAKE)
+            .min(MAX_CREDIT);
+    }
+
+    /// The credit `ip` holds at `now_ns` (0 unless proven).
+    pub fn credit(&self, ip: IpAddr, now_ns: u64) -> u64 {
+        if self.limit.is_off() {
+            return 0;
+        }
+        let h = self.keys.hash_one(ip);
+        let mut shard = self.lock(shard_of(h));
+        shard
+            .proof_set(h)
+            .iter()
+            .find(|p| p.ip == Some(ip) && p.until_ns > now_ns)
+            .map_or(0, |p| p.credit)
+    }
+
+    /// Heap bytes of the tables (fixed at start).
     pub fn heap_bytes(&self) -> usize {
-        (self.addresses.len() + self.prefixes.len()) * std::mem::size_of::<Bucket>()
+        let per_shard = (ADDRESS_BUCKETS + PREFIX_BUCKETS) / SHARDS * std::mem::size_of::<Bucket>()
+            + PROOFS / SHARDS * std::mem::size_of::<Proof>();
+        if self.limit.is_off() {
+            0
+        } else {
+            SHARDS * per_shard
+        }
     }
 }
 
@@ -182,16 +371,19 @@ mod tests {
     const S: u64 = 1_000_000_000;
 
     fn limiter(address: u64, prefix: u64) -> ResponseLimiter {
-        ResponseLimiter::new(ResponseLimit {
-            address_bytes_per_s: address,
-            prefix_bytes_per_s: prefix,
-            burst_s: 1,
-        })
+        ResponseLimiter::new(
+            ResponseLimit {
+                address_bytes_per_s: address,
+                prefix_bytes_per_s: prefix,
+                burst_s: 1,
+            },
+            60 * S,
+        )
     }
 
     #[test]
     fn an_address_gets_its_budget_per_second_and_no_more() {
-        let mut l = limiter(1000, 0);
+        let l = limiter(1000, 0);
         let ip: IpAddr = "192.0.2.7".parse().unwrap();
         assert!(l.allow(ip, 600, S));
         assert!(!l.allow(ip, 600, S));
@@ -206,7 +398,7 @@ mod tests {
 
     #[test]
     fn a_prefix_shares_one_budget_over_its_addresses() {
-        let mut l = limiter(0, 1000);
+        let l = limiter(0, 1000);
         assert!(l.allow("192.0.2.1".parse().unwrap(), 700, S));
         assert!(!l.allow("192.0.2.200".parse().unwrap(), 700, S));
         // Another /24 has its own.
@@ -219,8 +411,80 @@ mod tests {
 
     #[test]
     fn off_allows_everything_and_holds_no_tables() {
-        let mut l = ResponseLimiter::new(ResponseLimit::OFF);
+        let l = ResponseLimiter::new(ResponseLimit::OFF, 60 * S);
         assert!(l.allow("192.0.2.1".parse().unwrap(), usize::MAX, 0));
+        l.prove("192.0.2.1".parse().unwrap(), 0);
+        assert_eq!(l.credit("192.0.2.1".parse().unwrap(), 0), 0);
         assert_eq!(l.heap_bytes(), 0);
+    }
+
+    #[test]
+    fn a_completed_handshake_earns_credit_spent_before_the_budgets() {
+        let l = limiter(1000, 1000);
+        let ip: IpAddr = "192.0.2.7".parse().unwrap();
+        assert!(l.allow(ip, 1000, S));
+        assert!(!l.allow(ip, 1, S));
+        l.prove(ip, S);
+        assert_eq!(l.credit(ip, S), CREDIT_PER_HANDSHAKE);
+        // Paid from credit: neither spent budget is asked.
+        assert!(l.allow(ip, 3000, S));
+        assert_eq!(l.credit(ip, S), CREDIT_PER_HANDSHAKE - 3000);
+        // Credit too small for an answer leaves it to the budgets (spent here), whole.
+        assert!(!l.allow(ip, 2000, S));
+        assert_eq!(l.credit(ip, S), CREDIT_PER_HANDSHAKE - 3000);
+        // Another address of the prefix has no credit of its own.
+        assert!(!l.allow("192.0.2.8".parse().unwrap(), 1, S));
+    }
+
+    #[test]
+    fn credit_is_capped_and_lapses_with_the_proof() {
+        let l = limiter(1000, 0);
+        let ip: IpAddr = "2001:db8::1".parse().unwrap();
+        for _ in 0..1000 {
+            l.prove(ip, S);
+        }
+        assert_eq!(l.credit(ip, S), MAX_CREDIT);
+        // A completion later renews the proof without topping the cap.
+        l.prove(ip, 30 * S);
+        assert_eq!(l.credit(ip, 61 * S), MAX_CREDIT);
+        assert_eq!(l.credit(ip, 90 * S), 0);
+        assert!(!l.allow(ip, 1001, 90 * S));
+        // Proven again after it lapsed: the old credit is not restored.
+        l.prove(ip, 100 * S);
+        assert_eq!(l.credit(ip, 100 * S), CREDIT_PER_HANDSHAKE);
+    }
+
+    #[test]
+    fn proofs_are_exact_and_a_full_set_gives_way_to_the_newest() {
+        let l = limiter(1000, 0);
+        // More proven addresses than the tables hold: each new one is recorded, and an
+        // address that proved nothing has no credit whatever shares its records.
+        let ips: Vec<IpAddr> = (0..2 * PROOFS as u32)
+            .map(|i| IpAddr::from((0x0a00_0000 + i).to_be_bytes()))
+            .collect();
+        for (k, ip) in ips.iter().enumerate() {
+            l.prove(*ip, S + k as u64);
+            assert_eq!(l.credit(*ip, S + k as u64), CREDIT_PER_HANDSHAKE);
+        }
+        let stranger: IpAddr = "198.51.100.1".parse().unwrap();
+        assert_eq!(l.credit(stranger, 2 * S), 0);
+        assert!(!l.allow(stranger, 1001, 2 * S));
+    }
+
+    #[test]
+    fn workers_sharing_the_limiter_share_its_budgets() {
+        let l = std::sync::Arc::new(limiter(1000, 0));
+        let ip: IpAddr = "192.0.2.7".parse().unwrap();
+        let granted: u64 = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..4)
+                .map(|_| {
+                    let l = l.clone();
+                    scope.spawn(move || (0..100).filter(|_| l.allow(ip, 10, S)).count() as u64)
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).sum()
+        });
+        // 4 x 100 asks of 10 bytes against one budget of 1000: exactly 100 granted.
+        assert_eq!(granted, 100);
     }
 }

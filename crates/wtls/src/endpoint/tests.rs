@@ -8,12 +8,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::*;
 use crate::crypto::pk::KeyPair;
 use crate::handshake::{
-    AuthMode, Client, ClientConfig, KeyExchangeOffer, ServerCredential, StoredSession,
+    AuthMode, Client, ClientConfig, KeyExchangeOffer, ServerCredential, SessionCache, StoredSession,
 };
 use crate::msgs::common::{CipherSuite, Identifier};
 use crate::msgs::enums::{BulkCipherAlgorithm, MacAlgorithm};
 use crate::pki::Authority;
 use crate::suite::Case;
+
+mod shared_limiter;
 
 const UNIX_NOW: u32 = 1_700_000_000;
 const MS: u64 = 1_000_000;

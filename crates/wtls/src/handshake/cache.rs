@@ -1,18 +1,74 @@
-//! The server's session cache for abbreviated handshakes: bounded in entries and in age.
+//! Where the server keeps sessions for abbreviated handshakes: the [`SessionStore`]
+//! interface, and its default, the in-process [`SessionCache`], bounded in entries and in
+//! age.
 //!
 //! Bounded both ways because a gateway on an open network must not let peers grow its
 //! memory: the oldest entry is evicted when the cache is full, and an entry older than
 //! the lifetime is never resumed. The cache lives in memory only, so a gateway restart
-//! forgets every session and clients fall back to a full handshake.
+//! forgets every session and clients fall back to a full handshake. A store shared by
+//! several gateways (the application's Redis store) implements the same interface, so
+//! that any node resumes any node's session.
 
 use std::collections::VecDeque;
+use std::fmt::Debug;
+use std::sync::Mutex;
 
 use crate::keyed_map::{KeyedMap, KeyedState};
 
 use zeroize::Zeroizing;
 
+use super::Now;
 use crate::msgs::common::CipherSuite;
 use crate::msgs::enums::KeyExchangeSuite;
+
+/// Where a server configuration keeps and finds sessions. Shared by every connection of
+/// every worker (`&self`, thread-safe).
+///
+/// The engine calls it synchronously while it processes a datagram, so a store that asks
+/// another process must bound each call itself and treat a failure as "no session": a
+/// lookup that fails costs the client a full handshake, never the handshake itself.
+pub trait SessionStore: Send + Sync + Debug {
+    /// Keep the session of a handshake that completed at `now`.
+    fn insert(&self, session: StoredSession, now: Now);
+    /// The session `id` names, if the store holds it and it is within its lifetime at
+    /// `now`.
+    fn lookup(&self, id: &[u8], now: Now) -> Option<StoredSession>;
+    /// Forget session `id` (a fatal alert on a connection that used it).
+    fn remove(&self, id: &[u8]);
+    /// Sessions held, where the store can tell without asking another process.
+    fn held(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// The in-process cache as a store: one lock around it, held for a map operation only.
+impl SessionStore for Mutex<SessionCache> {
+    fn insert(&self, session: StoredSession, _now: Now) {
+        self.lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(session);
+    }
+
+    fn lookup(&self, id: &[u8], now: Now) -> Option<StoredSession> {
+        self.lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .lookup(id, now.mono_ns)
+    }
+
+    fn remove(&self, id: &[u8]) {
+        self.lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .remove(id);
+    }
+
+    fn held(&self) -> Option<usize> {
+        Some(
+            self.lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .len(),
+        )
+    }
+}
 
 /// What a resumed handshake needs: the master secret and the parameters it was made for.
 #[derive(Clone, Debug)]

@@ -28,7 +28,7 @@ use crate::msgs::enums::{
 };
 
 pub use crate::params::ParameterNumbering;
-pub use cache::{SessionCache, StoredSession};
+pub use cache::{SessionCache, SessionStore, StoredSession};
 pub use client::{Client, ClientConfig, KeyExchangeOffer, KeyShareSource, TimedOut, TrustedKeyIds};
 pub use conn::Role;
 pub use error::{

@@ -4,7 +4,10 @@
 
 use wtlsperf_models::device::{DeviceProfile, WtlsCase};
 use wtlsperf_models::Authentication;
-use wtlsperf_report::{Finding, Verdict};
+use wtlsperf_report::Finding;
+
+use crate::evaluate::passages;
+use crate::evaluate::verdict::{self, Tally, MODEL_TOLERANCE};
 
 /// Levi-Savas' security levels 2 and 3 (their Table 1): 224P beside RSA-2048, 256P beside
 /// RSA-3072.
@@ -55,7 +58,10 @@ pub fn finding(profiles: &[DeviceProfile]) -> Option<Finding> {
     if rows.is_empty() {
         return None;
     }
-    let holds = rows.iter().filter(|c| c.ecc_ms < c.rsa_ms).count();
+    let tally = Tally::of(
+        rows.iter()
+            .map(|c| verdict::below(c.ecc_ms, c.rsa_ms, MODEL_TOLERANCE)),
+    );
     let clauses: Vec<String> = rows
         .iter()
         .map(|c| {
@@ -66,16 +72,14 @@ pub fn finding(profiles: &[DeviceProfile]) -> Option<Finding> {
         })
         .collect();
     Some(Finding::new(
-        "Levi-Savas 2003, section 5: ECC performs better than RSA in WTLS (here with one library, Mbed TLS 2.28.3, executed on an ARM7TDMI, a Cortex-M0+ and a Cortex-M4).",
+        "Levi-Savas 2003, section 4.1: ECC is better than RSA in WTLS, judged with one library (Mbed TLS 2.28.3) executed on an ARM7TDMI, a Cortex-M0+ and a Cortex-M4, at their security levels 2 and 3.",
         format!(
-            "Client T_PD at Levi-Savas' levels 2 (224P vs RSA-2048) and 3 (256P vs RSA-3072), executed costs (binary curves and unexecuted sizes completed as in the profiles): ECC is faster in {holds} of {}: {}.",
-            rows.len(),
+            "Client T_PD at Levi-Savas' levels 2 (224P vs RSA-2048) and 3 (256P vs RSA-3072), executed costs (binary curves and unexecuted sizes completed as in the profiles): ECC faster {}: {}.",
+            tally.text(),
             clauses.join("; ")
         ),
-        if holds == rows.len() {
-            Verdict::Confirmed
-        } else {
-            Verdict::Contradicted
-        },
-    ))
+        tally.verdict(),
+    )
+    .study(passages::ECC_BEATS_RSA)
+    .rule(format!("each device, level and authentication holds when the ECC case's client time is more than {:.0} % (modelled numbers) below the RSA case's and fails when more than that above; confirmed when every row holds, contradicted when every row fails, otherwise inconclusive with the rows. One library decides every row: the finding says which.", 100.0 * MODEL_TOLERANCE)))
 }

@@ -38,7 +38,12 @@ impl DeviceResults {
             .figure(self.ecc_rsa_figure())
             .table(self.levi_savas_table())
             .figure(self.herwono_figure())
-            .paragraph("The findings of this part (the fit, the end-to-end check, the traversal count, Levi-Savas' and Bayoglu's conclusions on today's devices) are in the findings section.")
+            .paragraph(format!(
+                "The findings of this part (the fit, the end-to-end check, the traversal count, Levi-Savas' and Bayoglu's conclusions on today's devices) are in the findings section.{}",
+                ctx.catalogue
+                    .typical_bearer_note()
+                    .map_or(String::new(), |n| format!(" {n}"))
+            ))
     }
 
     fn profiles_table(&self) -> Table {

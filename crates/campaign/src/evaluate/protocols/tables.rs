@@ -2,14 +2,12 @@
 //! computed from the run.
 
 use wtlsperf_report::{
-    Axis, BarSeries, Cell, Column, Figure, Finding, FindingKind, GroupedBarChart, Provenance,
-    Section, Table, Verdict,
+    Axis, BarSeries, Cell, Column, Figure, GroupedBarChart, Provenance, Section, Table,
 };
 
-use super::{Config, Kind, ProtocolResults, ProtocolRow, HYBRID_ANCHOR_KEY, LOSS};
+use super::{Config, ProtocolResults, ProtocolRow, HYBRID_ANCHOR_KEY, LOSS};
 use crate::evaluate::context::Ctx;
 use crate::evaluate::vocabulary::{auth_name, BearerName, DeviceName};
-use wtlsperf_drivers::protocols::Suite;
 use wtlsperf_models::Authentication;
 use wtlsperf_spine::Protocol;
 
@@ -50,15 +48,16 @@ impl ProtocolResults {
              PSK are category 3's level. OpenSSL handles a whole flight per call, so DTLS \
              costs are per datagram and per handshake, not per message.",
         );
+        if let Some(note) = ctx.catalogue.typical_bearer_note() {
+            s = s.paragraph(note);
+        }
         s = s.table(self.memory_table(ctx));
         s = s.figure(self.duration_figure());
         s = s.table(self.measured_table(ctx));
         s = s.table(self.device_table());
         s = s.table(self.loss_table(ctx));
         s = s.table(self.peer_table(ctx));
-        for f in self.findings() {
-            s = s.finding(f);
-        }
+        // The findings are listed once, in the findings section.
         s
     }
 
@@ -278,7 +277,7 @@ impl ProtocolResults {
         t
     }
 
-    fn row(
+    pub(super) fn row(
         &self,
         pick: impl Fn(&Config) -> bool,
         bearer: &BearerName,
@@ -292,155 +291,5 @@ impl ProtocolResults {
                 && r.bearer == *bearer
                 && r.device == *device
         })
-    }
-
-    /// The findings, each with the numbers that decide it.
-    pub fn findings(&self) -> Vec<Finding> {
-        let mut out = Vec::new();
-        out.extend(self.edhoc_finding());
-        out.extend(self.wtls_finding());
-        out.extend(self.peer_findings());
-        out.extend(self.loss_finding());
-        if let Some(e) = self.model_median_error() {
-            let n = self.rows.iter().filter(|r| r.measured_runs > 0).count();
-            out.push(Finding::new(
-                "Eq. 3.84 over each protocol's own flights, plus the client's processing on its device, predicts the real handshake duration within 5 % (median), as for WTLS.",
-                format!("Median |measured / modelled - 1| over {n} bearer/device/suite combinations: {:.1} %.", 100.0 * e),
-                if e <= 0.05 { Verdict::Confirmed } else { Verdict::Contradicted },
-            // Measured through the emulated bearers, which enforce the model's rates.
-            ).kind(FindingKind::EmulatorAgainstModel));
-        }
-        out
-    }
-
-    fn edhoc_finding(&self) -> Option<Finding> {
-        let edhoc = |c: &Config| c.kind == Kind::Modern(Suite::EdhocMethod3Suite2);
-        let dtls = |c: &Config| c.kind == Kind::Modern(Suite::DtlsEcdheEcdsa { mutual: true });
-        let wtls = |c: &Config| c.is_wtls_p256() && c.auth() == Authentication::Mutual;
-        let mut parts = Vec::new();
-        let mut fastest_everywhere = true;
-        let here = DeviceName::this_machine();
-        for b in &self.bearers {
-            let (e, d, w) = (
-                self.row(edhoc, b, &here)?,
-                self.row(dtls, b, &here)?,
-                self.row(wtls, b, &here)?,
-            );
-            let (em, dm, wm) = (e.modelled_ms?, d.modelled_ms?, w.modelled_ms?);
-            fastest_everywhere &= em <= dm.min(wm);
-            parts.push(format!(
-                "{b}: EDHOC {em:.0} ms vs DTLS {dm:.0} ms ({:.1}x) and WTLS {} {wm:.0} ms ({:.1}x)",
-                dm / em,
-                w.suite,
-                wm / em
-            ));
-        }
-        let e = self.configs.iter().find(|c| edhoc(c))?;
-        let d = self.configs.iter().find(|c| dtls(c))?;
-        Some(Finding::new(
-            "EDHOC's small messages make it the fastest mutually authenticated P-256 handshake on every bearer (against DTLS 1.2 ECDHE-ECDSA and WTLS 256p/256p).",
-            format!(
-                "{} B in {} round trips against DTLS 1.2 ECDHE-ECDSA mutual's {} B in {} (modelled, this machine's client): {}.",
-                e.bytes, e.round_trips(), d.bytes, d.round_trips(), parts.join("; ")
-            ),
-            if fastest_everywhere { Verdict::Confirmed } else { Verdict::Contradicted },
-        ))
-    }
-
-    fn wtls_finding(&self) -> Option<Finding> {
-        let dtls = |c: &Config| c.kind == Kind::Modern(Suite::DtlsEcdheEcdsa { mutual: false });
-        let wtls = |c: &Config| c.is_wtls_p256() && c.auth() == Authentication::ServerAuth;
-        let (mut ahead, mut parts) = (Vec::new(), Vec::new());
-        let here = DeviceName::this_machine();
-        for b in &self.bearers {
-            let (w, d) = (self.row(wtls, b, &here)?, self.row(dtls, b, &here)?);
-            let (wm, dm) = (w.modelled_ms?, d.modelled_ms?);
-            if wm <= dm {
-                ahead.push(b.as_str());
-            }
-            parts.push(format!("{b} {wm:.0} vs {dm:.0} ms"));
-        }
-        let w = self.configs.iter().find(|c| wtls(c))?;
-        let d = self.configs.iter().find(|c| dtls(c))?;
-        let verdict = match ahead.len() {
-            0 => Verdict::Contradicted,
-            n if n == self.bearers.len() => Verdict::Confirmed,
-            _ => Verdict::Inconclusive,
-        };
-        Some(Finding::new(
-            "2001's WTLS is still competitive with DTLS 1.2 for a server-authenticated P-256 handshake (WTLS 256p/256p against ECDHE-ECDSA P-256).",
-            format!(
-                "WTLS {} ({} B, {} round trips, {:.0} handshakes/s/core: ECDH_ECDSA with the server's certified static key, one ECDH and no signature per handshake, and so no forward secrecy) against DTLS ECDHE-ECDSA ({} B, {} round trips with the cookie exchange, {:.0} handshakes/s/core); WTLS is as fast or faster on {} of {} bearers ({}): {}.",
-                w.suite(), w.bytes, w.round_trips(), w.handshakes_per_core_s(), d.bytes, d.round_trips(), d.handshakes_per_core_s(),
-                ahead.len(), self.bearers.len(), if ahead.is_empty() { "none".into() } else { ahead.join(", ") }, parts.join(", ")
-            ),
-            verdict,
-        ))
-    }
-
-    fn peer_findings(&self) -> Vec<Finding> {
-        let mut out = Vec::new();
-        for (key, claim, published) in [
-            ("openssl_tls12_ecdhe_p256", "For ECDHE-ECDSA P-256, OpenSSL's TLS 1.2 server spends more than its raw public-key work relative to our WTLS gateway on 256p/256p (first measurement: 1.6-1.7x against 1.24-1.29x).", "1.6-1.7x vs 1.24-1.29x"),
-            ("openssl_tls12_rsa2048", "For RSA-2048 key transport, OpenSSL's TLS 1.2 server is further from its public-key bound than our gateway (first measurement: 1.28-1.44x against 1.03x).", "1.28-1.44x vs 1.03x"),
-        ] {
-            let Some((p, Some(ours))) = self.peers.iter().find(|(p, _)| p.peer.key() == key) else { continue };
-            let others: Vec<String> = self
-                .peers
-                .iter()
-                .filter(|(q, _)| q.peer.key() != key && q.peer.wtls_counterpart() == p.peer.wtls_counterpart())
-                .map(|(q, _)| format!("{} {:.2}x", q.peer.key(), q.bound_ratio()))
-                .collect();
-            out.push(Finding::new(
-                claim,
-                format!(
-                    "This run, {} handshakes each, interleaved: {} {:.2}x ({:.0} µs server CPU over {:.0} µs raw), our WTLS {} {:.2}x (first measurement, docs/results.md: {published}){}.",
-                    p.reps, p.peer.key(), p.bound_ratio(), p.server_cpu_us, p.raw_pk_us, p.peer.wtls_counterpart(), ours,
-                    if others.is_empty() { String::new() } else { format!("; other anchors: {}", others.join(", ")) }
-                ),
-                if *ours < p.bound_ratio() { Verdict::Confirmed } else { Verdict::Contradicted },
-            ));
-        }
-        let tls13 = self
-            .peers
-            .iter()
-            .find(|(p, _)| p.peer.key() == "rustls_tls13_ecdhe_p256");
-        if let Some((p, Some(ours))) = tls13 {
-            out.push(Finding::new(
-                "Our WTLS gateway is as close to its public-key bound as rustls, the fastest maintained TLS handshake we know of (TLS 1.3, ECDHE-ECDSA P-256).",
-                format!(
-                    "rustls TLS 1.3 {:.2}x ({:.0} µs server CPU over {:.0} µs of ring's P-256 operations), our WTLS 256p/256p {ours:.2}x.",
-                    p.bound_ratio(), p.server_cpu_us, p.raw_pk_us
-                ),
-                if *ours <= p.bound_ratio() { Verdict::Confirmed } else { Verdict::Contradicted },
-            ));
-        }
-        out
-    }
-
-    fn loss_finding(&self) -> Option<Finding> {
-        if self.loss.is_empty() {
-            return None;
-        }
-        let all = self.loss.iter().all(|l| l.completed == l.runs);
-        let parts: Vec<String> = self
-            .loss
-            .iter()
-            .map(|l| {
-                format!(
-                    "{} {} {}/{} (median {})",
-                    l.protocol,
-                    l.suite,
-                    l.completed,
-                    l.runs,
-                    l.median_ms.map_or("-".into(), |m| format!("{m:.0} ms"))
-                )
-            })
-            .collect();
-        Some(Finding::new(
-            format!("Each protocol completes its handshake over a {:.0} % loss link with its own retransmission.", 100.0 * LOSS),
-            format!("Over {} with {:.0} % loss: {}.", self.loss_bearer, 100.0 * LOSS, parts.join("; ")),
-            if all { Verdict::Confirmed } else { Verdict::Contradicted },
-        ))
     }
 }

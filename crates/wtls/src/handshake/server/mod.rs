@@ -14,7 +14,7 @@ use super::error::{
     DropReason, HandshakeState, HsResult, LocalError, PeerMisbehaved, ProtocolError,
 };
 use super::{
-    AuthMode, Event, HandshakeKind, Negotiated, Now, Output, Packing, Policy, SessionCache,
+    AuthMode, Event, HandshakeKind, Negotiated, Now, Output, Packing, Policy, SessionStore,
 };
 use crate::codec::DecodeError;
 use crate::crypto::pk::{KeyPair, PeerKey};
@@ -76,7 +76,10 @@ pub struct ServerConfig {
     pub client_certificates: KeyedMap<Vec<u8>, WtlsCertificate>,
     /// Cipher suites the server accepts; the client's order of preference decides.
     pub cipher_suites: Vec<CipherSuite>,
-    pub session_cache: Option<Arc<Mutex<SessionCache>>>,
+    /// Where sessions are kept for abbreviated handshakes (none: no session ids are
+    /// issued). The in-process [`super::SessionCache`] by default; a store shared by
+    /// several gateways makes any of them resume any one's sessions.
+    pub session_cache: Option<Arc<dyn SessionStore>>,
     pub max_key_refresh: u8,
     pub packing: Packing,
     pub policy: Policy,
@@ -338,10 +341,7 @@ impl ServerConnection {
             return;
         };
         if !done.session_id.is_empty() {
-            cache
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .remove(done.session_id.as_bytes());
+            cache.remove(done.session_id.as_bytes());
         }
     }
 }

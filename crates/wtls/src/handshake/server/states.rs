@@ -295,10 +295,7 @@ impl ServerConnection {
             return None;
         }
         let cache = self.config.session_cache.as_ref()?;
-        let found = cache
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .lookup(ch.session_id.as_bytes(), self.now.mono_ns);
+        let found = cache.lookup(ch.session_id.as_bytes(), self.now);
         found.filter(|s| ch.cipher_suites.contains(&s.cipher_suite))
     }
 
@@ -743,16 +740,14 @@ impl ServerConnection {
         if chosen.session_id.is_empty() || agreed.kind == HandshakeKind::Abbreviated {
             return;
         }
-        cache
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .insert(StoredSession {
-                id: chosen.session_id.as_bytes().to_vec(),
-                master_secret: ms.clone(),
-                cipher_suite: chosen.keys.cipher,
-                key_exchange: chosen.suite,
-                key_refresh: chosen.keys.key_refresh,
-                created_ns: self.now.mono_ns,
-            });
+        let session = StoredSession {
+            id: chosen.session_id.as_bytes().to_vec(),
+            master_secret: ms.clone(),
+            cipher_suite: chosen.keys.cipher,
+            key_exchange: chosen.suite,
+            key_refresh: chosen.keys.key_refresh,
+            created_ns: self.now.mono_ns,
+        };
+        cache.insert(session, self.now);
     }
 }
