@@ -14,6 +14,8 @@
 # redis-server (Debian's redis-server, with redis-cli) is the gateways' shared session
 # store (`gateway --session-store`); crates/wtlsperf/tests/session_store.rs starts its own
 # servers on loopback, so the package's service is not needed.
+# nginx (with its stream module) is the fleet's balancer (scripts/fleet.sh), run by the
+# fleet scripts as their own process on loopback; its service is not needed either.
 # Rust itself comes from rustup (not installed here).
 # The `dtls13` feature's wolfSSL (vendored by the wolfssl-sys crate) is configured with
 # autotools (autoconf, automake, libtool) and its bindings made by bindgen, which loads
@@ -31,7 +33,12 @@ command -v libtoolize >/dev/null 2>&1 || need+=(libtool)
 ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
 [ -x /usr/sbin/wapbox ] || need+=(kannel)
 [ -x /usr/lib/kannel/test/fakewap ] || need+=(kannel-extras)
+# The fleet (scripts/fleet.sh, fleet-faults.sh, soak.sh): nginx's UDP stream balancer,
+# Redis for the shared session store, python3 for the scripts' probes and tables.
+command -v nginx >/dev/null 2>&1 || need+=(nginx)
+[ -e /usr/lib/nginx/modules/ngx_stream_module.so ] || need+=(libnginx-mod-stream)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}" >&2
   SUDO=""

@@ -14,3 +14,13 @@ export WTLSPERF_REQUIRE_KANNEL=1
 export WTLSPERF_REQUIRE_REDIS_SERVER=1
 # `dtls13`: DTLS 1.3 and ML-KEM through wolfSSL (GPL-2.0-or-later; README, "Licence").
 cargo test --workspace --features wtlsperf/dtls13
+# The fleet's short fault run and one minute of soak (nginx, Redis: setup.sh). Each
+# script stops what it started; `timeout` bounds them whatever happens.
+cargo build -p wtlsperf
+export WTLSPERF_REQUIRE_REDIS=1
+pki=$(mktemp -d -t wtlsperf-ci-pki.XXXXXX)
+trap 'rm -rf "$pki"' EXIT
+chmod 755 "$pki"
+target/debug/wtlsperf pki init --dir "$pki/pki" >/dev/null
+FLEET_PKI="$pki/pki" timeout 150 bash scripts/fleet-faults.sh --short
+FLEET_PKI="$pki/pki" timeout 150 bash scripts/soak.sh --seconds 30

@@ -46,12 +46,19 @@ fetch_pqclean() {
   done
 }
 
-# core name, compiler flags (the multilib newlib is chosen from them)
+# build name, compiler flags (the multilib newlib is chosen from them)
 CORES=(
   "arm7tdmi|-mcpu=arm7tdmi -marm"
   "cortex-m0plus|-mcpu=cortex-m0plus -mthumb"
   "cortex-m4|-mcpu=cortex-m4 -mthumb -mfloat-abi=soft"
+  "cortex-m4-pqm4keccak|-mcpu=cortex-m4 -mthumb -mfloat-abi=soft"
 )
+# The validation build: the same M4 image, but SHA-3/SHAKE from what pqm4's `clean` builds
+# link (mupq's common/fips202.c over pqm4's ARMv7-M assembler Keccak-f[1600], copied
+# unchanged into tools/isa/third_party/pqm4 with their commits named there), so that
+# pqm4's published cycle counts are compared with the same code. The device rows keep the
+# portable fips202.c: it is what a core without that assembler (M0+, ARM7TDMI) runs.
+PQM4="$HERE/third_party/pqm4"
 # Each library with its own release optimisation: Mbed TLS's CMake Release build is -O2,
 # PQClean's Makefiles (and pqm4's builds of them) use -O3.
 COMMON_FLAGS="-ffunction-sections -fdata-sections -std=c99 -DMBEDTLS_CONFIG_FILE=\"isa_config.h\""
@@ -61,17 +68,23 @@ PQCLEAN_OPT="-O3"
 build_core() {
   local core="$1" flags="$2" dir="$OUT/$1"
   mkdir -p "$dir/obj"
-  local inc=(-I"$HERE/firmware" -I"$OUT" -I"$SRC/mbedtls/include" -I"$SRC/pqclean" -I"$SRC/pqclean/common")
-  local sources=("$HERE/firmware/harness.c" "$SRC"/mbedtls/library/{bignum,ecp,ecp_curves,ecdh,ecdsa,asn1parse,asn1write,rsa,rsa_internal,oid,md,sha256,aes,ctr_drbg,platform_util,constant_time}.c "$SRC/pqclean/common/fips202.c")
+  local first=() keccak=("$SRC/pqclean/common/fips202.c")
+  if [ "$core" = cortex-m4-pqm4keccak ]; then
+    first=(-I"$PQM4") keccak=("$PQM4/fips202.c" "$PQM4/keccakf1600.S")
+  fi
+  local inc=("${first[@]}" -I"$HERE/firmware" -I"$OUT" -I"$SRC/mbedtls/include" -I"$SRC/pqclean" -I"$SRC/pqclean/common")
+  local sources=("$HERE/firmware/harness.c" "$SRC"/mbedtls/library/{bignum,ecp,ecp_curves,ecdh,ecdsa,asn1parse,asn1write,rsa,rsa_internal,oid,md,sha256,aes,ctr_drbg,platform_util,constant_time}.c "${keccak[@]}")
   for v in crypto_kem/ml-kem-512 crypto_kem/ml-kem-768 crypto_sign/ml-dsa-44; do
     sources+=("$SRC/pqclean/$v/clean/"*.c)
   done
   local objs=()
   for s in "${sources[@]}"; do
-    local o="$dir/obj/$(echo "${s#"$SRC"/}" | tr '/' '_').o"
+    local rel="${s#"$SRC"/}"
+    rel="${rel#"$HERE"/third_party/}"
+    local o="$dir/obj/$(echo "$rel" | tr '/' '_').o"
     local vinc=() opt="$MBEDTLS_OPT"
     case "$s" in */clean/*) vinc=(-I"$(dirname "$s")") ;; esac
-    case "$s" in */pqclean/*) opt="$PQCLEAN_OPT" ;; esac
+    case "$s" in */pqclean/* | */third_party/pqm4/*) opt="$PQCLEAN_OPT" ;; esac
     # shellcheck disable=SC2086
     arm-none-eabi-gcc $flags $opt $COMMON_FLAGS "${vinc[@]}" "${inc[@]}" -c "$s" -o "$o"
     objs+=("$o")

@@ -34,6 +34,13 @@ class Firmware:
     thumb: bool
     cpu_model: int
     timing_cores: tuple
+    # object files whose functions are SHA-3/SHAKE (the hash share of each count)
+    hash_objects: tuple = ("pqclean_common_fips202.c.o",)
+    # only the operations whose key starts with this (a validation build counts only what
+    # its reference measured)
+    keys: str = ""
+    # whether its counts price the device rows (a validation build's do not)
+    prices_devices: bool = True
 
 
 FIRMWARES = (
@@ -41,6 +48,10 @@ FIRMWARES = (
     Firmware("arm7tdmi", False, U.UC_CPU_ARM_926, ("arm7tdmi",)),
     Firmware("cortex-m0plus", True, U.UC_CPU_ARM_CORTEX_M0, ("cortex-m0plus", "cortex-m0")),
     Firmware("cortex-m4", True, U.UC_CPU_ARM_CORTEX_M4, ("cortex-m4",)),
+    # the M4 image with pqm4's SHA-3 (tools/isa/third_party/pqm4): pqm4's references are
+    # compared with it, so that both sides run the same code
+    Firmware("cortex-m4-pqm4keccak", True, U.UC_CPU_ARM_CORTEX_M4, ("cortex-m4",),
+             ("pqm4_fips202.c.o", "pqm4_keccakf1600.S.o"), "ml", False),
 )
 
 
@@ -71,17 +82,40 @@ DEVICES = (
 # (ML-DSA signing repeats until a candidate passes its bounds).
 # The Cortex-M4, where pqm4's 1000-run average is the reference, gets more seeds.
 SEEDS = {"sig_sign/mldsa44": tuple(range(1, 5))}
-VALIDATION_SEEDS = {("cortex-m4", "sig_sign/mldsa44"): tuple(range(1, 21))}
+VALIDATION_SEEDS = {(build, "sig_sign/mldsa44"): tuple(range(1, 21))
+                    for build in ("cortex-m4", "cortex-m4-pqm4keccak")}
 
 DEFAULT_SEEDS = (1,)
 
 
-def hash_functions(build_dir: str, firmware: Firmware) -> list:
-    """The functions of PQClean's fips202.c (SHA-3/SHAKE), from its object file."""
-    obj = os.path.join(build_dir, firmware.build, "obj", "pqclean_common_fips202.c.o")
-    nm = subprocess.run(["arm-none-eabi-nm", obj], check=True, capture_output=True, text=True)
-    return [p[2] for p in (line.split() for line in nm.stdout.splitlines())
-            if len(p) == 3 and p[1] in "tT"]
+def hash_ranges(build_dir: str, firmware: Firmware, image) -> list:
+    """Address ranges of the firmware's SHA-3/SHAKE code, from its object files: each sized
+    function (C), and, for an object whose functions carry no size (pqm4's assembler
+    Keccak), its whole .text section, placed where its global symbol at offset 0 landed."""
+    ranges = []
+    for obj in firmware.hash_objects:
+        path = os.path.join(build_dir, firmware.build, "obj", obj)
+        nm = subprocess.run(["arm-none-eabi-nm", "-S", path], check=True, capture_output=True,
+                            text=True)
+        sized, unsized = [], []
+        for parts in (line.split() for line in nm.stdout.splitlines()):
+            if len(parts) == 4 and parts[2] in "tT":
+                sized.append(parts[3])
+            elif len(parts) == 3 and parts[1] == "T" and int(parts[0], 16) == 0:
+                unsized.append(parts[2])
+        ranges += image.ranges(sized)
+        if unsized and not sized:
+            start = image.symbols[unsized[0]]
+            ranges.append((start, start + text_size(path)))
+    return ranges
+
+
+def text_size(obj: str) -> int:
+    """Size of an object file's .text section."""
+    out = subprocess.run(["arm-none-eabi-size", "-A", obj], check=True, capture_output=True,
+                         text=True).stdout
+    return next(int(p[1]) for p in (line.split() for line in out.splitlines())
+                if len(p) >= 2 and p[0] == ".text")
 
 
 def run_operation(machine, op_index, name, seeds, tables, firmware, hashing):
@@ -125,10 +159,10 @@ def run(build_dir: str, build: str, partial_csv: str, only: str = "") -> None:
         flags = f.read().strip()
     image = emulate.Image.load(os.path.join(build_dir, build, "firmware.elf"), firmware.thumb)
     machine = emulate.Machine(image, firmware.cpu_model)
-    hashing = image.ranges(hash_functions(build_dir, firmware))
+    hashing = hash_ranges(build_dir, firmware, image)
     rows = []
     for index, name in enumerate(image.op_list(machine.uc)):
-        if only and name != only:
+        if (only and name != only) or not name.split("/")[1].startswith(firmware.keys):
             continue
         seeds = VALIDATION_SEEDS.get((build, name), SEEDS.get(name, DEFAULT_SEEDS))
         per_core = run_operation(machine, index, name, seeds, tables, firmware, hashing)
@@ -159,9 +193,11 @@ def merge(build_dir: str, out_dir: str, partials: list) -> None:
 
 def device_rows(rows, mbedtls):
     out = []
+    pricing = {f.build for f in FIRMWARES if f.prices_devices}
     for device in DEVICES:
         table = TABLES[device.timing_core]
-        for r in (r for r in rows if r["timing_core"] == device.timing_core):
+        for r in (r for r in rows
+                  if r["timing_core"] == device.timing_core and r["instruction_set"] in pricing):
             library = ("PQClean clean (pqcrypto-mlkem 0.1.1 / pqcrypto-mldsa 0.1.2)"
                        if r["key"].startswith("ml") else f"Mbed TLS {mbedtls} (Debian source package)")
             out.append({

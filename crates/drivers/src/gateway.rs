@@ -30,7 +30,7 @@
 //! saturation it saves the worker two system calls and two receive calls per job.
 
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -46,6 +46,7 @@ pub mod cli;
 pub mod handshakes;
 mod recv;
 pub mod serve;
+pub mod stats_log;
 mod worker;
 
 pub use cli::gateway_options;
@@ -91,6 +92,9 @@ pub struct GatewayConfig<P = Arc<ServerConfig>> {
     /// Join a port other sockets already listen on (`SO_REUSEPORT`), e.g. a second
     /// gateway sharing the traffic. Off: a port in use is an error.
     pub reuse_port: bool,
+    /// The address of the UDP balancer in front (its clients' budgets are per balancer
+    /// session: [`EndpointConfig::balancer`]).
+    pub balancer: Option<IpAddr>,
 }
 
 impl<P> std::fmt::Debug for GatewayConfig<P> {
@@ -106,6 +110,7 @@ impl<P> std::fmt::Debug for GatewayConfig<P> {
             .field("busy_poll", &self.busy_poll)
             .field("response_limit", &self.response_limit)
             .field("reuse_port", &self.reuse_port)
+            .field("balancer", &self.balancer)
             .finish_non_exhaustive()
     }
 }
@@ -126,6 +131,7 @@ impl<P> GatewayConfig<P> {
             busy_poll: false,
             response_limit: ResponseLimit::default(),
             reuse_port: false,
+            balancer: None,
         }
     }
 
@@ -147,6 +153,7 @@ impl<P> GatewayConfig<P> {
             handshake_timeout_ns: duration_ns(self.handshake_timeout),
             idle_timeout_ns: duration_ns(self.idle_timeout),
             response_limit: self.response_limit,
+            balancer: self.balancer,
             ..EndpointConfig::default()
         }
     }

@@ -49,6 +49,7 @@ mod clients;
 mod files;
 mod generator;
 mod jobs;
+pub mod outcomes;
 pub(crate) mod protocols;
 
 use capacity::server_cpu_samples_on;
@@ -117,6 +118,8 @@ pub struct LoadSpec {
     /// Poisson stream shifted by independent delays stays Poisson), which is the setting
     /// of the thesis' queue model.
     pub round_trip: Option<Duration>,
+    /// Keep every handshake's outcome ([`LoadReport::outcomes`]).
+    pub record_outcomes: bool,
 }
 
 impl LoadSpec {
@@ -156,6 +159,7 @@ impl LoadSpec {
             measure_capacity: false,
             pin_cores: false,
             round_trip: None,
+            record_outcomes: false,
         }
     }
 }
@@ -343,6 +347,9 @@ pub struct LoadReport {
     /// The delivery path's stalls as (start, end) on the process clock, ns.
     #[serde(skip)]
     pub delivery_stall_log: Vec<(u64, u64)>,
+    /// Every handshake's outcome, with `record_outcomes` (not serialised).
+    #[serde(skip)]
+    pub outcomes: Vec<outcomes::Outcome>,
     /// The in-process gateway's job log (not serialised; the evaluation models from it).
     #[serde(skip)]
     pub jobs: Vec<JobRecord>,
@@ -638,6 +645,7 @@ fn report_of(spec: &LoadSpec, tally: Tally, wall_ns: u64, loadgen_cpu_ns: u64) -
         lags_ns,
         late_sends,
         generator_stalls,
+        outcomes,
     } = tally;
     let mut report = LoadReport {
         protocol: spec.protocol().name().into(),
@@ -662,6 +670,7 @@ fn report_of(spec: &LoadSpec, tally: Tally, wall_ns: u64, loadgen_cpu_ns: u64) -
         retransmissions,
         loadgen_cpu_s: loadgen_cpu_ns as f64 / 1e9,
         wall_s: wall_ns as f64 / 1e9,
+        outcomes,
         ..Default::default()
     };
     if !lags_ns.is_empty() {

@@ -376,6 +376,7 @@ fn hostile_input_gateway(f: &Fixture) -> GatewayHandle {
         busy_poll: false,
         response_limit: ResponseLimit::default(),
         reuse_port: false,
+        balancer: None,
     })
     .unwrap()
 }

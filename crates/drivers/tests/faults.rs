@@ -62,6 +62,7 @@ impl Lab {
             busy_poll: false,
             response_limit: ResponseLimit::default(),
             reuse_port: false,
+            balancer: None,
         })
         .unwrap()
     }

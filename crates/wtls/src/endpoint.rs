@@ -36,7 +36,7 @@
 pub mod limiter;
 mod table;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use crate::handshake::{
@@ -74,6 +74,12 @@ pub struct EndpointConfig {
     /// Most handshakes one address may have under way beside its connection (at most 7).
     pub max_handshakes_per_address: usize,
     pub response_limit: ResponseLimit,
+    /// The address of a UDP balancer in front of this endpoint (`docs/network.md`).
+    /// Every client behind it arrives from this address, one source port per client
+    /// socket, so a budget per address would make all of them share one: answers toward
+    /// the balancer are charged per source socket instead (one balancer session, one
+    /// client), and the per-client-address and per-prefix bounds are the balancer's.
+    pub balancer: Option<IpAddr>,
 }
 
 impl Default for EndpointConfig {
@@ -87,6 +93,7 @@ impl Default for EndpointConfig {
             max_hello_reanswers: 2,
             max_handshakes_per_address: 4,
             response_limit: ResponseLimit::default(),
+            balancer: None,
         }
     }
 }
@@ -574,7 +581,12 @@ impl Endpoint {
         for payload in datagrams {
             let len = payload.len() as u64;
             if !verified {
-                if !limiter.allow(from.ip(), payload.len(), now_ns) {
+                let allowed = if config.balancer == Some(from.ip()) {
+                    limiter.allow_balanced(from, payload.len(), now_ns)
+                } else {
+                    limiter.allow(from.ip(), payload.len(), now_ns)
+                };
+                if !allowed {
                     stats.rate_limited += 1;
                     stats.rate_limited_bytes += len;
                     continue;
@@ -603,7 +615,10 @@ impl Endpoint {
         out: &mut Handled,
     ) {
         self.stats.handshakes[kind_index(kind)] += 1;
-        self.limiter.prove(from.ip(), now_ns);
+        // Behind a balancer, its address proves nothing about any one client.
+        if self.config.balancer != Some(from.ip()) {
+            self.limiter.prove(from.ip(), now_ns);
+        }
         out.events
             .push(EndpointEvent::HandshakeComplete { peer: from, kind });
         self.table.idle.push(std::cmp::Reverse((

@@ -15,8 +15,9 @@ use subtle::{Choice, ConditionallySelectable, ConstantTimeEq, ConstantTimeGreate
 use zeroize::Zeroizing;
 
 use crate::crypto::cipher::{cipher_info, BulkCipher};
-use crate::crypto::keys::{derive_key_block, refresh_epoch, Direction};
+use crate::crypto::keys::{derive_key_block_keyed, refresh_epoch, Direction};
 use crate::crypto::mac::{mac_info, RecordMac};
+use crate::crypto::prf::{PrfHash, PrfKey};
 use crate::msgs::enums::{AlertDescription, BulkCipherAlgorithm, MacAlgorithm};
 
 /// Largest protected fragment: the record length field is 16 bits.
@@ -133,6 +134,8 @@ struct Epoch {
 /// [`CipherState::unprotect`].
 pub struct CipherState {
     params: ProtectionParams,
+    /// The master secret keyed for the PRF once, for every epoch's key block.
+    master: PrfKey,
     direction: Direction,
     epoch: Option<Epoch>,
 }
@@ -151,7 +154,7 @@ impl std::fmt::Debug for CipherState {
 /// use (a connection copies its state only to roll back an input it drops).
 impl Clone for CipherState {
     fn clone(&self) -> Self {
-        CipherState::new(self.params.clone(), self.direction)
+        CipherState::with_master_key(self.params.clone(), self.direction, self.master.clone())
     }
 }
 
@@ -159,8 +162,20 @@ impl CipherState {
     /// A state for `direction`; keys are derived lazily for the epoch of the first
     /// record, then whenever a record's epoch differs (§7.6).
     pub fn new(params: ProtectionParams, direction: Direction) -> Self {
+        let master = PrfKey::new(PrfHash::for_mac(params.mac), &params.master_secret[..]);
+        CipherState::with_master_key(params, direction, master)
+    }
+
+    /// [`CipherState::new`] with the master secret already keyed for the PRF of
+    /// `params.mac` (a connection keys it once for both directions and its Finished).
+    pub(crate) fn with_master_key(
+        params: ProtectionParams,
+        direction: Direction,
+        master: PrfKey,
+    ) -> Self {
         CipherState {
             params,
+            master,
             direction,
             epoch: None,
         }
@@ -204,10 +219,10 @@ impl CipherState {
     /// The keys of the epoch that starts at record `epoch_seq` (§7.6).
     fn derive_epoch(&self, epoch_seq: u16) -> Result<Epoch, RecordError> {
         let p = &self.params;
-        let km = derive_key_block(
+        let km = derive_key_block_keyed(
             p.bulk,
             p.mac,
-            &p.master_secret,
+            &self.master,
             self.direction,
             epoch_seq,
             &p.client_random,

@@ -1,7 +1,8 @@
 //! `wtlsperf gateway` on the command line: its arguments, the checks that need more than
 //! one of them, and the run until it is stopped or its `--duration-s` is over.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,8 +10,9 @@ use std::time::{Duration, Instant};
 use wtls::endpoint::ResponseLimit;
 use wtlsperf_drivers::cli_args::{PackingArgs, ServedPkiArgs};
 use wtlsperf_drivers::gateway::cli::{
-    at_least_one, check_max_peers, gateway_options, run_length, RunLength,
+    at_least_one, check_max_peers, gateway_options, positive_seconds, run_length, RunLength,
 };
+use wtlsperf_drivers::gateway::stats_log::StatsLog;
 use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf_drivers::session_store::SessionStoreArgs;
 use wtlsperf_drivers::setup::{self, ClientAuth};
@@ -52,6 +54,19 @@ pub struct Args {
     /// workers; 0: no limit).
     #[arg(long, default_value_t = ResponseLimit::default().prefix_bytes_per_s)]
     pub rrl_prefix_bytes: u64,
+    /// The address of a UDP balancer in front of this gateway (e.g. nginx): answers toward
+    /// it are charged per source socket (one client behind it), not to one budget shared
+    /// by every client; the per-address and per-prefix limits are then the balancer's
+    /// (docs/security.md).
+    #[arg(long)]
+    pub balancer: Option<IpAddr>,
+    /// Append the gateway's statistics, with its RSS and table occupancy, to FILE as one
+    /// JSON line every --stats-every-s seconds and once at shutdown.
+    #[arg(long)]
+    pub stats_file: Option<PathBuf>,
+    /// Interval of --stats-file, seconds.
+    #[arg(long, default_value = "10", value_parser = positive_seconds, allow_negative_numbers = true)]
+    pub stats_every_s: f64,
     /// Accept weak (export, NULL, truncated-MAC) cipher suites and anonymous key exchange.
     #[arg(long)]
     pub allow_weak: bool,
@@ -102,10 +117,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             ..ResponseLimit::default()
         },
         reuse_port: args.reuse_port,
+        balancer: args.balancer,
     };
     let stop = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
     signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
+    let mut stats_log = match &args.stats_file {
+        Some(path) => Some(StatsLog::create(
+            path,
+            Duration::from_secs_f64(args.stats_every_s),
+        )?),
+        None => None,
+    };
     let handle = spawn_gateway(cfg)?;
     eprintln!("wtlsperf gateway listening on {}", handle.local_addr());
     let deadline = args
@@ -114,10 +137,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .and_then(|d| Instant::now().checked_add(d));
     while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
         std::thread::sleep(Duration::from_millis(50));
+        if let Some(log) = &mut stats_log {
+            log.tick(args.max_peers, || {
+                let mut stats = handle.stats();
+                stats.session_store = session_store.as_ref().map(|s| s.stats());
+                stats
+            })?;
+        }
     }
     tracing::info!("gateway stopping");
     let mut stats = handle.shutdown();
     stats.session_store = session_store.as_ref().map(|s| s.stats());
+    if let Some(log) = &mut stats_log {
+        log.write_shutdown(args.max_peers, &stats)?;
+    }
     println!("{}", serde_json::to_string_pretty(&stats)?);
     Ok(())
 }

@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use anyhow::Context;
+
 use wtlsperf_drivers::cli_args::{HandshakeArgs, ServedPkiArgs};
 use wtlsperf_drivers::gateway::cli::{at_least_one, positive_number, positive_seconds};
 use wtlsperf_drivers::load::{run_load, write_job_log, write_report, Arrivals, LoadSpec};
@@ -75,6 +77,11 @@ pub struct Args {
     /// `ecdhe-ecdsa-p256-ccm8-mutual`, `psk-ccm8`, `method3-suite2`).
     #[arg(long, value_parser = parse_suite)]
     pub suite: Option<Suite>,
+    /// Write every handshake as a CSV row: intended start and end (Unix ms), the client's
+    /// socket, whether it offered a stored session, and `full`, `abbreviated`,
+    /// `optimised` or `failed` (docs/results.md).
+    #[arg(long)]
+    pub outcomes: Option<PathBuf>,
     #[command(flatten)]
     pub pki: ServedPkiArgs,
 }
@@ -102,6 +109,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     spec.measure_capacity = args.capacity;
     spec.pin_cores = args.pin;
     spec.modern_suite = args.suite;
+    spec.record_outcomes = args.outcomes.is_some();
+    if let Some(path) = &args.outcomes {
+        // Refused before the run, not after it.
+        std::fs::File::create(path).with_context(|| format!("--outcomes {}", path.display()))?;
+    }
     anyhow::ensure!(
         args.suite.is_none() || args.connect.is_none() || args.in_process,
         "--suite starts its own server in process; it cannot offer load to --connect"
@@ -124,6 +136,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(&report)?);
     if let Some(out) = &args.out {
         write_report(&report, out)?;
+    }
+    if let Some(path) = &args.outcomes {
+        wtlsperf_drivers::load::outcomes::write_outcomes(&report.outcomes, path)?;
     }
     if let Some(path) = &args.jobs {
         write_job_log(&report, path)?;

@@ -265,6 +265,8 @@ struct Parts {
     flights: Vec<flights::FlightRow>,
     loss_curves: loss_curves::LossCurves,
     then_and_now: then_and_now::ThenAndNow,
+    /// Full runs only (a few seconds of simulation): empty otherwise.
+    fleet_sizing: Vec<queue::fleet_sizing::FleetSizingRow>,
     findings: Vec<wtlsperf_report::Finding>,
 }
 
@@ -276,6 +278,13 @@ impl Parts {
             instructions::run(ctx, store, &processing)
         })?;
         let queue = clocks.part(ctx, "queue", || queue::run(ctx, store, &processing))?;
+        let fleet_sizing = clocks.part(ctx, "fleet_sizing", || {
+            anyhow::Ok(if ctx.mode == context::Mode::Full {
+                queue::fleet_sizing::rows(&processing)
+            } else {
+                Vec::new()
+            })
+        })?;
         let transmission = clocks.part(ctx, "transmission", || {
             transmission::run(ctx, store, &processing)
         })?;
@@ -317,6 +326,7 @@ impl Parts {
             flights,
             loss_curves,
             then_and_now,
+            fleet_sizing,
             findings,
         })
     }
@@ -399,6 +409,9 @@ impl Parts {
         flights::write(out, &self.flights)?;
         self.loss_curves.write_csv(out)?;
         self.then_and_now.write_csv(out)?;
+        if !self.fleet_sizing.is_empty() {
+            csv_file::write_csv(&out.join("fleet_sizing.csv"), &self.fleet_sizing)?;
+        }
         Ok(())
     }
 }

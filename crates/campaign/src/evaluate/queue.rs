@@ -455,6 +455,7 @@ fn load_rows(p: &LoadPoint) -> Vec<QueueRow> {
 }
 
 pub mod calibrate;
+pub mod fleet_sizing;
 mod modelled;
 pub mod reality;
 mod report;

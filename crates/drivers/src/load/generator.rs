@@ -21,6 +21,7 @@ use wtls::probe::Clock;
 use wtlsperf_spine::{Handshake, Now, Status, Step};
 
 use super::clients::open_client_socket;
+use super::outcomes::Outcome;
 use super::{Arrivals, LoadSpec};
 use crate::gateway::STALL_NS;
 use crate::setup::{self, ProcessClock};
@@ -38,6 +39,11 @@ pub trait LoadClients {
     fn client(&mut self, now: Now, rng: &mut StdRng) -> Option<(Self::Client, bool)>;
     /// A handshake completed: keep what a later resumption needs (nothing by default).
     fn completed(&mut self, _client: &Self::Client, _rng: &mut StdRng) {}
+    /// How a completed handshake went, for the outcome log (`full` unless the protocol
+    /// resumes sessions).
+    fn kind(_negotiated: &<Self::Client as Handshake>::Negotiated) -> &'static str {
+        "full"
+    }
 }
 
 /// One handshake in flight.
@@ -73,6 +79,8 @@ pub struct Tally {
     pub late_sends: Vec<(u64, u64)>,
     /// The pinned generator's stalls as (start, end), process clock, ns.
     pub generator_stalls: Vec<(u64, u64)>,
+    /// Every handshake's outcome, when the spec asks for them.
+    pub outcomes: Vec<Outcome>,
 }
 
 /// The sockets of a run: bound and registered before the clock starts.
@@ -120,6 +128,8 @@ pub struct Generator<'a, L: LoadClients> {
     /// (wall, thread CPU) at the top of the previous loop turn, for the stall log.
     last_turn: Option<(u64, u64)>,
     buf: Vec<u8>,
+    /// Unix time (ns) at the process clock's zero, for the outcome log; `None`: no log.
+    outcome_epoch_ns: Option<f64>,
     pub tally: Tally,
 }
 
@@ -151,6 +161,12 @@ impl<'a, L: LoadClients> Generator<'a, L> {
         };
         let clock = ProcessClock::shared();
         let origin = clock.wall_ns();
+        let outcome_epoch_ns = spec.record_outcomes.then(|| {
+            let unix = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            unix.as_nanos() as f64 - clock.wall_ns() as f64
+        });
         let window_ns = spec.duration.as_nanos() as u64;
         let timeout_ns = spec.handshake_timeout.as_nanos() as u64;
         Ok(Generator {
@@ -179,6 +195,7 @@ impl<'a, L: LoadClients> Generator<'a, L> {
             pinned,
             last_turn: None,
             buf: vec![0u8; 65_535],
+            outcome_epoch_ns,
             tally: Tally::default(),
         })
     }
@@ -200,6 +217,9 @@ impl<'a, L: LoadClients> Generator<'a, L> {
             for ev in events.iter() {
                 self.handle_readable(ev.token().0);
             }
+        }
+        for i in 0..self.slots.len() {
+            self.record_outcome(i, None);
         }
         self.tally.failed += self.active as u64;
         // Close the finished handshakes' sockets now, outside the measured loop.
@@ -420,8 +440,9 @@ impl<'a, L: LoadClients> Generator<'a, L> {
         }
         match slot.client.status() {
             Status::Running => {}
-            Status::Complete(_) => {
-                self.handle_completed(i);
+            Status::Complete(n) => {
+                let kind = L::kind(&n);
+                self.handle_completed(i, kind);
                 return false;
             }
             Status::Failed(_) => {
@@ -436,7 +457,7 @@ impl<'a, L: LoadClients> Generator<'a, L> {
     }
 
     /// Counts a completed handshake and keeps its session for resumption.
-    fn handle_completed(&mut self, i: usize) {
+    fn handle_completed(&mut self, i: usize, kind: &'static str) {
         let done = self.clock.wall_ns();
         let Some(slot) = self.slots[i].as_ref() else {
             return;
@@ -447,12 +468,16 @@ impl<'a, L: LoadClients> Generator<'a, L> {
         t.in_window += u64::from(done <= self.origin + self.window_ns);
         t.resumed += u64::from(slot.resumed);
         self.clients.completed(&slot.client, &mut self.rng);
+        self.record_outcome(i, Some(kind));
         self.end(i, true);
     }
 
     /// Ends slot `i`'s handshake: a completed one of a closed population gives its
     /// socket back for the client's next handshake; a failed one is counted.
     fn end(&mut self, i: usize, completed: bool) {
+        if !completed {
+            self.record_outcome(i, None);
+        }
         if let Some(s) = self.slots[i].take() {
             if completed && self.recycle {
                 self.spare.push_front((i, s.sock));
@@ -466,5 +491,20 @@ impl<'a, L: LoadClients> Generator<'a, L> {
                 self.tally.failed += 1;
             }
         }
+    }
+
+    /// Logs how slot `i`'s handshake ended (`None`: failed), when outcomes are kept.
+    fn record_outcome(&mut self, i: usize, kind: Option<&'static str>) {
+        let (Some(epoch), Some(slot)) = (self.outcome_epoch_ns, self.slots[i].as_ref()) else {
+            return;
+        };
+        let ms = |ns: u64| (epoch + ns as f64) / 1e6;
+        self.tally.outcomes.push(Outcome {
+            start_unix_ms: ms(slot.intended_ns),
+            end_unix_ms: ms(self.clock.wall_ns()),
+            client: slot.sock.local_addr().ok(),
+            resume_offered: slot.resumed,
+            kind,
+        });
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use rand::rngs::StdRng;
 use rand::RngExt;
-use wtls::handshake::{AuthMode, Client, ClientConfig, StoredSession};
+use wtls::handshake::{AuthMode, Client, ClientConfig, Negotiated, StoredSession};
 use wtls::probe::Probe;
 use wtlsperf_spine::Now;
 
@@ -48,6 +48,10 @@ impl LoadClients for WtlsClients {
         let resumed = resume.is_some();
         let client = Client::new(self.cfg.clone(), self.auth, resume, Probe::off(), now);
         Some((client, resumed))
+    }
+
+    fn kind(negotiated: &Negotiated) -> &'static str {
+        wtls::endpoint::kind_name(negotiated.kind)
     }
 
     fn completed(&mut self, client: &Client, rng: &mut StdRng) {

@@ -84,7 +84,11 @@ fn device_rows_are_the_counted_cycles_at_each_clock() {
             let row = counts
                 .iter()
                 .find(|r| {
-                    r["timing_core"] == core && r["primitive"] == primitive && r["key"] == key
+                    // the build of the device's own instruction set, not a validation build
+                    r["instruction_set"] == core
+                        && r["timing_core"] == core
+                        && r["primitive"] == primitive
+                        && r["key"] == key
                 })
                 .unwrap_or_else(|| panic!("no count for {device} {}", c.operation));
             assert_eq!(
@@ -135,6 +139,35 @@ fn validation_errors_are_what_the_cycles_give() {
         assert!((error - num(r, "error_pct")).abs() < 0.01, "{r:?}");
         assert_eq!(r["within_target"] == "True", error.abs() <= 20.0, "{r:?}");
         assert!(!r["source"].is_empty());
+    }
+    let counts = table(COUNTS_CSV);
+    for r in &rows {
+        // the executed side is the counted cycles of the reference's build and timing core
+        let (mut cycles, mut hashed) = (0.0, 0.0);
+        for op in r["operation"].split('+') {
+            let (primitive, key) = op.split_once('/').unwrap();
+            let count = counts
+                .iter()
+                .find(|c| {
+                    c["instruction_set"] == r["instruction_set"]
+                        && c["timing_core"] == r["timing_core"]
+                        && c["primitive"] == primitive
+                        && c["key"] == key
+                })
+                .unwrap_or_else(|| panic!("no count for {r:?}"));
+            cycles += num(count, "cycles");
+            hashed += num(count, "hash_cycles");
+        }
+        let expected = match r["compared"].as_str() {
+            "total" => cycles,
+            "non-hash" => cycles - hashed,
+            other => panic!("unknown comparison {other}"),
+        };
+        assert_eq!(num(r, "executed_cycles"), expected, "{r:?}");
+        // pqm4's counts are same code only beside the build that links pqm4's SHA-3
+        if r["same_code"] == "yes" && r["reference"].starts_with("pqm4") {
+            assert_eq!(r["instruction_set"], "cortex-m4-pqm4keccak", "{r:?}");
+        }
     }
     for s in table(SUMMARY_CSV) {
         let keep = |r: &&Row| match s["scope"].as_str() {

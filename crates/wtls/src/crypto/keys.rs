@@ -12,7 +12,7 @@ use zeroize::Zeroizing;
 
 use super::cipher::cipher_info;
 use super::mac::mac_info;
-use super::prf::{prf, PrfHash};
+use super::prf::{prf, PrfHash, PrfKey};
 use crate::msgs::enums::{BulkCipherAlgorithm, MacAlgorithm};
 
 /// `master_secret = PRF(pre_master, "master secret", CR ‖ SR)[0..19]` (§7.3).
@@ -110,14 +110,38 @@ pub fn derive_key_block(
     client_random: &[u8; 16],
     server_random: &[u8; 16],
 ) -> KeyMaterial {
+    let master = PrfKey::new(PrfHash::for_mac(mac), master);
+    derive_key_block_keyed(
+        bulk,
+        mac,
+        &master,
+        direction,
+        seq,
+        client_random,
+        server_random,
+    )
+}
+
+/// [`derive_key_block`] from the master secret already keyed for `mac`'s PRF (what a
+/// connection holds: both directions, every refresh and both Finished share one keying).
+pub fn derive_key_block_keyed(
+    bulk: BulkCipherAlgorithm,
+    mac: MacAlgorithm,
+    master: &PrfKey,
+    direction: Direction,
+    seq: u16,
+    client_random: &[u8; 16],
+    server_random: &[u8; 16],
+) -> KeyMaterial {
     let hash = PrfHash::for_mac(mac);
+    debug_assert_eq!(master.hash(), hash, "master secret keyed for another PRF");
     let cipher = cipher_info(bulk);
     let mac_key_len = mac_info(mac).key_size;
     let block_len = mac_key_len + cipher.key_material_len + cipher.iv_size;
 
     let seq_bytes = seq.to_be_bytes();
     let seed = [&seq_bytes[..], server_random, client_random].concat();
-    let block = prf(hash, master, direction.expansion_label(), &seed, block_len);
+    let block = master.expand(direction.expansion_label(), &seed, block_len);
 
     let (mac_secret, rest) = block.split_at(mac_key_len);
     let (material, iv) = rest.split_at(cipher.key_material_len);

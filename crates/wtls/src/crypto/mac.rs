@@ -11,10 +11,10 @@
 
 use hmac::{Hmac, Mac};
 use md5::Md5;
-use sha1::Sha1;
 use subtle::{Choice, ConstantTimeEq};
 
 use super::prf::{keyed, PrfHash};
+use super::sha1::Sha1;
 use crate::msgs::enums::MacAlgorithm;
 
 /// Sizes of a MAC algorithm (§5.3).

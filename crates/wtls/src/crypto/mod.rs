@@ -7,3 +7,4 @@ pub mod mac;
 pub mod pk;
 pub mod prf;
 pub mod random;
+pub mod sha1;

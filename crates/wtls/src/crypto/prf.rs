@@ -6,11 +6,13 @@
 //! MAC family (SHA-1 for MAC codes 0-4, MD5 for 5-7). This is the handset client's rule
 //! (source S3); Kannel always uses SHA-1, which agrees whenever a SHA MAC is negotiated.
 
+use hmac::digest::Output;
 use hmac::{Hmac, KeyInit, Mac};
+use md5::Digest;
 use md5::Md5;
-use sha1::{Digest, Sha1};
-use zeroize::Zeroizing;
+use zeroize::{Zeroize, Zeroizing};
 
+use super::sha1::Sha1;
 use crate::msgs::enums::MacAlgorithm;
 
 /// The hash behind HMAC, the PRF, Finished and the handshake transcript.
@@ -55,8 +57,8 @@ impl PrfHash {
 /// Standard HMAC (RFC 2104) keyed with `key` over `data`, full output length.
 pub fn hmac(hash: PrfHash, key: &[u8], data: &[u8]) -> Vec<u8> {
     match hash {
-        PrfHash::Sha1 => hmac_parts::<Hmac<Sha1>>(&keyed::<Hmac<Sha1>>(key), &[data]),
-        PrfHash::Md5 => hmac_parts::<Hmac<Md5>>(&keyed::<Hmac<Md5>>(key), &[data]),
+        PrfHash::Sha1 => hmac_parts(&keyed::<Hmac<Sha1>>(key), &[data]).to_vec(),
+        PrfHash::Md5 => hmac_parts(&keyed::<Hmac<Md5>>(key), &[data]).to_vec(),
     }
 }
 
@@ -69,43 +71,103 @@ pub(crate) fn keyed<M: Mac + KeyInit>(key: &[u8]) -> M {
         .unwrap_or_else(|_| unreachable!("HMAC takes any key length"))
 }
 
-/// HMAC over the concatenation of `parts`, starting from an already keyed state.
-pub(crate) fn hmac_parts<M: Mac + Clone>(keyed: &M, parts: &[&[u8]]) -> Vec<u8> {
+/// HMAC over the concatenation of `parts`, starting from an already keyed state. An
+/// array, not a `Vec`: the PRF calls this a dozen times per handshake.
+fn hmac_parts<M: Mac + Clone>(keyed: &M, parts: &[&[u8]]) -> Output<M> {
     let mut mac = keyed.clone();
     for part in parts {
         mac.update(part);
     }
-    mac.finalize().into_bytes().to_vec()
+    mac.finalize().into_bytes()
 }
 
-/// `P_hash(secret, label ‖ seed)` truncated to `len` bytes (§7.1):
+/// `P_hash(secret, label ‖ seed)` truncated to `len` bytes (§7.1), from the secret's
+/// keyed HMAC state:
 /// A(0) = label ‖ seed, A(i) = HMAC(secret, A(i-1)),
 /// output = HMAC(secret, A(1) ‖ label ‖ seed) ‖ HMAC(secret, A(2) ‖ label ‖ seed) ‖ …
-fn p_hash<M: Mac + KeyInit + Clone>(
-    secret: &[u8],
-    label: &[u8],
-    seed: &[u8],
-    len: usize,
-) -> Zeroizing<Vec<u8>> {
-    let keyed = keyed::<M>(secret);
+fn p_hash<M: Mac + Clone>(keyed: &M, label: &[u8], seed: &[u8], len: usize) -> Zeroizing<Vec<u8>> {
     let mut out = Zeroizing::new(Vec::with_capacity(len + 20));
-    let mut a = Zeroizing::new(hmac_parts(&keyed, &[label, seed]));
+    let mut a = hmac_parts(keyed, &[label, seed]);
     loop {
-        let block = Zeroizing::new(hmac_parts(&keyed, &[&a, label, seed]));
+        let mut block = hmac_parts(keyed, &[&a, label, seed]);
         out.extend_from_slice(&block);
+        block.as_mut_slice().zeroize();
         if out.len() >= len {
             break;
         }
         // A(i+1) only when another block follows: the last one would be thrown away.
-        a = Zeroizing::new(hmac_parts(&keyed, &[&a]));
+        let mut next = hmac_parts(keyed, &[&a]);
+        a.as_mut_slice().copy_from_slice(&next);
+        next.as_mut_slice().zeroize();
     }
+    // The A(i) and the blocks are PRF output as secret as the result: wiped here, as
+    // the `Zeroizing` result is on drop.
+    a.as_mut_slice().zeroize();
     out.truncate(len);
     out
 }
 
+/// A PRF secret absorbed into HMAC once: its ipad and opad blocks compressed, so every
+/// PRF call under the same secret clones this state instead of keying again (two hash
+/// blocks saved per call). A connection keys its master secret once and derives both
+/// key blocks, every key refresh and both Finished from it.
+///
+/// The state is as sensitive as the secret (it computes the same MACs); it is wiped on
+/// drop (the SHA-1 context by [`super::sha1`], the buffers by `digest`'s `zeroize`
+/// feature, MD5's chaining values by `md-5`'s).
+#[derive(Clone)]
+pub struct PrfKey(KeyedHmac);
+
+#[derive(Clone)]
+enum KeyedHmac {
+    Sha1(Hmac<Sha1>),
+    Md5(Hmac<Md5>),
+}
+
+impl PrfKey {
+    /// Keys the PRF of `hash` with `secret` (any length; empty for export IVs, §7.5).
+    pub fn new(hash: PrfHash, secret: &[u8]) -> Self {
+        PrfKey(match hash {
+            PrfHash::Sha1 => KeyedHmac::Sha1(keyed(secret)),
+            PrfHash::Md5 => KeyedHmac::Md5(keyed(secret)),
+        })
+    }
+
+    /// The hash this key runs.
+    pub fn hash(&self) -> PrfHash {
+        match self.0 {
+            KeyedHmac::Sha1(_) => PrfHash::Sha1,
+            KeyedHmac::Md5(_) => PrfHash::Md5,
+        }
+    }
+
+    /// `PRF(secret, label, seed)` truncated to `len` bytes (§7.1).
+    pub fn expand(&self, label: &[u8], seed: &[u8], len: usize) -> Zeroizing<Vec<u8>> {
+        match &self.0 {
+            KeyedHmac::Sha1(k) => p_hash(k, label, seed, len),
+            KeyedHmac::Md5(k) => p_hash(k, label, seed, len),
+        }
+    }
+
+    /// Finished verify data under this (master secret) key: see [`finished_verify_data`].
+    pub fn verify_data(&self, label: &[u8], handshake_hash: &[u8]) -> [u8; 12] {
+        let out = self.expand(label, handshake_hash, 12);
+        let mut verify = [0u8; 12];
+        verify.copy_from_slice(&out);
+        verify
+    }
+}
+
+impl std::fmt::Debug for PrfKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("PrfKey").field(&self.hash()).finish()
+    }
+}
+
 /// The WTLS PRF: `P_hash(secret, label ‖ seed)` with a single hash, truncated to `len`
 /// bytes (§7.1). An empty `secret` is a zero-length HMAC key (export IV derivation,
-/// §7.5). The label is ASCII without a terminator.
+/// §7.5). The label is ASCII without a terminator. A secret used more than once is
+/// better keyed once as a [`PrfKey`].
 pub fn prf(
     hash: PrfHash,
     secret: &[u8],
@@ -113,10 +175,7 @@ pub fn prf(
     seed: &[u8],
     len: usize,
 ) -> Zeroizing<Vec<u8>> {
-    match hash {
-        PrfHash::Sha1 => p_hash::<Hmac<Sha1>>(secret, label, seed, len),
-        PrfHash::Md5 => p_hash::<Hmac<Md5>>(secret, label, seed, len),
-    }
+    PrfKey::new(hash, secret).expand(label, seed, len)
 }
 
 /// Label of the client's Finished (§7.10).
@@ -135,10 +194,7 @@ pub fn finished_verify_data(
     label: &[u8],
     handshake_hash: &[u8],
 ) -> [u8; 12] {
-    let out = prf(hash, master, label, handshake_hash, 12);
-    let mut verify = [0u8; 12];
-    verify.copy_from_slice(&out);
-    verify
+    PrfKey::new(hash, master).verify_data(label, handshake_hash)
 }
 
 /// Running hash of every handshake message sent or received on one handshake, in

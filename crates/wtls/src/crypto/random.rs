@@ -15,8 +15,10 @@
 //! every random byte that thread draws, here and inside OpenSSL, comes from one seeded
 //! stream, so the same inputs replay the same handshake exactly.
 
+use digest::Digest;
 use rand::Rng;
-use sha1::{Digest, Sha1};
+
+use super::sha1::Sha1;
 
 mod seeded;
 

@@ -37,7 +37,7 @@
 //! its set of [`PROOF_WAYS`], and the older address falls back to the budgets.
 
 use std::hash::BuildHasher;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Mutex, MutexGuard};
 
 /// Shards of the tables (a power of two), each behind its own lock.
@@ -297,6 +297,29 @@ impl ResponseLimiter {
         fits
     }
 
+    /// [`ResponseLimiter::allow`] for a client behind a balancer, seen as the balancer's
+    /// source socket `via`: charged to the address budget keyed by that socket (one
+    /// balancer session per client address and port), never to the prefix budget, which
+    /// every client behind the balancer would share, and never paid from credit, which
+    /// the balancer's address would hold for all of them. The balancer bounds how many
+    /// sessions one client address and one client prefix may hold (docs/security.md).
+    pub fn allow_balanced(&self, via: SocketAddr, bytes: usize, now_ns: u64) -> bool {
+        let rate = self.limit.address_bytes_per_s;
+        if rate == 0 {
+            return true;
+        }
+        let h = self.keys.hash_one(via);
+        let mut shard = self.lock(shard_of(h));
+        let a = slot(h, shard.addresses.len());
+        let bucket = &mut shard.addresses[a];
+        bucket.refill(rate, self.limit.burst_s, now_ns);
+        let fits = bucket.tokens >= bytes as u64;
+        if fits {
+            bucket.tokens -= bytes as u64;
+        }
+        fits
+    }
+
     /// A handshake from `ip` completed at `now_ns`: the address is proven for the proof
     /// lifetime from now and earns [`CREDIT_PER_HANDSHAKE`] (up to [`MAX_CREDIT`]). A new
     /// proof takes an empty or lapsed record of its set, else the one that lapses first.
@@ -407,6 +430,28 @@ mod tests {
             prefix_of("2001:db8:1:2ff:3::9".parse().unwrap()),
             "2001:db8:1:200::".parse::<IpAddr>().unwrap()
         );
+    }
+
+    #[test]
+    fn each_client_behind_a_balancer_has_a_budget_of_its_own_and_no_prefix_budget() {
+        let l = limiter(1000, 1000);
+        let client = |port| SocketAddr::new("192.0.2.1".parse().unwrap(), port);
+        let bucket = |l: &ResponseLimiter, a: SocketAddr| {
+            let h = l.keys.hash_one(a);
+            (shard_of(h), slot(h, ADDRESS_BUCKETS / SHARDS))
+        };
+        assert!(l.allow_balanced(client(40000), 900, S));
+        assert!(!l.allow_balanced(client(40000), 200, S));
+        // Another session of the balancer (in a bucket of its own) has its own budget.
+        let other = (40001..=u16::MAX)
+            .map(client)
+            .find(|&c| bucket(&l, c) != bucket(&l, client(40000)))
+            .unwrap();
+        assert!(l.allow_balanced(other, 900, S));
+        // Nothing was charged to any prefix.
+        for shard in 0..SHARDS {
+            assert!(l.lock(shard).prefixes.iter().all(|b| b.refilled_ns == 0));
+        }
     }
 
     #[test]

@@ -731,3 +731,49 @@ fn a_datagram_that_is_not_a_client_hello_leaves_no_state_behind() {
     let s = lab.ep.stats();
     assert_eq!((s.connections, s.half_open, s.state_bytes), (0, 0, 0));
 }
+
+#[test]
+fn behind_a_balancer_each_client_socket_has_a_budget_and_other_sources_keep_theirs() {
+    let flight = {
+        let mut lab = Lab::unlimited();
+        let hello = lab.hello();
+        lab.send(addr(1), &hello)
+            .iter()
+            .map(Vec::len)
+            .sum::<usize>() as u64
+    };
+    assert!(flight > 0);
+    // Room for two first flights and a half per budget: two clients whose sockets share a
+    // bucket (4096 of them) still get theirs.
+    let limit = ResponseLimit {
+        address_bytes_per_s: flight * 5 / 2,
+        prefix_bytes_per_s: flight * 5 / 2,
+        burst_s: 1,
+    };
+    let balancer = addr(1).ip();
+    let lab = || {
+        Lab::new(EndpointConfig {
+            response_limit: limit,
+            balancer: Some(balancer),
+            ..EndpointConfig::default()
+        })
+    };
+    let answered = |lab: &mut Lab, sources: &[SocketAddr]| {
+        sources
+            .iter()
+            .filter(|&&from| {
+                let hello = lab.hello();
+                !lab.send(from, &hello).is_empty()
+            })
+            .count()
+    };
+    let ports = |ip| (0..20u16).map(move |p| SocketAddr::new(ip, 40_000 + p));
+    // Twenty clients behind the balancer, one socket each: all answered.
+    let behind: Vec<SocketAddr> = ports(balancer).collect();
+    assert_eq!(answered(&mut lab(), &behind), 20);
+    // Twenty ports of one other address share its budget: two flights fit.
+    let other: Vec<SocketAddr> = ports(addr(2).ip()).collect();
+    assert_eq!(answered(&mut lab(), &other), 2);
+    // One client socket behind the balancer is still bounded by its own budget.
+    assert_eq!(answered(&mut lab(), &[behind[0]; 5]), 2);
+}

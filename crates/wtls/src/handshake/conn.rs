@@ -13,7 +13,7 @@ use super::error::{
 use super::{level_for, Event, Output, Packing};
 use crate::codec::Codec;
 use crate::crypto::keys::Direction;
-use crate::crypto::prf::PrfHash;
+use crate::crypto::prf::{PrfHash, PrfKey};
 use crate::msgs::alert::{Alert, ChangeCipherSpec};
 use crate::msgs::common::{CipherSuite, Random};
 use crate::msgs::enums::{
@@ -155,7 +155,8 @@ pub(crate) struct RecordLayer {
     write: Option<Box<CipherState>>,
     read: Option<Box<CipherState>>,
     window: ReplayWindow,
-    pending: Option<ProtectionParams>,
+    /// The keys of the next ChangeCipherSpecs, with the master secret keyed for the PRF.
+    pending: Option<(ProtectionParams, PrfKey)>,
     /// Checksum of the last record received, as received: our alerts carry it (§7.12).
     last_received: [u8; 4],
     /// Checksums of the last four records we sent: an incoming alert must match one.
@@ -178,16 +179,17 @@ impl RecordLayer {
     }
 
     /// Keys for the next ChangeCipherSpec in each direction.
-    pub(crate) fn set_pending(&mut self, params: ProtectionParams) {
-        self.pending = Some(params);
+    pub(crate) fn set_pending(&mut self, params: ProtectionParams, master: PrfKey) {
+        self.pending = Some((params, master));
     }
 
     /// Install the pending write state (after sending ChangeCipherSpec).
     pub(crate) fn install_write(&mut self) -> Result<(), ProtocolError> {
-        let params = self.pending.clone().ok_or(LocalError::NoPendingKeys)?;
-        self.write = Some(Box::new(CipherState::new(
+        let (params, master) = self.pending.clone().ok_or(LocalError::NoPendingKeys)?;
+        self.write = Some(Box::new(CipherState::with_master_key(
             params,
             self.role.write_direction(),
+            master,
         )));
         self.write_seq = 0;
         Ok(())
@@ -195,13 +197,14 @@ impl RecordLayer {
 
     /// Install the pending read state (after receiving ChangeCipherSpec).
     pub(crate) fn install_read(&mut self) -> Result<(), ProtocolError> {
-        let params = self
+        let (params, master) = self
             .pending
             .clone()
             .ok_or(PeerMisbehaved::ChangeCipherSpecBeforeKeys)?;
-        self.read = Some(Box::new(CipherState::new(
+        self.read = Some(Box::new(CipherState::with_master_key(
             params,
             self.role.read_direction(),
+            master,
         )));
         self.window = ReplayWindow::default();
         Ok(())
@@ -346,7 +349,7 @@ impl RecordLayer {
 /// when the first message arrives, and CertificateVerify always signs SHA-1.
 #[derive(Clone)]
 pub(crate) struct Transcript {
-    sha1: sha1::Sha1,
+    sha1: crate::crypto::sha1::Sha1,
     /// Dropped by [`Transcript::settle`] once a SHA-1 MAC family is negotiated.
     md5: Option<md5::Md5>,
 }
@@ -354,7 +357,7 @@ pub(crate) struct Transcript {
 impl Default for Transcript {
     fn default() -> Self {
         Transcript {
-            sha1: sha1::Sha1::default(),
+            sha1: crate::crypto::sha1::Sha1::default(),
             md5: Some(md5::Md5::default()),
         }
     }
@@ -362,7 +365,7 @@ impl Default for Transcript {
 
 impl Transcript {
     pub(crate) fn update(&mut self, message: &[u8]) {
-        use sha1::Digest;
+        use digest::Digest;
         self.sha1.update(message);
         if let Some(md5) = &mut self.md5 {
             md5.update(message);
@@ -380,7 +383,7 @@ impl Transcript {
     /// CertificateVerify input). `None` only if MD5 was dropped for a SHA suite and is
     /// then asked for, which the handshake never does.
     pub(crate) fn digest(&self, hash: PrfHash) -> Option<Vec<u8>> {
-        use sha1::Digest;
+        use digest::Digest;
         match hash {
             PrfHash::Sha1 => Some(self.sha1.clone().finalize().to_vec()),
             PrfHash::Md5 => self.md5.as_ref().map(|md5| md5.clone().finalize().to_vec()),
@@ -418,6 +421,8 @@ pub(crate) struct Core {
     pub(crate) records: RecordLayer,
     pub(crate) transcript: Transcript,
     pub(crate) master_secret: Option<Zeroizing<[u8; 20]>>,
+    /// The master secret keyed for the PRF once (both Finished use it).
+    master_key: Option<PrfKey>,
     pub(crate) probe: Probe,
     /// Flights sent so far: an input that made us send one was a complete flight.
     pub(crate) flights_sent: u32,
@@ -430,6 +435,7 @@ pub(crate) struct CoreState {
     records: RecordLayer,
     transcript: Transcript,
     master_secret: Option<Zeroizing<[u8; 20]>>,
+    master_key: Option<PrfKey>,
     flights_sent: u32,
     probe: [usize; 3],
 }
@@ -441,6 +447,7 @@ impl Core {
             records: RecordLayer::new(role, packing),
             transcript: Transcript::default(),
             master_secret: None,
+            master_key: None,
             probe,
             flights_sent: 0,
         }
@@ -451,6 +458,7 @@ impl Core {
             records: self.records.clone(),
             transcript: self.transcript.clone(),
             master_secret: self.master_secret.clone(),
+            master_key: self.master_key.clone(),
             flights_sent: self.flights_sent,
             probe: self.probe.checkpoint(),
         }
@@ -460,6 +468,7 @@ impl Core {
         self.records = saved.records;
         self.transcript = saved.transcript;
         self.master_secret = saved.master_secret;
+        self.master_key = saved.master_key;
         self.flights_sent = saved.flights_sent;
         self.probe.rollback(saved.probe);
     }
@@ -480,15 +489,20 @@ impl Core {
 
     /// Pending keys from a master secret (agreed now, or a resumed session's).
     pub(crate) fn install_master(&mut self, keys: &KeySchedule, master: Zeroizing<[u8; 20]>) {
-        self.records.set_pending(ProtectionParams {
-            bulk: keys.cipher.bulk,
-            mac: keys.cipher.mac,
-            key_refresh: keys.key_refresh,
-            master_secret: master.clone(),
-            client_random: keys.client_random.0,
-            server_random: keys.server_random.0,
-        });
+        let master_key = PrfKey::new(keys.hash(), &master[..]);
+        self.records.set_pending(
+            ProtectionParams {
+                bulk: keys.cipher.bulk,
+                mac: keys.cipher.mac,
+                key_refresh: keys.key_refresh,
+                master_secret: master.clone(),
+                client_random: keys.client_random.0,
+                server_random: keys.server_random.0,
+            },
+            master_key.clone(),
+        );
         self.master_secret = Some(master);
+        self.master_key = Some(master_key);
     }
 
     /// Encode a handshake message, add it to the transcript, seal it in a record and
@@ -547,7 +561,7 @@ impl Core {
         label: &[u8],
     ) -> Result<VerifyData, ProtocolError> {
         let master = self
-            .master_secret
+            .master_key
             .as_ref()
             .ok_or(PeerMisbehaved::FinishedBeforeKeys)?;
         let hash = PrfHash::for_mac(mac);
@@ -555,9 +569,7 @@ impl Core {
             .transcript
             .digest(hash)
             .ok_or(LocalError::TranscriptHashDropped)?;
-        Ok(VerifyData::new(crate::crypto::prf::finished_verify_data(
-            hash, master, label, &digest,
-        )))
+        Ok(VerifyData::new(master.verify_data(label, &digest)))
     }
 
     /// Our Finished message in a record.
