@@ -17,6 +17,8 @@
 //!   Herwono duration-against-throughput curves (thesis 4.4);
 //! * [`record_layer`] and [`mcommerce`]: bulk throughput and the cost of signText;
 //! * [`protocols`]: WTLS beside DTLS 1.2 and EDHOC, and the peer anchors;
+//! * [`loss_curves`]: completion and its percentiles at 0-20 % loss, per protocol;
+//! * [`then_and_now`]: time to a secure channel, WTLS in 2001 beside today's protocols;
 //! * [`findings`]: what the numbers confirm and contradict, each verdict by the rule of
 //!   [`verdict`] and each attribution to a study resting on a passage of [`passages`];
 //! * [`output`]: the machine-readable files and `summary.json`;
@@ -40,6 +42,7 @@ pub mod findings;
 pub mod flights;
 pub mod instructions;
 pub mod interrupt;
+pub mod loss_curves;
 pub mod mcommerce;
 pub mod output;
 pub mod overall;
@@ -51,6 +54,7 @@ pub mod protocols;
 pub mod queue;
 pub mod recommendation;
 pub mod record_layer;
+pub mod then_and_now;
 pub mod transmission;
 pub mod verdict;
 pub mod vocabulary;
@@ -322,6 +326,8 @@ struct Parts {
     page_load: page_load::PageLoadResults,
     wap_model: page_load_model::WapModelResults,
     flights: Vec<flights::FlightRow>,
+    loss_curves: loss_curves::LossCurves,
+    then_and_now: then_and_now::ThenAndNow,
     /// Full runs only (a few seconds of simulation): empty otherwise.
     fleet_sizing: Vec<queue::fleet_sizing::FleetSizingRow>,
     findings: Vec<wtlsperf_report::Finding>,
@@ -356,6 +362,8 @@ impl Parts {
         let flights = clocks.part(ctx, "flights", || {
             flights::measure(wtlsperf_drivers::setup::now())
         })?;
+        let loss_curves = clocks.part(ctx, "loss_curves", || loss_curves::run(ctx, store))?;
+        let then_and_now = then_and_now::ThenAndNow::build(ctx, &protocols)?;
         let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
         let mut findings = clocks.part(ctx, "findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);
@@ -379,6 +387,8 @@ impl Parts {
             page_load,
             wap_model,
             flights,
+            loss_curves,
+            then_and_now,
             fleet_sizing,
             findings,
         })
@@ -408,6 +418,8 @@ impl Parts {
                 .section(self.records.section(ctx))
                 .section(self.mcommerce.section(ctx))
                 .section(self.protocols.section(ctx))
+                .section(self.loss_curves.section(ctx))
+                .section(self.then_and_now.section(ctx))
                 .section(
                     self.page_load
                         .section(ctx)
@@ -458,6 +470,8 @@ impl Parts {
         self.page_load.write_csv(out)?;
         self.wap_model.write_csv(out)?;
         flights::write(out, &self.flights)?;
+        self.loss_curves.write_csv(out)?;
+        self.then_and_now.write_csv(out)?;
         if !self.fleet_sizing.is_empty() {
             csv_file::write_csv(&out.join("fleet_sizing.csv"), &self.fleet_sizing)?;
         }

@@ -484,13 +484,25 @@ pub fn run(
         Err(e) => (Vec::new(), Some(format!("load test not run: {e:#}"))),
     };
     lap("load test");
-    let (modern, modern_note) = match reality::run_modern(ctx, store) {
+    #[allow(unused_mut)]
+    let (mut modern, mut modern_note) = match reality::run_modern(ctx, store) {
         Ok(points) => (points, None),
         Err(e) => (
             Vec::new(),
             Some(format!("DTLS 1.2 / EDHOC load test not run: {e:#}")),
         ),
     };
+    #[cfg(feature = "dtls13")]
+    match reality::run_dtls13(ctx, store) {
+        Ok(points) => modern.extend(points),
+        Err(e) => {
+            let note = format!("DTLS 1.3 load test not run: {e:#}");
+            modern_note = Some(match modern_note {
+                Some(n) => format!("{n}; {note}"),
+                None => note,
+            });
+        }
+    }
     lap("dtls1.2 and edhoc");
     let variants = match variants::run(ctx, store, processing) {
         Ok((robustness, mutual)) => Variants {

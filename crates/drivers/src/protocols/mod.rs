@@ -25,9 +25,12 @@ pub mod dtls13;
 #[cfg(feature = "dtls13")]
 mod dtls13_wolf;
 pub mod edhoc;
+pub mod key_shares;
 pub mod model;
 #[cfg(feature = "dtls13")]
 pub mod model_dtls13;
+#[cfg(feature = "dtls13")]
+pub mod peer_hybrid;
 pub mod peers;
 pub mod pipe;
 pub mod udp;

@@ -270,6 +270,96 @@ pub fn run_modern(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>>
     Ok(out)
 }
 
+/// Whether the suite a modern load spec offers authenticates the client.
+fn auth_mutual(spec: &LoadSpec) -> bool {
+    #[cfg(feature = "dtls13")]
+    if let Some(s) = spec.dtls13_suite {
+        return s.mutual();
+    }
+    spec.modern_suite.is_some_and(|s| s.mutual())
+}
+
+/// The DTLS 1.3 configurations of the load test: classical (P-256) and ML-KEM-768, both
+/// mutual for the reason [`MODERN_SUITES`] are (the client's public-key work per
+/// handshake about the server's, so the one-core generator keeps up).
+#[cfg(feature = "dtls13")]
+pub fn dtls13_suites() -> [wtlsperf_drivers::protocols::dtls13::Dtls13Suite; 2] {
+    use wtlsperf_drivers::protocols::dtls13::{Credential, Dtls13Suite, Group};
+    let mutual = Credential::Certificate { mutual: true };
+    [
+        Dtls13Suite::new(mutual, Group::P256, false),
+        Dtls13Suite::new(mutual, Group::MlKem768, false),
+    ]
+}
+
+/// The DTLS 1.3 load points: one utilisation (0.5) per configuration on the bearer
+/// setting, short, so the two points add well under 30 s to a full evaluation.
+#[cfg(feature = "dtls13")]
+pub fn run_dtls13(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>> {
+    let (warmup, seconds) = match ctx.mode {
+        Mode::Smoke => (
+            WarmupLength {
+                handshakes: 100.0,
+                min_s: 0.3,
+                max_s: 0.3,
+            },
+            0.5,
+        ),
+        Mode::Quick => (
+            WarmupLength {
+                handshakes: 200.0,
+                min_s: 0.5,
+                max_s: 0.8,
+            },
+            2.0,
+        ),
+        Mode::Full => (
+            WarmupLength {
+                handshakes: 300.0,
+                min_s: 0.8,
+                max_s: 1.2,
+            },
+            4.0,
+        ),
+    };
+    let sim_jobs = 20_000;
+    let suites = dtls13_suites();
+    // Twice the usual calibration allowance per point: a DTLS 1.3 client's work is the
+    // generator's, and a first quick run spent the second point's warm-ups on the first
+    // (the ML-KEM point then ran once, uncalibrated, and collapsed). Full: about 25 s.
+    let mut budget = Budget::new(suites.len() as f64 * seconds, 2 * suites.len());
+    let case = Case::parse("256p/256p")?;
+    let mut out = Vec::new();
+    for suite in suites {
+        let name = suite.name();
+        ctx.step(&format!("queue load test: dtls1.3 {name} in memory"));
+        let cfg = wtlsperf_drivers::protocols::dtls13::Dtls13Config::new(suite)?;
+        let mut cpu = Vec::new();
+        for _ in 0..30 {
+            let r = wtlsperf_drivers::protocols::run_in_memory(cfg.client()?, || cfg.server())?;
+            cpu.push(r.server_cpu_ns as f64 / 1e6);
+        }
+        let ms = wtlsperf_models::stats::median(&cpu).unwrap_or(1.0);
+        let mut estimate = RateEstimate::from_handshake_ms(ms * 1.5);
+        let conditions = Conditions {
+            dtls13: Some(suite),
+            ..Conditions::plain(&name, case, 0.5, BEARER_ROUND_TRIP_MS)
+        };
+        out.push(calibrated_point(
+            ctx,
+            store,
+            &conditions,
+            &mut estimate,
+            &budget,
+            warmup,
+            seconds,
+            sim_jobs,
+        )?);
+        budget.done(seconds);
+    }
+    Ok(out)
+}
+
 /// Runs the load points of the mode.
 pub fn run(
     ctx: &Ctx,
@@ -383,6 +473,9 @@ pub(super) struct Conditions<'a> {
     pub(super) case: Case,
     /// A DTLS 1.2 or EDHOC suite served instead of the WTLS case.
     pub(super) suite: Option<Suite>,
+    /// A DTLS 1.3 configuration served instead (wins over `suite`).
+    #[cfg(feature = "dtls13")]
+    pub(super) dtls13: Option<wtlsperf_drivers::protocols::dtls13::Dtls13Suite>,
     /// Target utilisation.
     pub(super) rho: f64,
     pub(super) round_trip_ms: f64,
@@ -400,6 +493,8 @@ impl<'a> Conditions<'a> {
             name,
             case,
             suite: None,
+            #[cfg(feature = "dtls13")]
+            dtls13: None,
             rho,
             round_trip_ms,
             auth: AuthMode::ServerAuth,
@@ -429,6 +524,10 @@ impl<'a> Conditions<'a> {
         );
         spec.arrivals = Arrivals::PoissonExactCount { rate: lambda };
         spec.modern_suite = self.suite;
+        #[cfg(feature = "dtls13")]
+        {
+            spec.dtls13_suite = self.dtls13;
+        }
         spec.workers = 1;
         spec.pin_cores = true;
         spec.seed = seed;
@@ -539,6 +638,10 @@ fn point(
             Some(s) if s.mutual() => Authentication::Mutual,
             Some(_) => Authentication::ServerAuth,
             None if c.auth == AuthMode::Mutual => Authentication::Mutual,
+            // A DTLS 1.3 configuration carries its own authentication.
+            None if spec.protocol() != wtlsperf_spine::Protocol::Wtls && auth_mutual(&spec) => {
+                Authentication::Mutual
+            }
             None => Authentication::ServerAuth,
         },
         round_trip_ms: c.round_trip_ms,
