@@ -231,7 +231,7 @@ pub(crate) mod tests {
         append(
             &root.join("bearers/profiles.csv"),
             &bearers.join("profiles.csv"),
-            "fixture-5g,2000000,4000000,normal,10,2,28,yes,\"a fixture\"",
+            "fixture-5g,2000000,4000000,normal,10,2,28,1400,\"a fixture\",yes,\"a fixture\"",
         );
         dir
     }
