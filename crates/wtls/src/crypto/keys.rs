@@ -29,9 +29,8 @@ pub fn master_secret(
     let mut seed = [0u8; 32];
     seed[..16].copy_from_slice(client_random);
     seed[16..].copy_from_slice(server_random);
-    let out = prf(hash, pre_master, b"master secret", &seed, 20);
     let mut master = Zeroizing::new([0u8; 20]);
-    master.copy_from_slice(&out);
+    PrfKey::new(hash, pre_master).expand_into(b"master secret", &seed, master.as_mut_slice());
     master
 }
 
