@@ -7,7 +7,9 @@ reads DIR/run-1, DIR/run-2, ... (each an evaluation's output directory) and prin
 Markdown table: one column per run, one row per figure, then the range over the runs.
 Every figure is read from the run's own files (summary.json, cases.csv,
 queue_load_test.csv, transmission.csv); nothing is computed that the run did not write,
-except counts and ranges over its rows.
+except counts and ranges over its rows. The load test's points are counted per set: WTLS's
+own (the headline's, 24 in a full run), DTLS 1.2 and EDHOC (6), the robustness points under
+other round-trip laws (8) and the mutual points (6).
 """
 
 import csv
@@ -35,23 +37,41 @@ def pct(x):
     return "-" if x is None else f"{100 * x:.1f} %"
 
 
+def point_set(p):
+    """Which set of the load test a row of queue_load_test.csv belongs to. Rows of runs
+    before the columns existed are WTLS's own points (or, with a protocol, DTLS/EDHOC)."""
+    if p.get("protocol", "wtls") not in ("", "wtls"):
+        return "dtls1.2/edhoc"
+    if p.get("round_trip_law", "exponential") not in ("", "exponential"):
+        return "robustness"
+    if p.get("packing", "flight") not in ("", "flight") or p.get("auth") == "mutual":
+        return "mutual"
+    return "wtls"
+
+
+def on_target(p):
+    m, t = number(p.get("measured_rho")), number(p.get("target_rho"))
+    return m is not None and t is not None and abs(m - t) <= 0.05 + 1e-9
+
+
 def queue_figures(run, h):
-    points = rows(os.path.join(run, "queue_load_test.csv"))
-    on_target = sum(
-        1
-        for p in points
-        if number(p.get("measured_rho")) is not None
-        and abs(number(p["measured_rho"]) - number(p["target_rho"])) <= 0.05 + 1e-9
-    )
+    every = rows(os.path.join(run, "queue_load_test.csv"))
+    points = [p for p in every if point_set(p) == "wtls"]
     missed = [p for p in points if p.get("rho_missed") == "true"]
     within, judged = h.get("queue_undisturbed_within_15_percent") or (None, None)
-    return {
-        "queue points with measured rho within 0.05 of target": f"{on_target} of {len(points)}",
+    whole = h.get("queue_corrected_within_15_percent")
+    out = {
+        "queue points with measured rho within 0.05 of target": (
+            f"{sum(map(on_target, points))} of {len(points)}"
+        ),
         "queue points reported missed (target -> measured)": (
             ", ".join(f"{p['case']} {p['target_rho']}->{float(p['measured_rho']):.3f}" for p in missed)
             or "none"
         ),
         "queue points within 15 % of the corrected model (undisturbed)": f"{within} of {judged}",
+        "queue points within 15 % of the corrected model (whole window)": (
+            f"{whole[0]} of {whole[1]}" if whole else "-"
+        ),
         "queue points outside both 15 % and the 95 % interval (undisturbed)": str(
             h.get("queue_undisturbed_outside_both", "-")
         ),
@@ -60,6 +80,24 @@ def queue_figures(run, h):
             f"{pct(h.get('queue_undisturbed_corrected_max_error'))}"
         ),
     }
+    for name in ("dtls1.2/edhoc", "robustness", "mutual"):
+        mine = [p for p in every if point_set(p) == name]
+        if mine:
+            out[f"queue {name} points on target"] = f"{sum(map(on_target, mine))} of {len(mine)}"
+    for law in h.get("queue_robustness") or []:
+        u, w = law["undisturbed"], law["whole_window"]
+        judged_u = u["keeps"] + u["stops"] + u["undecided"]
+        judged_w = w["keeps"] + w["stops"] + w["undecided"]
+        out[f"queue robustness {law['law']}: keeps / stops of judged (undisturbed; whole window)"] = (
+            f"{u['keeps']} / {u['stops']} of {judged_u}; {w['keeps']} / {w['stops']} of {judged_w}"
+        )
+    mutual = h.get("queue_mutual_undisturbed_within_15_percent")
+    if mutual:
+        whole = h.get("queue_mutual_whole_window_within_15_percent") or (None, None)
+        out["queue mutual points within 15 % (undisturbed; whole window)"] = (
+            f"{mutual[0]} of {mutual[1]}; {whole[0]} of {whole[1]}"
+        )
+    return out
 
 
 def bound_figures(run):

@@ -163,6 +163,11 @@ pub struct LinkProfile {
     pub reorder: f64,
     /// Bytes added to each payload when computing its serialisation time (28 = UDP + IPv4).
     pub per_datagram_overhead_bytes: usize,
+    /// Largest IP packet the bearer carries (bytes): a protocol that fragments its own
+    /// flights (DTLS) fits each datagram, headers included, into it.
+    pub mtu_bytes: u16,
+    /// Where the MTU comes from.
+    pub mtu_source: String,
     /// Whether the campaign's comparisons across devices and protocols list this bearer
     /// (the `compared` column of the catalogue): the handset links, not the control,
     /// the single GPRS time slots or the swept rates.
@@ -184,9 +189,18 @@ impl LinkProfile {
             duplicate: 0.0,
             reorder: 0.0,
             per_datagram_overhead_bytes: 0,
+            mtu_bytes: 1500,
+            mtu_source: "control profile: Ethernet MTU".into(),
             compared: false,
             source: "control profile: no rate limit, no delay, no impairment".into(),
         }
+    }
+
+    /// The largest UDP payload that fits the MTU: what a DTLS stack fragments its
+    /// flights to (the MTU less the per-datagram IP and UDP overhead).
+    pub fn datagram_payload_limit(&self) -> u16 {
+        let overhead = u16::try_from(self.per_datagram_overhead_bytes).unwrap_or(u16::MAX);
+        self.mtu_bytes.saturating_sub(overhead)
     }
 
     /// Overrides the loss probability.
@@ -273,6 +287,9 @@ struct ProfileRow {
     traversal_mean_ms: Option<f64>,
     traversal_sd_ms: Option<f64>,
     overhead_bytes: usize,
+    /// Largest IP packet (bytes), and where that number comes from.
+    mtu_bytes: u16,
+    mtu_source: String,
     /// `yes` or `no`.
     compared: String,
     source: String,
@@ -313,6 +330,13 @@ impl ProfileRow {
         if self.bearer.trim().is_empty() || self.source.trim().is_empty() {
             return Err("a bearer needs a name and a source".into());
         }
+        if self.mtu_source.trim().is_empty() {
+            return Err("mtu_bytes needs its source in mtu_source".into());
+        }
+        // IPv6's minimum link MTU (RFC 8200 sec. 5): below it no IP stack runs unchanged.
+        if self.mtu_bytes < 1280 {
+            return Err(format!("mtu_bytes {} is below IPv6's 1280", self.mtu_bytes));
+        }
         let profile = LinkProfile {
             name: self.bearer,
             up_bps: self.up_bps,
@@ -322,6 +346,8 @@ impl ProfileRow {
             duplicate: 0.0,
             reorder: 0.0,
             per_datagram_overhead_bytes: self.overhead_bytes,
+            mtu_bytes: self.mtu_bytes,
+            mtu_source: self.mtu_source,
             compared,
             source: self.source,
         };
@@ -440,8 +466,9 @@ mod tests {
     #[test]
     fn every_registered_profile_resolves_and_is_valid() {
         let all = profiles().unwrap();
-        // loopback, gsm-csd, 7 GPRS slots, 3 GPRS cases, 2 Levi-Savas, 20 Herwono, 4 modern.
-        assert_eq!(all.len(), 1 + 1 + 7 + 3 + 2 + 20 + 4);
+        // loopback, gsm-csd, 7 GPRS slots, 3 GPRS cases, 2 Levi-Savas, 20 Herwono, 4 modern,
+        // NB-IoT over a GEO satellite.
+        assert_eq!(all.len(), 1 + 1 + 7 + 3 + 2 + 20 + 4 + 1);
         for p in &all {
             let found = profile(&p.name).expect("registered name resolves");
             assert_eq!(&found, p);
@@ -572,6 +599,16 @@ mod tests {
                     sd_ms: 400.0,
                 },
             ),
+            // the nb-iot row plus 3GPP TR 38.821's 270.73 ms one-way GEO propagation
+            (
+                "nb-iot-ntn-geo".to_owned(),
+                62_500.0,
+                26_000.0,
+                DelayDistribution::LogNormal {
+                    mean_ms: 1070.73,
+                    sd_ms: 400.0,
+                },
+            ),
         ]);
         let all = profiles().unwrap();
         assert_eq!(all.len(), expected.len() + 1);
@@ -596,20 +633,22 @@ mod tests {
 
     #[test]
     fn a_bad_catalogue_row_is_named() {
-        let header = "bearer,up_bps,down_bps,traversal,traversal_mean_ms,traversal_sd_ms,overhead_bytes,compared,source\n";
+        let header = "bearer,up_bps,down_bps,traversal,traversal_mean_ms,traversal_sd_ms,overhead_bytes,mtu_bytes,mtu_source,compared,source\n";
         let parse = |row: &str| BearerCatalogue::parse("t.csv", &format!("{header}{row}\n"));
-        let ok = parse("x,1000,2000,fixed,5,,28,yes,a study").unwrap();
+        let ok = parse("x,1000,2000,fixed,5,,28,1500,rfc,yes,a study").unwrap();
         assert_eq!(
             ok.get("x").unwrap().traversal,
             DelayDistribution::Fixed(5.0)
         );
         for (row, says) in [
-            ("x,0,2000,none,,,28,no,s", "up_bps"),
-            ("x,1000,2000,normal,5,,28,no,s", "traversal_sd_ms"),
-            ("x,1000,2000,gamma,5,1,28,no,s", "gamma"),
-            ("x,1000,2000,none,,,28,maybe,s", "maybe"),
-            ("x,1000,2000,none,,,28,no,", "source"),
-            ("x,1000,2000,normal,5,-1,28,no,s", "sd"),
+            ("x,0,2000,none,,,28,1500,rfc,no,s", "up_bps"),
+            ("x,1000,2000,normal,5,,28,1500,rfc,no,s", "traversal_sd_ms"),
+            ("x,1000,2000,gamma,5,1,28,1500,rfc,no,s", "gamma"),
+            ("x,1000,2000,none,,,28,1500,rfc,maybe,s", "maybe"),
+            ("x,1000,2000,none,,,28,1500,rfc,no,", "source"),
+            ("x,1000,2000,normal,5,-1,28,1500,rfc,no,s", "sd"),
+            ("x,1000,2000,none,,,28,1500,,no,s", "mtu_source"),
+            ("x,1000,2000,none,,,28,576,rfc,no,s", "mtu_bytes 576"),
         ] {
             let e = parse(row).unwrap_err().to_string();
             assert!(
@@ -619,13 +658,33 @@ mod tests {
         }
         let twice = BearerCatalogue::parse(
             "t.csv",
-            &format!("{header}x,1,1,none,,,0,no,s\nx,1,1,none,,,0,no,s\n"),
+            &format!("{header}x,1,1,none,,,0,1500,rfc,no,s\nx,1,1,none,,,0,1500,rfc,no,s\n"),
         );
         assert!(twice
             .unwrap_err()
             .to_string()
             .contains("line 3: x: named twice"));
         assert!(BearerCatalogue::parse("t.csv", header).is_err());
+    }
+
+    #[test]
+    fn every_shipped_bearer_has_an_mtu_and_a_dtls_payload_limit_below_it() {
+        let c = BearerCatalogue::shipped().unwrap();
+        for p in c.profiles() {
+            assert!(
+                p.mtu_bytes >= 1280 && !p.mtu_source.is_empty(),
+                "{}",
+                p.name
+            );
+            assert_eq!(
+                usize::from(p.datagram_payload_limit()) + p.per_datagram_overhead_bytes,
+                usize::from(p.mtu_bytes),
+                "{}",
+                p.name
+            );
+        }
+        // the 3GPP packet bearers give 1358 - 28 = 1330 bytes to a DTLS record
+        assert_eq!(c.get("nb-iot").unwrap().datagram_payload_limit(), 1330);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! the flood test, the WAP client and gateway and the other protocols' adapters.
 
 pub mod auth;
-pub mod bearer_cmd;
+pub mod bearer_runs;
 pub mod cli_args;
 pub mod client_offer;
 pub mod counts;

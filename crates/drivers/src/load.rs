@@ -31,6 +31,7 @@ use rand_distr::{Distribution, Exp};
 use serde::Serialize;
 use wtls::crypto::pk::EphemeralPool;
 use wtls::handshake::AuthMode;
+use wtls::handshake::Packing;
 use wtls::suite::Case;
 
 use wtlsperf_models::stats::{mean, median, percentile, Rank};
@@ -51,6 +52,7 @@ mod generator;
 mod jobs;
 pub mod outcomes;
 pub(crate) mod protocols;
+mod round_trip;
 
 use capacity::server_cpu_samples_on;
 use clients::{cheap_client_config, open_client_socket, raise_fd_limit, RestoreAffinity};
@@ -63,6 +65,7 @@ use protocols::{
     dtls_servers, edhoc_servers, is_dtls, modern_server_cpu_us, DtlsClients, EdhocClients,
     WtlsClients,
 };
+pub use round_trip::{RoundTripLaw, RoundTripSampler};
 
 /// In-memory handshakes behind the capacity bound, half before the run and half after.
 const CAPACITY_BOUND_RUNS: usize = 1000;
@@ -86,6 +89,9 @@ pub struct LoadSpec {
     /// A DTLS 1.2 or EDHOC suite to offer instead of the WTLS case (its own server in
     /// process, behind the same gateway worker).
     pub modern_suite: Option<Suite>,
+    /// A DTLS 1.3 configuration (wolfSSL) to offer instead; it wins over `modern_suite`.
+    #[cfg(feature = "dtls13")]
+    pub dtls13_suite: Option<crate::protocols::dtls13::Dtls13Suite>,
     /// Share of arrivals that resume an earlier session (abbreviated handshake).
     pub resume_ratio: f64,
     pub seed: u64,
@@ -115,6 +121,13 @@ pub struct LoadSpec {
     /// Poisson stream shifted by independent delays stays Poisson), which is the setting
     /// of the thesis' queue model.
     pub round_trip: Option<Duration>,
+    /// The law of each round trip around that mean ([`RoundTripLaw`]): exponential unless
+    /// the premise of the queue model is under test.
+    pub round_trip_law: RoundTripLaw,
+    /// How the clients pack a flight into datagrams: one datagram per flight, as real
+    /// stacks do, or one per message, the thesis' unit of a gateway job (then a
+    /// handshake brings the gateway three or more jobs).
+    pub packing: Packing,
     /// Keep every handshake's outcome ([`LoadReport::outcomes`]).
     pub record_outcomes: bool,
 }
@@ -122,6 +135,10 @@ pub struct LoadSpec {
 impl LoadSpec {
     /// The protocol the run offers.
     pub fn protocol(&self) -> wtlsperf_spine::Protocol {
+        #[cfg(feature = "dtls13")]
+        if self.dtls13_suite.is_some() {
+            return wtlsperf_spine::Protocol::Dtls13;
+        }
         match self.modern_suite {
             None => wtlsperf_spine::Protocol::Wtls,
             Some(s) if s.protocol() == crate::protocols::Protocol::Dtls12 => {
@@ -141,6 +158,8 @@ impl LoadSpec {
             case,
             auth,
             modern_suite: None,
+            #[cfg(feature = "dtls13")]
+            dtls13_suite: None,
             resume_ratio: 0.0,
             seed: 1,
             handshake_timeout: Duration::from_secs(5),
@@ -150,6 +169,8 @@ impl LoadSpec {
             measure_capacity: false,
             pin_cores: false,
             round_trip: None,
+            round_trip_law: RoundTripLaw::Exponential,
+            packing: Packing::FlightPerDatagram,
             record_outcomes: false,
         }
     }
@@ -346,6 +367,29 @@ pub struct LoadReport {
     pub jobs: Vec<JobRecord>,
 }
 
+/// The report's case: the WTLS case, or the suite offered instead.
+fn case_name(spec: &LoadSpec) -> String {
+    #[cfg(feature = "dtls13")]
+    if let Some(s) = spec.dtls13_suite {
+        return s.name();
+    }
+    spec.modern_suite
+        .map_or_else(|| spec.case.to_string(), |s| s.name().to_owned())
+}
+
+/// The report's authentication: the WTLS mode, or whether the suite offered is mutual.
+fn auth_name(spec: &LoadSpec) -> String {
+    #[cfg(feature = "dtls13")]
+    if let Some(s) = spec.dtls13_suite {
+        return if s.mutual() { "mutual" } else { "server" }.into();
+    }
+    match spec.modern_suite {
+        Some(s) if s.mutual() => "mutual".into(),
+        Some(_) => "server".into(),
+        None => spec.auth.name().into(),
+    }
+}
+
 /// Runs the load and reports it.
 pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport> {
     if let Some(rate) = spec.arrivals.offered_rate() {
@@ -370,16 +414,32 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         offsets,
         expected,
     };
+    #[cfg(feature = "dtls13")]
+    if let Some(suite) = spec.dtls13_suite {
+        let cfg = Arc::new(crate::protocols::dtls13::Dtls13Config::new(suite)?);
+        let server = spec
+            .target
+            .is_none()
+            .then(|| protocols::dtls13_servers(cfg.clone()));
+        let bound_cfg = Arc::clone(&cfg);
+        let bound =
+            move |_: Option<usize>, runs: usize| protocols::dtls13_server_cpu_us(&bound_cfg, runs);
+        return run.with(protocols::Dtls13Clients(cfg), server, None, bound);
+    }
     let Some(suite) = spec.modern_suite else {
         let expected_full = ((expected as f64) * (1.0 - spec.resume_ratio)).ceil() as usize;
         let (cfg, pool) = cheap_client_config(store, spec, (expected_full + 64).min(MAX_POOL))?;
         let clients = WtlsClients::new(cfg, spec.auth, spec.resume_ratio);
         let server = match spec.target {
             Some(_) => None,
+            // The gateway packs its own flights as the clients do.
             None => Some(Arc::new(setup::gateway_server_config(
                 store,
                 spec.client_auth,
-                &Options::default(),
+                &Options {
+                    packing: spec.packing,
+                    ..Options::default()
+                },
             )?)),
         };
         return run.with(clients, server, pool, |cpu, runs| {
@@ -605,14 +665,8 @@ fn report_of(spec: &LoadSpec, tally: Tally, wall_ns: u64, loadgen_cpu_ns: u64) -
     } = tally;
     let mut report = LoadReport {
         protocol: spec.protocol().name().into(),
-        case: spec
-            .modern_suite
-            .map_or_else(|| spec.case.to_string(), |s| s.name().to_owned()),
-        auth: match spec.modern_suite {
-            Some(s) if s.mutual() => "mutual".into(),
-            Some(_) => "server".into(),
-            None => spec.auth.name().into(),
-        },
+        case: case_name(spec),
+        auth: auth_name(spec),
         workers: if spec.target.is_some() {
             0
         } else {
@@ -718,5 +772,32 @@ mod tests {
             // cookie ClientHello, final flight; EDHOC: message 1 and 3).
             assert!(g.jobs >= 60, "{suite:?}: {} jobs", g.jobs);
         }
+    }
+
+    /// DTLS 1.3 (wolfSSL) through the same open loop and gateway worker: its server
+    /// connections are made and driven on the worker's thread, its clients on the
+    /// generator's, and every handshake completes.
+    #[cfg(feature = "dtls13")]
+    #[test]
+    fn dtls13_runs_the_open_loop_against_its_own_gateway() {
+        use crate::protocols::dtls13::{Credential, Dtls13Suite, Group};
+        let dir = tempfile::tempdir().unwrap();
+        let case = Case::parse("160p/160p").unwrap();
+        let store = PkiStore::create(
+            dir.path(),
+            true,
+            crate::pki_store::unix_now().unwrap(),
+            &[case],
+        )
+        .unwrap();
+        let mut spec = LoadSpec::new(case, AuthMode::ServerAuth, 50.0, Duration::from_millis(300));
+        spec.arrivals = Arrivals::PoissonExactCount { rate: 50.0 };
+        spec.dtls13_suite = Some(Dtls13Suite::new(Credential::Psk, Group::P256, false));
+        let r = run_load(&spec, &store).unwrap();
+        assert_eq!(r.protocol, "dtls1.3");
+        assert_eq!((r.case.as_str(), r.auth.as_str()), ("psk-ccm8", "mutual"));
+        assert_eq!((r.started, r.completed), (15, 15));
+        // ClientHello, the ClientHello with the cookie, the client's Finished
+        assert!(r.gateway.unwrap().jobs >= 45);
     }
 }

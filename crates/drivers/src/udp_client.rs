@@ -9,7 +9,7 @@
 //! flight, or every handshake pays a spurious retransmission (and the measured duration
 //! is no longer the protocol's). On loopback the default of 1 s is ~100x the slowest
 //! (RSA-2048 mutual, debug build) flight; over an emulated bearer
-//! [`crate::bearer_cmd::bearer_retransmit_timeout`] derives it from the link profile.
+//! [`crate::bearer_runs::bearer_retransmit_timeout`] derives it from the link profile.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;

@@ -324,12 +324,12 @@ fn the_peer_bound_holds_by_evicting_the_oldest_half_open_handshake() {
 fn gsm_csd_handshakes_match_the_transmission_model() {
     let gw = gateway(2, ClientAuth::Optional);
     let gsm = profile("gsm-csd").unwrap();
-    for link in [wtlsperf_drivers::bearer_cmd::fixed_delay(&gsm), gsm] {
+    for link in [wtlsperf_drivers::bearer_runs::fixed_delay(&gsm), gsm] {
         for (case, auth) in [
             ("160p/160p", AuthMode::ServerAuth),
             ("rsa1024/rsa1024", AuthMode::Mutual),
         ] {
-            let check = wtlsperf_drivers::bearer_cmd::model_check(
+            let check = wtlsperf_drivers::bearer_runs::model_check(
                 store(),
                 gw.local_addr(),
                 Case::parse(case).unwrap(),

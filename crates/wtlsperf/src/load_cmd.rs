@@ -48,6 +48,13 @@ pub struct Args {
     /// held this long on average. 0 answers at once.
     #[arg(long, default_value_t = 0.0)]
     pub round_trip_ms: f64,
+    /// The law of each emulated round trip around its mean: `exponential`, `fixed-jitter`
+    /// (+-10 %), `gsm-csd` (two traversals of the thesis' GSM CSD law, scaled), `pareto`
+    /// (tail index 1.5) or `bimodal` (half at once, half after twice the mean).
+    #[arg(long, default_value = "exponential", value_parser = parse_round_trip_law)]
+    pub round_trip_law: wtlsperf_drivers::load::RoundTripLaw,
+    #[command(flatten)]
+    pub packing: wtlsperf_drivers::cli_args::PackingArgs,
     /// Closed loop: keep N handshakes in flight instead of Poisson arrivals (capacity at
     /// saturation; --rate then only sizes the key pool).
     #[arg(long, value_parser = at_least_one, allow_negative_numbers = true)]
@@ -132,6 +139,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     spec.round_trip =
         (args.round_trip_ms > 0.0).then(|| Duration::from_secs_f64(args.round_trip_ms / 1e3));
+    spec.round_trip_law = args.round_trip_law;
+    spec.packing = args.packing.packing;
     let report = run_load(&spec, &store)?;
     println!("{}", serde_json::to_string_pretty(&report)?);
     if let Some(out) = &args.out {
@@ -144,4 +153,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         write_job_log(&report, path)?;
     }
     Ok(())
+}
+
+/// The value parser of `--round-trip-law`.
+fn parse_round_trip_law(name: &str) -> Result<wtlsperf_drivers::load::RoundTripLaw, String> {
+    wtlsperf_drivers::load::RoundTripLaw::parse(name).map_err(|e| e.to_string())
 }

@@ -38,7 +38,7 @@ enum Command {
     /// Run handshakes against a gateway over UDP.
     Client(wtlsperf::client_cmd::Args),
     /// Run a UDP relay that emulates a bearer (GSM CSD, GPRS, ...) in front of a gateway.
-    Bearer(wtlsperf_drivers::bearer_cmd::Args),
+    Bearer(wtlsperf::bearer_cmd::Args),
     /// Open-loop load: Poisson arrivals of new handshakes against a gateway.
     Load(wtlsperf::load_cmd::Args),
     /// Flood a gateway with ClientHellos and report memory and legitimate success.
@@ -134,7 +134,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Handshake(a) => wtlsperf_drivers::runner::run(a),
         Command::Gateway(a) => wtlsperf::gateway_cmd::run(a),
         Command::Client(a) => wtlsperf::client_cmd::run(a),
-        Command::Bearer(a) => wtlsperf_drivers::bearer_cmd::run(a),
+        Command::Bearer(a) => wtlsperf::bearer_cmd::run(a),
         Command::Load(a) => wtlsperf::load_cmd::run(a),
         Command::Flood(a) => wtlsperf_drivers::flood::run(a),
         Command::Evaluate(a) => wtlsperf_campaign::evaluate::run(a),

@@ -30,6 +30,7 @@ fn smoke_evaluation_writes_every_file_and_section() {
         ("messages.csv", "case,auth,side,message,operation,median_wall_ms,median_cpu_ms,share_pct,bytes"),
         ("queue.csv", "model,variant,inputs,group,mixture,auth,lambda_hs_per_s,rho,predicted_wait_ms,measured_wait_ms,relative_error"),
         ("queue_load_test.csv", "case,auth,round_trip_ms,target_rho,lambda_hs_per_s"),
+        ("queue_robustness.csv", "round_trip_law,round_trip_ms,case,packing,target_rho"),
         ("transmission.csv", "case,auth,bearer,bytes,datagrams,runs,measured_ms,modelled_ms,published_ms"),
         ("record_layer.csv", "cipher,mac,payload_bytes,direction,mbit_s,wtls"),
         ("mcommerce.csv", "signature,key,with_certificate,sign_ms"),
@@ -37,7 +38,9 @@ fn smoke_evaluation_writes_every_file_and_section() {
         ("device_fit.csv", "case,published_ms,predicted_ms,error,scaled"),
         ("device_runs.csv", "case,auth,bearer,device,runs,measured_ms"),
         ("transmission_loo.csv", "count,case,measured_ms,traversal_ms,predicted_ms,error"),
-        ("flights.csv", "protocol,suite,flight,sender,datagrams,protocol_bytes,coap_bytes,udp_payload_bytes,udp_bytes"),
+        ("flights.csv", "protocol,suite,flight,sender,datagrams,protocol_bytes,coap_bytes,udp_payload_bytes,udp_bytes,record_header_bytes,handshake_header_bytes,certificate_bytes,cookie_bytes"),
+        ("loss_curves.csv", "protocol,suite,bearer,loss,runs,completed,median_ms,p95_ms,p99_ms,median_retransmissions"),
+        ("then_and_now.csv", "era,protocol,suite,bearer,device,modelled_ms,measured_ms,measured_runs,kind"),
         (
             "protocols.csv",
             "protocol,suite,auth,level,bearer,device,bytes,datagrams,round_trips,server_cpu_us,bound_ratio,handshakes_per_core_s,client_ms,modelled_ms,measured_ms,measured_runs,client_cost",
@@ -105,6 +108,29 @@ fn smoke_evaluation_writes_every_file_and_section() {
                 "protocols.csv lacks {suite}"
             );
         }
+        // measured over an emulated bearer, through the one UDP client
+        let measured = csv.lines().any(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            l.starts_with("dtls1.3,ecdhe-p256-ecdsa-ccm8,")
+                && f.get(15)
+                    .is_some_and(|runs| runs.parse::<usize>().unwrap_or(0) > 0)
+        });
+        assert!(measured, "protocols.csv has no real DTLS 1.3 run");
+        let load = std::fs::read_to_string(out.join("queue_load_test.csv")).unwrap();
+        assert!(
+            load.lines()
+                .any(|l| l.ends_with(",dtls1.3") || l.contains(",dtls1.3,")),
+            "queue_load_test.csv has no DTLS 1.3 point"
+        );
+    }
+    // the five loss levels, each with its percentiles
+    let loss = std::fs::read_to_string(out.join("loss_curves.csv")).unwrap();
+    for level in ["0.0", "0.01", "0.05", "0.1", "0.2"] {
+        assert!(
+            loss.lines()
+                .any(|l| l.starts_with("dtls1.2,") && l.contains(&format!(",{level},"))),
+            "loss_curves.csv lacks {level}"
+        );
     }
 
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
@@ -117,6 +143,8 @@ fn smoke_evaluation_writes_every_file_and_section() {
         "sec-mcommerce",
         "sec-devices",
         "sec-protocols",
+        "sec-loss_curves",
+        "sec-then_and_now",
         "sec-findings",
     ] {
         assert!(html.contains(section), "report.html lacks {section}");

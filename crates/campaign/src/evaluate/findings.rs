@@ -31,6 +31,8 @@ use super::transmission::{BearerRow, TransmissionResults};
 use super::verdict::{self, Tally, MODEL_TOLERANCE};
 use super::vocabulary::{auth_name, BearerName};
 
+mod variants;
+
 /// The findings of this run, in the report's order.
 pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -> Vec<Finding> {
     [
@@ -40,6 +42,8 @@ pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -
         published_queue_model(q),
         corrected_queue_model(q),
         poisson_premise(q),
+        variants::poisson_robustness(q),
+        variants::mutual_queue_model(q),
         fifo_server(q),
         published_queue_model_undecided(q),
         key_exchange_term(),
@@ -690,6 +694,8 @@ mod tests {
             capacities,
             load_note: Some("no load".into()),
             modern_note: None,
+            variants: Default::default(),
+            stage_seconds: Vec::new(),
         };
         let t = TransmissionResults {
             eq41: eq_4_1_on_thesis_data().unwrap(),
@@ -749,6 +755,8 @@ mod tests {
             capacities: vec![],
             load_note: None,
             modern_note: None,
+            variants: Default::default(),
+            stage_seconds: Vec::new(),
         };
         poisson_premise(&q).unwrap().verdict
     }

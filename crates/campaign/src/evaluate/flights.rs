@@ -41,6 +41,13 @@ pub struct FlightRow {
     pub udp_payload_bytes: u32,
     /// With UDP's 8-byte header per datagram (no IP).
     pub udp_bytes: u32,
+    /// DTLS 1.2 only (empty for the others), the flight's bytes itemised
+    /// ([`items`]): record headers, plaintext handshake headers, Certificate bodies, and
+    /// the cookie (HelloVerifyRequest and the ClientHello that echoes it).
+    pub record_header_bytes: Option<u32>,
+    pub handshake_header_bytes: Option<u32>,
+    pub certificate_bytes: Option<u32>,
+    pub cookie_bytes: Option<u32>,
 }
 
 /// How a protocol's datagrams split into its own bytes and its carrier's.
@@ -144,6 +151,8 @@ pub fn flight_rows(
 ) -> anyhow::Result<Vec<FlightRow>> {
     let mut rows: Vec<FlightRow> = Vec::new();
     let mut last = None;
+    let itemised = protocol == Protocol::Dtls12;
+    let none = itemised.then_some(0);
     for (dir, d) in exchange {
         let own = protocol_bytes(carrier, *dir, d)?;
         let len = d.len() as u32;
@@ -161,6 +170,10 @@ pub fn flight_rows(
                 coap_bytes: 0,
                 udp_payload_bytes: 0,
                 udp_bytes: 0,
+                record_header_bytes: none,
+                handshake_header_bytes: none,
+                certificate_bytes: none,
+                cookie_bytes: none,
             });
             last = Some(*dir);
         }
@@ -170,6 +183,14 @@ pub fn flight_rows(
         row.coap_bytes += len - own;
         row.udp_payload_bytes += len;
         row.udp_bytes += len + UDP_HEADER;
+        if itemised {
+            let i = items::dtls12(d)?;
+            let add = |c: &mut Option<u32>, n: u32| *c = c.map(|v| v + n);
+            add(&mut row.record_header_bytes, i.record_headers);
+            add(&mut row.handshake_header_bytes, i.handshake_headers);
+            add(&mut row.certificate_bytes, i.certificates);
+            add(&mut row.cookie_bytes, i.cookie);
+        }
     }
     Ok(rows)
 }
@@ -182,14 +203,18 @@ pub fn measure(now: Now) -> anyhow::Result<Vec<FlightRow>> {
         Suite::DtlsEcdheEcdsa { mutual: true },
         Suite::DtlsPsk,
     ] {
-        let cfg = DtlsConfig::new(suite)?;
-        let ex = exchange(cfg.client()?, cfg.server()?, now)?;
-        rows.extend(flight_rows(
-            Protocol::Dtls12,
-            suite.name(),
-            Carrier::Udp,
-            &ex,
-        )?);
+        // RFC 7925's configuration (leaf certificates only), with the cookie exchange
+        // and without it
+        for (cfg, name) in [
+            (DtlsConfig::new(suite)?, suite.name().to_owned()),
+            (
+                DtlsConfig::without_cookie_exchange(suite)?,
+                format!("{}-no-cookie", suite.name()),
+            ),
+        ] {
+            let ex = exchange(cfg.client()?, cfg.server()?, now)?;
+            rows.extend(flight_rows(Protocol::Dtls12, &name, Carrier::Udp, &ex)?);
+        }
     }
     let edhoc = EdhocConfig::new()?;
     let ex = exchange(edhoc.client(0)?, edhoc.server()?, now)?;
@@ -216,6 +241,9 @@ pub fn write(dir: &Path, rows: &[FlightRow]) -> anyhow::Result<()> {
 
 #[path = "flights_draft.rs"]
 pub mod draft;
+
+#[path = "flights_items.rs"]
+pub mod items;
 
 #[cfg(test)]
 #[path = "flights_tests.rs"]

@@ -148,3 +148,44 @@ fn dtls13_client_hello_is_itemised_byte_for_byte_against_the_comparison_draft() 
         );
     }
 }
+
+/// RFC 7925's DTLS 1.2 configuration: the Certificate message carries the server's leaf
+/// alone (the CA is provisioned), and the cookie exchange costs exactly a
+/// HelloVerifyRequest flight and the cookie echoed in the second ClientHello.
+#[test]
+fn dtls12_sends_the_leaf_only_and_the_cookie_exchange_is_itemised_both_ways() {
+    let suite = Suite::DtlsEcdheEcdsa { mutual: false };
+    let with = DtlsConfig::new(suite).unwrap();
+    let without = DtlsConfig::without_cookie_exchange(suite).unwrap();
+    let rows = |cfg: &DtlsConfig| {
+        let ex = exchange(cfg.client().unwrap(), cfg.server().unwrap(), t0()).unwrap();
+        flight_rows(Protocol::Dtls12, "x", Carrier::Udp, &ex).unwrap()
+    };
+    let (w, wo) = (rows(&with), rows(&without));
+    assert_eq!((w.len(), wo.len()), (6, 4));
+    // the cookie: 16 bytes in the HelloVerifyRequest and 16 echoed; none without
+    let cookie = |r: &[FlightRow]| r.iter().map(|f| f.cookie_bytes.unwrap()).sum::<u32>();
+    assert_eq!((cookie(&w), cookie(&wo)), (32, 0));
+    // the server's certificate flight: one leaf; the CA's certificate is not in it
+    let leaf = with.server_leaf_der_len().unwrap() as u32;
+    let certs: Vec<u32> = w
+        .iter()
+        .filter_map(|f| f.certificate_bytes)
+        .filter(|&c| c > 0)
+        .collect();
+    // certificate_list length (3) + one entry's length (3) + the leaf
+    assert_eq!(certs, vec![3 + 3 + leaf]);
+    // without the cookie exchange too (each configuration issues its own chain, whose
+    // ECDSA signatures' DER lengths vary by a byte); the first ClientHello without cookie
+    // is the second one with it, less the cookie
+    let leaf_wo = without.server_leaf_der_len().unwrap() as u32;
+    assert_eq!(wo[1].certificate_bytes, Some(3 + 3 + leaf_wo));
+    assert_eq!(w[2].udp_payload_bytes - 16, wo[0].udp_payload_bytes);
+    for r in w.iter().chain(&wo) {
+        let items = r.record_header_bytes.unwrap()
+            + r.handshake_header_bytes.unwrap()
+            + r.certificate_bytes.unwrap();
+        assert!(items <= r.protocol_bytes, "{r:?}");
+        assert_eq!(r.record_header_bytes.unwrap() % 13, 0);
+    }
+}

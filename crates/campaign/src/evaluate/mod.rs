@@ -17,6 +17,8 @@
 //!   Herwono duration-against-throughput curves (thesis 4.4);
 //! * [`record_layer`] and [`mcommerce`]: bulk throughput and the cost of signText;
 //! * [`protocols`]: WTLS beside DTLS 1.2 and EDHOC, and the peer anchors;
+//! * [`loss_curves`]: completion and its percentiles at 0-20 % loss, per protocol;
+//! * [`then_and_now`]: time to a secure channel, WTLS in 2001 beside today's protocols;
 //! * [`findings`]: what the numbers confirm and contradict, each verdict by the rule of
 //!   [`verdict`] and each attribution to a study resting on a passage of [`passages`];
 //! * [`output`]: the machine-readable files and `summary.json`;
@@ -40,6 +42,7 @@ pub mod findings;
 pub mod flights;
 pub mod instructions;
 pub mod interrupt;
+pub mod loss_curves;
 pub mod mcommerce;
 pub mod output;
 pub mod overall;
@@ -51,6 +54,7 @@ pub mod protocols;
 pub mod queue;
 pub mod recommendation;
 pub mod record_layer;
+pub mod then_and_now;
 pub mod transmission;
 pub mod verdict;
 pub mod vocabulary;
@@ -94,6 +98,21 @@ pub struct Args {
     /// campaign runs on instead of the shipped ones.
     #[arg(long, value_name = "DIR")]
     pub data: Option<PathBuf>,
+    /// Run one part alone, with the parts it reads, and write only its files and
+    /// `part.json` (its wall time and headline figures), not the report: `queue` runs the
+    /// processing part (whose service times are the load test's first guess) and the
+    /// queue part, and writes `queue.csv`, `queue_load_test.csv` and
+    /// `queue_robustness.csv`. For checking one part on a shared machine without the
+    /// whole campaign.
+    #[arg(long, value_enum)]
+    pub only: Option<Only>,
+}
+
+/// The parts `--only` can run alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Only {
+    /// The queue part: the models and the load test.
+    Queue,
 }
 
 /// UTC `YYYYMMDDTHHMMSSZ` of a Unix time, without a date crate: the civil-from-days
@@ -191,6 +210,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         PkiStore::load_or_init_numbered(&pki_dir, wtls::params::ParameterNumbering::Thesis)
             .with_context(|| format!("PKI in {}", pki_dir.display()))
     })?;
+    if args.only == Some(Only::Queue) {
+        return queue_only(&ctx, &clocks, &store, &out, clock, &guard);
+    }
     let parts = Parts::measure(&ctx, &clocks, &store)?;
 
     ctx.step("writing the report");
@@ -209,11 +231,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             start_unix_s: start_secs,
             end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
             duration_s: clock.elapsed().as_secs_f64(),
+            // The queue's stages beside the parts: most of the budget goes there.
             part_seconds: clocks
                 .seconds
                 .borrow()
                 .iter()
                 .map(|&(part, s)| (part.to_owned(), s))
+                .chain(
+                    parts
+                        .queue
+                        .stage_seconds
+                        .iter()
+                        .map(|&(stage, s)| (format!("queue: {stage}"), s)),
+                )
                 .collect(),
             headline: parts.headline(),
             findings: parts
@@ -229,6 +259,43 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     eprintln!(
         "wtlsperf evaluate: {} written in {:.1} s",
         out.join("report.html").display(),
+        clock.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `--only queue`: the processing part, then the queue part, and their files.
+fn queue_only(
+    ctx: &Ctx,
+    clocks: &PartClock,
+    store: &PkiStore,
+    out: &std::path::Path,
+    clock: Instant,
+    guard: &interrupt::RunGuard,
+) -> anyhow::Result<()> {
+    let processing = clocks.part(ctx, "processing", || processing::run(ctx, store))?;
+    let queue = clocks.part(ctx, "queue", || queue::run(ctx, store, &processing))?;
+    let summary = output::PartSummary::queue(
+        ctx.run_id.clone(),
+        ctx.mode,
+        clock.elapsed().as_secs_f64(),
+        clocks
+            .seconds
+            .borrow()
+            .iter()
+            .map(|&(part, s)| (part.to_owned(), s))
+            .collect(),
+        &queue,
+    );
+    let path = out.join("part.json");
+    guard.finish(|| {
+        output::write_queue(out, &queue)?;
+        output::write_json(&path, &summary)
+    })?;
+    ctx.progress.finish_and_clear();
+    eprintln!(
+        "wtlsperf evaluate --only queue: {} written in {:.1} s",
+        path.display(),
         clock.elapsed().as_secs_f64()
     );
     Ok(())
@@ -259,6 +326,8 @@ struct Parts {
     page_load: page_load::PageLoadResults,
     wap_model: page_load_model::WapModelResults,
     flights: Vec<flights::FlightRow>,
+    loss_curves: loss_curves::LossCurves,
+    then_and_now: then_and_now::ThenAndNow,
     /// Full runs only (a few seconds of simulation): empty otherwise.
     fleet_sizing: Vec<queue::fleet_sizing::FleetSizingRow>,
     findings: Vec<wtlsperf_report::Finding>,
@@ -293,6 +362,8 @@ impl Parts {
         let flights = clocks.part(ctx, "flights", || {
             flights::measure(wtlsperf_drivers::setup::now())
         })?;
+        let loss_curves = clocks.part(ctx, "loss_curves", || loss_curves::run(ctx, store))?;
+        let then_and_now = then_and_now::ThenAndNow::build(ctx, &protocols)?;
         let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
         let mut findings = clocks.part(ctx, "findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);
@@ -316,6 +387,8 @@ impl Parts {
             page_load,
             wap_model,
             flights,
+            loss_curves,
+            then_and_now,
             fleet_sizing,
             findings,
         })
@@ -345,6 +418,8 @@ impl Parts {
                 .section(self.records.section(ctx))
                 .section(self.mcommerce.section(ctx))
                 .section(self.protocols.section(ctx))
+                .section(self.loss_curves.section(ctx))
+                .section(self.then_and_now.section(ctx))
                 .section(
                     self.page_load
                         .section(ctx)
@@ -395,6 +470,8 @@ impl Parts {
         self.page_load.write_csv(out)?;
         self.wap_model.write_csv(out)?;
         flights::write(out, &self.flights)?;
+        self.loss_curves.write_csv(out)?;
+        self.then_and_now.write_csv(out)?;
         if !self.fleet_sizing.is_empty() {
             csv_file::write_csv(&out.join("fleet_sizing.csv"), &self.fleet_sizing)?;
         }

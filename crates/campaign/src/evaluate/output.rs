@@ -198,6 +198,15 @@ pub struct Headline {
     /// Undisturbed points (bearer setting, target rho <= 0.8) where the corrected model
     /// falls outside both 15 % and the measured wait's 95 % interval.
     pub queue_undisturbed_outside_both: usize,
+    /// The corrected P-K over the whole steady window of the same points, stalls of the
+    /// shared machine included, beside the undisturbed figures: points within 15 % and
+    /// points, and points outside both 15 % and the measured wait's 95 % interval.
+    pub queue_corrected_within_15_percent: (usize, usize),
+    pub queue_corrected_outside_both: usize,
+    /// The load points beyond the load test's own: other round-trip laws, mutual
+    /// handshakes of three or more jobs (evaluate/queue/variants.rs).
+    #[serde(flatten)]
+    pub queue_variants: super::queue::variants::VariantsHeadline,
     /// Load points of every setting whose measured rho stayed more than 0.05 off its
     /// target after the repeat (reported, not judged).
     pub queue_points_missed: usize,
@@ -271,6 +280,12 @@ pub fn headline(
         },
         queue_undisturbed_ci95_median: wtlsperf_models::stats::median(&q.undisturbed_intervals()),
         queue_undisturbed_outside_both: q.undisturbed_judgement().outside_both,
+        queue_corrected_within_15_percent: {
+            let j = q.corrected_judgement();
+            (j.within, j.points())
+        },
+        queue_corrected_outside_both: q.corrected_judgement().outside_both,
+        queue_variants: q.variants_headline(),
         queue_points_missed: q.missed_points().len(),
         transmission_model_median_error: t.model_error(),
         record_best_mbit_s: best.map(|b| b.mbit_s),
@@ -439,15 +454,75 @@ pub fn write_all(
             })
         }),
     )?;
-    write_csv(&dir.join("queue.csv"), &q.rows)?;
-    write_csv(
-        &dir.join("queue_load_test.csv"),
-        q.load.iter().chain(&q.modern),
-    )?;
+    write_queue(dir, q)?;
     write_csv(&dir.join("transmission.csv"), &t.bearer)?;
     write_csv(&dir.join("record_layer.csv"), &r.rows)?;
     write_csv(&dir.join("mcommerce.csv"), &m.rows)?;
     Ok(())
+}
+
+/// Writes the queue part's files into `dir`: `queue.csv`, `queue_load_test.csv` and
+/// `queue_robustness.csv`.
+pub fn write_queue(dir: &Path, q: &QueueResults) -> anyhow::Result<()> {
+    write_csv(&dir.join("queue.csv"), &q.rows)?;
+    write_csv(
+        &dir.join("queue_load_test.csv"),
+        q.load
+            .iter()
+            .chain(&q.modern)
+            .chain(&q.variants.robustness)
+            .chain(&q.variants.mutual),
+    )?;
+    write_csv(&dir.join("queue_robustness.csv"), q.robustness_rows())
+}
+
+/// `part.json` of a run of one part (`evaluate --only`): where its time went and the
+/// part's own headline figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct PartSummary {
+    pub run_id: String,
+    pub mode: Mode,
+    pub only: &'static str,
+    pub duration_s: f64,
+    pub part_seconds: std::collections::BTreeMap<String, f64>,
+    /// The load test's own bearer points, the corrected model over the undisturbed jobs
+    /// and over the whole window: within 15 % and judged points.
+    pub queue_undisturbed_within_15_percent: (usize, usize),
+    pub queue_corrected_within_15_percent: (usize, usize),
+    pub queue_points_missed: usize,
+    /// Wall time (s) of each stage of the queue part.
+    pub queue_stage_seconds: std::collections::BTreeMap<String, f64>,
+    #[serde(flatten)]
+    pub queue_variants: super::queue::variants::VariantsHeadline,
+}
+
+impl PartSummary {
+    /// The summary of a queue-only run.
+    pub fn queue(
+        run_id: String,
+        mode: Mode,
+        duration_s: f64,
+        part_seconds: std::collections::BTreeMap<String, f64>,
+        q: &QueueResults,
+    ) -> Self {
+        let (u, c) = (q.undisturbed_judgement(), q.corrected_judgement());
+        PartSummary {
+            run_id,
+            mode,
+            only: "queue",
+            duration_s,
+            part_seconds,
+            queue_undisturbed_within_15_percent: (u.within, u.points()),
+            queue_corrected_within_15_percent: (c.within, c.points()),
+            queue_points_missed: q.missed_points().len(),
+            queue_stage_seconds: q
+                .stage_seconds
+                .iter()
+                .map(|&(stage, s)| (stage.to_owned(), s))
+                .collect(),
+            queue_variants: q.variants_headline(),
+        }
+    }
 }
 
 /// Writes `summary.json` into `dir`, whole: the last file of a complete run.

@@ -24,7 +24,7 @@ use wtlsperf_wap::wtp::Timers;
 use super::context::{Ctx, Mode};
 use super::csv_file::write_csv;
 use wtlsperf_drivers::auth::auth_mode;
-use wtlsperf_drivers::bearer_cmd::bearer_retransmit_timeout;
+use wtlsperf_drivers::bearer_runs::bearer_retransmit_timeout;
 use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::setup::{self, gateway_server_config, ClientAuth, Options};
 use wtlsperf_drivers::wap_client::{self, Limits, Socket, WspMode, WtlsPipe};

@@ -249,6 +249,49 @@ pub struct ProtocolResults {
     /// The catalogue's sentence on the compared bearers that are typical figures
     /// (`Catalogue::typical_bearer_note`), carried by every finding over them.
     pub typical_bearer_note: Option<String>,
+    /// The post-quantum peer anchor, with the `dtls13` feature.
+    pub hybrid_anchor: Option<HybridAnchorFigures>,
+}
+
+/// `summary.json`'s and the peer table's name of the post-quantum peer anchor.
+pub const HYBRID_ANCHOR_KEY: &str = "rustls_tls13_x25519mlkem768_aws_lc_rs";
+
+/// The post-quantum peer anchor (`protocols/peer_hybrid.rs`): rustls TLS 1.3 with
+/// X25519MLKEM768 through aws-lc-rs, and the hybrid key shares on the wire beside
+/// wolfSSL's DTLS 1.3 ones.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HybridAnchorFigures {
+    pub reps: usize,
+    pub server_cpu_us: f64,
+    pub raw_us: f64,
+    /// rustls' ClientHello and ServerHello key_exchange bytes.
+    pub client_share_bytes: usize,
+    pub server_share_bytes: usize,
+    /// wolfSSL's DTLS 1.3 hybrid key shares, the same group.
+    pub dtls13_client_share_bytes: usize,
+    pub dtls13_server_share_bytes: usize,
+}
+
+impl HybridAnchorFigures {
+    /// Server CPU over its raw public-key work (aws-lc-rs).
+    pub fn bound_ratio(&self) -> f64 {
+        self.server_cpu_us / self.raw_us
+    }
+
+    #[cfg(feature = "dtls13")]
+    fn measure(reps: usize) -> anyhow::Result<HybridAnchorFigures> {
+        let a = wtlsperf_drivers::protocols::peer_hybrid::measure(reps, (reps / 10).max(2))?;
+        let (c, s) = wtlsperf_drivers::protocols::peer_hybrid::wolfssl_shares()?;
+        Ok(HybridAnchorFigures {
+            reps: a.reps,
+            server_cpu_us: a.server_cpu_us,
+            raw_us: a.raw_us,
+            client_share_bytes: a.client_share_bytes,
+            server_share_bytes: a.server_share_bytes,
+            dtls13_client_share_bytes: c,
+            dtls13_server_share_bytes: s,
+        })
+    }
 }
 
 /// How much a mode runs.
@@ -411,6 +454,13 @@ pub fn run(
     configs.extend(dtls13_configs::configs(ctx, plan.suite_reps)?);
     ctx.step("protocols: peer anchors beside our gateway");
     let peers = ctx.without_ticker(|| compare::anchors_beside_ours(store, plan.peer_reps, 10))?;
+    #[cfg(feature = "dtls13")]
+    let hybrid_anchor = {
+        ctx.step("protocols: rustls X25519MLKEM768 peer anchor");
+        Some(ctx.without_ticker(|| HybridAnchorFigures::measure(plan.peer_reps))?)
+    };
+    #[cfg(not(feature = "dtls13"))]
+    let hybrid_anchor = None;
     let devices: Vec<Device> = std::iter::once(Device::ThisMachine)
         .chain(
             ctx.catalogue
@@ -424,7 +474,20 @@ pub fn run(
         .iter()
         .filter_map(|n| devices.iter().position(|d| d.name() == n.as_str()))
         .collect();
-    let jobs = jobs(ctx.mode, &plan, &configs, &measured);
+    #[allow(unused_mut)]
+    let mut jobs = jobs(ctx.mode, &plan, &configs, &measured);
+    // A DTLS 1.3 run on an emulated device needs a published price for every operation
+    // (its holds); where one is "not available", no run is made, as no model is.
+    #[cfg(feature = "dtls13")]
+    {
+        let published = published_pq_costs().unwrap_or_default();
+        jobs.retain(|j| match (&configs[j.config].kind, &devices[j.device]) {
+            (Kind::Dtls13(s), Device::Profile(d)) => {
+                wtlsperf_drivers::protocols::model_dtls13::client_steps(*s, d, &published).is_ok()
+            }
+            _ => true,
+        });
+    }
     ctx.step(&format!(
         "protocols: {} handshakes over the emulated bearers",
         jobs.len()
@@ -441,6 +504,7 @@ pub fn run(
         measured_devices: measured.iter().map(|&i| plan.devices[i].clone()).collect(),
         bearers: compared.iter().map(|b| BearerName::of(b)).collect(),
         loss_bearer: plan.loss_bearer,
+        hybrid_anchor,
         typical_bearer_note: ctx.catalogue.typical_bearer_note(),
     })
 }
@@ -450,11 +514,6 @@ pub fn run(
 fn jobs(mode: Mode, plan: &Plan, configs: &[Config], devices: &[usize]) -> Vec<Job> {
     let mut out = Vec::new();
     for (i, c) in configs.iter().enumerate() {
-        #[cfg(feature = "dtls13")]
-        if matches!(c.kind, Kind::Dtls13(_)) {
-            // modelled only: no UDP client drives DTLS 1.3 over the bearers yet
-            continue;
-        }
         let wtls = matches!(c.kind, Kind::Wtls(..));
         // The quick run measures WTLS's comparable level only (category 3).
         if wtls && mode != Mode::Full && !c.level.contains("category 3") {
@@ -504,6 +563,8 @@ fn run_jobs(
     plan: &Plan,
 ) -> anyhow::Result<Vec<Outcome>> {
     let modern = ModernConfigs::new()?;
+    #[cfg(feature = "dtls13")]
+    let published = published_pq_costs().unwrap_or_default();
     let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
     let mut cfg = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
     cfg.workers = 2;
@@ -537,7 +598,19 @@ fn run_jobs(
                 Ok((r.duration_ms, r.client_retransmissions))
             }
             #[cfg(feature = "dtls13")]
-            Kind::Dtls13(s) => anyhow::bail!("no bearer runs for DTLS 1.3 {} yet", s.name()),
+            Kind::Dtls13(suite) => {
+                let steps = match &devices[job.device] {
+                    Device::ThisMachine => None,
+                    Device::Profile(d) => Some(
+                        wtlsperf_drivers::protocols::model_dtls13::client_steps(
+                            suite, d, &published,
+                        )
+                        .map_err(|e| anyhow::anyhow!("dtls1.3 {}: {e}", suite.name()))?,
+                    ),
+                };
+                let r = modern.run_dtls13(suite, &p, seed, steps.as_ref(), deadline)?;
+                Ok((r.duration_ms, r.client_retransmissions))
+            }
         }
     });
     gateway.shutdown();
@@ -659,6 +732,13 @@ pub struct ProtocolsHeadline {
     pub peer_bound_ratio_openssl_tls12_rsa2048: Option<f64>,
     pub peer_bound_ratio_rustls_tls12_ecdhe_p256: Option<f64>,
     pub peer_bound_ratio_rustls_tls13_ecdhe_p256: Option<f64>,
+    /// The post-quantum peer anchor's name ([`HYBRID_ANCHOR_KEY`]), its bound ratio,
+    /// and the hybrid key shares (client, server; bytes) of rustls and of wolfSSL's
+    /// DTLS 1.3, beside FIPS 203 + X25519's 1216 and 1120.
+    pub peer_anchor_post_quantum: Option<&'static str>,
+    pub peer_bound_ratio_rustls_tls13_x25519mlkem768: Option<f64>,
+    pub rustls_x25519mlkem768_key_share_bytes: Option<(usize, usize)>,
+    pub dtls13_x25519mlkem768_key_share_bytes: Option<(usize, usize)>,
     /// Our gateway's bound ratio for 256p/256p and rsa2048/rsa2048 (server-authenticated,
     /// plain WTLS flow), measured interleaved with the anchors.
     pub wtls_bound_ratio_256p: Option<f64>,
@@ -690,6 +770,19 @@ impl ProtocolResults {
             peer_bound_ratio_openssl_tls12_rsa2048: peer("openssl_tls12_rsa2048"),
             peer_bound_ratio_rustls_tls12_ecdhe_p256: peer("rustls_tls12_ecdhe_p256"),
             peer_bound_ratio_rustls_tls13_ecdhe_p256: peer("rustls_tls13_ecdhe_p256"),
+            peer_anchor_post_quantum: self.hybrid_anchor.as_ref().map(|_| HYBRID_ANCHOR_KEY),
+            peer_bound_ratio_rustls_tls13_x25519mlkem768: self
+                .hybrid_anchor
+                .as_ref()
+                .map(HybridAnchorFigures::bound_ratio),
+            rustls_x25519mlkem768_key_share_bytes: self
+                .hybrid_anchor
+                .as_ref()
+                .map(|h| (h.client_share_bytes, h.server_share_bytes)),
+            dtls13_x25519mlkem768_key_share_bytes: self
+                .hybrid_anchor
+                .as_ref()
+                .map(|h| (h.dtls13_client_share_bytes, h.dtls13_server_share_bytes)),
             wtls_bound_ratio_256p: ours("256p/256p"),
             wtls_bound_ratio_rsa2048: ours("rsa2048/rsa2048"),
             protocols_model_median_error: self.model_median_error(),

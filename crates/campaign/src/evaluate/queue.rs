@@ -40,6 +40,23 @@ pub struct QueueResults {
     pub load_note: Option<String>,
     /// Why the DTLS 1.2 / EDHOC load test did not run, if it did not.
     pub modern_note: Option<String>,
+    /// The points beyond the load test's own: other round-trip laws, mutual handshakes.
+    pub variants: Variants,
+    /// Wall time (s) of each stage of the part: the models, the load test's own points,
+    /// DTLS 1.2 and EDHOC, the variants (the evaluation's time budget is spent here).
+    pub stage_seconds: Vec<(&'static str, f64)>,
+}
+
+/// The load points beyond the load test's own (see `variants`), judged apart from its
+/// headline points.
+#[derive(Debug, Clone, Default)]
+pub struct Variants {
+    /// The Poisson premise under round trips that are not exponential.
+    pub robustness: Vec<LoadPoint>,
+    /// Mutual handshakes, one datagram per message: three or more jobs a handshake.
+    pub mutual: Vec<LoadPoint>,
+    /// Why they did not run, if they did not.
+    pub note: Option<String>,
 }
 
 /// How one protocol's load points fare against the three readings WTLS is judged by.
@@ -178,12 +195,18 @@ impl QueueResults {
     /// A DTLS 1.2 or EDHOC point set against the corrected model, the replay and the
     /// undisturbed view, bearer setting (the one the model describes).
     pub fn protocol_judgement(&self, protocol: wtlsperf_spine::Protocol) -> ProtocolJudgement {
-        let points: Vec<LoadPoint> = self
-            .modern
-            .iter()
-            .filter(|p| p.protocol == protocol)
-            .cloned()
-            .collect();
+        Self::judgement_of(
+            self.modern
+                .iter()
+                .filter(|p| p.protocol == protocol)
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// A set of bearer-setting points (the variants, a protocol's) against the corrected
+    /// model, the replay and the undisturbed view, as the load test's own are judged.
+    pub fn judgement_of(points: Vec<LoadPoint>) -> ProtocolJudgement {
         let view = QueueResults {
             rows: Vec::new(),
             load: points,
@@ -191,6 +214,8 @@ impl QueueResults {
             capacities: Vec::new(),
             load_note: None,
             modern_note: None,
+            variants: Variants::default(),
+            stage_seconds: Vec::new(),
         };
         ProtocolJudgement {
             corrected: view.corrected_judgement(),
@@ -332,6 +357,87 @@ impl QueueResults {
         (e.iter().filter(|&&x| x <= 0.15).count(), e.len())
     }
 
+    /// The rows of `queue_robustness.csv`: the load test's own exponential points of the
+    /// robustness case at the robustness points' utilisations (the baseline), then the
+    /// points of every other law.
+    pub fn robustness_rows(&self) -> Vec<variants::RobustnessRow> {
+        let rhos: Vec<f64> = self
+            .variants
+            .robustness
+            .iter()
+            .map(|p| p.calibration.target_rho)
+            .collect();
+        let cases: Vec<&str> = self
+            .variants
+            .robustness
+            .iter()
+            .map(|p| p.case.as_str())
+            .collect();
+        self.load
+            .iter()
+            .filter(|p| {
+                Setting::of(p) == Setting::Bearer
+                    && cases.contains(&p.case.as_str())
+                    && rhos
+                        .iter()
+                        .any(|r| (r - p.calibration.target_rho).abs() < 1e-9)
+            })
+            .chain(&self.variants.robustness)
+            .map(variants::RobustnessRow::of)
+            .collect()
+    }
+
+    /// The variant points' part of the headline.
+    pub fn variants_headline(&self) -> variants::VariantsHeadline {
+        let rows = self.robustness_rows();
+        let baseline: Vec<&LoadPoint> = self
+            .load
+            .iter()
+            .filter(|p| {
+                rows.iter().any(|r| {
+                    r.round_trip_law == p.round_trip_law.name()
+                        && r.case == p.case
+                        && r.target_rho == p.calibration.target_rho
+                        && p.round_trip_ms > 0.0
+                })
+            })
+            .collect();
+        let points: Vec<&LoadPoint> = baseline
+            .into_iter()
+            .chain(&self.variants.robustness)
+            .collect();
+        let mut laws = vec![wtlsperf_drivers::load::RoundTripLaw::Exponential];
+        laws.extend(variants::ROBUSTNESS_LAWS);
+        let mutual = Self::judgement_of(self.variants.mutual.clone());
+        let k = self
+            .variants
+            .mutual
+            .iter()
+            .map(|p| p.run.jobs_per_handshake);
+        variants::VariantsHeadline {
+            queue_robustness: if self.variants.robustness.is_empty() {
+                Vec::new()
+            } else {
+                laws.into_iter()
+                    .map(|law| variants::LawSummary::of(law, &rows, &points))
+                    .collect()
+            },
+            queue_mutual_undisturbed_within_15_percent: (
+                mutual.undisturbed.within,
+                mutual.undisturbed.points(),
+            ),
+            queue_mutual_whole_window_within_15_percent: (
+                mutual.corrected.within,
+                mutual.corrected.points(),
+            ),
+            queue_mutual_undisturbed_verdicts: variants::VerdictCounts::of(
+                &self.variants.mutual,
+                false,
+            ),
+            queue_mutual_jobs_per_handshake: k.clone().reduce(f64::min).zip(k.reduce(f64::max)),
+        }
+    }
+
     /// A capacity by key.
     pub fn capacity(
         &self,
@@ -360,24 +466,62 @@ pub fn run(
     store: &PkiStore,
     processing: &ProcessingResults,
 ) -> anyhow::Result<QueueResults> {
+    let mut stages = Vec::new();
+    let mut clock = std::time::Instant::now();
+    let mut lap = |stage: &'static str| {
+        stages.push((stage, clock.elapsed().as_secs_f64()));
+        clock = std::time::Instant::now();
+    };
     ctx.step("queue: models on the published service times");
     let (mut rows, mut capacities) = published_rows();
     ctx.step("queue: models and simulation on the measured service times");
     let (r2, c2) = measured_rows(ctx.mode, processing);
     rows.extend(r2);
     capacities.extend(c2);
+    lap("models");
     let (load, load_note) = match reality::run(ctx, store, processing) {
         Ok(points) => (points, None),
         Err(e) => (Vec::new(), Some(format!("load test not run: {e:#}"))),
     };
-    let (modern, modern_note) = match reality::run_modern(ctx, store) {
+    lap("load test");
+    #[allow(unused_mut)]
+    let (mut modern, mut modern_note) = match reality::run_modern(ctx, store) {
         Ok(points) => (points, None),
         Err(e) => (
             Vec::new(),
             Some(format!("DTLS 1.2 / EDHOC load test not run: {e:#}")),
         ),
     };
-    for p in load.iter().chain(&modern) {
+    #[cfg(feature = "dtls13")]
+    match reality::run_dtls13(ctx, store) {
+        Ok(points) => modern.extend(points),
+        Err(e) => {
+            let note = format!("DTLS 1.3 load test not run: {e:#}");
+            modern_note = Some(match modern_note {
+                Some(n) => format!("{n}; {note}"),
+                None => note,
+            });
+        }
+    }
+    lap("dtls1.2 and edhoc");
+    let variants = match variants::run(ctx, store, processing) {
+        Ok((robustness, mutual)) => Variants {
+            robustness,
+            mutual,
+            note: None,
+        },
+        Err(e) => Variants {
+            note: Some(format!("robustness and mutual load points not run: {e:#}")),
+            ..Variants::default()
+        },
+    };
+    lap("robustness and mutual");
+    for p in load
+        .iter()
+        .chain(&modern)
+        .chain(&variants.robustness)
+        .chain(&variants.mutual)
+    {
         rows.extend(load_rows(p));
     }
     Ok(QueueResults {
@@ -387,6 +531,8 @@ pub fn run(
         capacities,
         load_note,
         modern_note,
+        variants,
+        stage_seconds: stages,
     })
 }
 
@@ -428,6 +574,8 @@ fn load_rows(p: &LoadPoint) -> Vec<QueueRow> {
                     QueueModel::LoadTestVs(model),
                     RowVariant::Setting {
                         round_trip_ms: p.round_trip_ms,
+                        law: p.round_trip_law,
+                        per_message: p.packing == wtls::handshake::Packing::MessagePerDatagram,
                     },
                     Inputs::Measured,
                     p.case.clone(),
@@ -450,6 +598,7 @@ mod report;
 
 mod point;
 mod rows;
+pub mod variants;
 
 pub use modelled::{
     category3_groups, des_wait, lambdas_to, measured_load, measured_rows, mixtures, pooled_jobs,
@@ -491,6 +640,54 @@ mod tests {
     }
 
     #[test]
+    fn the_robustness_baseline_is_the_load_tests_own_points_at_the_same_loads() {
+        use wtlsperf_drivers::load::RoundTripLaw;
+        let undisturbed = |mut p: LoadPoint, wait: f64| {
+            p.undisturbed.wait_ms = Some(wait);
+            p.undisturbed.wait_ci95_ms = Some(0.02);
+            p.models.corrected_undisturbed_ms = Some(1.0);
+            p
+        };
+        let law = |law, rho, wait| LoadPoint {
+            round_trip_law: law,
+            ..undisturbed(bearer(rho, rho, 1.0, 0.02, 1.0, false), wait)
+        };
+        let q = QueueResults {
+            rows: Vec::new(),
+            load: vec![
+                law(RoundTripLaw::Exponential, 0.3, 1.0),
+                law(RoundTripLaw::Exponential, 0.5, 1.0),
+            ],
+            modern: Vec::new(),
+            capacities: Vec::new(),
+            load_note: None,
+            modern_note: None,
+            variants: Variants {
+                robustness: vec![
+                    law(RoundTripLaw::GsmCsd, 0.3, 1.02),
+                    // 40 % above the model, outside its +-2 % interval.
+                    law(RoundTripLaw::Bimodal, 0.3, 1.0 / 0.6),
+                ],
+                ..Variants::default()
+            },
+            stage_seconds: Vec::new(),
+        };
+        let rows = q.robustness_rows();
+        // The exponential point at rho 0.5 has no counterpart: not a baseline.
+        assert_eq!(
+            rows.iter().map(|r| r.round_trip_law).collect::<Vec<_>>(),
+            ["exponential", "gsm-csd", "bimodal"]
+        );
+        let h = q.variants_headline();
+        let of = |name: &str| h.queue_robustness.iter().find(|l| l.law == name).unwrap();
+        assert_eq!(of("exponential").undisturbed.keeps, 1);
+        assert_eq!(of("gsm-csd").undisturbed.keeps, 1);
+        assert_eq!(of("bimodal").undisturbed.stops, 1);
+        assert!((of("bimodal").undisturbed_worst_error.unwrap() - 0.4).abs() < 1e-9);
+        assert_eq!(of("pareto").undisturbed.judged(), 0);
+    }
+
+    #[test]
     fn outside_both_needs_15_percent_and_the_interval() {
         // 20 % off, interval +-10 %: outside both.
         assert!(outside_both(1.2, 1.0, Some(0.1)));
@@ -521,6 +718,8 @@ mod tests {
             capacities: Vec::new(),
             load_note: None,
             modern_note: None,
+            variants: Variants::default(),
+            stage_seconds: Vec::new(),
         };
         let j = q.corrected_judgement();
         assert_eq!(j.points(), 3);

@@ -27,7 +27,11 @@ pub(super) fn cheap_client_config(
     pool_target: usize,
 ) -> anyhow::Result<(Arc<ClientConfig>, Option<Arc<EphemeralPool>>)> {
     let creds = store.case(&spec.case)?;
-    let mut cfg = setup::client_config(&creds, &Options::default(), false);
+    let options = Options {
+        packing: spec.packing,
+        ..Options::default()
+    };
+    let mut cfg = setup::client_config(&creds, &options, false);
     cfg.retransmit_timeout_ns = spec.retransmit_timeout.as_nanos() as u64;
     cfg.verified_server_cache = Some(Arc::new(Mutex::new(KeyedMap::default())));
     let mut pool = None;

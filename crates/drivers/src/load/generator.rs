@@ -16,7 +16,6 @@ use mio::net::UdpSocket;
 use mio::{Events, Poll};
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use rand_distr::{Distribution, Exp};
 use wtls::probe::Clock;
 use wtlsperf_spine::{Handshake, Now, Status, Step};
 
@@ -116,7 +115,7 @@ pub struct Generator<'a, L: LoadClients> {
     timers: BinaryHeap<Timer>,
     rng: StdRng,
     delay_rng: StdRng,
-    round_trip: Option<Exp<f64>>,
+    round_trip: Option<super::RoundTripSampler>,
     origin: u64,
     window_ns: u64,
     timeout_ns: u64,
@@ -156,7 +155,7 @@ impl<'a, L: LoadClients> Generator<'a, L> {
             None => offsets,
         };
         let round_trip = match spec.round_trip {
-            Some(mean) if !mean.is_zero() => Some(Exp::new(1.0 / mean.as_secs_f64())?),
+            Some(mean) if !mean.is_zero() => Some(spec.round_trip_law.sampler(mean.as_secs_f64())?),
             _ => None,
         };
         let clock = ProcessClock::shared();

@@ -126,3 +126,44 @@ pub(super) fn modern_server_cpu_us(suite: Suite, runs: usize) -> anyhow::Result<
     let m = crate::protocols::measure_suite(suite, runs.max(1), 0)?;
     Ok(vec![m.server_cpu_us])
 }
+
+/// Fresh DTLS 1.3 client connections of one configuration (wolfSSL; no resumption).
+#[cfg(feature = "dtls13")]
+pub(super) struct Dtls13Clients(pub(super) Arc<crate::protocols::dtls13::Dtls13Config>);
+
+#[cfg(feature = "dtls13")]
+impl LoadClients for Dtls13Clients {
+    type Client = crate::protocols::dtls13::Dtls13Endpoint;
+
+    fn client(&mut self, _now: Now, _rng: &mut StdRng) -> Option<(Self::Client, bool)> {
+        self.0.client().ok().map(|c| (c, false))
+    }
+}
+
+/// The DTLS 1.3 server of a configuration, one connection per address.
+#[cfg(feature = "dtls13")]
+pub(super) fn dtls13_servers(
+    cfg: Arc<crate::protocols::dtls13::Dtls13Config>,
+) -> HandshakeServers<crate::protocols::dtls13::Dtls13Endpoint> {
+    HandshakeServers {
+        protocol: wtlsperf_spine::Protocol::Dtls13,
+        make: Arc::new(move || cfg.server()),
+    }
+}
+
+/// Server CPU per DTLS 1.3 handshake in memory (us): the median of `runs` handshakes
+/// through the spine's pair, as [`modern_server_cpu_us`] gives for the others.
+#[cfg(feature = "dtls13")]
+pub(super) fn dtls13_server_cpu_us(
+    cfg: &crate::protocols::dtls13::Dtls13Config,
+    runs: usize,
+) -> anyhow::Result<Vec<f64>> {
+    let mut cpu = Vec::with_capacity(runs.max(1));
+    for _ in 0..runs.max(1) {
+        let run = crate::protocols::run_in_memory(cfg.client()?, || cfg.server())?;
+        cpu.push(run.server_cpu_ns as f64 / 1e3);
+    }
+    let median = wtlsperf_models::stats::median(&cpu)
+        .ok_or_else(|| anyhow::anyhow!("no DTLS 1.3 handshake ran"))?;
+    Ok(vec![median])
+}

@@ -33,7 +33,20 @@ fn bearer_gateway<S: wtlsperf_spine::Handshake + Send + 'static>(
 pub struct ModernConfigs {
     dtls: Vec<(Suite, Arc<DtlsConfig>, GatewayHandle)>,
     edhoc: (EdhocConfig, GatewayHandle),
+    /// DTLS 1.3 configurations, built on first use (each costs a certificate chain and
+    /// two wolfSSL contexts), per suite and MTU.
+    #[cfg(feature = "dtls13")]
+    dtls13: Mutex<Vec<Dtls13Served>>,
 }
+
+/// A DTLS 1.3 configuration and the gateway serving it.
+#[cfg(feature = "dtls13")]
+type Dtls13Served = (
+    super::dtls13::Dtls13Suite,
+    u16,
+    Arc<super::dtls13::Dtls13Config>,
+    Arc<GatewayHandle>,
+);
 
 impl ModernConfigs {
     /// Builds the configurations with the protocols' standard timers (RFC 7925 for
@@ -61,6 +74,8 @@ impl ModernConfigs {
         Ok(ModernConfigs {
             dtls,
             edhoc: (edhoc, gateway),
+            #[cfg(feature = "dtls13")]
+            dtls13: Mutex::new(Vec::new()),
         })
     }
 
@@ -90,6 +105,51 @@ impl ModernConfigs {
             .iter()
             .find(|(s, _, _)| *s == suite)
             .ok_or_else(|| anyhow::anyhow!("no configuration for {suite:?}"))?;
+        client_over_bearer(
+            cfg.client()?,
+            gateway.local_addr(),
+            profile,
+            seed,
+            steps,
+            deadline,
+        )
+    }
+}
+
+#[cfg(feature = "dtls13")]
+impl ModernConfigs {
+    /// The configuration of `suite` fragmenting to `mtu` and its gateway, built on
+    /// first use.
+    fn dtls13(
+        &self,
+        suite: super::dtls13::Dtls13Suite,
+        mtu: u16,
+    ) -> anyhow::Result<(Arc<super::dtls13::Dtls13Config>, Arc<GatewayHandle>)> {
+        let mut served = self.dtls13.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, c, g)) = served.iter().find(|(s, m, _, _)| *s == suite && *m == mtu) {
+            return Ok((Arc::clone(c), Arc::clone(g)));
+        }
+        let cfg = Arc::new(super::dtls13::Dtls13Config::new(suite)?.with_mtu(mtu));
+        let server = Arc::clone(&cfg);
+        let gateway = Arc::new(bearer_gateway(HandshakeServers {
+            protocol: Protocol::Dtls13,
+            make: Arc::new(move || server.server()),
+        })?);
+        served.push((suite, mtu, Arc::clone(&cfg), Arc::clone(&gateway)));
+        Ok((cfg, gateway))
+    }
+
+    /// One DTLS 1.3 handshake of `suite` over `profile`, both sides fragmenting to the
+    /// largest UDP payload of the profile's MTU.
+    pub fn run_dtls13(
+        &self,
+        suite: super::dtls13::Dtls13Suite,
+        profile: &LinkProfile,
+        seed: u64,
+        steps: Option<&ClientSteps>,
+        deadline: Duration,
+    ) -> anyhow::Result<UdpRun> {
+        let (cfg, gateway) = self.dtls13(suite, profile.datagram_payload_limit())?;
         client_over_bearer(
             cfg.client()?,
             gateway.local_addr(),

@@ -6,9 +6,15 @@
 //!   TLS_PSK_WITH_AES_128_CCM_8, the two mandatory-to-implement suites of RFC 7925 (the
 //!   TLS/DTLS IoT profile). OpenSSL 3.0 cannot do raw public keys (RFC 7250 arrived in
 //!   3.2), so the certificate case uses a small chain: one P-256 CA, leaf certificates
-//!   with a short subject and no extensions beyond what verification needs.
-//! * Cookie exchange (HelloVerifyRequest) on: RFC 6347 section 4.2.1 says servers SHOULD
-//!   use it, and deployed CoAP servers do; it costs one round trip, which WTLS does not pay.
+//!   with a short subject and no extensions beyond what verification needs. Each side
+//!   sends its leaf certificate only, as RFC 7925 section 4.4.2 has a constrained
+//!   deployment do: the trust anchor is provisioned, so the CA's certificate is not
+//!   sent (OpenSSL would otherwise build the chain from its store and send the
+//!   self-signed CA in every Certificate message: `SSL_MODE_NO_AUTO_CHAIN` stops it).
+//! * Cookie exchange (HelloVerifyRequest) on by default: RFC 6347 section 4.2.1 says
+//!   servers SHOULD use it, and deployed CoAP servers do; it costs one round trip, which
+//!   WTLS does not pay. [`DtlsConfig::without_cookie_exchange`] leaves it out, so both
+//!   ways are measured.
 //! * No session cache or tickets: every handshake is a full one, as in the WTLS runs.
 //! * Retransmission: RFC 6347 section 4.2.4.1's schedule, doubling from its initial
 //!   value up to 60 s, kept by the adapter in the caller's (virtual) time. RFC 7925
@@ -70,8 +76,8 @@ use openssl::hash::MessageDigest;
 use openssl::nid::Nid;
 use openssl::pkey::{PKey, Private, Public};
 use openssl::ssl::{
-    ErrorCode, Ssl, SslContext, SslContextBuilder, SslMethod, SslOptions, SslSessionCacheMode,
-    SslStream, SslVerifyMode,
+    ErrorCode, Ssl, SslContext, SslContextBuilder, SslMethod, SslMode, SslOptions,
+    SslSessionCacheMode, SslStream, SslVerifyMode,
 };
 use openssl::x509::extension::{BasicConstraints, SubjectAlternativeName};
 use openssl::x509::{X509Name, X509};
@@ -279,8 +285,18 @@ pub struct DtlsConfig {
 }
 
 impl DtlsConfig {
-    /// Contexts for `suite` with the RFC 7925 initial timer.
+    /// Contexts for `suite` with the RFC 7925 initial timer and the cookie exchange.
     pub fn new(suite: Suite) -> anyhow::Result<DtlsConfig> {
+        DtlsConfig::build(suite, true)
+    }
+
+    /// The same, with a server that answers the first ClientHello at once (no
+    /// HelloVerifyRequest): one round trip less, and no defence against spoofed sources.
+    pub fn without_cookie_exchange(suite: Suite) -> anyhow::Result<DtlsConfig> {
+        DtlsConfig::build(suite, false)
+    }
+
+    fn build(suite: Suite, cookie_exchange: bool) -> anyhow::Result<DtlsConfig> {
         let pki = P256Pki::generate()?;
         let mut psk = [0u8; 16];
         openssl::rand::rand_bytes(&mut psk)?;
@@ -288,12 +304,18 @@ impl DtlsConfig {
         openssl::rand::rand_bytes(&mut cookie)?;
         Ok(DtlsConfig {
             suite,
-            client_ctx: context(suite, &pki, false, psk, cookie)?,
-            server_ctx: context(suite, &pki, true, psk, cookie)?,
+            client_ctx: context(suite, &pki, false, psk, None)?,
+            server_ctx: context(suite, &pki, true, psk, cookie_exchange.then_some(cookie))?,
             pki,
             initial_timer: RFC7925_INITIAL_TIMER,
             time_base: TimeBase::Virtual,
         })
+    }
+
+    /// The server leaf's DER length: what its Certificate message carries, beside the
+    /// length prefixes, in RFC 7925's configuration.
+    pub fn server_leaf_der_len(&self) -> anyhow::Result<usize> {
+        Ok(self.pki.server_cert.to_der()?.len())
     }
 
     /// The same contexts with another initial timer (tests on a fast lossy link).
@@ -438,7 +460,7 @@ fn context(
     pki: &P256Pki,
     server: bool,
     psk: [u8; 16],
-    cookie: [u8; 16],
+    cookie: Option<[u8; 16]>,
 ) -> anyhow::Result<SslContext> {
     let mut b = SslContext::builder(SslMethod::dtls())?;
     b.set_min_proto_version(Some(openssl::ssl::SslVersion::DTLS1_2))?;
@@ -452,7 +474,7 @@ fn context(
         Suite::DtlsPsk => psk_mode(&mut b, server, psk)?,
         Suite::EdhocMethod3Suite2 => bail!("EDHOC is not a DTLS suite"),
     }
-    if server {
+    if let Some(cookie) = cookie {
         b.set_options(SslOptions::COOKIE_EXCHANGE);
         b.set_cookie_generate_cb(move |_, buf| {
             let n = cookie.len().min(buf.len());
@@ -482,6 +504,8 @@ fn certificate_mode(
     if server || mutual {
         b.set_private_key(key)?;
         b.set_certificate(cert)?;
+        // the leaf alone (the module's documentation)
+        b.set_mode(SslMode::NO_AUTO_CHAIN);
     }
     let mode = match (server, mutual) {
         (false, _) => SslVerifyMode::PEER,

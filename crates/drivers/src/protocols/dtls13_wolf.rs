@@ -127,6 +127,34 @@ pub fn check(during: &'static str, ret: c_int) -> Result<(), WolfError> {
 /// An owned `WOLFSSL_CTX`.
 pub struct Context(*mut w::WOLFSSL_CTX);
 
+// SAFETY (moving and sharing wolfSSL objects across threads; the gateway's workers and
+// the bearer runs' threads need both). wolfSSL's manual (chapter 9, "Thread Safety")
+// states that the library keeps no global or static state of a connection, that a
+// `WOLFSSL` may be used from several threads provided no two use it at once, and that a
+// `WOLFSSL_CTX` may be shared by the threads that create connections from it once its
+// certificates and settings are loaded. Checked against this build
+// (`wolfssl/options.h`):
+// * It is multi-threaded (`SINGLE_THREADED` undefined), so the context's reference
+//   count, which `wolfSSL_new` and `wolfSSL_free` change, is behind a mutex
+//   (`wolfSSL_RefWithMutex*` in `internal.c`).
+// * Its thread-local state (`THREAD_LS_T`: the error queue with
+//   `ERROR_QUEUE_PER_THREAD`, wolfCrypt's fixed-point ECC cache, the sniffer's tables,
+//   debug counters) belongs to the thread, not to a connection: no connection keeps a
+//   pointer into another thread's storage, so a connection may continue on another
+//   thread. The adapter reads errors with `wolfSSL_get_error`, which answers from the
+//   connection, never from the thread's queue.
+// * Our own thread-local, the clock (`CLOCK`), is set before every call into wolfSSL
+//   that may read a clock (`Dtls13Endpoint`'s `drive` and `handle_timeout`), on the
+//   calling thread, so it never answers with another connection's or thread's time.
+// * A `Context` is only configured (`&mut`-free setup calls) before it is shared: every
+//   setting is made in `dtls13::context` before the `Context` is returned, and later
+//   only `wolfSSL_new` reads it. `Connection` is not `Sync`: `&mut self` serialises
+//   every call on one connection, which is the manual's one condition.
+unsafe impl Send for Context {}
+// SAFETY: see above: after setup, the only calls made through `&Context` are
+// `wolfSSL_new` (reads the settings; the reference count is behind a mutex).
+unsafe impl Sync for Context {}
+
 impl Context {
     /// A DTLS 1.3-only context for one side, with the in-memory I/O callbacks.
     pub fn new(server: bool) -> Result<Context, WolfError> {
@@ -198,6 +226,11 @@ impl Connection {
         &mut self.pipe
     }
 }
+
+// SAFETY: see `Context`'s Send: a connection moves between threads, never is used by
+// two at once (every call takes `&mut self` or happens inside one such call), and its
+// pipe is an owned box.
+unsafe impl Send for Connection {}
 
 impl Drop for Connection {
     fn drop(&mut self) {

@@ -25,9 +25,12 @@ pub mod dtls13;
 #[cfg(feature = "dtls13")]
 mod dtls13_wolf;
 pub mod edhoc;
+pub mod key_shares;
 pub mod model;
 #[cfg(feature = "dtls13")]
 pub mod model_dtls13;
+#[cfg(feature = "dtls13")]
+pub mod peer_hybrid;
 pub mod peers;
 pub mod pipe;
 pub mod udp;
@@ -186,7 +189,7 @@ impl PkOps {
 const WTLS_MAX_RETRANSMISSIONS: u32 = 6;
 
 /// Our WTLS client for `case`, with the retransmission timer suited to `profile` (the
-/// one `wtlsperf bearer` runs use: [`crate::bearer_cmd::bearer_retransmit_timeout`]).
+/// one `wtlsperf bearer` runs use: [`crate::bearer_runs::bearer_retransmit_timeout`]).
 pub fn wtls_client(
     store: &PkiStore,
     case: Case,
@@ -196,7 +199,7 @@ pub fn wtls_client(
     let creds = store.case(&case)?;
     let mut cfg = setup::client_config(&creds, &Options::default(), false);
     cfg.retransmit_timeout_ns =
-        crate::bearer_cmd::bearer_retransmit_timeout(profile).as_nanos() as u64;
+        crate::bearer_runs::bearer_retransmit_timeout(profile).as_nanos() as u64;
     cfg.max_retransmissions = WTLS_MAX_RETRANSMISSIONS;
     Ok(Client::new(
         Arc::new(cfg),
@@ -218,7 +221,7 @@ pub struct Logged {
 
 /// Groups a datagram log into flights (runs in one direction), each one traversal.
 pub fn flights_of(log: &[Logged]) -> Vec<Flight> {
-    crate::bearer_cmd::group_flights(log.iter().map(|d| (d.up, d.bytes)))
+    crate::bearer_runs::group_flights(log.iter().map(|d| (d.up, d.bytes)))
 }
 
 /// One in-memory handshake: what crossed and what each side's thread spent.

@@ -1,7 +1,7 @@
 //! The models applied to the modern protocols: the client's processing on a device
 //! profile ([`DeviceProfile`], priced operation by operation as for WTLS) and
 //! the handshake duration T_H = T_TD + T_PD_C + T_PD_S, with T_TD from Eq. 3.84 per
-//! flight ([`crate::bearer_cmd::predicted_ms`]: every flight pays its serialisation at
+//! flight ([`crate::bearer_runs::predicted_ms`]: every flight pays its serialisation at
 //! its direction's rate, 28 B UDP/IPv4 per datagram, plus one one-way traversal at the
 //! profile's mean) over the protocol's own flights.
 
@@ -154,7 +154,7 @@ pub fn duration_ms(
     client_ms: f64,
     server_ms: f64,
 ) -> f64 {
-    crate::bearer_cmd::predicted_ms(flights, profile) + client_ms + server_ms
+    crate::bearer_runs::predicted_ms(flights, profile) + client_ms + server_ms
 }
 
 /// The device's client time per WTLS flight (its per-message costs): the ClientHello;

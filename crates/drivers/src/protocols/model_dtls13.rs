@@ -11,6 +11,7 @@ use wtlsperf_models::device::{DeviceProfile, Primitive};
 
 use super::dtls13::{Credential, Dtls13Suite, Group};
 use super::model::op_ms;
+use crate::device::ClientSteps;
 
 /// Handshake messages the client handles: it sends ClientHello twice (the cookie
 /// exchange) and Finished, and receives HelloRetryRequest, ServerHello,
@@ -68,6 +69,58 @@ pub fn client_ms(
     Ok(ms)
 }
 
+/// The client's time per flight on `device`, for the UDP driver's holds: its first
+/// ClientHello, its second (after the cookie), its last flight (Finished, after the
+/// server's flight), and the server's ACK. The key pair is priced where wolfSSL makes
+/// it: with the first ClientHello, except ML-KEM-768 alone or in a hybrid, whose first
+/// ClientHello goes without a key share (docs/dtls13.md, "Measured sizes"). The
+/// operations on the server's flight go to the last flight. The holds add up to
+/// [`client_ms`].
+pub fn client_steps(
+    suite: Dtls13Suite,
+    device: &DeviceProfile,
+    published: &[PublishedPqCost],
+) -> Result<ClientSteps, String> {
+    let total = client_ms(suite, device, published)?;
+    let per = device.per_message_ms();
+    let keygen = match (suite.credential, suite.group) {
+        (Credential::Psk, _) => 0.0,
+        (_, Group::P256) => op_ms(device, Primitive::Keygen).map_err(|e| e.to_string())?,
+        (_, Group::MlKem512) => {
+            profile_cost(
+                published,
+                &device.name,
+                PqPrimitive::KemKeygen,
+                PqScheme::MlKem512,
+            )?
+            .ms
+        }
+        (_, Group::MlKem768 | Group::X25519MlKem768 | Group::P256MlKem768) => {
+            profile_cost(
+                published,
+                &device.name,
+                PqPrimitive::KemKeygen,
+                PqScheme::MlKem768,
+            )?
+            .ms
+        }
+    };
+    let late_share = matches!(
+        suite.group,
+        Group::MlKem768 | Group::X25519MlKem768 | Group::P256MlKem768
+    ) && !matches!(suite.credential, Credential::Psk);
+    let (first, second) = if late_share {
+        (per, 2.0 * per + keygen)
+    } else {
+        (per + keygen, 2.0 * per)
+    };
+    let finish = per;
+    Ok(ClientSteps {
+        flights: vec![first, second, total - first - second - finish],
+        finish,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +165,12 @@ mod tests {
         assert!(client_ms(hybrid, &m4, &published)
             .unwrap_err()
             .contains("X25519"));
+        let steps = client_steps(mlkem, &m4, &published).unwrap();
+        assert!((steps.total_ms() - k).abs() < 1e-9 && steps.flights.len() == 3);
+        // ML-KEM-768's key pair goes with the second ClientHello, P-256's with the first
+        assert!(steps.flights[1] > steps.flights[0]);
+        let c_steps = client_steps(classical, &m4, &published).unwrap();
+        assert!(c_steps.flights[0] > c_steps.flights[1]);
         let psk = Dtls13Suite::new(Credential::Psk, Group::P256, false);
         assert!(
             client_ms(psk, &esp, &published).unwrap()

@@ -20,7 +20,7 @@ use crate::evaluate::context::Mode;
 use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
 use crate::evaluate::vocabulary::{BearerName, DeviceName};
 use wtlsperf_drivers::auth::authentication;
-use wtlsperf_drivers::bearer_cmd::{bearer_retransmit_timeout, flights_of, predicted_ms};
+use wtlsperf_drivers::bearer_runs::{bearer_retransmit_timeout, flights_of, predicted_ms};
 use wtlsperf_drivers::device::{model_case, ClientSteps};
 use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf_drivers::pki_store::PkiStore;

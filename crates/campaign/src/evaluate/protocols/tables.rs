@@ -5,7 +5,7 @@ use wtlsperf_report::{
     Axis, BarSeries, Cell, Column, Figure, GroupedBarChart, Provenance, Section, Table,
 };
 
-use super::{Config, ProtocolResults, ProtocolRow, LOSS};
+use super::{Config, ProtocolResults, ProtocolRow, HYBRID_ANCHOR_KEY, LOSS};
 use crate::evaluate::context::Ctx;
 use crate::evaluate::vocabulary::{auth_name, BearerName, DeviceName};
 use wtlsperf_models::Authentication;
@@ -255,6 +255,23 @@ impl ProtocolResults {
                 Cell::num(p.bound_ratio(), 2),
                 Cell::text(p.peer.wtls_counterpart()),
                 Cell::opt(*ours, 2),
+            ]);
+        }
+        if let Some(h) = &self.hybrid_anchor {
+            t = t.row(vec![
+                Cell::text(HYBRID_ANCHOR_KEY),
+                Cell::num(h.reps as f64, 0),
+                Cell::num(h.server_cpu_us, 0),
+                Cell::num(h.raw_us, 0),
+                Cell::num(h.bound_ratio(), 2),
+                Cell::text("dtls1.3 x25519mlkem768-ecdsa-ccm8"),
+                Cell::opt(
+                    self.configs
+                        .iter()
+                        .find(|c| c.suite() == "x25519mlkem768-ecdsa-ccm8")
+                        .and_then(|c| c.bound_ratio),
+                    2,
+                ),
             ]);
         }
         t

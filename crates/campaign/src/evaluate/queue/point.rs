@@ -5,7 +5,18 @@
 use wtlsperf_models::Authentication;
 use wtlsperf_spine::Protocol;
 
+use wtls::handshake::Packing;
+
 use super::rows::auth_name;
+use wtlsperf_drivers::load::RoundTripLaw;
+
+/// The CSV name of a packing, as `--packing` spells it.
+pub fn packing_name(p: Packing) -> &'static str {
+    match p {
+        Packing::FlightPerDatagram => "flight",
+        Packing::MessagePerDatagram => "message",
+    }
+}
 
 /// One load-test point against the real gateway.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,9 +26,13 @@ pub struct LoadPoint {
     /// WTLS case (`283k/283k`), or the DTLS 1.2 / EDHOC suite (`psk-ccm8`).
     pub case: String,
     pub auth: Authentication,
-    /// Mean of the emulated bearer round trip before each client answer (ms,
-    /// exponential); 0 on bare loopback.
+    /// Mean of the emulated bearer round trip before each client answer (ms); 0 on bare
+    /// loopback.
     pub round_trip_ms: f64,
+    /// The law of each round trip around that mean.
+    pub round_trip_law: RoundTripLaw,
+    /// How the clients packed their flights into datagrams (the gateway's jobs).
+    pub packing: Packing,
     pub calibration: PointCalibration,
     pub run: RunFigures,
     pub window: WindowWait,
@@ -35,6 +50,8 @@ impl Default for LoadPoint {
             case: String::new(),
             auth: Authentication::ServerAuth,
             round_trip_ms: 0.0,
+            round_trip_law: RoundTripLaw::Exponential,
+            packing: Packing::FlightPerDatagram,
             calibration: PointCalibration::default(),
             run: RunFigures::default(),
             window: WindowWait::default(),
@@ -168,7 +185,8 @@ pub struct UndisturbedFigures {
 }
 
 /// The flat row of `queue_load_test.csv`: the columns of before the parts were named,
-/// in their order, then the calibration's, then the protocol.
+/// in their order, then the calibration's, then the protocol, the round trip's law and
+/// the packing.
 #[derive(serde::Serialize)]
 struct LoadPointRow<'a> {
     case: &'a str,
@@ -216,6 +234,8 @@ struct LoadPointRow<'a> {
     attempts: usize,
     rho_missed: bool,
     protocol: &'static str,
+    round_trip_law: &'static str,
+    packing: &'static str,
 }
 
 impl serde::Serialize for LoadPoint {
@@ -274,6 +294,8 @@ impl serde::Serialize for LoadPoint {
             attempts: c.attempts,
             rho_missed: c.rho_missed,
             protocol: self.protocol.name(),
+            round_trip_law: self.round_trip_law.name(),
+            packing: packing_name(self.packing),
         }
         .serialize(s)
     }
@@ -298,7 +320,8 @@ mod tests {
         assert!(header.contains(
             ",undisturbed_opening_delivery_ms,pk_undisturbed_ms,corrected_undisturbed_ms,measured_wait_ci95_ms,"
         ));
-        assert!(header.ends_with(",warmups,warmup_rho,attempts,rho_missed,protocol"));
+        assert!(header
+            .ends_with(",warmups,warmup_rho,attempts,rho_missed,protocol,round_trip_law,packing"));
         assert!(text
             .lines()
             .nth(1)

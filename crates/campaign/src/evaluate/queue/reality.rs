@@ -56,7 +56,7 @@
 
 use std::time::Duration;
 
-use wtls::handshake::AuthMode;
+use wtls::handshake::{AuthMode, Packing};
 use wtls::suite::Case;
 use wtlsperf_models::Authentication;
 
@@ -69,7 +69,7 @@ use super::point::{
 use crate::evaluate::context::{Ctx, Mode};
 use crate::evaluate::processing::ProcessingResults;
 use wtlsperf_drivers::gateway::JobRecord;
-use wtlsperf_drivers::load::{run_load, Arrivals, LoadReport, LoadSpec};
+use wtlsperf_drivers::load::{run_load, Arrivals, LoadReport, LoadSpec, RoundTripLaw};
 use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::protocols::Suite;
 
@@ -146,24 +146,24 @@ pub fn plan(mode: Mode) -> Plan {
         Mode::Full => Plan {
             cases,
             warmup: WarmupLength {
-                handshakes: 600.0,
-                min_s: 1.0,
-                max_s: 2.5,
+                handshakes: 400.0,
+                min_s: 0.6,
+                max_s: 1.5,
             },
             settings: vec![
-                (0.0, at(&[0.3, 0.6, 0.8], 3.0)),
+                (0.0, at(&[0.3, 0.6, 0.8], 2.0)),
                 (
                     BEARER_ROUND_TRIP_MS,
                     vec![
-                        (0.1, 45.0),
-                        (0.2, 25.0),
-                        (0.3, 12.0),
-                        (0.4, 12.0),
-                        (0.5, 10.0),
-                        (0.6, 10.0),
-                        (0.7, 18.0),
-                        (0.8, 30.0),
-                        (0.9, 8.0),
+                        (0.1, 20.0),
+                        (0.2, 12.0),
+                        (0.3, 7.0),
+                        (0.4, 6.0),
+                        (0.5, 6.0),
+                        (0.6, 6.0),
+                        (0.7, 8.0),
+                        (0.8, 14.0),
+                        (0.9, 5.0),
                     ],
                 ),
             ],
@@ -208,11 +208,11 @@ pub fn modern_plan(mode: Mode) -> Plan {
         ),
         Mode::Full => (
             WarmupLength {
-                handshakes: 500.0,
-                min_s: 1.0,
-                max_s: 2.0,
+                handshakes: 400.0,
+                min_s: 0.6,
+                max_s: 1.5,
             },
-            at(&[0.3, 0.5, 0.7], 8.0),
+            at(&[0.3, 0.5, 0.7], 6.0),
         ),
     };
     Plan {
@@ -250,11 +250,8 @@ pub fn run_modern(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>>
         for (round_trip_ms, points) in &settings {
             for &(rho, seconds) in points {
                 let conditions = Conditions {
-                    name: suite.name(),
-                    case,
                     suite: Some(suite),
-                    rho,
-                    round_trip_ms: *round_trip_ms,
+                    ..Conditions::plain(suite.name(), case, rho, *round_trip_ms)
                 };
                 out.push(calibrated_point(
                     ctx,
@@ -269,6 +266,96 @@ pub fn run_modern(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>>
                 budget.done(seconds);
             }
         }
+    }
+    Ok(out)
+}
+
+/// Whether the suite a modern load spec offers authenticates the client.
+fn auth_mutual(spec: &LoadSpec) -> bool {
+    #[cfg(feature = "dtls13")]
+    if let Some(s) = spec.dtls13_suite {
+        return s.mutual();
+    }
+    spec.modern_suite.is_some_and(|s| s.mutual())
+}
+
+/// The DTLS 1.3 configurations of the load test: classical (P-256) and ML-KEM-768, both
+/// mutual for the reason [`MODERN_SUITES`] are (the client's public-key work per
+/// handshake about the server's, so the one-core generator keeps up).
+#[cfg(feature = "dtls13")]
+pub fn dtls13_suites() -> [wtlsperf_drivers::protocols::dtls13::Dtls13Suite; 2] {
+    use wtlsperf_drivers::protocols::dtls13::{Credential, Dtls13Suite, Group};
+    let mutual = Credential::Certificate { mutual: true };
+    [
+        Dtls13Suite::new(mutual, Group::P256, false),
+        Dtls13Suite::new(mutual, Group::MlKem768, false),
+    ]
+}
+
+/// The DTLS 1.3 load points: one utilisation (0.5) per configuration on the bearer
+/// setting, short, so the two points add well under 30 s to a full evaluation.
+#[cfg(feature = "dtls13")]
+pub fn run_dtls13(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>> {
+    let (warmup, seconds) = match ctx.mode {
+        Mode::Smoke => (
+            WarmupLength {
+                handshakes: 100.0,
+                min_s: 0.3,
+                max_s: 0.3,
+            },
+            0.5,
+        ),
+        Mode::Quick => (
+            WarmupLength {
+                handshakes: 200.0,
+                min_s: 0.5,
+                max_s: 0.8,
+            },
+            2.0,
+        ),
+        Mode::Full => (
+            WarmupLength {
+                handshakes: 300.0,
+                min_s: 0.8,
+                max_s: 1.2,
+            },
+            4.0,
+        ),
+    };
+    let sim_jobs = 20_000;
+    let suites = dtls13_suites();
+    // Twice the usual calibration allowance per point: a DTLS 1.3 client's work is the
+    // generator's, and a first quick run spent the second point's warm-ups on the first
+    // (the ML-KEM point then ran once, uncalibrated, and collapsed). Full: about 25 s.
+    let mut budget = Budget::new(suites.len() as f64 * seconds, 2 * suites.len());
+    let case = Case::parse("256p/256p")?;
+    let mut out = Vec::new();
+    for suite in suites {
+        let name = suite.name();
+        ctx.step(&format!("queue load test: dtls1.3 {name} in memory"));
+        let cfg = wtlsperf_drivers::protocols::dtls13::Dtls13Config::new(suite)?;
+        let mut cpu = Vec::new();
+        for _ in 0..30 {
+            let r = wtlsperf_drivers::protocols::run_in_memory(cfg.client()?, || cfg.server())?;
+            cpu.push(r.server_cpu_ns as f64 / 1e6);
+        }
+        let ms = wtlsperf_models::stats::median(&cpu).unwrap_or(1.0);
+        let mut estimate = RateEstimate::from_handshake_ms(ms * 1.5);
+        let conditions = Conditions {
+            dtls13: Some(suite),
+            ..Conditions::plain(&name, case, 0.5, BEARER_ROUND_TRIP_MS)
+        };
+        out.push(calibrated_point(
+            ctx,
+            store,
+            &conditions,
+            &mut estimate,
+            &budget,
+            warmup,
+            seconds,
+            sim_jobs,
+        )?);
+        budget.done(seconds);
     }
     Ok(out)
 }
@@ -305,13 +392,7 @@ pub fn run(
         let mut estimate = RateEstimate::from_handshake_ms(in_memory_ms);
         for (round_trip_ms, points) in &settings {
             for &(rho, seconds) in points {
-                let conditions = Conditions {
-                    name,
-                    case,
-                    suite: None,
-                    rho,
-                    round_trip_ms: *round_trip_ms,
-                };
+                let conditions = Conditions::plain(name, case, rho, *round_trip_ms);
                 out.push(calibrated_point(
                     ctx,
                     store,
@@ -334,7 +415,7 @@ pub fn run(
 /// so that the full evaluation stays within 15 minutes on 2 cores however the machine
 /// behaves. Warm-ups and repeats are spent while the points still to come fit; past
 /// that, a point warms up once and a recording off target is reported missed.
-struct Budget {
+pub(super) struct Budget {
     start: std::time::Instant,
     limit_s: f64,
     /// Planned recording seconds of the points not yet run.
@@ -347,7 +428,7 @@ impl Budget {
     const OVERHEAD: f64 = 1.15;
     const PER_POINT_S: f64 = 4.0;
 
-    fn new(planned_s: f64, points: usize) -> Self {
+    pub(super) fn new(planned_s: f64, points: usize) -> Self {
         Budget {
             start: std::time::Instant::now(),
             limit_s: Self::OVERHEAD * planned_s + Self::PER_POINT_S * points as f64,
@@ -365,7 +446,7 @@ impl Budget {
         elapsed_s + Self::OVERHEAD * (self.remaining_s + extra_s) <= self.limit_s
     }
 
-    fn done(&mut self, planned_s: f64) {
+    pub(super) fn done(&mut self, planned_s: f64) {
         self.remaining_s = (self.remaining_s - planned_s).max(0.0);
     }
 }
@@ -387,19 +468,45 @@ fn calibration_rho(measured: f64, success_ratio: f64) -> f64 {
 const COLLAPSED_SUCCESS: f64 = 0.9;
 
 /// What a load point's warm-ups and recordings share.
-struct Conditions<'a> {
-    name: &'a str,
-    case: Case,
+pub(super) struct Conditions<'a> {
+    pub(super) name: &'a str,
+    pub(super) case: Case,
     /// A DTLS 1.2 or EDHOC suite served instead of the WTLS case.
-    suite: Option<Suite>,
+    pub(super) suite: Option<Suite>,
+    /// A DTLS 1.3 configuration served instead (wins over `suite`).
+    #[cfg(feature = "dtls13")]
+    pub(super) dtls13: Option<wtlsperf_drivers::protocols::dtls13::Dtls13Suite>,
     /// Target utilisation.
-    rho: f64,
-    round_trip_ms: f64,
+    pub(super) rho: f64,
+    pub(super) round_trip_ms: f64,
+    /// The WTLS handshake's authentication (the modern suites carry their own).
+    pub(super) auth: AuthMode,
+    pub(super) law: RoundTripLaw,
+    pub(super) packing: Packing,
 }
 
-impl Conditions<'_> {
+impl<'a> Conditions<'a> {
+    /// The WTLS case's conditions with an exponential round trip and one datagram per
+    /// flight, the load test's own.
+    pub(super) fn plain(name: &'a str, case: Case, rho: f64, round_trip_ms: f64) -> Self {
+        Conditions {
+            name,
+            case,
+            suite: None,
+            #[cfg(feature = "dtls13")]
+            dtls13: None,
+            rho,
+            round_trip_ms,
+            auth: AuthMode::ServerAuth,
+            law: RoundTripLaw::Exponential,
+            packing: Packing::FlightPerDatagram,
+        }
+    }
+
     fn setting(&self) -> String {
-        if self.round_trip_ms > 0.0 {
+        if self.round_trip_ms > 0.0 && self.law != RoundTripLaw::Exponential {
+            format!("round trip {} ms {}", self.round_trip_ms, self.law)
+        } else if self.round_trip_ms > 0.0 {
             format!("round trip {} ms", self.round_trip_ms)
         } else {
             "loopback".to_owned()
@@ -411,18 +518,24 @@ impl Conditions<'_> {
     fn spec(&self, lambda: f64, seconds: f64, seed: u64) -> LoadSpec {
         let mut spec = LoadSpec::new(
             self.case,
-            AuthMode::ServerAuth,
+            self.auth,
             lambda,
             Duration::from_secs_f64(seconds),
         );
         spec.arrivals = Arrivals::PoissonExactCount { rate: lambda };
         spec.modern_suite = self.suite;
+        #[cfg(feature = "dtls13")]
+        {
+            spec.dtls13_suite = self.dtls13;
+        }
         spec.workers = 1;
         spec.pin_cores = true;
         spec.seed = seed;
         spec.max_handshakes = (lambda * seconds * 1.5) as usize + 10;
         spec.round_trip =
             (self.round_trip_ms > 0.0).then(|| Duration::from_secs_f64(self.round_trip_ms / 1e3));
+        spec.round_trip_law = self.law;
+        spec.packing = self.packing;
         spec
     }
 
@@ -435,7 +548,7 @@ impl Conditions<'_> {
 /// One load point calibrated while it runs (see `calibrate`): warm-ups until the
 /// measured rho is on target, then the recording, repeated once if it missed.
 #[allow(clippy::too_many_arguments)]
-fn calibrated_point(
+pub(super) fn calibrated_point(
     ctx: &Ctx,
     store: &PkiStore,
     c: &Conditions<'_>,
@@ -523,9 +636,17 @@ fn point(
         case: c.name.to_owned(),
         auth: match c.suite {
             Some(s) if s.mutual() => Authentication::Mutual,
-            _ => Authentication::ServerAuth,
+            Some(_) => Authentication::ServerAuth,
+            None if c.auth == AuthMode::Mutual => Authentication::Mutual,
+            // A DTLS 1.3 configuration carries its own authentication.
+            None if spec.protocol() != wtlsperf_spine::Protocol::Wtls && auth_mutual(&spec) => {
+                Authentication::Mutual
+            }
+            None => Authentication::ServerAuth,
         },
         round_trip_ms: c.round_trip_ms,
+        round_trip_law: c.law,
+        packing: c.packing,
         calibration: PointCalibration {
             target_rho: c.rho,
             lambda_hs_per_s: spec.arrivals.offered_rate().unwrap_or(0.0),
@@ -593,8 +714,19 @@ fn recording(
     let steal = steal0.zip(steal_ms()).map(|(a, b)| b - a);
     if let Some(dir) = &ctx.job_logs {
         std::fs::create_dir_all(dir)?;
+        // The load test's own points keep their names; the others say how they differ.
+        let mut variant = String::new();
+        if c.law != RoundTripLaw::Exponential {
+            variant.push_str(&format!("_{}", c.law));
+        }
+        if c.auth == AuthMode::Mutual && c.suite.is_none() {
+            variant.push_str("_mutual");
+        }
+        if c.packing == Packing::MessagePerDatagram {
+            variant.push_str("_message");
+        }
         let file = format!(
-            "{}_rt{round_trip_ms}_rho{rho:.1}.csv",
+            "{}{variant}_rt{round_trip_ms}_rho{rho:.1}.csv",
             name.replace('/', "_")
         );
         wtlsperf_drivers::load::write_job_log(&rep, &dir.join(file))?;
@@ -738,7 +870,7 @@ mod tests {
             (1..=9).map(|i| f64::from(i) / 10.0).collect::<Vec<_>>()
         );
         // Every point long enough for a steady window well beyond its cut edges.
-        assert!(points.iter().all(|p| p.1 >= 8.0));
+        assert!(points.iter().all(|p| p.1 >= 5.0));
         let quick = plan(Mode::Quick);
         assert!(quick
             .settings

@@ -2,6 +2,7 @@
 //! are enums, and become the file's strings only when a row is serialised.
 
 use std::fmt;
+use wtlsperf_drivers::load::RoundTripLaw;
 
 use serde::Serializer;
 use wtls::suite::Case;
@@ -124,10 +125,25 @@ impl fmt::Display for QueueModel {
 pub enum RowVariant {
     Model(Variant),
     NotApplicable,
-    /// A load test with this emulated round trip (ms; 0 = bare loopback).
+    /// A load test with this emulated round trip (ms; 0 = bare loopback), the round
+    /// trip's law, and whether the clients sent one datagram per message.
     Setting {
         round_trip_ms: f64,
+        law: RoundTripLaw,
+        per_message: bool,
     },
+}
+
+impl RowVariant {
+    /// The load test's own setting: an exponential round trip (or none), one datagram
+    /// per flight.
+    pub fn setting(round_trip_ms: f64) -> Self {
+        RowVariant::Setting {
+            round_trip_ms,
+            law: RoundTripLaw::Exponential,
+            per_message: false,
+        }
+    }
 }
 
 impl fmt::Display for RowVariant {
@@ -136,10 +152,24 @@ impl fmt::Display for RowVariant {
             RowVariant::Model(Variant::AsPublished) => f.write_str("as_published"),
             RowVariant::Model(Variant::Corrected) => f.write_str("corrected"),
             RowVariant::NotApplicable => f.write_str("-"),
-            RowVariant::Setting { round_trip_ms } if *round_trip_ms > 0.0 => {
-                write!(f, "round_trip_{round_trip_ms}ms")
+            RowVariant::Setting {
+                round_trip_ms,
+                law,
+                per_message,
+            } => {
+                if *round_trip_ms > 0.0 {
+                    write!(f, "round_trip_{round_trip_ms}ms")?;
+                } else {
+                    f.write_str("loopback")?;
+                }
+                if *law != RoundTripLaw::Exponential {
+                    write!(f, "_{law}")?;
+                }
+                if *per_message {
+                    f.write_str("_per_message")?;
+                }
+                Ok(())
             }
-            RowVariant::Setting { .. } => f.write_str("loopback"),
         }
     }
 }
@@ -262,16 +292,16 @@ mod tests {
             QueueModel::LoadTestVs(LoadModel::PkCorrectedUndisturbed).to_string(),
             "load_test_vs_pk_mg1_corrected_undisturbed"
         );
+        assert_eq!(RowVariant::setting(20.0).to_string(), "round_trip_20ms");
+        assert_eq!(RowVariant::setting(0.0).to_string(), "loopback");
         assert_eq!(
             RowVariant::Setting {
-                round_trip_ms: 20.0
+                round_trip_ms: 20.0,
+                law: RoundTripLaw::GsmCsd,
+                per_message: true
             }
             .to_string(),
-            "round_trip_20ms"
-        );
-        assert_eq!(
-            RowVariant::Setting { round_trip_ms: 0.0 }.to_string(),
-            "loopback"
+            "round_trip_20ms_gsm-csd_per_message"
         );
         assert_eq!(
             RowVariant::Model(Variant::AsPublished).to_string(),

@@ -13,7 +13,7 @@ use wtlsperf_models::Authentication;
 use crate::evaluate::context::{Ctx, Mode};
 use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
 use crate::evaluate::vocabulary::BearerName;
-use wtlsperf_drivers::bearer_cmd::run_concurrently;
+use wtlsperf_drivers::bearer_runs::run_concurrently;
 use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
