@@ -189,44 +189,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
             other => other?,
         };
-        println!(
-            "handshake {} {:?} {} {}: {:.3} ms, {} retransmissions, {} datagrams / {} B sent, {} / {} B received",
-            i + 1,
-            run.kind,
-            case,
-            if args.anonymous {
-                "anonymous"
-            } else {
-                auth.name()
-            },
-            run.duration.as_secs_f64() * 1e3,
-            run.retransmissions,
-            run.datagrams_sent,
-            run.bytes_sent,
-            run.datagrams_received,
-            run.bytes_received
-        );
+        print_handshake(i, &run, &args);
         print_probe(&run.probe);
         if let Some(id) = &offered {
             let from_file = loaded.as_ref().filter(|l| &l.session.id == id);
             print_resumption(id, run.kind, from_file.and(args.sess_in.as_deref()));
         }
         if let Some(made) = &run.session {
-            // A resumed session keeps the time it was first made.
-            let created_unix_s = match &session {
-                Some(s) if s.session.id == made.id => s.created_unix_s,
-                _ => u64::from(setup::now().unix_secs),
-            };
-            let saved = SavedSession {
-                session: made.clone(),
-                created_unix_s,
-            };
-            if let Some(path) = &args.sess_out {
-                session_file::write(path, &saved, "--sess-out")?;
-            }
-            if session.is_none() || loaded.is_some() {
-                session = Some(saved);
-            }
+            keep_session(&args, made, &mut session, loaded.is_some())?;
         }
         if let Some(path) = &args.wap.keylog {
             wap_client::write_keylog(path, &client)?;
@@ -254,6 +224,53 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "{} handshakes: median {p50:.3} ms, p95 {p95:.3} ms",
             durations.len()
         );
+    }
+    Ok(())
+}
+
+/// The line of handshake `i`: its kind, case, time and traffic.
+fn print_handshake(i: u32, run: &wtlsperf_drivers::udp_client::ClientRun, args: &Args) {
+    println!(
+        "handshake {} {:?} {} {}: {:.3} ms, {} retransmissions, {} datagrams / {} B sent, {} / {} B received",
+        i + 1,
+        run.kind,
+        args.handshake.case,
+        if args.anonymous {
+            "anonymous"
+        } else {
+            args.handshake.auth.name()
+        },
+        run.duration.as_secs_f64() * 1e3,
+        run.retransmissions,
+        run.datagrams_sent,
+        run.bytes_sent,
+        run.datagrams_received,
+        run.bytes_received
+    );
+}
+
+/// Keeps the session `made` for the next handshake and writes it to `--sess-out`: a
+/// session loaded from `--sess-in` (`from_file`) gives way to what each handshake made.
+fn keep_session(
+    args: &Args,
+    made: &wtls::handshake::StoredSession,
+    session: &mut Option<SavedSession>,
+    from_file: bool,
+) -> anyhow::Result<()> {
+    // A resumed session keeps the time it was first made.
+    let created_unix_s = match &*session {
+        Some(s) if s.session.id == made.id => s.created_unix_s,
+        _ => u64::from(setup::now().unix_secs),
+    };
+    let saved = SavedSession {
+        session: made.clone(),
+        created_unix_s,
+    };
+    if let Some(path) = &args.sess_out {
+        session_file::write(path, &saved, "--sess-out")?;
+    }
+    if session.is_none() || from_file {
+        *session = Some(saved);
     }
     Ok(())
 }
