@@ -25,10 +25,12 @@ pub fn master_secret(
     client_random: &[u8; 16],
     server_random: &[u8; 16],
 ) -> Zeroizing<[u8; 20]> {
-    let seed = [client_random.as_slice(), server_random.as_slice()].concat();
-    let out = prf(hash, pre_master, b"master secret", &seed, 20);
+    // On the stack: the seed is fixed-size, so no heap buffer per handshake.
+    let mut seed = [0u8; 32];
+    seed[..16].copy_from_slice(client_random);
+    seed[16..].copy_from_slice(server_random);
     let mut master = Zeroizing::new([0u8; 20]);
-    master.copy_from_slice(&out);
+    PrfKey::new(hash, pre_master).expand_into(b"master secret", &seed, master.as_mut_slice());
     master
 }
 
@@ -140,7 +142,11 @@ pub fn derive_key_block_keyed(
     let block_len = mac_key_len + cipher.key_material_len + cipher.iv_size;
 
     let seq_bytes = seq.to_be_bytes();
-    let seed = [&seq_bytes[..], server_random, client_random].concat();
+    // On the stack: the seed is fixed-size, so no heap buffer per key block.
+    let mut seed = [0u8; 34];
+    seed[..2].copy_from_slice(&seq_bytes);
+    seed[2..18].copy_from_slice(server_random);
+    seed[18..].copy_from_slice(client_random);
     let block = master.expand(direction.expansion_label(), &seed, block_len);
 
     let (mac_secret, rest) = block.split_at(mac_key_len);

@@ -81,18 +81,20 @@ fn hmac_parts<M: Mac + Clone>(keyed: &M, parts: &[&[u8]]) -> Output<M> {
     mac.finalize().into_bytes()
 }
 
-/// `P_hash(secret, label ‖ seed)` truncated to `len` bytes (§7.1), from the secret's
+/// `P_hash(secret, label ‖ seed)` truncated to `out.len()` bytes (§7.1), from the secret's
 /// keyed HMAC state:
 /// A(0) = label ‖ seed, A(i) = HMAC(secret, A(i-1)),
 /// output = HMAC(secret, A(1) ‖ label ‖ seed) ‖ HMAC(secret, A(2) ‖ label ‖ seed) ‖ …
-fn p_hash<M: Mac + Clone>(keyed: &M, label: &[u8], seed: &[u8], len: usize) -> Zeroizing<Vec<u8>> {
-    let mut out = Zeroizing::new(Vec::with_capacity(len + 20));
+fn p_hash<M: Mac + Clone>(keyed: &M, label: &[u8], seed: &[u8], out: &mut [u8]) {
     let mut a = hmac_parts(keyed, &[label, seed]);
+    let mut filled = 0;
     loop {
         let mut block = hmac_parts(keyed, &[&a, label, seed]);
-        out.extend_from_slice(&block);
+        let take = block.len().min(out.len() - filled);
+        out[filled..filled + take].copy_from_slice(&block[..take]);
+        filled += take;
         block.as_mut_slice().zeroize();
-        if out.len() >= len {
+        if filled == out.len() {
             break;
         }
         // A(i+1) only when another block follows: the last one would be thrown away.
@@ -100,11 +102,9 @@ fn p_hash<M: Mac + Clone>(keyed: &M, label: &[u8], seed: &[u8], len: usize) -> Z
         a.as_mut_slice().copy_from_slice(&next);
         next.as_mut_slice().zeroize();
     }
-    // The A(i) and the blocks are PRF output as secret as the result: wiped here, as
-    // the `Zeroizing` result is on drop.
+    // The A(i) and the blocks are PRF output as secret as the result: wiped here; the
+    // caller's buffer is its own to wipe.
     a.as_mut_slice().zeroize();
-    out.truncate(len);
-    out
 }
 
 /// A PRF secret absorbed into HMAC once: its ipad and opad blocks compressed, so every
@@ -143,17 +143,27 @@ impl PrfKey {
 
     /// `PRF(secret, label, seed)` truncated to `len` bytes (§7.1).
     pub fn expand(&self, label: &[u8], seed: &[u8], len: usize) -> Zeroizing<Vec<u8>> {
+        let mut out = Zeroizing::new(vec![0u8; len]);
+        self.expand_into(label, seed, &mut out);
+        out
+    }
+
+    /// [`PrfKey::expand`] into a buffer of the caller's (`out.len()` bytes of output),
+    /// so that a short fixed-size output needs no heap buffer.
+    pub fn expand_into(&self, label: &[u8], seed: &[u8], out: &mut [u8]) {
+        if out.is_empty() {
+            return;
+        }
         match &self.0 {
-            KeyedHmac::Sha1(k) => p_hash(k, label, seed, len),
-            KeyedHmac::Md5(k) => p_hash(k, label, seed, len),
+            KeyedHmac::Sha1(k) => p_hash(k, label, seed, out),
+            KeyedHmac::Md5(k) => p_hash(k, label, seed, out),
         }
     }
 
     /// Finished verify data under this (master secret) key: see [`finished_verify_data`].
     pub fn verify_data(&self, label: &[u8], handshake_hash: &[u8]) -> [u8; 12] {
-        let out = self.expand(label, handshake_hash, 12);
         let mut verify = [0u8; 12];
-        verify.copy_from_slice(&out);
+        self.expand_into(label, handshake_hash, &mut verify);
         verify
     }
 }

@@ -10,13 +10,14 @@
 //! block-level API that `hmac::Hmac` needs to absorb the key pads once and clone the
 //! keyed state, and it does not wipe its context on drop. Here OpenSSL only compresses
 //! whole blocks (`SHA1_Update` on a block-aligned context goes straight to its block
-//! function); the buffering and the key pads stay RustCrypto's, and the context (plain
-//! data: chaining values, length, an unused block buffer) is zeroized on drop, so a
-//! keyed HMAC state cached for a connection's lifetime is wiped with it.
+//! function); the buffering and the key pads stay RustCrypto's. The state kept between
+//! calls is only the chaining values and the block count, zeroized on drop, so a keyed
+//! HMAC state cached for a connection's lifetime is wiped with it.
 
 use std::ffi::c_void;
 use std::fmt;
 use std::mem::MaybeUninit;
+use std::ptr::addr_of_mut;
 
 use digest::block_api::{
     AlgorithmName, Block, BlockSizeUser, Buffer, BufferKindUser, Eager, FixedOutputCore,
@@ -27,10 +28,72 @@ use digest::{HashMarker, Output};
 use openssl_sys::SHA_CTX;
 use zeroize::Zeroize;
 
-/// Block-level SHA-1 state: an OpenSSL `SHA_CTX` that only ever holds whole blocks.
+/// Block-level SHA-1 state: the chaining values and the number of blocks compressed.
+///
+/// Why not a whole OpenSSL `SHA_CTX` (96 bytes): `hmac::Hmac` clones its two keyed
+/// states for every MAC, and a short HMAC is mostly those clones; this state is 28 bytes,
+/// like the `sha1` crate's. A `SHA_CTX` is built on the stack for each call of the block
+/// function from these values, and its chaining values are wiped when the call returns.
 #[derive(Clone)]
 pub struct OpenSslSha1Core {
-    ctx: SHA_CTX,
+    h: [u32; 5],
+    blocks: u64,
+}
+
+/// The initial chaining values (FIPS 180-4, 5.3.1).
+const H0: [u32; 5] = [
+    0x6745_2301,
+    0xefcd_ab89,
+    0x98ba_dcfe,
+    0x1032_5476,
+    0xc3d2_e1f0,
+];
+
+impl OpenSslSha1Core {
+    /// Compresses `bytes` bytes of whole blocks at `data` into the chaining values.
+    ///
+    /// # Safety
+    /// `data` must be readable for `bytes` bytes, and `bytes` a multiple of 64.
+    #[inline]
+    unsafe fn compress(&mut self, data: *const c_void, bytes: usize) {
+        // A context holding no partial block (num 0): SHA1_Update on whole blocks goes
+        // straight to OpenSSL's block function and never reads the block buffer, which
+        // is left uninitialised (writing 64 zero bytes per call would cost more than the
+        // clones this layout saves). Its bit count is not read back (the block count here
+        // is the length).
+        let mut ctx = MaybeUninit::<SHA_CTX>::uninit();
+        let p = ctx.as_mut_ptr();
+        // SAFETY: every field SHA1_Update reads of a context with num 0 (the chaining
+        // values, the bit count, num) is written before the call; the caller vouches for
+        // `data`. SHA1_Update cannot fail for a valid context (it returns 1).
+        unsafe {
+            let [h0, h1, h2, h3, h4] = self.h;
+            addr_of_mut!((*p).h0).write(h0);
+            addr_of_mut!((*p).h1).write(h1);
+            addr_of_mut!((*p).h2).write(h2);
+            addr_of_mut!((*p).h3).write(h3);
+            addr_of_mut!((*p).h4).write(h4);
+            addr_of_mut!((*p).Nl).write(0);
+            addr_of_mut!((*p).Nh).write(0);
+            addr_of_mut!((*p).num).write(0);
+            openssl_sys::SHA1_Update(p, data, bytes);
+            let words = [
+                addr_of_mut!((*p).h0),
+                addr_of_mut!((*p).h1),
+                addr_of_mut!((*p).h2),
+                addr_of_mut!((*p).h3),
+                addr_of_mut!((*p).h4),
+            ];
+            for (h, word) in self.h.iter_mut().zip(words) {
+                *h = word.read();
+                // The chaining values of a keyed HMAC state are as good as the key:
+                // the stack copy is wiped (volatile, so the store is not elided).
+                word.write_volatile(0);
+            }
+        }
+        std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
+        self.blocks = self.blocks.wrapping_add((bytes / 64) as u64);
+    }
 }
 
 impl HashMarker for OpenSslSha1Core {}
@@ -50,11 +113,9 @@ impl OutputSizeUser for OpenSslSha1Core {
 impl UpdateCore for OpenSslSha1Core {
     #[inline]
     fn update_blocks(&mut self, blocks: &[Block<Self>]) {
-        let bytes = blocks.len() * 64;
-        // SAFETY: `ctx` was initialised by SHA1_Init; `blocks` is `bytes` readable bytes.
-        // SHA1_Update cannot fail for a valid context (it returns 1).
+        // SAFETY: `blocks` is `blocks.len() * 64` readable bytes.
         unsafe {
-            openssl_sys::SHA1_Update(&mut self.ctx, blocks.as_ptr().cast::<c_void>(), bytes);
+            self.compress(blocks.as_ptr().cast::<c_void>(), blocks.len() * 64);
         }
     }
 }
@@ -65,18 +126,14 @@ impl FixedOutputCore for OpenSslSha1Core {
         // The padding is RustCrypto's (as in the `sha1` crate), not SHA1_Final's: that
         // one copies the tail into the context and wipes it byte by byte on every call,
         // a few hundred instructions per HMAC that the Drop below does once instead.
-        // OpenSSL counts the bits of the whole blocks it has compressed in Nh:Nl.
-        let hashed_bits = (u64::from(self.ctx.Nh) << 32) | u64::from(self.ctx.Nl);
-        let bit_len = hashed_bits + 8 * buffer.get_pos() as u64;
-        let ctx = &mut self.ctx;
+        let bit_len = 512 * self.blocks + 8 * buffer.get_pos() as u64;
         buffer.len64_padding_be(bit_len, |block| {
-            // SAFETY: as in `update_blocks`, one block of 64 bytes.
+            // SAFETY: one block of 64 bytes.
             unsafe {
-                openssl_sys::SHA1_Update(ctx, block.as_ptr().cast::<c_void>(), 64);
+                self.compress(block.as_ptr().cast::<c_void>(), 64);
             }
         });
-        let h = [ctx.h0, ctx.h1, ctx.h2, ctx.h3, ctx.h4];
-        for (chunk, word) in out.chunks_exact_mut(4).zip(h) {
+        for (chunk, word) in out.chunks_exact_mut(4).zip(self.h) {
             chunk.copy_from_slice(&word.to_be_bytes());
         }
     }
@@ -85,13 +142,7 @@ impl FixedOutputCore for OpenSslSha1Core {
 impl Default for OpenSslSha1Core {
     #[inline]
     fn default() -> Self {
-        let mut ctx = MaybeUninit::<SHA_CTX>::uninit();
-        // SAFETY: SHA1_Init initialises every field of the context it is given.
-        let ctx = unsafe {
-            openssl_sys::SHA1_Init(ctx.as_mut_ptr());
-            ctx.assume_init()
-        };
-        OpenSslSha1Core { ctx }
+        OpenSslSha1Core { h: H0, blocks: 0 }
     }
 }
 
@@ -116,16 +167,10 @@ impl fmt::Debug for OpenSslSha1Core {
 
 impl Drop for OpenSslSha1Core {
     fn drop(&mut self) {
-        // Every field of the context: the chaining values of a keyed HMAC state are as
-        // good as the key for computing MACs.
-        let c = &mut self.ctx;
-        for word in [
-            &mut c.h0, &mut c.h1, &mut c.h2, &mut c.h3, &mut c.h4, &mut c.Nl, &mut c.Nh,
-        ] {
-            word.zeroize();
-        }
-        c.data.zeroize();
-        c.num.zeroize();
+        // The chaining values of a keyed HMAC state are as good as the key for
+        // computing MACs.
+        self.h.zeroize();
+        self.blocks.zeroize();
     }
 }
 
