@@ -328,6 +328,8 @@ pub fn drive_endpoint(config: Arc<ServerConfig>, limit: bool, ops: &[EndpointOp<
         } else {
             ResponseLimit::OFF
         },
+        // No balancer in front: every source is a client of its own.
+        balancer: None,
     };
     let mut ep = Endpoint::new(config, cfg);
     let mut out = Handled::default();
