@@ -26,6 +26,7 @@ use wtlsperf_models::stats::median;
 
 use super::dtls::P256Pki;
 use super::key_shares::{client_share, server_share, Wire};
+use super::peers::rustls_round;
 use crate::setup::thread_cpu_ns;
 
 /// Rounds a handshake may take in memory.
@@ -114,35 +115,15 @@ fn handshake(b: &Bench) -> anyhow::Result<(u64, Option<usize>, Option<usize>)> {
     let mut s = ServerConnection::new(Arc::clone(&b.server))?;
     let mut server_ns = thread_cpu_ns().saturating_sub(t0);
     let (mut client_ks, mut server_ks) = (None, None);
+    let (mut up, mut down) = (Vec::new(), Vec::new());
     for round in 0..MAX_ROUNDS {
         if !c.is_handshaking() && !s.is_handshaking() {
             return Ok((server_ns, client_ks, server_ks));
         }
-        let mut up = Vec::new();
-        while c.wants_write() {
-            c.write_tls(&mut up)?;
-        }
+        server_ns += rustls_round(&mut c, &mut s, &mut up, &mut down)?;
         if round == 0 {
             client_ks = client_share(Wire::Tls, &up)?;
-        }
-        let t0 = thread_cpu_ns();
-        let mut rd = &up[..];
-        while !rd.is_empty() {
-            s.read_tls(&mut rd)?;
-            s.process_new_packets()?;
-        }
-        let mut down = Vec::new();
-        while s.wants_write() {
-            s.write_tls(&mut down)?;
-        }
-        server_ns += thread_cpu_ns().saturating_sub(t0);
-        if round == 0 {
             server_ks = server_share(Wire::Tls, &down)?;
-        }
-        let mut rd = &down[..];
-        while !rd.is_empty() {
-            c.read_tls(&mut rd)?;
-            c.process_new_packets()?;
         }
     }
     anyhow::bail!("rustls handshake did not complete in {MAX_ROUNDS} rounds")

@@ -441,33 +441,47 @@ fn rustls_handshake(client: &Arc<ClientConfig>, server: &Arc<ServerConfig>) -> a
     let t0 = thread_cpu_ns();
     let mut s = ServerConnection::new(Arc::clone(server))?;
     let mut server_ns = thread_cpu_ns().saturating_sub(t0);
-    let mut buf = Vec::new();
+    let (mut up, mut down) = (Vec::new(), Vec::new());
     for _ in 0..MAX_ROUNDS {
         if !c.is_handshaking() && !s.is_handshaking() {
             return Ok(server_ns);
         }
-        buf.clear();
-        while c.wants_write() {
-            c.write_tls(&mut buf)?;
-        }
-        let t0 = thread_cpu_ns();
-        let mut rd = &buf[..];
-        while !rd.is_empty() {
-            s.read_tls(&mut rd)?;
-            s.process_new_packets()?;
-        }
-        let mut back = Vec::new();
-        while s.wants_write() {
-            s.write_tls(&mut back)?;
-        }
-        server_ns += thread_cpu_ns().saturating_sub(t0);
-        let mut rd = &back[..];
-        while !rd.is_empty() {
-            c.read_tls(&mut rd)?;
-            c.process_new_packets()?;
-        }
+        server_ns += rustls_round(&mut c, &mut s, &mut up, &mut down)?;
     }
     bail!("rustls handshake did not complete in {MAX_ROUNDS} rounds")
+}
+
+/// One round of an in-memory rustls handshake: what the client has to say goes to the
+/// server (through `up`), the server's answer back to the client (through `down`); both
+/// buffers are cleared first and keep the flights for a caller that reads them. Returns
+/// the server's thread CPU for its part (ns).
+pub(super) fn rustls_round(
+    c: &mut ClientConnection,
+    s: &mut ServerConnection,
+    up: &mut Vec<u8>,
+    down: &mut Vec<u8>,
+) -> anyhow::Result<u64> {
+    up.clear();
+    down.clear();
+    while c.wants_write() {
+        c.write_tls(up)?;
+    }
+    let t0 = thread_cpu_ns();
+    let mut rd = &up[..];
+    while !rd.is_empty() {
+        s.read_tls(&mut rd)?;
+        s.process_new_packets()?;
+    }
+    while s.wants_write() {
+        s.write_tls(down)?;
+    }
+    let server_ns = thread_cpu_ns().saturating_sub(t0);
+    let mut rd = &down[..];
+    while !rd.is_empty() {
+        c.read_tls(&mut rd)?;
+        c.process_new_packets()?;
+    }
+    Ok(server_ns)
 }
 
 #[cfg(test)]
