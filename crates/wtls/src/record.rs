@@ -126,7 +126,15 @@ struct Epoch {
     seq: u16,
     cipher: BulkCipher,
     mac: RecordMac,
-    write_iv: Zeroizing<Vec<u8>>,
+    /// The write IV, its first `iv_len` bytes (§7.9).
+    write_iv: Zeroizing<[u8; MAX_IV_LEN]>,
+    iv_len: usize,
+}
+
+impl Epoch {
+    fn write_iv(&self) -> &[u8] {
+        &self.write_iv[..self.iv_len]
+    }
 }
 
 /// Record protection of one direction of a connection. The writer calls
@@ -229,12 +237,19 @@ impl CipherState {
             &p.server_random,
         );
         let cipher =
-            BulkCipher::new(p.bulk, &km.key).map_err(|_| RecordError::KeyDoesNotFitCipher)?;
+            BulkCipher::new(p.bulk, km.key()).map_err(|_| RecordError::KeyDoesNotFitCipher)?;
+        let iv = km.iv();
+        let mut write_iv = Zeroizing::new([0u8; MAX_IV_LEN]);
+        write_iv
+            .get_mut(..iv.len())
+            .ok_or(RecordError::KeyDoesNotFitCipher)?
+            .copy_from_slice(iv);
         Ok(Epoch {
             seq: epoch_seq,
             cipher,
-            mac: RecordMac::new(p.mac, &km.mac_secret),
-            write_iv: km.iv,
+            mac: RecordMac::new(p.mac, km.mac_secret()),
+            write_iv,
+            iv_len: iv.len(),
         })
     }
 
@@ -246,6 +261,20 @@ impl CipherState {
         record_type: u8,
         plaintext: &[u8],
     ) -> Result<Vec<u8>, RecordError> {
+        let mut out = Vec::with_capacity(plaintext.len() + self.overhead_for(plaintext.len()));
+        self.protect_into(seq, record_type, plaintext, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`CipherState::protect`] appending the protected fragment to `out` (after the
+    /// record header the caller wrote there), so that a record is built in one buffer.
+    pub fn protect_into(
+        &mut self,
+        seq: u16,
+        record_type: u8,
+        plaintext: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), RecordError> {
         let total = plaintext.len() + self.overhead_for(plaintext.len());
         if total > MAX_FRAGMENT_LEN {
             return Err(RecordError::RecordOverflow);
@@ -254,25 +283,23 @@ impl CipherState {
         let epoch = self.keys_for(seq)?;
         let bs = epoch.cipher.block_size();
 
-        let mut out = Vec::with_capacity(total);
+        let start = out.len();
+        out.reserve(total);
         out.extend_from_slice(plaintext);
-        epoch
-            .mac
-            .compute_into(seq, record_type, plaintext, &mut out);
+        epoch.mac.compute_into(seq, record_type, plaintext, out);
         if bs == 0 {
-            return Ok(out);
+            return Ok(());
         }
         let p = minimal_padding(plaintext.len(), mac_len, bs);
         // p < bs ≤ 16, so it fits the one-byte length field.
         out.resize(out.len() + p + 1, p as u8);
 
         let mut iv = [0u8; MAX_IV_LEN];
-        let n = record_iv_into(&epoch.write_iv, seq, &mut iv);
+        let n = record_iv_into(epoch.write_iv(), seq, &mut iv);
         epoch
             .cipher
-            .encrypt_cbc(&iv[..n], &mut out)
-            .map_err(|_| RecordError::LayoutDoesNotFitCipher)?;
-        Ok(out)
+            .encrypt_cbc(&iv[..n], &mut out[start..])
+            .map_err(|_| RecordError::LayoutDoesNotFitCipher)
     }
 
     /// Removes the protection of one received record and returns its content.
@@ -321,7 +348,7 @@ impl CipherState {
         let epoch = self.keys_for(seq)?;
         let mut buf = Zeroizing::new(fragment.to_vec());
         let mut iv = [0u8; MAX_IV_LEN];
-        let n = record_iv_into(&epoch.write_iv, seq, &mut iv);
+        let n = record_iv_into(epoch.write_iv(), seq, &mut iv);
         epoch
             .cipher
             .decrypt_cbc(&iv[..n], &mut buf)
@@ -454,7 +481,7 @@ mod tests {
         // Decrypt by hand and look at the layout.
         let epoch = tx.epoch.as_ref().unwrap();
         let mut plain = fragment.clone();
-        let iv = record_iv(&epoch.write_iv, 0);
+        let iv = record_iv(epoch.write_iv(), 0);
         epoch.cipher.decrypt_cbc(&iv, &mut plain).unwrap();
         assert_eq!(&plain[20..], &[3, 3, 3, 3]);
         assert_eq!(&plain[..20], epoch.mac.compute(0, 0xE4, b"").as_slice());
@@ -471,7 +498,7 @@ mod tests {
         let mut plain = b"hello".to_vec();
         epoch.mac.compute_into(9, 0xE4, b"hello", &mut plain);
         plain.resize(plain.len() + 11, 10);
-        let iv = record_iv(&epoch.write_iv, 9);
+        let iv = record_iv(epoch.write_iv(), 9);
         epoch.cipher.encrypt_cbc(&iv, &mut plain).unwrap();
         assert_eq!(rx.unprotect(9, 0xE4, &plain).unwrap().as_slice(), b"hello");
     }
@@ -488,7 +515,7 @@ mod tests {
             epoch.mac.compute_into(2, 0xE4, b"abc", &mut plain);
             plain.resize(plain.len() + 11, 10);
             plain[13 + wrong] = 9;
-            let iv = record_iv(&epoch.write_iv, 2);
+            let iv = record_iv(epoch.write_iv(), 2);
             epoch.cipher.encrypt_cbc(&iv, &mut plain).unwrap();
             assert_eq!(
                 rx.unprotect(2, 0xE4, &plain).unwrap_err(),
@@ -500,7 +527,7 @@ mod tests {
         let mut plain = b"abc".to_vec();
         epoch.mac.compute_into(2, 0xE4, b"abc", &mut plain);
         plain.resize(24, 14);
-        let iv = record_iv(&epoch.write_iv, 2);
+        let iv = record_iv(epoch.write_iv(), 2);
         epoch.cipher.encrypt_cbc(&iv, &mut plain).unwrap();
         assert_eq!(
             rx.unprotect(2, 0xE4, &plain).unwrap_err(),

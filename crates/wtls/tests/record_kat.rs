@@ -78,12 +78,7 @@ fn section_12_2_master_secret_and_client_key_block() {
         &cr,
         &sr,
     );
-    let block = [
-        km.mac_secret.as_slice(),
-        km.key.as_slice(),
-        km.iv.as_slice(),
-    ]
-    .concat();
+    let block = [km.mac_secret(), km.key(), km.iv()].concat();
     assert_eq!(block.len(), 44);
     assert_eq!(
         hex::encode(block),
@@ -124,12 +119,12 @@ fn protected_record_matches_independent_construction() {
     let mut mac_input = vec![0x00, 0x05, APP_DATA, 0x00, content.len() as u8];
     mac_input.extend_from_slice(content);
     let mut expected = content.to_vec();
-    expected.extend(hmac(PrfHash::Sha1, &km.mac_secret, &mac_input));
+    expected.extend(hmac(PrfHash::Sha1, km.mac_secret(), &mac_input));
     // 14 + 20 + 1 = 35 → pad 5 bytes of 0x05, then the length byte 0x05: 40 bytes.
     expected.extend([5u8; 6]);
-    let cipher = BulkCipher::new(BulkCipherAlgorithm::Rc5Cbc, &km.key).unwrap();
+    let cipher = BulkCipher::new(BulkCipherAlgorithm::Rc5Cbc, km.key()).unwrap();
     cipher
-        .encrypt_cbc(&record_iv(&km.iv, seq), &mut expected)
+        .encrypt_cbc(&record_iv(km.iv(), seq), &mut expected)
         .unwrap();
 
     let p = ProtectionParams {

@@ -12,7 +12,7 @@ use zeroize::Zeroizing;
 
 use super::cipher::cipher_info;
 use super::mac::mac_info;
-use super::prf::{prf, PrfHash, PrfKey};
+use super::prf::{PrfHash, PrfKey};
 use crate::msgs::enums::{BulkCipherAlgorithm, MacAlgorithm};
 
 /// `master_secret = PRF(pre_master, "master secret", CR ‖ SR)[0..19]` (§7.3).
@@ -73,22 +73,45 @@ impl Direction {
     }
 }
 
-/// The write secrets of one direction for one refresh epoch. All three are wiped on drop.
+/// Room for the largest key block of any suite: a 20-byte MAC secret, 24 bytes of
+/// 3DES key and a 16-byte AES IV (an export key block is smaller, and so is its
+/// expanded key and IV).
+const MAX_KEY_BLOCK: usize = 64;
+
+/// The write secrets of one direction for one refresh epoch: MAC secret, cipher key and
+/// write IV, one after the other in one fixed-size buffer (no heap buffer per epoch),
+/// wiped on drop.
 pub struct KeyMaterial {
+    bytes: Zeroizing<[u8; MAX_KEY_BLOCK]>,
+    mac_len: usize,
+    key_len: usize,
+    iv_len: usize,
+}
+
+impl KeyMaterial {
     /// MAC secret (`mac_info(..).key_size` bytes; empty for SHA_0 and SHA_XOR_40).
-    pub mac_secret: Zeroizing<Vec<u8>>,
+    pub fn mac_secret(&self) -> &[u8] {
+        &self.bytes[..self.mac_len]
+    }
+
     /// Final cipher key (`key_size` bytes, after export expansion where it applies).
-    pub key: Zeroizing<Vec<u8>>,
+    pub fn key(&self) -> &[u8] {
+        &self.bytes[self.mac_len..self.mac_len + self.key_len]
+    }
+
     /// Write IV before the per-record sequence-number XOR (§7.9).
-    pub iv: Zeroizing<Vec<u8>>,
+    pub fn iv(&self) -> &[u8] {
+        let start = self.mac_len + self.key_len;
+        &self.bytes[start..start + self.iv_len]
+    }
 }
 
 impl std::fmt::Debug for KeyMaterial {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("KeyMaterial")
-            .field("mac_secret_len", &self.mac_secret.len())
-            .field("key_len", &self.key.len())
-            .field("iv_len", &self.iv.len())
+            .field("mac_secret_len", &self.mac_len)
+            .field("key_len", &self.key_len)
+            .field("iv_len", &self.iv_len)
             .finish_non_exhaustive()
     }
 }
@@ -147,41 +170,44 @@ pub fn derive_key_block_keyed(
     seed[..2].copy_from_slice(&seq_bytes);
     seed[2..18].copy_from_slice(server_random);
     seed[18..].copy_from_slice(client_random);
-    let block = master.expand(direction.expansion_label(), &seed, block_len);
-
-    let (mac_secret, rest) = block.split_at(mac_key_len);
-    let (material, iv) = rest.split_at(cipher.key_material_len);
-    let mac_secret = Zeroizing::new(mac_secret.to_vec());
-
+    let mut km = KeyMaterial {
+        bytes: Zeroizing::new([0u8; MAX_KEY_BLOCK]),
+        mac_len: mac_key_len,
+        key_len: cipher.key_material_len,
+        iv_len: cipher.iv_size,
+    };
+    master.expand_into(
+        direction.expansion_label(),
+        &seed,
+        &mut km.bytes[..block_len],
+    );
     if !cipher.exportable || cipher.key_size == 0 {
-        return KeyMaterial {
-            mac_secret,
-            key: Zeroizing::new(material.to_vec()),
-            iv: Zeroizing::new(iv.to_vec()),
-        };
+        return km;
     }
 
-    let randoms = [client_random.as_slice(), server_random.as_slice()].concat();
-    let key = prf(
-        hash,
-        material,
+    // §7.5: the key block's material is expanded into the final key, and the IV is
+    // derived from an empty secret (the key block's IV bytes are not used).
+    let material = Zeroizing::new(*km.bytes);
+    let material = &material[mac_key_len..mac_key_len + cipher.key_material_len];
+    let mut randoms = [0u8; 32];
+    randoms[..16].copy_from_slice(client_random);
+    randoms[16..].copy_from_slice(server_random);
+    let mut iv_seed = [0u8; 34];
+    iv_seed[..2].copy_from_slice(&seq_bytes);
+    iv_seed[2..].copy_from_slice(&randoms);
+    km.key_len = cipher.key_size;
+    let key_end = mac_key_len + cipher.key_size;
+    PrfKey::new(hash, material).expand_into(
         direction.export_key_label(),
         &randoms,
-        cipher.key_size,
+        &mut km.bytes[mac_key_len..key_end],
     );
-    let iv_seed = [&seq_bytes[..], &randoms].concat();
-    let iv = prf(
-        hash,
-        b"",
+    PrfKey::new(hash, b"").expand_into(
         direction.export_iv_label(),
         &iv_seed,
-        cipher.iv_size,
+        &mut km.bytes[key_end..key_end + cipher.iv_size],
     );
-    KeyMaterial {
-        mac_secret,
-        key,
-        iv,
-    }
+    km
 }
 
 /// The sequence number that names the refresh epoch of record `seq`: keys change every
@@ -198,6 +224,7 @@ pub fn refresh_epoch(seq: u16, key_refresh: u8) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crypto::prf::prf;
 
     fn randoms() -> ([u8; 16], [u8; 16]) {
         let cr: [u8; 16] = std::array::from_fn(|i| i as u8);
@@ -229,9 +256,9 @@ mod tests {
             &seed,
             16 + 8 + 8,
         );
-        assert_eq!(&*km.mac_secret, &block[..16]);
-        assert_eq!(&*km.key, &block[16..24]);
-        assert_eq!(&*km.iv, &block[24..32]);
+        assert_eq!(km.mac_secret(), &block[..16]);
+        assert_eq!(km.key(), &block[16..24]);
+        assert_eq!(km.iv(), &block[24..32]);
     }
 
     #[test]
@@ -261,11 +288,11 @@ mod tests {
         let key = prf(PrfHash::Sha1, material, b"client write key", &cs, 16);
         let iv_seed = [&seq.to_be_bytes()[..], &cs].concat();
         let iv = prf(PrfHash::Sha1, b"", b"client write IV", &iv_seed, 8);
-        assert_eq!(&*km.mac_secret, &block[..20]);
-        assert_eq!(km.key.as_slice(), key.as_slice());
-        assert_eq!(km.iv.as_slice(), iv.as_slice());
+        assert_eq!(km.mac_secret(), &block[..20]);
+        assert_eq!(km.key(), key.as_slice());
+        assert_eq!(km.iv(), iv.as_slice());
         // The key-block IV is discarded.
-        assert_ne!(km.iv.as_slice(), &block[25..33]);
+        assert_ne!(km.iv(), &block[25..33]);
 
         // DES_CBC_40 expands 5 bytes of material to an 8-byte key.
         let des = derive_key_block(
@@ -277,8 +304,8 @@ mod tests {
             &cr,
             &sr,
         );
-        assert_eq!(des.key.len(), 8);
-        assert_eq!(des.iv.len(), 8);
+        assert_eq!(des.key().len(), 8);
+        assert_eq!(des.iv().len(), 8);
     }
 
     #[test]
@@ -289,9 +316,13 @@ mod tests {
                 let km =
                     derive_key_block(*bulk, *mac, &[1; 20], Direction::ClientWrite, 0, &cr, &sr);
                 let c = cipher_info(*bulk);
-                assert_eq!(km.key.len(), c.key_size, "{bulk}/{mac}");
-                assert_eq!(km.iv.len(), c.iv_size, "{bulk}/{mac}");
-                assert_eq!(km.mac_secret.len(), mac_info(*mac).key_size, "{bulk}/{mac}");
+                assert_eq!(km.key().len(), c.key_size, "{bulk}/{mac}");
+                assert_eq!(km.iv().len(), c.iv_size, "{bulk}/{mac}");
+                assert_eq!(
+                    km.mac_secret().len(),
+                    mac_info(*mac).key_size,
+                    "{bulk}/{mac}"
+                );
             }
         }
         let null = derive_key_block(
@@ -303,7 +334,7 @@ mod tests {
             &cr,
             &sr,
         );
-        assert!(null.key.is_empty() && null.iv.is_empty() && null.mac_secret.is_empty());
+        assert!(null.key().is_empty() && null.iv().is_empty() && null.mac_secret().is_empty());
     }
 
     #[test]
@@ -323,8 +354,8 @@ mod tests {
         let c0 = derive(Direction::ClientWrite, 0);
         let s0 = derive(Direction::ServerWrite, 0);
         let c8 = derive(Direction::ClientWrite, 8);
-        assert_ne!(c0.key.as_slice(), s0.key.as_slice());
-        assert_ne!(c0.key.as_slice(), c8.key.as_slice());
+        assert_ne!(c0.key(), s0.key());
+        assert_ne!(c0.key(), c8.key());
         assert_eq!(Direction::ClientWrite.reverse(), Direction::ServerWrite);
     }
 

@@ -51,13 +51,18 @@ pub const fn mac_info(mac: MacAlgorithm) -> MacInfo {
 /// Width of the SHA_XOR_40 checksum.
 const XOR_FOLD_LEN: usize = 5;
 
+/// The longest full MAC output (SHA-1's 20 bytes; MD5 gives 16).
+const MAX_MAC_LEN: usize = 20;
+
 enum Keyed {
     /// SHA_0: no MAC at all.
     None,
     /// SHA_XOR_40: an unkeyed XOR fold.
     XorFold,
-    Sha1(Box<Hmac<Sha1>>),
-    Md5(Box<Hmac<Md5>>),
+    // Unboxed: the state sits in the record layer's boxed per-direction state already,
+    // and a box of its own cost an allocation per direction and handshake.
+    Sha1(Hmac<Sha1>),
+    Md5(Hmac<Md5>),
 }
 
 /// The MAC of one direction for one key epoch.
@@ -110,10 +115,10 @@ impl RecordMac {
             MacAlgorithm::Sha0 => Keyed::None,
             MacAlgorithm::ShaXor40 => Keyed::XorFold,
             MacAlgorithm::Sha40 | MacAlgorithm::Sha80 | MacAlgorithm::Sha => {
-                Keyed::Sha1(Box::new(keyed(mac_secret)))
+                Keyed::Sha1(keyed(mac_secret))
             }
             MacAlgorithm::Md5_40 | MacAlgorithm::Md5_80 | MacAlgorithm::Md5 => {
-                Keyed::Md5(Box::new(keyed(mac_secret)))
+                Keyed::Md5(keyed(mac_secret))
             }
         };
         RecordMac { alg, keyed }
@@ -128,34 +133,41 @@ impl RecordMac {
         mac_info(self.alg).mac_size
     }
 
+    /// The MAC of one record (§7.7) in a stack buffer: its first `mac_size()` bytes
+    /// (no allocation, so neither sending nor checking a record needs a heap buffer
+    /// for it).
+    fn compute_fixed(&self, seq: u16, record_type: u8, plaintext: &[u8]) -> [u8; MAX_MAC_LEN] {
+        let header = mac_header(seq, record_type, plaintext.len());
+        let mut out = [0u8; MAX_MAC_LEN];
+        match &self.keyed {
+            Keyed::None => {}
+            Keyed::XorFold => out[..XOR_FOLD_LEN].copy_from_slice(&xor_fold(&header, plaintext)),
+            Keyed::Sha1(k) => {
+                let mut m = k.clone();
+                m.update(&header);
+                m.update(plaintext);
+                out.copy_from_slice(&m.finalize().into_bytes());
+            }
+            Keyed::Md5(k) => {
+                let mut m = k.clone();
+                m.update(&header);
+                m.update(plaintext);
+                out[..16].copy_from_slice(&m.finalize().into_bytes());
+            }
+        }
+        out
+    }
+
     /// Appends the MAC of one record to `out` (no allocation of its own, so record
     /// protection can build the fragment in one buffer).
     pub fn compute_into(&self, seq: u16, record_type: u8, plaintext: &[u8], out: &mut Vec<u8>) {
-        let header = mac_header(seq, record_type, plaintext.len());
-        let size = self.mac_size();
-        match &self.keyed {
-            Keyed::None => {}
-            Keyed::XorFold => out.extend_from_slice(&xor_fold(&header, plaintext)),
-            Keyed::Sha1(k) => {
-                let mut m = (**k).clone();
-                m.update(&header);
-                m.update(plaintext);
-                out.extend_from_slice(&m.finalize().into_bytes()[..size]);
-            }
-            Keyed::Md5(k) => {
-                let mut m = (**k).clone();
-                m.update(&header);
-                m.update(plaintext);
-                out.extend_from_slice(&m.finalize().into_bytes()[..size]);
-            }
-        }
+        let mac = self.compute_fixed(seq, record_type, plaintext);
+        out.extend_from_slice(&mac[..self.mac_size()]);
     }
 
     /// The MAC of one record (§7.7), `mac_size()` bytes.
     pub fn compute(&self, seq: u16, record_type: u8, plaintext: &[u8]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.mac_size());
-        self.compute_into(seq, record_type, plaintext, &mut out);
-        out
+        self.compute_fixed(seq, record_type, plaintext)[..self.mac_size()].to_vec()
     }
 
     /// Whether `received` is the MAC of this record, as a `subtle::Choice`: the
@@ -166,8 +178,8 @@ impl RecordMac {
     /// callgrind can count its instructions alone (`record::constant_time` tests).
     #[inline(never)]
     pub fn verify(&self, seq: u16, record_type: u8, plaintext: &[u8], received: &[u8]) -> Choice {
-        let expected = self.compute(seq, record_type, plaintext);
-        expected.as_slice().ct_eq(received)
+        let expected = self.compute_fixed(seq, record_type, plaintext);
+        expected[..self.mac_size()].ct_eq(received)
     }
 }
 

@@ -20,9 +20,9 @@ use crate::msgs::enums::{
     AlertDescription, AlertLevel, ContentType, HandshakeType, KeyExchangeSuite, MacAlgorithm,
 };
 use crate::msgs::handshake::{split_handshake_record, Finished, HandshakeMessage, VerifyData};
-use crate::msgs::record::{OwnedRecord, Record, RecordHeader};
+use crate::msgs::record::{Record, RecordHeader};
 use crate::probe::{Message, Operation, Probe};
-use crate::record::{CipherState, ProtectionParams};
+use crate::record::{CipherState, ProtectionParams, RecordError};
 
 /// Which end of a connection: the client (the handset) or the server (the gateway).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -233,12 +233,17 @@ impl RecordLayer {
             cipher_spec: protect,
             content_type,
         };
-        let fragment = match (&mut self.write, protect) {
-            (Some(state), true) => state.protect(seq, header.to_byte(), payload)?,
-            _ => payload.to_vec(),
-        };
-        let mut out = Vec::with_capacity(fragment.len() + 5);
-        OwnedRecord { header, fragment }.encode(&mut out);
+        // One buffer: the header, then the fragment protected in place after it.
+        let state = self.write.as_deref_mut().filter(|_| protect);
+        let fragment_len =
+            payload.len() + state.as_ref().map_or(0, |s| s.overhead_for(payload.len()));
+        let len = u16::try_from(fragment_len).map_err(|_| RecordError::RecordOverflow)?;
+        let mut out = Vec::with_capacity(PREBUILT_HEADER_LEN + fragment_len);
+        header.encode_prefix(len, &mut out);
+        match state {
+            Some(state) => state.protect_into(seq, header.to_byte(), payload, &mut out)?,
+            None => out.extend_from_slice(payload),
+        }
         let checksum = crate::msgs::alert::alert_checksum(&out);
         if self.sent_checksums.len() == 4 {
             self.sent_checksums.pop_front();

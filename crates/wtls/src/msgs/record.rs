@@ -155,6 +155,21 @@ fn check_fragment_len(len: usize) -> Result<(), DecodeError> {
     Ok(())
 }
 
+impl RecordHeader {
+    /// Append what precedes a `fragment_len`-byte fragment: the header byte, then the
+    /// sequence number and the length where present. A sender that knows the length
+    /// writes the fragment straight after it, into the same buffer.
+    pub fn encode_prefix(&self, fragment_len: u16, out: &mut Vec<u8>) {
+        out.push(self.to_byte());
+        if let Some(seq) = self.sequence {
+            put_u16(out, seq);
+        }
+        if self.length_present {
+            put_u16(out, fragment_len);
+        }
+    }
+}
+
 /// A record to send (or kept after receipt).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OwnedRecord {
@@ -185,14 +200,8 @@ impl OwnedRecord {
     /// be the last one of its datagram. A fragment longer than 65535 bytes with L set is
     /// a programming error (senders stay within [`MAX_FRAGMENT`]).
     pub fn encode(&self, out: &mut Vec<u8>) {
-        out.push(self.header.to_byte());
-        if let Some(seq) = self.header.sequence {
-            put_u16(out, seq);
-        }
-        if self.header.length_present {
-            let len = u16::try_from(self.fragment.len()).expect("record fragment over 65535");
-            put_u16(out, len);
-        }
+        let len = u16::try_from(self.fragment.len()).expect("record fragment over 65535");
+        self.header.encode_prefix(len, out);
         out.extend_from_slice(&self.fragment);
     }
 
