@@ -2,8 +2,6 @@
 //! cipher-state installation at ChangeCipherSpec, replay protection, alert checksums
 //! and the packing of records into datagrams.
 
-use std::collections::VecDeque;
-
 use zeroize::Zeroizing;
 
 use super::error::{
@@ -14,7 +12,7 @@ use super::{level_for, Event, Output, Packing};
 use crate::codec::Codec;
 use crate::crypto::keys::Direction;
 use crate::crypto::prf::{PrfHash, PrfKey};
-use crate::msgs::alert::{Alert, ChangeCipherSpec};
+use crate::msgs::alert::{Alert, ChangeCipherSpec, SentChecksums};
 use crate::msgs::common::{CipherSuite, Random};
 use crate::msgs::enums::{
     AlertDescription, AlertLevel, ContentType, HandshakeType, KeyExchangeSuite, MacAlgorithm,
@@ -160,7 +158,7 @@ pub(crate) struct RecordLayer {
     /// Checksum of the last record received, as received: our alerts carry it (§7.12).
     last_received: [u8; 4],
     /// Checksums of the last four records we sent: an incoming alert must match one.
-    sent_checksums: VecDeque<[u8; 4]>,
+    sent_checksums: SentChecksums,
 }
 
 impl RecordLayer {
@@ -174,7 +172,7 @@ impl RecordLayer {
             window: ReplayWindow::default(),
             pending: None,
             last_received: [0; 4],
-            sent_checksums: VecDeque::with_capacity(4),
+            sent_checksums: SentChecksums::default(),
         }
     }
 
@@ -244,11 +242,7 @@ impl RecordLayer {
             Some(state) => state.protect_into(seq, header.to_byte(), payload, &mut out)?,
             None => out.extend_from_slice(payload),
         }
-        let checksum = crate::msgs::alert::alert_checksum(&out);
-        if self.sent_checksums.len() == 4 {
-            self.sent_checksums.pop_front();
-        }
-        self.sent_checksums.push_back(checksum);
+        self.sent_checksums.push(&out);
         Ok(out)
     }
 
@@ -261,11 +255,7 @@ impl RecordLayer {
     /// been sealed here: it takes the next sequence number and its checksum is kept.
     pub(crate) fn sent_prebuilt(&mut self, record: &[u8]) {
         self.write_seq = self.write_seq.wrapping_add(1);
-        let checksum = crate::msgs::alert::alert_checksum(record);
-        if self.sent_checksums.len() == 4 {
-            self.sent_checksums.pop_front();
-        }
-        self.sent_checksums.push_back(checksum);
+        self.sent_checksums.push(record);
     }
 
     /// An alert record about the last record received. The five alerts that may be
@@ -387,12 +377,27 @@ impl Transcript {
     /// The digest of the MAC family's hash, full length (the Finished seed and the
     /// CertificateVerify input). `None` only if MD5 was dropped for a SHA suite and is
     /// then asked for, which the handshake never does.
-    pub(crate) fn digest(&self, hash: PrfHash) -> Option<Vec<u8>> {
+    pub(crate) fn digest(&self, hash: PrfHash) -> Option<TranscriptHash> {
         use digest::Digest;
+        let mut out = TranscriptHash([0; 20], 20);
         match hash {
-            PrfHash::Sha1 => Some(self.sha1.clone().finalize().to_vec()),
-            PrfHash::Md5 => self.md5.as_ref().map(|md5| md5.clone().finalize().to_vec()),
+            PrfHash::Sha1 => out.0.copy_from_slice(&self.sha1.clone().finalize()),
+            PrfHash::Md5 => {
+                out.0[..16].copy_from_slice(&self.md5.as_ref()?.clone().finalize());
+                out.1 = 16;
+            }
         }
+        Some(out)
+    }
+}
+
+/// A transcript digest (SHA-1's 20 bytes or MD5's 16) on the stack, not the heap.
+pub(crate) struct TranscriptHash([u8; 20], usize);
+
+impl std::ops::Deref for TranscriptHash {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0[..self.1]
     }
 }
 

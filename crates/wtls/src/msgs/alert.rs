@@ -16,6 +16,31 @@ pub fn alert_checksum(record: &[u8]) -> [u8; 4] {
     c
 }
 
+/// The checksums of the last four records sent (§7.12): an incoming alert must carry
+/// one of them. A fixed ring rather than a queue on the heap, so that the copy a
+/// connection takes before each datagram (to roll a dropped one back) is a plain copy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SentChecksums {
+    ring: [[u8; 4]; 4],
+    /// Slots filled so far (at most 4); they are filled in order before the ring wraps.
+    len: usize,
+    /// The slot the next checksum goes to (the oldest one once the ring is full).
+    next: usize,
+}
+
+impl SentChecksums {
+    /// Keep the checksum of the record just sent, forgetting the oldest of four.
+    pub(crate) fn push(&mut self, record: &[u8]) {
+        self.ring[self.next] = alert_checksum(record);
+        self.next = (self.next + 1) % self.ring.len();
+        self.len = (self.len + 1).min(self.ring.len());
+    }
+
+    pub(crate) fn contains(&self, checksum: &[u8; 4]) -> bool {
+        self.ring[..self.len].contains(checksum)
+    }
+}
+
 /// An alert: 6 bytes, level, description and the checksum (§8.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Alert {
@@ -94,6 +119,23 @@ impl Codec for ChangeCipherSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sent_checksums_keep_the_last_four() {
+        let mut sent = SentChecksums::default();
+        let records: Vec<[u8; 4]> = (0u8..6).map(|i| [i, 0, 0, 0]).collect();
+        assert!(!sent.contains(&[0, 0, 0, 0]), "nothing sent yet");
+        for r in &records[..2] {
+            sent.push(r);
+        }
+        assert!(sent.contains(&records[0]) && sent.contains(&records[1]));
+        assert!(!sent.contains(&records[2]));
+        for r in &records[2..] {
+            sent.push(r);
+        }
+        assert!(!sent.contains(&records[0]) && !sent.contains(&records[1]));
+        assert!(records[2..].iter().all(|r| sent.contains(r)));
+    }
 
     /// The 42-byte ClientHello record of §12.1.
     const CLIENT_HELLO_RECORD: &str = "c30000002501002201 3b9aca00 111111111111111111111111 \
