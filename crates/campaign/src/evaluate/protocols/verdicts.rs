@@ -267,7 +267,13 @@ impl ProtocolResults {
                     100.0 * LOSS,
                     self.loss_bearer
                 ),
-                format!("Over {} with {:.0} % loss: {}.", self.loss_bearer, 100.0 * LOSS, parts.join("; ")),
+                format!(
+                    "Over {} with {:.0} % loss: {}.{}",
+                    self.loss_bearer,
+                    100.0 * LOSS,
+                    parts.join("; "),
+                    self.typical_clause()
+                ),
                 if all { Verdict::Confirmed } else { Verdict::Contradicted },
             )
             .rule("confirmed when every run of every protocol completes; contradicted when any run does not (a count, no margin)."),
