@@ -386,7 +386,8 @@ impl Parts {
             flights::measure(wtlsperf_drivers::setup::now())
         })?;
         let loss_curves = clocks.part(ctx, "loss_curves", || loss_curves::run(ctx, store))?;
-        let then_and_now = then_and_now::ThenAndNow::build(ctx, &protocols)?;
+        let then_and_now =
+            then_and_now::ThenAndNow::build(&ctx.catalogue, &processing, &protocols)?;
         let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
         let mut findings = clocks.part(ctx, "findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);
