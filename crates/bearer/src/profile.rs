@@ -704,7 +704,10 @@ mod tests {
         );
         for (row, says) in [
             ("x,0,2000,none,,,28,1500,rfc,no,s,study", "up_bps"),
-            ("x,1000,2000,normal,5,,28,1500,rfc,no,s,study", "traversal_sd_ms"),
+            (
+                "x,1000,2000,normal,5,,28,1500,rfc,no,s,study",
+                "traversal_sd_ms",
+            ),
             ("x,1000,2000,gamma,5,1,28,1500,rfc,no,s,study", "gamma"),
             ("x,1000,2000,none,,,28,1500,rfc,maybe,s,study", "maybe"),
             ("x,1000,2000,none,,,28,1500,rfc,no,,study", "source"),
@@ -721,7 +724,9 @@ mod tests {
         }
         let twice = BearerCatalogue::parse(
             "t.csv",
-            &format!("{header}x,1,1,none,,,0,1500,rfc,no,s,study\nx,1,1,none,,,0,1500,rfc,no,s,study\n"),
+            &format!(
+                "{header}x,1,1,none,,,0,1500,rfc,no,s,study\nx,1,1,none,,,0,1500,rfc,no,s,study\n"
+            ),
         );
         assert!(twice
             .unwrap_err()

@@ -64,8 +64,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.list {
         for p in profiles()? {
             println!(
-                "{:<16} up {:>9.0} bit/s down {:>9.0} bit/s traversal {:?} ({})",
-                p.name, p.up_bps, p.down_bps, p.traversal, p.source
+                "{:<16} up {:>9.0} bit/s down {:>9.0} bit/s ({}) traversal {:?} ({})",
+                p.name,
+                p.up_bps,
+                p.down_bps,
+                p.rate_kind.describe(),
+                p.traversal,
+                p.source
             );
         }
         return Ok(());

@@ -298,7 +298,9 @@ impl RecordResults {
         let p = self.max_payload();
         let mut t = Table::new(
             "record_layer_throughput",
-            format!("Record throughput, ours at {p} B payload vs published (averaged over 256-8192 B)"),
+            format!(
+                "Record throughput, ours at {p} B payload vs published (averaged over 256-8192 B)"
+            ),
         )
         .column(Column::label("cipher"))
         .column(Column::label("MAC"))
