@@ -101,7 +101,8 @@ build_core() {
 #   cortex-m4-microecc: micro-ecc 4b1709c as RIOT's package (the thingsat benchmark on a
 #     Nucleo F446RE): RIOT's Cortex-M -Os, the benchmark's uECC_OPTIMIZATION_LEVEL=3,
 #     -fomit-frame-pointer and its five curves; micro-ecc's ARM Thumb-2 inline assembler
-#     (with UMAAL) is on, as micro-ecc selects it by default for this core.
+#     (with UMAAL) is on, as micro-ecc selects it by default for this core. The soft-float
+#     ABI of the other M4 images where RIOT passes the hard one: no floating point here.
 #   cortex-m0-microecc2013-{192p,256p}: micro-ecc 033a451 (2013) as its README measured it
 #     on the LPC1114: -mcpu=cortex-m0 -mthumb -ffunction-sections -fdata-sections -Os,
 #     ECC_ASM=ecc_asm_thumb (its Thumb inline assembler), ECC_SQUARE_FUNC on (ecc.h's
