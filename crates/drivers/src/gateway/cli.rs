@@ -1,10 +1,7 @@
-//! The checks of operator input that the gateway, load and flood commands share, and the
-//! gateway command's server options. Every check names the option and what was
-//! wrong: clap prints `error: invalid value 'X' for '--option <OPTION>': why` and exits
-//! with status 2; checks that need more than one value return an error that `main`
-//! prints and exits 1 on.
-
-use std::time::{Duration, Instant};
+//! The checks of operator input that the gateway and flood commands share once their
+//! options are parsed (the peer bound against the memory available), and the gateway
+//! command's server options. Every check names the option and what was wrong; the
+//! command line (the `wtlsperf` crate) prints the error and exits 1 on it.
 
 use wtls::endpoint::entry_overhead_bytes;
 use wtls::handshake::{Packing, Policy};
@@ -15,51 +12,6 @@ use crate::setup::{self, Options};
 /// handshake, whose state the flood measurements keep under 2 KiB (docs/security.md).
 pub fn bytes_per_peer() -> u64 {
     (entry_overhead_bytes() + 2048) as u64
-}
-
-/// A count that must be at least 1 (workers, clients, sources).
-pub fn at_least_one(s: &str) -> Result<usize, String> {
-    let n: usize = s.parse().map_err(|e| format!("not a whole number ({e})"))?;
-    if n == 0 {
-        return Err("must be at least 1".into());
-    }
-    Ok(n)
-}
-
-/// A number that must be positive and finite (a rate).
-pub fn positive_number(s: &str) -> Result<f64, String> {
-    let x: f64 = s.parse().map_err(|e| format!("not a number ({e})"))?;
-    if !(x.is_finite() && x > 0.0) {
-        return Err(format!("must be a positive finite number, got {x}"));
-    }
-    Ok(x)
-}
-
-/// A number of seconds that must be positive and finite.
-pub fn positive_seconds(s: &str) -> Result<f64, String> {
-    let x: f64 = s.parse().map_err(|e| format!("not a number ({e})"))?;
-    if !(x.is_finite() && x > 0.0) {
-        return Err(format!("must be a positive number of seconds, got {x}"));
-    }
-    Ok(x)
-}
-
-/// How long a command runs: `None` until it is stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunLength(pub Option<Duration>);
-
-/// A run length: positive; a length too long to represent (e.g. `inf`, `1e300`) runs
-/// until the process is stopped.
-pub fn run_length(s: &str) -> Result<RunLength, String> {
-    let x: f64 = s.parse().map_err(|e| format!("not a number ({e})"))?;
-    if x.is_nan() || x <= 0.0 {
-        return Err(format!("must be a positive number of seconds, got {x}"));
-    }
-    Ok(RunLength(
-        Duration::try_from_secs_f64(x)
-            .ok()
-            .filter(|d| Instant::now().checked_add(*d).is_some()),
-    ))
 }
 
 /// Refuses a peer bound whose table could not fit in the memory available now
@@ -114,23 +66,6 @@ pub fn gateway_options(allow_weak: bool, packing: Packing) -> Options {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn operator_numbers_are_checked() {
-        assert_eq!(at_least_one("3"), Ok(3));
-        assert!(at_least_one("0").is_err());
-        assert!(at_least_one("-1").is_err());
-        assert!(positive_seconds("NaN").is_err());
-        assert!(positive_seconds("inf").is_err());
-        assert!(positive_seconds("-1").is_err());
-        assert_eq!(positive_seconds("2.5"), Ok(2.5));
-        assert_eq!(run_length("inf"), Ok(RunLength(None)));
-        assert_eq!(run_length("1e300"), Ok(RunLength(None)));
-        assert_eq!(run_length("2"), Ok(RunLength(Some(Duration::from_secs(2)))));
-        assert!(run_length("NaN").is_err());
-        assert!(run_length("-1").is_err());
-        assert!(run_length("0").is_err());
-    }
 
     #[test]
     fn a_peer_bound_beyond_memory_is_refused_with_the_largest_that_fits() {
