@@ -40,18 +40,27 @@ pub struct Args {
     /// `part.json` (its wall time and headline figures), not the report: `queue` runs the
     /// processing part (whose service times are the load test's first guess) and the
     /// queue part, and writes `queue.csv`, `queue_load_test.csv` and
-    /// `queue_robustness.csv`. For checking one part on a shared machine without the
-    /// whole campaign.
+    /// `queue_robustness.csv`; `robustness` runs the processing part and the Poisson
+    /// premise's test under other round-trip laws (not part of the main run), and writes
+    /// `queue_robustness.csv` with its points. For checking one part on a shared machine
+    /// without the whole campaign.
     #[arg(long, value_parser = cli_args::choice(&ONLY))]
     pub only: Option<Only>,
 }
 
 /// `--only`: the parts that can run alone, by their command-line names.
-const ONLY: [(Only, &str, &str); 1] = [(
-    Only::Queue,
-    "queue",
-    "The queue part: the models and the load test",
-)];
+const ONLY: [(Only, &str, &str); 2] = [
+    (
+        Only::Queue,
+        "queue",
+        "The queue part: the models and the load test",
+    ),
+    (
+        Only::Robustness,
+        "robustness",
+        "The Poisson premise under round-trip laws that are not exponential: every law, the exponential baseline among them, at three loads, each point long enough for the interval rule to decide (about 7 minutes in the full mode); writes `queue_robustness.csv`, its points in `queue_load_test.csv` and `queue.csv`, and `part.json` with the finding",
+    ),
+];
 
 impl Args {
     /// The campaign's configuration: `--smoke` wins over `--quick`.
@@ -108,6 +117,8 @@ mod tests {
         assert_eq!(mode(&["evaluate", "--quick", "--smoke"]), Mode::Smoke);
         let only = Command::try_parse_from(["evaluate", "--only", "queue"]).unwrap();
         assert_eq!(only.args.config().only, Some(Only::Queue));
+        let only = Command::try_parse_from(["evaluate", "--only", "robustness"]).unwrap();
+        assert_eq!(only.args.config().only, Some(Only::Robustness));
         assert!(Command::try_parse_from(["evaluate", "--only", "processing"]).is_err());
     }
 }
