@@ -67,3 +67,36 @@ impl Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     wtlsperf_drivers::protocols::compare::run(args.config()?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn config(argv: &[&str]) -> anyhow::Result<CompareConfig> {
+        Command::try_parse_from(argv).unwrap().args.config()
+    }
+
+    #[test]
+    fn the_names_are_resolved_or_refused_with_their_option() {
+        let c = config(&["compare", "--suite", "psk-ccm8", "--profile", "gsm-csd"]).unwrap();
+        assert_eq!(c.over, Some(Suite::parse("psk-ccm8").unwrap()));
+        assert_eq!(c.profile.name, "gsm-csd");
+        assert_eq!(c.device.name(), "this-machine");
+        assert!(c.peers);
+        for (option, value) in [
+            ("--suite", "bogus"),
+            ("--profile", "bogus"),
+            ("--device", "bogus"),
+        ] {
+            let err = format!("{:#}", config(&["compare", option, value]).unwrap_err());
+            assert!(err.contains(option) && err.contains(value), "{err}");
+        }
+    }
+}

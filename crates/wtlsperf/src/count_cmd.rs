@@ -65,3 +65,37 @@ impl Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     wtlsperf_drivers::counts::run(args.config()?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn only_the_child_gets_a_child_pki() {
+        let parse = |argv: &[&str]| Command::try_parse_from(argv).unwrap().args.config();
+        let parent = parse(&["count", "--child-pki", "p", "--case", "160p/160p"]).unwrap();
+        assert_eq!(parent.child_pki, None);
+        assert_eq!(parent.cases.len(), 1);
+        assert!(parent.auths.is_empty());
+        assert_eq!(parent.variant, Variant::Full);
+        let child = parse(&[
+            "count",
+            "--one",
+            "--child-pki",
+            "p",
+            "--variant",
+            "anonymous",
+        ]);
+        let child = child.unwrap();
+        assert_eq!(child.child_pki, Some(PathBuf::from("p")));
+        assert_eq!(child.variant, Variant::Anonymous);
+        assert!(Command::try_parse_from(["count", "--one"]).is_err());
+    }
+}

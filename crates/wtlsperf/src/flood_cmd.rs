@@ -133,3 +133,60 @@ impl Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     wtlsperf_drivers::flood::run(args.config())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn the_options_become_the_flood_configuration() {
+        let c = Command::try_parse_from([
+            "flood",
+            "--in-process",
+            "--create-pki",
+            "--case",
+            "256p/256p",
+            "--auth",
+            "mutual",
+            "--source-ports",
+            "4",
+        ])
+        .unwrap()
+        .args
+        .config();
+        assert!(c.in_process && c.connect.is_none());
+        assert_eq!(c.case.to_string(), "256p/256p");
+        assert_eq!(c.auth, wtls::handshake::AuthMode::Mutual);
+        assert_eq!(c.source_ports, 4);
+        assert_eq!(
+            c.pki,
+            wtlsperf_drivers::pki_store::PkiSource {
+                dir: "pki".into(),
+                create: true
+            }
+        );
+    }
+
+    #[test]
+    fn values_beyond_the_flood_bounds_are_refused_with_their_option() {
+        for (option, value) in [
+            ("--rate", "2e6"),
+            ("--duration", "301"),
+            ("--source-ports", "1025"),
+            ("--suite", "bogus"),
+        ] {
+            let err = Command::try_parse_from(["flood", "--in-process", option, value])
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(err.contains(option) && err.contains(value), "{err}");
+        }
+    }
+}

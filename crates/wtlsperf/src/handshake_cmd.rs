@@ -119,3 +119,71 @@ impl Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     wtlsperf_drivers::runner::run(args.config()?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use wtls::handshake::{AuthMode, Packing};
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn config(argv: &[&str]) -> CommandConfig {
+        Command::try_parse_from(argv)
+            .unwrap()
+            .args
+            .config()
+            .unwrap()
+    }
+
+    #[test]
+    fn the_options_become_the_runner_configuration() {
+        let all = config(&[
+            "handshake",
+            "--all",
+            "--flow",
+            "wtls",
+            "--variant",
+            "optimised",
+        ]);
+        assert_eq!(all.plan, Plan::All);
+        assert_eq!(all.options.flow, Flow::Wtls);
+        assert_eq!(all.options.variant, Variant::Optimised);
+        assert!(all.options.measure_bound && all.options.bound_extension.is_none());
+        let one = config(&[
+            "handshake",
+            "--case",
+            "rsa2048/rsa1024",
+            "--auth",
+            "mutual",
+            "--packing",
+            "message",
+            "--no-bound",
+            "--reps",
+            "3",
+        ]);
+        assert_eq!(
+            one.plan,
+            Plan::One("rsa2048/rsa1024".parse().unwrap(), AuthMode::Mutual)
+        );
+        assert_eq!(one.options.packing, Packing::MessagePerDatagram);
+        assert_eq!(one.options.reps, 3);
+        assert!(!one.options.measure_bound);
+        assert_eq!(one.pki_dir, PathBuf::from("pki"));
+    }
+
+    #[test]
+    fn a_bad_flow_or_variant_is_refused_with_its_option_named() {
+        for (option, value) in [("--flow", "tls"), ("--variant", "abbreviated")] {
+            let err = Command::try_parse_from(["handshake", "--all", option, value])
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(err.contains(option) && err.contains(value), "{err}");
+        }
+    }
+}
