@@ -40,7 +40,7 @@ use wtls::probe::Probe;
 use wtls::suite::Case;
 use wtlsperf_spine::Handshake;
 
-use crate::gateway::cli::check_max_peers;
+use crate::gateway::operator::check_max_peers;
 use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, GatewayStats, ServeProtocol};
 use crate::load::protocols::{dtls_servers, edhoc_servers, is_dtls};
 use crate::load::protocols::{DtlsClients, EdhocClients, WtlsClients};

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wtls::endpoint::ResponseLimit;
-use wtlsperf_drivers::gateway::cli::{check_max_peers, gateway_options};
+use wtlsperf_drivers::gateway::operator::{check_max_peers, gateway_options};
 use wtlsperf_drivers::gateway::stats_log::StatsLog;
 use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf_drivers::session_store::SessionStoreOptions;
