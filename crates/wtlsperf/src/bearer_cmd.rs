@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::cli_args::{self, PkiArgs};
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 use wtlsperf_bearer::{profile, profiles, Relay};
 use wtlsperf_drivers::bearer_runs::{fixed_delay, model_check};
-use wtlsperf_drivers::cli_args::{self, PkiArgs};
 
 /// `wtlsperf bearer` arguments.
 #[derive(Debug, clap::Args)]
