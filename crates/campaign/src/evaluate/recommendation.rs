@@ -23,10 +23,15 @@ use wtlsperf_report::Finding;
 use super::csv_file;
 use super::passages;
 use super::processing::{CaseResult, ProcessingResults};
+use super::protocols::Config;
 use super::transmission::modelled_duration_ms;
 use super::verdict::{self, Tally, MODEL_TOLERANCE};
 use super::vocabulary::{BearerName, DeviceName};
 use wtlsperf_drivers::device::model_case;
+use wtlsperf_drivers::protocols::model::{self, Device};
+use wtlsperf_models::device::published_pq::published_pq_costs;
+use wtlsperf_models::device::KeyType;
+use wtlsperf_spine::Protocol;
 
 /// One modelled handshake.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -73,18 +78,21 @@ pub struct Recommendation {
     pub other_group_ms: Option<f64>,
     /// The group the thesis measured fastest (lowest published T_PD) in this category.
     pub thesis_best_group: Option<u8>,
-    /// Category 3: the fastest DTLS 1.2 or EDHOC suite of the mode the device runs
-    /// (`super::device::modern`).
+    /// Category 3: the fastest DTLS 1.2, EDHOC or classical DTLS 1.3 suite of the mode
+    /// the device runs (`super::device::modern`, then [`add_dtls13`]).
     pub best_modern: Option<ModernCandidate>,
+    /// Category 3: the fastest post-quantum DTLS 1.3 handshake (ML-KEM-768 key
+    /// exchange) the device is priced for, or why none is ([`add_dtls13`]).
+    pub best_post_quantum: Result<ModernCandidate, String>,
 }
 
-/// A DTLS 1.2 or EDHOC suite's modelled handshake.
+/// A DTLS 1.2, EDHOC or DTLS 1.3 suite's modelled handshake.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ModernCandidate {
     #[serde(serialize_with = "protocol_name")]
     pub protocol: wtlsperf_spine::Protocol,
-    #[serde(serialize_with = "suite_name")]
-    pub suite: wtlsperf_drivers::protocols::Suite,
+    /// The suite's name in `protocols.csv`.
+    pub suite: String,
     /// Model T_H (ms).
     pub th_ms: f64,
 }
@@ -94,13 +102,6 @@ fn protocol_name<S: serde::Serializer>(
     s: S,
 ) -> Result<S::Ok, S::Error> {
     s.serialize_str(p.name())
-}
-
-fn suite_name<S: serde::Serializer>(
-    suite: &wtlsperf_drivers::protocols::Suite,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    s.serialize_str(suite.name())
 }
 
 impl Recommendation {
@@ -243,6 +244,8 @@ fn recommend(
         runner_up,
         thesis_best_group: thesis_group,
         best_modern: None,
+        // Set for the category-3 rows by `add_dtls13`; empty elsewhere.
+        best_post_quantum: Err(String::new()),
     })
 }
 
@@ -294,6 +297,8 @@ pub fn write_csv(path: &std::path::Path, rows: &[Recommendation]) -> anyhow::Res
         best_modern_protocol: &'a str,
         best_modern_suite: &'a str,
         best_modern_ms: Option<f64>,
+        best_post_quantum_suite: String,
+        best_post_quantum_ms: Option<f64>,
     }
     csv_file::write_csv(
         path,
@@ -314,8 +319,13 @@ pub fn write_csv(path: &std::path::Path, rows: &[Recommendation]) -> anyhow::Res
             thesis_group_ms: r.thesis_group_ms,
             other_group_ms: r.other_group_ms,
             best_modern_protocol: r.best_modern.as_ref().map_or("", |m| m.protocol.name()),
-            best_modern_suite: r.best_modern.as_ref().map_or("", |m| m.suite.name()),
+            best_modern_suite: r.best_modern.as_ref().map_or("", |m| m.suite.as_str()),
             best_modern_ms: r.best_modern.as_ref().map(|m| m.th_ms),
+            best_post_quantum_suite: match &r.best_post_quantum {
+                Ok(m) => m.suite.clone(),
+                Err(reason) => reason.clone(),
+            },
+            best_post_quantum_ms: r.best_post_quantum.as_ref().ok().map(|m| m.th_ms),
         }),
     )
 }
@@ -462,6 +472,65 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
     ))
 }
 
+/// The security category of DTLS 1.3's P-256, ML-KEM-768 and 128-bit PSK suites.
+const DTLS13_CATEGORY: u8 = 3;
+
+/// Adds DTLS 1.3 to the category-3 rows, by the same model T_H and from the protocols
+/// part's configurations (flights at each bearer's MTU, this machine's server CPU): a
+/// classical DTLS 1.3 suite becomes the modern candidate where it is faster than the
+/// DTLS 1.2 and EDHOC ones, and the fastest post-quantum one fills
+/// [`Recommendation::best_post_quantum`], or the reason none is priced on the device.
+pub fn add_dtls13<'a>(
+    rows: &mut [Recommendation],
+    configs: &[Config],
+    devices: &[DeviceProfile],
+    bearers: impl Iterator<Item = &'a LinkProfile> + Clone,
+) {
+    let published = published_pq_costs().unwrap_or_default();
+    for r in rows.iter_mut().filter(|r| r.category == DTLS13_CATEGORY) {
+        let (Some(device), Some(bearer)) = (
+            devices.iter().find(|d| DeviceName::of(d) == r.device),
+            bearers.clone().find(|b| BearerName::of(b) == r.bearer),
+        ) else {
+            continue;
+        };
+        let p256 = device.offers.is_empty() || device.offers.contains(&KeyType::P256);
+        let on_device = Device::Profile(Box::new(device.clone()));
+        let mut post_quantum: Result<ModernCandidate, String> =
+            Err("not available: no post-quantum DTLS 1.3 configuration in this run".to_owned());
+        for c in configs.iter().filter(|c| {
+            c.protocol() == Protocol::Dtls13 && c.auth() == r.auth && (p256 || !c.uses_p256())
+        }) {
+            let th = c.client_time(&on_device, &published).map(|client| {
+                client.map(|client_ms| ModernCandidate {
+                    protocol: Protocol::Dtls13,
+                    suite: c.suite(),
+                    th_ms: model::duration_ms(
+                        c.flights_over(bearer),
+                        bearer,
+                        client_ms,
+                        c.server_cpu_us / 1e3,
+                    ),
+                })
+            });
+            let Some(th) = th else { continue };
+            if c.is_dtls13_post_quantum() {
+                post_quantum = match (post_quantum, th) {
+                    (Ok(best), Ok(m)) if m.th_ms < best.th_ms => Ok(m),
+                    (Ok(best), _) => Ok(best),
+                    (Err(_), Ok(m)) => Ok(m),
+                    (Err(_), Err(reason)) => Err(reason),
+                };
+            } else if let Ok(m) = th {
+                if r.best_modern.as_ref().is_none_or(|b| m.th_ms < b.th_ms) {
+                    r.best_modern = Some(m);
+                }
+            }
+        }
+        r.best_post_quantum = post_quantum;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,6 +564,7 @@ mod tests {
             other_group_ms: Some(rsa),
             thesis_best_group: Some(2),
             best_modern: None,
+            best_post_quantum: Err(String::new()),
         }
     }
 

@@ -28,7 +28,7 @@ use wtlsperf_drivers::protocols::model::{self, Device};
 const THEN: (&str, &str) = ("gsm-csd", "nokia7650");
 /// Today's links, and today's client: the Cortex-M4 profile, the one with published
 /// ML-KEM costs (pqm4).
-const TODAY_BEARERS: [&str; 3] = ["nb-iot", "lte-m", "nb-iot-ntn-geo"];
+pub(crate) const TODAY_BEARERS: [&str; 3] = ["nb-iot", "lte-m", "nb-iot-ntn-geo"];
 const TODAY_DEVICE: &str = "nrf52840";
 
 /// One row of `then_and_now.csv` (columns documented in docs/results.md).
@@ -107,7 +107,12 @@ impl ThenAndNow {
                     continue;
                 };
                 let modelled_ms = client.as_ref().ok().map(|client_ms| {
-                    model::duration_ms(&c.flights, bearer, *client_ms, c.server_cpu_us / 1e3)
+                    model::duration_ms(
+                        c.flights_over(bearer),
+                        bearer,
+                        *client_ms,
+                        c.server_cpu_us / 1e3,
+                    )
                 });
                 let run = protocols.rows.iter().find(|r| {
                     r.protocol == c.protocol()
