@@ -285,7 +285,7 @@ fn row(classical: &Side, pq: &Side, bearer: &LinkProfile, device: &Device) -> Pq
 
 impl PqCost {
     /// Builds the rows from the protocols part: every post-quantum DTLS 1.3
-    /// configuration against the classical one, on the compared bearers and today's
+    /// configuration against the classical one, on the compared bearers and the
     /// bearers of the 2001-to-today table, on this machine and every catalogue device.
     pub fn build(ctx: &Ctx, protocols: &ProtocolResults) -> anyhow::Result<PqCost> {
         let Some(classical) = protocols.configs.iter().find(|c| c.is_dtls13_classical()) else {
@@ -293,7 +293,7 @@ impl PqCost {
         };
         let published = published_pq_costs().unwrap_or_default();
         let mut bearers: Vec<&LinkProfile> = ctx.catalogue.compared_bearers().collect();
-        for name in super::then_and_now::TODAY_BEARERS {
+        for (_, name) in super::then_and_now::BEARERS {
             let b = ctx.catalogue.bearer(name)?;
             if !bearers.iter().any(|x| x.name == b.name) {
                 bearers.push(b);
