@@ -133,7 +133,7 @@ impl PqCost {
         Some(
             Finding::new(
                 format!(
-                    "Post-quantum key exchange (DTLS 1.3 with ML-KEM-768, alone or in the X25519 hybrid) keeps the handshake within a {:.0} s time-to-secure-channel budget wherever classical P-256 DTLS 1.3 is within it, on every device with a published ML-KEM price and every compared bearer.",
+                    "Post-quantum key exchange (DTLS 1.3 with ML-KEM-768, alone or in the X25519 hybrid) keeps the handshake within a {:.0} s time-to-secure-channel budget wherever classical P-256 DTLS 1.3 is within it, on every device with a published ML-KEM price and every bearer of the table (the compared bearers and the 2001-to-today axes).",
                     BUDGET_MS / 1e3
                 ),
                 format!(
