@@ -496,8 +496,9 @@ pub fn add_dtls13<'a>(
         };
         let p256 = device.offers.is_empty() || device.offers.contains(&KeyType::P256);
         let on_device = Device::Profile(Box::new(device.clone()));
-        let mut post_quantum: Result<ModernCandidate, String> =
-            Err("not available: no post-quantum DTLS 1.3 configuration in this run".to_owned());
+        // The fastest priced post-quantum candidate; unpriced, the first reason (ML-KEM
+        // alone comes before the hybrid's X25519).
+        let mut post_quantum: Option<Result<ModernCandidate, String>> = None;
         for c in configs.iter().filter(|c| {
             c.protocol() == Protocol::Dtls13 && c.auth() == r.auth && (p256 || !c.uses_p256())
         }) {
@@ -515,19 +516,27 @@ pub fn add_dtls13<'a>(
             });
             let Some(th) = th else { continue };
             if c.is_dtls13_post_quantum() {
-                post_quantum = match (post_quantum, th) {
-                    (Ok(best), Ok(m)) if m.th_ms < best.th_ms => Ok(m),
-                    (Ok(best), _) => Ok(best),
-                    (Err(_), Ok(m)) => Ok(m),
-                    (Err(_), Err(reason)) => Err(reason),
-                };
+                post_quantum = Some(match (post_quantum, th) {
+                    (Some(Ok(best)), Ok(m)) if m.th_ms >= best.th_ms => Ok(best),
+                    (Some(Ok(best)), Err(_)) => Ok(best),
+                    (Some(Err(first)), Err(_)) => Err(first),
+                    (_, th) => th,
+                });
             } else if let Ok(m) = th {
                 if r.best_modern.as_ref().is_none_or(|b| m.th_ms < b.th_ms) {
                     r.best_modern = Some(m);
                 }
             }
         }
-        r.best_post_quantum = post_quantum;
+        r.best_post_quantum = post_quantum.unwrap_or_else(|| {
+            Err(format!(
+                "not available: no {} post-quantum DTLS 1.3 configuration in this run",
+                match r.auth {
+                    Authentication::Mutual => "mutually authenticated",
+                    Authentication::ServerAuth => "server-authenticated",
+                }
+            ))
+        });
     }
 }
 
