@@ -39,7 +39,9 @@ command -v python3 >/dev/null 2>&1 || {
 
 if [ -z "$table_only" ]; then
   bash scripts/setup.sh
-  cargo build --release -q -p wtlsperf
+  # The same build as the README's evaluation command (scripts/evaluate.sh): with
+  # DTLS 1.3 and ML-KEM.
+  cargo build --release -q -p wtlsperf --features dtls13
   for i in $(seq 1 "$runs"); do
     echo "repro: run $i of $runs -> $out/run-$i" >&2
     rm -rf "$out/run-$i"

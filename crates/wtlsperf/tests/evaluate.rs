@@ -40,7 +40,7 @@ fn smoke_evaluation_writes_every_file_and_section() {
         ("transmission_loo.csv", "count,case,measured_ms,traversal_ms,predicted_ms,error"),
         ("flights.csv", "protocol,suite,flight,sender,datagrams,protocol_bytes,coap_bytes,udp_payload_bytes,udp_bytes,record_header_bytes,handshake_header_bytes,certificate_bytes,cookie_bytes"),
         ("loss_curves.csv", "protocol,suite,bearer,loss,runs,completed,median_ms,p95_ms,p99_ms,median_retransmissions"),
-        ("then_and_now.csv", "era,protocol,suite,bearer,device,modelled_ms,measured_ms,measured_runs,kind"),
+        ("then_and_now.csv", "era,protocol,suite,auth,bearer,device,modelled_ms,measured_ms,measured_runs,kind"),
         (
             "protocols.csv",
             "protocol,suite,auth,level,bearer,device,bytes,datagrams,round_trips,server_cpu_us,bound_ratio,handshakes_per_core_s,client_ms,modelled_ms,measured_ms,measured_runs,client_cost",

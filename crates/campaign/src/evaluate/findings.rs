@@ -57,6 +57,18 @@ pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -
     .collect()
 }
 
+/// The findings on the load points beyond the load test's own, which a run of the queue
+/// part or of the premise's test alone decides by itself.
+pub fn queue_variant_findings(q: &QueueResults) -> Vec<Finding> {
+    [
+        variants::poisson_robustness(q),
+        variants::mutual_queue_model(q),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
 /// Thesis Table 4.15's GSM CSD traversal delay, recomputed with Eq. 4.1.
 fn gsm_csd_traversal(t: &TransmissionResults) -> Option<Finding> {
     let (m, sd) = t.eq41_summary()?;

@@ -102,8 +102,10 @@ pub struct Args {
     /// `part.json` (its wall time and headline figures), not the report: `queue` runs the
     /// processing part (whose service times are the load test's first guess) and the
     /// queue part, and writes `queue.csv`, `queue_load_test.csv` and
-    /// `queue_robustness.csv`. For checking one part on a shared machine without the
-    /// whole campaign.
+    /// `queue_robustness.csv`; `robustness` runs the processing part and the Poisson
+    /// premise's test under other round-trip laws (not part of the main run), and writes
+    /// `queue_robustness.csv` with its points. For checking one part on a shared machine
+    /// without the whole campaign.
     #[arg(long, value_enum)]
     pub only: Option<Only>,
 }
@@ -113,6 +115,12 @@ pub struct Args {
 pub enum Only {
     /// The queue part: the models and the load test.
     Queue,
+    /// The Poisson premise under round-trip laws that are not exponential: every law,
+    /// the exponential baseline among them, at three loads, each point long enough for
+    /// the interval rule to decide (about 7 minutes in the full mode); writes
+    /// `queue_robustness.csv`, its points in `queue_load_test.csv` and `queue.csv`, and
+    /// `part.json` with the finding.
+    Robustness,
 }
 
 /// UTC `YYYYMMDDTHHMMSSZ` of a Unix time, without a date crate: the civil-from-days
@@ -210,8 +218,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         PkiStore::load_or_init_numbered(&pki_dir, wtls::params::ParameterNumbering::Thesis)
             .with_context(|| format!("PKI in {}", pki_dir.display()))
     })?;
-    if args.only == Some(Only::Queue) {
-        return queue_only(&ctx, &clocks, &store, &out, clock, &guard);
+    if let Some(only) = args.only {
+        return part_only(only, &ctx, &clocks, &store, &out, clock, &guard);
     }
     let parts = Parts::measure(&ctx, &clocks, &store)?;
 
@@ -264,8 +272,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `--only queue`: the processing part, then the queue part, and their files.
-fn queue_only(
+/// `--only queue` or `--only robustness`: the processing part (whose service times are
+/// the load points' first guess), then the queue part or the premise's test, and their
+/// files.
+fn part_only(
+    only: Only,
     ctx: &Ctx,
     clocks: &PartClock,
     store: &PkiStore,
@@ -274,8 +285,20 @@ fn queue_only(
     guard: &interrupt::RunGuard,
 ) -> anyhow::Result<()> {
     let processing = clocks.part(ctx, "processing", || processing::run(ctx, store))?;
-    let queue = clocks.part(ctx, "queue", || queue::run(ctx, store, &processing))?;
+    let (name, queue) = match only {
+        Only::Queue => (
+            "queue",
+            clocks.part(ctx, "queue", || queue::run(ctx, store, &processing))?,
+        ),
+        Only::Robustness => (
+            "robustness",
+            clocks.part(ctx, "robustness", || {
+                Ok(queue::run_robustness(ctx, store, &processing))
+            })?,
+        ),
+    };
     let summary = output::PartSummary::queue(
+        name,
         ctx.run_id.clone(),
         ctx.mode,
         clock.elapsed().as_secs_f64(),
@@ -294,7 +317,7 @@ fn queue_only(
     })?;
     ctx.progress.finish_and_clear();
     eprintln!(
-        "wtlsperf evaluate --only queue: {} written in {:.1} s",
+        "wtlsperf evaluate --only {name}: {} written in {:.1} s",
         path.display(),
         clock.elapsed().as_secs_f64()
     );
@@ -363,7 +386,8 @@ impl Parts {
             flights::measure(wtlsperf_drivers::setup::now())
         })?;
         let loss_curves = clocks.part(ctx, "loss_curves", || loss_curves::run(ctx, store))?;
-        let then_and_now = then_and_now::ThenAndNow::build(ctx, &protocols)?;
+        let then_and_now =
+            then_and_now::ThenAndNow::build(&ctx.catalogue, &processing, &protocols)?;
         let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
         let mut findings = clocks.part(ctx, "findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);

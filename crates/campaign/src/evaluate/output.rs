@@ -494,11 +494,15 @@ pub struct PartSummary {
     pub queue_stage_seconds: std::collections::BTreeMap<String, f64>,
     #[serde(flatten)]
     pub queue_variants: super::queue::variants::VariantsHeadline,
+    /// The findings the part decides on its own (the premise's robustness, the mutual
+    /// points), each with its kind, verdict and rule.
+    pub findings: Vec<FindingSummary>,
 }
 
 impl PartSummary {
-    /// The summary of a queue-only run.
+    /// The summary of a queue-only or robustness-only run.
     pub fn queue(
+        only: &'static str,
         run_id: String,
         mode: Mode,
         duration_s: f64,
@@ -509,7 +513,7 @@ impl PartSummary {
         PartSummary {
             run_id,
             mode,
-            only: "queue",
+            only,
             duration_s,
             part_seconds,
             queue_undisturbed_within_15_percent: (u.within, u.points()),
@@ -521,6 +525,10 @@ impl PartSummary {
                 .map(|&(stage, s)| (stage.to_owned(), s))
                 .collect(),
             queue_variants: q.variants_headline(),
+            findings: super::findings::queue_variant_findings(q)
+                .iter()
+                .map(FindingSummary::from)
+                .collect(),
         }
     }
 }

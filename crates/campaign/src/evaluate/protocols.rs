@@ -163,6 +163,25 @@ impl Config {
         self.client_ms(device).map(Ok)
     }
 
+    /// How a device profile prices a WTLS configuration's client: `None` for the other
+    /// protocols (their model prices them or says why not). A case whose key types the
+    /// device's library does not offer is not available; one priced with another
+    /// device's ratios is borrowed.
+    pub fn wtls_pricing(&self, device: &Device) -> Option<WtlsPricing> {
+        let (Device::Profile(d), Kind::Wtls(c, auth)) = (device, self.kind) else {
+            return None;
+        };
+        let case = WtlsCase::parse(c.ca.short(), c.leaf.short(), auth)?;
+        let offered = |k| d.offers.is_empty() || d.offers.contains(&k);
+        Some(if !offered(case.ca) || !offered(case.leaf) {
+            WtlsPricing::NotOffered
+        } else if d.borrows_for(case) {
+            WtlsPricing::Borrowed
+        } else {
+            WtlsPricing::Own
+        })
+    }
+
     /// The client's processing time on `device` (ms), if the device prices it.
     pub fn client_ms(&self, device: &Device) -> Option<f64> {
         match (device, self.kind) {
@@ -179,6 +198,17 @@ impl Config {
             }
         }
     }
+}
+
+/// How a device profile prices a WTLS case's client operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WtlsPricing {
+    /// Every operation from the device's own numbers (or the documented size rule).
+    Own,
+    /// Some operation from another device's ratios.
+    Borrowed,
+    /// The device's library does not offer one of the case's key types.
+    NotOffered,
 }
 
 /// One row of `protocols.csv` (columns documented in docs/results.md).
@@ -336,8 +366,11 @@ fn plan(mode: Mode, catalogue: &Catalogue) -> anyhow::Result<Plan> {
         Mode::Full => Plan {
             suite_reps: 400,
             peer_reps: 3000,
-            runs: 4,
-            loss_runs: 12,
+            // Three runs a cell and eight lossy runs a suite: the part is bound by the
+            // clients' CPU, and four and twelve took 212 s of the 15 minutes
+            // (docs/results.md, "Time budget").
+            runs: 3,
+            loss_runs: 8,
             // Every device profile: measured as well as modelled on each.
             devices: std::iter::once(this_machine)
                 .chain(catalogue.devices.iter().map(DeviceName::of))
@@ -382,7 +415,7 @@ pub fn wtls_best(p: &ProcessingResults) -> Vec<Config> {
     out
 }
 
-fn wtls_config(c: &CaseResult, category: u8) -> Config {
+pub fn wtls_config(c: &CaseResult, category: u8) -> Config {
     Config {
         kind: Kind::Wtls(c.case, c.auth),
         level: format!("category {category}"),

@@ -504,17 +504,7 @@ pub fn run(
         }
     }
     lap("dtls1.2 and edhoc");
-    let variants = match variants::run(ctx, store, processing) {
-        Ok((robustness, mutual)) => Variants {
-            robustness,
-            mutual,
-            note: None,
-        },
-        Err(e) => Variants {
-            note: Some(format!("robustness and mutual load points not run: {e:#}")),
-            ..Variants::default()
-        },
-    };
+    let variants = run_variants(ctx, store, processing, variants::VariantScope::Main);
     lap("robustness and mutual");
     for p in load
         .iter()
@@ -534,6 +524,45 @@ pub fn run(
         variants,
         stage_seconds: stages,
     })
+}
+
+/// The variant points of a scope; a failure becomes the section's note.
+fn run_variants(
+    ctx: &Ctx,
+    store: &PkiStore,
+    processing: &ProcessingResults,
+    scope: variants::VariantScope,
+) -> Variants {
+    match variants::run(ctx, store, processing, scope) {
+        Ok((robustness, mutual)) => Variants {
+            robustness,
+            mutual,
+            note: None,
+        },
+        Err(e) => Variants {
+            note: Some(format!("robustness and mutual load points not run: {e:#}")),
+            ..Variants::default()
+        },
+    }
+}
+
+/// The Poisson premise's test alone (`evaluate --only robustness`): the robustness
+/// points of every law, the exponential baseline among them, and their rows; no model
+/// tables and no load test of the evaluation's own.
+pub fn run_robustness(ctx: &Ctx, store: &PkiStore, processing: &ProcessingResults) -> QueueResults {
+    let clock = std::time::Instant::now();
+    let variants = run_variants(ctx, store, processing, variants::VariantScope::Robustness);
+    let rows = variants.robustness.iter().flat_map(load_rows).collect();
+    QueueResults {
+        rows,
+        load: Vec::new(),
+        modern: Vec::new(),
+        capacities: Vec::new(),
+        load_note: None,
+        modern_note: None,
+        variants,
+        stage_seconds: vec![("robustness", clock.elapsed().as_secs_f64())],
+    }
 }
 
 /// The rows of a load point in `queue.csv`: the measured wait against each model.

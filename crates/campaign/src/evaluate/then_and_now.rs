@@ -1,18 +1,21 @@
-//! "Time to a secure channel, 2001 to today": WTLS on the GSM CSD link of 2001 with the
-//! thesis' handset beside DTLS 1.2, EDHOC, DTLS 1.3 and DTLS 1.3 with ML-KEM on NB-IoT,
-//! LTE-M and NB-IoT over a GEO satellite with today's microcontroller, on the same axes.
-//! Every row is modelled (T_H = Eq. 3.84 over the configuration's own flights + the
-//! client's time on the device + this machine's server CPU, as `protocols.csv`); a row
-//! the protocols part also ran over the emulated bearer carries the measured mean
-//! beside it and is marked `measured`. The satellite profile is not among the compared
-//! bearers, so its rows are modelled only.
+//! "Time to a secure channel, 2001 to today": WTLS (RSA-1024, K-163, P-256) beside
+//! DTLS 1.2, EDHOC, DTLS 1.3 and DTLS 1.3 with ML-KEM, every handshake on every device
+//! profile over the bearers of 2001 (GSM CSD, GPRS) and of today (LTE-M, NB-IoT, NB-IoT
+//! over a GEO satellite), on the same axes. Every row is modelled (T_H = Eq. 3.84 over
+//! the configuration's own flights + the client's time on the device + this machine's
+//! server CPU, as `protocols.csv`); a row the protocols part also ran over the emulated
+//! bearer on that emulated device carries the measured mean beside it and is marked
+//! `measured`. The satellite profile is not among the compared bearers, so its rows are
+//! modelled only. The figure shows 2001's setting (the thesis' Nokia 7650 on GSM CSD)
+//! beside today's microcontroller (the Cortex-M4 profile, whose ML-KEM costs pqm4
+//! publishes) on today's links; the CSV and the table hold every device and bearer.
 //!
-//! This part reads the protocols part's configurations and rows and runs nothing.
+//! This part reads the processing and protocols parts' results and runs nothing.
 
 use std::path::Path;
 
 use wtlsperf_bearer::LinkProfile;
-use wtlsperf_models::device::published_pq::published_pq_costs;
+use wtlsperf_models::device::published_pq::{published_pq_costs, PublishedPqCost};
 use wtlsperf_models::Authentication;
 use wtlsperf_report::{
     Axis, BarSeries, Cell, Column, Figure, GroupedBarChart, Provenance, Section, Table,
@@ -21,15 +24,28 @@ use wtlsperf_spine::Protocol;
 
 use super::context::Ctx;
 use super::csv_file::write_csv;
-use super::protocols::{Config, ProtocolResults};
+use super::processing::ProcessingResults;
+use super::protocols::{wtls_config, Config, ProtocolResults, WtlsPricing};
+use super::vocabulary::Catalogue;
 use wtlsperf_drivers::protocols::model::{self, Device};
 
-/// The link and handset of 2001 (the thesis' Nokia 7650 on GSM CSD).
-const THEN: (&str, &str) = ("gsm-csd", "nokia7650");
-/// Today's links, and today's client: the Cortex-M4 profile, the one with published
-/// ML-KEM costs (pqm4).
-const TODAY_BEARERS: [&str; 3] = ["nb-iot", "lte-m", "nb-iot-ntn-geo"];
-const TODAY_DEVICE: &str = "nrf52840";
+/// The bearers of 2001 and of today, in the table's order.
+const BEARERS: [(&str, &str); 5] = [
+    ("2001", "gsm-csd"),
+    ("2001", "gprs-avg"),
+    ("today", "lte-m"),
+    ("today", "nb-iot"),
+    ("today", "nb-iot-ntn-geo"),
+];
+/// The figure's settings: the thesis' handset on 2001's link, and today's
+/// microcontroller (the Cortex-M4 profile, the one with published ML-KEM costs) on
+/// today's.
+const FIGURE_THEN: (&str, &str) = ("gsm-csd", "nokia7650");
+const FIGURE_TODAY_DEVICE: &str = "nrf52840";
+/// WTLS's cases on the axes: the studies' RSA-1024, their smallest Koblitz curve and
+/// the P-256 case that compares like for like with today's suites (server-authenticated:
+/// WAP's usual mode).
+const WTLS_CASES: [&str; 3] = ["rsa1024/rsa1024", "163k/163k", "256p/256p"];
 
 /// One row of `then_and_now.csv` (columns documented in docs/results.md).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -38,6 +54,8 @@ pub struct ThenNowRow {
     pub era: &'static str,
     pub protocol: &'static str,
     pub suite: String,
+    /// `server` or `mutual`.
+    pub auth: &'static str,
     pub bearer: String,
     pub device: String,
     /// T_H modelled (ms); empty where the device has no published cost of an operation.
@@ -55,84 +73,67 @@ pub struct ThenAndNow {
     pub rows: Vec<ThenNowRow>,
 }
 
-/// Whether a configuration is on the 2001-to-today axes: WTLS server-authenticated
-/// (every category's case), and the server-authenticated classical and ML-KEM-768
-/// handshakes of today.
-fn selected(c: &Config) -> bool {
-    if c.auth() != Authentication::ServerAuth {
-        return false;
-    }
+/// Whether one of today's configurations is on the axes: the server-authenticated
+/// classical and post-quantum handshakes, and EDHOC, which authenticates both sides
+/// in every method (its rows say `mutual`).
+fn selected_modern(c: &Config) -> bool {
     match c.protocol() {
-        Protocol::Wtls => true,
+        Protocol::Wtls => false,
         Protocol::Dtls12 => c.suite() == "ecdhe-ecdsa-p256-ccm8",
         Protocol::Edhoc => true,
         Protocol::Dtls13 => {
-            c.suite() == "ecdhe-p256-ecdsa-ccm8" || c.suite() == "mlkem768-ecdsa-ccm8"
+            c.auth() == Authentication::ServerAuth
+                && matches!(
+                    c.suite().as_str(),
+                    "ecdhe-p256-ecdsa-ccm8" | "mlkem768-ecdsa-ccm8" | "x25519mlkem768-ecdsa-ccm8"
+                )
         }
     }
 }
 
+/// The configurations on the axes: WTLS's cases from the processing part, today's from
+/// the protocols part.
+fn configs(processing: &ProcessingResults, protocols: &ProtocolResults) -> Vec<Config> {
+    let wtls = WTLS_CASES.iter().filter_map(|label| {
+        processing
+            .cases
+            .iter()
+            .find(|c| c.label() == *label && c.auth == Authentication::ServerAuth)
+            .map(|c| wtls_config(c, c.case.category))
+    });
+    wtls.chain(
+        protocols
+            .configs
+            .iter()
+            .filter(|c| selected_modern(c))
+            .cloned(),
+    )
+    .collect()
+}
+
 impl ThenAndNow {
-    /// Builds the rows from the protocols part.
-    pub fn build(ctx: &Ctx, protocols: &ProtocolResults) -> anyhow::Result<ThenAndNow> {
+    /// Builds the rows: every configuration on every device and bearer of the axes.
+    pub fn build(
+        catalogue: &Catalogue,
+        processing: &ProcessingResults,
+        protocols: &ProtocolResults,
+    ) -> anyhow::Result<ThenAndNow> {
         let published = published_pq_costs().unwrap_or_default();
-        let device = |name: &str| -> anyhow::Result<Device> {
-            ctx.catalogue
-                .devices
-                .iter()
-                .find(|d| d.name == name)
-                .map(|d| Device::Profile(Box::new(d.clone())))
-                .ok_or_else(|| anyhow::anyhow!("device {name} is not in the catalogue"))
-        };
-        let mut settings: Vec<(&'static str, LinkProfile, Device)> = vec![(
-            "2001",
-            ctx.catalogue.bearer(THEN.0)?.clone(),
-            device(THEN.1)?,
-        )];
-        for b in TODAY_BEARERS {
-            settings.push((
-                "today",
-                ctx.catalogue.bearer(b)?.clone(),
-                device(TODAY_DEVICE)?,
-            ));
+        let devices: Vec<Device> = catalogue
+            .devices
+            .iter()
+            .map(|d| Device::Profile(Box::new(d.clone())))
+            .collect();
+        let mut bearers: Vec<(&'static str, &LinkProfile)> = Vec::new();
+        for (era, name) in BEARERS {
+            bearers.push((era, catalogue.bearer(name)?));
         }
         let mut rows = Vec::new();
-        for c in protocols.configs.iter().filter(|c| selected(c)) {
-            for (era, bearer, dev) in &settings {
-                // WTLS on 2001's setting and today's; today's protocols on today's only
-                if *era == "2001" && c.protocol() != Protocol::Wtls {
-                    continue;
+        for c in configs(processing, protocols) {
+            for (era, bearer) in &bearers {
+                for dev in &devices {
+                    rows.push(row(&c, era, bearer, dev, protocols, &published));
                 }
-                let Some(client) = c.client_time(dev, &published) else {
-                    continue;
-                };
-                let modelled_ms = client.as_ref().ok().map(|client_ms| {
-                    model::duration_ms(&c.flights, bearer, *client_ms, c.server_cpu_us / 1e3)
-                });
-                let run = protocols.rows.iter().find(|r| {
-                    r.protocol == c.protocol()
-                        && r.suite == c.suite()
-                        && r.auth == c.auth()
-                        && r.bearer.as_str() == bearer.name
-                        && r.device.as_str() == dev.name()
-                        && r.measured_runs > 0
-                });
-                let kind = match (&client, run) {
-                    (Err(reason), _) => reason.clone(),
-                    (Ok(_), Some(_)) => "measured".to_owned(),
-                    (Ok(_), None) => "modelled".to_owned(),
-                };
-                rows.push(ThenNowRow {
-                    era,
-                    protocol: c.protocol().name(),
-                    suite: c.suite(),
-                    bearer: bearer.name.clone(),
-                    device: dev.name().to_owned(),
-                    modelled_ms,
-                    measured_ms: run.and_then(|r| r.measured_ms),
-                    measured_runs: run.map_or(0, |r| r.measured_runs),
-                    kind,
-                });
             }
         }
         Ok(ThenAndNow { rows })
@@ -143,64 +144,79 @@ impl ThenAndNow {
         write_csv(&dir.join("then_and_now.csv"), &self.rows)
     }
 
-    /// The report section: the figure (modelled, one bar per handshake and setting)
-    /// and the table with the measured means where run.
+    /// The report section: the figure (2001's setting beside today's microcontroller on
+    /// today's links) and the table of every device and bearer.
     pub fn section(&self, ctx: &Ctx) -> Section {
         Section::new("then_and_now", "Time to a secure channel, 2001 to today")
             .intro(format!(
-                "WTLS on GSM CSD with the Nokia 7650 (2001) beside today's handshakes on \
-                 NB-IoT, LTE-M and NB-IoT over a GEO satellite with the {TODAY_DEVICE} \
-                 (Cortex-M4, whose ML-KEM costs pqm4 publishes), on the same axes. Modelled \
-                 everywhere (T_H = Eq. 3.84 over each handshake's own flights + the client's \
-                 time on the device + this machine's server CPU); where the protocols part \
-                 ran the handshake over the emulated bearer on that emulated device, the \
-                 measured mean stands beside the model and the row is marked measured. The \
-                 bearers' figures are typical values (data/bearers/profiles.csv)."
+                "WTLS (RSA-1024, K-163, P-256, server-authenticated) beside DTLS 1.2, EDHOC, \
+                 DTLS 1.3 and DTLS 1.3 with ML-KEM, every handshake on every device profile \
+                 over the links of 2001 (GSM CSD, GPRS) and of today (LTE-M, NB-IoT, NB-IoT \
+                 over a GEO satellite). Modelled everywhere (T_H = Eq. 3.84 over each \
+                 handshake's own flights + the client's time on the device + this machine's \
+                 server CPU); where the protocols part ran the handshake over the emulated \
+                 bearer on that emulated device, the measured mean stands beside the model \
+                 (table: 'model / measured'). The figure shows the thesis' Nokia 7650 on GSM \
+                 CSD beside the {FIGURE_TODAY_DEVICE} (Cortex-M4, whose ML-KEM costs pqm4 \
+                 publishes) on today's links. 'n/a': the device profile has no published price \
+                 for an operation of that handshake (nothing is extrapolated). The modern \
+                 bearers' rates are nominal figures (data/bearers/profiles.csv names each \
+                 source); then_and_now.csv has every row with its kind."
             ))
             .figure(self.figure())
             .table(self.table(ctx))
     }
 
-    fn figure(&self) -> Figure {
-        let settings: Vec<(String, String)> = {
-            let mut v: Vec<(String, String)> = Vec::new();
-            for r in &self.rows {
-                let k = (r.bearer.clone(), r.device.clone());
-                if !v.contains(&k) {
-                    v.push(k);
-                }
+    /// The handshakes in row order: (protocol, suite, auth).
+    fn handshakes(&self) -> Vec<(&'static str, String, &'static str)> {
+        let mut out: Vec<(&'static str, String, &'static str)> = Vec::new();
+        for r in &self.rows {
+            let k = (r.protocol, r.suite.clone(), r.auth);
+            if !out.contains(&k) {
+                out.push(k);
             }
-            v
-        };
+        }
+        out
+    }
+
+    /// The row of a handshake on a bearer and device.
+    fn find(
+        &self,
+        h: &(&'static str, String, &'static str),
+        bearer: &str,
+        device: &str,
+    ) -> Option<&ThenNowRow> {
+        self.rows.iter().find(|r| {
+            r.protocol == h.0
+                && r.suite == h.1
+                && r.auth == h.2
+                && r.bearer == bearer
+                && r.device == device
+        })
+    }
+
+    fn figure(&self) -> Figure {
+        let settings: Vec<(&str, &str)> = std::iter::once(FIGURE_THEN)
+            .chain(
+                BEARERS
+                    .iter()
+                    .filter(|(era, _)| *era == "today")
+                    .map(|(_, b)| (*b, FIGURE_TODAY_DEVICE)),
+            )
+            .collect();
         let categories = settings.iter().map(|(b, d)| format!("{b} / {d}")).collect();
         let mut chart = GroupedBarChart::new(
             "bearer / device",
             categories,
             Axis::new("time to a secure channel (modelled)", "ms").log(),
         );
-        let mut handshakes: Vec<(&'static str, String)> = Vec::new();
-        for r in &self.rows {
-            if !handshakes.contains(&(r.protocol, r.suite.clone())) {
-                handshakes.push((r.protocol, r.suite.clone()));
-            }
-        }
-        for (protocol, suite) in handshakes {
+        for h in self.handshakes() {
             let values = settings
                 .iter()
-                .map(|(b, d)| {
-                    self.rows
-                        .iter()
-                        .find(|r| {
-                            r.protocol == protocol
-                                && r.suite == suite
-                                && &r.bearer == b
-                                && &r.device == d
-                        })
-                        .and_then(|r| r.modelled_ms)
-                })
+                .map(|(b, d)| self.find(&h, b, d).and_then(|r| r.modelled_ms))
                 .collect();
             chart = chart.series(BarSeries::new(
-                format!("{protocol} {suite}"),
+                format!("{} {} ({})", h.0, h.1, h.2),
                 modelled(),
                 values,
             ));
@@ -211,36 +227,116 @@ impl ThenAndNow {
             chart,
         )
         .caption(
-            "Modelled T_H per handshake (server-authenticated); missing bars: no published \
-             device cost for an operation (X25519, or ML-KEM off the Cortex-M4).",
+            "Modelled T_H per handshake; missing bars: the device profile has no published \
+             price for an operation of the handshake (X25519, binary curves or RSA on some \
+             libraries, ML-KEM off the Cortex-M4).",
         )
     }
 
+    /// One row per device and bearer, one column per handshake: the model, and the
+    /// measured mean after a slash where the protocols part ran it.
     fn table(&self, ctx: &Ctx) -> Table {
-        let mut t = Table::new("then_and_now", "Time to a secure channel, 2001 to today")
-            .column(Column::label("era"))
-            .column(Column::label("protocol"))
-            .column(Column::label("suite / case"))
-            .column(Column::label("bearer"))
-            .column(Column::label("device"))
-            .column(Column::new("modelled", Some("ms"), modelled()))
-            .column(Column::new("measured", Some("ms"), ctx.measured()))
-            .column(Column::new("runs", None, ctx.measured()))
-            .column(Column::label("kind"));
+        let handshakes = self.handshakes();
+        let mut t = Table::new(
+            "then_and_now",
+            "Time to a secure channel (ms), 2001 to today: model / measured",
+        )
+        .column(Column::label("era"))
+        .column(Column::label("bearer"))
+        .column(Column::label("device"));
+        for h in &handshakes {
+            t = t.column(Column::new(
+                format!("{} {} ({})", h.0, h.1, h.2),
+                Some("ms"),
+                modelled(),
+            ));
+        }
+        let _ = ctx;
+        let mut settings: Vec<(&'static str, String, String)> = Vec::new();
         for r in &self.rows {
-            t = t.row(vec![
-                Cell::text(r.era),
-                Cell::text(r.protocol),
-                Cell::text(&r.suite),
-                Cell::text(&r.bearer),
-                Cell::text(&r.device),
-                Cell::opt(r.modelled_ms, 0),
-                Cell::opt(r.measured_ms, 0),
-                Cell::num(r.measured_runs as f64, 0),
-                Cell::text(&r.kind),
-            ]);
+            let k = (r.era, r.bearer.clone(), r.device.clone());
+            if !settings.contains(&k) {
+                settings.push(k);
+            }
+        }
+        for (era, bearer, device) in settings {
+            let mut cells = vec![Cell::text(era), Cell::text(&bearer), Cell::text(&device)];
+            for h in &handshakes {
+                cells.push(Cell::text(match self.find(h, &bearer, &device) {
+                    Some(ThenNowRow {
+                        modelled_ms: Some(m),
+                        measured_ms: Some(x),
+                        ..
+                    }) => {
+                        format!("{m:.0} / {x:.0}")
+                    }
+                    Some(ThenNowRow {
+                        modelled_ms: Some(m),
+                        ..
+                    }) => format!("{m:.0}"),
+                    _ => "n/a".to_owned(),
+                }));
+            }
+            t = t.row(cells);
         }
         t
+    }
+}
+
+/// One configuration on one bearer and device: modelled, with the protocols part's
+/// measured mean where it ran. A device without a price for one of the handshake's
+/// operations gets a row without a model, marked not available (nothing is extrapolated).
+fn row(
+    c: &Config,
+    era: &'static str,
+    bearer: &LinkProfile,
+    dev: &Device,
+    protocols: &ProtocolResults,
+    published: &[PublishedPqCost],
+) -> ThenNowRow {
+    let client = match c.wtls_pricing(dev) {
+        Some(WtlsPricing::NotOffered) => Err(
+            "not available: the device's library does not offer one of the case's key types"
+                .to_owned(),
+        ),
+        _ => c.client_time(dev, published).unwrap_or_else(|| {
+            Err(
+                "not available: the device profile has no price for an operation of this handshake"
+                    .to_owned(),
+            )
+        }),
+    };
+    let modelled_ms = client
+        .as_ref()
+        .ok()
+        .map(|client_ms| model::duration_ms(&c.flights, bearer, *client_ms, c.server_cpu_us / 1e3));
+    let run = protocols.rows.iter().find(|r| {
+        r.protocol == c.protocol()
+            && r.suite == c.suite()
+            && r.auth == c.auth()
+            && r.bearer.as_str() == bearer.name
+            && r.device.as_str() == dev.name()
+            && r.measured_runs > 0
+    });
+    let kind = match (&client, run) {
+        (Err(reason), _) => reason.clone(),
+        (Ok(_), Some(_)) => "measured".to_owned(),
+        (Ok(_), None) if c.wtls_pricing(dev) == Some(WtlsPricing::Borrowed) => {
+            "modelled (a client cost borrowed from another device's ratios)".to_owned()
+        }
+        (Ok(_), None) => "modelled".to_owned(),
+    };
+    ThenNowRow {
+        era,
+        protocol: c.protocol().name(),
+        suite: c.suite(),
+        auth: super::vocabulary::auth_name(c.auth()),
+        bearer: bearer.name.clone(),
+        device: dev.name().to_owned(),
+        modelled_ms,
+        measured_ms: run.and_then(|r| r.measured_ms),
+        measured_runs: run.map_or(0, |r| r.measured_runs),
+        kind,
     }
 }
 
@@ -251,4 +347,64 @@ fn modelled() -> Provenance {
          traversal, the device profile's (and pqm4's published) operation costs, this \
          machine's server CPU",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluate::processing::tests::synthetic;
+    use crate::evaluate::vocabulary::BearerName;
+
+    #[test]
+    fn every_device_row_is_on_the_axes_with_each_wtls_case() {
+        let dir = crate::evaluate::vocabulary::tests::fixture_data();
+        let catalogue = Catalogue::load(dir.path()).unwrap();
+        let processing = ProcessingResults {
+            cases: WTLS_CASES
+                .into_iter()
+                .flat_map(|c| Authentication::ALL.map(|a| synthetic(c, a, 1.0)))
+                .collect(),
+            variants: vec![],
+            skipped: vec![],
+        };
+        let protocols = ProtocolResults {
+            configs: Vec::new(),
+            rows: Vec::new(),
+            loss: Vec::new(),
+            peers: Vec::new(),
+            measured_devices: Vec::new(),
+            bearers: Vec::new(),
+            loss_bearer: BearerName::of(catalogue.bearer("nb-iot").unwrap()),
+            typical_bearer_note: None,
+            hybrid_anchor: None,
+        };
+        let t = ThenAndNow::build(&catalogue, &processing, &protocols).unwrap();
+        // Every device of the data files, the fixture's new one included, on every
+        // bearer of the axes, for each WTLS case: 3 cases x devices x 5 bearers.
+        assert_eq!(t.rows.len(), 3 * catalogue.devices.len() * BEARERS.len());
+        let fixture: Vec<&ThenNowRow> = t
+            .rows
+            .iter()
+            .filter(|r| r.device == "fixture-m33")
+            .collect();
+        assert_eq!(fixture.len(), 3 * BEARERS.len());
+        // Its library offers P-256 only: RSA-1024 and K-163 are not available, and
+        // nothing is extrapolated for them.
+        for r in fixture.iter().filter(|r| r.suite != "256p/256p") {
+            assert_eq!(r.modelled_ms, None, "{r:?}");
+            assert!(r.kind.contains("does not offer"), "{r:?}");
+        }
+        // A shipped device whose library offers every key type is priced for all three.
+        assert!(t
+            .rows
+            .iter()
+            .filter(|r| r.device == "nokia7650")
+            .all(|r| r.modelled_ms.is_some()));
+        assert!(t.rows.iter().all(|r| r.era
+            == if r.bearer == "gsm-csd" || r.bearer == "gprs-avg" {
+                "2001"
+            } else {
+                "today"
+            }));
+    }
 }

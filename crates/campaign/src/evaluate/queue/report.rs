@@ -78,6 +78,16 @@ impl QueueResults {
         if let Some(note) = &self.variants.note {
             s = s.paragraph(note.clone());
         }
+        if self.variants.robustness.is_empty() && self.variants.note.is_none() {
+            s = s.paragraph(
+                "The Poisson premise under round trips that are not exponential is tested in \
+                 a run of its own, `wtlsperf evaluate --only robustness` (about 7 minutes): \
+                 its points must be long enough for the interval rule to decide, and they do \
+                 not fit this evaluation's 15 minutes. Its files (`queue_robustness.csv`, \
+                 `part.json` with the finding) are described in docs/results.md."
+                    .to_owned(),
+            );
+        }
         if !self.variants.robustness.is_empty() {
             s = s
                 .paragraph(format!(
