@@ -365,8 +365,7 @@ impl WindowJobs {
                 wait
             };
             let occupancy_ns = occ.occupancy_ns[i];
-            let (flight, within_flight_ms) =
-                (occ.flights.id[i], ms(occ.flights.within_ns[i]));
+            let (flight, within_flight_ms) = (occ.flights.id[i], ms(occ.flights.within_ns[i]));
             w.flight_jobs
                 .push((flight, ms(occupancy_ns), within_flight_ms));
             w.queueing_ms.push(queueing);

@@ -57,7 +57,9 @@ impl Flights {
             let j = jobs[i];
             let occupancy = occupancy_ns[i];
             let joined = j.source().and_then(|s| {
-                let f = open.get_mut(&s).filter(|f| j.arrival_ns() < f.last_end_ns)?;
+                let f = open
+                    .get_mut(&s)
+                    .filter(|f| j.arrival_ns() < f.last_end_ns)?;
                 let offset = j.arrival_ns() - f.first_arrival_ns;
                 within_ns[i] = f.occupancy_ns.saturating_sub(offset);
                 f.occupancy_ns += occupancy;
