@@ -95,10 +95,62 @@ build_core() {
   echo "$flags $COMMON_FLAGS (Mbed TLS and the harness $MBEDTLS_OPT, PQClean $PQCLEAN_OPT)" >"$dir/flags.txt"
 }
 
+# The micro-ecc validation images (tools/isa/third_party/micro-ecc*, commits named in its
+# README): each library built as its published benchmark built it, so that the published
+# time and the executed estimate compare the same code. They price no device row.
+#   cortex-m4-microecc: micro-ecc 4b1709c as RIOT's package (the thingsat benchmark on a
+#     Nucleo F446RE): RIOT's Cortex-M -Os, the benchmark's uECC_OPTIMIZATION_LEVEL=3,
+#     -fomit-frame-pointer and its five curves; micro-ecc's ARM Thumb-2 inline assembler
+#     (with UMAAL) is on, as micro-ecc selects it by default for this core. The soft-float
+#     ABI of the other M4 images where RIOT passes the hard one: no floating point here.
+#   cortex-m0-microecc2013-{192p,256p}: micro-ecc 033a451 (2013) as its README measured it
+#     on the LPC1114: -mcpu=cortex-m0 -mthumb -ffunction-sections -fdata-sections -Os,
+#     ECC_ASM=ecc_asm_thumb (its Thumb inline assembler), ECC_SQUARE_FUNC on (ecc.h's
+#     default), one curve per image as that version compiles.
+UECC="$HERE/third_party/micro-ecc"
+UECC2013="$HERE/third_party/micro-ecc-2013"
+MICROECC_IMAGES=(
+  "cortex-m4-microecc|-mcpu=cortex-m4 -mthumb -mfloat-abi=soft -Os -fomit-frame-pointer -ffunction-sections -fdata-sections -DuECC_OPTIMIZATION_LEVEL=3 -DuECC_SUPPORTS_secp160r1=1 -DuECC_SUPPORTS_secp192r1=1 -DuECC_SUPPORTS_secp224r1=1 -DuECC_SUPPORTS_secp256r1=1 -DuECC_SUPPORTS_secp256k1=1"
+  "cortex-m0-microecc2013-192p|-mcpu=cortex-m0 -mthumb -ffunction-sections -fdata-sections -Os -DECC_ASM=ecc_asm_thumb -DECC_CURVE=secp192r1"
+  "cortex-m0-microecc2013-256p|-mcpu=cortex-m0 -mthumb -ffunction-sections -fdata-sections -Os -DECC_ASM=ecc_asm_thumb -DECC_CURVE=secp256r1"
+)
+
+build_microecc() {
+  local image="$1" flags="$2" dir="$OUT/$1"
+  mkdir -p "$dir/obj"
+  local sources inc
+  case "$image" in
+    *microecc2013*)
+      inc=(-I"$UECC2013")
+      # speedtest.c supplies the benchmark's own vectors; its main() and timer, unused,
+      # are renamed and dropped by --gc-sections (it needs <stddef.h> for NULL)
+      sources=("$HERE/firmware/uecc2013_harness.c" "$UECC2013/ecc.c" "$UECC2013/test/speedtest.c") ;;
+    *)
+      inc=(-I"$UECC")
+      sources=("$HERE/firmware/uecc_harness.c" "$UECC/uECC.c") ;;
+  esac
+  local objs=()
+  for s in "${sources[@]}"; do
+    local o="$dir/obj/$(basename "$s").o" extra=()
+    case "$s" in */speedtest.c) extra=(-include stddef.h -Dmain=speedtest_main) ;; esac
+    # shellcheck disable=SC2086
+    arm-none-eabi-gcc $flags "${extra[@]}" "${inc[@]}" -c "$s" -o "$o"
+    objs+=("$o")
+  done
+  local cpu="${flags%% -O*}"
+  # shellcheck disable=SC2086
+  arm-none-eabi-gcc $cpu -nostartfiles --specs=nosys.specs -Wl,--gc-sections \
+    -T "$HERE/firmware/isa.ld" "${objs[@]}" -o "$dir/firmware.elf"
+  echo "$flags" >"$dir/flags.txt"
+}
+
 fetch_mbedtls
 fetch_pqclean
 [ -f "$OUT/rsa_keys.h" ] || python3 "$HERE/rsa_keys.py" "$OUT/rsa_keys.h"
 for entry in "${CORES[@]}"; do
   build_core "${entry%%|*}" "${entry#*|}"
+done
+for entry in "${MICROECC_IMAGES[@]}"; do
+  build_microecc "${entry%%|*}" "${entry#*|}"
 done
 echo "$MBEDTLS_VERSION" >"$OUT/mbedtls_version.txt"

@@ -52,6 +52,14 @@ FIRMWARES = (
     # compared with it, so that both sides run the same code
     Firmware("cortex-m4-pqm4keccak", True, U.UC_CPU_ARM_CORTEX_M4, ("cortex-m4",),
              ("pqm4_fips202.c.o", "pqm4_keccakf1600.S.o"), "ml", False),
+    # micro-ecc as its published benchmarks built it (tools/isa/third_party/micro-ecc*,
+    # build.sh): each reference is compared with the same code
+    Firmware("cortex-m4-microecc", True, U.UC_CPU_ARM_CORTEX_M4, ("cortex-m4",), (), "",
+             False),
+    Firmware("cortex-m0-microecc2013-192p", True, U.UC_CPU_ARM_CORTEX_M0, ("cortex-m0",), (),
+             "", False),
+    Firmware("cortex-m0-microecc2013-256p", True, U.UC_CPU_ARM_CORTEX_M0, ("cortex-m0",), (),
+             "", False),
 )
 
 
@@ -84,6 +92,13 @@ DEVICES = (
 SEEDS = {"sig_sign/mldsa44": tuple(range(1, 5))}
 VALIDATION_SEEDS = {(build, "sig_sign/mldsa44"): tuple(range(1, 21))
                     for build in ("cortex-m4", "cortex-m4-pqm4keccak")}
+# micro-ecc's 2013 benchmark (test/speedtest.c) averages its ten fixed vectors: seed n
+# runs vector n. The thingsat benchmark averages 256 fresh key pairs: four seeds here.
+VALIDATION_SEEDS.update({(f"cortex-m0-microecc2013-{key}", f"{op}/{key}"): tuple(range(1, 11))
+                         for key in ("192p", "256p") for op in ("ecdh", "ecdsa_verify")})
+VALIDATION_SEEDS.update({("cortex-m4-microecc", f"{op}/{key}"): tuple(range(1, 5))
+                         for key in ("192p", "224p", "256p")
+                         for op in ("ecdsa_sign", "ecdsa_verify")})
 
 DEFAULT_SEEDS = (1,)
 

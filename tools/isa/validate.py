@@ -11,7 +11,11 @@ comparisons: `total` (all cycles), and, where the reference publishes its hashin
 own SHA-3 (assembler Keccak-f[1600]); the `cortex-m4-pqm4keccak` build links the same, so
 both its total and its non-hash part are the same code as pqm4's. The same references
 beside the portable build (`cortex-m4`, what the device rows use) compare other code: they
-show what pqm4's assembler Keccak is worth, not the model's error."""
+show what pqm4's assembler Keccak is worth, not the model's error. micro-ecc's published
+times (the thingsat F446RE benchmark, micro-ecc's own LPC1114 page) are compared with the
+micro-ecc validation images built from the same commits with the same flags
+(`cortex-m4-microecc`, `cortex-m0-microecc2013-*`: same code), and, as context, with Mbed
+TLS on the same core (other code)."""
 
 import csv
 import os

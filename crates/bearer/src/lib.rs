@@ -18,7 +18,8 @@ pub mod relay;
 
 pub use link::{delivery_time, serialisation_time, Delivery, FifoLink};
 pub use profile::{
-    profile, profiles, BearerCatalogue, DelayDistribution, LinkProfile, UDP_IPV4_OVERHEAD_BYTES,
+    profile, profiles, BearerCatalogue, DelayDistribution, LinkProfile, RateKind,
+    UDP_IPV4_OVERHEAD_BYTES,
 };
 pub use relay::{DirectionStats, LinkStats, Relay, RelayHandle, RelayOptions};
 

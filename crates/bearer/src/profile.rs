@@ -174,6 +174,64 @@ pub struct LinkProfile {
     pub compared: bool,
     /// Where the numbers come from.
     pub source: String,
+    /// What the rates are: a study's figure, a field measurement, or a nominal figure
+    /// of the bearer class (peak or typical), which makes a duration a lower bound.
+    pub rate_kind: RateKind,
+}
+
+/// What a profile's `up_bps`/`down_bps` are. A duration over a nominal rate is a lower
+/// bound on what a real link of the class gives, and the report must say so; the
+/// catalogue's `rate_kind` column names it, one word per row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateKind {
+    /// No rate limit: the loopback control.
+    Control,
+    /// A source study's own rate (measured on its link, or the channel rate it models
+    /// or sweeps).
+    Study,
+    /// Effective throughput measured on a network, by the field measurement the
+    /// `source` column names.
+    Measured,
+    /// A typical achieved rate of the bearer class, not a measurement we can cite.
+    Typical,
+    /// The nominal peak rate of the bearer class, from the 3GPP document the `source`
+    /// column names.
+    Peak,
+}
+
+impl RateKind {
+    /// The catalogue's spelling.
+    pub fn parse(text: &str) -> Result<RateKind, String> {
+        Ok(match text {
+            "control" => RateKind::Control,
+            "study" => RateKind::Study,
+            "measured" => RateKind::Measured,
+            "typical" => RateKind::Typical,
+            "peak" => RateKind::Peak,
+            other => {
+                return Err(format!(
+                    "rate_kind is {other:?}; known: control, study, measured, typical, peak"
+                ))
+            }
+        })
+    }
+
+    /// Whether the rate is a nominal figure of the class rather than one measured or
+    /// taken from a study: a duration over it is a lower bound.
+    pub fn is_nominal(self) -> bool {
+        matches!(self, RateKind::Typical | RateKind::Peak)
+    }
+
+    /// How the report names it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            RateKind::Control => "no rate limit (control)",
+            RateKind::Study => "the study's own rate",
+            RateKind::Measured => "effective rate measured on a network",
+            RateKind::Typical => "typical achieved rate of the class, not measured",
+            RateKind::Peak => "nominal 3GPP peak rate of the class, not an effective rate",
+        }
+    }
 }
 
 impl LinkProfile {
@@ -193,6 +251,7 @@ impl LinkProfile {
             mtu_source: "control profile: Ethernet MTU".into(),
             compared: false,
             source: "control profile: no rate limit, no delay, no impairment".into(),
+            rate_kind: RateKind::Control,
         }
     }
 
@@ -293,6 +352,8 @@ struct ProfileRow {
     /// `yes` or `no`.
     compared: String,
     source: String,
+    /// `control`, `study`, `measured`, `typical` or `peak` ([`RateKind`]).
+    rate_kind: String,
 }
 
 impl ProfileRow {
@@ -350,6 +411,7 @@ impl ProfileRow {
             mtu_source: self.mtu_source,
             compared,
             source: self.source,
+            rate_kind: RateKind::parse(&self.rate_kind)?,
         };
         profile.validate().map_err(|e| e.to_string())?;
         Ok(profile)
@@ -633,22 +695,26 @@ mod tests {
 
     #[test]
     fn a_bad_catalogue_row_is_named() {
-        let header = "bearer,up_bps,down_bps,traversal,traversal_mean_ms,traversal_sd_ms,overhead_bytes,mtu_bytes,mtu_source,compared,source\n";
+        let header = "bearer,up_bps,down_bps,traversal,traversal_mean_ms,traversal_sd_ms,overhead_bytes,mtu_bytes,mtu_source,compared,source,rate_kind\n";
         let parse = |row: &str| BearerCatalogue::parse("t.csv", &format!("{header}{row}\n"));
-        let ok = parse("x,1000,2000,fixed,5,,28,1500,rfc,yes,a study").unwrap();
+        let ok = parse("x,1000,2000,fixed,5,,28,1500,rfc,yes,a study,study").unwrap();
         assert_eq!(
             ok.get("x").unwrap().traversal,
             DelayDistribution::Fixed(5.0)
         );
         for (row, says) in [
-            ("x,0,2000,none,,,28,1500,rfc,no,s", "up_bps"),
-            ("x,1000,2000,normal,5,,28,1500,rfc,no,s", "traversal_sd_ms"),
-            ("x,1000,2000,gamma,5,1,28,1500,rfc,no,s", "gamma"),
-            ("x,1000,2000,none,,,28,1500,rfc,maybe,s", "maybe"),
-            ("x,1000,2000,none,,,28,1500,rfc,no,", "source"),
-            ("x,1000,2000,normal,5,-1,28,1500,rfc,no,s", "sd"),
-            ("x,1000,2000,none,,,28,1500,,no,s", "mtu_source"),
-            ("x,1000,2000,none,,,28,576,rfc,no,s", "mtu_bytes 576"),
+            ("x,0,2000,none,,,28,1500,rfc,no,s,study", "up_bps"),
+            (
+                "x,1000,2000,normal,5,,28,1500,rfc,no,s,study",
+                "traversal_sd_ms",
+            ),
+            ("x,1000,2000,gamma,5,1,28,1500,rfc,no,s,study", "gamma"),
+            ("x,1000,2000,none,,,28,1500,rfc,maybe,s,study", "maybe"),
+            ("x,1000,2000,none,,,28,1500,rfc,no,,study", "source"),
+            ("x,1000,2000,none,,,28,1500,rfc,no,s,effective", "rate_kind"),
+            ("x,1000,2000,normal,5,-1,28,1500,rfc,no,s,study", "sd"),
+            ("x,1000,2000,none,,,28,1500,,no,s,study", "mtu_source"),
+            ("x,1000,2000,none,,,28,576,rfc,no,s,study", "mtu_bytes 576"),
         ] {
             let e = parse(row).unwrap_err().to_string();
             assert!(
@@ -658,7 +724,9 @@ mod tests {
         }
         let twice = BearerCatalogue::parse(
             "t.csv",
-            &format!("{header}x,1,1,none,,,0,1500,rfc,no,s\nx,1,1,none,,,0,1500,rfc,no,s\n"),
+            &format!(
+                "{header}x,1,1,none,,,0,1500,rfc,no,s,study\nx,1,1,none,,,0,1500,rfc,no,s,study\n"
+            ),
         );
         assert!(twice
             .unwrap_err()

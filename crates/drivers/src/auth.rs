@@ -6,7 +6,7 @@
 //! application crate depends on the others, so neither can name the other's type and the
 //! orphan rule forbids a `From` between them here: these two functions are the
 //! conversion, and nothing else converts. The command line parses straight into
-//! `AuthMode` (`cli_args::auth_mode`); the gateway's `setup::ClientAuth` is a policy with
+//! `AuthMode` (the `wtlsperf` crate's `cli_args::auth_mode`); the gateway's `setup::ClientAuth` is a policy with
 //! three values, not a third name for the mode.
 
 use wtls::handshake::AuthMode;

@@ -9,7 +9,7 @@
 //! suites and send no trusted key ids (`--anonymous --trusted-ids none --cipher
 //! RC5_CBC/SHA`).
 
-use wtls::handshake::{ClientConfig, KeyExchangeOffer, Packing, Policy, TrustedKeyIds};
+use wtls::handshake::{ClientConfig, KeyExchangeOffer, Packing, Policy};
 use wtls::msgs::common::{CipherSuite, Identifier};
 use wtls::msgs::enums::{BulkCipherAlgorithm, KeyExchangeSuite, MacAlgorithm};
 use wtls::suite::Case;
@@ -47,27 +47,6 @@ pub fn parse_cipher(text: &str) -> Result<CipherSuite, String> {
         .find(|m| m.name().eq_ignore_ascii_case(mac.trim()))
         .ok_or_else(|| format!("unknown MAC {mac:?}; {}", valid_cipher_names()))?;
     Ok(CipherSuite::new(*bulk, *mac))
-}
-
-/// What the ClientHello lists as trusted_key_ids.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum TrustedIdsArg {
-    /// An empty list: the server picks its certificate by itself (what Kannel needs).
-    None,
-    /// Each trusted CA by its subject name (a `text` identifier).
-    Name,
-    /// Each trusted CA by the SHA-1 hash of its public key (`key_hash_sha`).
-    KeyHash,
-}
-
-impl From<TrustedIdsArg> for TrustedKeyIds {
-    fn from(a: TrustedIdsArg) -> TrustedKeyIds {
-        match a {
-            TrustedIdsArg::None => TrustedKeyIds::None,
-            TrustedIdsArg::Name => TrustedKeyIds::Name,
-            TrustedIdsArg::KeyHash => TrustedKeyIds::KeyHash,
-        }
-    }
 }
 
 /// The cipher suites the client offers, in order, and whether that required enabling

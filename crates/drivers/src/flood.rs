@@ -37,15 +37,15 @@ use rand::SeedableRng;
 use wtls::endpoint::ResponseLimit;
 use wtls::handshake::{AuthMode, Client, ClientConfig};
 use wtls::probe::Probe;
+use wtls::suite::Case;
 use wtlsperf_spine::Handshake;
 
-use crate::cli_args::{HandshakeArgs, ServedPkiArgs};
-use crate::gateway::cli::{at_least_one, check_max_peers, positive_seconds};
+use crate::gateway::operator::check_max_peers;
 use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, GatewayStats, ServeProtocol};
 use crate::load::protocols::{dtls_servers, edhoc_servers, is_dtls};
 use crate::load::protocols::{DtlsClients, EdhocClients, WtlsClients};
 use crate::load::LoadClients;
-use crate::pki_store::PkiStore;
+use crate::pki_store::{PkiSource, PkiStore};
 use crate::protocols::dtls::DtlsConfig;
 use crate::protocols::edhoc::EdhocConfig;
 use crate::protocols::Suite;
@@ -56,7 +56,7 @@ pub mod reflection;
 /// Longest flood the command runs; a longer `--duration` is refused.
 pub const MAX_DURATION_S: f64 = 300.0;
 /// Most flood datagrams per second the command sends.
-const MAX_RATE: f64 = 1e6;
+pub const MAX_RATE: f64 = 1e6;
 /// Most idle established peers `--fill-established` makes.
 const MAX_FILL: usize = 100_000;
 /// Distinct first flights made before a flood at most; a longer flood sends them again,
@@ -70,109 +70,51 @@ const FLOOD_SEED: u64 = 0xF100D;
 /// record carries L and S: record header (5), handshake header (3), version (1), time (4).
 const RANDOM_BYTES_AT: usize = 5 + 3 + 1 + 4;
 
-/// `wtlsperf flood` arguments.
-#[derive(Debug, clap::Args)]
-pub struct Args {
-    /// Flood a gateway that is already running at this address.
-    #[arg(
-        long,
-        conflicts_with = "in_process",
-        required_unless_present = "in_process"
-    )]
+/// What `wtlsperf flood` runs: the command line's options, parsed and typed (the
+/// `wtlsperf` crate's `flood_cmd` checks each value alone; [`run`] checks the rest).
+#[derive(Debug, Clone)]
+pub struct FloodConfig {
+    /// A gateway already running at this address, or `None` with `in_process`.
     pub connect: Option<SocketAddr>,
     /// Start a gateway inside this process (and report its state statistics).
-    #[arg(long)]
     pub in_process: bool,
     /// Worker threads of the in-process gateway.
-    #[arg(long, default_value = "1", value_parser = at_least_one, allow_negative_numbers = true)]
     pub workers: usize,
     /// Peer bound of the in-process gateway.
-    #[arg(long, default_value = "2000", value_parser = at_least_one, allow_negative_numbers = true)]
     pub max_peers: usize,
     /// Handshake timeout of the in-process gateway, in milliseconds.
-    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     pub handshake_timeout_ms: u64,
-    /// Flood ClientHellos per second (at most 1e6).
-    #[arg(long, default_value = "2000", value_parser = positive_seconds_as_rate, allow_negative_numbers = true)]
+    /// Flood ClientHellos per second (at most [`MAX_RATE`]).
     pub rate: f64,
-    /// Flood duration in seconds (at most 300).
-    #[arg(long, default_value = "5", value_parser = flood_duration, allow_negative_numbers = true)]
+    /// Flood duration in seconds (at most [`MAX_DURATION_S`]).
     pub duration: f64,
     /// Distinct loopback source addresses (each datagram also gets a fresh port).
-    #[arg(long, default_value = "256", value_parser = at_least_one, allow_negative_numbers = true)]
     pub sources: usize,
-    /// Before the flood, this many clients complete handshakes and stay idle (the
-    /// table-filling attack; at most 100000).
-    #[arg(long, default_value_t = 0)]
+    /// Clients that complete handshakes before the flood and stay idle.
     pub fill_established: usize,
-    /// Measure reflection instead: bytes sent toward a forged source per byte received,
-    /// with and without the response-rate limiter (in process), or as the gateway at
-    /// --connect is configured.
-    #[arg(long)]
+    /// Measure reflection instead (see [`reflection`]).
     pub reflection: bool,
-    /// With --reflection: source ports the victim's ClientHellos come from, in turn (a
-    /// forger varies its source port freely, and each port may reach another worker).
-    #[arg(long, default_value = "1", value_parser = source_ports, allow_negative_numbers = true)]
+    /// With `reflection`: source ports the victim's ClientHellos come from, in turn.
     pub source_ports: usize,
     /// In-process gateway: response budget per unverified address, bytes/s (0: none).
-    #[arg(long, default_value_t = ResponseLimit::default().address_bytes_per_s)]
     pub rrl_address_bytes: u64,
     /// In-process gateway: response budget per unverified /24 prefix, bytes/s (0: none).
-    #[arg(long, default_value_t = ResponseLimit::default().prefix_bytes_per_s)]
     pub rrl_prefix_bytes: u64,
     /// Legitimate handshakes started per second during the flood.
-    #[arg(long, default_value_t = 4.0)]
     pub legit_rate: f64,
-    /// Flood a DTLS 1.2 or EDHOC suite instead of the WTLS case: its own server in process
-    /// behind the same gateway worker, or a server of that suite at --connect
-    /// (`ecdhe-ecdsa-p256-ccm8`, `psk-ccm8`, `method3-suite2`, ...).
-    #[arg(long, value_parser = parse_suite, conflicts_with = "reflection")]
+    /// A DTLS 1.2 or EDHOC suite flooded instead of the WTLS case.
     pub suite: Option<Suite>,
-    // The case of every client (flood and legitimate); the authentication of the
-    // legitimate ones.
-    #[command(flatten)]
-    pub handshake: HandshakeArgs,
-    #[command(flatten)]
-    pub pki: ServedPkiArgs,
-}
-
-/// A flood rate: positive, finite, at most [`MAX_RATE`] per second.
-fn positive_seconds_as_rate(s: &str) -> Result<f64, String> {
-    let x: f64 = s.parse().map_err(|e| format!("not a number ({e})"))?;
-    if !(x.is_finite() && x > 0.0 && x <= MAX_RATE) {
-        return Err(format!(
-            "must be a rate above 0 and at most {MAX_RATE}/s, got {x}"
-        ));
-    }
-    Ok(x)
+    /// The case of every client (flood and legitimate).
+    pub case: Case,
+    /// The authentication of the legitimate clients.
+    pub auth: AuthMode,
+    pub pki: PkiSource,
 }
 
 /// Most source ports `--source-ports` opens.
-const MAX_SOURCE_PORTS: usize = 1024;
+pub const MAX_SOURCE_PORTS: usize = 1024;
 
-/// A number of source ports: 1 to [`MAX_SOURCE_PORTS`].
-fn source_ports(s: &str) -> Result<usize, String> {
-    let n = at_least_one(s)?;
-    if n > MAX_SOURCE_PORTS {
-        return Err(format!("at most {MAX_SOURCE_PORTS}, got {n}"));
-    }
-    Ok(n)
-}
-
-fn parse_suite(s: &str) -> Result<Suite, String> {
-    Suite::parse(s).map_err(|e| e.to_string())
-}
-
-/// A flood duration: positive and at most [`MAX_DURATION_S`].
-fn flood_duration(s: &str) -> Result<f64, String> {
-    let x = positive_seconds(s)?;
-    if x > MAX_DURATION_S {
-        return Err(format!("at most {MAX_DURATION_S} s, got {x}"));
-    }
-    Ok(x)
-}
-
-impl Args {
+impl FloodConfig {
     fn response_limit(&self) -> ResponseLimit {
         ResponseLimit {
             address_bytes_per_s: self.rrl_address_bytes,
@@ -210,7 +152,7 @@ pub struct FloodReport {
     pub rss_bytes_per_half_open: f64,
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(args: FloodConfig) -> anyhow::Result<()> {
     anyhow::ensure!(
         args.fill_established <= MAX_FILL,
         "--fill-established {}: at most {MAX_FILL}",
@@ -235,11 +177,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 /// The PKI, the client configuration of `--case` and the first ClientHello datagram.
-fn prepare(args: &Args) -> anyhow::Result<(PkiStore, Arc<ClientConfig>, Vec<u8>)> {
+fn prepare(args: &FloodConfig) -> anyhow::Result<(PkiStore, Arc<ClientConfig>, Vec<u8>)> {
     let store = args.pki.open()?;
-    let creds = store.case(&args.handshake.case)?;
+    let creds = store.case(&args.case)?;
     let client_cfg = Arc::new(setup::client_config(&creds, &Options::default(), false));
-    let auth = args.handshake.auth;
+    let auth = args.auth;
     let mut template = Client::new(client_cfg.clone(), auth, None, Probe::off(), setup::now());
     let hello = template
         .start(setup::now())?
@@ -256,7 +198,7 @@ fn prepare(args: &Args) -> anyhow::Result<(PkiStore, Arc<ClientConfig>, Vec<u8>)
 
 /// An in-process WTLS gateway for the flood, with `limit` toward unverified addresses.
 fn in_process_gateway(
-    args: &Args,
+    args: &FloodConfig,
     store: &PkiStore,
     limit: ResponseLimit,
 ) -> anyhow::Result<GatewayHandle> {
@@ -267,7 +209,7 @@ fn in_process_gateway(
 /// An in-process gateway of any protocol's `server`, with the flood's bounds and `limit`
 /// toward unverified addresses (where the protocol's endpoint has a limiter).
 fn spawn_in_process<P: ServeProtocol>(
-    args: &Args,
+    args: &FloodConfig,
     server: P,
     limit: ResponseLimit,
 ) -> anyhow::Result<GatewayHandle> {
@@ -439,7 +381,7 @@ struct Paced {
 /// and the process's RSS every 100 ms.
 #[allow(clippy::too_many_arguments)]
 fn send_flood(
-    args: &Args,
+    args: &FloodConfig,
     flights: &[Vec<u8>],
     target: SocketAddr,
     gateway: Option<&GatewayHandle>,
@@ -539,10 +481,10 @@ fn report_of(
 
 /// Runs the flood and the legitimate clients of the WTLS case or of `--suite`; returns
 /// the measurements.
-pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
+pub fn flood(args: &FloodConfig) -> anyhow::Result<FloodReport> {
     let Some(suite) = args.suite else {
         let (store, client_cfg, _) = prepare(args)?;
-        let clients = WtlsClients::new(client_cfg, args.handshake.auth, 0.0);
+        let clients = WtlsClients::new(client_cfg, args.auth, 0.0);
         let server = if args.in_process {
             let cfg =
                 setup::gateway_server_config(&store, ClientAuth::Optional, &Options::default())?;
@@ -569,7 +511,11 @@ pub fn flood(args: &Args) -> anyhow::Result<FloodReport> {
 
 /// The flood of `clients`' first flights against `server` in process (or `--connect`),
 /// with legitimate handshakes of the same protocol meanwhile.
-fn flood_with<L, P>(args: &Args, mut clients: L, server: Option<P>) -> anyhow::Result<FloodReport>
+fn flood_with<L, P>(
+    args: &FloodConfig,
+    mut clients: L,
+    server: Option<P>,
+) -> anyhow::Result<FloodReport>
 where
     L: LoadClients + Send + 'static,
     L::Client: Send + 'static,
@@ -626,7 +572,7 @@ where
     ))
 }
 
-fn print_report(args: &Args, r: &FloodReport) {
+fn print_report(args: &FloodConfig, r: &FloodReport) {
     println!(
         "flood: {} ClientHellos in {:.1} s ({:.0}/s) from {} source addresses, {} send errors",
         r.flood_sent,
@@ -644,8 +590,8 @@ fn print_report(args: &Args, r: &FloodReport) {
         Some(suite) => suite.name().to_owned(),
         None => format!(
             "{}, {}",
-            args.handshake.case,
-            match args.handshake.auth {
+            args.case,
+            match args.auth {
                 AuthMode::ServerAuth => "server-auth",
                 AuthMode::Mutual => "mutual",
             }

@@ -42,15 +42,15 @@ use serde::Serialize;
 use wtls::endpoint::{EndpointConfig, ResponseLimit, ResponseLimiter};
 use wtls::handshake::ServerConfig;
 
-pub mod cli;
 pub mod handshakes;
+pub mod operator;
 mod recv;
 pub mod serve;
 pub mod stats_log;
 mod worker;
 
-pub use cli::gateway_options;
 pub use handshakes::{HandshakeEndpoint, HandshakeServers, MakeServer};
+pub use operator::gateway_options;
 pub use serve::{ServeProtocol, Served, ServerEndpoint, WtlsServer};
 use worker::{Worker, POLL_INTERVAL};
 

@@ -5,7 +5,6 @@
 
 pub mod auth;
 pub mod bearer_runs;
-pub mod cli_args;
 pub mod client_offer;
 pub mod counts;
 pub mod device;

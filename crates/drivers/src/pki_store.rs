@@ -51,6 +51,22 @@ pub const VALIDITY_S: u32 = 2 * 365 * 86_400;
 
 const MANIFEST_FORMAT: u32 = 1;
 
+/// Where a command that serves other processes finds its PKI, and whether it may issue
+/// one there (the operator's `--pki` and `--create-pki`): the command opens it after its
+/// own checks, with [`PkiSource::open`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PkiSource {
+    pub dir: PathBuf,
+    pub create: bool,
+}
+
+impl PkiSource {
+    /// Loads the PKI, or issues it when `create` is set; otherwise says how to make one.
+    pub fn open(&self) -> Result<PkiStore> {
+        PkiStore::open(&self.dir, self.create)
+    }
+}
+
 /// The manifest: everything needed to find and check the files.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 struct Manifest {

@@ -19,8 +19,6 @@
 //! and summarises it, `published` sets it beside the thesis' tables, `render` prints it,
 //! `json` writes it as records, and `command` is `wtlsperf handshake`.
 
-use std::path::PathBuf;
-
 use serde::Serialize;
 
 mod bound;
@@ -35,7 +33,7 @@ pub use bound::{
     symmetric_floor_ns, BoundExtension, BoundFailure, BoundPair, BoundRatio, BoundSpread,
     BOUND_MARGIN,
 };
-pub use command::run;
+pub use command::{run, CommandConfig, Plan};
 pub(crate) use drive::Rig;
 pub use drive::{measure_all, measure_case, planned_cases, RunnerOptions};
 pub use json::{json_records, JsonRecord};
@@ -46,7 +44,7 @@ pub use wtls::handshake::AuthMode;
 pub use wtlsperf_models::stats::Summary;
 
 /// Which server-authenticated flow runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Flow {
     /// The thesis' flow (Table 3.7): the gateway sends a CertificateRequest and the
@@ -57,7 +55,7 @@ pub enum Flow {
 }
 
 /// Which handshake shape each rep runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Variant {
     /// Full handshake with the case's certified key exchange.
@@ -92,43 +90,4 @@ impl Variant {
             }
         }
     }
-}
-
-/// Command-line arguments of `wtlsperf handshake`. `--case` and `--auth` are the shared
-/// ones without their defaults: both are required unless `--all`, and absent with it.
-#[derive(Debug, clap::Args)]
-#[command(mut_arg("case", |a| a.default_value(None::<&str>).required_unless_present("all")))]
-#[command(mut_arg("auth", |a| a.default_value(None::<&str>).required_unless_present("all")))]
-pub struct Args {
-    /// `None` exactly when neither `--case` nor `--auth` is given (then `--all` is).
-    #[command(flatten)]
-    pub handshake: Option<crate::cli_args::HandshakeArgs>,
-    /// Measured handshakes per case.
-    #[arg(long, default_value_t = 15)]
-    pub reps: usize,
-    /// Unmeasured handshakes before them.
-    #[arg(long, default_value_t = 2)]
-    pub warmup: usize,
-    /// Every case of thesis Table 3.3, server-authenticated and mutual.
-    #[arg(long)]
-    pub all: bool,
-    /// Write newline-delimited JSON records to FILE, or to stdout with `-` (the
-    /// tables then go to stderr).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    // The PKI, issued on first use: the in-memory runner serves no one else.
-    #[command(flatten)]
-    pub pki: crate::cli_args::PkiArgs,
-    #[arg(long, value_enum, default_value = "thesis")]
-    pub flow: Flow,
-    #[command(flatten)]
-    pub packing: crate::cli_args::PackingArgs,
-    #[arg(long, value_enum, default_value = "full")]
-    pub variant: Variant,
-    /// Skip the probe-overhead measurement (two more handshakes per rep).
-    #[arg(long)]
-    pub no_probe_overhead: bool,
-    /// Skip the raw public-key bound.
-    #[arg(long)]
-    pub no_bound: bool,
 }

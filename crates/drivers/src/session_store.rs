@@ -20,24 +20,20 @@ use serde::Serialize;
 pub use redis_store::{RedisSessionStore, RedisStoreConfig};
 pub use seal::{SessionKey, SessionKeys};
 
-/// The gateway's store options.
-#[derive(Debug, Clone, clap::Args)]
-pub struct SessionStoreArgs {
-    /// Keep sessions in this Redis server (`redis://HOST:PORT`), shared with every
-    /// gateway naming it, instead of in this process. Needs --session-key.
-    #[arg(long, value_name = "URL", requires = "session_key")]
+/// The gateway's store options (`--session-store`, `--session-key`,
+/// `--session-store-timeout-ms`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionStoreOptions {
+    /// The Redis server (`redis://HOST:PORT`) shared with every gateway naming it; `None`
+    /// keeps sessions in this process.
     pub session_store: Option<String>,
-    /// A file of 32 random bytes (`head -c 32 /dev/urandom > FILE`) that seals the
-    /// store's entries; repeat it to rotate: the first seals, all open.
-    #[arg(long, value_name = "FILE", requires = "session_store")]
+    /// Files of 32 random bytes that seal the store's entries: the first seals, all open.
     pub session_key: Vec<PathBuf>,
-    /// Longest a store call (a lookup, an insert) may take; past it the client gets a
-    /// full handshake.
-    #[arg(long, value_name = "MS", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    /// Longest a store call may take; past it the client gets a full handshake.
     pub session_store_timeout_ms: u64,
 }
 
-impl SessionStoreArgs {
+impl SessionStoreOptions {
     /// The store the options name (none without --session-store), with one connection
     /// per worker and one for the prober. Key files are read here: every problem with
     /// one names it.

@@ -44,7 +44,7 @@ pub fn all_cipher_suites() -> Vec<CipherSuite> {
 /// authenticated and mutual clients alike, and `None` and `Optional` both run
 /// server-authenticated handshakes that differ in their flow (Table 3.7's
 /// CertificateRequest or none), so three policies map onto two modes (in `apply`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub enum ClientAuth {
     /// No CertificateRequest: the plain WTLS server-authenticated flow.
     None,

@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 use std::io::Write as _;
 use std::net::{SocketAddr, UdpSocket};
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{anyhow, bail, Context};
@@ -29,28 +29,12 @@ const MAX_DATAGRAM: usize = 65_535;
 pub const USER_AGENT: &str = concat!("wtlsperf/", env!("CARGO_PKG_VERSION"));
 
 /// Which WSP the browser speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WspMode {
     /// One Get and its Reply, no WTP (ports 9200 and 9202).
     Connectionless,
     /// Connect, Get and Disconnect as WTP transactions (ports 9201 and 9203).
     Connection,
-}
-
-/// The browser's options of `wtlsperf client`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct WapArgs {
-    /// WSP mode of --wsp-get.
-    #[arg(long, value_enum, default_value = "connectionless")]
-    pub wsp_mode: WspMode,
-    /// Fetch --wsp-get over bare UDP, without a WTLS handshake (the unsecured ports
-    /// 9200 and 9201).
-    #[arg(long, requires = "wsp_get")]
-    pub no_wtls: bool,
-    /// Append the client random and master secret of each handshake to FILE in the NSS
-    /// key-log format (`CLIENT_RANDOM <random> <master secret>`, see docs/wap.md).
-    #[arg(long, value_name = "FILE")]
-    pub keylog: Option<PathBuf>,
 }
 
 /// A datagram path to the gateway: bare UDP, or application data through WTLS.
@@ -494,7 +478,7 @@ pub fn print_page(uri: &str, page: &Page) {
 
 /// Appends the key-log line of an established client to `path` (created 0600: it holds
 /// a secret).
-pub fn write_keylog(path: &PathBuf, client: &Client) -> anyhow::Result<()> {
+pub fn write_keylog(path: &Path, client: &Client) -> anyhow::Result<()> {
     let (random, master) = client
         .key_log_entry()
         .ok_or_else(|| anyhow!("--keylog: the handshake agreed no master secret"))?;

@@ -37,22 +37,14 @@ const MAX_IN_FLIGHT: usize = 64;
 /// Longest a port sleeps between looks at its timers and the origin's answers.
 const POLL: Duration = Duration::from_millis(10);
 
-/// The `--wap` options of `wtlsperf gateway`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct WapArgs {
-    /// Serve WSP on the four WAP ports of --listen's address (its port is ignored)
-    /// instead of echoing on --listen.
-    #[arg(long)]
-    pub wap: bool,
-    /// With --wap, leave this port closed (9200, 9201, 9202 or 9203, counted from
-    /// --wap-base-port); repeat for several.
-    #[arg(long = "wap-off", value_name = "PORT")]
+/// The ports `wtlsperf gateway --wap` serves, and how long it waits for the origin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WapPorts {
+    /// Ports left closed (each one of the four, counted from `wap_base_port`).
     pub wap_off: Vec<u16>,
-    /// With --wap, the first of the four ports (9200 by the standard).
-    #[arg(long, default_value_t = 9200, value_parser = clap::value_parser!(u16).range(1..=65532))]
+    /// The first of the four ports (9200 by the standard).
     pub wap_base_port: u16,
-    /// With --wap, time allowed for the origin's whole answer before 504.
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    /// Time allowed for the origin's whole answer before 504.
     pub origin_timeout_ms: u64,
 }
 
@@ -447,7 +439,7 @@ fn wtp_now() -> wtp::Now {
 }
 
 /// The roles `--wap-off` leaves open.
-pub fn open_roles(args: &WapArgs) -> anyhow::Result<Vec<PortRole>> {
+pub fn open_roles(args: &WapPorts) -> anyhow::Result<Vec<PortRole>> {
     for off in &args.wap_off {
         let known = (args.wap_base_port..args.wap_base_port + 4).contains(off);
         anyhow::ensure!(
@@ -473,7 +465,7 @@ pub fn open_roles(args: &WapArgs) -> anyhow::Result<Vec<PortRole>> {
 /// `wtlsperf gateway --wap` until SIGINT/SIGTERM or `run_for`.
 pub fn run(
     listen: SocketAddr,
-    args: &WapArgs,
+    args: &WapPorts,
     server: Arc<ServerConfig>,
     run_for: Option<Duration>,
 ) -> anyhow::Result<()> {

@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::cli_args::{self, PkiArgs};
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 use wtlsperf_bearer::{profile, profiles, Relay};
 use wtlsperf_drivers::bearer_runs::{fixed_delay, model_check};
-use wtlsperf_drivers::cli_args::{self, PkiArgs};
 
 /// `wtlsperf bearer` arguments.
 #[derive(Debug, clap::Args)]
@@ -64,8 +64,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.list {
         for p in profiles()? {
             println!(
-                "{:<16} up {:>9.0} bit/s down {:>9.0} bit/s traversal {:?} ({})",
-                p.name, p.up_bps, p.down_bps, p.traversal, p.source
+                "{:<16} up {:>9.0} bit/s down {:>9.0} bit/s ({}) traversal {:?} ({})",
+                p.name,
+                p.up_bps,
+                p.down_bps,
+                p.rate_kind.describe(),
+                p.traversal,
+                p.source
             );
         }
         return Ok(());

@@ -7,20 +7,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
-use wtls::handshake::{AuthMode, Client, ClientConfig, HandshakeKind};
+use wtls::handshake::{AuthMode, Client, ClientConfig, HandshakeKind, TrustedKeyIds};
 use wtls::msgs::common::CipherSuite;
 use wtls::probe::{HandshakeProbe, Message, Operation};
 use wtls::suite::Case;
 
 use wtlsperf_models::stats::median_p95_ms;
 
-use wtlsperf_drivers::cli_args::{HandshakeArgs, PackingArgs, PkiArgs};
-use wtlsperf_drivers::client_offer::{self, TrustedIdsArg};
+use wtlsperf_drivers::client_offer;
 use wtlsperf_drivers::pcap::PcapWriter;
 use wtlsperf_drivers::setup::{self, Options};
 use wtlsperf_drivers::udp_client::{connect_client, probed_client, same_as, Exchange};
-use wtlsperf_drivers::wap_client;
+use wtlsperf_drivers::wap_client::{self, WspMode};
 
+use crate::cli_args::{self, HandshakeArgs, PackingArgs, PkiArgs};
 use crate::session_file::{self, SavedSession};
 
 /// `wtlsperf client` arguments.
@@ -69,8 +69,8 @@ pub struct Args {
     pub ciphers: Vec<CipherSuite>,
     /// What the ClientHello lists as trusted key ids: none, each CA's name, or each CA's
     /// key hash. With --anonymous and none, no PKI is needed.
-    #[arg(long, value_enum, default_value = "name")]
-    pub trusted_ids: TrustedIdsArg,
+    #[arg(long, default_value = "name", value_parser = cli_args::choice(&TRUSTED_IDS))]
+    pub trusted_ids: TrustedKeyIds,
     /// Keys are refreshed every 2^N records (WTLS key_refresh, 0 to 15).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=15))]
     pub key_refresh: u8,
@@ -80,12 +80,61 @@ pub struct Args {
     #[arg(long, value_name = "URL", value_parser = parse_wsp_url)]
     pub wsp_get: Option<String>,
     #[command(flatten)]
-    pub wap: wap_client::WapArgs,
+    pub wap: WapArgs,
     /// Emulate this client device (e.g. nokia7650): each flight is held for the device's
     /// processing time; an unknown name lists the profiles.
     #[arg(long)]
     pub device: Option<String>,
 }
+
+/// The browser's options of `wtlsperf client`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WapArgs {
+    /// WSP mode of --wsp-get.
+    #[arg(long, default_value = "connectionless", value_parser = cli_args::choice(&WSP_MODES))]
+    pub wsp_mode: WspMode,
+    /// Fetch --wsp-get over bare UDP, without a WTLS handshake (the unsecured ports
+    /// 9200 and 9201).
+    #[arg(long, requires = "wsp_get")]
+    pub no_wtls: bool,
+    /// Append the client random and master secret of each handshake to FILE in the NSS
+    /// key-log format (`CLIENT_RANDOM <random> <master secret>`, see docs/wap.md).
+    #[arg(long, value_name = "FILE")]
+    pub keylog: Option<PathBuf>,
+}
+
+/// `--wsp-mode`: the browser's WSP modes by their command-line names.
+const WSP_MODES: [(WspMode, &str, &str); 2] = [
+    (
+        WspMode::Connectionless,
+        "connectionless",
+        "One Get and its Reply, no WTP (ports 9200 and 9202)",
+    ),
+    (
+        WspMode::Connection,
+        "connection",
+        "Connect, Get and Disconnect as WTP transactions (ports 9201 and 9203)",
+    ),
+];
+
+/// `--trusted-ids`: what the ClientHello lists as trusted key ids, by name.
+const TRUSTED_IDS: [(TrustedKeyIds, &str, &str); 3] = [
+    (
+        TrustedKeyIds::None,
+        "none",
+        "An empty list: the server picks its certificate by itself (what Kannel needs)",
+    ),
+    (
+        TrustedKeyIds::Name,
+        "name",
+        "Each trusted CA by its subject name (a `text` identifier)",
+    ),
+    (
+        TrustedKeyIds::KeyHash,
+        "key-hash",
+        "Each trusted CA by the SHA-1 hash of its public key (`key_hash_sha`)",
+    ),
+];
 
 /// A URL for `--wsp-get`: non-empty, printable, and small enough for one datagram.
 fn parse_wsp_url(text: &str) -> Result<String, String> {
@@ -182,7 +231,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         );
         let (run, mut client) = match connected {
             // A gateway serving several CAs picks its certificate by them.
-            Err(e) if args.trusted_ids == TrustedIdsArg::None && !args.anonymous => {
+            Err(e) if args.trusted_ids == TrustedKeyIds::None && !args.anonymous => {
                 return Err(e.context(
                     "with --trusted-ids none the gateway cannot tell which CA the client trusts",
                 ))
@@ -351,7 +400,7 @@ fn command_config(args: &Args, case: &Case) -> anyhow::Result<ClientConfig> {
         "--auth mutual needs a client certificate, and --anonymous uses none"
     );
     let packing = args.packing.packing;
-    let mut cfg = if args.anonymous && args.trusted_ids == TrustedIdsArg::None {
+    let mut cfg = if args.anonymous && args.trusted_ids == TrustedKeyIds::None {
         client_offer::anonymous_config(case, packing)
     } else {
         // Only this case's CA certificate and client credentials (not the whole PKI).
@@ -369,7 +418,7 @@ fn command_config(args: &Args, case: &Case) -> anyhow::Result<ClientConfig> {
     for warning in client_offer::apply_ciphers(&mut cfg, &args.ciphers) {
         eprintln!("wtlsperf: {warning}");
     }
-    cfg.trusted_key_ids = args.trusted_ids.into();
+    cfg.trusted_key_ids = args.trusted_ids;
     cfg.key_refresh = args.key_refresh;
     cfg.retransmit_timeout_ns = args.rto_ms * 1_000_000;
     Ok(cfg)

@@ -8,15 +8,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use wtls::endpoint::ResponseLimit;
-use wtlsperf_drivers::cli_args::{PackingArgs, ServedPkiArgs};
-use wtlsperf_drivers::gateway::cli::{
-    at_least_one, check_max_peers, gateway_options, positive_seconds, run_length, RunLength,
-};
+use wtlsperf_drivers::gateway::operator::{check_max_peers, gateway_options};
 use wtlsperf_drivers::gateway::stats_log::StatsLog;
 use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
-use wtlsperf_drivers::session_store::SessionStoreArgs;
+use wtlsperf_drivers::session_store::SessionStoreOptions;
 use wtlsperf_drivers::setup::{self, ClientAuth};
-use wtlsperf_drivers::wap_gateway;
+use wtlsperf_drivers::wap_gateway::{self, WapPorts};
+
+use crate::cli_args::{
+    self, at_least_one, positive_seconds, run_length, PackingArgs, RunLength, ServedPkiArgs,
+};
 
 /// `wtlsperf gateway` arguments.
 #[derive(Debug, clap::Args)]
@@ -33,7 +34,7 @@ pub struct Args {
     #[arg(long)]
     pub reuse_port: bool,
     /// How client certificates are treated.
-    #[arg(long, value_enum, default_value = "optional")]
+    #[arg(long, default_value = "optional", value_parser = cli_args::choice(&CLIENT_AUTHS))]
     pub client_auth: ClientAuth,
     /// Most connections holding state at once (bounded by the memory available: about
     /// 2.3 KB each).
@@ -84,7 +85,82 @@ pub struct Args {
     #[command(flatten)]
     pub session: SessionStoreArgs,
     #[command(flatten)]
-    pub wap: wap_gateway::WapArgs,
+    pub wap: WapArgs,
+}
+
+/// `--client-auth`: the gateway's policies by their command-line names.
+const CLIENT_AUTHS: [(ClientAuth, &str, &str); 3] = [
+    (
+        ClientAuth::None,
+        "none",
+        "No CertificateRequest: the plain WTLS server-authenticated flow",
+    ),
+    (
+        ClientAuth::Optional,
+        "optional",
+        "CertificateRequest sent; an empty client Certificate is accepted. This is the thesis' server-authenticated flow (Table 3.7), and lets one gateway serve both server-authenticated and mutual clients",
+    ),
+    (
+        ClientAuth::Required,
+        "required",
+        "CertificateRequest sent; a client certificate is required (mutual)",
+    ),
+];
+
+/// The gateway's store options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SessionStoreArgs {
+    /// Keep sessions in this Redis server (`redis://HOST:PORT`), shared with every
+    /// gateway naming it, instead of in this process. Needs --session-key.
+    #[arg(long, value_name = "URL", requires = "session_key")]
+    pub session_store: Option<String>,
+    /// A file of 32 random bytes (`head -c 32 /dev/urandom > FILE`) that seals the
+    /// store's entries; repeat it to rotate: the first seals, all open.
+    #[arg(long, value_name = "FILE", requires = "session_store")]
+    pub session_key: Vec<PathBuf>,
+    /// Longest a store call (a lookup, an insert) may take; past it the client gets a
+    /// full handshake.
+    #[arg(long, value_name = "MS", default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub session_store_timeout_ms: u64,
+}
+
+impl SessionStoreArgs {
+    fn options(&self) -> SessionStoreOptions {
+        SessionStoreOptions {
+            session_store: self.session_store.clone(),
+            session_key: self.session_key.clone(),
+            session_store_timeout_ms: self.session_store_timeout_ms,
+        }
+    }
+}
+
+/// The `--wap` options of `wtlsperf gateway`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WapArgs {
+    /// Serve WSP on the four WAP ports of --listen's address (its port is ignored)
+    /// instead of echoing on --listen.
+    #[arg(long)]
+    pub wap: bool,
+    /// With --wap, leave this port closed (9200, 9201, 9202 or 9203, counted from
+    /// --wap-base-port); repeat for several.
+    #[arg(long = "wap-off", value_name = "PORT")]
+    pub wap_off: Vec<u16>,
+    /// With --wap, the first of the four ports (9200 by the standard).
+    #[arg(long, default_value_t = 9200, value_parser = clap::value_parser!(u16).range(1..=65532))]
+    pub wap_base_port: u16,
+    /// With --wap, time allowed for the origin's whole answer before 504.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub origin_timeout_ms: u64,
+}
+
+impl WapArgs {
+    fn ports(&self) -> WapPorts {
+        WapPorts {
+            wap_off: self.wap_off.clone(),
+            wap_base_port: self.wap_base_port,
+            origin_timeout_ms: self.origin_timeout_ms,
+        }
+    }
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -93,13 +169,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let opts = gateway_options(args.allow_weak, args.packing.packing);
     let mut server = setup::gateway_server_config(&store, args.client_auth, &opts)?;
     let lifetime = Duration::from_nanos(opts.session_lifetime_ns);
-    let session_store = args.session.open(args.workers, lifetime)?;
+    let session_store = args.session.options().open(args.workers, lifetime)?;
     if let Some(shared) = &session_store {
         server.session_cache = Some(shared.clone());
     }
     if args.wap.wap {
         let run_for = args.duration_s.and_then(|r| r.0);
-        return wap_gateway::run(args.listen, &args.wap, Arc::new(server), run_for);
+        return wap_gateway::run(args.listen, &args.wap.ports(), Arc::new(server), run_for);
     }
     let cfg = GatewayConfig {
         listen: args.listen,

@@ -7,10 +7,13 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use wtlsperf_drivers::cli_args::{HandshakeArgs, ServedPkiArgs};
-use wtlsperf_drivers::gateway::cli::{at_least_one, positive_number, positive_seconds};
 use wtlsperf_drivers::load::{run_load, write_job_log, write_report, Arrivals, LoadSpec};
 use wtlsperf_drivers::protocols::Suite;
+
+use crate::cli_args::{
+    self, at_least_one, positive_number, positive_seconds, HandshakeArgs, PackingArgs,
+    ServedPkiArgs,
+};
 
 /// `wtlsperf load` arguments. The default case is 256p/256p, not the clients'
 /// 160p/160p: a case whose server work is large enough for a job log to resolve.
@@ -54,7 +57,7 @@ pub struct Args {
     #[arg(long, default_value = "exponential", value_parser = parse_round_trip_law)]
     pub round_trip_law: wtlsperf_drivers::load::RoundTripLaw,
     #[command(flatten)]
-    pub packing: wtlsperf_drivers::cli_args::PackingArgs,
+    pub packing: PackingArgs,
     /// Closed loop: keep N handshakes in flight instead of Poisson arrivals (capacity at
     /// saturation; --rate then only sizes the key pool).
     #[arg(long, value_parser = at_least_one, allow_negative_numbers = true)]
@@ -82,7 +85,7 @@ pub struct Args {
     /// Offer a DTLS 1.2 or EDHOC suite instead of the WTLS case, against its own server
     /// started in process behind the same gateway worker (`ecdhe-ecdsa-p256-ccm8`,
     /// `ecdhe-ecdsa-p256-ccm8-mutual`, `psk-ccm8`, `method3-suite2`).
-    #[arg(long, value_parser = parse_suite)]
+    #[arg(long, value_parser = cli_args::suite)]
     pub suite: Option<Suite>,
     /// Write every handshake as a CSV row: intended start and end (Unix ms), the client's
     /// socket, whether it offered a stored session, and `full`, `abbreviated`,
@@ -91,10 +94,6 @@ pub struct Args {
     pub outcomes: Option<PathBuf>,
     #[command(flatten)]
     pub pki: ServedPkiArgs,
-}
-
-fn parse_suite(s: &str) -> Result<Suite, String> {
-    Suite::parse(s).map_err(|e| e.to_string())
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

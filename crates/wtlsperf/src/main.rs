@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 use wtls::suite::{unavailable_specifiers, Case, Specifier};
-use wtlsperf_drivers::cli_args::PkiArgs;
+use wtlsperf::cli_args::PkiArgs;
 use wtlsperf_drivers::pki_store::PkiStore;
 
 #[derive(Debug, Parser)]
@@ -32,7 +32,7 @@ enum Command {
         pki: PkiArgs,
     },
     /// Run handshakes in memory (client and server in one process) and print timings.
-    Handshake(wtlsperf_drivers::runner::Args),
+    Handshake(wtlsperf::handshake_cmd::Args),
     /// Run the UDP WTLS gateway.
     Gateway(wtlsperf::gateway_cmd::Args),
     /// Run handshakes against a gateway over UDP.
@@ -42,15 +42,15 @@ enum Command {
     /// Open-loop load: Poisson arrivals of new handshakes against a gateway.
     Load(wtlsperf::load_cmd::Args),
     /// Flood a gateway with ClientHellos and report memory and legitimate success.
-    Flood(wtlsperf_drivers::flood::Args),
+    Flood(wtlsperf::flood_cmd::Args),
     /// Run the whole evaluation and write the report.
-    Evaluate(wtlsperf_campaign::evaluate::Args),
+    Evaluate(wtlsperf::evaluate_cmd::Args),
     /// DTLS 1.2 (OpenSSL) and EDHOC (lakers) beside WTLS: in memory, over an emulated
     /// bearer, and the peer anchors' bound ratios beside ours.
-    Compare(wtlsperf_drivers::protocols::compare::Args),
+    Compare(wtlsperf::compare_cmd::Args),
     /// Instruction counts (valgrind callgrind) of each side of one seeded handshake per
     /// case and of the server's raw public-key operations: identical on every run.
-    Count(wtlsperf_drivers::counts::Args),
+    Count(wtlsperf::count_cmd::Args),
 }
 
 #[derive(Debug, Subcommand)]
@@ -131,15 +131,15 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
             action: PkiAction::Show(a),
         } => std::process::exit(wtlsperf::pki_show::run(&a)),
         Command::Selfcheck { pki } => selfcheck(&pki),
-        Command::Handshake(a) => wtlsperf_drivers::runner::run(a),
+        Command::Handshake(a) => wtlsperf::handshake_cmd::run(a),
         Command::Gateway(a) => wtlsperf::gateway_cmd::run(a),
         Command::Client(a) => wtlsperf::client_cmd::run(a),
         Command::Bearer(a) => wtlsperf::bearer_cmd::run(a),
         Command::Load(a) => wtlsperf::load_cmd::run(a),
-        Command::Flood(a) => wtlsperf_drivers::flood::run(a),
-        Command::Evaluate(a) => wtlsperf_campaign::evaluate::run(a),
-        Command::Compare(a) => wtlsperf_drivers::protocols::compare::run(a),
-        Command::Count(a) => wtlsperf_drivers::counts::run(a),
+        Command::Flood(a) => wtlsperf::flood_cmd::run(a),
+        Command::Evaluate(a) => wtlsperf::evaluate_cmd::run(a),
+        Command::Compare(a) => wtlsperf::compare_cmd::run(a),
+        Command::Count(a) => wtlsperf::count_cmd::run(a),
     }
 }
 

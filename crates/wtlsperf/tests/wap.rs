@@ -502,8 +502,7 @@ fn kannel_decompile_reads_our_wmlc_of_its_hello_wml() {
 /// A WAP port that is switched off is not bound.
 #[test]
 fn wap_off_leaves_a_port_closed() {
-    let args = wap_gateway::WapArgs {
-        wap: true,
+    let args = wap_gateway::WapPorts {
         wap_off: vec![9202, 9203],
         wap_base_port: 9200,
         origin_timeout_ms: 1000,
@@ -511,7 +510,7 @@ fn wap_off_leaves_a_port_closed() {
     let roles = wap_gateway::open_roles(&args).unwrap();
     assert_eq!(roles.len(), 2);
     assert!(roles.iter().all(|r| !r.secure));
-    let bad = wap_gateway::WapArgs {
+    let bad = wap_gateway::WapPorts {
         wap_off: vec![80],
         ..args.clone()
     };
@@ -519,7 +518,7 @@ fn wap_off_leaves_a_port_closed() {
         .unwrap_err()
         .to_string()
         .contains("--wap-off 80"));
-    let all = wap_gateway::WapArgs {
+    let all = wap_gateway::WapPorts {
         wap_off: vec![9200, 9201, 9202, 9203],
         ..args
     };

@@ -376,14 +376,21 @@ impl LossCurves {
     /// The report section: one figure per bearer (median and p95 against loss) and the
     /// table of every point.
     pub fn section(&self, ctx: &Ctx) -> Section {
-        let mut s = Section::new("loss_curves", "Completion under loss, 0 to 20 %").intro(format!(
+        let mut intro = format!(
             "Each protocol with its own retransmission rules, {} runs a point, in virtual time \
              through the in-memory pair with seeded loss on every datagram both ways (the same \
              loss stream for every protocol). Time = the timers waited + Eq. 3.84 over the \
              flights delivered; percentiles (nearest rank) over the completed runs. DTLS 1.3 \
              fragments to each bearer's MTU.",
             self.runs_per_point
-        ));
+        );
+        // The curves over the modern bearers rest on nominal rates: say so where they
+        // are drawn.
+        if let Some(note) = ctx.catalogue.typical_bearer_note() {
+            intro.push(' ');
+            intro.push_str(&note);
+        }
+        let mut s = Section::new("loss_curves", "Completion under loss, 0 to 20 %").intro(intro);
         let mut bearers: Vec<&str> = Vec::new();
         for r in &self.rows {
             if !bearers.contains(&r.bearer.as_str()) {

@@ -70,48 +70,26 @@ use context::TICK;
 pub use context::{Ctx, Mode};
 use wtlsperf_drivers::pki_store::PkiStore;
 
-/// Command-line arguments.
-#[derive(Debug, clap::Args)]
-#[command(mut_arg("dir", |a| a.default_value(None::<&str>)
-    .help("PKI directory, created on first use (default `<out>/pki`)")))]
-pub struct Args {
-    /// A shorter run (about 160 s on 2 cores): 3 repetitions per case, three load
-    /// points per setting, a handful of bearer cases.
-    #[arg(long)]
-    pub quick: bool,
-    /// Every part on minimal inputs; proves the pipeline, measures nothing worth reading.
-    #[arg(long, hide = true)]
-    pub smoke: bool,
-    /// Output directory (default `results/<UTC timestamp>/`).
-    #[arg(long)]
+/// What `wtlsperf evaluate` runs (the command line, the `wtlsperf` crate's
+/// `evaluate_cmd`, parses its options into this).
+#[derive(Debug, Clone)]
+pub struct EvaluateConfig {
+    pub mode: Mode,
+    /// Output directory; `None`: `results/<UTC timestamp>/`.
     pub out: Option<PathBuf>,
-    /// The shared `--pki` without its default: absent, the PKI goes in `<out>/pki`.
-    #[command(flatten)]
-    pub pki: Option<wtlsperf_drivers::cli_args::PkiArgs>,
-    /// Also write every queue load point's job and disturbance logs into this directory
-    /// (as `wtlsperf load --jobs` does; some 100 MB for a full run), to read a point again
-    /// or differently.
-    #[arg(long)]
+    /// PKI directory, created on first use; `None`: `<out>/pki`.
+    pub pki_dir: Option<PathBuf>,
+    /// Also write every queue load point's job and disturbance logs here.
     pub job_logs: Option<PathBuf>,
-    /// A data directory laid out like the repository's `data/` (`devices/profiles.csv`,
-    /// `devices/operations.csv`, `bearers/profiles.csv`) whose devices and bearers the
-    /// campaign runs on instead of the shipped ones.
-    #[arg(long, value_name = "DIR")]
+    /// A data directory laid out like the repository's `data/` whose devices and bearers
+    /// the campaign runs on instead of the shipped ones.
     pub data: Option<PathBuf>,
-    /// Run one part alone, with the parts it reads, and write only its files and
-    /// `part.json` (its wall time and headline figures), not the report: `queue` runs the
-    /// processing part (whose service times are the load test's first guess) and the
-    /// queue part, and writes `queue.csv`, `queue_load_test.csv` and
-    /// `queue_robustness.csv`; `robustness` runs the processing part and the Poisson
-    /// premise's test under other round-trip laws (not part of the main run), and writes
-    /// `queue_robustness.csv` with its points. For checking one part on a shared machine
-    /// without the whole campaign.
-    #[arg(long, value_enum)]
+    /// Run one part alone, with the parts it reads, and write only its files.
     pub only: Option<Only>,
 }
 
 /// The parts `--only` can run alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Only {
     /// The queue part: the models and the load test.
     Queue,
@@ -172,14 +150,8 @@ impl PartClock<'_> {
 }
 
 /// Runs the evaluation and writes the results directory.
-pub fn run(args: Args) -> anyhow::Result<()> {
-    let mode = if args.smoke {
-        Mode::Smoke
-    } else if args.quick {
-        Mode::Quick
-    } else {
-        Mode::Full
-    };
+pub fn run(args: EvaluateConfig) -> anyhow::Result<()> {
+    let mode = args.mode;
     // The devices and bearers first: a bad data file stops the run before it writes.
     let catalogue = match &args.data {
         Some(dir) => vocabulary::Catalogue::load(dir).context("--data")?,
@@ -210,7 +182,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let clock = Instant::now();
 
     ctx.step("loading or creating the PKI");
-    let pki_dir = args.pki.map_or_else(|| out.join("pki"), |p| p.dir);
+    let pki_dir = args.pki_dir.unwrap_or_else(|| out.join("pki"));
     let store = clocks.part(&ctx, "pki", || {
         // The thesis' Table 3.2 numbering: its byte counts (Table 4.11) were made
         // with it (explicit parameters for the curves WAP-261 does not number would
@@ -516,40 +488,18 @@ mod tests {
     }
 
     #[test]
-    fn without_pki_the_evaluation_chooses_its_own_directory() {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct Command {
-            #[command(flatten)]
-            args: Args,
-        }
-        let absent = Command::try_parse_from(["evaluate"]).unwrap();
-        assert!(absent.args.pki.is_none());
-        let given = Command::try_parse_from(["evaluate", "--pki", "elsewhere"]).unwrap();
-        assert_eq!(given.args.pki.unwrap().dir, PathBuf::from("elsewhere"));
-    }
-
-    #[test]
     fn a_bad_data_directory_is_refused_before_anything_is_written() {
-        use clap::Parser;
-        #[derive(Parser)]
-        struct Command {
-            #[command(flatten)]
-            args: Args,
-        }
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
-        let missing = dir.path().join("no-data");
-        let command = Command::try_parse_from([
-            "evaluate".as_ref(),
-            "--smoke".as_ref(),
-            "--out".as_ref(),
-            out.as_os_str(),
-            "--data".as_ref(),
-            missing.as_os_str(),
-        ])
-        .unwrap();
-        let e = format!("{:#}", run(command.args).unwrap_err());
+        let config = EvaluateConfig {
+            mode: Mode::Smoke,
+            out: Some(out.clone()),
+            pki_dir: None,
+            job_logs: None,
+            data: Some(dir.path().join("no-data")),
+            only: None,
+        };
+        let e = format!("{:#}", run(config).unwrap_err());
         assert!(e.starts_with("--data") && e.contains("profiles.csv"), "{e}");
         assert!(!out.exists());
     }

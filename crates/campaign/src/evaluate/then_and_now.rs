@@ -159,9 +159,9 @@ impl ThenAndNow {
                  (table: 'model / measured'). The figure shows the thesis' Nokia 7650 on GSM \
                  CSD beside the {FIGURE_TODAY_DEVICE} (Cortex-M4, whose ML-KEM costs pqm4 \
                  publishes) on today's links. 'n/a': the device profile has no published price \
-                 for an operation of that handshake (nothing is extrapolated). The modern \
-                 bearers' rates are nominal figures (data/bearers/profiles.csv names each \
-                 source); then_and_now.csv has every row with its kind."
+                 for an operation of that handshake (nothing is extrapolated); \
+                 then_and_now.csv has every row with its kind. {}",
+                nominal_note(&ctx.catalogue)
             ))
             .figure(self.figure())
             .table(self.table(ctx))
@@ -338,6 +338,26 @@ fn row(
         measured_runs: run.map_or(0, |r| r.measured_runs),
         kind,
     }
+}
+
+/// Which of the axes' bearers have nominal rather than measured rates, and what that
+/// means for a duration over them.
+fn nominal_note(catalogue: &Catalogue) -> String {
+    let nominal: Vec<String> = BEARERS
+        .iter()
+        .filter_map(|(_, name)| catalogue.bearer(name).ok())
+        .filter(|b| b.rate_kind.is_nominal())
+        .map(|b| format!("{} ({})", b.name, b.rate_kind.describe()))
+        .collect();
+    if nominal.is_empty() {
+        return String::new();
+    }
+    format!(
+        "Nominal bearer rates: {}; typical figures, not effective rates measured on a network \
+         (data/bearers/profiles.csv names the source of each), so a duration over them is a \
+         lower bound on what such a link gives.",
+        nominal.join("; ")
+    )
 }
 
 fn modelled() -> Provenance {

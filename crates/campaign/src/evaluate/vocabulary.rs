@@ -182,15 +182,15 @@ impl Catalogue {
     /// sentence every table, figure and finding that uses them carries: whole findings
     /// rest on them, and a reader must know their rates are nominal peak rates.
     pub fn typical_bearer_note(&self) -> Option<String> {
-        let typical: Vec<&str> = self
+        let typical: Vec<String> = self
             .compared_bearers()
-            .filter(|b| b.source.starts_with("typical figures"))
-            .map(|b| b.name.as_str())
+            .filter(|b| b.rate_kind.is_nominal())
+            .map(|b| format!("{} ({})", b.name, b.rate_kind.describe()))
             .collect();
         (!typical.is_empty()).then(|| {
             format!(
-                "The {} profiles are typical figures, not measurements: their rates are nominal figures of the bearer class (mostly peak rates; data/bearers/profiles.csv says which, with the 3GPP document each rests on), not effective rates measured on a network, and their latencies typical values; a duration over them is a lower bound on what such a link gives.",
-                typical.join(", ")
+                "Nominal bearer rates: {}. These profiles are typical figures, not measurements: their rates are not effective rates measured on a network (data/bearers/profiles.csv names the 3GPP document or source each rests on), and their latencies typical values; a duration over them is a lower bound on what such a link gives.",
+                typical.join("; ")
             )
         })
     }
@@ -231,7 +231,7 @@ pub(crate) mod tests {
         append(
             &root.join("bearers/profiles.csv"),
             &bearers.join("profiles.csv"),
-            "fixture-5g,2000000,4000000,normal,10,2,28,1400,\"a fixture\",yes,\"a fixture\"",
+            "fixture-5g,2000000,4000000,normal,10,2,28,1400,\"a fixture\",yes,\"a fixture\",peak",
         );
         dir
     }

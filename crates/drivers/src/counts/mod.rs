@@ -21,7 +21,6 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use anyhow::{anyhow, Context, Result};
-use clap::Parser;
 use serde::Serialize;
 use wtls::fixtures::UNIX_NOW;
 use wtls::handshake::AuthMode;
@@ -36,34 +35,27 @@ pub use callgrind::available;
 /// The seed of the evaluation's counts (any fixed value: it only has to be the same).
 pub const DEFAULT_SEED: u64 = 0x5754_4C53;
 
-/// `wtlsperf count`: instruction counts of handshake cases under callgrind.
-#[derive(Debug, Parser)]
-pub struct Args {
-    /// The cases and modes to count (`--case`, `--auth`, repeatable).
-    #[command(flatten)]
-    pub selection: crate::cli_args::CaseSelectionArgs,
+/// What `wtlsperf count` counts (the command line, the `wtlsperf` crate's `count_cmd`,
+/// parses its options into this).
+#[derive(Debug, Clone)]
+pub struct CountConfig {
+    /// Cases to count; empty means every case the local libcrypto supports.
+    pub cases: Vec<Case>,
+    /// Authentication modes; empty means every mode the variant can run.
+    pub auths: Vec<AuthMode>,
     /// Handshake variant (resumed is not counted).
-    #[arg(long, value_enum, default_value = "full")]
     pub variant: Variant,
     /// Seed of the PKI and of every random draw.
-    #[arg(long, default_value_t = DEFAULT_SEED)]
     pub seed: u64,
     /// Cases counted at once (one valgrind process each).
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: u16,
     /// Write the counts as CSV here instead of a table on stdout.
-    #[arg(long)]
     pub csv: Option<PathBuf>,
-    /// Keep the PKI and the callgrind profiles in this directory (for reading a
-    /// profile with callgrind_annotate); default a temporary directory, removed after.
-    #[arg(long)]
+    /// Keep the PKI and the callgrind profiles in this directory; `None`: a temporary
+    /// directory, removed after.
     pub keep: Option<PathBuf>,
-    /// Internal: run one case in this process (the child under valgrind).
-    #[arg(long, hide = true, requires = "child_pki")]
-    pub one: bool,
-    /// Internal: the PKI the child loads (not the shared `--pki`: the parent issues it
-    /// from the seed, in a directory of its own).
-    #[arg(long, hide = true)]
+    /// The child under valgrind: run the one case in this process, on the PKI in this
+    /// directory (issued by the parent from the seed, not the shared `--pki`).
     pub child_pki: Option<PathBuf>,
 }
 
@@ -168,7 +160,7 @@ pub fn count(
 /// libcrypto supports) in each selected mode (default every mode the variant can run).
 /// A selection the variant cannot run is refused here, naming the options, rather than
 /// case by case from the children.
-fn plan(args: &Args) -> Result<Vec<Planned>> {
+fn plan(args: &CountConfig) -> Result<Vec<Planned>> {
     let variant = args.variant;
     if variant == Variant::Resumed {
         anyhow::bail!(
@@ -176,7 +168,6 @@ fn plan(args: &Args) -> Result<Vec<Planned>> {
         );
     }
     if let Some(auth) = args
-        .selection
         .auths
         .iter()
         .find(|a| !variant.auth_modes().contains(a))
@@ -193,15 +184,15 @@ fn plan(args: &Args) -> Result<Vec<Planned>> {
                 .join(", ")
         );
     }
-    let cases = if args.selection.cases.is_empty() {
+    let cases = if args.cases.is_empty() {
         Case::ALL.into_iter().filter(Case::is_available).collect()
     } else {
-        args.selection.cases.clone()
+        args.cases.clone()
     };
-    let auths = if args.selection.auths.is_empty() {
+    let auths = if args.auths.is_empty() {
         variant.auth_modes().to_vec()
     } else {
-        args.selection.auths.clone()
+        args.auths.clone()
     };
     Ok(cases
         .iter()
@@ -286,16 +277,12 @@ struct CountCsv {
 }
 
 /// `wtlsperf count`.
-pub fn run(args: Args) -> Result<()> {
-    if args.one {
-        let pki = args
-            .child_pki
-            .as_deref()
-            .context("--one needs --child-pki")?;
-        let [case] = args.selection.cases[..] else {
+pub fn run(args: CountConfig) -> Result<()> {
+    if let Some(pki) = args.child_pki.as_deref() {
+        let [case] = args.cases[..] else {
             anyhow::bail!("--one counts exactly one --case");
         };
-        let [auth] = args.selection.auths[..] else {
+        let [auth] = args.auths[..] else {
             anyhow::bail!("--one counts exactly one --auth");
         };
         return one::run_one(pki, case, auth, args.variant, args.seed);

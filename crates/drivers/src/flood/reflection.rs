@@ -18,7 +18,7 @@ use anyhow::Context;
 use serde::Serialize;
 use wtls::endpoint::ResponseLimit;
 
-use super::{in_process_gateway, prepare, Args, RANDOM_BYTES_AT};
+use super::{in_process_gateway, prepare, FloodConfig, RANDOM_BYTES_AT};
 
 /// IPv4 (20) and UDP (8) headers: what each datagram costs on the wire besides its
 /// payload.
@@ -49,7 +49,7 @@ pub struct ReflectionRun {
 }
 
 /// Runs both patterns, without and with the limiter in process, or once each remotely.
-pub fn run(args: &Args) -> anyhow::Result<Vec<ReflectionRun>> {
+pub fn run(args: &FloodConfig) -> anyhow::Result<Vec<ReflectionRun>> {
     let (store, _, hello) = prepare(args)?;
     let count = (args.rate * args.duration).ceil() as u64;
     let mut runs = Vec::new();
@@ -91,7 +91,7 @@ fn measure(
     target: SocketAddr,
     hello: &[u8],
     duplicate: bool,
-    args: &Args,
+    args: &FloodConfig,
     count: u64,
 ) -> anyhow::Result<ReflectionRun> {
     let rate = args.rate;

@@ -3,11 +3,12 @@
 //! emulated bearer on an emulated device, and the peer anchors' bound ratios beside our
 //! gateway's, measured interleaved in one run.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use wtls::suite::Case;
-use wtlsperf_bearer::profile;
+use wtlsperf_bearer::LinkProfile;
 
 use super::model::{self, Device};
 use super::peers::{AnchorBench, Peer, PeerSamples};
@@ -15,47 +16,33 @@ use super::{measure_suite, Suite};
 use crate::pki_store::PkiStore;
 use crate::runner::{self, AuthMode, Flow, RunnerOptions};
 
-/// Command-line arguments.
-#[derive(Debug, clap::Args)]
-pub struct Args {
+/// What `wtlsperf compare` runs (the command line, the `wtlsperf` crate's
+/// `compare_cmd`, parses its options into this).
+#[derive(Debug, Clone)]
+pub struct CompareConfig {
     /// Handshakes per suite in memory.
-    #[arg(long, default_value_t = 200)]
     pub reps: usize,
     /// Handshakes per anchor (and per WTLS counterpart) for the bound ratios, in blocks.
-    #[arg(long, default_value_t = 1000)]
     pub peer_reps: usize,
-    /// Skip the peer anchors.
-    #[arg(long)]
-    pub no_peers: bool,
-    /// Also run this suite over an emulated bearer (`psk-ccm8`, `method3-suite2`, ...).
-    #[arg(long)]
-    pub suite: Option<String>,
-    /// Bearer profile for `--suite` (e.g. `nb-iot`, `gsm-csd`).
-    #[arg(long, default_value = "nb-iot")]
-    pub profile: String,
-    /// Loss probability added to the profile for `--suite`.
-    #[arg(long, default_value_t = 0.0)]
+    /// Measure the peer anchors.
+    pub peers: bool,
+    /// Also run this suite over an emulated bearer.
+    pub over: Option<Suite>,
+    /// Bearer profile for `over`, before `loss` is added.
+    pub profile: LinkProfile,
+    /// Loss probability added to the profile for `over`.
     pub loss: f64,
-    /// Seed of the relay's delay and loss draws (and of the CoAP timers) for `--suite`.
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the relay's delay and loss draws (and of the CoAP timers) for `over`.
     pub seed: u64,
-    /// Emulated client device for `--suite` (default: this machine).
-    #[arg(long)]
-    pub device: Option<String>,
-    // The PKI of the anchors' WTLS counterparts, issued on first use.
-    #[command(flatten)]
-    pub pki: crate::cli_args::PkiArgs,
+    /// Emulated client device for `over`.
+    pub device: Device,
+    /// The PKI of the anchors' WTLS counterparts, issued on first use.
+    pub pki_dir: PathBuf,
 }
 
 /// Runs the command.
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(args: CompareConfig) -> anyhow::Result<()> {
     anyhow::ensure!(args.reps > 0, "--reps must be at least 1");
-    let over = match &args.suite {
-        Some(name) => Some(Suite::parse(name).context("--suite")?),
-        None => None,
-    };
-    find_device(args.device.as_deref())?;
-    profile(&args.profile).map_err(|e| anyhow!("--profile: {e}"))?;
     println!(
         "suite                          bytes flights  server_us  bound  hs/s/core  client_us"
     );
@@ -72,12 +59,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             m.client_cpu_us
         );
     }
-    if let Some(suite) = over {
+    if let Some(suite) = args.over {
         over_bearer(&args, suite)?;
     }
-    if !args.no_peers {
+    if args.peers {
         anyhow::ensure!(args.peer_reps > 0, "--peer-reps must be at least 1");
-        let store = args.pki.load_or_init()?;
+        let store = PkiStore::load_or_init(&args.pki_dir)
+            .with_context(|| format!("--pki {}", args.pki_dir.display()))?;
         for (peer, ours) in anchors_beside_ours(&store, args.peer_reps, 10)? {
             println!(
                 "{:<28} bound {:.2}  (server {:.0} us, raw {:.0} us)   ours {}: {}",
@@ -93,7 +81,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn find_device(name: Option<&str>) -> anyhow::Result<Device> {
+/// The device `--device` names (`this-machine` when absent), or an error listing the
+/// known ones.
+pub fn find_device(name: Option<&str>) -> anyhow::Result<Device> {
     let all = Device::all()?;
     let name = name.unwrap_or("this-machine");
     let names: Vec<String> = all.iter().map(|d| d.name().to_owned()).collect();
@@ -102,15 +92,13 @@ fn find_device(name: Option<&str>) -> anyhow::Result<Device> {
         .ok_or_else(|| anyhow!("--device {name:?} is unknown; known: {}", names.join(", ")))
 }
 
-fn over_bearer(args: &Args, suite: Suite) -> anyhow::Result<()> {
+fn over_bearer(args: &CompareConfig, suite: Suite) -> anyhow::Result<()> {
     anyhow::ensure!(
         (0.0..=1.0).contains(&args.loss),
         "--loss must lie in [0, 1]"
     );
-    let p = profile(&args.profile)
-        .map_err(|e| anyhow!("--profile: {e}"))?
-        .with_loss(args.loss);
-    let device = find_device(args.device.as_deref())?;
+    let p = args.profile.clone().with_loss(args.loss);
+    let device = &args.device;
     let steps = match &device {
         Device::ThisMachine => None,
         Device::Profile(d) => Some(model::client_steps(suite, d)?),

@@ -1,24 +1,50 @@
 //! `wtlsperf handshake`: the cases to run, the tables on stdout (or stderr) and the JSON
-//! records.
+//! records. The command line (the `wtlsperf` crate's `handshake_cmd`) parses the options
+//! into a [`CommandConfig`].
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 
 use super::{
-    json_records, measure_case, planned_cases, render_case, render_overview, Args, RunnerOptions,
+    json_records, measure_case, planned_cases, render_case, render_overview, RunnerOptions,
 };
 use crate::pki_store::PkiStore;
 
+/// What `wtlsperf handshake` runs.
+#[derive(Debug, Clone)]
+pub struct CommandConfig {
+    pub plan: Plan,
+    /// Newline-delimited JSON records to this file, or to stdout with `-` (the tables
+    /// then go to stderr).
+    pub json: Option<PathBuf>,
+    /// The PKI, issued on first use: the in-memory runner serves no one else.
+    pub pki_dir: PathBuf,
+    /// One bound pair per rep and no extension (`scripts/bench-counts.sh` divides the
+    /// raw operations' count by the reps).
+    pub options: RunnerOptions,
+}
+
+/// Which handshakes run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan {
+    /// Every case of thesis Table 3.3 the PKI holds, in each mode the variant can run.
+    All,
+    /// One case in one mode.
+    One(Case, AuthMode),
+}
+
 /// Runs `wtlsperf handshake`.
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: CommandConfig) -> Result<()> {
     let started = Instant::now();
-    let store = args.pki.load_or_init()?;
-    let opts = options(&args);
+    let store = PkiStore::load_or_init(&args.pki_dir)
+        .with_context(|| format!("--pki {}", args.pki_dir.display()))?;
+    let opts = args.options.clone();
     let to_stdout = args.json.as_deref() == Some(std::path::Path::new("-"));
     let mut json: Option<Box<dyn Write>> = match &args.json {
         None => None,
@@ -65,25 +91,14 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// The runner's options from the command line: one bound pair per rep, no extension
-/// (`scripts/bench-counts.sh` divides the raw operations' count by the reps).
-fn options(args: &Args) -> RunnerOptions {
-    RunnerOptions {
-        reps: args.reps,
-        warmup: args.warmup,
-        flow: args.flow,
-        packing: args.packing.packing,
-        variant: args.variant,
-        measure_bound: !args.no_bound,
-        measure_probe_overhead: !args.no_probe_overhead,
-        bound_extension: None,
-    }
-}
-
 /// The (case, authentication) pairs to run: every planned one with `--all` (naming the
 /// cases the local libcrypto cannot run), else the one given.
-fn plan(args: &Args, store: &PkiStore, print: &dyn Fn(&str)) -> Result<Vec<(Case, AuthMode)>> {
-    if args.all {
+fn plan(
+    args: &CommandConfig,
+    store: &PkiStore,
+    print: &dyn Fn(&str),
+) -> Result<Vec<(Case, AuthMode)>> {
+    let Plan::One(case, auth) = args.plan else {
         for c in Case::ALL.iter().filter(|c| !c.is_available()) {
             print(&format!(
                 "note: skipping {c}: {}\n",
@@ -92,12 +107,8 @@ fn plan(args: &Args, store: &PkiStore, print: &dyn Fn(&str)) -> Result<Vec<(Case
                     .unwrap_or("not in the PKI")
             ));
         }
-        return Ok(planned_cases(store, args.variant));
-    }
-    let crate::cli_args::HandshakeArgs { case, auth } = args
-        .handshake
-        .clone()
-        .ok_or_else(|| anyhow!("--case and --auth are required without --all"))?;
+        return Ok(planned_cases(store, args.options.variant));
+    };
     if !case.is_available() {
         bail!("case {case} needs a curve the local libcrypto lacks");
     }

@@ -201,6 +201,54 @@ fn validation_errors_are_what_the_cycles_give() {
     }
 }
 
+/// The validation target over the same-code points (docs/results.md, "Executed device
+/// costs"): median within 10 % and every point within 20 %. It holds on pqm4's points and on
+/// micro-ecc's F446RE points; micro-ecc's own LPC1114 points miss it by under two points,
+/// low, because that board reads its flash with wait states the zero-wait-state model does
+/// not price, so they are held to what the documentation says of them. The Mbed TLS rows
+/// beside micro-ecc's numbers compare two libraries and stay out of the target.
+#[test]
+fn same_code_points_meet_the_stated_target() {
+    let rows = table(VALIDATION_CSV);
+    for compared in ["total", "non-hash"] {
+        let mut errors: Vec<f64> = rows
+            .iter()
+            .filter(|r| r["same_code"] == "yes" && r["compared"] == compared)
+            .map(|r| num(r, "error_pct").abs())
+            .collect();
+        errors.sort_by(f64::total_cmp);
+        assert!(!errors.is_empty(), "{compared}");
+        let n = errors.len();
+        let median = if n % 2 == 1 {
+            errors[n / 2]
+        } else {
+            (errors[n / 2 - 1] + errors[n / 2]) / 2.0
+        };
+        assert!(median <= 10.0, "{compared}: median {median} %");
+    }
+    let same_code_microecc = rows
+        .iter()
+        .filter(|r| r["same_code"] == "yes" && r["reference"].starts_with("micro-ecc"))
+        .count();
+    assert_eq!(same_code_microecc, 10, "six F446RE and four LPC1114 points");
+    for r in rows.iter().filter(|r| r["same_code"] == "yes") {
+        let error = num(r, "error_pct");
+        if r["reference"].contains("(LPC1114)") {
+            assert!((-25.0..0.0).contains(&error), "{r:?}");
+        } else {
+            assert!(error.abs() <= 20.0, "{r:?}");
+        }
+    }
+    // micro-ecc's numbers are same code only beside the micro-ecc images
+    for r in rows
+        .iter()
+        .filter(|r| r["reference"].starts_with("micro-ecc"))
+    {
+        let microecc_image = r["instruction_set"].contains("microecc");
+        assert_eq!(r["same_code"] == "yes", microecc_image, "{r:?}");
+    }
+}
+
 #[test]
 fn executed_devices_are_catalogue_profiles_completed_for_every_case() {
     let all = profiles().unwrap();

@@ -72,6 +72,15 @@ pub(super) fn poisson_robustness(q: &QueueResults) -> Option<Finding> {
     )
 }
 
+/// "4" or "4 to 6": the jobs a handshake brings over the judged cases.
+fn jobs_text(low: f64, high: f64) -> String {
+    if (high - low).abs() < 0.05 {
+        format!("{low:.0}")
+    } else {
+        format!("{low:.0} to {high:.0}")
+    }
+}
+
 /// The corrected model on mutual handshakes of three or more jobs (`queue::variants`),
 /// decided by the interval rule on the undisturbed jobs, the whole window beside it.
 pub(super) fn mutual_queue_model(q: &QueueResults) -> Option<Finding> {
@@ -99,12 +108,18 @@ pub(super) fn mutual_queue_model(q: &QueueResults) -> Option<Finding> {
     };
     Some(
         Finding::new(
-            "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the gateway's mean wait for mutually authenticated handshakes that bring it three or more jobs each, ECC and RSA.",
+            // The claim names the set it is judged on: WTLS, one datagram per message.
+            // The other protocols' mutual load points (one datagram per flight) are in the
+            // load-test table and are not judged here.
             format!(
-                "Load test on the real gateway ({}; mutual, one datagram per message, {:.1}-{:.1} jobs a handshake, {} ms exponential round trip, each point at its measured rho). Undisturbed jobs: within 15 % at {} of {} points (median |error| {}, worst {}); by the interval rule of the robustness finding, keeps at {}, stops at {}, undecided at {}. Whole window, stalls of the shared machine included: within 15 % at {} of {} (median {}, worst {}), outside both 15 % and the interval at {}. FIFO replay of the runs' own arrivals: within 15 % at {} of {}.",
+                "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the gateway's mean wait for mutually authenticated WTLS handshakes sent one datagram per message, which bring it {} jobs each ({}); the DTLS and EDHOC mutual load points (one datagram per flight) are not judged here.",
+                jobs_text(k_low, k_high),
                 cases.join(", "),
-                k_low,
-                k_high,
+            ),
+            format!(
+                "Load test on the real gateway ({}; mutual, one datagram per message, {} jobs a handshake, {} ms exponential round trip, each point at its measured rho). Undisturbed jobs: within 15 % at {} of {} points (median |error| {}, worst {}); by the interval rule of the robustness finding, keeps at {}, stops at {}, undecided at {}. Whole window, stalls of the shared machine included: within 15 % at {} of {} (median {}, worst {}), outside both 15 % and the interval at {}. FIFO replay of the runs' own arrivals: within 15 % at {} of {}.",
+                cases.join(", "),
+                jobs_text(k_low, k_high),
                 crate::evaluate::queue::reality::BEARER_ROUND_TRIP_MS,
                 j.undisturbed.within,
                 j.undisturbed.points(),

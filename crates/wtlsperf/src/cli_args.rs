@@ -1,21 +1,23 @@
 //! The command-line arguments several commands share, defined once and flattened into
 //! each command with `#[command(flatten)]` (the way quinn's perf tool shares its
 //! `CommonOpt`): the PKI directory, the CA/leaf case with its authentication, and the
-//! datagram packing.
+//! datagram packing; and the value parsers of the numbers and names the commands take.
 //!
-//! The values are the domain's own types (`Case`, [`AuthMode`], [`Packing`]), parsed
-//! here by value parsers, so that no command keeps a string or a look-alike enum past
-//! the command line, and a bad value is refused by clap with the option named
-//! (`invalid value 'x' for '--case <CASE>'`) and exit status 2.
+//! The values are the domain's own types (`Case`, [`AuthMode`], [`Packing`], the
+//! drivers' enums), parsed here by value parsers, so that no command keeps a string or a
+//! look-alike enum past the command line, and a bad value is refused by clap with the
+//! option named (`invalid value 'x' for '--case <CASE>'`) and exit status 2. Checks that
+//! need more than one value return an error that `main` prints and exits 1 on.
 
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use wtls::handshake::{AuthMode, Packing};
 use wtls::suite::Case;
-
-use crate::pki_store::{ClientCredentials, PkiStore};
+use wtlsperf_drivers::pki_store::{ClientCredentials, PkiStore, MANIFEST};
+use wtlsperf_drivers::protocols::Suite;
 
 /// `--pki`: the directory of CA and leaf certificates for every case.
 #[derive(Debug, Clone, clap::Args)]
@@ -43,7 +45,7 @@ impl PkiArgs {
     pub fn load_client(&self, case: &Case) -> anyhow::Result<ClientCredentials> {
         let dir = self.dir.display();
         PkiStore::load_client(&self.dir, case).with_context(|| {
-            if self.dir.join(crate::pki_store::MANIFEST).exists() {
+            if self.dir.join(MANIFEST).exists() {
                 format!("--pki {dir} --case {case}")
             } else {
                 format!("--pki {dir}: create one with `wtlsperf pki init --dir {dir}`")
@@ -73,6 +75,15 @@ impl ServedPkiArgs {
     /// Loads the PKI, or issues it with `--create-pki`; otherwise says how to make one.
     pub fn open(&self) -> anyhow::Result<PkiStore> {
         PkiStore::open(&self.pki.dir, self.create_pki)
+    }
+
+    /// The drivers' description of the same choice, for a driver that opens the PKI
+    /// itself after its own checks.
+    pub fn source(&self) -> wtlsperf_drivers::pki_store::PkiSource {
+        wtlsperf_drivers::pki_store::PkiSource {
+            dir: self.pki.dir.clone(),
+            create: self.create_pki,
+        }
     }
 }
 
@@ -154,14 +165,80 @@ const PACKINGS: [(Packing, &str, &str); 2] = [
 
 /// The value parser of `--packing`: `flight` or `message`.
 pub fn packing() -> impl TypedValueParser<Value = Packing> {
-    PossibleValuesParser::new(PACKINGS.map(|(_, name, help)| PossibleValue::new(name).help(help)))
-        .try_map(|name: String| {
-            PACKINGS
-                .iter()
-                .find(|(_, n, _)| *n == name)
-                .map(|(p, _, _)| *p)
-                .ok_or_else(|| format!("{name:?} is neither flight nor message"))
-        })
+    choice(&PACKINGS)
+}
+
+/// The value parser of an option naming one of a domain type's values: `table` lists
+/// each value with its command-line name and the help `--help` shows beside it (what
+/// clap's `ValueEnum` would give a type of this crate's own).
+pub fn choice<T>(
+    table: &'static [(T, &'static str, &'static str)],
+) -> impl TypedValueParser<Value = T>
+where
+    T: Copy + Send + Sync + 'static,
+{
+    PossibleValuesParser::new(
+        table
+            .iter()
+            .map(|(_, name, help)| PossibleValue::new(*name).help(*help)),
+    )
+    .try_map(move |name: String| {
+        table
+            .iter()
+            .find(|(_, n, _)| *n == name)
+            .map(|(value, _, _)| *value)
+            .ok_or_else(|| format!("{name:?} is not one of the possible values"))
+    })
+}
+
+/// A count that must be at least 1 (workers, clients, sources).
+pub fn at_least_one(s: &str) -> Result<usize, String> {
+    let n: usize = s.parse().map_err(|e| format!("not a whole number ({e})"))?;
+    if n == 0 {
+        return Err("must be at least 1".into());
+    }
+    Ok(n)
+}
+
+/// A number that must be positive and finite (a rate).
+pub fn positive_number(s: &str) -> Result<f64, String> {
+    let x: f64 = s.parse().map_err(|e| format!("not a number ({e})"))?;
+    if !(x.is_finite() && x > 0.0) {
+        return Err(format!("must be a positive finite number, got {x}"));
+    }
+    Ok(x)
+}
+
+/// A number of seconds that must be positive and finite.
+pub fn positive_seconds(s: &str) -> Result<f64, String> {
+    let x: f64 = s.parse().map_err(|e| format!("not a number ({e})"))?;
+    if !(x.is_finite() && x > 0.0) {
+        return Err(format!("must be a positive number of seconds, got {x}"));
+    }
+    Ok(x)
+}
+
+/// How long a command runs: `None` until it is stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunLength(pub Option<Duration>);
+
+/// A run length: positive; a length too long to represent (e.g. `inf`, `1e300`) runs
+/// until the process is stopped.
+pub fn run_length(s: &str) -> Result<RunLength, String> {
+    let x: f64 = s.parse().map_err(|e| format!("not a number ({e})"))?;
+    if x.is_nan() || x <= 0.0 {
+        return Err(format!("must be a positive number of seconds, got {x}"));
+    }
+    Ok(RunLength(
+        Duration::try_from_secs_f64(x)
+            .ok()
+            .filter(|d| Instant::now().checked_add(*d).is_some()),
+    ))
+}
+
+/// The value parser of `--suite`: a DTLS 1.2 or EDHOC suite by its name.
+pub fn suite(s: &str) -> Result<Suite, String> {
+    Suite::parse(s).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -187,6 +264,23 @@ mod tests {
         assert_eq!(p.packing.packing, Packing::FlightPerDatagram);
         assert_eq!(p.pki.pki.dir, PathBuf::from("pki"));
         assert!(!p.pki.create_pki);
+    }
+
+    #[test]
+    fn operator_numbers_are_checked() {
+        assert_eq!(at_least_one("3"), Ok(3));
+        assert!(at_least_one("0").is_err());
+        assert!(at_least_one("-1").is_err());
+        assert!(positive_seconds("NaN").is_err());
+        assert!(positive_seconds("inf").is_err());
+        assert!(positive_seconds("-1").is_err());
+        assert_eq!(positive_seconds("2.5"), Ok(2.5));
+        assert_eq!(run_length("inf"), Ok(RunLength(None)));
+        assert_eq!(run_length("1e300"), Ok(RunLength(None)));
+        assert_eq!(run_length("2"), Ok(RunLength(Some(Duration::from_secs(2)))));
+        assert!(run_length("NaN").is_err());
+        assert!(run_length("-1").is_err());
+        assert!(run_length("0").is_err());
     }
 
     #[test]

@@ -1,0 +1,124 @@
+//! `wtlsperf evaluate` on the command line: its arguments and the campaign configuration
+//! they make (`wtlsperf_campaign::evaluate::run`).
+
+use std::path::PathBuf;
+
+use wtlsperf_campaign::evaluate::{EvaluateConfig, Mode, Only};
+
+use crate::cli_args::{self, PkiArgs};
+
+/// `wtlsperf evaluate` arguments. A new option goes here and into [`Args::config`], and
+/// its value into the campaign's `EvaluateConfig`.
+#[derive(Debug, clap::Args)]
+#[command(mut_arg("dir", |a| a.default_value(None::<&str>)
+    .help("PKI directory, created on first use (default `<out>/pki`)")))]
+pub struct Args {
+    /// A shorter run (about 160 s on 2 cores): 3 repetitions per case, three load
+    /// points per setting, a handful of bearer cases.
+    #[arg(long)]
+    pub quick: bool,
+    /// Every part on minimal inputs; proves the pipeline, measures nothing worth reading.
+    #[arg(long, hide = true)]
+    pub smoke: bool,
+    /// Output directory (default `results/<UTC timestamp>/`).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// The shared `--pki` without its default: absent, the PKI goes in `<out>/pki`.
+    #[command(flatten)]
+    pub pki: Option<PkiArgs>,
+    /// Also write every queue load point's job and disturbance logs into this directory
+    /// (as `wtlsperf load --jobs` does; some 100 MB for a full run), to read a point again
+    /// or differently.
+    #[arg(long)]
+    pub job_logs: Option<PathBuf>,
+    /// A data directory laid out like the repository's `data/` (`devices/profiles.csv`,
+    /// `devices/operations.csv`, `bearers/profiles.csv`) whose devices and bearers the
+    /// campaign runs on instead of the shipped ones.
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+    /// Run one part alone, with the parts it reads, and write only its files and
+    /// `part.json` (its wall time and headline figures), not the report: `queue` runs the
+    /// processing part (whose service times are the load test's first guess) and the
+    /// queue part, and writes `queue.csv`, `queue_load_test.csv` and
+    /// `queue_robustness.csv`; `robustness` runs the processing part and the Poisson
+    /// premise's test under other round-trip laws (not part of the main run), and writes
+    /// `queue_robustness.csv` with its points. For checking one part on a shared machine
+    /// without the whole campaign.
+    #[arg(long, value_parser = cli_args::choice(&ONLY))]
+    pub only: Option<Only>,
+}
+
+/// `--only`: the parts that can run alone, by their command-line names.
+const ONLY: [(Only, &str, &str); 2] = [
+    (
+        Only::Queue,
+        "queue",
+        "The queue part: the models and the load test",
+    ),
+    (
+        Only::Robustness,
+        "robustness",
+        "The Poisson premise under round-trip laws that are not exponential: every law, the exponential baseline among them, at three loads, each point long enough for the interval rule to decide (about 7 minutes in the full mode); writes `queue_robustness.csv`, its points in `queue_load_test.csv` and `queue.csv`, and `part.json` with the finding",
+    ),
+];
+
+impl Args {
+    /// The campaign's configuration: `--smoke` wins over `--quick`.
+    pub fn config(self) -> EvaluateConfig {
+        let mode = if self.smoke {
+            Mode::Smoke
+        } else if self.quick {
+            Mode::Quick
+        } else {
+            Mode::Full
+        };
+        EvaluateConfig {
+            mode,
+            out: self.out,
+            pki_dir: self.pki.map(|p| p.dir),
+            job_logs: self.job_logs,
+            data: self.data,
+            only: self.only,
+        }
+    }
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    wtlsperf_campaign::evaluate::run(args.config())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn without_pki_the_evaluation_chooses_its_own_directory() {
+        let absent = Command::try_parse_from(["evaluate"]).unwrap();
+        assert!(absent.args.config().pki_dir.is_none());
+        let given = Command::try_parse_from(["evaluate", "--pki", "elsewhere"]).unwrap();
+        assert_eq!(
+            given.args.config().pki_dir,
+            Some(PathBuf::from("elsewhere"))
+        );
+    }
+
+    #[test]
+    fn the_mode_is_the_smallest_asked_for() {
+        let mode = |argv: &[&str]| Command::try_parse_from(argv).unwrap().args.config().mode;
+        assert_eq!(mode(&["evaluate"]), Mode::Full);
+        assert_eq!(mode(&["evaluate", "--quick"]), Mode::Quick);
+        assert_eq!(mode(&["evaluate", "--quick", "--smoke"]), Mode::Smoke);
+        let only = Command::try_parse_from(["evaluate", "--only", "queue"]).unwrap();
+        assert_eq!(only.args.config().only, Some(Only::Queue));
+        let only = Command::try_parse_from(["evaluate", "--only", "robustness"]).unwrap();
+        assert_eq!(only.args.config().only, Some(Only::Robustness));
+        assert!(Command::try_parse_from(["evaluate", "--only", "processing"]).is_err());
+    }
+}
