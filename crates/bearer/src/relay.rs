@@ -71,6 +71,13 @@ pub struct RelayOptions {
     /// delivery time. Without this bound a lone handshake flight could be held forever.
     /// Default 200 ms.
     pub reorder_hold: Duration,
+    /// Whether each direction's delay line keeps the order datagrams entered it in
+    /// ([`crate::link`]: cellular and circuit-switched bearers deliver in sequence).
+    /// Default true; false lets every datagram's own traversal draw decide its delivery,
+    /// so jitter reorders (the emulator before this option, kept to measure what that
+    /// did). Either way [`DirectionStats::held_for_order`] counts the datagrams whose
+    /// draw would have overtaken an earlier one.
+    pub in_order: bool,
 }
 
 impl Default for RelayOptions {
@@ -79,6 +86,7 @@ impl Default for RelayOptions {
             idle_timeout: Duration::from_secs(60),
             max_clients: 256,
             reorder_hold: Duration::from_millis(200),
+            in_order: true,
         }
     }
 }
@@ -100,6 +108,10 @@ pub struct DirectionStats {
     pub duplicated: u64,
     /// Datagrams that were overtaken by their successor (the `reorder` impairment).
     pub reordered: u64,
+    /// Datagrams whose own traversal draw would have delivered them before their
+    /// predecessor, held behind it by the in-order delay line
+    /// ([`crate::link::FifoLink::in_order`]).
+    pub held_for_order: u64,
     /// Deliveries the operating system refused (e.g. full socket buffer).
     pub send_errors: u64,
 }
@@ -130,6 +142,7 @@ struct DirectionCounters {
     dropped: AtomicU64,
     duplicated: AtomicU64,
     reordered: AtomicU64,
+    held_for_order: AtomicU64,
     send_errors: AtomicU64,
 }
 
@@ -144,6 +157,7 @@ impl DirectionCounters {
             dropped: get(&self.dropped),
             duplicated: get(&self.duplicated),
             reordered: get(&self.reordered),
+            held_for_order: get(&self.held_for_order),
             send_errors: get(&self.send_errors),
         }
     }
@@ -635,6 +649,15 @@ impl Receiver {
             bump(&counters.dropped, 1);
             return;
         }
+        let ordered = state.fifo.in_order(delivery);
+        if ordered.held_for_order > Duration::ZERO {
+            bump(&counters.held_for_order, 1);
+        }
+        let delivery = if self.options.in_order {
+            ordered
+        } else {
+            delivery
+        };
         let payload: Arc<[u8]> = Arc::from(payload);
         let mut due = Vec::with_capacity(4);
         match state.held.take() {

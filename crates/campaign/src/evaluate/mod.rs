@@ -19,6 +19,8 @@
 //! * [`protocols`]: WTLS beside DTLS 1.2 and EDHOC, and the peer anchors;
 //! * [`loss_curves`]: completion and its percentiles at 0-20 % loss, per protocol;
 //! * [`then_and_now`]: time to a secure channel, WTLS in 2001 beside today's protocols;
+//! * [`pq_cost`]: what ML-KEM-768 adds to DTLS 1.3 per device and bearer, and where it
+//!   stops being affordable;
 //! * [`findings`]: what the numbers confirm and contradict, each verdict by the rule of
 //!   [`verdict`] and each attribution to a study resting on a passage of [`passages`];
 //! * [`output`]: the machine-readable files and `summary.json`;
@@ -49,6 +51,7 @@ pub mod overall;
 pub mod page_load;
 pub mod page_load_model;
 pub mod passages;
+pub mod pq_cost;
 pub mod processing;
 pub mod protocols;
 pub mod queue;
@@ -323,6 +326,7 @@ struct Parts {
     flights: Vec<flights::FlightRow>,
     loss_curves: loss_curves::LossCurves,
     then_and_now: then_and_now::ThenAndNow,
+    pq_cost: pq_cost::PqCost,
     /// Full runs only (a few seconds of simulation): empty otherwise.
     fleet_sizing: Vec<queue::fleet_sizing::FleetSizingRow>,
     findings: Vec<wtlsperf_report::Finding>,
@@ -346,7 +350,7 @@ impl Parts {
         let transmission = clocks.part(ctx, "transmission", || {
             transmission::run(ctx, store, &processing)
         })?;
-        let devices = clocks.part(ctx, "devices", || device::run(ctx, store, &processing))?;
+        let mut devices = clocks.part(ctx, "devices", || device::run(ctx, store, &processing))?;
         let mut overall = clocks.part(ctx, "overall", || {
             overall::build(ctx, &processing, &transmission, &queue, &devices.emulated)
         })?;
@@ -358,8 +362,15 @@ impl Parts {
             flights::measure(wtlsperf_drivers::setup::now())
         })?;
         let loss_curves = clocks.part(ctx, "loss_curves", || loss_curves::run(ctx, store))?;
+        recommendation::add_dtls13(
+            &mut devices.recommendations,
+            &protocols.configs,
+            &ctx.catalogue.devices,
+            ctx.catalogue.compared_bearers(),
+        );
         let then_and_now =
             then_and_now::ThenAndNow::build(&ctx.catalogue, &processing, &protocols)?;
+        let pq_cost = pq_cost::PqCost::build(ctx, &protocols)?;
         let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
         let mut findings = clocks.part(ctx, "findings", || {
             let mut all = findings::build(&processing, &queue, &transmission);
@@ -367,6 +378,7 @@ impl Parts {
             anyhow::Ok(all)
         })?;
         findings.extend(protocols.findings());
+        findings.extend(pq_cost.findings());
         let wap_model = page_load_model::WapModelResults::build(&page_load, &processing);
         findings.extend(wap_model.findings());
         overall.add_wtp_series(&wap_model.herwono_modelled, &wap_model.herwono_measured);
@@ -385,6 +397,7 @@ impl Parts {
             flights,
             loss_curves,
             then_and_now,
+            pq_cost,
             fleet_sizing,
             findings,
         })
@@ -416,6 +429,7 @@ impl Parts {
                 .section(self.protocols.section(ctx))
                 .section(self.loss_curves.section(ctx))
                 .section(self.then_and_now.section(ctx))
+                .section(self.pq_cost.section(ctx))
                 .section(
                     self.page_load
                         .section(ctx)
@@ -468,6 +482,7 @@ impl Parts {
         flights::write(out, &self.flights)?;
         self.loss_curves.write_csv(out)?;
         self.then_and_now.write_csv(out)?;
+        self.pq_cost.write_csv(out)?;
         if !self.fleet_sizing.is_empty() {
             csv_file::write_csv(&out.join("fleet_sizing.csv"), &self.fleet_sizing)?;
         }

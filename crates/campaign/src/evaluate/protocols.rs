@@ -76,6 +76,10 @@ pub struct Config {
     pub datagrams: usize,
     /// The protocol's own flights (Eq. 3.84's traversals).
     pub flights: Vec<Flight>,
+    /// The same flights fragmented to other datagram payload limits (bytes), where the
+    /// protocol fragments to the bearer's MTU in its bearer runs (DTLS 1.3): each
+    /// bearer's model then takes the flights its runs exchange ([`Config::flights_over`]).
+    pub flights_by_payload_limit: Vec<(u16, Vec<Flight>)>,
     /// Median server thread CPU per handshake (µs).
     pub server_cpu_us: f64,
     /// Median client thread CPU per handshake (µs).
@@ -119,6 +123,16 @@ impl Config {
         }
     }
 
+    /// The flights over `bearer`: fragmented to its datagram payload limit where they
+    /// were measured at it, else [`Config::flights`].
+    pub fn flights_over(&self, bearer: &LinkProfile) -> &[Flight] {
+        let limit = bearer.datagram_payload_limit();
+        self.flights_by_payload_limit
+            .iter()
+            .find(|(l, _)| *l == limit)
+            .map_or(&self.flights, |(_, f)| f)
+    }
+
     /// Flights / 2.
     pub fn round_trips(&self) -> f64 {
         self.flights.len() as f64 / 2.0
@@ -127,6 +141,41 @@ impl Config {
     /// 1 / server CPU.
     pub fn handshakes_per_core_s(&self) -> f64 {
         1e6 / self.server_cpu_us
+    }
+
+    /// DTLS 1.3, server-authenticated with certificates, classical P-256 key exchange:
+    /// the baseline of the post-quantum comparison (`super::pq_cost`).
+    pub fn is_dtls13_classical(&self) -> bool {
+        self.dtls13_certificate_group() == Some(false)
+    }
+
+    /// DTLS 1.3, server-authenticated with certificates, with ML-KEM in its key
+    /// exchange (alone or in a hybrid).
+    pub fn is_dtls13_post_quantum(&self) -> bool {
+        self.dtls13_certificate_group() == Some(true)
+    }
+
+    /// Whether the client needs P-256 operations (everything but a PSK without a key
+    /// exchange).
+    pub fn uses_p256(&self) -> bool {
+        match self.kind {
+            Kind::Wtls(..) => true,
+            Kind::Modern(s) => !s.pk_ops(true).is_empty(),
+            #[cfg(feature = "dtls13")]
+            Kind::Dtls13(s) => s.credential != wtlsperf_drivers::protocols::dtls13::Credential::Psk,
+        }
+    }
+
+    /// Whether a server-authenticated DTLS 1.3 certificate configuration's group is
+    /// post-quantum; `None` for every other configuration.
+    fn dtls13_certificate_group(&self) -> Option<bool> {
+        #[cfg(feature = "dtls13")]
+        if let Kind::Dtls13(s) = self.kind {
+            use wtlsperf_drivers::protocols::dtls13::Credential;
+            return (s.credential == Credential::Certificate { mutual: false } && !s.cid)
+                .then(|| s.group.post_quantum());
+        }
+        None
     }
 
     /// WTLS 256p/256p: the like-for-like case of the P-256 suites.
@@ -422,6 +471,7 @@ pub fn wtls_config(c: &CaseResult, category: u8) -> Config {
         bytes: c.bytes(),
         datagrams: c.datagrams_up + c.datagrams_down,
         flights: super::transmission::flights_of(c),
+        flights_by_payload_limit: Vec::new(),
         server_cpu_us: c.server_cpu_ms.median * 1e3,
         client_cpu_us: c.client_cpu_ms.median * 1e3,
         bound_ratio: c.bound_ratio,
@@ -451,6 +501,7 @@ fn modern_configs(ctx: &Ctx, reps: usize) -> anyhow::Result<Vec<Config>> {
             bytes: m.shape.bytes(),
             datagrams: m.shape.log.len(),
             flights,
+            flights_by_payload_limit: Vec::new(),
             server_cpu_us: m.server_cpu_us,
             client_cpu_us: m.client_cpu_us,
             bound_ratio: m.bound_ratio(),
@@ -696,7 +747,7 @@ fn rows(
                     handshakes_per_core_s: c.handshakes_per_core_s(),
                     client_ms,
                     modelled_ms: client_ms.map(|client_ms| {
-                        model::duration_ms(&c.flights, p, client_ms, c.server_cpu_us / 1e3)
+                        model::duration_ms(c.flights_over(p), p, client_ms, c.server_cpu_us / 1e3)
                     }),
                     // The mean: the model takes the profile's mean traversal, and a
                     // log-normal's median lies below its mean.
@@ -855,6 +906,7 @@ mod tests {
             bytes: 500,
             datagrams: 4,
             flights: Vec::new(),
+            flights_by_payload_limit: Vec::new(),
             server_cpu_us: 100.0,
             client_cpu_us: 100.0,
             bound_ratio: None,

@@ -23,10 +23,15 @@ use wtlsperf_report::Finding;
 use super::csv_file;
 use super::passages;
 use super::processing::{CaseResult, ProcessingResults};
+use super::protocols::Config;
 use super::transmission::modelled_duration_ms;
 use super::verdict::{self, Tally, MODEL_TOLERANCE};
 use super::vocabulary::{BearerName, DeviceName};
 use wtlsperf_drivers::device::model_case;
+use wtlsperf_drivers::protocols::model::{self, Device};
+use wtlsperf_models::device::published_pq::published_pq_costs;
+use wtlsperf_models::device::KeyType;
+use wtlsperf_spine::Protocol;
 
 /// One modelled handshake.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -38,6 +43,9 @@ pub struct Candidate {
     pub group: u8,
     /// Model T_H (ms).
     pub th_ms: f64,
+    /// The device's client processing time T_PD_C (ms), the quantity the thesis ranks
+    /// its groups by.
+    pub client_ms: f64,
     /// Some client operation is priced with another device's ratio (an estimate).
     pub borrowed: bool,
 }
@@ -66,25 +74,30 @@ pub struct Recommendation {
     /// The fastest ECC or RSA case prices a client operation with another device's
     /// ratio: the ECC-RSA comparison is an estimate and is not judged.
     pub ecc_rsa_borrowed: bool,
-    /// Fastest T_H of the thesis' fastest group among the suites the device offers (ms);
-    /// `None` when its library does not offer that group (e.g. no binary curves).
+    /// Fastest client processing time T_PD_C of the thesis' fastest group among the
+    /// suites the device offers (ms); `None` when its library does not offer that group
+    /// (e.g. no binary curves).
     pub thesis_group_ms: Option<f64>,
-    /// Fastest T_H of the other groups the device offers (ms).
+    /// Fastest client processing time T_PD_C of the other groups the device offers (ms).
     pub other_group_ms: Option<f64>,
-    /// The group the thesis measured fastest (lowest published T_PD) in this category.
+    /// The group the thesis measured fastest (lowest published client T_PD) in this
+    /// category.
     pub thesis_best_group: Option<u8>,
-    /// Category 3: the fastest DTLS 1.2 or EDHOC suite of the mode the device runs
-    /// (`super::device::modern`).
+    /// Category 3: the fastest DTLS 1.2, EDHOC or classical DTLS 1.3 suite of the mode
+    /// the device runs (`super::device::modern`, then [`add_dtls13`]).
     pub best_modern: Option<ModernCandidate>,
+    /// Category 3: the fastest post-quantum DTLS 1.3 handshake (ML-KEM-768 key
+    /// exchange) the device is priced for, or why none is ([`add_dtls13`]).
+    pub best_post_quantum: Result<ModernCandidate, String>,
 }
 
-/// A DTLS 1.2 or EDHOC suite's modelled handshake.
+/// A DTLS 1.2, EDHOC or DTLS 1.3 suite's modelled handshake.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ModernCandidate {
     #[serde(serialize_with = "protocol_name")]
     pub protocol: wtlsperf_spine::Protocol,
-    #[serde(serialize_with = "suite_name")]
-    pub suite: wtlsperf_drivers::protocols::Suite,
+    /// The suite's name in `protocols.csv`.
+    pub suite: String,
     /// Model T_H (ms).
     pub th_ms: f64,
 }
@@ -94,13 +107,6 @@ fn protocol_name<S: serde::Serializer>(
     s: S,
 ) -> Result<S::Ok, S::Error> {
     s.serialize_str(p.name())
-}
-
-fn suite_name<S: serde::Serializer>(
-    suite: &wtlsperf_drivers::protocols::Suite,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    s.serialize_str(suite.name())
 }
 
 impl Recommendation {
@@ -125,13 +131,15 @@ fn candidates_of(category: u8) -> Vec<(u8, String, String)> {
         .collect()
 }
 
-/// The group whose published T_PD (client + server, Tables 4.1/4.2) is lowest.
+/// The group whose published client processing time (Tables 4.1/4.2) is lowest: the
+/// ranking of the thesis' section 4.1, which is by the client's side (its server
+/// ranking is the reverse, prime curves first).
 fn thesis_best_group(category: u8, auth: Authentication) -> Option<u8> {
     processing_times()
         .ok()?
         .into_iter()
         .filter(|r| r.category == category && r.authentication == auth)
-        .min_by(|a, b| (a.client_ms + a.server_ms).total_cmp(&(b.client_ms + b.server_ms)))
+        .min_by(|a, b| a.client_ms.total_cmp(&b.client_ms))
         .map(|r| r.group)
 }
 
@@ -176,6 +184,7 @@ fn offered_candidates(
                 case: c.case,
                 group,
                 th_ms: model_th_ms(c, device, bearer)?,
+                client_ms: device.client_processing_ms(case).ok()?,
                 borrowed: device.borrows_for(case),
             })
         })
@@ -221,11 +230,14 @@ fn recommend(
     let ecc_rsa_borrowed =
         first(false).is_some_and(|c| c.borrowed) || first(true).is_some_and(|c| c.borrowed);
     let thesis_group = thesis_best_group(category, auth);
+    // The thesis ranks groups by the client's processing time (section 4.1), which
+    // does not depend on the bearer: the fastest client of each side.
     let group_ms = |in_group: bool| {
         cands
             .iter()
-            .find(|c| (Some(c.group) == thesis_group) == in_group)
-            .map(|c| c.th_ms)
+            .filter(|c| (Some(c.group) == thesis_group) == in_group)
+            .map(|c| c.client_ms)
+            .min_by(f64::total_cmp)
     };
     let runner_up = cands.get(1).cloned();
     Some(Recommendation {
@@ -243,6 +255,8 @@ fn recommend(
         runner_up,
         thesis_best_group: thesis_group,
         best_modern: None,
+        // Set for the category-3 rows by `add_dtls13`; empty elsewhere.
+        best_post_quantum: Err(String::new()),
     })
 }
 
@@ -294,6 +308,8 @@ pub fn write_csv(path: &std::path::Path, rows: &[Recommendation]) -> anyhow::Res
         best_modern_protocol: &'a str,
         best_modern_suite: &'a str,
         best_modern_ms: Option<f64>,
+        best_post_quantum_suite: String,
+        best_post_quantum_ms: Option<f64>,
     }
     csv_file::write_csv(
         path,
@@ -314,8 +330,13 @@ pub fn write_csv(path: &std::path::Path, rows: &[Recommendation]) -> anyhow::Res
             thesis_group_ms: r.thesis_group_ms,
             other_group_ms: r.other_group_ms,
             best_modern_protocol: r.best_modern.as_ref().map_or("", |m| m.protocol.name()),
-            best_modern_suite: r.best_modern.as_ref().map_or("", |m| m.suite.name()),
+            best_modern_suite: r.best_modern.as_ref().map_or("", |m| m.suite.as_str()),
             best_modern_ms: r.best_modern.as_ref().map(|m| m.th_ms),
+            best_post_quantum_suite: match &r.best_post_quantum {
+                Ok(m) => m.suite.clone(),
+                Err(reason) => reason.clone(),
+            },
+            best_post_quantum_ms: r.best_post_quantum.as_ref().ok().map(|m| m.th_ms),
         }),
     )
 }
@@ -393,14 +414,20 @@ fn ecc_against_rsa(rows: &[Recommendation]) -> Finding {
     ))
 }
 
-/// Bayoglu: the per-category ranking (the group with the lowest published T_PD wins),
-/// on the thesis' own device and bearer and on today's devices, judged only where the
-/// device's library offers that group.
+/// Bayoglu: the per-category ranking by the client's processing time (the group with
+/// the lowest published client T_PD wins), on the thesis' own device and on today's
+/// devices, judged only where the device's library offers that group. A client's time
+/// does not depend on the bearer, so each (device, category, authentication) counts once.
 fn thesis_ranking(rows: &[Recommendation]) -> Finding {
-    let with_group: Vec<&Recommendation> = rows
-        .iter()
-        .filter(|r| r.thesis_best_group.is_some())
-        .collect();
+    let mut with_group: Vec<&Recommendation> = Vec::new();
+    for r in rows.iter().filter(|r| r.thesis_best_group.is_some()) {
+        let seen = with_group
+            .iter()
+            .any(|w| w.device == r.device && w.category == r.category && w.auth == r.auth);
+        if !seen {
+            with_group.push(r);
+        }
+    }
     let not_offered = with_group
         .iter()
         .filter(|r| r.thesis_group_ms.is_none())
@@ -420,7 +447,7 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
             judged.iter().copied().filter(|(r, _)| pick(r)).collect();
         rows
     };
-    let nokia = subset(&|r| r.device.is_thesis_device() && r.bearer.is_thesis_bearer());
+    let nokia = subset(&|r| r.device.is_thesis_device());
     let today = subset(&|r| !r.device.is_study_device());
     let (tn, tt, all) = (
         Tally::of(nokia.iter().map(|(_, d)| *d)),
@@ -440,9 +467,9 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
         _ => String::new(),
     };
     Finding::new(
-        "Bayoglu 2004, section 4.1: within each category one group is fastest (by the published T_PD: random binary or Koblitz curves first, RSA last), judged by model T_H on every device profile whose library offers that group.",
+        "Bayoglu 2004, section 4.1: within each category one group gives the lowest client processing time (by the published client T_PD: binary curves first), judged by the model's client time T_PD_C on every device profile whose library offers that group.",
         format!(
-            "The thesis' fastest group against the fastest other group the device offers, per (device, bearer, category, authentication): {} overall. The Nokia 7650 over GSM CSD: {} ({}); today's devices: {} ({}). Per device: {}.{}{} Not judged: {} combinations whose device's library does not offer the thesis' fastest group (no binary curves, or P-256 only).",
+            "The client's processing time of the thesis' fastest group against the fastest other group the device offers, per (device, category, authentication; a client's time does not depend on the bearer): {} overall. The Nokia 7650: {} ({}); today's devices: {} ({}). Per device: {}.{}{} Not judged: {} combinations whose device's library does not offer the thesis' fastest group (no binary curves, or P-256 only). The thesis' server ranking is the reverse (prime curves lowest) and is not judged here.",
             all.text(),
             tn.text(),
             tn.verdict().name(),
@@ -457,9 +484,77 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
     )
     .study(passages::FASTEST_GROUP)
     .rule(format!(
-        "each judged combination holds when the thesis' fastest group is more than {:.0} % (modelled numbers) faster than every other group the device offers and fails when more than that slower; confirmed when every combination holds, contradicted when every one fails, otherwise inconclusive with each subset's verdict; devices whose library lacks the group are not judged.",
+        "each judged (device, category, authentication) holds when the thesis' fastest group's client time is more than {:.0} % (modelled numbers) below every other group's the device offers and fails when more than that above; confirmed when every combination holds, contradicted when every one fails, otherwise inconclusive with each subset's verdict; devices whose library lacks the group are not judged.",
         100.0 * MODEL_TOLERANCE
     ))
+}
+
+/// The security category of DTLS 1.3's P-256, ML-KEM-768 and 128-bit PSK suites.
+const DTLS13_CATEGORY: u8 = 3;
+
+/// Adds DTLS 1.3 to the category-3 rows, by the same model T_H and from the protocols
+/// part's configurations (flights at each bearer's MTU, this machine's server CPU): a
+/// classical DTLS 1.3 suite becomes the modern candidate where it is faster than the
+/// DTLS 1.2 and EDHOC ones, and the fastest post-quantum one fills
+/// [`Recommendation::best_post_quantum`], or the reason none is priced on the device.
+pub fn add_dtls13<'a>(
+    rows: &mut [Recommendation],
+    configs: &[Config],
+    devices: &[DeviceProfile],
+    bearers: impl Iterator<Item = &'a LinkProfile> + Clone,
+) {
+    let published = published_pq_costs().unwrap_or_default();
+    for r in rows.iter_mut().filter(|r| r.category == DTLS13_CATEGORY) {
+        let (Some(device), Some(bearer)) = (
+            devices.iter().find(|d| DeviceName::of(d) == r.device),
+            bearers.clone().find(|b| BearerName::of(b) == r.bearer),
+        ) else {
+            continue;
+        };
+        let p256 = device.offers.is_empty() || device.offers.contains(&KeyType::P256);
+        let on_device = Device::Profile(Box::new(device.clone()));
+        // The fastest priced post-quantum candidate; unpriced, the first reason (ML-KEM
+        // alone comes before the hybrid's X25519).
+        let mut post_quantum: Option<Result<ModernCandidate, String>> = None;
+        for c in configs.iter().filter(|c| {
+            c.protocol() == Protocol::Dtls13 && c.auth() == r.auth && (p256 || !c.uses_p256())
+        }) {
+            let th = c.client_time(&on_device, &published).map(|client| {
+                client.map(|client_ms| ModernCandidate {
+                    protocol: Protocol::Dtls13,
+                    suite: c.suite(),
+                    th_ms: model::duration_ms(
+                        c.flights_over(bearer),
+                        bearer,
+                        client_ms,
+                        c.server_cpu_us / 1e3,
+                    ),
+                })
+            });
+            let Some(th) = th else { continue };
+            if c.is_dtls13_post_quantum() {
+                post_quantum = Some(match (post_quantum, th) {
+                    (Some(Ok(best)), Ok(m)) if m.th_ms >= best.th_ms => Ok(best),
+                    (Some(Ok(best)), Err(_)) => Ok(best),
+                    (Some(Err(first)), Err(_)) => Err(first),
+                    (_, th) => th,
+                });
+            } else if let Ok(m) = th {
+                if r.best_modern.as_ref().is_none_or(|b| m.th_ms < b.th_ms) {
+                    r.best_modern = Some(m);
+                }
+            }
+        }
+        r.best_post_quantum = post_quantum.unwrap_or_else(|| {
+            Err(format!(
+                "not available: no {} post-quantum DTLS 1.3 configuration in this run",
+                match r.auth {
+                    Authentication::Mutual => "mutually authenticated",
+                    Authentication::ServerAuth => "server-authenticated",
+                }
+            ))
+        });
+    }
 }
 
 #[cfg(test)]
@@ -476,6 +571,7 @@ mod tests {
             .unwrap(),
             group,
             th_ms,
+            client_ms: th_ms / 2.0,
             borrowed: false,
         };
         let catalogue = crate::evaluate::vocabulary::Catalogue::shipped().unwrap();
@@ -495,6 +591,7 @@ mod tests {
             other_group_ms: Some(rsa),
             thesis_best_group: Some(2),
             best_modern: None,
+            best_post_quantum: Err(String::new()),
         }
     }
 
@@ -555,7 +652,12 @@ mod tests {
             assert_eq!(groups.len(), 4, "category {category}");
         }
         assert_eq!(group_name(4), "RSA");
-        assert!(thesis_best_group(1, Authentication::ServerAuth).is_some());
+        // Section 4.1's ranking by the client's side: the 163-bit random curve in
+        // category 1 and the Koblitz curves in category 3, both modes.
+        for auth in Authentication::ALL {
+            assert_eq!(thesis_best_group(1, auth), Some(3), "{auth:?}");
+            assert_eq!(thesis_best_group(3, auth), Some(2), "{auth:?}");
+        }
     }
 
     #[test]

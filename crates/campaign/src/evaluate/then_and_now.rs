@@ -30,7 +30,7 @@ use super::vocabulary::Catalogue;
 use wtlsperf_drivers::protocols::model::{self, Device};
 
 /// The bearers of 2001 and of today, in the table's order.
-const BEARERS: [(&str, &str); 5] = [
+pub(crate) const BEARERS: [(&str, &str); 5] = [
     ("2001", "gsm-csd"),
     ("2001", "gprs-avg"),
     ("today", "lte-m"),
@@ -306,10 +306,14 @@ fn row(
             )
         }),
     };
-    let modelled_ms = client
-        .as_ref()
-        .ok()
-        .map(|client_ms| model::duration_ms(&c.flights, bearer, *client_ms, c.server_cpu_us / 1e3));
+    let modelled_ms = client.as_ref().ok().map(|client_ms| {
+        model::duration_ms(
+            c.flights_over(bearer),
+            bearer,
+            *client_ms,
+            c.server_cpu_us / 1e3,
+        )
+    });
     let run = protocols.rows.iter().find(|r| {
         r.protocol == c.protocol()
             && r.suite == c.suite()

@@ -55,7 +55,7 @@ impl ModernBench {
                 };
                 Some(ModernCandidate {
                     protocol,
-                    suite: *s,
+                    suite: s.name().to_owned(),
                     th_ms: model::duration_ms(flights, bearer, client_ms, *server_ms),
                 })
             })

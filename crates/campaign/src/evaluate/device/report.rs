@@ -284,9 +284,11 @@ impl DeviceResults {
                         .map(super::recommendation::group_name)
                         .unwrap_or(""),
                 ),
-                Cell::text(r.best_modern.as_ref().map_or(String::new(), |m| {
-                    format!("{} {}", m.protocol, m.suite.name())
-                })),
+                Cell::text(
+                    r.best_modern
+                        .as_ref()
+                        .map_or(String::new(), |m| format!("{} {}", m.protocol, m.suite)),
+                ),
                 Cell::opt(r.best_modern.as_ref().map(|m| m.th_ms), 1),
             ]);
         }

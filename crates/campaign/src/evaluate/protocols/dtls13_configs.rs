@@ -10,6 +10,7 @@
 //! ratio is empty rather than a P-256-only bound that would flatter them.
 
 use wtlsperf_models::stats::median;
+use wtlsperf_models::transmission::Flight;
 
 use super::{Config, Kind, WTLS_P256_LEVEL};
 use crate::evaluate::context::Ctx;
@@ -64,6 +65,7 @@ pub fn configs(ctx: &Ctx, reps: usize) -> anyhow::Result<Vec<Config>> {
             shape.get_or_insert(run);
         }
         let shape = shape.ok_or_else(|| anyhow::anyhow!("no DTLS 1.3 handshake ran"))?;
+        let flights_by_payload_limit = at_bearer_limits(ctx, suite)?;
         let server_cpu_us = median(&server).unwrap_or(f64::NAN);
         out.push(Config {
             kind: Kind::Dtls13(suite),
@@ -71,6 +73,7 @@ pub fn configs(ctx: &Ctx, reps: usize) -> anyhow::Result<Vec<Config>> {
             bytes: shape.bytes(),
             datagrams: shape.log.len(),
             flights: shape.flights(),
+            flights_by_payload_limit,
             server_cpu_us,
             client_cpu_us: median(&client).unwrap_or(f64::NAN),
             bound_ratio: median(&bound)
@@ -79,4 +82,29 @@ pub fn configs(ctx: &Ctx, reps: usize) -> anyhow::Result<Vec<Config>> {
         });
     }
     Ok(out)
+}
+
+/// The flights of one handshake of `suite` with both sides fragmenting to each distinct
+/// datagram payload limit of the catalogue's bearers, as the bearer runs do
+/// (`ModernConfigs::run_dtls13`): the model of a bearer then counts the datagrams and
+/// headers its runs send. The flights' shape does not depend on timing, so one
+/// handshake per limit gives them.
+fn at_bearer_limits(ctx: &Ctx, suite: Dtls13Suite) -> anyhow::Result<Vec<(u16, Vec<Flight>)>> {
+    let mut limits: Vec<u16> = ctx
+        .catalogue
+        .bearers
+        .profiles()
+        .iter()
+        .map(|b| b.datagram_payload_limit())
+        .collect();
+    limits.sort_unstable();
+    limits.dedup();
+    limits
+        .into_iter()
+        .map(|limit| {
+            let cfg = Dtls13Config::new(suite)?.with_mtu(limit);
+            let run = run_in_memory(cfg.client()?, || cfg.server())?;
+            Ok((limit, run.flights()))
+        })
+        .collect()
 }

@@ -1,0 +1,341 @@
+//! What post-quantum key exchange costs a constrained client, and where it stops being
+//! affordable: DTLS 1.3 with ML-KEM-768 (alone, and in the X25519 hybrid) against DTLS
+//! 1.3 with classical P-256 ECDHE, the same certificates (ECDSA P-256), cipher suite and
+//! library (wolfSSL), per device profile and bearer.
+//!
+//! Per row: the extra bytes and datagrams of each flight at the bearer's MTU (the
+//! handshakes fragmented to the bearer's datagram payload limit in memory, as its runs
+//! do), the extra client compute on the device (its profile's published operation
+//! costs; "not available" where the device has no published ML-KEM price, never
+//! extrapolated from elliptic-curve numbers), and the extra time to a secure channel,
+//! modelled everywhere (T_H = Eq. 3.84 over the flights + client + server CPU, as
+//! `protocols.csv`) and measured where the protocols part ran both handshakes over the
+//! emulated bearer on that device.
+//!
+//! **The affordability rule** (docs/results.md, "The post-quantum budget"): a row's
+//! deciding durations are the measured means where both handshakes ran on it, else the
+//! modelled ones. Post-quantum key exchange is affordable on a device and bearer when
+//! the classical handshake is within [`BUDGET_MS`] beyond the margin and the
+//! post-quantum one is too; it stops being affordable where the classical handshake is
+//! within the budget and the post-quantum one exceeds it beyond the margin (post-quantum
+//! key exchange is what breaks it). The margin is the verdict rule's
+//! [`MODEL_TOLERANCE`] of the budget. Rows whose classical handshake is not within the
+//! budget are counted apart: the bearer or device already rules the handshake out.
+
+use std::path::Path;
+
+use serde::Serialize;
+use wtlsperf_bearer::LinkProfile;
+use wtlsperf_models::device::published_pq::published_pq_costs;
+use wtlsperf_models::transmission::{Direction, Flight};
+
+use super::context::Ctx;
+use super::csv_file::write_csv;
+use super::protocols::{Config, ProtocolResults};
+use super::verdict::{self as rule, MODEL_TOLERANCE};
+use wtlsperf_drivers::protocols::model::{self, Device};
+
+/// The time-to-a-secure-channel budget (ms): 3GPP TR 45.820's latency objective for a
+/// cellular IoT exception report, 10 s from the event to the report's delivery. A
+/// handshake that must precede the report can take no more than the whole budget.
+pub const BUDGET_MS: f64 = 10_000.0;
+
+/// Where [`BUDGET_MS`] comes from, as the findings and the report cite it.
+pub const BUDGET_SOURCE: &str =
+    "3GPP TR 45.820 (Rel-13 cellular IoT study): exception reports delivered within 10 s";
+
+/// Whether post-quantum key exchange fits the budget on one row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Affordability {
+    /// Both handshakes within the budget beyond the margin.
+    Affordable,
+    /// Classical within the budget, post-quantum over it beyond the margin.
+    NotAffordable,
+    /// Classical within the budget, post-quantum within the margin of it.
+    AtTheBudget,
+    /// Classical not within the budget beyond the margin: not judged.
+    ClassicalNotWithin,
+    /// A device cost of the post-quantum (or classical) handshake is not published.
+    NotAvailable(String),
+}
+
+impl std::fmt::Display for Affordability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Affordability::Affordable => f.write_str("yes"),
+            Affordability::NotAffordable => f.write_str("no"),
+            Affordability::AtTheBudget => f.write_str("within the margin"),
+            Affordability::ClassicalNotWithin => f.write_str("classical not within budget"),
+            Affordability::NotAvailable(reason) => f.write_str(reason),
+        }
+    }
+}
+
+impl Affordability {
+    /// The rule on one row's deciding durations (ms).
+    pub fn decide(classical_ms: f64, pq_ms: f64) -> Affordability {
+        if rule::below(classical_ms, BUDGET_MS, MODEL_TOLERANCE) != Some(true) {
+            return Affordability::ClassicalNotWithin;
+        }
+        match rule::below(pq_ms, BUDGET_MS, MODEL_TOLERANCE) {
+            Some(true) => Affordability::Affordable,
+            Some(false) => Affordability::NotAffordable,
+            None => Affordability::AtTheBudget,
+        }
+    }
+
+    /// The verdict rule's decision of "post-quantum fits where classical does"; `None`
+    /// within the margin; rows not judged are left out by the caller.
+    fn decision(&self) -> Option<Option<bool>> {
+        match self {
+            Affordability::Affordable => Some(Some(true)),
+            Affordability::NotAffordable => Some(Some(false)),
+            Affordability::AtTheBudget => Some(None),
+            Affordability::ClassicalNotWithin | Affordability::NotAvailable(_) => None,
+        }
+    }
+}
+
+/// One row of `pq_cost.csv` (columns documented in docs/results.md).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PqCostRow {
+    pub pq_suite: String,
+    pub classical_suite: String,
+    pub bearer: String,
+    pub device: String,
+    /// The bearer's largest UDP payload: both handshakes fragment to it.
+    pub payload_limit: u16,
+    pub classical_bytes: u32,
+    pub pq_bytes: u32,
+    pub extra_bytes: i64,
+    pub classical_datagrams: u32,
+    pub pq_datagrams: u32,
+    pub extra_datagrams: i64,
+    /// Per flight in order, `u`/`d` for the direction: the post-quantum flight's extra
+    /// bytes and its datagrams (`d+1088B/2`).
+    pub pq_flights: String,
+    /// Post-quantum minus classical client compute on the device (ms).
+    pub extra_client_ms: Option<f64>,
+    pub classical_modelled_ms: Option<f64>,
+    pub pq_modelled_ms: Option<f64>,
+    pub extra_modelled_ms: Option<f64>,
+    pub classical_measured_ms: Option<f64>,
+    pub pq_measured_ms: Option<f64>,
+    pub extra_measured_ms: Option<f64>,
+    /// Real runs behind the measured means (the smaller of the two handshakes').
+    pub measured_runs: usize,
+    /// Which durations decide: `measured`, `modelled`, or `not available: ...`.
+    pub basis: String,
+    pub budget_ms: f64,
+    #[serde(serialize_with = "crate::evaluate::csv_file::display")]
+    pub affordable: Affordability,
+}
+
+impl PqCostRow {
+    /// The deciding durations (classical, post-quantum), measured where both ran.
+    pub fn deciding_ms(&self) -> Option<(f64, f64)> {
+        match (self.classical_measured_ms, self.pq_measured_ms) {
+            (Some(c), Some(p)) => Some((c, p)),
+            _ => Some((self.classical_modelled_ms?, self.pq_modelled_ms?)),
+        }
+    }
+}
+
+/// The table of every post-quantum configuration, bearer and device.
+#[derive(Debug, Clone, Default)]
+pub struct PqCost {
+    pub rows: Vec<PqCostRow>,
+}
+
+/// One handshake on one bearer and device.
+struct Side<'a> {
+    config: &'a Config,
+    flights: &'a [Flight],
+    client: Result<f64, String>,
+    modelled: Option<f64>,
+    measured: Option<(f64, usize)>,
+}
+
+impl<'a> Side<'a> {
+    fn new(
+        config: &'a Config,
+        bearer: &LinkProfile,
+        device: &Device,
+        protocols: &ProtocolResults,
+        client: Result<f64, String>,
+    ) -> Side<'a> {
+        let flights = config.flights_over(bearer);
+        let modelled = client
+            .as_ref()
+            .ok()
+            .map(|&c| model::duration_ms(flights, bearer, c, config.server_cpu_us / 1e3));
+        let measured = protocols
+            .rows
+            .iter()
+            .find(|r| {
+                r.protocol == config.protocol()
+                    && r.suite == config.suite()
+                    && r.auth == config.auth()
+                    && r.bearer.as_str() == bearer.name
+                    && r.device.as_str() == device.name()
+                    && r.measured_runs > 0
+            })
+            .and_then(|r| Some((r.measured_ms?, r.measured_runs)));
+        Side {
+            config,
+            flights,
+            client,
+            modelled,
+            measured,
+        }
+    }
+
+    fn bytes(&self) -> u32 {
+        self.flights.iter().map(|f| f.bytes).sum()
+    }
+
+    fn datagrams(&self) -> u32 {
+        self.flights.iter().map(|f| f.datagrams).sum()
+    }
+}
+
+/// `u+0B/1 d+1088B/2 ...`: each post-quantum flight's extra bytes over the classical
+/// flight in the same place, and its datagrams; without the increment where the two
+/// handshakes' flights do not pair up.
+fn flights_text(classical: &[Flight], pq: &[Flight]) -> String {
+    let paired = classical.len() == pq.len()
+        && classical
+            .iter()
+            .zip(pq)
+            .all(|(c, p)| c.direction == p.direction);
+    pq.iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let dir = if p.direction == Direction::Up {
+                'u'
+            } else {
+                'd'
+            };
+            if paired {
+                let extra = i64::from(p.bytes) - i64::from(classical[i].bytes);
+                format!("{dir}{extra:+}B/{}", p.datagrams)
+            } else {
+                format!("{dir}{}B/{}", p.bytes, p.datagrams)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One row from the two sides.
+fn row(classical: &Side, pq: &Side, bearer: &LinkProfile, device: &Device) -> PqCostRow {
+    let extra = |a: Option<f64>, b: Option<f64>| Some(b? - a?);
+    let classical_measured = classical.measured.map(|m| m.0);
+    let pq_measured = pq.measured.map(|m| m.0);
+    let both_measured = classical_measured.is_some() && pq_measured.is_some();
+    let not_available = [&classical.client, &pq.client]
+        .into_iter()
+        .find_map(|c| c.as_ref().err().cloned());
+    let mut r = PqCostRow {
+        pq_suite: pq.config.suite(),
+        classical_suite: classical.config.suite(),
+        bearer: bearer.name.clone(),
+        device: device.name().to_owned(),
+        payload_limit: bearer.datagram_payload_limit(),
+        classical_bytes: classical.bytes(),
+        pq_bytes: pq.bytes(),
+        extra_bytes: i64::from(pq.bytes()) - i64::from(classical.bytes()),
+        classical_datagrams: classical.datagrams(),
+        pq_datagrams: pq.datagrams(),
+        extra_datagrams: i64::from(pq.datagrams()) - i64::from(classical.datagrams()),
+        pq_flights: flights_text(classical.flights, pq.flights),
+        extra_client_ms: extra(
+            classical.client.as_ref().ok().copied(),
+            pq.client.as_ref().ok().copied(),
+        ),
+        classical_modelled_ms: classical.modelled,
+        pq_modelled_ms: pq.modelled,
+        extra_modelled_ms: extra(classical.modelled, pq.modelled),
+        classical_measured_ms: classical_measured,
+        pq_measured_ms: pq_measured,
+        extra_measured_ms: extra(classical_measured, pq_measured),
+        measured_runs: match (classical.measured, pq.measured) {
+            (Some(c), Some(p)) => c.1.min(p.1),
+            _ => 0,
+        },
+        basis: String::new(),
+        budget_ms: BUDGET_MS,
+        affordable: Affordability::AtTheBudget,
+    };
+    // A measured pair decides even where a device price is missing for the model (this
+    // machine's own CPU ran both); otherwise the model needs every price.
+    let (basis, affordable) = match (both_measured, not_available, r.deciding_ms()) {
+        (true, _, Some((c, p))) => ("measured".to_owned(), Affordability::decide(c, p)),
+        (false, Some(reason), _) => (reason.clone(), Affordability::NotAvailable(reason)),
+        (false, None, Some((c, p))) => ("modelled".to_owned(), Affordability::decide(c, p)),
+        (_, _, None) => {
+            let reason = "not available: no duration".to_owned();
+            (reason.clone(), Affordability::NotAvailable(reason))
+        }
+    };
+    r.basis = basis;
+    r.affordable = affordable;
+    r
+}
+
+impl PqCost {
+    /// Builds the rows from the protocols part: every post-quantum DTLS 1.3
+    /// configuration against the classical one, on the compared bearers and the
+    /// bearers of the 2001-to-today table, on this machine and every catalogue device.
+    pub fn build(ctx: &Ctx, protocols: &ProtocolResults) -> anyhow::Result<PqCost> {
+        let Some(classical) = protocols.configs.iter().find(|c| c.is_dtls13_classical()) else {
+            return Ok(PqCost::default());
+        };
+        let published = published_pq_costs().unwrap_or_default();
+        let mut bearers: Vec<&LinkProfile> = ctx.catalogue.compared_bearers().collect();
+        for (_, name) in super::then_and_now::BEARERS {
+            let b = ctx.catalogue.bearer(name)?;
+            if !bearers.iter().any(|x| x.name == b.name) {
+                bearers.push(b);
+            }
+        }
+        let devices: Vec<Device> = std::iter::once(Device::ThisMachine)
+            .chain(
+                ctx.catalogue
+                    .devices
+                    .iter()
+                    .map(|d| Device::Profile(Box::new(d.clone()))),
+            )
+            .collect();
+        let mut rows = Vec::new();
+        for pq in protocols
+            .configs
+            .iter()
+            .filter(|c| c.is_dtls13_post_quantum())
+        {
+            for bearer in &bearers {
+                for device in &devices {
+                    let client = |c: &Config| {
+                        c.client_time(device, &published)
+                            .unwrap_or_else(|| Err("not available: no client cost".to_owned()))
+                    };
+                    let c = Side::new(classical, bearer, device, protocols, client(classical));
+                    let p = Side::new(pq, bearer, device, protocols, client(pq));
+                    rows.push(row(&c, &p, bearer, device));
+                }
+            }
+        }
+        Ok(PqCost { rows })
+    }
+
+    /// Writes `pq_cost.csv`.
+    pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
+        write_csv(&dir.join("pq_cost.csv"), &self.rows)
+    }
+}
+
+mod findings;
+mod report;
+
+#[cfg(test)]
+mod tests;

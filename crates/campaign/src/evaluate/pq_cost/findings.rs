@@ -1,0 +1,204 @@
+//! The post-quantum findings: where ML-KEM stops being affordable (our hypothesis,
+//! decided by the budget rule of the parent module), and whether the flight model
+//! predicts the increment the runs measure (our model against our run).
+
+use wtlsperf_report::{Finding, FindingKind};
+
+use super::{Affordability, PqCost, PqCostRow, BUDGET_MS, BUDGET_SOURCE};
+use crate::evaluate::verdict::{self as rule, Tally, MODEL_TOLERANCE};
+
+/// `min-max` of some values, `-` when there are none.
+fn range(values: impl Iterator<Item = f64>, digits: usize) -> String {
+    let v: Vec<f64> = values.collect();
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if v.is_empty() {
+        "-".to_owned()
+    } else if (hi - lo).abs() < 0.5 * 10f64.powi(-(digits as i32)) {
+        format!("{lo:.digits$}")
+    } else {
+        format!("{lo:.digits$} to {hi:.digits$}")
+    }
+}
+
+/// The affordability rule in words, as the finding and docs/results.md state it.
+pub fn budget_rule() -> String {
+    format!(
+        "each device x bearer row is decided on its measured means where both handshakes ran over the emulated bearer on that device, else on the model; the budget is {:.0} s ({BUDGET_SOURCE}); the margin is {:.0} % of the budget (the verdict rule's model tolerance; the protocols part keeps only the mean of its runs, so measured rows take the same margin). Post-quantum key exchange stops being affordable on a row where classical P-256 DTLS 1.3 is within the budget beyond the margin and the post-quantum handshake exceeds it beyond the margin; a row holds when both are within it; within the margin, undecided. Rows whose classical handshake is not within the budget (the bearer or device, not the key exchange, rules the handshake out) and rows with a device price not published are not judged and are counted apart. Confirmed when every judged row holds, contradicted when every one fails, otherwise inconclusive with the rows where it stops being affordable named.",
+        BUDGET_MS / 1e3,
+        100.0 * MODEL_TOLERANCE,
+    )
+}
+
+impl PqCost {
+    /// The findings of this part (none without post-quantum rows).
+    pub fn findings(&self) -> Vec<Finding> {
+        let mut out = Vec::new();
+        out.extend(self.budget_finding());
+        out.extend(self.increment_model_finding());
+        out
+    }
+
+    /// The post-quantum suites with rows, in first-seen order.
+    fn suites(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for r in &self.rows {
+            if !out.contains(&r.pq_suite.as_str()) {
+                out.push(&r.pq_suite);
+            }
+        }
+        out
+    }
+
+    /// What each post-quantum suite adds, in bytes, datagrams, client compute and time.
+    fn cost_clause(&self, suite: &str) -> String {
+        let rows: Vec<&PqCostRow> = self.rows.iter().filter(|r| r.pq_suite == suite).collect();
+        let mut limits: Vec<(u16, i64, i64)> = Vec::new();
+        for r in &rows {
+            if !limits.iter().any(|l| l.0 == r.payload_limit) {
+                limits.push((r.payload_limit, r.extra_bytes, r.extra_datagrams));
+            }
+        }
+        let per_limit: Vec<String> = limits
+            .iter()
+            .map(|(l, b, d)| format!("{b:+} B and {d:+} datagrams at a {l}-byte payload limit"))
+            .collect();
+        let devices: Vec<String> = {
+            let mut v: Vec<String> = Vec::new();
+            for r in rows.iter().filter(|r| r.extra_client_ms.is_some()) {
+                let s = format!("{} {:+.1} ms", r.device, r.extra_client_ms.unwrap_or(0.0));
+                if !v.contains(&s) {
+                    v.push(s);
+                }
+            }
+            v
+        };
+        let unavailable = {
+            let mut v: Vec<&str> = Vec::new();
+            for r in rows.iter().filter(|r| r.extra_client_ms.is_none()) {
+                if !v.contains(&r.device.as_str()) {
+                    v.push(&r.device);
+                }
+            }
+            v
+        };
+        format!(
+            "{suite} against {}: {}; extra client compute {} (not available: {}); extra time to a secure channel modelled {} ms, measured {} ms",
+            rows.first().map_or("", |r| r.classical_suite.as_str()),
+            per_limit.join(", "),
+            if devices.is_empty() { "nowhere priced".to_owned() } else { devices.join(", ") },
+            if unavailable.is_empty() { "none".to_owned() } else { unavailable.join(", ") },
+            range(rows.iter().filter_map(|r| r.extra_modelled_ms), 0),
+            range(rows.iter().filter_map(|r| r.extra_measured_ms), 0),
+        )
+    }
+
+    /// Our hypothesis: ML-KEM fits the budget wherever classical P-256 does.
+    fn budget_finding(&self) -> Option<Finding> {
+        if self.rows.is_empty() {
+            return None;
+        }
+        let judged: Vec<&PqCostRow> = self
+            .rows
+            .iter()
+            .filter(|r| r.affordable.decision().is_some())
+            .collect();
+        let tally = Tally::of(judged.iter().filter_map(|r| r.affordable.decision()));
+        let listed = |a: &Affordability| -> Vec<String> {
+            judged
+                .iter()
+                .filter(|r| &r.affordable == a)
+                .filter_map(|r| {
+                    let (c, p) = r.deciding_ms()?;
+                    Some(format!(
+                        "{} {}/{} ({}: {c:.0} -> {p:.0} ms)",
+                        r.pq_suite, r.device, r.bearer, r.basis
+                    ))
+                })
+                .collect()
+        };
+        let stops = listed(&Affordability::NotAffordable);
+        let at = listed(&Affordability::AtTheBudget);
+        let classical_over = self
+            .rows
+            .iter()
+            .filter(|r| r.affordable == Affordability::ClassicalNotWithin)
+            .count();
+        let unavailable = self
+            .rows
+            .iter()
+            .filter(|r| matches!(r.affordable, Affordability::NotAvailable(_)))
+            .count();
+        let costs: Vec<String> = self.suites().iter().map(|s| self.cost_clause(s)).collect();
+        Some(
+            Finding::new(
+                format!(
+                    "Post-quantum key exchange (DTLS 1.3 with ML-KEM-768, alone or in the X25519 hybrid) keeps the handshake within a {:.0} s time-to-secure-channel budget wherever classical P-256 DTLS 1.3 is within it, on every device with a published ML-KEM price and every bearer of the table (the compared bearers and the 2001-to-today axes).",
+                    BUDGET_MS / 1e3
+                ),
+                format!(
+                    "{}. Judged rows: {}. Stops being affordable (classical -> post-quantum): {}. Within the margin of the budget: {}. Not judged: {classical_over} rows whose classical handshake is not within the budget, {unavailable} rows with a device price not published (pq_cost.csv, column affordable).",
+                    costs.join(". "),
+                    tally.text(),
+                    if stops.is_empty() { "nowhere".to_owned() } else { stops.join(", ") },
+                    if at.is_empty() { "none".to_owned() } else { at.join(", ") },
+                ),
+                tally.verdict(),
+            )
+            .rule(budget_rule()),
+        )
+    }
+
+    /// Our model against our run: the modelled increment against the measured one.
+    fn increment_model_finding(&self) -> Option<Finding> {
+        let pairs: Vec<(&PqCostRow, f64, f64, f64)> = self
+            .rows
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    r,
+                    r.extra_modelled_ms?,
+                    r.extra_measured_ms?,
+                    r.pq_modelled_ms?,
+                ))
+            })
+            .collect();
+        if pairs.is_empty() {
+            return None;
+        }
+        // "The measured increment is not above the modelled one beyond the margin", and
+        // not below it beyond the margin either: a two-sided check, each side by the rule.
+        let decisions = pairs.iter().map(|&(_, modelled, measured, pq)| {
+            let margin = MODEL_TOLERANCE * pq;
+            match (
+                rule::below_by(measured, modelled, margin),
+                rule::below_by(modelled, measured, margin),
+            ) {
+                (None, None) => Some(true),
+                _ => Some(false),
+            }
+        });
+        let tally = Tally::of(decisions);
+        let rows: Vec<String> = pairs
+            .iter()
+            .map(|(r, modelled, measured, _)| {
+                format!(
+                    "{} {}/{} modelled {modelled:+.0} ms, measured {measured:+.0} ms ({} runs)",
+                    r.pq_suite, r.device, r.bearer, r.measured_runs
+                )
+            })
+            .collect();
+        Some(
+            Finding::new(
+                "The flight model (Eq. 3.84 over each handshake's flights at the bearer's MTU, plus the device's published operation costs) predicts what post-quantum key exchange adds to DTLS 1.3's time to a secure channel over the emulated bearers.",
+                format!("Post-quantum minus classical, per device/bearer with both handshakes run: {}. {}.", rows.join("; "), tally.text()),
+                tally.verdict(),
+            )
+            .kind(FindingKind::ModelAgainstRun)
+            .rule(format!(
+                "a row holds when the measured increment lies within {:.0} % of the post-quantum handshake's modelled duration of the modelled increment (the model's tolerance, taken of the whole handshake because the increment is the difference of two durations each carrying it), and fails otherwise; the model holds when every row holds, fails when every row fails, otherwise inconclusive.",
+                100.0 * MODEL_TOLERANCE
+            )),
+        )
+    }
+}

@@ -1,0 +1,97 @@
+//! The report subsection of the post-quantum cost table.
+
+use wtlsperf_report::{Cell, Column, Provenance, Section, Table};
+
+use super::findings::budget_rule;
+use super::{Affordability, PqCost};
+use crate::evaluate::context::Ctx;
+
+fn modelled() -> Provenance {
+    Provenance::modelled(
+        "T_H = Eq. 3.84 per flight + T_PD_C + T_PD_S, post-quantum minus classical",
+        "each DTLS 1.3 handshake's flights fragmented in memory to the bearer's datagram \
+         payload limit, the bearer profile's rates and mean traversal, the device profile's \
+         and pqm4's published operation costs, this machine's server CPU",
+    )
+}
+
+impl PqCost {
+    /// The section: the rule, then the rows with every cost priced (the devices
+    /// without a published ML-KEM price are named in a paragraph instead of a row each).
+    pub fn section(&self, ctx: &Ctx) -> Section {
+        let mut unavailable: Vec<&str> = Vec::new();
+        for r in &self.rows {
+            if matches!(r.affordable, Affordability::NotAvailable(_))
+                && !unavailable.contains(&r.device.as_str())
+            {
+                unavailable.push(&r.device);
+            }
+        }
+        let s = Section::new(
+            "pq_cost",
+            "What post-quantum key exchange costs, and where it stops being affordable",
+        )
+        .intro(format!(
+            "DTLS 1.3 with ML-KEM-768 (and the X25519 hybrid) against DTLS 1.3 with P-256 \
+             ECDHE, same certificates, cipher suite and library, per device and bearer: \
+             extra bytes and datagrams at the bearer's MTU, extra client compute on the \
+             device, extra time to a secure channel, modelled everywhere and measured \
+             where the protocols part ran both handshakes on that device (pq_cost.csv). \
+             The rule: {}",
+            budget_rule()
+        ))
+        .table(self.table(ctx));
+        if unavailable.is_empty() {
+            s
+        } else {
+            s.paragraph(format!(
+                "Not priced (no published cost of an operation the handshake needs, never \
+                 extrapolated from elliptic-curve numbers): {}; their rows are in \
+                 pq_cost.csv with the reason.",
+                unavailable.join(", ")
+            ))
+        }
+    }
+
+    fn table(&self, ctx: &Ctx) -> Table {
+        let mut t = Table::new(
+            "pq_cost",
+            "Post-quantum minus classical DTLS 1.3, per device and bearer",
+        )
+        .column(Column::label("suite"))
+        .column(Column::label("bearer"))
+        .column(Column::label("device"))
+        .column(Column::new("extra bytes", Some("B"), modelled()))
+        .column(Column::new("extra datagrams", None, modelled()))
+        .column(Column::new("extra client", Some("ms"), modelled()))
+        .column(Column::new("extra, modelled", Some("ms"), modelled()))
+        .column(Column::new("extra, measured", Some("ms"), ctx.measured()))
+        .column(Column::new(
+            "post-quantum, deciding",
+            Some("ms"),
+            modelled(),
+        ))
+        .column(Column::label("basis"))
+        .column(Column::label("affordable"));
+        for r in self
+            .rows
+            .iter()
+            .filter(|r| !matches!(r.affordable, Affordability::NotAvailable(_)))
+        {
+            t = t.row(vec![
+                Cell::text(&r.pq_suite),
+                Cell::text(&r.bearer),
+                Cell::text(&r.device),
+                Cell::num(r.extra_bytes as f64, 0),
+                Cell::num(r.extra_datagrams as f64, 0),
+                Cell::opt(r.extra_client_ms, 1),
+                Cell::opt(r.extra_modelled_ms, 0),
+                Cell::opt(r.extra_measured_ms, 0),
+                Cell::opt(r.deciding_ms().map(|d| d.1), 0),
+                Cell::text(&r.basis),
+                Cell::text(r.affordable.to_string()),
+            ]);
+        }
+        t
+    }
+}

@@ -1,0 +1,152 @@
+//! A fixture of rows -> the findings' verdicts, and the rule on single rows.
+
+use wtlsperf_report::{FindingKind, Verdict};
+
+use super::*;
+
+fn fixture(device: &str, bearer: &str, classical_ms: f64, pq_ms: f64) -> PqCostRow {
+    PqCostRow {
+        pq_suite: "mlkem768-ecdsa-ccm8".to_owned(),
+        classical_suite: "ecdhe-p256-ecdsa-ccm8".to_owned(),
+        bearer: bearer.to_owned(),
+        device: device.to_owned(),
+        payload_limit: 1330,
+        classical_bytes: 1400,
+        pq_bytes: 3500,
+        extra_bytes: 2100,
+        classical_datagrams: 10,
+        pq_datagrams: 12,
+        extra_datagrams: 2,
+        pq_flights: String::new(),
+        extra_client_ms: Some(1.8),
+        classical_modelled_ms: Some(classical_ms),
+        pq_modelled_ms: Some(pq_ms),
+        extra_modelled_ms: Some(pq_ms - classical_ms),
+        classical_measured_ms: None,
+        pq_measured_ms: None,
+        extra_measured_ms: None,
+        measured_runs: 0,
+        basis: "modelled".to_owned(),
+        budget_ms: BUDGET_MS,
+        affordable: Affordability::decide(classical_ms, pq_ms),
+    }
+}
+
+fn unavailable(device: &str) -> PqCostRow {
+    let mut r = fixture(device, "nb-iot", 5000.0, 6000.0);
+    r.extra_client_ms = None;
+    r.pq_modelled_ms = None;
+    r.affordable = Affordability::NotAvailable("not available: no ML-KEM-768 cost".into());
+    r
+}
+
+#[test]
+fn the_budget_rule_decides_beyond_the_margin_and_sets_classical_failures_apart() {
+    assert_eq!(
+        Affordability::decide(5000.0, 9000.0),
+        Affordability::Affordable
+    );
+    assert_eq!(
+        Affordability::decide(5000.0, 12000.0),
+        Affordability::NotAffordable
+    );
+    // within 5 % of the 10 s budget
+    assert_eq!(
+        Affordability::decide(5000.0, 10_200.0),
+        Affordability::AtTheBudget
+    );
+    assert_eq!(
+        Affordability::decide(9800.0, 20_000.0),
+        Affordability::ClassicalNotWithin
+    );
+    assert_eq!(
+        Affordability::decide(11_000.0, 9000.0),
+        Affordability::ClassicalNotWithin
+    );
+}
+
+#[test]
+fn post_quantum_within_the_budget_everywhere_confirms_and_unpriced_rows_are_not_judged() {
+    let t = PqCost {
+        rows: vec![
+            fixture("nrf52840", "lte-m", 400.0, 450.0),
+            fixture("nrf52840", "nb-iot", 5200.0, 5700.0),
+            fixture("nokia7650", "gsm-csd", 10_800.0, 12_000.0),
+            unavailable("esp32"),
+        ],
+    };
+    let f = t.findings();
+    assert_eq!(f[0].verdict, Verdict::Confirmed, "{}", f[0].evidence);
+    assert!(
+        f[0].evidence.contains("within it in 0 of 2"),
+        "{}",
+        f[0].evidence
+    );
+    assert!(
+        f[0].evidence.contains("1 rows whose classical"),
+        "{}",
+        f[0].evidence
+    );
+    assert!(
+        f[0].evidence.contains("not available: esp32"),
+        "{}",
+        f[0].evidence
+    );
+    // no measured increments: no model-against-run finding
+    assert_eq!(f.len(), 1);
+}
+
+#[test]
+fn a_row_where_post_quantum_breaks_the_budget_is_named_and_the_set_is_inconclusive() {
+    let mut t = PqCost {
+        rows: vec![
+            fixture("nrf52840", "lte-m", 400.0, 450.0),
+            fixture("nrf52840", "nb-iot-ntn-geo", 9000.0, 11_500.0),
+        ],
+    };
+    let f = t.findings();
+    assert_eq!(f[0].verdict, Verdict::Inconclusive);
+    assert!(
+        f[0].evidence
+            .contains("mlkem768-ecdsa-ccm8 nrf52840/nb-iot-ntn-geo (modelled: 9000 -> 11500 ms)"),
+        "{}",
+        f[0].evidence
+    );
+    t.rows.remove(0);
+    assert_eq!(t.findings()[0].verdict, Verdict::Contradicted);
+    assert!(PqCost::default().findings().is_empty());
+}
+
+#[test]
+fn measured_rows_decide_and_the_model_of_the_increment_is_checked_against_them() {
+    let mut close = fixture("nrf52840", "lte-m", 400.0, 450.0);
+    (close.classical_measured_ms, close.pq_measured_ms) = (Some(410.0), Some(465.0));
+    close.extra_measured_ms = Some(55.0);
+    close.measured_runs = 4;
+    let mut far = fixture("nrf52840", "nb-iot", 5200.0, 5700.0);
+    (far.classical_measured_ms, far.pq_measured_ms) = (Some(5300.0), Some(15_600.0));
+    far.extra_measured_ms = Some(10_300.0);
+    far.measured_runs = 4;
+    assert_eq!(far.deciding_ms(), Some((5300.0, 15_600.0)));
+    let t = PqCost {
+        rows: vec![close.clone(), far],
+    };
+    let model = &t.findings()[1];
+    assert_eq!(model.kind, FindingKind::ModelAgainstRun);
+    assert_eq!(model.verdict, Verdict::Inconclusive, "{}", model.evidence);
+    let t = PqCost { rows: vec![close] };
+    assert_eq!(t.findings()[1].verdict, Verdict::Confirmed);
+}
+
+#[test]
+fn flights_pair_up_by_place_and_direction() {
+    let f = |direction, bytes, datagrams| Flight {
+        direction,
+        bytes,
+        datagrams,
+    };
+    let classical = [f(Direction::Up, 180, 1), f(Direction::Down, 900, 1)];
+    let pq = [f(Direction::Up, 1364, 2), f(Direction::Down, 1988, 2)];
+    assert_eq!(flights_text(&classical, &pq), "u+1184B/2 d+1088B/2");
+    assert_eq!(flights_text(&classical[..1], &pq), "u1364B/2 d1988B/2");
+}
