@@ -216,6 +216,9 @@ impl wtlsperf_models::queue::trace::TracedJob for JobRecord {
     fn end_ns(&self) -> u64 {
         self.end_ns
     }
+    fn source(&self) -> Option<SocketAddr> {
+        Some(self.peer)
+    }
 }
 
 /// Counters and gauges of a gateway, summed over its workers.

@@ -10,6 +10,10 @@
 
 use crate::stats::{batch_mean_ci95, mean, Moments};
 
+mod flights;
+pub use flights::FlightLoad;
+use flights::Flights;
+
 /// What is cut at each end of the arrival span before the queue is read: a tenth of it,
 /// at most [`EDGE_MAX_NS`]. The queue starts empty and the answer stream of a 20 ms
 /// bearer ramps up within some five round trips, and ends as the last handshakes' answers
@@ -48,6 +52,11 @@ pub trait TracedJob {
     /// Start to end of service.
     fn service_ns(&self) -> u64 {
         self.end_ns().saturating_sub(self.start_ns())
+    }
+    /// The address the job's datagram came from, which groups the jobs of one flight
+    /// (see [`Flights`]); `None` (the default) makes every job a flight of its own.
+    fn source(&self) -> Option<std::net::SocketAddr> {
+        None
     }
 }
 
@@ -139,6 +148,9 @@ pub struct SteadyQueue {
     /// matches the measurement and P-K does not, the gateway is the queue the models
     /// describe and the difference lies in the arrivals.
     pub replay_wait_ms: f64,
+    /// The window's jobs as batch-Poisson flights (see [`FlightLoad`]): what the
+    /// corrected model of the window takes.
+    pub flights: FlightLoad,
     /// Share of the window's jobs that arrived outside every disturbed interval.
     pub undisturbed_share: f64,
     /// The queue over those jobs (`None` when fewer than [`MIN_UNDISTURBED_JOBS`] or less
@@ -173,6 +185,8 @@ pub struct UndisturbedQueue {
     pub opening_delivery_ms: f64,
     /// E[D^2] of those jobs' delivery (ms^2).
     pub opening_delivery_m2_ms2: f64,
+    /// The jobs as batch-Poisson flights, which the models take.
+    pub flights: FlightLoad,
 }
 
 /// One job of a steady window's undisturbed part.
@@ -186,6 +200,10 @@ pub struct CalmJob {
     pub occupancy_ms: f64,
     /// Arrival to start of service (ms) of a job that found the worker idle.
     pub delivery_ms: Option<f64>,
+    /// The job's flight (see [`FlightLoad`]).
+    pub flight: usize,
+    /// Its wait behind the earlier jobs of its flight (ms).
+    pub within_flight_ms: f64,
 }
 
 impl UndisturbedQueue {
@@ -203,6 +221,11 @@ impl UndisturbedQueue {
         let waits: Vec<f64> = calm.iter().map(|c| c.queueing_ms).collect();
         let occupancy = Moments::of(&occupancies)?;
         let delivery = Moments::of(&deliveries);
+        let flights = FlightLoad::of(
+            calm.iter()
+                .map(|c| (c.flight, c.occupancy_ms, c.within_flight_ms)),
+            calm_ms,
+        )?;
         Some(UndisturbedQueue {
             jobs: calm.len(),
             job_rate_per_s: m / (calm_ms / 1e3),
@@ -213,16 +236,14 @@ impl UndisturbedQueue {
             opening_share,
             opening_delivery_ms: delivery.map_or(0.0, |d| d.mean),
             opening_delivery_m2_ms2: delivery.map_or(0.0, |d| d.m2),
+            flights,
         })
     }
 
-    /// Corrected P-K (Eq. 3.12 at the job rate) with one occupancy law for every job.
+    /// Corrected P-K (Eq. 3.12) over the flights, with one occupancy law for every
+    /// flight, plus the wait behind a job's own flight (see [`FlightLoad`]).
     pub fn pk_ms(&self) -> Option<f64> {
-        crate::queue::pk_mean_wait_ms(
-            self.job_rate_per_s,
-            self.service_mean_ms,
-            self.service_m2_ms2,
-        )
+        self.flights.pk_ms()
     }
 
     /// Corrected P-K with the busy period's opening job apart: it holds the worker for
@@ -230,16 +251,13 @@ impl UndisturbedQueue {
     /// E[X] + E[D] and E[X^2] + 2E[X]E[D] + E[D^2]. One occupancy law for every job
     /// beyond that: the occupancy of jobs that found the worker busy alone is a smaller
     /// sample, and at high load its mean moves the model by several times its own error.
+    ///
+    /// The flights are the arrivals ([`FlightLoad::exceptional_first_ms`]): X is a
+    /// flight's occupancy, and a job waits besides behind its own flight. With one job
+    /// per flight that is the job-level formula.
     pub fn exceptional_first_ms(&self) -> Option<f64> {
-        let (x, x2) = (self.service_mean_ms, self.service_m2_ms2);
-        let (d, d2) = (self.opening_delivery_ms, self.opening_delivery_m2_ms2);
-        crate::queue::pk_exceptional_first_wait_ms(
-            self.job_rate_per_s,
-            x,
-            x2,
-            x + d,
-            x2 + 2.0 * x * d + d2,
-        )
+        self.flights
+            .exceptional_first_ms(self.opening_delivery_ms, self.opening_delivery_m2_ms2)
     }
 }
 
@@ -251,6 +269,8 @@ struct Occupancy<'t, J> {
     /// The median gap (ns) between a job's end and the start of the next one that was
     /// already waiting.
     typical_gap_ns: u64,
+    /// The jobs' flights, in service order.
+    flights: Flights,
 }
 
 impl<'t, J: TracedJob> Occupancy<'t, J> {
@@ -277,11 +297,13 @@ impl<'t, J: TracedJob> Occupancy<'t, J> {
                 }
                 _ => j.service_ns() + typical_gap_ns,
             })
-            .collect();
+            .collect::<Vec<u64>>();
+        let flights = Flights::of(&by_start, &occupancy_ns);
         Occupancy {
             by_start,
             occupancy_ns,
             typical_gap_ns,
+            flights,
         }
     }
 
@@ -317,6 +339,8 @@ struct WindowJobs {
     queueing_ms: Vec<f64>,
     idle_waits_ms: Vec<f64>,
     calm: Vec<CalmJob>,
+    /// (flight, occupancy ms, wait behind the flight ms) of every job.
+    flight_jobs: Vec<(usize, f64, f64)>,
 }
 
 impl WindowJobs {
@@ -341,6 +365,9 @@ impl WindowJobs {
                 wait
             };
             let occupancy_ns = occ.occupancy_ns[i];
+            let (flight, within_flight_ms) = (occ.flights.id[i], ms(occ.flights.within_ns[i]));
+            w.flight_jobs
+                .push((flight, ms(occupancy_ns), within_flight_ms));
             w.queueing_ms.push(queueing);
             w.occupancy_ms.push(ms(occupancy_ns));
             w.waits_ms.push(wait);
@@ -353,6 +380,8 @@ impl WindowJobs {
                     queueing_ms: queueing,
                     occupancy_ms: ms(occupancy_ns),
                     delivery_ms: found_idle.then_some(wait),
+                    flight,
+                    within_flight_ms,
                 });
             }
         }
@@ -390,6 +419,7 @@ impl SteadyQueue {
         let undisturbed_share = w.calm.len() as f64 / n;
         let covered = covered_length(disturbed, window.start as u64, window.end as u64);
         let calm_ms = length_ms - ms(covered);
+        let flights = FlightLoad::of(w.flight_jobs, length_ms)?;
         let undisturbed = (w.calm.len() >= MIN_UNDISTURBED_JOBS
             && undisturbed_share >= MIN_UNDISTURBED_SHARE)
             .then(|| UndisturbedQueue::of(w.calm, calm_ms))
@@ -408,6 +438,7 @@ impl SteadyQueue {
             service_samples_ms: w.occupancy_ms,
             typical_gap_ms: ms(occ.typical_gap_ns),
             replay_wait_ms: occ.replay_wait_ms(&window),
+            flights,
             undisturbed_share,
             undisturbed,
         })

@@ -53,6 +53,12 @@
 //! measured delivery reproduces the measured mean wait exactly. Each undisturbed mean
 //! wait comes with its batch-means 95 % interval: at low load few jobs wait at all, and a
 //! mean wait is a noisy thing to measure.
+//!
+//! Both corrected models take the *flights* as the Poisson arrivals
+//! ([`wtlsperf_models::queue::trace::FlightLoad`]): a client whose flight spans several
+//! datagrams (DTLS 1.3, WTLS with one message per datagram) hands the worker several
+//! jobs at once, and the later ones always wait for the earlier; with one datagram a
+//! flight the model is Eq. 3.12 at the job rate, as before.
 
 use std::time::Duration;
 
@@ -624,7 +630,7 @@ fn point(
     // offered rates the generator may fall behind), as handshakes per second: each model
     // is evaluated at the point's measured load, not at its target.
     let arrived_hs = steady.job_rate_per_s / k.max(1.0);
-    let (corrected, as_published, mm1, des) = predict(
+    let (_, as_published, mm1, des) = predict(
         arrived_hs,
         k,
         steady.service_mean_ms,
@@ -632,6 +638,9 @@ fn point(
         &steady.service_samples_ms,
         sim_jobs,
     );
+    // Corrected P-K over the flights (the batch-Poisson arrivals; one job each for a
+    // protocol whose flights fit a datagram, where it is Eq. 3.12 at the job rate).
+    let corrected = steady.flights.pk_ms();
     let chains = ChainReading::of(&rep.jobs, &steady, arrived_hs, c.round_trip_ms, sim_jobs);
     let undisturbed = steady.undisturbed.as_ref();
     Ok(LoadPoint {
