@@ -646,16 +646,7 @@ fn point(
     Ok(LoadPoint {
         protocol: spec.protocol(),
         case: c.name.to_owned(),
-        auth: match c.suite {
-            Some(s) if s.mutual() => Authentication::Mutual,
-            Some(_) => Authentication::ServerAuth,
-            None if c.auth == AuthMode::Mutual => Authentication::Mutual,
-            // A DTLS 1.3 configuration carries its own authentication.
-            None if spec.protocol() != wtlsperf_spine::Protocol::Wtls && auth_mutual(&spec) => {
-                Authentication::Mutual
-            }
-            None => Authentication::ServerAuth,
-        },
+        auth: point_authentication(c, &spec),
         round_trip_ms: c.round_trip_ms,
         round_trip_law: c.law,
         packing: c.packing,
@@ -704,6 +695,20 @@ fn point(
             opening_delivery_ms: undisturbed.map(|u| u.opening_delivery_ms),
         },
     })
+}
+
+/// The authentication a point's handshakes ran with: the suite's, the WTLS conditions',
+/// or what a DTLS 1.3 configuration carries.
+fn point_authentication(c: &Conditions<'_>, spec: &LoadSpec) -> Authentication {
+    match c.suite {
+        Some(s) if s.mutual() => Authentication::Mutual,
+        Some(_) => Authentication::ServerAuth,
+        None if c.auth == AuthMode::Mutual => Authentication::Mutual,
+        None if spec.protocol() != wtlsperf_spine::Protocol::Wtls && auth_mutual(spec) => {
+            Authentication::Mutual
+        }
+        None => Authentication::ServerAuth,
+    }
 }
 
 /// Runs a recording (and writes its job log when asked); returns the report and the
