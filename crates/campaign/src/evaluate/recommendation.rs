@@ -29,7 +29,7 @@ use super::verdict::{self, Tally, MODEL_TOLERANCE};
 use super::vocabulary::{BearerName, DeviceName};
 use wtlsperf_drivers::device::model_case;
 use wtlsperf_drivers::protocols::model::{self, Device};
-use wtlsperf_models::device::published_pq::published_pq_costs;
+use super::pq_prices::pq_prices;
 use wtlsperf_models::device::KeyType;
 use wtlsperf_spine::Protocol;
 
@@ -503,7 +503,7 @@ pub fn add_dtls13<'a>(
     devices: &[DeviceProfile],
     bearers: impl Iterator<Item = &'a LinkProfile> + Clone,
 ) {
-    let published = published_pq_costs().unwrap_or_default();
+    let published = pq_prices();
     for r in rows.iter_mut().filter(|r| r.category == DTLS13_CATEGORY) {
         let (Some(device), Some(bearer)) = (
             devices.iter().find(|d| DeviceName::of(d) == r.device),
