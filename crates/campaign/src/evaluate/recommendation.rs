@@ -392,12 +392,13 @@ fn ecc_against_rsa(rows: &[Recommendation]) -> Finding {
         })
         .collect();
     let tally = Tally::of(judged.iter().map(|(_, d)| *d));
+    let not_offered = rows.iter().filter(|r| r.ecc_beats_rsa().is_none()).count();
     let unjudged = devices_of(rows.iter().filter(|r| r.ecc_beats_rsa().is_none()));
     let borrowed_devices = devices_of(offered.iter().copied().filter(|r| r.ecc_rsa_borrowed));
     Finding::new(
         "Levi-Savas 2003, section 4.1: ECC is better than RSA in WTLS, judged by model T_H on every device profile whose library offers both and prices both from its own numbers.",
         format!(
-            "Model T_H per device, bearer, category and authentication, the fastest ECDH_ECDSA case against the fastest RSA case the device's library offers: {} overall. Per device: {}.{} Not judged: {} combinations whose ECC or RSA cost is borrowed from another device's ratios ({}), and the devices offering no RSA or no ECC suite ({}).",
+            "Model T_H per device, bearer, category and authentication, the fastest ECDH_ECDSA case against the fastest RSA case the device's library offers: {} overall. Per device: {}.{} Not judged: {} combinations whose ECC or RSA cost is borrowed from another device's ratios ({}), and {not_offered} combinations in whose category the device's library offers no RSA or no ECC case ({}).",
             tally.text(),
             per_device(&judged).join("; "),
             decided_by(&judged),
