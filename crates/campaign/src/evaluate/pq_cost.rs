@@ -32,6 +32,7 @@ use wtlsperf_models::transmission::{Direction, Flight};
 
 use super::context::Ctx;
 use super::csv_file::write_csv;
+use super::vocabulary::nominal_rates_note;
 use super::protocols::{Config, ProtocolResults};
 use super::verdict::{self as rule, MODEL_TOLERANCE};
 use wtlsperf_drivers::protocols::model::{self, Device};
@@ -146,6 +147,9 @@ impl PqCostRow {
 #[derive(Debug, Clone, Default)]
 pub struct PqCost {
     pub rows: Vec<PqCostRow>,
+    /// The note on the table's bearers whose rates are nominal, which its section and
+    /// findings carry (every modern bearer of the table is one).
+    pub nominal_note: Option<String>,
 }
 
 /// One handshake on one bearer and device.
@@ -326,7 +330,8 @@ impl PqCost {
                 }
             }
         }
-        Ok(PqCost { rows })
+        let nominal_note = nominal_rates_note(bearers.iter().copied());
+        Ok(PqCost { rows, nominal_note })
     }
 
     /// Writes `pq_cost.csv`.

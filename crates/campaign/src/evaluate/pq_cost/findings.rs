@@ -31,6 +31,13 @@ pub fn budget_rule() -> String {
 }
 
 impl PqCost {
+    /// The nominal-rate note as a paragraph of a finding's evidence.
+    fn note_paragraph(&self) -> String {
+        self.nominal_note
+            .as_ref()
+            .map_or(String::new(), |n| format!("\n\n{n}"))
+    }
+
     /// The findings of this part (none without post-quantum rows).
     pub fn findings(&self) -> Vec<Finding> {
         let mut out = Vec::new();
@@ -142,7 +149,7 @@ impl PqCost {
                     tally.text(),
                     if stops.is_empty() { "nowhere".to_owned() } else { stops.join(", ") },
                     if at.is_empty() { "none".to_owned() } else { at.join(", ") },
-                ),
+                ) + &self.note_paragraph(),
                 tally.verdict(),
             )
             .rule(budget_rule()),
@@ -190,8 +197,8 @@ impl PqCost {
             .collect();
         Some(
             Finding::new(
-                "The flight model (Eq. 3.84 over each handshake's flights at the bearer's MTU, plus the device's published operation costs) predicts what post-quantum key exchange adds to DTLS 1.3's time to a secure channel over the emulated bearers.",
-                format!("Post-quantum minus classical, per device/bearer with both handshakes run: {}. {}.", rows.join("; "), tally.text()),
+                "The flight model (Eq. 3.84 over each handshake's flights at the bearer's MTU, plus the device's published or executed operation costs) predicts what post-quantum key exchange adds to DTLS 1.3's time to a secure channel over the emulated bearers.",
+                format!("Post-quantum minus classical, per device/bearer with both handshakes run: {}. {}.", rows.join("; "), tally.text()) + &self.note_paragraph(),
                 tally.verdict(),
             )
             .kind(FindingKind::ModelAgainstRun)

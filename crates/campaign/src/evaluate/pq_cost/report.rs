@@ -38,8 +38,9 @@ impl PqCost {
              extra bytes and datagrams at the bearer's MTU, extra client compute on the \
              device, extra time to a secure channel, modelled everywhere and measured \
              where the protocols part ran both handshakes on that device (pq_cost.csv). \
-             The rule: {}",
-            budget_rule()
+             The rule: {} {}",
+            budget_rule(),
+            self.nominal_note.as_deref().unwrap_or_default()
         ))
         .table(self.table(ctx));
         if unavailable.is_empty() {
