@@ -18,7 +18,8 @@ fn modelled() -> Provenance {
 
 impl PqCost {
     /// The section: the rule, then the rows with every cost priced (the devices
-    /// without a published or executed ML-KEM price are named in a paragraph instead of a row each).
+    /// without a published or executed ML-KEM price are named in a paragraph instead of
+    /// a row each).
     pub fn section(&self, ctx: &Ctx) -> Section {
         let mut unavailable: Vec<&str> = Vec::new();
         for r in &self.rows {
