@@ -27,14 +27,14 @@ use std::path::Path;
 
 use serde::Serialize;
 use wtlsperf_bearer::LinkProfile;
-use super::pq_prices::pq_prices;
 use wtlsperf_models::transmission::{Direction, Flight};
 
 use super::context::Ctx;
 use super::csv_file::write_csv;
-use super::vocabulary::nominal_rates_note;
+use super::pq_prices::pq_prices;
 use super::protocols::{Config, ProtocolResults};
 use super::verdict::{self as rule, MODEL_TOLERANCE};
+use super::vocabulary::nominal_rates_note;
 use wtlsperf_drivers::protocols::model::{self, Device};
 
 /// The time-to-a-secure-channel budget (ms): 3GPP TR 45.820's latency objective for a

@@ -67,15 +67,20 @@ mod tests {
         let prices = pq_prices();
         let published = published_pq_costs().unwrap();
         let executed = post_quantum_costs().unwrap();
-        for p in published.iter().filter(|p| p.cost.is_some() && p.used_by_profile) {
+        for p in published
+            .iter()
+            .filter(|p| p.cost.is_some() && p.used_by_profile)
+        {
             if executed.iter().any(|e| e.device == p.device) {
                 continue;
             }
             let c = profile_cost(&prices, &p.device, p.primitive, p.scheme).unwrap();
             assert_eq!(Some(c.ms), p.cost.as_ref().map(|c| c.ms));
         }
-        assert!(profile_cost(&prices, "esp32", PqPrimitive::KemKeygen, PqScheme::MlKem768)
-            .unwrap_err()
-            .starts_with("not available"));
+        assert!(
+            profile_cost(&prices, "esp32", PqPrimitive::KemKeygen, PqScheme::MlKem768)
+                .unwrap_err()
+                .starts_with("not available")
+        );
     }
 }

@@ -18,13 +18,13 @@ pub mod tables;
 mod verdicts;
 
 use super::csv_file::write_csv;
+use super::pq_prices::pq_prices;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 use wtls::suite::Case;
-use super::pq_prices::pq_prices;
 use wtlsperf_models::device::published_pq::PublishedPqCost;
 use wtlsperf_models::device::WtlsCase;
 use wtlsperf_models::stats::{mean, median};

@@ -22,6 +22,7 @@ use wtlsperf_report::Finding;
 
 use super::csv_file;
 use super::passages;
+use super::pq_prices::pq_prices;
 use super::processing::{CaseResult, ProcessingResults};
 use super::protocols::Config;
 use super::transmission::modelled_duration_ms;
@@ -29,7 +30,6 @@ use super::verdict::{self, Tally, MODEL_TOLERANCE};
 use super::vocabulary::{BearerName, DeviceName};
 use wtlsperf_drivers::device::model_case;
 use wtlsperf_drivers::protocols::model::{self, Device};
-use super::pq_prices::pq_prices;
 use wtlsperf_models::device::KeyType;
 use wtlsperf_spine::Protocol;
 

@@ -16,7 +16,6 @@
 use std::path::Path;
 
 use wtlsperf_bearer::LinkProfile;
-use super::pq_prices::pq_prices;
 use wtlsperf_models::device::published_pq::PublishedPqCost;
 use wtlsperf_models::Authentication;
 use wtlsperf_report::{
@@ -26,6 +25,7 @@ use wtlsperf_spine::Protocol;
 
 use super::context::Ctx;
 use super::csv_file::write_csv;
+use super::pq_prices::pq_prices;
 use super::processing::ProcessingResults;
 use super::protocols::{wtls_config, Config, ProtocolResults, WtlsPricing};
 use super::vocabulary::Catalogue;

@@ -94,7 +94,8 @@ fn post_quantum_within_the_budget_everywhere_confirms_and_unpriced_rows_are_not_
         f[0].evidence
     );
     assert!(
-        f[0].evidence.ends_with("Nominal bearer rates: nb-iot (peak)."),
+        f[0].evidence
+            .ends_with("Nominal bearer rates: nb-iot (peak)."),
         "{}",
         f[0].evidence
     );
