@@ -321,7 +321,7 @@ fn poisson_premise(q: &QueueResults) -> Option<Finding> {
     Some(
         Finding::new(
             format!(
-                "With the job arrivals Poisson by construction (the relay draws each client's bearer round trip from an exponential law), the corrected P-K model (Eq. 3.12 with k x lambda) predicts the gateway's mean wait for {}. This checks the model under the premise {} states ({}: M/G/1), not the premise itself.",
+                "With the job arrivals Poisson by construction (the relay draws each client's bearer round trip from an exponential law), the corrected P-K model (Eq. 3.12 with k x lambda) predicts the gateway's mean wait for {}. This checks the model under the M/G/1 premise {} states in {}, not the premise itself.",
                 load_test_scope(q),
                 premise.study.citation(),
                 premise.place
