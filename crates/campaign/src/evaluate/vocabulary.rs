@@ -191,6 +191,21 @@ impl Catalogue {
     }
 }
 
+/// The note on `bearers` whose rates are nominal (`rate_kind` in `bearers/profiles.csv`),
+/// for a part that uses bearers beyond the compared ones (the satellite profile).
+pub fn nominal_rates_note<'a>(bearers: impl Iterator<Item = &'a LinkProfile>) -> Option<String> {
+    let typical: Vec<String> = bearers
+        .filter(|b| b.rate_kind.is_nominal())
+        .map(|b| format!("{} ({})", b.name, b.rate_kind.describe()))
+        .collect();
+    (!typical.is_empty()).then(|| {
+        format!(
+            "Nominal bearer rates: {}. These profiles are typical figures, not measurements: their rates are not effective rates measured on a network (data/bearers/profiles.csv names the 3GPP document or source each rests on), and their latencies typical values; a duration over them is a lower bound on what such a link gives.",
+            typical.join("; ")
+        )
+    })
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -251,19 +266,4 @@ pub(crate) mod tests {
         let e = format!("{:#}", Catalogue::load(dir.path()).unwrap_err());
         assert!(e.contains("gsm-csd"), "{e}");
     }
-}
-
-/// The note on `bearers` whose rates are nominal (`rate_kind` in `bearers/profiles.csv`),
-/// for a part that uses bearers beyond the compared ones (the satellite profile).
-pub fn nominal_rates_note<'a>(bearers: impl Iterator<Item = &'a LinkProfile>) -> Option<String> {
-    let typical: Vec<String> = bearers
-        .filter(|b| b.rate_kind.is_nominal())
-        .map(|b| format!("{} ({})", b.name, b.rate_kind.describe()))
-        .collect();
-    (!typical.is_empty()).then(|| {
-        format!(
-            "Nominal bearer rates: {}. These profiles are typical figures, not measurements: their rates are not effective rates measured on a network (data/bearers/profiles.csv names the 3GPP document or source each rests on), and their latencies typical values; a duration over them is a lower bound on what such a link gives.",
-            typical.join("; ")
-        )
-    })
 }
