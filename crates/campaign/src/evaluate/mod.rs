@@ -52,6 +52,7 @@ pub mod page_load;
 pub mod page_load_model;
 pub mod passages;
 pub mod pq_cost;
+pub mod pq_prices;
 pub mod processing;
 pub mod protocols;
 pub mod queue;

@@ -5,9 +5,10 @@
 //!
 //! Per row: the extra bytes and datagrams of each flight at the bearer's MTU (the
 //! handshakes fragmented to the bearer's datagram payload limit in memory, as its runs
-//! do), the extra client compute on the device (its profile's published operation
-//! costs; "not available" where the device has no published ML-KEM price, never
-//! extrapolated from elliptic-curve numbers), and the extra time to a secure channel,
+//! do), the extra client compute on the device (its profile's operation costs, ML-KEM's
+//! published or, on the `*-executed` profiles, executed: [`super::pq_prices`]; "not
+//! available" where the device has neither, never extrapolated from elliptic-curve
+//! numbers), and the extra time to a secure channel,
 //! modelled everywhere (T_H = Eq. 3.84 over the flights + client + server CPU, as
 //! `protocols.csv`) and measured where the protocols part ran both handshakes over the
 //! emulated bearer on that device.
@@ -26,13 +27,14 @@ use std::path::Path;
 
 use serde::Serialize;
 use wtlsperf_bearer::LinkProfile;
-use wtlsperf_models::device::published_pq::published_pq_costs;
 use wtlsperf_models::transmission::{Direction, Flight};
 
 use super::context::Ctx;
 use super::csv_file::write_csv;
+use super::pq_prices::pq_prices;
 use super::protocols::{Config, ProtocolResults};
 use super::verdict::{self as rule, MODEL_TOLERANCE};
+use super::vocabulary::nominal_rates_note;
 use wtlsperf_drivers::protocols::model::{self, Device};
 
 /// The time-to-a-secure-channel budget (ms): 3GPP TR 45.820's latency objective for a
@@ -145,6 +147,9 @@ impl PqCostRow {
 #[derive(Debug, Clone, Default)]
 pub struct PqCost {
     pub rows: Vec<PqCostRow>,
+    /// The note on the table's bearers whose rates are nominal, which its section and
+    /// findings carry (every modern bearer of the table is one).
+    pub nominal_note: Option<String>,
 }
 
 /// One handshake on one bearer and device.
@@ -291,7 +296,7 @@ impl PqCost {
         let Some(classical) = protocols.configs.iter().find(|c| c.is_dtls13_classical()) else {
             return Ok(PqCost::default());
         };
-        let published = published_pq_costs().unwrap_or_default();
+        let published = pq_prices();
         let mut bearers: Vec<&LinkProfile> = ctx.catalogue.compared_bearers().collect();
         for (_, name) in super::then_and_now::BEARERS {
             let b = ctx.catalogue.bearer(name)?;
@@ -325,7 +330,8 @@ impl PqCost {
                 }
             }
         }
-        Ok(PqCost { rows })
+        let nominal_note = nominal_rates_note(bearers.iter().copied());
+        Ok(PqCost { rows, nominal_note })
     }
 
     /// Writes `pq_cost.csv`.

@@ -18,13 +18,14 @@ pub mod tables;
 mod verdicts;
 
 use super::csv_file::write_csv;
+use super::pq_prices::pq_prices;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 use wtls::suite::Case;
-use wtlsperf_models::device::published_pq::{published_pq_costs, PublishedPqCost};
+use wtlsperf_models::device::published_pq::PublishedPqCost;
 use wtlsperf_models::device::WtlsCase;
 use wtlsperf_models::stats::{mean, median};
 use wtlsperf_models::transmission::Flight;
@@ -242,7 +243,7 @@ impl Config {
             }
             #[cfg(feature = "dtls13")]
             (Device::Profile(d), Kind::Dtls13(s)) => {
-                let published = published_pq_costs().ok()?;
+                let published = pq_prices();
                 wtlsperf_drivers::protocols::model_dtls13::client_ms(s, d, &published).ok()
             }
         }
@@ -276,7 +277,7 @@ pub struct ProtocolRow {
     pub server_cpu_us: f64,
     pub bound_ratio: Option<f64>,
     pub handshakes_per_core_s: f64,
-    /// Empty where the device has no published cost for an operation (see `client_cost`).
+    /// Empty where the device has no published or executed cost for an operation (see `client_cost`).
     pub client_ms: Option<f64>,
     /// Empty where `client_ms` is.
     pub modelled_ms: Option<f64>,
@@ -560,11 +561,11 @@ pub fn run(
         .collect();
     #[allow(unused_mut)]
     let mut jobs = jobs(ctx.mode, &plan, &configs, &measured);
-    // A DTLS 1.3 run on an emulated device needs a published price for every operation
-    // (its holds); where one is "not available", no run is made, as no model is.
+    // A DTLS 1.3 run on an emulated device needs a published or executed price for every
+    // operation (its holds); where one is "not available", no run is made, as no model is.
     #[cfg(feature = "dtls13")]
     {
-        let published = published_pq_costs().unwrap_or_default();
+        let published = pq_prices();
         jobs.retain(|j| match (&configs[j.config].kind, &devices[j.device]) {
             (Kind::Dtls13(s), Device::Profile(d)) => {
                 wtlsperf_drivers::protocols::model_dtls13::client_steps(*s, d, &published).is_ok()
@@ -648,7 +649,7 @@ fn run_jobs(
 ) -> anyhow::Result<Vec<Outcome>> {
     let modern = ModernConfigs::new()?;
     #[cfg(feature = "dtls13")]
-    let published = published_pq_costs().unwrap_or_default();
+    let published = pq_prices();
     let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
     let mut cfg = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
     cfg.workers = 2;
@@ -709,7 +710,7 @@ fn rows(
     jobs: &[Job],
     outcomes: &[Outcome],
 ) -> Vec<ProtocolRow> {
-    let published = published_pq_costs().unwrap_or_default();
+    let published = pq_prices();
     let mut out = Vec::new();
     for (ci, c) in configs.iter().enumerate() {
         for &p in bearers {

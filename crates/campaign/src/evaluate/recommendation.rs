@@ -22,6 +22,7 @@ use wtlsperf_report::Finding;
 
 use super::csv_file;
 use super::passages;
+use super::pq_prices::pq_prices;
 use super::processing::{CaseResult, ProcessingResults};
 use super::protocols::Config;
 use super::transmission::modelled_duration_ms;
@@ -29,7 +30,6 @@ use super::verdict::{self, Tally, MODEL_TOLERANCE};
 use super::vocabulary::{BearerName, DeviceName};
 use wtlsperf_drivers::device::model_case;
 use wtlsperf_drivers::protocols::model::{self, Device};
-use wtlsperf_models::device::published_pq::published_pq_costs;
 use wtlsperf_models::device::KeyType;
 use wtlsperf_spine::Protocol;
 
@@ -392,12 +392,13 @@ fn ecc_against_rsa(rows: &[Recommendation]) -> Finding {
         })
         .collect();
     let tally = Tally::of(judged.iter().map(|(_, d)| *d));
+    let not_offered = rows.iter().filter(|r| r.ecc_beats_rsa().is_none()).count();
     let unjudged = devices_of(rows.iter().filter(|r| r.ecc_beats_rsa().is_none()));
     let borrowed_devices = devices_of(offered.iter().copied().filter(|r| r.ecc_rsa_borrowed));
     Finding::new(
         "Levi-Savas 2003, section 4.1: ECC is better than RSA in WTLS, judged by model T_H on every device profile whose library offers both and prices both from its own numbers.",
         format!(
-            "Model T_H per device, bearer, category and authentication, the fastest ECDH_ECDSA case against the fastest RSA case the device's library offers: {} overall. Per device: {}.{} Not judged: {} combinations whose ECC or RSA cost is borrowed from another device's ratios ({}), and the devices offering no RSA or no ECC suite ({}).",
+            "Model T_H per device, bearer, category and authentication, the fastest ECDH_ECDSA case against the fastest RSA case the device's library offers: {} overall. Per device: {}.{} Not judged: {} combinations whose ECC or RSA cost is borrowed from another device's ratios ({}), and {not_offered} combinations in whose category the device's library offers no RSA or no ECC case ({}).",
             tally.text(),
             per_device(&judged).join("; "),
             decided_by(&judged),
@@ -503,7 +504,7 @@ pub fn add_dtls13<'a>(
     devices: &[DeviceProfile],
     bearers: impl Iterator<Item = &'a LinkProfile> + Clone,
 ) {
-    let published = published_pq_costs().unwrap_or_default();
+    let published = pq_prices();
     for r in rows.iter_mut().filter(|r| r.category == DTLS13_CATEGORY) {
         let (Some(device), Some(bearer)) = (
             devices.iter().find(|d| DeviceName::of(d) == r.device),

@@ -7,15 +7,16 @@
 //! bearer on that emulated device carries the measured mean beside it and is marked
 //! `measured`. The satellite profile is not among the compared bearers, so its rows are
 //! modelled only. The figure shows 2001's setting (the thesis' Nokia 7650 on GSM CSD)
-//! beside today's microcontroller (the Cortex-M4 profile, whose ML-KEM costs pqm4
-//! publishes) on today's links; the CSV and the table hold every device and bearer.
+//! beside today's microcontroller (the nRF52840 profile, a Cortex-M4 priced with pqm4's
+//! published ML-KEM cycle counts) on today's links; the CSV and the table hold every
+//! device and bearer.
 //!
 //! This part reads the processing and protocols parts' results and runs nothing.
 
 use std::path::Path;
 
 use wtlsperf_bearer::LinkProfile;
-use wtlsperf_models::device::published_pq::{published_pq_costs, PublishedPqCost};
+use wtlsperf_models::device::published_pq::PublishedPqCost;
 use wtlsperf_models::Authentication;
 use wtlsperf_report::{
     Axis, BarSeries, Cell, Column, Figure, GroupedBarChart, Provenance, Section, Table,
@@ -24,6 +25,7 @@ use wtlsperf_spine::Protocol;
 
 use super::context::Ctx;
 use super::csv_file::write_csv;
+use super::pq_prices::pq_prices;
 use super::processing::ProcessingResults;
 use super::protocols::{wtls_config, Config, ProtocolResults, WtlsPricing};
 use super::vocabulary::Catalogue;
@@ -38,7 +40,7 @@ pub(crate) const BEARERS: [(&str, &str); 5] = [
     ("today", "nb-iot-ntn-geo"),
 ];
 /// The figure's settings: the thesis' handset on 2001's link, and today's
-/// microcontroller (the Cortex-M4 profile, the one with published ML-KEM costs) on
+/// microcontroller (the nRF52840, a Cortex-M4 with pqm4's published ML-KEM costs) on
 /// today's.
 const FIGURE_THEN: (&str, &str) = ("gsm-csd", "nokia7650");
 const FIGURE_TODAY_DEVICE: &str = "nrf52840";
@@ -58,7 +60,8 @@ pub struct ThenNowRow {
     pub auth: &'static str,
     pub bearer: String,
     pub device: String,
-    /// T_H modelled (ms); empty where the device has no published cost of an operation.
+    /// T_H modelled (ms); empty where the device has no published or executed cost of an
+    /// operation.
     pub modelled_ms: Option<f64>,
     /// Mean of the real runs over the emulated bearer on the emulated device, if run.
     pub measured_ms: Option<f64>,
@@ -118,7 +121,7 @@ impl ThenAndNow {
         processing: &ProcessingResults,
         protocols: &ProtocolResults,
     ) -> anyhow::Result<ThenAndNow> {
-        let published = published_pq_costs().unwrap_or_default();
+        let published = pq_prices();
         let devices: Vec<Device> = catalogue
             .devices
             .iter()
@@ -157,9 +160,10 @@ impl ThenAndNow {
                  server CPU); where the protocols part ran the handshake over the emulated \
                  bearer on that emulated device, the measured mean stands beside the model \
                  (table: 'model / measured'). The figure shows the thesis' Nokia 7650 on GSM \
-                 CSD beside the {FIGURE_TODAY_DEVICE} (Cortex-M4, whose ML-KEM costs pqm4 \
-                 publishes) on today's links. 'n/a': the device profile has no published price \
-                 for an operation of that handshake (nothing is extrapolated); \
+                 CSD beside the {FIGURE_TODAY_DEVICE} (a Cortex-M4; its ML-KEM costs are pqm4's \
+                 published Cortex-M4 cycle counts at the profile's clock) on today's links. \
+                 'n/a': the device profile has no published or executed price for an \
+                 operation of that handshake (nothing is extrapolated); \
                  then_and_now.csv has every row with its kind. {}",
                 nominal_note(&ctx.catalogue)
             ))
@@ -228,8 +232,9 @@ impl ThenAndNow {
         )
         .caption(
             "Modelled T_H per handshake; missing bars: the device profile has no published \
-             price for an operation of the handshake (X25519, binary curves or RSA on some \
-             libraries, ML-KEM off the Cortex-M4).",
+             or executed price for an operation of the handshake (X25519 on every profile, \
+             binary curves or RSA on some libraries, ML-KEM where neither pqm4 publishes \
+             nor this project executed it).",
         )
     }
 

@@ -182,23 +182,28 @@ impl Catalogue {
     /// sentence every table, figure and finding that uses them carries: whole findings
     /// rest on them, and a reader must know their rates are nominal peak rates.
     pub fn typical_bearer_note(&self) -> Option<String> {
-        let typical: Vec<String> = self
-            .compared_bearers()
-            .filter(|b| b.rate_kind.is_nominal())
-            .map(|b| format!("{} ({})", b.name, b.rate_kind.describe()))
-            .collect();
-        (!typical.is_empty()).then(|| {
-            format!(
-                "Nominal bearer rates: {}. These profiles are typical figures, not measurements: their rates are not effective rates measured on a network (data/bearers/profiles.csv names the 3GPP document or source each rests on), and their latencies typical values; a duration over them is a lower bound on what such a link gives.",
-                typical.join("; ")
-            )
-        })
+        nominal_rates_note(self.compared_bearers())
     }
 
     /// A bearer by name (a choice of the plan, such as the lossy link's).
     pub fn bearer(&self, name: &str) -> anyhow::Result<&LinkProfile> {
         Ok(self.bearers.get(name)?)
     }
+}
+
+/// The note on `bearers` whose rates are nominal (`rate_kind` in `bearers/profiles.csv`),
+/// for a part that uses bearers beyond the compared ones (the satellite profile).
+pub fn nominal_rates_note<'a>(bearers: impl Iterator<Item = &'a LinkProfile>) -> Option<String> {
+    let typical: Vec<String> = bearers
+        .filter(|b| b.rate_kind.is_nominal())
+        .map(|b| format!("{} ({})", b.name, b.rate_kind.describe()))
+        .collect();
+    (!typical.is_empty()).then(|| {
+        format!(
+            "Nominal bearer rates: {}. These profiles are typical figures, not measurements: their rates are not effective rates measured on a network (data/bearers/profiles.csv names the 3GPP document or source each rests on), and their latencies typical values; a duration over them is a lower bound on what such a link gives.",
+            typical.join("; ")
+        )
+    })
 }
 
 #[cfg(test)]

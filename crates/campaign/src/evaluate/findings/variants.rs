@@ -117,7 +117,7 @@ pub(super) fn mutual_queue_model(q: &QueueResults) -> Option<Finding> {
                 cases.join(", "),
             ),
             format!(
-                "Load test on the real gateway ({}; mutual, one datagram per message, {} jobs a handshake, {} ms exponential round trip, each point at its measured rho). Undisturbed jobs: within 15 % at {} of {} points (median |error| {}, worst {}); by the interval rule of the robustness finding, keeps at {}, stops at {}, undecided at {}. Whole window, stalls of the shared machine included: within 15 % at {} of {} (median {}, worst {}), outside both 15 % and the interval at {}. FIFO replay of the runs' own arrivals: within 15 % at {} of {}.",
+                "Load test on the real gateway ({}; mutual, one datagram per message, {} jobs a handshake, {} ms exponential round trip, each point at its measured rho). Undisturbed jobs: within 15 % at {} of {} points (median |error| {}, worst {}); by the interval rule stated below (the relative errors the measured interval allows, against +-15 %), keeps at {}, stops at {}, undecided at {}. Whole window, stalls of the shared machine included: within 15 % at {} of {} (median {}, worst {}), outside both 15 % and the interval at {}. FIFO replay of the runs' own arrivals: within 15 % at {} of {}.",
                 cases.join(", "),
                 jobs_text(k_low, k_high),
                 crate::evaluate::queue::reality::BEARER_ROUND_TRIP_MS,

@@ -24,13 +24,20 @@ fn range(values: impl Iterator<Item = f64>, digits: usize) -> String {
 /// The affordability rule in words, as the finding and docs/results.md state it.
 pub fn budget_rule() -> String {
     format!(
-        "each device x bearer row is decided on its measured means where both handshakes ran over the emulated bearer on that device, else on the model; the budget is {:.0} s ({BUDGET_SOURCE}); the margin is {:.0} % of the budget (the verdict rule's model tolerance; the protocols part keeps only the mean of its runs, so measured rows take the same margin). Post-quantum key exchange stops being affordable on a row where classical P-256 DTLS 1.3 is within the budget beyond the margin and the post-quantum handshake exceeds it beyond the margin; a row holds when both are within it; within the margin, undecided. Rows whose classical handshake is not within the budget (the bearer or device, not the key exchange, rules the handshake out) and rows with a device price not published are not judged and are counted apart. Confirmed when every judged row holds, contradicted when every one fails, otherwise inconclusive with the rows where it stops being affordable named.",
+        "each device x bearer row is decided on its measured means where both handshakes ran over the emulated bearer on that device, else on the model; the budget is {:.0} s ({BUDGET_SOURCE}); the margin is {:.0} % of the budget (the verdict rule's model tolerance; the protocols part keeps only the mean of its runs, so measured rows take the same margin). Post-quantum key exchange stops being affordable on a row where classical P-256 DTLS 1.3 is within the budget beyond the margin and the post-quantum handshake exceeds it beyond the margin; a row holds when both are within it; within the margin, undecided. Rows whose classical handshake is not within the budget (the bearer or device, not the key exchange, rules the handshake out) and rows with an operation the device has no published or executed price for are not judged and are counted apart. Confirmed when every judged row holds, contradicted when every one fails, otherwise inconclusive with the rows where it stops being affordable named.",
         BUDGET_MS / 1e3,
         100.0 * MODEL_TOLERANCE,
     )
 }
 
 impl PqCost {
+    /// The nominal-rate note as a paragraph of a finding's evidence.
+    fn note_paragraph(&self) -> String {
+        self.nominal_note
+            .as_ref()
+            .map_or(String::new(), |n| format!("\n\n{n}"))
+    }
+
     /// The findings of this part (none without post-quantum rows).
     pub fn findings(&self) -> Vec<Finding> {
         let mut out = Vec::new();
@@ -133,16 +140,16 @@ impl PqCost {
         Some(
             Finding::new(
                 format!(
-                    "Post-quantum key exchange (DTLS 1.3 with ML-KEM-768, alone or in the X25519 hybrid) keeps the handshake within a {:.0} s time-to-secure-channel budget wherever classical P-256 DTLS 1.3 is within it, on every device with a published ML-KEM price and every bearer of the table (the compared bearers and the 2001-to-today axes).",
+                    "Post-quantum key exchange (DTLS 1.3 with ML-KEM-768, alone or in the X25519 hybrid) keeps the handshake within a {:.0} s time-to-secure-channel budget wherever classical P-256 DTLS 1.3 is within it, on every device whose ML-KEM-768 costs are published (pqm4) or executed on its core model (PQClean, the *-executed profiles), and every bearer of the table (the compared bearers and the 2001-to-today axes).",
                     BUDGET_MS / 1e3
                 ),
                 format!(
-                    "{}. Judged rows: {}. Stops being affordable (classical -> post-quantum): {}. Within the margin of the budget: {}. Not judged: {classical_over} rows whose classical handshake is not within the budget, {unavailable} rows with a device price not published (pq_cost.csv, column affordable).",
+                    "{}. Judged rows: {}. Stops being affordable (classical -> post-quantum): {}. Within the margin of the budget: {}. Not judged: {classical_over} rows whose classical handshake is not within the budget, {unavailable} rows with an operation the device has no published or executed price for (pq_cost.csv, column affordable).",
                     costs.join(". "),
                     tally.text(),
                     if stops.is_empty() { "nowhere".to_owned() } else { stops.join(", ") },
                     if at.is_empty() { "none".to_owned() } else { at.join(", ") },
-                ),
+                ) + &self.note_paragraph(),
                 tally.verdict(),
             )
             .rule(budget_rule()),
@@ -190,8 +197,8 @@ impl PqCost {
             .collect();
         Some(
             Finding::new(
-                "The flight model (Eq. 3.84 over each handshake's flights at the bearer's MTU, plus the device's published operation costs) predicts what post-quantum key exchange adds to DTLS 1.3's time to a secure channel over the emulated bearers.",
-                format!("Post-quantum minus classical, per device/bearer with both handshakes run: {}. {}.", rows.join("; "), tally.text()),
+                "The flight model (Eq. 3.84 over each handshake's flights at the bearer's MTU, plus the device's published or executed operation costs) predicts what post-quantum key exchange adds to DTLS 1.3's time to a secure channel over the emulated bearers.",
+                format!("Post-quantum minus classical, per device/bearer with both handshakes run: {}. {}.", rows.join("; "), tally.text()) + &self.note_paragraph(),
                 tally.verdict(),
             )
             .kind(FindingKind::ModelAgainstRun)

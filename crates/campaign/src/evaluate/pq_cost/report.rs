@@ -11,13 +11,15 @@ fn modelled() -> Provenance {
         "T_H = Eq. 3.84 per flight + T_PD_C + T_PD_S, post-quantum minus classical",
         "each DTLS 1.3 handshake's flights fragmented in memory to the bearer's datagram \
          payload limit, the bearer profile's rates and mean traversal, the device profile's \
-         and pqm4's published operation costs, this machine's server CPU",
+         operation costs (ML-KEM: pqm4's published ones, PQClean's executed ones on the \
+         *-executed profiles), this machine's server CPU",
     )
 }
 
 impl PqCost {
     /// The section: the rule, then the rows with every cost priced (the devices
-    /// without a published ML-KEM price are named in a paragraph instead of a row each).
+    /// without a published or executed ML-KEM price are named in a paragraph instead of
+    /// a row each).
     pub fn section(&self, ctx: &Ctx) -> Section {
         let mut unavailable: Vec<&str> = Vec::new();
         for r in &self.rows {
@@ -37,16 +39,17 @@ impl PqCost {
              extra bytes and datagrams at the bearer's MTU, extra client compute on the \
              device, extra time to a secure channel, modelled everywhere and measured \
              where the protocols part ran both handshakes on that device (pq_cost.csv). \
-             The rule: {}",
-            budget_rule()
+             The rule: {} {}",
+            budget_rule(),
+            self.nominal_note.as_deref().unwrap_or_default()
         ))
         .table(self.table(ctx));
         if unavailable.is_empty() {
             s
         } else {
             s.paragraph(format!(
-                "Not priced (no published cost of an operation the handshake needs, never \
-                 extrapolated from elliptic-curve numbers): {}; their rows are in \
+                "Not priced (no published or executed cost of an operation the handshake needs, \
+                 never extrapolated from elliptic-curve numbers): {}; their rows are in \
                  pq_cost.csv with the reason.",
                 unavailable.join(", ")
             ))

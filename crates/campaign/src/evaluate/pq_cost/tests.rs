@@ -74,6 +74,7 @@ fn post_quantum_within_the_budget_everywhere_confirms_and_unpriced_rows_are_not_
             fixture("nokia7650", "gsm-csd", 10_800.0, 12_000.0),
             unavailable("esp32"),
         ],
+        nominal_note: Some("Nominal bearer rates: nb-iot (peak).".to_owned()),
     };
     let f = t.findings();
     assert_eq!(f[0].verdict, Verdict::Confirmed, "{}", f[0].evidence);
@@ -92,6 +93,12 @@ fn post_quantum_within_the_budget_everywhere_confirms_and_unpriced_rows_are_not_
         "{}",
         f[0].evidence
     );
+    assert!(
+        f[0].evidence
+            .ends_with("Nominal bearer rates: nb-iot (peak)."),
+        "{}",
+        f[0].evidence
+    );
     // no measured increments: no model-against-run finding
     assert_eq!(f.len(), 1);
 }
@@ -103,6 +110,7 @@ fn a_row_where_post_quantum_breaks_the_budget_is_named_and_the_set_is_inconclusi
             fixture("nrf52840", "lte-m", 400.0, 450.0),
             fixture("nrf52840", "nb-iot-ntn-geo", 9000.0, 11_500.0),
         ],
+        ..PqCost::default()
     };
     let f = t.findings();
     assert_eq!(f[0].verdict, Verdict::Inconclusive);
@@ -130,11 +138,15 @@ fn measured_rows_decide_and_the_model_of_the_increment_is_checked_against_them()
     assert_eq!(far.deciding_ms(), Some((5300.0, 15_600.0)));
     let t = PqCost {
         rows: vec![close.clone(), far],
+        ..PqCost::default()
     };
     let model = &t.findings()[1];
     assert_eq!(model.kind, FindingKind::ModelAgainstRun);
     assert_eq!(model.verdict, Verdict::Inconclusive, "{}", model.evidence);
-    let t = PqCost { rows: vec![close] };
+    let t = PqCost {
+        rows: vec![close],
+        ..PqCost::default()
+    };
     assert_eq!(t.findings()[1].verdict, Verdict::Confirmed);
 }
 
