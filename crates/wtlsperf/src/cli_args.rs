@@ -310,3 +310,12 @@ mod tests {
         }
     }
 }
+
+/// A command's options alone, parsed as the CLI parses them: the commands' tests read
+/// their typed configurations through it.
+#[cfg(test)]
+#[derive(clap::Parser)]
+pub(crate) struct OptionsOf<A: clap::Args> {
+    #[command(flatten)]
+    pub args: A,
+}

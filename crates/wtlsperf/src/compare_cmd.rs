@@ -73,11 +73,7 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    #[derive(Parser)]
-    struct Command {
-        #[command(flatten)]
-        args: Args,
-    }
+    type Command = crate::cli_args::OptionsOf<Args>;
 
     fn config(argv: &[&str]) -> anyhow::Result<CompareConfig> {
         Command::try_parse_from(argv).unwrap().args.config()

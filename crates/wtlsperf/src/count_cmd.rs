@@ -71,11 +71,7 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    #[derive(Parser)]
-    struct Command {
-        #[command(flatten)]
-        args: Args,
-    }
+    type Command = crate::cli_args::OptionsOf<Args>;
 
     #[test]
     fn only_the_child_gets_a_child_pki() {

@@ -92,11 +92,7 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    #[derive(Parser)]
-    struct Command {
-        #[command(flatten)]
-        args: Args,
-    }
+    type Command = crate::cli_args::OptionsOf<Args>;
 
     #[test]
     fn without_pki_the_evaluation_chooses_its_own_directory() {

@@ -139,11 +139,7 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    #[derive(Parser)]
-    struct Command {
-        #[command(flatten)]
-        args: Args,
-    }
+    type Command = crate::cli_args::OptionsOf<Args>;
 
     #[test]
     fn the_options_become_the_flood_configuration() {

@@ -126,11 +126,7 @@ mod tests {
     use clap::Parser;
     use wtls::handshake::{AuthMode, Packing};
 
-    #[derive(Parser)]
-    struct Command {
-        #[command(flatten)]
-        args: Args,
-    }
+    type Command = crate::cli_args::OptionsOf<Args>;
 
     fn config(argv: &[&str]) -> CommandConfig {
         Command::try_parse_from(argv)
