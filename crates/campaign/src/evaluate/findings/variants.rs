@@ -45,15 +45,7 @@ pub(super) fn poisson_robustness(q: &QueueResults) -> Option<Finding> {
     let judged: usize = set.iter().map(|l| l.undisturbed.judged()).sum();
     let stops: usize = set.iter().map(|l| l.undisturbed.stops).sum();
     let keeps: usize = set.iter().map(|l| l.undisturbed.keeps).sum();
-    let verdict = if judged == 0 {
-        Verdict::Inconclusive
-    } else if stops > 0 {
-        Verdict::Contradicted
-    } else if keeps == judged {
-        Verdict::Confirmed
-    } else {
-        Verdict::Inconclusive
-    };
+    let verdict = interval_verdict(judged, keeps, stops);
     Some(
         Finding::new(
             format!(
@@ -97,15 +89,7 @@ pub(super) fn mutual_queue_model(q: &QueueResults) -> Option<Finding> {
         c
     };
     let pct = |e: Option<f64>| e.map_or("-".to_owned(), |e| format!("{:.1} %", e * 100.0));
-    let verdict = if v.judged() == 0 {
-        Verdict::Inconclusive
-    } else if v.stops > 0 {
-        Verdict::Contradicted
-    } else if v.keeps == v.judged() {
-        Verdict::Confirmed
-    } else {
-        Verdict::Inconclusive
-    };
+    let verdict = interval_verdict(v.judged(), v.keeps, v.stops);
     Some(
         Finding::new(
             // The claim names the set it is judged on: WTLS, one datagram per message.
@@ -141,4 +125,19 @@ pub(super) fn mutual_queue_model(q: &QueueResults) -> Option<Finding> {
         .kind(FindingKind::ModelAgainstRun)
         .rule("per point, the model against the undisturbed jobs' measured mean wait and its 95 % interval gives an interval of relative errors: keeps when it lies within +-15 %, stops when it lies wholly beyond, undecided otherwise; over both mutual cases: confirmed when every judged point keeps, contradicted when one stops, otherwise inconclusive. The whole window is reported beside it."),
     )
+}
+
+/// The verdict over a set of points judged by the interval rule: contradicted when one
+/// stops, confirmed when every judged point keeps, inconclusive otherwise (or when none
+/// was judged).
+fn interval_verdict(judged: usize, keeps: usize, stops: usize) -> Verdict {
+    if judged == 0 {
+        Verdict::Inconclusive
+    } else if stops > 0 {
+        Verdict::Contradicted
+    } else if keeps == judged {
+        Verdict::Confirmed
+    } else {
+        Verdict::Inconclusive
+    }
 }
