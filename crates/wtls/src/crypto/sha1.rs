@@ -9,8 +9,7 @@
 //! Why not `openssl::sha::Sha1` directly: it is a one-shot/streaming hasher without the
 //! block-level API that `hmac::Hmac` needs to absorb the key pads once and clone the
 //! keyed state, and it does not wipe its context on drop. Here OpenSSL only compresses
-//! whole blocks (`SHA1_Update` on a block-aligned context goes straight to its block
-//! function); the buffering and the key pads stay RustCrypto's. The state kept between
+//! whole blocks (`SHA1_Transform`, its block function one block at a time); the buffering and the key pads stay RustCrypto's. The state kept between
 //! calls is only the chaining values and the block count, zeroized on drop, so a keyed
 //! HMAC state cached for a connection's lifetime is wiped with it.
 
@@ -56,16 +55,17 @@ impl OpenSslSha1Core {
     /// `data` must be readable for `bytes` bytes, and `bytes` a multiple of 64.
     #[inline]
     unsafe fn compress(&mut self, data: *const c_void, bytes: usize) {
-        // A context holding no partial block (num 0): SHA1_Update on whole blocks goes
-        // straight to OpenSSL's block function and never reads the block buffer, which
-        // is left uninitialised (writing 64 zero bytes per call would cost more than the
-        // clones this layout saves). Its bit count is not read back (the block count here
-        // is the length).
+        // SHA1_Transform is OpenSSL's block function on one block of a context: it reads
+        // and writes only the chaining values, not the bit count, the partial-block
+        // buffer or `num` (md32_common.h: `HASH_BLOCK_DATA_ORDER(c, data, 1)`), so those
+        // are left uninitialised. Why not SHA1_Update: on whole blocks it ends in the
+        // same block function, after some fifty instructions of length bookkeeping per
+        // call that the block count here makes redundant.
         let mut ctx = MaybeUninit::<SHA_CTX>::uninit();
         let p = ctx.as_mut_ptr();
-        // SAFETY: every field SHA1_Update reads of a context with num 0 (the chaining
-        // values, the bit count, num) is written before the call; the caller vouches for
-        // `data`. SHA1_Update cannot fail for a valid context (it returns 1).
+        // SAFETY: every field SHA1_Transform reads (the chaining values) is written
+        // before the first call; the caller vouches for `data` being `bytes` readable
+        // bytes, which are handed over 64 at a time.
         unsafe {
             let [h0, h1, h2, h3, h4] = self.h;
             addr_of_mut!((*p).h0).write(h0);
@@ -73,10 +73,10 @@ impl OpenSslSha1Core {
             addr_of_mut!((*p).h2).write(h2);
             addr_of_mut!((*p).h3).write(h3);
             addr_of_mut!((*p).h4).write(h4);
-            addr_of_mut!((*p).Nl).write(0);
-            addr_of_mut!((*p).Nh).write(0);
-            addr_of_mut!((*p).num).write(0);
-            openssl_sys::SHA1_Update(p, data, bytes);
+            let data = data.cast::<u8>();
+            for offset in (0..bytes).step_by(64) {
+                SHA1_Transform(p, data.add(offset));
+            }
             let words = [
                 addr_of_mut!((*p).h0),
                 addr_of_mut!((*p).h1),
@@ -94,6 +94,13 @@ impl OpenSslSha1Core {
         std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
         self.blocks = self.blocks.wrapping_add((bytes / 64) as u64);
     }
+}
+
+unsafe extern "C" {
+    /// OpenSSL's one-block SHA-1 compression (`openssl/sha.h`; deprecated for
+    /// applications since 3.0 in favour of the EVP API, still exported by libcrypto 3).
+    /// `openssl-sys` does not bind it.
+    fn SHA1_Transform(c: *mut SHA_CTX, data: *const u8);
 }
 
 impl HashMarker for OpenSslSha1Core {}
