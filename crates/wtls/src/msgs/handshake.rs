@@ -18,6 +18,10 @@ use crate::msgs::common::{
 };
 use crate::msgs::enums::{CompressionMethod, HandshakeType, KeyExchangeSuite, SequenceNumberMode};
 
+/// Initial capacity of [`HandshakeMessage::to_bytes`]: above ServerHello, Finished,
+/// ClientKeyExchange and a CertificateRequest naming a few CAs.
+const ENCODE_CAPACITY: usize = 256;
+
 /// The key families the suite-dependent messages distinguish.
 enum KeyFamily {
     Rsa,
@@ -447,7 +451,10 @@ impl HandshakeMessage {
 
     /// The full message, header included, as a fresh vector.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
+        // Sized for every message a handshake sends but a certificate chain, so that
+        // encoding one does not grow the vector through 8, 16, 32, 64 bytes (a
+        // reallocation each: the larger part of encoding a short message).
+        let mut out = Vec::with_capacity(ENCODE_CAPACITY);
         self.encode(&mut out);
         out
     }

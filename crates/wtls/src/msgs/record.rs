@@ -114,7 +114,8 @@ impl Record<'_> {
 /// empty datagram is an error (it carries no WTLS SDU).
 pub fn parse_datagram(dgram: &[u8]) -> Result<Vec<Record<'_>>, DecodeError> {
     let mut r = Reader::new(dgram);
-    let mut records = Vec::new();
+    // A flight of the handshake is at most five records.
+    let mut records = Vec::with_capacity(5);
     loop {
         let start = r.position();
         let header_byte = r.u8("Record.record_type")?;

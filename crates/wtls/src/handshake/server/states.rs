@@ -41,6 +41,10 @@ use crate::msgs::handshake::{
 use crate::probe::{Message, Operation};
 use crate::suite::Specifier;
 
+/// Most records of a server flight: ServerHello, Certificate, ServerKeyExchange,
+/// CertificateRequest, ServerHelloDone (the abbreviated flight has three).
+const FLIGHT_RECORDS: usize = 5;
+
 /// What the server settled from ClientHello.
 #[derive(Clone)]
 pub(super) struct Chosen {
@@ -252,7 +256,9 @@ impl ServerConnection {
             session_id: self.new_session_id(),
             credential: choice.credential,
         };
-        let mut records = vec![self.server_hello(&chosen, choice.index)?];
+        // A full flight is at most five records: one allocation for the list.
+        let mut records = Vec::with_capacity(FLIGHT_RECORDS);
+        records.push(self.server_hello(&chosen, choice.index)?);
         if let Some(i) = chosen.credential.filter(|_| chosen.suite.is_certified()) {
             self.push_certificate(i, &mut records)?;
         }
@@ -482,7 +488,8 @@ impl ServerConnection {
             session_id: SessionId::new(&s.id)?,
             credential: None,
         };
-        let mut records = vec![self.server_hello(&chosen, 0)?];
+        let mut records = Vec::with_capacity(FLIGHT_RECORDS);
+        records.push(self.server_hello(&chosen, 0)?);
         self.core.install_master(&keys, s.master_secret.clone());
         records.extend(self.core.change_cipher_spec_and_finished(&keys)?);
         out.datagrams.extend(self.core.pack(records));
