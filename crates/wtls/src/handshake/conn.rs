@@ -322,14 +322,17 @@ impl RecordLayer {
     }
 
     /// Pack a flight of records into datagrams.
-    pub(crate) fn pack(&self, records: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+    pub(crate) fn pack(&self, mut records: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         match self.packing {
             Packing::FlightPerDatagram => {
-                if records.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![records.concat()]
+                // The records' own list carries the one datagram, and a lone record
+                // is its datagram as it stands: no new list, no copy.
+                if records.len() > 1 {
+                    let datagram = records.concat();
+                    records.clear();
+                    records.push(datagram);
                 }
+                records
             }
             Packing::MessagePerDatagram => records,
         }

@@ -146,6 +146,16 @@ pub struct Output {
 }
 
 impl Output {
+    /// Appends a packed flight. Nothing is queued yet in the usual case, and the
+    /// flight's own list is then taken over instead of copied into a new one.
+    pub(crate) fn send(&mut self, datagrams: Vec<Vec<u8>>) {
+        if self.datagrams.is_empty() {
+            self.datagrams = datagrams;
+        } else {
+            self.datagrams.extend(datagrams);
+        }
+    }
+
     pub fn completed(&self) -> Option<HandshakeKind> {
         self.events.iter().find_map(|e| match e {
             Event::HandshakeComplete(k) => Some(*k),

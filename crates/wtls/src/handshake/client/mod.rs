@@ -480,7 +480,7 @@ impl Client {
         let datagrams = self.core.pack(records);
         self.last_flight = datagrams.clone();
         self.deadline_ns = Some(self.now.mono_ns + self.timeout_ns);
-        out.datagrams.extend(datagrams);
+        out.send(datagrams);
     }
 
     /// The handshake is complete: no more retransmissions.

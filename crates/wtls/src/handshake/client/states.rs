@@ -214,7 +214,7 @@ impl Client {
                 let records = self
                     .core
                     .change_cipher_spec_and_finished(&agreed.chosen.keys)?;
-                out.datagrams.extend(self.core.pack(records));
+                out.send(self.core.pack(records));
                 self.complete(agreed, out)
             }
             other => other,

@@ -219,7 +219,7 @@ impl ServerConnection {
                 let records = self
                     .core
                     .change_cipher_spec_and_finished(&agreed.chosen.keys)?;
-                out.datagrams.extend(self.core.pack(records));
+                out.send(self.core.pack(records));
                 self.complete(agreed, out)
             }
             other => other,
@@ -282,7 +282,7 @@ impl ServerConnection {
             self.core
                 .handshake_record(&HandshakeMessage::ServerHelloDone)?,
         );
-        out.datagrams.extend(self.core.pack(records));
+        out.send(self.core.pack(records));
         let pending = Pending {
             chosen,
             ephemeral,
@@ -451,7 +451,7 @@ impl ServerConnection {
         self.static_ecdh(&chosen, &client_key)?;
         self.core.probe.end_message(Message::CKX, 0);
         records.extend(self.core.change_cipher_spec_and_finished(&chosen.keys)?);
-        out.datagrams.extend(self.core.pack(records));
+        out.send(self.core.pack(records));
         Ok(ServerState::WaitClientCcs(Agreed {
             chosen,
             kind: HandshakeKind::Optimised,
@@ -492,7 +492,7 @@ impl ServerConnection {
         records.push(self.server_hello(&chosen, 0)?);
         self.core.install_master(&keys, s.master_secret.clone());
         records.extend(self.core.change_cipher_spec_and_finished(&keys)?);
-        out.datagrams.extend(self.core.pack(records));
+        out.send(self.core.pack(records));
         Ok(ServerState::WaitClientCcs(Agreed {
             chosen,
             kind: HandshakeKind::Abbreviated,
