@@ -845,7 +845,7 @@ mod tests {
         // One protocol's calm jobs 30 % off, outside their interval: the model stops there.
         let off = protocols_finding(vec![of(Protocol::Dtls12, 1.3), of(Protocol::Edhoc, 1.0)]);
         assert_eq!(off.verdict, Verdict::Contradicted);
-        // A point that missed its target rho after a repeat is not judged.
+        // A point that missed its target rho after the repeats is not judged.
         let mut missed = of(Protocol::Dtls12, 1.3);
         missed.calibration.rho_missed = true;
         let not_judged = protocols_finding(vec![missed, of(Protocol::Edhoc, 1.0)]);

@@ -179,7 +179,7 @@ pub(super) fn protocols_queue_model(q: &QueueResults) -> Option<Finding> {
             interval_verdict(judged, keeps, stops),
         )
         .kind(FindingKind::ModelAgainstRun)
-        .rule("per point, the model against the undisturbed jobs' measured mean wait and its 95 % interval gives an interval of relative errors: keeps when it lies within +-15 %, stops when it lies wholly beyond, undecided otherwise (a point that missed its target rho after a repeat is not judged); over every protocol's points: confirmed when every judged point keeps, contradicted when one stops, otherwise inconclusive. The whole window and the FIFO replay are reported beside it."),
+        .rule("per point, the model against the undisturbed jobs' measured mean wait and its 95 % interval gives an interval of relative errors: keeps when it lies within +-15 %, stops when it lies wholly beyond, undecided otherwise (a point that missed its target rho after the repeats is not judged); over every protocol's points: confirmed when every judged point keeps, contradicted when one stops, otherwise inconclusive. The whole window and the FIFO replay are reported beside it."),
     )
 }
 
