@@ -6,7 +6,9 @@
 //! MAC family (SHA-1 for MAC codes 0-4, MD5 for 5-7). This is the handset client's rule
 //! (source S3); Kannel always uses SHA-1, which agrees whenever a SHA MAC is negotiated.
 
-use hmac::digest::Output;
+use hmac::block_api::HmacCore;
+use hmac::digest::block_api::{Block, Buffer, EagerHash, FixedOutputCore, UpdateCore};
+use hmac::digest::{Output, OutputSizeUser};
 use hmac::{Hmac, KeyInit, Mac};
 use md5::Digest;
 use md5::Md5;
@@ -57,40 +59,75 @@ impl PrfHash {
 /// Standard HMAC (RFC 2104) keyed with `key` over `data`, full output length.
 pub fn hmac(hash: PrfHash, key: &[u8], data: &[u8]) -> Vec<u8> {
     match hash {
-        PrfHash::Sha1 => hmac_parts(&keyed::<Hmac<Sha1>>(key), &[data]).to_vec(),
-        PrfHash::Md5 => hmac_parts(&keyed::<Hmac<Md5>>(key), &[data]).to_vec(),
+        PrfHash::Sha1 => keyed::<Hmac<Sha1>>(key)
+            .chain_update(data)
+            .finalize()
+            .into_bytes()
+            .to_vec(),
+        PrfHash::Md5 => keyed::<Hmac<Md5>>(key)
+            .chain_update(data)
+            .finalize()
+            .into_bytes()
+            .to_vec(),
     }
 }
 
 /// An HMAC state after the key has been absorbed. Cloning it is much cheaper than
 /// re-keying, which is why the PRF and the record MAC key once and clone per use.
-pub(crate) fn keyed<M: Mac + KeyInit>(key: &[u8]) -> M {
+pub(crate) fn keyed<M: KeyInit>(key: &[u8]) -> M {
     // HMAC hashes over-long keys and zero-pads short ones, so every key length is valid;
     // `new_from_slice` only fails for MACs with a fixed key size.
     <M as KeyInit>::new_from_slice(key)
         .unwrap_or_else(|_| unreachable!("HMAC takes any key length"))
 }
 
-/// HMAC over the concatenation of `parts`, starting from an already keyed state. An
-/// array, not a `Vec`: the PRF calls this a dozen times per handshake.
-fn hmac_parts<M: Mac + Clone>(keyed: &M, parts: &[&[u8]]) -> Output<M> {
-    let mut mac = keyed.clone();
-    for part in parts {
-        mac.update(part);
+/// Longest `A(i) ‖ label ‖ seed` the PRF assembles on the stack: three hash blocks,
+/// more than any label and seed of the protocol (a 16-byte label and a 34-byte key
+/// block seed are the longest).
+const STACK_MESSAGE: usize = 192;
+
+/// HMAC of `message` from a keyed core: the message's whole blocks are compressed
+/// straight from the caller's buffer and only its tail goes through a block buffer,
+/// where the `Hmac` wrapper would copy every byte into its buffer first. The HMAC
+/// itself (inner and outer hash) is the `hmac` crate's.
+fn hmac_once<D: EagerHash>(keyed: &HmacCore<D>, message: &[u8]) -> Output<HmacCore<D>> {
+    let mut core = keyed.clone();
+    let (blocks, tail) = Block::<HmacCore<D>>::slice_as_chunks(message);
+    if !blocks.is_empty() {
+        core.update_blocks(blocks);
     }
-    mac.finalize().into_bytes()
+    let mut buffer = Buffer::<HmacCore<D>>::new(tail);
+    let mut out = Output::<HmacCore<D>>::default();
+    core.finalize_fixed_core(&mut buffer, &mut out);
+    out
 }
 
 /// `P_hash(secret, label ‖ seed)` truncated to `out.len()` bytes (§7.1), from the secret's
-/// keyed HMAC state:
+/// keyed HMAC core:
 /// A(0) = label ‖ seed, A(i) = HMAC(secret, A(i-1)),
 /// output = HMAC(secret, A(1) ‖ label ‖ seed) ‖ HMAC(secret, A(2) ‖ label ‖ seed) ‖ …
-fn p_hash<M: Mac + Clone>(keyed: &M, label: &[u8], seed: &[u8], out: &mut [u8]) {
-    let mut a = hmac_parts(keyed, &[label, seed]);
+///
+/// `label ‖ seed` is written once into a message buffer behind room for A(i), which
+/// each round writes in front of it: no per-HMAC copies of the label and seed.
+fn p_hash<D: EagerHash>(keyed: &HmacCore<D>, label: &[u8], seed: &[u8], out: &mut [u8]) {
+    let n = <HmacCore<D> as OutputSizeUser>::output_size();
+    let len = n + label.len() + seed.len();
+    let mut stack = [0u8; STACK_MESSAGE];
+    let mut heap = Vec::new();
+    let message: &mut [u8] = if len <= STACK_MESSAGE {
+        &mut stack[..len]
+    } else {
+        heap.resize(len, 0);
+        &mut heap
+    };
+    message[n..n + label.len()].copy_from_slice(label);
+    message[n + label.len()..].copy_from_slice(seed);
+    let mut a = hmac_once(keyed, &message[n..]);
     let mut filled = 0;
     loop {
-        let mut block = hmac_parts(keyed, &[&a, label, seed]);
-        let take = block.len().min(out.len() - filled);
+        message[..n].copy_from_slice(&a);
+        let mut block = hmac_once(keyed, message);
+        let take = n.min(out.len() - filled);
         out[filled..filled + take].copy_from_slice(&block[..take]);
         filled += take;
         block.as_mut_slice().zeroize();
@@ -98,13 +135,13 @@ fn p_hash<M: Mac + Clone>(keyed: &M, label: &[u8], seed: &[u8], out: &mut [u8]) 
             break;
         }
         // A(i+1) only when another block follows: the last one would be thrown away.
-        let mut next = hmac_parts(keyed, &[&a]);
-        a.as_mut_slice().copy_from_slice(&next);
-        next.as_mut_slice().zeroize();
+        a = hmac_once(keyed, &message[..n]);
     }
-    // The A(i) and the blocks are PRF output as secret as the result: wiped here; the
-    // caller's buffer is its own to wipe.
+    // The A(i) and the blocks are PRF output as secret as the result: wiped here (the
+    // label and seed behind A(i) in the message are public); the caller's buffer is its
+    // own to wipe.
     a.as_mut_slice().zeroize();
+    message[..n].zeroize();
 }
 
 /// A PRF secret absorbed into HMAC once: its ipad and opad blocks compressed, so every
@@ -113,15 +150,14 @@ fn p_hash<M: Mac + Clone>(keyed: &M, label: &[u8], seed: &[u8], out: &mut [u8]) 
 /// key blocks, every key refresh and both Finished from it.
 ///
 /// The state is as sensitive as the secret (it computes the same MACs); it is wiped on
-/// drop (the SHA-1 context by [`super::sha1`], the buffers by `digest`'s `zeroize`
-/// feature, MD5's chaining values by `md-5`'s).
+/// drop (the SHA-1 context by [`super::sha1`], MD5's chaining values by `md-5`'s).
 #[derive(Clone)]
 pub struct PrfKey(KeyedHmac);
 
 #[derive(Clone)]
 enum KeyedHmac {
-    Sha1(Hmac<Sha1>),
-    Md5(Hmac<Md5>),
+    Sha1(HmacCore<Sha1>),
+    Md5(HmacCore<Md5>),
 }
 
 impl PrfKey {
@@ -313,6 +349,25 @@ mod tests {
             prf(PrfHash::Sha1, b"s", b"l", b"", 16).as_slice(),
             prf(PrfHash::Md5, b"s", b"l", b"", 16).as_slice()
         );
+    }
+
+    #[test]
+    fn prf_matches_the_literal_form_across_block_edges_and_beyond_the_stack_buffer() {
+        // A(i) ‖ label ‖ seed from one block up to past STACK_MESSAGE: the message's
+        // whole blocks are compressed in place, its tail buffered, and a message longer
+        // than the stack buffer goes to the heap; all must agree with the wrapper.
+        let seed: Vec<u8> = (0..300u32).map(|i| (i * 13 + 5) as u8).collect();
+        for hash in [PrfHash::Sha1, PrfHash::Md5] {
+            for seed_len in (0..=200).chain([300]) {
+                let literal = p_hash_literal(hash, b"secret", b"label", &seed[..seed_len]);
+                let out = prf(hash, b"secret", b"label", &seed[..seed_len], literal.len());
+                assert_eq!(
+                    out.as_slice(),
+                    literal.as_slice(),
+                    "{hash:?} seed {seed_len}"
+                );
+            }
+        }
     }
 
     #[test]
