@@ -139,9 +139,27 @@ impl ReplayWindow {
 }
 
 /// What reading one record gave.
-pub(crate) enum Opened {
-    Plain(ContentType, Zeroizing<Vec<u8>>),
+pub(crate) enum Opened<'a> {
+    Plain(ContentType, Plaintext<'a>),
     Drop(DropReason),
+}
+
+/// A record's plaintext. One that came in clear is the datagram's own bytes: nothing to
+/// copy and nothing secret to wipe (its record was on the wire as it is). One that was
+/// decrypted is owned and wiped on drop.
+pub(crate) enum Plaintext<'a> {
+    Clear(&'a [u8]),
+    Decrypted(Zeroizing<Vec<u8>>),
+}
+
+impl std::ops::Deref for Plaintext<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Plaintext::Clear(bytes) => bytes,
+            Plaintext::Decrypted(bytes) => bytes,
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -284,7 +302,7 @@ impl RecordLayer {
     /// §4.1.2.7): anyone can forge one, so it must neither end the connection nor use
     /// up its sequence number; only a record that opens is marked seen and becomes the
     /// "last record received" our alerts checksum.
-    pub(crate) fn open(&mut self, record: &Record<'_>) -> Opened {
+    pub(crate) fn open<'a>(&mut self, record: &Record<'a>) -> Opened<'a> {
         let header = &record.header;
         let Some(seq) = header.sequence else {
             // Explicit sequence numbers are negotiated; a record without one is
@@ -301,20 +319,17 @@ impl RecordLayer {
         if !header.cipher_spec && self.read.is_some() {
             // A clear-text alert under a read state (§2.4 allows five): nothing
             // authenticates it yet, so it must not move the window or the checksum.
-            return Opened::Plain(
-                header.content_type,
-                Zeroizing::new(record.fragment.to_vec()),
-            );
+            return Opened::Plain(header.content_type, Plaintext::Clear(record.fragment));
         }
         let plain = match (&mut self.read, header.cipher_spec) {
             (Some(state), true) => {
                 match state.unprotect(seq, record.header_byte, record.fragment) {
-                    Ok(plain) => plain,
+                    Ok(plain) => Plaintext::Decrypted(plain),
                     Err(e) => return Opened::Drop(DropReason::FailedAuthentication(e)),
                 }
             }
             (None, true) => return Opened::Drop(DropReason::ProtectedWithoutReadState),
-            (_, false) => Zeroizing::new(record.fragment.to_vec()),
+            (_, false) => Plaintext::Clear(record.fragment),
         };
         self.window.accept(seq);
         self.last_received = crate::msgs::alert::alert_checksum(record.raw);
