@@ -148,6 +148,11 @@ impl ServerConnection {
             .certificate_records
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Looked up by reference first: the entry API would copy the signature for the
+        // key on every handshake, only to drop the copy when the record is cached.
+        if let Some(record) = cache.get(cert.signature.as_slice()) {
+            return Some(record.clone());
+        }
         let record = cache.entry(cert.signature.clone()).or_insert_with(|| {
             let msg =
                 HandshakeMessage::Certificate(CertificateChain(vec![CertificateEntry::Wtls(
