@@ -264,6 +264,40 @@ impl RecordLayer {
         Ok(out)
     }
 
+    /// Whether a write state is installed (records we send are protected).
+    pub(crate) fn protecting(&self) -> bool {
+        self.write.is_some()
+    }
+
+    /// A clear-text record (no write state yet, see [`RecordLayer::protecting`]) whose
+    /// fragment `encode` writes straight after the header, in the record's own buffer:
+    /// the length is patched in afterwards, so the fragment is neither built apart nor
+    /// copied. A protected record needs its plaintext apart (MAC, then encryption) and
+    /// goes through [`RecordLayer::seal`].
+    pub(crate) fn seal_clear(
+        &mut self,
+        content_type: ContentType,
+        encode: impl FnOnce(&mut Vec<u8>),
+    ) -> Result<Vec<u8>, ProtocolError> {
+        debug_assert!(self.write.is_none(), "a clear record under a write state");
+        let seq = self.write_seq;
+        self.write_seq = self.write_seq.wrapping_add(1);
+        let header = RecordHeader {
+            length_present: true,
+            sequence: Some(seq),
+            cipher_spec: false,
+            content_type,
+        };
+        let mut out = Vec::with_capacity(PREBUILT_HEADER_LEN + CLEAR_FRAGMENT_CAPACITY);
+        header.encode_prefix(0, &mut out);
+        let start = out.len();
+        encode(&mut out);
+        let len = u16::try_from(out.len() - start).map_err(|_| RecordError::RecordOverflow)?;
+        out[start - 2..start].copy_from_slice(&len.to_be_bytes());
+        self.sent_checksums.push(&out);
+        Ok(out)
+    }
+
     /// The sequence number the next record we send will carry.
     pub(crate) fn next_write_seq(&self) -> u16 {
         self.write_seq
@@ -539,6 +573,17 @@ impl Core {
         &mut self,
         msg: &HandshakeMessage,
     ) -> Result<Vec<u8>, ProtocolError> {
+        if !self.records.protecting() {
+            let record = self
+                .records
+                .seal_clear(ContentType::Handshake, |out| msg.encode(out))?;
+            let message = record.get(PREBUILT_HEADER_LEN..).unwrap_or_default();
+            self.transcript.update(message);
+            if let Some(m) = self.role.sent_message(msg.typ()) {
+                self.probe.end_message(m, message.len());
+            }
+            return Ok(record);
+        }
         let bytes = msg.to_bytes();
         self.transcript.update(&bytes);
         let record = self.records.seal(ContentType::Handshake, &bytes)?;
@@ -653,8 +698,13 @@ impl Core {
 }
 
 /// A record header with L and S set (type, sequence number, length): what precedes the
-/// message in a prebuilt record.
+/// message in a prebuilt record and in one [`RecordLayer::seal_clear`] builds.
 const PREBUILT_HEADER_LEN: usize = 5;
+
+/// Initial room for a clear-text fragment: every clear handshake message but a
+/// certificate chain fits (ServerHello, a CertificateRequest naming a few CAs,
+/// ClientHello, ClientKeyExchange).
+const CLEAR_FRAGMENT_CAPACITY: usize = 256;
 
 /// One end's reactions to the records of a datagram; [`process_records`] does the
 /// framing, record protection and alert handling common to both ends.
