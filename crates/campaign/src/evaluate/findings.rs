@@ -44,6 +44,7 @@ pub fn build(p: &ProcessingResults, q: &QueueResults, t: &TransmissionResults) -
         poisson_premise(q),
         variants::poisson_robustness(q),
         variants::mutual_queue_model(q),
+        variants::protocols_queue_model(q),
         fifo_server(q),
         published_queue_model_undecided(q),
         key_exchange_term(),
@@ -63,6 +64,7 @@ pub fn queue_variant_findings(q: &QueueResults) -> Vec<Finding> {
     [
         variants::poisson_robustness(q),
         variants::mutual_queue_model(q),
+        variants::protocols_queue_model(q),
     ]
     .into_iter()
     .flatten()
@@ -265,15 +267,16 @@ fn load_test_scope(q: &QueueResults) -> String {
     )
 }
 
-/// The DTLS and EDHOC load points, which the corrected model's findings do not judge:
-/// their numbers, so that a reader sees what the named set leaves out.
+/// The DTLS and EDHOC load points, which this finding does not judge (they have a finding
+/// of their own, `variants::protocols_queue_model`): their numbers, so that a reader sees
+/// what the named set leaves out.
 fn modern_not_judged(q: &QueueResults) -> String {
     if q.modern.is_empty() {
         return String::new();
     }
     let u = QueueResults::judgement_of(q.modern.clone()).undisturbed;
     format!(
-        " Not judged here: the DTLS and EDHOC load points (their own servers, one job per datagram; the queue section), over whose undisturbed jobs the same model is within 15 % at {} of {} points, outside both 15 % and the interval at {}, median |error| {}.",
+        " Not judged here (they have a finding of their own): the DTLS and EDHOC load points (their own servers, one job per datagram; the queue section), over whose undisturbed jobs the same model is within 15 % at {} of {} points, outside both 15 % and the interval at {}, median |error| {}.",
         u.within,
         u.points(),
         u.outside_both,
@@ -810,6 +813,44 @@ mod tests {
             stage_seconds: Vec::new(),
         };
         poisson_premise(&q).unwrap().verdict
+    }
+
+    fn protocols_finding(points: Vec<crate::evaluate::queue::LoadPoint>) -> Finding {
+        let q = QueueResults {
+            rows: vec![],
+            load: vec![],
+            modern: points,
+            capacities: vec![],
+            load_note: None,
+            modern_note: None,
+            variants: Default::default(),
+            stage_seconds: Vec::new(),
+        };
+        variants::protocols_queue_model(&q).unwrap()
+    }
+
+    #[test]
+    fn the_other_protocols_load_points_are_judged_by_the_interval_rule() {
+        use wtlsperf_spine::Protocol;
+        let of = |protocol, calm| crate::evaluate::queue::LoadPoint {
+            protocol,
+            ..premise_point(calm, calm)
+        };
+        let calm = protocols_finding(vec![of(Protocol::Dtls12, 1.02), of(Protocol::Edhoc, 0.98)]);
+        assert_eq!(calm.verdict, Verdict::Confirmed);
+        assert!(
+            calm.evidence.contains("dtls1.2 (1 points")
+                && calm.evidence.contains("edhoc (1 points")
+        );
+        // One protocol's calm jobs 30 % off, outside their interval: the model stops there.
+        let off = protocols_finding(vec![of(Protocol::Dtls12, 1.3), of(Protocol::Edhoc, 1.0)]);
+        assert_eq!(off.verdict, Verdict::Contradicted);
+        // A point that missed its target rho after the repeats is not judged.
+        let mut missed = of(Protocol::Dtls12, 1.3);
+        missed.calibration.rho_missed = true;
+        let not_judged = protocols_finding(vec![missed, of(Protocol::Edhoc, 1.0)]);
+        assert_eq!(not_judged.verdict, Verdict::Confirmed);
+        assert!(not_judged.evidence.contains("not judged 1"));
     }
 
     #[test]

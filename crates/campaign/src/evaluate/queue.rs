@@ -280,7 +280,7 @@ impl QueueResults {
             format!("{range}, every point within 0.05 of its target rho")
         } else {
             format!(
-                "{range}; {} point(s) missed their target rho by more than 0.05 after a repeat and are not judged: {}",
+                "{range}; {} point(s) missed their target rho by more than 0.05 after the repeats and are not judged: {}",
                 missed.len(),
                 missed.join(", ")
             )

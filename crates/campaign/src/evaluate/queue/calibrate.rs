@@ -9,16 +9,23 @@
 //! short warm-ups in its own conditions (same gateway, pinning, round trip), reads the
 //! worker's occupancy over each, and scales the rate until the measured rho is within
 //! [`WARMUP_TOLERANCE`] of the target; then it records. A recording whose measured rho
-//! ends more than [`MISS_TOLERANCE`] from the target is repeated once at the corrected
-//! rate, and otherwise reported as missed with both numbers.
+//! ends more than [`MISS_TOLERANCE`] from the target is repeated at the corrected rate, up
+//! to [`MAX_RECORDINGS`] recordings in all, and otherwise reported as missed with both
+//! numbers.
 //!
 //! The logic is pure over a measuring function (rate in, measured rho out), so it is
 //! tested with a fake occupancy law instead of a machine.
 
 /// A warm-up within this distance of the target rho ends the calibration.
 pub const WARMUP_TOLERANCE: f64 = 0.03;
-/// A recording farther than this from its target rho is repeated once, then missed.
+/// A recording farther than this from its target rho is repeated, then missed.
 pub const MISS_TOLERANCE: f64 = 0.05;
+/// Most recordings per point. A drift of the shared machine during one recording (a
+/// neighbour's burst, a frequency change) moves its rho off target; two such drifts in
+/// a row happen on a busy machine too (one point of 24 in two of three full runs), a
+/// third is rarer. The repeats select on the measured load only, never on the models'
+/// errors, and each costs one recording's time when the budget allows it.
+pub const MAX_RECORDINGS: usize = 3;
 /// Most warm-ups per point: with the occupancy nearly proportional to the rate, one
 /// correction normally suffices; the rest absorb a drift during the calibration.
 pub const MAX_WARMUPS: usize = 4;
@@ -132,9 +139,9 @@ pub struct Recorded<P> {
 }
 
 /// Records at `lambda`; a recording whose measured rho misses `target` by more than
-/// [`MISS_TOLERANCE`] is repeated once at the rate it implies (the estimate learns from
-/// it) when `may_repeat` says the time budget allows, and the last is kept whatever it
-/// measured. `run` records at a rate and returns the point with its measured rho.
+/// [`MISS_TOLERANCE`] is repeated at the rate it implies (the estimate learns from it),
+/// up to [`MAX_RECORDINGS`] recordings, when `may_repeat` says the time budget allows,
+/// and the last is kept whatever it measured. `run` records at a rate and returns the point with its measured rho.
 pub fn record<P>(
     target: f64,
     lambda: f64,
@@ -153,7 +160,7 @@ pub fn record<P>(
         };
         estimate.update(trial);
         let hit = on_target(target, rho, MISS_TOLERANCE);
-        if hit || attempts == 2 || !may_repeat() {
+        if hit || attempts == MAX_RECORDINGS || !may_repeat() {
             return Ok(Recorded {
                 point,
                 trial,
@@ -234,7 +241,7 @@ mod tests {
     }
 
     #[test]
-    fn a_recording_off_target_is_repeated_once_then_missed() {
+    fn a_recording_off_target_is_repeated_then_missed() {
         // On target at once: one recording.
         let mut est = RateEstimate::from_handshake_ms(2.0);
         let r = record(
@@ -256,15 +263,28 @@ mod tests {
         let r = record(0.5, 250.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (2, 2, false));
         assert!((r.trial.measured_rho - 0.5).abs() < 1e-9);
-        // Drifting again during the repeat: missed, and the kept point says by how much.
+        // Drifting during the first repeat, on target at the second: kept, three recordings.
         let mut gw = Drifting {
-            costs_ms: vec![2.4, 3.0],
+            costs_ms: vec![2.4, 3.0, 3.0],
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
         let r = record(0.5, 250.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
-        assert_eq!((r.point, r.attempts, r.missed), (2, 2, true));
-        assert!((r.trial.measured_rho - 0.625).abs() < 1e-9);
+        assert_eq!((r.point, r.attempts, r.missed), (3, 3, false));
+        // Drifting again at every repeat: missed after the last, and the kept point says
+        // by how much.
+        let mut gw = Drifting {
+            costs_ms: vec![2.4, 3.0, 4.5],
+            runs: 0,
+        };
+        let mut est = RateEstimate::from_handshake_ms(2.0);
+        let r = record(0.5, 250.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
+        assert_eq!((r.point, r.attempts, r.missed), (3, MAX_RECORDINGS, true));
+        assert!(
+            (r.trial.measured_rho - 0.5).abs() > MISS_TOLERANCE,
+            "{}",
+            r.trial.measured_rho
+        );
         // No time left for a repeat: the first recording is kept, missed.
         let mut gw = Drifting {
             costs_ms: vec![2.4],

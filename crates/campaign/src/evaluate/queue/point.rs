@@ -74,7 +74,8 @@ pub struct PointCalibration {
     /// Warm-ups run before the recording, and the utilisation the last one measured.
     pub warmups: usize,
     pub warmup_rho: Option<f64>,
-    /// Recordings made (2 when the first missed its target rho by more than 0.05).
+    /// Recordings made (more than 1 when a recording missed its target rho by more than
+    /// 0.05; at most 3).
     pub attempts: usize,
     /// Whether the kept recording's measured rho is still more than 0.05 from the
     /// target: such a point is reported, not judged.

@@ -555,7 +555,8 @@ impl<'a> Conditions<'a> {
 }
 
 /// One load point calibrated while it runs (see `calibrate`): warm-ups until the
-/// measured rho is on target, then the recording, repeated once if it missed.
+/// measured rho is on target, then the recording, repeated while it misses (at most
+/// [`MAX_RECORDINGS`](super::calibrate::MAX_RECORDINGS) in all).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn calibrated_point(
     ctx: &Ctx,

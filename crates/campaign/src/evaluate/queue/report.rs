@@ -459,7 +459,7 @@ impl QueueResults {
         let m = ctx.measured();
         let inputs = "measured per-job service moments of the same load run";
         let mut t = Table::new(id, title)
-            .caption("Each point's arrival rate is calibrated while it runs: short warm-ups in the point's own conditions scale the rate until the worker's measured occupancy is within 0.03 of the target rho, then the point records; a recording whose measured rho is more than 0.05 from the target is repeated once, and otherwise marked missed and not judged. Every model is evaluated at the point's measured load. Waits are per job (datagram), from the gateway's job records, from the kernel's receive timestamp to the start of service, over each run's steady window (a tenth of the run, at most 0.25 s, cut at either end). 'measured wait' is the queueing wait the models predict: a job's wait when it arrived while the worker was busy with earlier jobs, zero when it found the worker idle; what jobs that found the worker idle waited (the path from the kernel to the worker, and any time the shared machine did not run the worker) is shown apart, with the total. Generator and gateway worker on separate cores.")
+            .caption("Each point's arrival rate is calibrated while it runs: short warm-ups in the point's own conditions scale the rate until the worker's measured occupancy is within 0.03 of the target rho, then the point records; a recording whose measured rho is more than 0.05 from the target is repeated, up to three recordings in all, and otherwise marked missed and not judged. Every model is evaluated at the point's measured load. Waits are per job (datagram), from the gateway's job records, from the kernel's receive timestamp to the start of service, over each run's steady window (a tenth of the run, at most 0.25 s, cut at either end). 'measured wait' is the queueing wait the models predict: a job's wait when it arrived while the worker was busy with earlier jobs, zero when it found the worker idle; what jobs that found the worker idle waited (the path from the kernel to the worker, and any time the shared machine did not run the worker) is shown apart, with the total. Generator and gateway worker on separate cores.")
             .column(Column::label("case"))
             .column(Column::label("auth"))
             .column(Column::new("round trip", Some("ms"), Provenance::derived("emulated bearer round trip before each client answer, mean (exponential unless the table says otherwise); 0 = bare loopback")))
@@ -468,7 +468,7 @@ impl QueueResults {
             .column(Column::new("measured rho", None, m.clone()))
             .column(Column::new("warm-ups", None, Provenance::derived("short runs in the point's conditions until the measured rho is within 0.03 of the target")))
             .column(Column::new("warm-up rho", None, m.clone()))
-            .column(Column::new("recordings", None, Provenance::derived("2 when the first recording's rho missed the target by more than 0.05")))
+            .column(Column::new("recordings", None, Provenance::derived("more than 1 when a recording's rho missed the target by more than 0.05; at most 3")))
             .column(Column::label("rho missed"))
             .column(Column::new("k jobs/handshake", None, m.clone()))
             .column(Column::new("measured wait", Some("ms"), m.clone()))
@@ -671,7 +671,7 @@ fn load_row(p: &LoadPoint) -> Vec<Cell> {
     };
     let missed = if p.calibration.rho_missed {
         Cell::text("missed")
-            .flag("measured rho more than 0.05 from the target after a repeat: not judged")
+            .flag("measured rho more than 0.05 from the target after the repeats: not judged")
     } else {
         Cell::text("-")
     };
