@@ -16,7 +16,7 @@ use std::fmt;
 
 /// The curve group of an EC specifier, or why it cannot be had.
 pub(super) fn group(spec: Specifier) -> Result<EcGroup, PkError> {
-    let nid = spec.curve_nid().ok_or(PkError::WrongKeyKind {
+    let nid = spec.curve_nid().ok_or_else(|| PkError::WrongKeyKind {
         operation: PkOperation::CurveLookup,
         expected: KeyFamily::EllipticCurve,
         spec,
