@@ -16,11 +16,13 @@ use std::fmt;
 
 /// The curve group of an EC specifier, or why it cannot be had.
 pub(super) fn group(spec: Specifier) -> Result<EcGroup, PkError> {
-    let nid = spec.curve_nid().ok_or_else(|| PkError::WrongKeyKind {
-        operation: PkOperation::CurveLookup,
-        expected: KeyFamily::EllipticCurve,
-        spec,
-    })?;
+    let Some(nid) = spec.curve_nid() else {
+        return Err(PkError::WrongKeyKind {
+            operation: PkOperation::CurveLookup,
+            expected: KeyFamily::EllipticCurve,
+            spec,
+        });
+    };
     EcGroup::from_curve_name(nid).map_err(|source| PkError::Unavailable {
         spec,
         operation: PkOperation::CurveLookup,
