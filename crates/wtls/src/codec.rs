@@ -34,14 +34,34 @@ pub enum DecodeError {
     #[error("{field}: unknown value {value}")]
     UnknownValue { field: &'static str, value: u32 },
     /// A value that is known but not allowed here.
-    #[error("{field}: illegal value: {reason}")]
+    #[error("{field}: illegal value: {defect}")]
     Illegal {
         field: &'static str,
-        reason: &'static str,
+        defect: IllegalValue,
     },
     /// Bytes remain after the structure ended.
     #[error("{field}: {extra} trailing bytes")]
     TrailingBytes { field: &'static str, extra: usize },
+}
+
+/// Why a known value is not allowed where it stands ([`DecodeError::Illegal`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum IllegalValue {
+    /// A key exchange message under a suite that has none (shared secret, null).
+    #[error("the negotiated key exchange suite sends no key exchange message")]
+    NoKeyExchangeMessage,
+    /// A key exchange message before a suite was negotiated, so its layout is unknown.
+    #[error("no key exchange suite negotiated yet")]
+    NoSuiteNegotiated,
+    /// A cipher suite list whose byte length is not a multiple of the 2-byte entry.
+    #[error("odd byte length for a list of 2-byte suites")]
+    OddSuiteListLength,
+    /// The record-type byte's reserved bit 4 is set.
+    #[error("reserved bit 4 is set")]
+    ReservedRecordTypeBit,
+    /// A WTLS certificate version other than 1.
+    #[error("only version 1 is defined")]
+    UndefinedCertificateVersion,
 }
 
 impl DecodeError {

@@ -22,7 +22,7 @@ use crate::msgs::common::Identifier;
 #[cfg(test)]
 use crate::msgs::common::ParameterSpecifier;
 use crate::msgs::enums::{AlertDescription, PublicKeyType, SignatureAlgorithm};
-use crate::params::ParameterNumbering;
+use crate::params::{NamedParameters, ParameterError, ParameterNumbering};
 use crate::suite::Specifier;
 
 /// Subject of every gateway (server) certificate the laboratory issues.
@@ -45,8 +45,8 @@ pub enum CertError {
     UnknownIssuer { issuer: String },
     /// The trusted CA certificate itself is unusable (its key does not parse, its
     /// self-signature fails).
-    #[error("trusted CA {ca} is unusable: {reason}")]
-    BadAuthority { ca: String, reason: String },
+    #[error("trusted CA {ca} is unusable: {defect}")]
+    BadAuthority { ca: String, defect: AuthorityDefect },
     /// The certificate names a signature algorithm the CA's key cannot make.
     #[error("certificate signed with {found} but CA {ca} has a key for {expected}")]
     SignatureAlgorithmMismatch {
@@ -81,13 +81,13 @@ pub enum CertError {
     SubjectMismatch { expected: String, found: String },
     /// The public key's ParameterIndex names no specifier this implementation knows, or
     /// explicit parameters are used.
-    #[error("public key parameters {0} are not supported")]
-    UnsupportedParameters(String),
+    #[error("public key parameters are not supported: {0}")]
+    UnsupportedParameters(ParameterDefect),
     /// The public_key_type does not fit the parameters (e.g. rsa with a curve index).
-    #[error("public key type {key_type} does not fit parameters {parameters}")]
+    #[error("public key type {key_type} does not fit parameters {parameters:?}")]
     KeyTypeMismatch {
         key_type: PublicKeyType,
-        parameters: String,
+        parameters: NamedParameters,
     },
     /// The public key does not parse as a key of its specifier.
     #[error("public key of {subject} is unusable: {source}")]
@@ -126,6 +126,35 @@ impl CertError {
             CertError::Expired { .. } => AlertDescription::CertificateExpired,
         }
     }
+}
+
+/// Why a trusted CA certificate is unusable ([`CertError::BadAuthority`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthorityDefect {
+    /// The stored private key is not the one the CA certificate certifies.
+    #[error("private key does not match the certificate")]
+    KeyMismatch,
+    /// The CA's subject is not a text Identifier, so it cannot name itself as issuer.
+    #[error("CA subject is not a text identifier")]
+    SubjectNotText,
+    /// A root CA whose issuer is not its subject.
+    #[error("not self-issued")]
+    NotSelfIssued,
+    /// The CA certificate fails a check of its own (its key, its self-signature).
+    #[error("{0}")]
+    Certificate(Box<CertError>),
+}
+
+/// Why a certificate's public key parameters are not supported
+/// ([`CertError::UnsupportedParameters`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ParameterDefect {
+    /// The ParameterSpecifier names nothing under the numbering in use.
+    #[error("{0}")]
+    Unnamed(ParameterError),
+    /// An RSA key (ParameterIndex 0) with a modulus size no specifier has.
+    #[error("RSA modulus of {0} bits (1024, 2048 or 3072 supported)")]
+    RsaModulusBits(u32),
 }
 
 /// A readable form of an identifier for error messages and logs.
@@ -258,13 +287,13 @@ impl Authority {
         if certified != own {
             return Err(CertError::BadAuthority {
                 ca: name,
-                reason: "private key does not match the certificate".into(),
+                defect: AuthorityDefect::KeyMismatch,
             });
         }
         let Identifier::Text { name, .. } = &cert.tbs.subject else {
             return Err(CertError::BadAuthority {
                 ca: name,
-                reason: "CA subject is not a text identifier".into(),
+                defect: AuthorityDefect::SubjectNotText,
             });
         };
         Ok(Authority {
@@ -338,7 +367,7 @@ pub fn certificate_spec(
     numbering: ParameterNumbering,
 ) -> Result<Specifier, CertError> {
     let named = Specifier::named_by(&cert.tbs.parameters, numbering)
-        .map_err(|e| CertError::UnsupportedParameters(e.to_string()))?;
+        .map_err(|e| CertError::UnsupportedParameters(ParameterDefect::Unnamed(e)))?;
     let key_type = cert.tbs.public_key_type;
     let fits = match key_type {
         PublicKeyType::Rsa => named.is_rsa(),
@@ -347,7 +376,7 @@ pub fn certificate_spec(
     if !fits {
         return Err(CertError::KeyTypeMismatch {
             key_type,
-            parameters: format!("{named:?}"),
+            parameters: named,
         });
     }
     let modulus_bits = match &cert.tbs.public_key {
@@ -355,10 +384,7 @@ pub fn certificate_spec(
         PublicKey::Ec(_) => None,
     };
     named.resolve(modulus_bits).ok_or_else(|| {
-        CertError::UnsupportedParameters(format!(
-            "RSA modulus of {} bits (1024, 2048 or 3072 supported)",
-            modulus_bits.unwrap_or(0)
-        ))
+        CertError::UnsupportedParameters(ParameterDefect::RsaModulusBits(modulus_bits.unwrap_or(0)))
     })
 }
 
@@ -452,11 +478,16 @@ pub fn validate(
     now: u32,
     numbering: ParameterNumbering,
 ) -> Result<PeerKey, CertError> {
-    let ca_key = certificate_key(ca, numbering).map_err(|e| CertError::BadAuthority {
-        ca: describe(&ca.tbs.subject),
-        reason: e.to_string(),
-    })?;
+    let ca_key = certificate_key(ca, numbering).map_err(|e| unusable_ca(ca, e))?;
     validate_with_key(cert, ca, &ca_key, expected_subject, now, numbering)
+}
+
+/// A trusted CA certificate that fails one of its own checks.
+fn unusable_ca(ca: &WtlsCertificate, failure: CertError) -> CertError {
+    CertError::BadAuthority {
+        ca: describe(&ca.tbs.subject),
+        defect: AuthorityDefect::Certificate(Box::new(failure)),
+    }
 }
 
 /// Parsed CA keys, so that validating a peer certificate does not parse its CA's key
@@ -482,10 +513,7 @@ impl CaKeyCache {
         {
             return Ok(k.clone());
         }
-        let key = certificate_key(ca, numbering).map_err(|e| CertError::BadAuthority {
-            ca: describe(&ca.tbs.subject),
-            reason: e.to_string(),
-        })?;
+        let key = certificate_key(ca, numbering).map_err(|e| unusable_ca(ca, e))?;
         self.keys
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -568,15 +596,14 @@ impl TrustStore {
     /// Adds a root CA certificate after checking that its key parses and that it is
     /// correctly self-signed (a corrupted CA file fails here, not in a handshake).
     pub fn add(&mut self, ca: WtlsCertificate) -> Result<(), CertError> {
-        let bad = |reason: String| CertError::BadAuthority {
-            ca: describe(&ca.tbs.subject),
-            reason,
-        };
-        let key = certificate_key(&ca, self.numbering).map_err(|e| bad(e.to_string()))?;
+        let key = certificate_key(&ca, self.numbering).map_err(|e| unusable_ca(&ca, e))?;
         if !ca.tbs.issuer.same_name(&ca.tbs.subject) {
-            return Err(bad("not self-issued".into()));
+            return Err(CertError::BadAuthority {
+                ca: describe(&ca.tbs.subject),
+                defect: AuthorityDefect::NotSelfIssued,
+            });
         }
-        check_signature(&ca, &ca, &key).map_err(|e| bad(e.to_string()))?;
+        check_signature(&ca, &ca, &key).map_err(|e| unusable_ca(&ca, e))?;
         self.anchors.push(TrustAnchor { cert: ca, key });
         Ok(())
     }

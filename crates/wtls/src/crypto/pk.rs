@@ -25,13 +25,15 @@
 //!
 //! The module is split along its seams: [`KeyPair`] and [`PeerKey`] with their encodings
 //! (`keys`), ECDH with the cofactor handling of the binary curves (`ecdh`), ECDSA
-//! (`ecdsa`), RSA (`rsa`), ephemeral keys (`ephemeral`) and the self-check (`check`);
+//! (`ecdsa`), RSA (`rsa`), ephemeral keys (`ephemeral`), the self-check (`check`) and
+//! the typed failures (`error`);
 //! everything public is re-exported here, so callers name `crypto::pk::X` only.
 
 mod check;
 mod ecdh;
 mod ecdsa;
 mod ephemeral;
+mod error;
 mod keys;
 mod rsa;
 
@@ -39,107 +41,20 @@ pub use check::{self_check, self_check_with, SelfCheck};
 pub use ecdh::{ecdh, ecdh_untrusted};
 pub use ecdsa::{ecdsa_sign, ecdsa_sign_digest, ecdsa_verify, ecdsa_verify_digest};
 pub use ephemeral::{ephemeral_ec, EphemeralPool};
+pub use error::{Curve, KeyDefect, KeyFamily, LibraryError, PkError, PkOperation, SelfCheckStep};
 pub use keys::{compress_point, KeyPair, PeerKey};
 pub use rsa::{rsa_decrypt, rsa_encrypt, rsa_sign_digest, rsa_verify_digest};
 
-use openssl::error::ErrorStack;
+use error::lib;
 
 use super::random::sha1;
 use crate::codec::Codec;
 use crate::msgs::certificate::PublicKey;
-use crate::msgs::enums::{AlertDescription, SignatureAlgorithm};
+use crate::msgs::enums::SignatureAlgorithm;
 use crate::suite::Specifier;
 
 /// Length of the SHA-1 digest that rsa_sha and ecdsa_sha sign.
 pub const SHA1_LEN: usize = 20;
-
-/// Why a public-key operation failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PkError {
-    /// The peer's public key is not a valid key of the expected specifier (not on the
-    /// curve, point at infinity, small order, wrong modulus size, ...).
-    #[error("{spec} public key rejected: {reason}")]
-    BadPublicKey { spec: Specifier, reason: String },
-    /// The peer sent a key of the other family (an RSA key where a curve was named, or
-    /// the reverse).
-    #[error("{spec} expects {expected} key material, got {found}")]
-    KeyTypeMismatch {
-        spec: Specifier,
-        expected: &'static str,
-        found: &'static str,
-    },
-    /// A stored private key does not parse or is not of the specifier it claims.
-    #[error("{spec} private key rejected: {reason}")]
-    BadPrivateKey { spec: Specifier, reason: String },
-    /// The local libcrypto does not offer the curve.
-    #[error("{spec} is unavailable: {reason}")]
-    Unavailable { spec: Specifier, reason: String },
-    /// RSA PKCS#1 v1.5 decryption failed (wrong length, bad padding).
-    #[error("RSA decryption failed")]
-    RsaDecrypt,
-    /// A signature that is not a well-formed encoding (non-DER ECDSA, wrong RSA length).
-    #[error("malformed {algorithm} signature")]
-    MalformedSignature { algorithm: &'static str },
-    /// The signature is well formed but does not match.
-    #[error("{algorithm} signature does not verify")]
-    BadSignature { algorithm: &'static str },
-    /// A local key used for an operation of the other family: a programming error.
-    #[error("{operation} needs {expected} key, but the key is {spec}")]
-    WrongKeyKind {
-        operation: &'static str,
-        expected: &'static str,
-        spec: Specifier,
-    },
-    /// libcrypto failed where it should not (allocation, key generation).
-    #[error("{operation}: {source}")]
-    Library {
-        operation: &'static str,
-        #[source]
-        source: LibraryError,
-    },
-}
-
-/// libcrypto's error stack, compared by its error codes (what a test or a caller can
-/// act on; the file and line OpenSSL recorded differ between builds).
-#[derive(Debug, Clone, thiserror::Error)]
-#[error(transparent)]
-pub struct LibraryError(pub ErrorStack);
-
-impl PartialEq for LibraryError {
-    fn eq(&self, other: &Self) -> bool {
-        let codes = |s: &ErrorStack| s.errors().iter().map(|e| e.code()).collect::<Vec<_>>();
-        codes(&self.0) == codes(&other.0)
-    }
-}
-
-impl Eq for LibraryError {}
-
-impl PkError {
-    /// The alert the peer should receive. Keys that parse but are not acceptable are
-    /// `illegal_parameter`; a signature or ciphertext that fails the check is
-    /// `decrypt_error` (the TLS meaning WTLS inherits); a signature that is not even
-    /// well-formed is `decode_error`; local failures are `internal_error`.
-    pub fn alert(&self) -> AlertDescription {
-        match self {
-            PkError::BadPublicKey { .. } | PkError::KeyTypeMismatch { .. } => {
-                AlertDescription::IllegalParameter
-            }
-            PkError::Unavailable { .. } => AlertDescription::HandshakeFailure,
-            PkError::RsaDecrypt | PkError::BadSignature { .. } => AlertDescription::DecryptError,
-            PkError::MalformedSignature { .. } => AlertDescription::DecodeError,
-            PkError::BadPrivateKey { .. }
-            | PkError::WrongKeyKind { .. }
-            | PkError::Library { .. } => AlertDescription::InternalError,
-        }
-    }
-}
-
-pub(super) fn lib(operation: &'static str) -> impl FnOnce(ErrorStack) -> PkError {
-    move |source| PkError::Library {
-        operation,
-        source: LibraryError(source),
-    }
-}
 
 /// The WTLS signature algorithm a key of this specifier produces: ecdsa_sha for curves,
 /// rsa_sha for RSA.

@@ -93,7 +93,7 @@ impl Codec for ToBeSignedCertificate {
         if version != Self::VERSION {
             return Err(DecodeError::Illegal {
                 field: "WTLSCertificate.certificate_version",
-                reason: "only version 1 is defined",
+                defect: crate::codec::IllegalValue::UndefinedCertificateVersion,
             });
         }
         let signature_algorithm = SignatureAlgorithm::read(r)?;

@@ -39,7 +39,7 @@ fn key_family(suite: KeyExchangeSuite, field: &'static str) -> Result<KeyFamily,
         S::DhAnon | S::DhAnon512 | S::DhAnon768 => Ok(KeyFamily::Dh),
         _ => Err(DecodeError::Illegal {
             field,
-            reason: "the negotiated key exchange suite sends no key exchange message",
+            defect: crate::codec::IllegalValue::NoKeyExchangeMessage,
         }),
     }
 }
@@ -95,7 +95,7 @@ impl Codec for ClientHello {
         if suites.len() % 2 != 0 {
             return Err(DecodeError::Illegal {
                 field: "ClientHello.cipher_suites",
-                reason: "odd byte length for a list of 2-byte suites",
+                defect: crate::codec::IllegalValue::OddSuiteListLength,
             });
         }
         let cipher_suites = read_list(Reader::new(suites))?;
@@ -487,7 +487,7 @@ impl HandshakeMessage {
         let suite = |field: &'static str| {
             ctx.ok_or(DecodeError::Illegal {
                 field,
-                reason: "no key exchange suite negotiated yet",
+                defect: crate::codec::IllegalValue::NoSuiteNegotiated,
             })
         };
         let msg = match typ {

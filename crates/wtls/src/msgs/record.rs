@@ -69,7 +69,7 @@ impl RecordHeader {
         if byte & FLAG_RESERVED != 0 {
             return Err(DecodeError::Illegal {
                 field: "Record.record_type",
-                reason: "reserved bit 4 is set",
+                defect: crate::codec::IllegalValue::ReservedRecordTypeBit,
             });
         }
         Ok(RecordHeader {

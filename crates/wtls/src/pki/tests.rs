@@ -33,10 +33,23 @@ fn rsa_keys_carry_index_0_and_the_thesis_profile_keeps_its_numbers() {
     assert_eq!(cert.tbs.parameters, ParameterSpecifier::Index(20));
     validate(&cert, &old.cert, None, NOW, thesis).unwrap();
     // The thesis' RSA label is refused under WAP-261.
-    assert!(matches!(
-        validate(&cert, &old.cert, None, NOW, N),
-        Err(CertError::BadAuthority { .. })
-    ));
+    let err = validate(&cert, &old.cert, None, NOW, N).unwrap_err();
+    let CertError::BadAuthority {
+        defect: AuthorityDefect::Certificate(inner),
+        ..
+    } = &err
+    else {
+        panic!("{err}")
+    };
+    assert!(
+        matches!(
+            **inner,
+            CertError::UnsupportedParameters(ParameterDefect::Unnamed(
+                ParameterError::UnknownIndex { index: 20, .. }
+            ))
+        ),
+        "{err}"
+    );
 }
 
 #[test]
@@ -91,7 +104,13 @@ fn root_certificates_are_self_signed_with_the_right_types() {
     let again = Authority::from_parts(ec.key.clone(), ec.cert.clone(), N).unwrap();
     assert_eq!(again.name, "wtlsperf CA 283r");
     let wrong = Authority::from_parts(keys(Specifier::Nist283r).1.clone(), ec.cert.clone(), N);
-    assert!(matches!(wrong, Err(CertError::BadAuthority { .. })));
+    assert!(matches!(
+        wrong,
+        Err(CertError::BadAuthority {
+            defect: AuthorityDefect::KeyMismatch,
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -192,7 +211,9 @@ fn keys_off_their_named_curve_are_unsupported() {
     let unknown = sign_as(&|t| t.parameters = ParameterSpecifier::Index(4));
     assert!(matches!(
         validate(&unknown, &ca.cert, None, NOW, N),
-        Err(CertError::UnsupportedParameters(_))
+        Err(CertError::UnsupportedParameters(ParameterDefect::Unnamed(
+            ParameterError::UnknownIndex { index: 4, .. }
+        )))
     ));
     let explicit = sign_as(&|t| {
         t.parameters = ParameterSpecifier::Set(crate::msgs::common::ParameterSet(vec![]))
@@ -254,7 +275,10 @@ fn trust_store_picks_the_issuer_or_answers_unknown_ca() {
     broken.signature[4] ^= 0x40;
     assert!(matches!(
         TrustStore::new().add(broken),
-        Err(CertError::BadAuthority { .. })
+        Err(CertError::BadAuthority {
+            defect: AuthorityDefect::Certificate(inner),
+            ..
+        }) if matches!(*inner, CertError::BadSignature { .. })
     ));
 }
 

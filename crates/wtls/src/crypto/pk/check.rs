@@ -3,7 +3,7 @@
 use super::super::random::sha1;
 use super::{
     ecdh, ecdsa_sign, ecdsa_verify, public_key_bytes, rsa_decrypt, rsa_encrypt, rsa_sign_digest,
-    rsa_verify_digest, KeyPair, PeerKey, PkError,
+    rsa_verify_digest, KeyDefect, KeyPair, PeerKey, PkError, SelfCheckStep,
 };
 use crate::suite::Specifier;
 
@@ -31,10 +31,10 @@ pub fn self_check(spec: Specifier) -> Result<SelfCheck, PkError> {
     self_check_with(&a, &b)
 }
 
-fn check_failed(spec: Specifier, what: &str) -> PkError {
+fn check_failed(spec: Specifier, step: SelfCheckStep) -> PkError {
     PkError::BadPublicKey {
         spec,
-        reason: format!("self check: {what}"),
+        defect: KeyDefect::SelfCheck(step),
     }
 }
 
@@ -55,28 +55,31 @@ pub fn self_check_with(a: &KeyPair, b: &KeyPair) -> Result<SelfCheck, PkError> {
         let mut tampered = sig.clone();
         tampered[sig.len() / 2] ^= 0x01;
         if rsa_verify_digest(&pub_a, &digest, &tampered).is_ok() {
-            return Err(check_failed(spec, "tampered RSA signature verified"));
+            return Err(check_failed(
+                spec,
+                SelfCheckStep::TamperedRsaSignatureVerified,
+            ));
         }
         let secret = [0x5au8; 20];
         let ct = rsa_encrypt(&pub_a, &secret)?;
         if rsa_decrypt(a, &ct)?.as_slice() != secret {
-            return Err(check_failed(spec, "RSA round trip changed the secret"));
+            return Err(check_failed(spec, SelfCheckStep::RsaRoundTripChangedSecret));
         }
         (sig.len(), ct.len())
     } else {
         let sig = ecdsa_sign(a, message)?;
         ecdsa_verify(&pub_a, message, &sig)?;
         if ecdsa_verify(&pub_a, b"another message", &sig).is_ok() {
-            return Err(check_failed(spec, "ECDSA verified the wrong message"));
+            return Err(check_failed(spec, SelfCheckStep::EcdsaVerifiedWrongMessage));
         }
         let pub_b = PeerKey::from_wire(spec, &b.public_wire()?)?;
         let ab = ecdh(a, &pub_b)?;
         let ba = ecdh(b, &pub_a)?;
         if ab != ba {
-            return Err(check_failed(spec, "ECDH directions disagree"));
+            return Err(check_failed(spec, SelfCheckStep::EcdhDirectionsDisagree));
         }
         if Some(ab.len()) != spec.field_bytes() {
-            return Err(check_failed(spec, "ECDH secret is not field-sized"));
+            return Err(check_failed(spec, SelfCheckStep::EcdhSecretNotFieldSized));
         }
         (sig.len(), ab.len())
     };

@@ -3,10 +3,11 @@
 
 use openssl::bn::{BigNum, BigNumContext};
 use openssl::ec::{EcKey, EcPoint};
+use openssl::error::ErrorStack;
 use openssl::pkey::Private;
 use zeroize::Zeroizing;
 
-use super::{lib, KeyPair, PeerKey, PkError};
+use super::{lib, KeyDefect, KeyPair, LibraryError, PeerKey, PkError, PkOperation};
 use crate::suite::Specifier;
 
 /// ECDH with a point nobody vouches for (a ClientKeyExchange arriving at a server
@@ -26,36 +27,32 @@ use crate::suite::Specifier;
 /// field inversion per doubling on the binary curves, whose points OpenSSL adds in
 /// affine coordinates: several microseconds a handshake.)
 pub fn ecdh_untrusted(own: &KeyPair, point: &[u8]) -> Result<Zeroizing<Vec<u8>>, PkError> {
-    let (own_ec, _) = own.ec("ECDH")?;
+    let (own_ec, _) = own.ec(PkOperation::Ecdh)?;
     let group = own_ec.group();
-    let mut ctx = BigNumContext::new().map_err(lib("ECDH"))?;
-    let bad = |reason: &str| PkError::BadPublicKey {
+    let mut ctx = BigNumContext::new().map_err(lib(PkOperation::Ecdh))?;
+    let bad = |defect: KeyDefect| PkError::BadPublicKey {
         spec: own.spec,
-        reason: reason.to_string(),
+        defect,
     };
     if point.first().is_none_or(|&tag| tag == 0) {
-        return Err(bad("empty point or point at infinity"));
+        return Err(bad(KeyDefect::EmptyOrInfinity));
     }
     // Decoding checks that the point lies on the curve.
-    let q =
-        EcPoint::from_bytes(group, point, &mut ctx).map_err(|_| bad("not a point on the curve"))?;
+    let q = EcPoint::from_bytes(group, point, &mut ctx).map_err(|_| bad(KeyDefect::NotOnCurve))?;
     let cofactor_dh = own
         .compat
-        .get_or_init(|| CofactorDh::new(own_ec).map_err(|e| e.to_string()))
+        .get_or_init(|| CofactorDh::new(own.spec, own_ec))
         .as_ref()
-        .map_err(|reason| PkError::Unavailable {
-            spec: own.spec,
-            reason: reason.clone(),
-        })?;
+        .map_err(PkError::clone)?;
     let h = cofactor_dh.h;
     let Some(compat) = &cofactor_dh.compat else {
         if h <= 1 {
             return shared_x(group, &q, own_ec.private_key(), &mut ctx, own.spec);
         }
-        return Err(bad("cofactor is not a power of two"));
+        return Err(bad(KeyDefect::CofactorNotPowerOfTwo));
     };
     shared_x(group, &q, compat.private_key(), &mut ctx, own.spec).map_err(|e| match e {
-        PkError::BadPublicKey { .. } => bad("point of small order"),
+        PkError::BadPublicKey { .. } => bad(KeyDefect::SmallOrder),
         other => other,
     })
 }
@@ -69,19 +66,26 @@ pub(super) struct CofactorDh {
 }
 
 impl CofactorDh {
-    fn new(own: &EcKey<Private>) -> Result<CofactorDh, PkError> {
-        let mut ctx = BigNumContext::new().map_err(lib("ECDH"))?;
-        let mut cofactor = BigNum::new().map_err(lib("ECDH"))?;
+    /// Fails with [`PkError::Unavailable`]: a curve whose cofactor arithmetic
+    /// libcrypto cannot set up is one this build cannot serve.
+    fn new(spec: Specifier, own: &EcKey<Private>) -> Result<CofactorDh, PkError> {
+        let unavailable = |source| PkError::Unavailable {
+            spec,
+            operation: PkOperation::Ecdh,
+            source: LibraryError(source),
+        };
+        let mut ctx = BigNumContext::new().map_err(unavailable)?;
+        let mut cofactor = BigNum::new().map_err(unavailable)?;
         own.group()
             .cofactor(&mut cofactor, &mut ctx)
-            .map_err(lib("ECDH"))?;
+            .map_err(unavailable)?;
         let h = cofactor
             .to_dec_str()
-            .map_err(lib("ECDH"))?
+            .map_err(unavailable)?
             .parse::<u32>()
             .unwrap_or(0);
         let compat = if h > 1 && h.is_power_of_two() {
-            Some(compat_key(own, &cofactor)?)
+            Some(compat_key(own, &cofactor).map_err(unavailable)?)
         } else {
             None
         };
@@ -100,61 +104,57 @@ fn shared_x(
     ctx: &mut BigNumContext,
     spec: Specifier,
 ) -> Result<Zeroizing<Vec<u8>>, PkError> {
-    let mut product = EcPoint::new(group).map_err(lib("ECDH"))?;
+    let mut product = EcPoint::new(group).map_err(lib(PkOperation::Ecdh))?;
     product
         .mul2(group, point, scalar, ctx)
-        .map_err(lib("ECDH"))?;
+        .map_err(lib(PkOperation::Ecdh))?;
     if product.is_infinity(group) {
         return Err(PkError::BadPublicKey {
             spec,
-            reason: "shared point at infinity".into(),
+            defect: KeyDefect::SharedPointAtInfinity,
         });
     }
-    let mut x = BigNum::new().map_err(lib("ECDH"))?;
-    let mut y = BigNum::new().map_err(lib("ECDH"))?;
+    let mut x = BigNum::new().map_err(lib(PkOperation::Ecdh))?;
+    let mut y = BigNum::new().map_err(lib(PkOperation::Ecdh))?;
     product
         .affine_coordinates(group, &mut x, &mut y, ctx)
-        .map_err(lib("ECDH"))?;
+        .map_err(lib(PkOperation::Ecdh))?;
     let len = group.degree().div_ceil(8) as i32;
-    Ok(Zeroizing::new(x.to_vec_padded(len).map_err(lib("ECDH"))?))
+    Ok(Zeroizing::new(
+        x.to_vec_padded(len).map_err(lib(PkOperation::Ecdh))?,
+    ))
 }
 
 /// The key of ECSVDP-DHC compatibility mode as one scalar, k = h·(d·h⁻¹ mod n), not
 /// reduced modulo n. Its public half is d·G (k ≡ d mod n).
-fn compat_key(own: &EcKey<Private>, cofactor: &BigNum) -> Result<EcKey<Private>, PkError> {
+fn compat_key(own: &EcKey<Private>, cofactor: &BigNum) -> Result<EcKey<Private>, ErrorStack> {
     let group = own.group();
-    let mut ctx = BigNumContext::new().map_err(lib("ECDH"))?;
-    let mut order = BigNum::new().map_err(lib("ECDH"))?;
-    group.order(&mut order, &mut ctx).map_err(lib("ECDH"))?;
-    let mut h_inv = BigNum::new().map_err(lib("ECDH"))?;
-    h_inv
-        .mod_inverse(cofactor, &order, &mut ctx)
-        .map_err(lib("ECDH"))?;
-    let mut d_over_h = BigNum::new().map_err(lib("ECDH"))?;
-    d_over_h
-        .mod_mul(own.private_key(), &h_inv, &order, &mut ctx)
-        .map_err(lib("ECDH"))?;
-    let mut k = BigNum::new().map_err(lib("ECDH"))?;
-    k.checked_mul(&d_over_h, cofactor, &mut ctx)
-        .map_err(lib("ECDH"))?;
+    let mut ctx = BigNumContext::new()?;
+    let mut order = BigNum::new()?;
+    group.order(&mut order, &mut ctx)?;
+    let mut h_inv = BigNum::new()?;
+    h_inv.mod_inverse(cofactor, &order, &mut ctx)?;
+    let mut d_over_h = BigNum::new()?;
+    d_over_h.mod_mul(own.private_key(), &h_inv, &order, &mut ctx)?;
+    let mut k = BigNum::new()?;
+    k.checked_mul(&d_over_h, cofactor, &mut ctx)?;
     d_over_h.clear();
-    EcKey::from_private_components(group, &k, own.public_key()).map_err(lib("ECDH"))
+    EcKey::from_private_components(group, &k, own.public_key())
 }
 
 /// ECDH: the pre-master secret of ECDH_anon and ECDH_ECDSA, the x-coordinate of
 /// own·peer as a field-size octet string (module docs). The peer key was fully
 /// validated when it was parsed, so OpenSSL's per-call revalidation is switched off.
 pub fn ecdh(own: &KeyPair, peer: &PeerKey) -> Result<Zeroizing<Vec<u8>>, PkError> {
-    let (own_ec, _) = own.ec("ECDH")?;
-    let (peer_ec, _) = peer.ec("ECDH")?;
+    let (own_ec, _) = own.ec(PkOperation::Ecdh)?;
+    let (peer_ec, _) = peer.ec(PkOperation::Ecdh)?;
     if own.spec != peer.spec {
-        return Err(PkError::KeyTypeMismatch {
+        return Err(PkError::SpecifierMismatch {
             spec: own.spec,
-            expected: own.spec.name(),
-            found: peer.spec.name(),
+            found: peer.spec,
         });
     }
-    let mut ctx = BigNumContext::new().map_err(lib("ECDH"))?;
+    let mut ctx = BigNumContext::new().map_err(lib(PkOperation::Ecdh))?;
     shared_x(
         own_ec.group(),
         peer_ec.public_key(),
@@ -219,7 +219,11 @@ mod tests {
         ] {
             let server = KeyPair::generate(spec).unwrap();
             let err = ecdh_untrusted(&server, &order_two_point(spec)).unwrap_err();
-            assert!(err.to_string().contains("small order"), "{spec}: {err}");
+            assert_eq!(
+                err.key_defect(),
+                Some(&KeyDefect::SmallOrder),
+                "{spec}: {err}"
+            );
             // An honest point plus the order-2 point: the same secret as the honest
             // point alone (the component is annihilated, not leaked).
             let client = KeyPair::generate(spec).unwrap();
@@ -253,6 +257,7 @@ mod tests {
         };
         let last = point.len() - 1;
         point[last] ^= 1;
-        assert!(ecdh_untrusted(&server, &point).is_err());
+        let err = ecdh_untrusted(&server, &point).unwrap_err();
+        assert_eq!(err.key_defect(), Some(&KeyDefect::NotOnCurve), "{err}");
     }
 }

@@ -3,7 +3,8 @@
 use openssl::ecdsa::EcdsaSig;
 
 use super::super::random::sha1;
-use super::{lib, KeyPair, PeerKey, PkError, SHA1_LEN};
+use super::{lib, KeyPair, PeerKey, PkError, PkOperation, SHA1_LEN};
+use crate::msgs::enums::SignatureAlgorithm;
 
 /// ECDSA over SHA-1(message), DER-encoded (module docs).
 pub fn ecdsa_sign(own: &KeyPair, message: &[u8]) -> Result<Vec<u8>, PkError> {
@@ -12,10 +13,10 @@ pub fn ecdsa_sign(own: &KeyPair, message: &[u8]) -> Result<Vec<u8>, PkError> {
 
 /// ECDSA over a precomputed SHA-1 digest (CertificateVerify signs a transcript hash).
 pub fn ecdsa_sign_digest(own: &KeyPair, digest: &[u8; SHA1_LEN]) -> Result<Vec<u8>, PkError> {
-    let (ec, _) = own.ec("ECDSA signing")?;
+    let (ec, _) = own.ec(PkOperation::EcdsaSigning)?;
     EcdsaSig::sign(digest, ec)
         .and_then(|sig| sig.to_der())
-        .map_err(lib("ECDSA signing"))
+        .map_err(lib(PkOperation::EcdsaSigning))
 }
 
 /// Verifies an ECDSA signature over SHA-1(message).
@@ -30,8 +31,8 @@ pub fn ecdsa_verify_digest(
     digest: &[u8; SHA1_LEN],
     signature: &[u8],
 ) -> Result<(), PkError> {
-    const ALG: &str = "ecdsa_sha";
-    let (ec, _) = peer.ec("ECDSA verification")?;
+    const ALG: SignatureAlgorithm = SignatureAlgorithm::EcdsaSha;
+    let (ec, _) = peer.ec(PkOperation::EcdsaVerification)?;
     let sig = EcdsaSig::from_der(signature)
         .map_err(|_| PkError::MalformedSignature { algorithm: ALG })?;
     if sig.to_der().ok().as_deref() != Some(signature) {

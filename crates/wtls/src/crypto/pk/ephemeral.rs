@@ -1,6 +1,6 @@
 //! Ephemeral EC keys for one handshake, and a pool of them made ahead of time.
 
-use super::{KeyPair, PkError};
+use super::{KeyFamily, KeyPair, PkError, PkOperation};
 use crate::suite::Specifier;
 use std::sync::Mutex;
 
@@ -8,8 +8,8 @@ use std::sync::Mutex;
 pub fn ephemeral_ec(spec: Specifier) -> Result<KeyPair, PkError> {
     if spec.is_rsa() {
         return Err(PkError::WrongKeyKind {
-            operation: "ephemeral key generation",
-            expected: "an elliptic-curve",
+            operation: PkOperation::EphemeralKeyGeneration,
+            expected: KeyFamily::EllipticCurve,
             spec,
         });
     }

@@ -8,7 +8,7 @@ use openssl::rsa::Rsa;
 use zeroize::Zeroizing;
 
 use super::ecdh::CofactorDh;
-use super::{lib, PkError};
+use super::{lib, Curve, KeyDefect, KeyFamily, LibraryError, PkError, PkOperation};
 use crate::msgs::certificate::PublicKey;
 use crate::msgs::common::{EcPublicKey, RsaPublicKey};
 use crate::suite::Specifier;
@@ -16,14 +16,17 @@ use std::fmt;
 
 /// The curve group of an EC specifier, or why it cannot be had.
 pub(super) fn group(spec: Specifier) -> Result<EcGroup, PkError> {
-    let nid = spec.curve_nid().ok_or(PkError::WrongKeyKind {
-        operation: "curve lookup",
-        expected: "an elliptic-curve",
+    let Some(nid) = spec.curve_nid() else {
+        return Err(PkError::WrongKeyKind {
+            operation: PkOperation::CurveLookup,
+            expected: KeyFamily::EllipticCurve,
+            spec,
+        });
+    };
+    EcGroup::from_curve_name(nid).map_err(|source| PkError::Unavailable {
         spec,
-    })?;
-    EcGroup::from_curve_name(nid).map_err(|e| PkError::Unavailable {
-        spec,
-        reason: e.to_string(),
+        operation: PkOperation::CurveLookup,
+        source: LibraryError(source),
     })
 }
 
@@ -46,9 +49,9 @@ pub struct KeyPair {
     pub(super) spec: Specifier,
     pub(super) material: PrivateMaterial,
     /// The cofactor h and d / h mod n, for cofactor Diffie-Hellman in compatibility
-    /// mode; made on first
-    /// use and shared by clones.
-    pub(super) compat: std::sync::Arc<std::sync::OnceLock<Result<CofactorDh, String>>>,
+    /// mode; made on first use and shared by clones (a failure too, so that it is
+    /// reported the same way every time).
+    pub(super) compat: std::sync::Arc<std::sync::OnceLock<Result<CofactorDh, PkError>>>,
 }
 
 impl fmt::Debug for KeyPair {
@@ -66,14 +69,16 @@ impl KeyPair {
     pub fn generate(spec: Specifier) -> Result<KeyPair, PkError> {
         let material = match spec.rsa_bits() {
             Some(bits) => {
-                let rsa = Rsa::generate(bits).map_err(lib("RSA key generation"))?;
-                let pkey = PKey::from_rsa(rsa.clone()).map_err(lib("RSA key generation"))?;
+                let rsa = Rsa::generate(bits).map_err(lib(PkOperation::RsaKeyGeneration))?;
+                let pkey =
+                    PKey::from_rsa(rsa.clone()).map_err(lib(PkOperation::RsaKeyGeneration))?;
                 PrivateMaterial::Rsa { pkey, rsa }
             }
             None => {
                 let group = group(spec)?;
-                let ec = EcKey::generate(&group).map_err(lib("EC key generation"))?;
-                let pkey = PKey::from_ec_key(ec.clone()).map_err(lib("EC key generation"))?;
+                let ec = EcKey::generate(&group).map_err(lib(PkOperation::EcKeyGeneration))?;
+                let pkey =
+                    PKey::from_ec_key(ec.clone()).map_err(lib(PkOperation::EcKeyGeneration))?;
                 PrivateMaterial::Ec { pkey, ec }
             }
         };
@@ -99,46 +104,52 @@ impl KeyPair {
         self.pkey()
             .private_key_to_pem_pkcs8()
             .map(Zeroizing::new)
-            .map_err(lib("PKCS#8 encoding"))
+            .map_err(lib(PkOperation::Pkcs8Encoding))
     }
 
     /// Reads a PEM private key (PKCS#8 or traditional) and checks that it really is a
     /// key of `spec`: the same curve, or RSA with exactly the specifier's modulus size.
     pub fn from_pem(spec: Specifier, pem: &[u8]) -> Result<KeyPair, PkError> {
-        let bad = |reason: String| PkError::BadPrivateKey { spec, reason };
-        let pkey = PKey::private_key_from_pem(pem).map_err(|e| bad(e.to_string()))?;
+        let bad = |defect: KeyDefect| PkError::BadPrivateKey { spec, defect };
+        let pkey = PKey::private_key_from_pem(pem)
+            .map_err(|e| bad(KeyDefect::Unreadable(LibraryError(e))))?;
+        let family = KeyFamily::of(spec);
+        let wrong_family = || {
+            bad(KeyDefect::WrongFamily {
+                expected: family,
+                found: pkey.id(),
+            })
+        };
+        let inconsistent = |e| {
+            bad(KeyDefect::Inconsistent {
+                family,
+                source: LibraryError(e),
+            })
+        };
         let material = match spec.rsa_bits() {
             Some(bits) => {
-                let rsa = pkey
-                    .rsa()
-                    .map_err(|_| bad(format!("not an RSA key ({:?})", pkey.id())))?;
-                if rsa.n().num_bits() as u32 != bits {
-                    return Err(bad(format!(
-                        "RSA modulus has {} bits, {spec} needs {bits}",
-                        rsa.n().num_bits()
-                    )));
+                let rsa = pkey.rsa().map_err(|_| wrong_family())?;
+                let found = rsa.n().num_bits() as u32;
+                if found != bits {
+                    return Err(bad(KeyDefect::ModulusBits {
+                        found,
+                        needed: bits,
+                    }));
                 }
-                rsa.check_key()
-                    .map_err(|e| bad(format!("inconsistent RSA key: {e}")))?;
+                rsa.check_key().map_err(inconsistent)?;
                 PrivateMaterial::Rsa { pkey, rsa }
             }
             None => {
-                let ec = pkey
-                    .ec_key()
-                    .map_err(|_| bad(format!("not an EC key ({:?})", pkey.id())))?;
+                let ec = pkey.ec_key().map_err(|_| wrong_family())?;
                 let curve = ec.group().curve_name();
                 if curve != spec.curve_nid() {
-                    let found = curve
-                        .and_then(|n| n.short_name().ok())
-                        .unwrap_or("an unnamed curve");
-                    return Err(bad(format!(
-                        "key is on {found}, {spec} needs another curve"
-                    )));
+                    return Err(bad(KeyDefect::WrongCurve {
+                        found: Curve(curve),
+                    }));
                 }
-                ec.check_key()
-                    .map_err(|e| bad(format!("inconsistent EC key: {e}")))?;
+                ec.check_key().map_err(inconsistent)?;
                 // Rebuild the EVP key from the checked EC key so both handles share it.
-                let pkey = PKey::from_ec_key(ec.clone()).map_err(lib("EC key import"))?;
+                let pkey = PKey::from_ec_key(ec.clone()).map_err(lib(PkOperation::EcKeyImport))?;
                 PrivateMaterial::Ec { pkey, ec }
             }
         };
@@ -154,17 +165,17 @@ impl KeyPair {
         let material = match &self.material {
             PrivateMaterial::Ec { ec, .. } => {
                 let ec = EcKey::from_public_key(ec.group(), ec.public_key())
-                    .map_err(lib("EC public key"))?;
-                let pkey = PKey::from_ec_key(ec.clone()).map_err(lib("EC public key"))?;
+                    .map_err(lib(PkOperation::EcPublicKey))?;
+                let pkey = PKey::from_ec_key(ec.clone()).map_err(lib(PkOperation::EcPublicKey))?;
                 PublicMaterial::Ec { pkey, ec }
             }
             PrivateMaterial::Rsa { rsa, .. } => {
                 let rsa = Rsa::from_public_components(
-                    rsa.n().to_owned().map_err(lib("RSA public key"))?,
-                    rsa.e().to_owned().map_err(lib("RSA public key"))?,
+                    rsa.n().to_owned().map_err(lib(PkOperation::RsaPublicKey))?,
+                    rsa.e().to_owned().map_err(lib(PkOperation::RsaPublicKey))?,
                 )
-                .map_err(lib("RSA public key"))?;
-                let pkey = PKey::from_rsa(rsa.clone()).map_err(lib("RSA public key"))?;
+                .map_err(lib(PkOperation::RsaPublicKey))?;
+                let pkey = PKey::from_rsa(rsa.clone()).map_err(lib(PkOperation::RsaPublicKey))?;
                 PublicMaterial::Rsa { pkey, rsa }
             }
         };
@@ -190,24 +201,24 @@ impl KeyPair {
 
     pub(super) fn ec(
         &self,
-        operation: &'static str,
+        operation: PkOperation,
     ) -> Result<(&EcKey<Private>, &PKey<Private>), PkError> {
         match &self.material {
             PrivateMaterial::Ec { ec, pkey } => Ok((ec, pkey)),
             PrivateMaterial::Rsa { .. } => Err(PkError::WrongKeyKind {
                 operation,
-                expected: "an elliptic-curve",
+                expected: KeyFamily::EllipticCurve,
                 spec: self.spec,
             }),
         }
     }
 
-    pub(super) fn rsa(&self, operation: &'static str) -> Result<&Rsa<Private>, PkError> {
+    pub(super) fn rsa(&self, operation: PkOperation) -> Result<&Rsa<Private>, PkError> {
         match &self.material {
             PrivateMaterial::Rsa { rsa, .. } => Ok(rsa),
             PrivateMaterial::Ec { .. } => Err(PkError::WrongKeyKind {
                 operation,
-                expected: "an RSA",
+                expected: KeyFamily::Rsa,
                 spec: self.spec,
             }),
         }
@@ -223,11 +234,11 @@ pub(super) fn ec_point_wire(
     group: &openssl::ec::EcGroupRef,
     point: &openssl::ec::EcPointRef,
 ) -> Result<EcPublicKey, PkError> {
-    let mut ctx = BigNumContext::new().map_err(lib("EC point encoding"))?;
+    let mut ctx = BigNumContext::new().map_err(lib(PkOperation::EcPointEncoding))?;
     point
         .to_bytes(group, PointConversionForm::UNCOMPRESSED, &mut ctx)
         .map(EcPublicKey)
-        .map_err(lib("EC point encoding"))
+        .map_err(lib(PkOperation::EcPointEncoding))
 }
 
 #[derive(Clone)]
@@ -283,13 +294,11 @@ impl PeerKey {
             (PublicKey::Ec(point), None) => Self::from_ec_point(spec, &point.0),
             (PublicKey::Rsa(_), None) => Err(PkError::KeyTypeMismatch {
                 spec,
-                expected: "elliptic-curve",
-                found: "RSA",
+                found: KeyFamily::Rsa,
             }),
             (PublicKey::Ec(_), Some(_)) => Err(PkError::KeyTypeMismatch {
                 spec,
-                expected: "RSA",
-                found: "elliptic-curve",
+                found: KeyFamily::EllipticCurve,
             }),
         }
     }
@@ -299,20 +308,23 @@ impl PeerKey {
         bits: u32,
         key: &RsaPublicKey,
     ) -> Result<PeerKey, PkError> {
-        let bad = |reason: String| PkError::BadPublicKey { spec, reason };
-        let n = BigNum::from_slice(&key.modulus).map_err(lib("RSA modulus"))?;
-        let e = BigNum::from_slice(&key.exponent).map_err(lib("RSA exponent"))?;
+        let bad = |defect: KeyDefect| PkError::BadPublicKey { spec, defect };
+        let n = BigNum::from_slice(&key.modulus).map_err(lib(PkOperation::RsaModulus))?;
+        let e = BigNum::from_slice(&key.exponent).map_err(lib(PkOperation::RsaExponent))?;
         if n.num_bits() as u32 != bits {
-            return Err(bad(format!("modulus has {} bits", n.num_bits())));
+            return Err(bad(KeyDefect::ModulusBits {
+                found: n.num_bits() as u32,
+                needed: bits,
+            }));
         }
         if !n.is_bit_set(0) {
-            return Err(bad("modulus is even".into()));
+            return Err(bad(KeyDefect::EvenModulus));
         }
         if !e.is_bit_set(0) || e.num_bits() < 2 || e.num_bits() > 64 {
-            return Err(bad("exponent must be odd, > 1 and at most 64 bits".into()));
+            return Err(bad(KeyDefect::BadExponent));
         }
-        let rsa = Rsa::from_public_components(n, e).map_err(lib("RSA public key"))?;
-        let pkey = PKey::from_rsa(rsa.clone()).map_err(lib("RSA public key"))?;
+        let rsa = Rsa::from_public_components(n, e).map_err(lib(PkOperation::RsaPublicKey))?;
+        let pkey = PKey::from_rsa(rsa.clone()).map_err(lib(PkOperation::RsaPublicKey))?;
         Ok(PeerKey {
             spec,
             material: PublicMaterial::Rsa { pkey, rsa },
@@ -354,37 +366,36 @@ impl PeerKey {
         point: &[u8],
         subgroup_check: bool,
     ) -> Result<PeerKey, PkError> {
-        let bad = |reason: &str| PkError::BadPublicKey {
-            spec,
-            reason: reason.to_string(),
-        };
+        let bad = |defect: KeyDefect| PkError::BadPublicKey { spec, defect };
         let group = group(spec)?;
         if point.first().is_none_or(|&tag| tag == 0) {
-            return Err(bad("empty point or point at infinity"));
+            return Err(bad(KeyDefect::EmptyOrInfinity));
         }
-        let mut ctx = BigNumContext::new().map_err(lib("EC point"))?;
-        let q = EcPoint::from_bytes(&group, point, &mut ctx)
-            .map_err(|_| bad("not a point on the curve"))?;
+        let mut ctx = BigNumContext::new().map_err(lib(PkOperation::EcPoint))?;
+        let q =
+            EcPoint::from_bytes(&group, point, &mut ctx).map_err(|_| bad(KeyDefect::NotOnCurve))?;
         if q.is_infinity(&group) {
-            return Err(bad("point at infinity"));
+            return Err(bad(KeyDefect::PointAtInfinity));
         }
-        let mut cofactor = BigNum::new().map_err(lib("EC point"))?;
+        let mut cofactor = BigNum::new().map_err(lib(PkOperation::EcPoint))?;
         group
             .cofactor(&mut cofactor, &mut ctx)
-            .map_err(lib("EC point"))?;
-        if subgroup_check && cofactor > BigNum::from_u32(1).map_err(lib("EC point"))? {
-            let mut order = BigNum::new().map_err(lib("EC point"))?;
-            group.order(&mut order, &mut ctx).map_err(lib("EC point"))?;
-            let mut check = EcPoint::new(&group).map_err(lib("EC point"))?;
+            .map_err(lib(PkOperation::EcPoint))?;
+        if subgroup_check && cofactor > BigNum::from_u32(1).map_err(lib(PkOperation::EcPoint))? {
+            let mut order = BigNum::new().map_err(lib(PkOperation::EcPoint))?;
+            group
+                .order(&mut order, &mut ctx)
+                .map_err(lib(PkOperation::EcPoint))?;
+            let mut check = EcPoint::new(&group).map_err(lib(PkOperation::EcPoint))?;
             check
                 .mul2(&group, &q, &order, &mut ctx)
-                .map_err(lib("EC point"))?;
+                .map_err(lib(PkOperation::EcPoint))?;
             if !check.is_infinity(&group) {
-                return Err(bad("point is not in the prime-order subgroup"));
+                return Err(bad(KeyDefect::NotInPrimeOrderSubgroup));
             }
         }
-        let ec = EcKey::from_public_key(&group, &q).map_err(lib("EC public key"))?;
-        let pkey = PKey::from_ec_key(ec.clone()).map_err(lib("EC public key"))?;
+        let ec = EcKey::from_public_key(&group, &q).map_err(lib(PkOperation::EcPublicKey))?;
+        let pkey = PKey::from_ec_key(ec.clone()).map_err(lib(PkOperation::EcPublicKey))?;
         Ok(PeerKey {
             spec,
             material: PublicMaterial::Ec { pkey, ec },
@@ -415,24 +426,24 @@ impl PeerKey {
 
     pub(super) fn ec(
         &self,
-        operation: &'static str,
+        operation: PkOperation,
     ) -> Result<(&EcKey<Public>, &PKey<Public>), PkError> {
         match &self.material {
             PublicMaterial::Ec { ec, pkey } => Ok((ec, pkey)),
             PublicMaterial::Rsa { .. } => Err(PkError::WrongKeyKind {
                 operation,
-                expected: "an elliptic-curve",
+                expected: KeyFamily::EllipticCurve,
                 spec: self.spec,
             }),
         }
     }
 
-    pub(super) fn rsa(&self, operation: &'static str) -> Result<&Rsa<Public>, PkError> {
+    pub(super) fn rsa(&self, operation: PkOperation) -> Result<&Rsa<Public>, PkError> {
         match &self.material {
             PublicMaterial::Rsa { rsa, .. } => Ok(rsa),
             PublicMaterial::Ec { .. } => Err(PkError::WrongKeyKind {
                 operation,
-                expected: "an RSA",
+                expected: KeyFamily::Rsa,
                 spec: self.spec,
             }),
         }
@@ -443,11 +454,11 @@ impl PeerKey {
 /// 11-14 that carry compressed points (the `_uncomp` suites 15-18 carry them whole).
 pub fn compress_point(spec: Specifier, point: &[u8]) -> Result<Vec<u8>, PkError> {
     let group = group(spec)?;
-    let mut ctx = BigNumContext::new().map_err(lib("EC point"))?;
+    let mut ctx = BigNumContext::new().map_err(lib(PkOperation::EcPoint))?;
     let q = EcPoint::from_bytes(&group, point, &mut ctx).map_err(|_| PkError::BadPublicKey {
         spec,
-        reason: "not a point on the curve".into(),
+        defect: KeyDefect::NotOnCurve,
     })?;
     q.to_bytes(&group, PointConversionForm::COMPRESSED, &mut ctx)
-        .map_err(lib("EC point"))
+        .map_err(lib(PkOperation::EcPoint))
 }

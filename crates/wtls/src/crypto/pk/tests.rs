@@ -2,6 +2,7 @@ use super::*;
 use crate::crypto::pk::keys::group;
 use crate::msgs::certificate::PublicKey;
 use crate::msgs::common::EcPublicKey;
+use crate::msgs::enums::AlertDescription;
 use openssl::bn::{BigNum, BigNumContext};
 use openssl::ec::{EcPoint, PointConversionForm};
 use openssl::hash::MessageDigest;
@@ -60,8 +61,8 @@ fn ecdh_secret_is_the_x_coordinate_of_the_shared_point() {
         let (a, b) = keys(spec);
         let secret = ecdh(a, &peer(b)).unwrap();
         // Recompute d_a * Q_b by hand and take X, left-padded to the field size.
-        let (ec_a, _) = a.ec("t").unwrap();
-        let (ec_b, _) = b.ec("t").unwrap();
+        let (ec_a, _) = a.ec(PkOperation::Ecdh).unwrap();
+        let (ec_b, _) = b.ec(PkOperation::Ecdh).unwrap();
         let group = ec_a.group();
         let mut ctx = BigNumContext::new().unwrap();
         let mut shared = EcPoint::new(group).unwrap();
@@ -134,7 +135,7 @@ fn rsa_signature_covers_the_bare_hash() {
     let sig = rsa_sign_digest(a, &digest).unwrap();
     assert_eq!(sig.len(), 128);
     // Raw RSA public operation: 00 01 FF..FF 00 || digest, no DigestInfo.
-    let pub_rsa = pa.rsa("t").unwrap();
+    let pub_rsa = pa.rsa(PkOperation::RsaSigning).unwrap();
     let mut raw = vec![0u8; 128];
     pub_rsa
         .public_decrypt(&sig, &mut raw, Padding::NONE)
@@ -197,7 +198,7 @@ fn points_off_the_curve_or_at_infinity_are_rejected() {
     // The same point is not on another curve of the same size class.
     assert!(PeerKey::from_ec_point(Specifier::Nist224p, &point).is_err());
     // A compressed encoding of the same point is accepted and equal.
-    let (ec, _) = a.ec("t").unwrap();
+    let (ec, _) = a.ec(PkOperation::Ecdh).unwrap();
     let mut ctx = BigNumContext::new().unwrap();
     let compressed = ec
         .public_key()
@@ -228,7 +229,11 @@ fn small_order_points_on_binary_curves_are_rejected() {
             .to_bytes(&group, PointConversionForm::UNCOMPRESSED, &mut ctx)
             .unwrap();
         let err = PeerKey::from_ec_point(spec, &uncompressed).unwrap_err();
-        assert!(err.to_string().contains("subgroup"), "{spec}: {err}");
+        assert_eq!(
+            err.key_defect(),
+            Some(&KeyDefect::NotInPrimeOrderSubgroup),
+            "{spec}: {err}"
+        );
     }
 }
 
@@ -239,12 +244,26 @@ fn rsa_public_keys_must_have_the_specified_size() {
         panic!("RSA key expected")
     };
     assert_eq!(rsa.exponent, [1, 0, 1]);
-    assert!(PeerKey::from_wire(Specifier::Rsa2048, &PublicKey::Rsa(rsa.clone())).is_err());
+    let err = PeerKey::from_wire(Specifier::Rsa2048, &PublicKey::Rsa(rsa.clone())).unwrap_err();
+    assert_eq!(
+        err.key_defect(),
+        Some(&KeyDefect::ModulusBits {
+            found: 1024,
+            needed: 2048
+        })
+    );
     let mut even = rsa.clone();
     even.exponent = vec![2];
-    assert!(PeerKey::from_wire(Specifier::Rsa1024, &PublicKey::Rsa(even)).is_err());
+    let err = PeerKey::from_wire(Specifier::Rsa1024, &PublicKey::Rsa(even)).unwrap_err();
+    assert_eq!(err.key_defect(), Some(&KeyDefect::BadExponent));
     let err = PeerKey::from_wire(Specifier::Nist256p, &PublicKey::Rsa(rsa)).unwrap_err();
-    assert!(matches!(err, PkError::KeyTypeMismatch { .. }));
+    assert_eq!(
+        err,
+        PkError::KeyTypeMismatch {
+            spec: Specifier::Nist256p,
+            found: KeyFamily::Rsa
+        }
+    );
     assert_eq!(err.alert(), AlertDescription::IllegalParameter);
 }
 
@@ -271,13 +290,45 @@ fn pem_round_trip_checks_the_specifier() {
         }
     }
     let pem = keys(Specifier::Nist163k).0.to_pem_pkcs8().unwrap();
-    for wrong in [Specifier::Nist163r, Specifier::Rsa1024] {
-        let err = KeyPair::from_pem(wrong, &pem).unwrap_err();
-        assert!(matches!(err, PkError::BadPrivateKey { .. }), "{err}");
-    }
+    let err = KeyPair::from_pem(Specifier::Nist163r, &pem).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            PkError::BadPrivateKey {
+                defect: KeyDefect::WrongCurve { .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let err = KeyPair::from_pem(Specifier::Rsa1024, &pem).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            PkError::BadPrivateKey {
+                defect: KeyDefect::WrongFamily {
+                    expected: KeyFamily::Rsa,
+                    ..
+                },
+                ..
+            }
+        ),
+        "{err}"
+    );
     let pem = keys(Specifier::Rsa1024).0.to_pem_pkcs8().unwrap();
-    assert!(KeyPair::from_pem(Specifier::Rsa2048, &pem).is_err());
-    assert!(KeyPair::from_pem(Specifier::Rsa1024, b"not a key").is_err());
+    let err = KeyPair::from_pem(Specifier::Rsa2048, &pem).unwrap_err();
+    assert_eq!(
+        err.key_defect(),
+        Some(&KeyDefect::ModulusBits {
+            found: 1024,
+            needed: 2048
+        })
+    );
+    let err = KeyPair::from_pem(Specifier::Rsa1024, b"not a key").unwrap_err();
+    assert!(
+        matches!(err.key_defect(), Some(KeyDefect::Unreadable(_))),
+        "{err}"
+    );
 }
 
 #[test]
