@@ -8,9 +8,21 @@ use crate::msgs::enums::{AlertDescription, AlertLevel};
 /// words. Every alert carries this checksum of the last record received from the peer,
 /// so that a peer can reject alerts injected blindly by someone who never saw the
 /// traffic. `record` is the complete record as received, header included.
+///
+/// Folded eight bytes at a time (every record sent or received is folded, whole
+/// certificates included): offsets `k` and `k + 4` of a word share slot `k`, so the
+/// word's halves are combined once at the end; the tail starts at a multiple of 4.
 pub fn alert_checksum(record: &[u8]) -> [u8; 4] {
+    let (words, tail) = record.as_chunks::<8>();
+    let folded = words
+        .iter()
+        .fold(0u64, |acc, w| acc ^ u64::from_ne_bytes(*w));
+    let halves = folded.to_ne_bytes();
     let mut c = [0u8; 4];
-    for (i, b) in record.iter().enumerate() {
+    for (k, slot) in c.iter_mut().enumerate() {
+        *slot = halves[k] ^ halves[k + 4];
+    }
+    for (i, b) in tail.iter().enumerate() {
         c[i % 4] ^= b;
     }
     c
@@ -157,6 +169,18 @@ mod tests {
         assert_eq!(alert_checksum(&[]), [0; 4]);
         assert_eq!(alert_checksum(&[1, 2, 3, 4, 5]), [1 ^ 5, 2, 3, 4]);
         assert_eq!(alert_checksum(&[0xFF; 8]), [0; 4]);
+    }
+
+    #[test]
+    fn checksum_by_words_matches_byte_by_byte_for_every_tail() {
+        let bytes: Vec<u8> = (0..=24u8).map(|b| b.wrapping_mul(37) ^ 0x5a).collect();
+        for len in 0..=bytes.len() {
+            let mut by_byte = [0u8; 4];
+            for (i, b) in bytes[..len].iter().enumerate() {
+                by_byte[i % 4] ^= b;
+            }
+            assert_eq!(alert_checksum(&bytes[..len]), by_byte, "length {len}");
+        }
     }
 
     #[test]
