@@ -19,6 +19,7 @@ pub mod cache;
 pub mod client;
 mod conn;
 pub mod error;
+mod record_layer;
 pub mod server;
 mod spine;
 
