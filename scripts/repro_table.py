@@ -68,11 +68,6 @@ def queue_figures(run, h):
             ", ".join(f"{p['case']} {p['target_rho']}->{float(p['measured_rho']):.3f}" for p in missed)
             or "none"
         ),
-        "queue points repeated for a too wide wait interval (precision_repeat)": (
-            str(sum(p.get("precision_repeat") == "true" for p in points))
-            if points and "precision_repeat" in points[0]
-            else "-"
-        ),
         "queue points within 15 % of the corrected model (undisturbed)": f"{within} of {judged}",
         "queue points within 15 % of the corrected model (whole window)": (
             f"{whole[0]} of {whole[1]}" if whole else "-"
