@@ -168,79 +168,48 @@ pub fn calibrate(
     })
 }
 
-/// What one recording tells the repeat rule: its measured rho, and the half-width of the
-/// 95 % interval of its measured wait relative to that wait, where the point's wait is
-/// judged (`None` elsewhere, or when the run gave no interval).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Reading {
-    pub rho: f64,
-    pub wait_interval_share: Option<f64>,
-}
-
-/// A recording whose measured wait has a 95 % interval wider than this share of the wait
-/// is repeated once, when the budget allows.
-///
-/// Why: the models are judged by whether they fall within 15 % of the measured wait, and
-/// a recording whose own interval is wider than that cannot tell. On the shared machine a
-/// burst of a neighbour that the stall detection does not catch widens a recording's
-/// interval and raises its wait (in three full runs, points at rho 0.7-0.8 measured
-/// +-25-33 % where the same points in calm runs measured +-5-9 %). The rule selects on the
-/// recording's own precision, never on a model's error; one repeat, kept whatever it
-/// measures, bounds what it can select.
-pub const MAX_WAIT_INTERVAL_SHARE: f64 = 0.15;
-
 /// A recorded point: what the recording returned, its trial, how many recordings it took
-/// (1 to [`MAX_RECORDINGS`]), whether its measured rho still missed the target by more
-/// than [`MISS_TOLERANCE`], and whether a recording on target was repeated because its
-/// wait's interval was wider than [`MAX_WAIT_INTERVAL_SHARE`].
+/// (1 to [`MAX_RECORDINGS`]) and whether its measured rho still missed the target by more than
+/// [`MISS_TOLERANCE`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded<P> {
     pub point: P,
     pub trial: Trial,
     pub attempts: usize,
     pub missed: bool,
-    pub precision_repeat: bool,
 }
 
-/// Records at `lambda`, and repeats (up to [`MAX_RECORDINGS`] recordings, while
-/// `may_repeat` says the time budget allows) a recording whose measured rho misses
-/// `target` by more than [`MISS_TOLERANCE`], at the rate the point's pooled runs imply
-/// (see [`RateEstimate`]), or, once, one on target whose wait interval is wider than
-/// [`MAX_WAIT_INTERVAL_SHARE`]. The last recording is kept whatever it measured. `run`
-/// records at a rate and returns the point with its [`Reading`].
+/// Records at `lambda`; a recording whose measured rho misses `target` by more than
+/// [`MISS_TOLERANCE`] is repeated at the rate the point's pooled runs imply (see
+/// [`RateEstimate`]),
+/// up to [`MAX_RECORDINGS`] recordings, when `may_repeat` says the time budget allows,
+/// and the last is kept whatever it measured. `run` records at a rate and returns the point with its measured rho.
 pub fn record<P>(
     target: f64,
     lambda: f64,
     estimate: &mut RateEstimate,
     may_repeat: impl Fn() -> bool,
-    mut run: impl FnMut(f64, usize) -> anyhow::Result<(P, Reading)>,
+    mut run: impl FnMut(f64, usize) -> anyhow::Result<(P, f64)>,
 ) -> anyhow::Result<Recorded<P>> {
     let mut lambda = lambda;
     let mut attempts = 0;
-    let mut precision_repeat = false;
     loop {
         attempts += 1;
-        let (point, reading) = run(lambda, attempts)?;
+        let (point, rho) = run(lambda, attempts)?;
         let trial = Trial {
             lambda_hs_per_s: lambda,
-            measured_rho: reading.rho,
+            measured_rho: rho,
         };
         estimate.update(trial);
-        let hit = on_target(target, reading.rho, MISS_TOLERANCE);
-        let imprecise = reading
-            .wait_interval_share
-            .is_some_and(|s| s > MAX_WAIT_INTERVAL_SHARE);
-        let settled = hit && (!imprecise || precision_repeat);
-        if settled || attempts == MAX_RECORDINGS || !may_repeat() {
+        let hit = on_target(target, rho, MISS_TOLERANCE);
+        if hit || attempts == MAX_RECORDINGS || !may_repeat() {
             return Ok(Recorded {
                 point,
                 trial,
                 attempts,
                 missed: !hit,
-                precision_repeat,
             });
         }
-        precision_repeat |= hit;
         lambda = estimate.rate_for(target);
     }
 }
@@ -254,14 +223,6 @@ mod tests {
     struct Drifting {
         costs_ms: Vec<f64>,
         runs: usize,
-    }
-
-    /// A reading with no interval to judge.
-    fn exact(rho: f64) -> Reading {
-        Reading {
-            rho,
-            wait_interval_share: None,
-        }
     }
 
     impl Drifting {
@@ -330,7 +291,7 @@ mod tests {
             250.0,
             &mut est,
             || true,
-            |l, _| Ok(("a", exact(l * 2.0 / 1000.0))),
+            |l, _| Ok(("a", l * 2.0 / 1000.0)),
         )
         .unwrap();
         assert_eq!((r.point, r.attempts, r.missed), ("a", 1, false));
@@ -341,14 +302,7 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(
-            0.5,
-            250.0,
-            &mut est,
-            || true,
-            |l, n| Ok((n, exact(gw.rho(l)))),
-        )
-        .unwrap();
+        let r = record(0.5, 250.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (2, 2, false));
         assert!((r.trial.measured_rho - 0.5).abs() < 1e-9);
         // Swinging the other way during the first repeat, on target at the second (which
@@ -358,14 +312,7 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(
-            0.5,
-            250.0,
-            &mut est,
-            || true,
-            |l, n| Ok((n, exact(gw.rho(l)))),
-        )
-        .unwrap();
+        let r = record(0.5, 250.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (3, 3, false));
         // Drifting again at every repeat: missed after the last, and the kept point says
         // by how much.
@@ -374,14 +321,7 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(
-            0.5,
-            250.0,
-            &mut est,
-            || true,
-            |l, n| Ok((n, exact(gw.rho(l)))),
-        )
-        .unwrap();
+        let r = record(0.5, 250.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (3, MAX_RECORDINGS, true));
         assert!(
             (r.trial.measured_rho - 0.5).abs() > MISS_TOLERANCE,
@@ -394,14 +334,7 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(
-            0.5,
-            250.0,
-            &mut est,
-            || false,
-            |l, n| Ok((n, exact(gw.rho(l)))),
-        )
-        .unwrap();
+        let r = record(0.5, 250.0, &mut est, || false, |l, n| Ok((n, gw.rho(l)))).unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (1, 1, true));
         // Out of budget, the calibration still runs one warm-up.
         let mut est = RateEstimate::from_handshake_ms(2.0);
@@ -421,14 +354,7 @@ mod tests {
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
         est.begin_point();
-        let r = record(
-            0.7,
-            350.0,
-            &mut est,
-            || true,
-            |l, n| Ok((n, exact(gw.rho(l)))),
-        )
-        .unwrap();
+        let r = record(0.7, 350.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (3, 3, false));
         let pooled = 0.7 / ((2.16 + 1.86) / 2.0) * 1000.0;
         assert!((r.trial.lambda_hs_per_s - pooled).abs() < 1e-9);
@@ -467,90 +393,6 @@ mod tests {
             measured_rho: 0.42,
         });
         assert!((est.handshake_ms() - 2.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn a_recording_too_imprecise_to_judge_is_repeated_once() {
-        let imprecise = |rho: f64| Reading {
-            rho,
-            wait_interval_share: Some(0.3),
-        };
-        // On target but +-30 %: repeated once at the pooled rate, and the repeat is kept
-        // however imprecise.
-        let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(
-            0.5,
-            250.0,
-            &mut est,
-            || true,
-            |l, n| Ok((n, imprecise(l * 2.0 / 1000.0))),
-        )
-        .unwrap();
-        assert_eq!(
-            (r.point, r.attempts, r.missed, r.precision_repeat),
-            (2, 2, false, true)
-        );
-        // A precise repeat ends it too.
-        let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(
-            0.5,
-            250.0,
-            &mut est,
-            || true,
-            |l, n| {
-                let mut reading = imprecise(l * 2.0 / 1000.0);
-                reading.wait_interval_share = Some(if n == 1 { 0.3 } else { 0.1 });
-                Ok((n, reading))
-            },
-        )
-        .unwrap();
-        assert_eq!((r.attempts, r.precision_repeat), (2, true));
-        // Exactly at the bound, or with no interval to judge: not repeated.
-        for share in [Some(MAX_WAIT_INTERVAL_SHARE), None] {
-            let mut est = RateEstimate::from_handshake_ms(2.0);
-            let r = record(
-                0.5,
-                250.0,
-                &mut est,
-                || true,
-                |l, n| {
-                    let reading = Reading {
-                        rho: l * 2.0 / 1000.0,
-                        wait_interval_share: share,
-                    };
-                    Ok((n, reading))
-                },
-            )
-            .unwrap();
-            assert_eq!((r.attempts, r.precision_repeat), (1, false));
-        }
-        // No budget: kept at once.
-        let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(
-            0.5,
-            250.0,
-            &mut est,
-            || false,
-            |l, n| Ok((n, imprecise(l * 2.0 / 1000.0))),
-        )
-        .unwrap();
-        assert_eq!((r.attempts, r.precision_repeat), (1, false));
-        // Off target first (a stale estimate), then on target but imprecise: the third
-        // recording is kept.
-        let mut gw = Drifting {
-            costs_ms: vec![2.6],
-            runs: 0,
-        };
-        let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(
-            0.5,
-            250.0,
-            &mut est,
-            || true,
-            |l, n| Ok((n, imprecise(gw.rho(l)))),
-        )
-        .unwrap();
-        assert_eq!((r.point, r.missed, r.precision_repeat), (3, false, true));
     }
 
     #[test]

@@ -80,9 +80,6 @@ pub struct PointCalibration {
     /// Whether the kept recording's measured rho is still more than 0.05 from the
     /// target: such a point is reported, not judged.
     pub rho_missed: bool,
-    /// Whether a recording on target was repeated because the 95 % interval of its
-    /// undisturbed wait was wider than 15 % of the wait (see `calibrate`).
-    pub precision_repeat: bool,
 }
 
 /// What the run did and the service it measured.
@@ -240,7 +237,6 @@ struct LoadPointRow<'a> {
     protocol: &'static str,
     round_trip_law: &'static str,
     packing: &'static str,
-    precision_repeat: bool,
 }
 
 impl serde::Serialize for LoadPoint {
@@ -301,7 +297,6 @@ impl serde::Serialize for LoadPoint {
             protocol: self.protocol.name(),
             round_trip_law: self.round_trip_law.name(),
             packing: packing_name(self.packing),
-            precision_repeat: c.precision_repeat,
         }
         .serialize(s)
     }
@@ -327,7 +322,7 @@ mod tests {
             ",undisturbed_opening_delivery_ms,pk_undisturbed_ms,corrected_undisturbed_ms,measured_wait_ci95_ms,"
         ));
         assert!(header
-            .ends_with(",attempts,rho_missed,protocol,round_trip_law,packing,precision_repeat"));
+            .ends_with(",warmups,warmup_rho,attempts,rho_missed,protocol,round_trip_law,packing"));
         assert!(text
             .lines()
             .nth(1)

@@ -66,7 +66,7 @@ use wtls::handshake::{AuthMode, Packing};
 use wtls::suite::Case;
 use wtlsperf_models::Authentication;
 
-use super::calibrate::{calibrate, record, RateEstimate, Reading, MAX_WARMUPS};
+use super::calibrate::{calibrate, record, RateEstimate, MAX_WARMUPS};
 use super::modelled::predict;
 use super::point::{
     Disturbances, LoadPoint, PointCalibration, Predictions, RunFigures, UndisturbedFigures,
@@ -555,8 +555,7 @@ impl<'a> Conditions<'a> {
 }
 
 /// One load point calibrated while it runs (see `calibrate`): warm-ups until the
-/// measured rho is on target, then the recording, repeated while it misses, or once when
-/// its wait is too imprecise to judge the models (at most
+/// measured rho is on target, then the recording, repeated while it misses (at most
 /// [`MAX_RECORDINGS`](super::calibrate::MAX_RECORDINGS) in all).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn calibrated_point(
@@ -593,16 +592,8 @@ pub(super) fn calibrated_point(
         |lambda, attempt| {
             let spec = c.spec(lambda, seconds, c.seed(10 * attempt as u64));
             let p = point(ctx, store, c, spec, sim_jobs)?;
-            let reading = Reading {
-                rho: calibration_rho(p.calibration.measured_rho, p.run.success_ratio),
-                wait_interval_share: judged_wait(c)
-                    .then(|| {
-                        let wait = p.undisturbed.wait_ms.filter(|w| *w > 0.0)?;
-                        Some(p.undisturbed.wait_ci95_ms? / wait)
-                    })
-                    .flatten(),
-            };
-            Ok((p, reading))
+            let rho = calibration_rho(p.calibration.measured_rho, p.run.success_ratio);
+            Ok((p, rho))
         },
     )?;
     let mut p = recorded.point;
@@ -610,15 +601,7 @@ pub(super) fn calibrated_point(
     p.calibration.warmup_rho = calibration.last_rho();
     p.calibration.attempts = recorded.attempts;
     p.calibration.rho_missed = recorded.missed;
-    p.calibration.precision_repeat = recorded.precision_repeat;
     Ok(p)
-}
-
-/// Whether the models are judged against this point's undisturbed wait (the bearer round
-/// trip, targets up to 0.8; see `queue::judged`), so its recording must be precise enough
-/// to judge them (see [`MAX_WAIT_INTERVAL_SHARE`](super::calibrate::MAX_WAIT_INTERVAL_SHARE)).
-fn judged_wait(c: &Conditions<'_>) -> bool {
-    c.round_trip_ms > 0.0 && c.rho <= 0.8 + 1e-9
 }
 
 /// One recorded load point: the run, the steady-window queue and every model beside it.
