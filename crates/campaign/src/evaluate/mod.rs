@@ -215,7 +215,8 @@ pub fn run(args: EvaluateConfig) -> anyhow::Result<()> {
             start_unix_s: start_secs,
             end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
             duration_s: clock.elapsed().as_secs_f64(),
-            // The queue's stages beside the parts: most of the budget goes there.
+            // The queue's and the protocols' stages beside the parts: most of the budget
+            // goes there, and the protocols' time varies between runs.
             part_seconds: clocks
                 .seconds
                 .borrow()
@@ -227,6 +228,13 @@ pub fn run(args: EvaluateConfig) -> anyhow::Result<()> {
                         .stage_seconds
                         .iter()
                         .map(|&(stage, s)| (format!("queue: {stage}"), s)),
+                )
+                .chain(
+                    parts
+                        .protocols
+                        .stage_seconds
+                        .iter()
+                        .map(|&(stage, s)| (format!("protocols: {stage}"), s)),
                 )
                 .collect(),
             headline: parts.headline(),

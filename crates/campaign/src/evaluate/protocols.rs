@@ -331,6 +331,9 @@ pub struct ProtocolResults {
     pub typical_bearer_note: Option<String>,
     /// The post-quantum peer anchor, with the `dtls13` feature.
     pub hybrid_anchor: Option<HybridAnchorFigures>,
+    /// Wall seconds of each stage, in order (`summary.json`'s `part_seconds` as
+    /// `protocols: <stage>`): the part's time varies between runs, and this says where.
+    pub stage_seconds: Vec<(&'static str, f64)>,
 }
 
 /// `summary.json`'s and the peer table's name of the post-quantum peer anchor.
@@ -532,17 +535,27 @@ pub fn run(
     store: &PkiStore,
     processing: &ProcessingResults,
 ) -> anyhow::Result<ProtocolResults> {
+    let mut stages = Vec::new();
+    let mut clock = std::time::Instant::now();
+    let mut lap = |stage: &'static str| {
+        stages.push((stage, clock.elapsed().as_secs_f64()));
+        clock = std::time::Instant::now();
+    };
     let plan = plan(ctx.mode, &ctx.catalogue)?;
     let mut configs = wtls_best(processing);
     configs.extend(modern_configs(ctx, plan.suite_reps)?);
     #[cfg(feature = "dtls13")]
     configs.extend(dtls13_configs::configs(ctx, plan.suite_reps)?);
+    lap("in-memory suites");
     ctx.step("protocols: peer anchors beside our gateway");
     let peers = ctx.without_ticker(|| compare::anchors_beside_ours(store, plan.peer_reps, 10))?;
+    lap("peer anchors");
     #[cfg(feature = "dtls13")]
     let hybrid_anchor = {
         ctx.step("protocols: rustls X25519MLKEM768 peer anchor");
-        Some(ctx.without_ticker(|| HybridAnchorFigures::measure(plan.peer_reps))?)
+        let anchor = Some(ctx.without_ticker(|| HybridAnchorFigures::measure(plan.peer_reps))?);
+        lap("hybrid anchor");
+        anchor
     };
     #[cfg(not(feature = "dtls13"))]
     let hybrid_anchor = None;
@@ -578,6 +591,7 @@ pub fn run(
         jobs.len()
     ));
     let outcomes = run_jobs(store, &ctx.catalogue, &configs, &devices, &jobs, &plan)?;
+    lap("emulated runs");
     let compared: Vec<&LinkProfile> = ctx.catalogue.compared_bearers().collect();
     let rows = rows(&configs, &devices, &compared, &jobs, &outcomes);
     let loss = loss_rows(&configs, &plan.loss_bearer, &jobs, &outcomes);
@@ -591,6 +605,7 @@ pub fn run(
         loss_bearer: plan.loss_bearer,
         hybrid_anchor,
         typical_bearer_note: ctx.catalogue.typical_bearer_note(),
+        stage_seconds: stages,
     })
 }
 

@@ -406,6 +406,7 @@ mod tests {
             loss_bearer: BearerName::of(catalogue.bearer("nb-iot").unwrap()),
             typical_bearer_note: None,
             hybrid_anchor: None,
+            stage_seconds: Vec::new(),
         };
         let t = ThenAndNow::build(&catalogue, &processing, &protocols).unwrap();
         // Every device of the data files, the fixture's new one included, on every
