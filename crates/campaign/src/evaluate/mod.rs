@@ -151,6 +151,24 @@ impl PartClock<'_> {
         ctx.progress.inc(1);
         Ok(out)
     }
+
+    /// Every part's wall time, and beside them the stages of the parts that keep theirs:
+    /// the queue's (most of the budget goes there) and the protocols' (whose time varies
+    /// between runs).
+    fn seconds_with_stages(&self, parts: &Parts) -> std::collections::BTreeMap<String, f64> {
+        let stages = |part: &str, list: &[(&'static str, f64)]| {
+            list.iter()
+                .map(|&(stage, s)| (format!("{part}: {stage}"), s))
+                .collect::<Vec<_>>()
+        };
+        self.seconds
+            .borrow()
+            .iter()
+            .map(|&(part, s)| (part.to_owned(), s))
+            .chain(stages("queue", &parts.queue.stage_seconds))
+            .chain(stages("protocols", &parts.protocols.stage_seconds))
+            .collect()
+    }
 }
 
 /// Runs the evaluation and writes the results directory.
@@ -215,28 +233,7 @@ pub fn run(args: EvaluateConfig) -> anyhow::Result<()> {
             start_unix_s: start_secs,
             end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
             duration_s: clock.elapsed().as_secs_f64(),
-            // The queue's and the protocols' stages beside the parts: most of the budget
-            // goes there, and the protocols' time varies between runs.
-            part_seconds: clocks
-                .seconds
-                .borrow()
-                .iter()
-                .map(|&(part, s)| (part.to_owned(), s))
-                .chain(
-                    parts
-                        .queue
-                        .stage_seconds
-                        .iter()
-                        .map(|&(stage, s)| (format!("queue: {stage}"), s)),
-                )
-                .chain(
-                    parts
-                        .protocols
-                        .stage_seconds
-                        .iter()
-                        .map(|&(stage, s)| (format!("protocols: {stage}"), s)),
-                )
-                .collect(),
+            part_seconds: clocks.seconds_with_stages(&parts),
             headline: parts.headline(),
             findings: parts
                 .findings
