@@ -225,6 +225,13 @@ mod tests {
         runs: usize,
     }
 
+    fn trial(lambda_hs_per_s: f64, measured_rho: f64) -> Trial {
+        Trial {
+            lambda_hs_per_s,
+            measured_rho,
+        }
+    }
+
     impl Drifting {
         fn rho(&mut self, lambda: f64) -> f64 {
             let ms = self.costs_ms[self.runs.min(self.costs_ms.len() - 1)];
@@ -269,16 +276,10 @@ mod tests {
     #[test]
     fn one_correction_is_bounded_by_the_step() {
         let mut est = RateEstimate::from_handshake_ms(1.0);
-        est.update(Trial {
-            lambda_hs_per_s: 100.0,
-            measured_rho: 0.9,
-        });
+        est.update(trial(100.0, 0.9));
         assert!((est.handshake_ms() - 2.0).abs() < 1e-12);
         // Nothing measured: unchanged.
-        est.update(Trial {
-            lambda_hs_per_s: 100.0,
-            measured_rho: 0.0,
-        });
+        est.update(trial(100.0, 0.0));
         assert!((est.handshake_ms() - 2.0).abs() < 1e-12);
     }
 
@@ -364,34 +365,19 @@ mod tests {
     #[test]
     fn runs_far_from_the_newest_rate_or_of_an_earlier_point_are_not_pooled() {
         let mut est = RateEstimate::from_handshake_ms(1.0);
-        est.update(Trial {
-            lambda_hs_per_s: 100.0,
-            measured_rho: 0.3,
-        });
+        est.update(trial(100.0, 0.3));
         // 3 ms at 100/s, then 2 ms at 200/s: 100 is farther than the span from 200.
-        est.update(Trial {
-            lambda_hs_per_s: 200.0,
-            measured_rho: 0.4,
-        });
+        est.update(trial(200.0, 0.4));
         assert!((est.handshake_ms() - 2.0).abs() < 1e-12);
         // Within the span: the mean of the two near slopes (2 and 2.2 ms).
-        est.update(Trial {
-            lambda_hs_per_s: 220.0,
-            measured_rho: 0.484,
-        });
+        est.update(trial(220.0, 0.484));
         assert!((est.handshake_ms() - 2.1).abs() < 1e-9);
         // Three near slopes: the middle one, whatever the outlier.
-        est.update(Trial {
-            lambda_hs_per_s: 210.0,
-            measured_rho: 2.0,
-        });
+        est.update(trial(210.0, 2.0));
         assert!((est.handshake_ms() - 2.2).abs() < 1e-9);
         // A new point starts from the slope left, alone.
         est.begin_point();
-        est.update(Trial {
-            lambda_hs_per_s: 210.0,
-            measured_rho: 0.42,
-        });
+        est.update(trial(210.0, 0.42));
         assert!((est.handshake_ms() - 2.0).abs() < 1e-9);
     }
 
