@@ -14,8 +14,11 @@
 
 #[cfg(feature = "dtls13")]
 mod dtls13_configs;
+mod hybrid_anchor;
 pub mod tables;
 mod verdicts;
+
+pub use hybrid_anchor::{HybridAnchorFigures, HYBRID_ANCHOR_KEY};
 
 use super::csv_file::write_csv;
 use super::pq_prices::pq_prices;
@@ -334,47 +337,6 @@ pub struct ProtocolResults {
     /// Wall seconds of each stage, in order (`summary.json`'s `part_seconds` as
     /// `protocols: <stage>`): the part's time varies between runs, and this says where.
     pub stage_seconds: Vec<(&'static str, f64)>,
-}
-
-/// `summary.json`'s and the peer table's name of the post-quantum peer anchor.
-pub const HYBRID_ANCHOR_KEY: &str = "rustls_tls13_x25519mlkem768_aws_lc_rs";
-
-/// The post-quantum peer anchor (`protocols/peer_hybrid.rs`): rustls TLS 1.3 with
-/// X25519MLKEM768 through aws-lc-rs, and the hybrid key shares on the wire beside
-/// wolfSSL's DTLS 1.3 ones.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HybridAnchorFigures {
-    pub reps: usize,
-    pub server_cpu_us: f64,
-    pub raw_us: f64,
-    /// rustls' ClientHello and ServerHello key_exchange bytes.
-    pub client_share_bytes: usize,
-    pub server_share_bytes: usize,
-    /// wolfSSL's DTLS 1.3 hybrid key shares, the same group.
-    pub dtls13_client_share_bytes: usize,
-    pub dtls13_server_share_bytes: usize,
-}
-
-impl HybridAnchorFigures {
-    /// Server CPU over its raw public-key work (aws-lc-rs).
-    pub fn bound_ratio(&self) -> f64 {
-        self.server_cpu_us / self.raw_us
-    }
-
-    #[cfg(feature = "dtls13")]
-    fn measure(reps: usize) -> anyhow::Result<HybridAnchorFigures> {
-        let a = wtlsperf_drivers::protocols::peer_hybrid::measure(reps, (reps / 10).max(2))?;
-        let (c, s) = wtlsperf_drivers::protocols::peer_hybrid::wolfssl_shares()?;
-        Ok(HybridAnchorFigures {
-            reps: a.reps,
-            server_cpu_us: a.server_cpu_us,
-            raw_us: a.raw_us,
-            client_share_bytes: a.client_share_bytes,
-            server_share_bytes: a.server_share_bytes,
-            dtls13_client_share_bytes: c,
-            dtls13_server_share_bytes: s,
-        })
-    }
 }
 
 /// How much a mode runs.
