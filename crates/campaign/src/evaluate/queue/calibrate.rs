@@ -47,8 +47,8 @@ pub struct Trial {
 /// machine's drift, and within a point pooled over that point's runs.
 ///
 /// Why pooled: on this shared machine one run's slope scatters by 5-8 % from the next at
-/// the same rate (the per-handshake occupancy of consecutive recordings of one point went
-/// 0.41, 0.55 and 0.48 ms), as much as [`MISS_TOLERANCE`] allows at rho 0.7. Taking only
+/// the same rate (one point's 0.41 ms a handshake, the next point's second recording's
+/// 0.55 and its third's 0.48), as much as [`MISS_TOLERANCE`] allows at rho 0.7. Taking only
 /// the newest slope made each repeat chase the previous run's swing; the median of the
 /// point's slopes near the newest rate averages the swing out (the mean of two, the
 /// middle of three, so one run that a stall inflated does not carry the point). Slopes
@@ -101,20 +101,16 @@ impl RateEstimate {
         let near = |p: &&Trial| {
             (p.lambda_hs_per_s - t.lambda_hs_per_s).abs() <= POOL_SPAN * t.lambda_hs_per_s
         };
-        let mut slopes: Vec<f64> = self
+        let slopes: Vec<f64> = self
             .point
             .iter()
             .filter(near)
             .map(|p| p.measured_rho / p.lambda_hs_per_s)
             .collect();
-        slopes.sort_by(f64::total_cmp);
-        let n = slopes.len();
-        let median = if n % 2 == 1 {
-            slopes[n / 2]
-        } else {
-            (slopes[n / 2 - 1] + slopes[n / 2]) / 2.0
-        };
-        self.rho_per_hs = median.clamp(self.rho_per_hs / MAX_STEP, self.rho_per_hs * MAX_STEP);
+        // Never empty: the run just taken is near itself.
+        if let Some(median) = wtlsperf_models::stats::median(&slopes) {
+            self.rho_per_hs = median.clamp(self.rho_per_hs / MAX_STEP, self.rho_per_hs * MAX_STEP);
+        }
     }
 }
 
@@ -169,8 +165,8 @@ pub fn calibrate(
 }
 
 /// A recorded point: what the recording returned, its trial, how many recordings it took
-/// (1 to [`MAX_RECORDINGS`]) and whether its measured rho still missed the target by more than
-/// [`MISS_TOLERANCE`].
+/// (1 to [`MAX_RECORDINGS`]) and whether its measured rho still missed the target by more
+/// than [`MISS_TOLERANCE`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded<P> {
     pub point: P,
@@ -181,9 +177,9 @@ pub struct Recorded<P> {
 
 /// Records at `lambda`; a recording whose measured rho misses `target` by more than
 /// [`MISS_TOLERANCE`] is repeated at the rate the point's pooled runs imply (see
-/// [`RateEstimate`]),
-/// up to [`MAX_RECORDINGS`] recordings, when `may_repeat` says the time budget allows,
-/// and the last is kept whatever it measured. `run` records at a rate and returns the point with its measured rho.
+/// [`RateEstimate`]), up to [`MAX_RECORDINGS`] recordings, when `may_repeat` says the
+/// time budget allows, and the last is kept whatever it measured. `run` records at a rate
+/// and returns the point with its measured rho.
 pub fn record<P>(
     target: f64,
     lambda: f64,
