@@ -76,3 +76,32 @@ impl Ctx {
 
 /// How often the progress bar redraws on its own.
 pub const TICK: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// The wall time of a section's stages, in order: a section whose time is most of the
+/// budget (the queue) or varies between runs (the protocols) says where it went, as
+/// `summary.json`'s `part_seconds` entries `<section>: <stage>`.
+#[derive(Debug)]
+pub struct StageClock {
+    since: std::time::Instant,
+    seconds: Vec<(&'static str, f64)>,
+}
+
+impl StageClock {
+    pub fn start() -> Self {
+        StageClock {
+            since: std::time::Instant::now(),
+            seconds: Vec::new(),
+        }
+    }
+
+    /// Ends `stage` now and starts the next.
+    pub fn lap(&mut self, stage: &'static str) {
+        self.seconds
+            .push((stage, self.since.elapsed().as_secs_f64()));
+        self.since = std::time::Instant::now();
+    }
+
+    pub fn into_seconds(self) -> Vec<(&'static str, f64)> {
+        self.seconds
+    }
+}

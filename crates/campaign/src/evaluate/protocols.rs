@@ -35,7 +35,7 @@ use wtlsperf_models::transmission::Flight;
 use wtlsperf_models::Authentication;
 use wtlsperf_spine::Protocol;
 
-use super::context::{Ctx, Mode};
+use super::context::{Ctx, Mode, StageClock};
 use super::processing::{auth_mode, CaseResult, ProcessingResults};
 use super::vocabulary::{auth_name, BearerName, Catalogue, DeviceName};
 use wtlsperf_bearer::LinkProfile;
@@ -497,26 +497,21 @@ pub fn run(
     store: &PkiStore,
     processing: &ProcessingResults,
 ) -> anyhow::Result<ProtocolResults> {
-    let mut stages = Vec::new();
-    let mut clock = std::time::Instant::now();
-    let mut lap = |stage: &'static str| {
-        stages.push((stage, clock.elapsed().as_secs_f64()));
-        clock = std::time::Instant::now();
-    };
+    let mut stages = StageClock::start();
     let plan = plan(ctx.mode, &ctx.catalogue)?;
     let mut configs = wtls_best(processing);
     configs.extend(modern_configs(ctx, plan.suite_reps)?);
     #[cfg(feature = "dtls13")]
     configs.extend(dtls13_configs::configs(ctx, plan.suite_reps)?);
-    lap("in-memory suites");
+    stages.lap("in-memory suites");
     ctx.step("protocols: peer anchors beside our gateway");
     let peers = ctx.without_ticker(|| compare::anchors_beside_ours(store, plan.peer_reps, 10))?;
-    lap("peer anchors");
+    stages.lap("peer anchors");
     #[cfg(feature = "dtls13")]
     let hybrid_anchor = {
         ctx.step("protocols: rustls X25519MLKEM768 peer anchor");
         let anchor = Some(ctx.without_ticker(|| HybridAnchorFigures::measure(plan.peer_reps))?);
-        lap("hybrid anchor");
+        stages.lap("hybrid anchor");
         anchor
     };
     #[cfg(not(feature = "dtls13"))]
@@ -553,7 +548,7 @@ pub fn run(
         jobs.len()
     ));
     let outcomes = run_jobs(store, &ctx.catalogue, &configs, &devices, &jobs, &plan)?;
-    lap("emulated runs");
+    stages.lap("emulated runs");
     let compared: Vec<&LinkProfile> = ctx.catalogue.compared_bearers().collect();
     let rows = rows(&configs, &devices, &compared, &jobs, &outcomes);
     let loss = loss_rows(&configs, &plan.loss_bearer, &jobs, &outcomes);
@@ -567,7 +562,7 @@ pub fn run(
         loss_bearer: plan.loss_bearer,
         hybrid_anchor,
         typical_bearer_note: ctx.catalogue.typical_bearer_note(),
-        stage_seconds: stages,
+        stage_seconds: stages.into_seconds(),
     })
 }
 

@@ -20,7 +20,7 @@ use wtlsperf_models::queue::Variant;
 use wtlsperf_models::stats::relative_error;
 use wtlsperf_models::Authentication;
 
-use super::context::Ctx;
+use super::context::{Ctx, StageClock};
 use super::processing::ProcessingResults;
 use wtlsperf_drivers::pki_store::PkiStore;
 
@@ -466,24 +466,19 @@ pub fn run(
     store: &PkiStore,
     processing: &ProcessingResults,
 ) -> anyhow::Result<QueueResults> {
-    let mut stages = Vec::new();
-    let mut clock = std::time::Instant::now();
-    let mut lap = |stage: &'static str| {
-        stages.push((stage, clock.elapsed().as_secs_f64()));
-        clock = std::time::Instant::now();
-    };
+    let mut stages = StageClock::start();
     ctx.step("queue: models on the published service times");
     let (mut rows, mut capacities) = published_rows();
     ctx.step("queue: models and simulation on the measured service times");
     let (r2, c2) = measured_rows(ctx.mode, processing);
     rows.extend(r2);
     capacities.extend(c2);
-    lap("models");
+    stages.lap("models");
     let (load, load_note) = match reality::run(ctx, store, processing) {
         Ok(points) => (points, None),
         Err(e) => (Vec::new(), Some(format!("load test not run: {e:#}"))),
     };
-    lap("load test");
+    stages.lap("load test");
     #[allow(unused_mut)]
     let (mut modern, mut modern_note) = match reality::run_modern(ctx, store) {
         Ok(points) => (points, None),
@@ -503,9 +498,9 @@ pub fn run(
             });
         }
     }
-    lap("dtls1.2 and edhoc");
+    stages.lap("dtls1.2 and edhoc");
     let variants = run_variants(ctx, store, processing, variants::VariantScope::Main);
-    lap("robustness and mutual");
+    stages.lap("robustness and mutual");
     for p in load
         .iter()
         .chain(&modern)
@@ -522,7 +517,7 @@ pub fn run(
         load_note,
         modern_note,
         variants,
-        stage_seconds: stages,
+        stage_seconds: stages.into_seconds(),
     })
 }
 
