@@ -25,6 +25,16 @@ fn smoke_evaluation_writes_every_file_and_section() {
         "wtlsperf evaluate --smoke failed: {status}"
     );
 
+    check_files(&out);
+    let summary = check_summary(&out);
+    check_protocols(&out);
+    check_loss_curves(&out);
+    let html = check_report(&out);
+    check_findings(&out, &html, &summary);
+}
+
+/// Every file, with its documented columns first and at least one data row.
+fn check_files(out: &Path) {
     let expected = [
         ("cases.csv", "case,category,group,auth,variant,client_cpu_median_ms"),
         ("messages.csv", "case,auth,side,message,operation,median_wall_ms,median_cpu_ms,share_pct,bytes"),
@@ -58,7 +68,10 @@ fn smoke_evaluation_writes_every_file_and_section() {
             .count();
         assert!(rows >= 2, "{file} has no data rows");
     }
+}
 
+/// `summary.json`: the mode, the machine, and the headline figures in their ranges.
+fn check_summary(out: &Path) -> serde_json::Value {
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["mode"], "smoke");
@@ -88,6 +101,11 @@ fn smoke_evaluation_writes_every_file_and_section() {
         let r = summary["headline"][key].as_f64();
         assert!(r.is_some_and(|r| r > 0.5), "headline {key}: {r:?}");
     }
+    summary
+}
+
+/// `protocols.csv`: every protocol, and DTLS 1.3 measured and under load with `dtls13`.
+fn check_protocols(out: &Path) {
     let csv = std::fs::read_to_string(out.join("protocols.csv")).unwrap();
     for protocol in ["wtls,", "dtls1.2,", "edhoc,"] {
         assert!(
@@ -123,7 +141,10 @@ fn smoke_evaluation_writes_every_file_and_section() {
             "queue_load_test.csv has no DTLS 1.3 point"
         );
     }
-    // the five loss levels, each with its percentiles
+}
+
+/// `loss_curves.csv`: the five loss levels.
+fn check_loss_curves(out: &Path) {
     let loss = std::fs::read_to_string(out.join("loss_curves.csv")).unwrap();
     for level in ["0.0", "0.01", "0.05", "0.1", "0.2"] {
         assert!(
@@ -132,7 +153,10 @@ fn smoke_evaluation_writes_every_file_and_section() {
             "loss_curves.csv lacks {level}"
         );
     }
+}
 
+/// `report.html`: every section, an inline figure and both readings of Eq. 4.2.
+fn check_report(out: &Path) -> String {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     for section in [
         "sec-processing",
@@ -154,6 +178,12 @@ fn smoke_evaluation_writes_every_file_and_section() {
         html.contains("342.9") && html.contains("376.1"),
         "Eq. 4.2 both readings missing"
     );
+    html
+}
+
+/// Each finding once, in order, with its rule and passage; its audit row in
+/// `findings.csv`; a figure and a table file.
+fn check_findings(out: &Path, html: &str, summary: &serde_json::Value) {
     // Each finding once, in summary.json's order, with its kind and its rule; every
     // study's claim with its passage; the audit table beside it.
     let findings = summary["findings"].as_array().unwrap();
