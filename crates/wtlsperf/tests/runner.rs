@@ -346,11 +346,7 @@ fn a_failed_first_bound_window_gets_one_second_window() {
     assert_eq!(window.first_pairs, 2);
     // The first batch reaches an interval (6 pairs in all); the limit counts from the
     // two pooled pairs.
-    assert!(
-        (4..=10).contains(&window.pairs.len()),
-        "{}",
-        window.pairs.len()
-    );
+    assert!((4..=10).contains(&window.pairs.len()), "{}", window.pairs.len());
     assert_eq!(m.bound_pairs().len(), 2 + window.pairs.len());
     assert_eq!(m.bound().unwrap().spread().pairs, 2 + window.pairs.len());
     // One second window at most.

@@ -17,12 +17,12 @@
 //! 3. A verdict decided by one profile, one library or one case says so; rows whose
 //!    deciding number is an estimate borrowed from another device are not judged.
 
-use wtlsperf_drivers::runner::BoundFailure;
 use wtlsperf_models::queue::Variant;
 use wtlsperf_models::reference::{self, PercentTable};
 use wtlsperf_models::stats::{median, relative_error};
 use wtlsperf_models::transmission::applicable_messages;
 use wtlsperf_models::{Authentication, SuiteFamily};
+use wtlsperf_drivers::runner::BoundFailure;
 use wtlsperf_report::{Finding, FindingKind, Section, Verdict};
 
 use super::passages;
@@ -693,18 +693,10 @@ fn second_windows_text(p: &ProcessingResults) -> String {
             } else {
                 "pooled"
             };
-            Some(format!(
-                "{} {:?} (first: {}, {kept})",
-                c.label(),
-                c.auth,
-                first.name()
-            ))
+            Some(format!("{} {:?} (first: {}, {kept})", c.label(), c.auth, first.name()))
         })
         .collect();
-    format!(
-        " A second window of pairs was taken for {}.",
-        named.join(", ")
-    )
+    format!(" A second window of pairs was taken for {}.", named.join(", "))
 }
 
 #[cfg(test)]
@@ -750,40 +742,6 @@ mod bound_tests {
         assert!(f.evidence.contains("7 pairs"));
         // The failed case's median (0.9) is never printed as a ratio.
         assert!(!f.evidence.contains("0.900 to"), "{}", f.evidence);
-    }
-
-    #[test]
-    fn the_bound_finding_names_the_cases_that_took_a_second_window() {
-        let clear = [1.05, 1.06, 1.07, 1.05, 1.06, 1.08, 1.06];
-        let mut again = with_bound("283r/283r", &clear);
-        again.bound_first_window = Some(BoundFailure::BelowOne);
-        let mut pooled = with_bound("rsa3072/rsa3072", &clear);
-        pooled.bound_first_window = Some(BoundFailure::NotSeparated);
-        let p = ProcessingResults {
-            cases: vec![with_bound("256p/256p", &clear), again, pooled],
-            variants: vec![],
-            skipped: vec![],
-        };
-        assert_eq!(p.bound_second_windows().len(), 2);
-        let f = public_key_bound(&p).unwrap();
-        // A second window that bounds the case leaves the verdict to the rule.
-        assert_eq!(f.verdict, Verdict::Confirmed);
-        assert!(f.evidence.contains("in 3 of 3 cases"), "{}", f.evidence);
-        assert!(
-            f.evidence.contains(
-                "283r/283r Mutual (first: below_one, set aside), rsa3072/rsa3072 Mutual (first: not_separated, pooled)"
-            ),
-            "{}",
-            f.evidence
-        );
-        // Without second windows the evidence does not mention them.
-        let f = public_key_bound(&ProcessingResults {
-            cases: vec![with_bound("256p/256p", &clear)],
-            variants: vec![],
-            skipped: vec![],
-        })
-        .unwrap();
-        assert!(!f.evidence.contains("second window"), "{}", f.evidence);
     }
 }
 

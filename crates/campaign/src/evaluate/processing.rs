@@ -420,11 +420,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<ProcessingResults> {
                 selected.len()
             ));
             match runner::measure_case(store, *case, auth_mode(auth), &opts) {
-                Ok(m) => measured.push(Measured {
-                    m,
-                    auth,
-                    opts: opts.clone(),
-                }),
+                Ok(m) => measured.push(Measured { m, auth, opts: opts.clone() }),
                 Err(e) => skipped.push(format!("{case} {auth:?}: {e:#}")),
             }
         }
@@ -491,11 +487,7 @@ fn measure_herwono_variants(
 /// The second bound window ([`runner::SecondBoundWindow`]) of every case and variant
 /// whose first window ended in a measurement failure, taken after all of them were
 /// measured so that the two windows lie seconds apart.
-fn second_bound_windows(
-    ctx: &Ctx,
-    store: &PkiStore,
-    measured: &mut [Measured],
-) -> anyhow::Result<()> {
+fn second_bound_windows(ctx: &Ctx, store: &PkiStore, measured: &mut [Measured]) -> anyhow::Result<()> {
     for x in measured.iter_mut() {
         let Some(BoundRatio::Failed { failure, .. }) = x.m.bound() else {
             continue;

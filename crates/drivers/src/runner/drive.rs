@@ -462,11 +462,7 @@ pub fn measure_bound_again(
         first_pairs: first.len(),
         pairs: Vec::new(),
     };
-    let kept = if window.pools_first() {
-        first
-    } else {
-        Vec::new()
-    };
+    let kept = if window.pools_first() { first } else { Vec::new() };
     window.pairs = SecondBoundWindow::extension(&ext, kept.len())
         .extend(&kept, |i| bound_pair(&rig, raw, i))
         .with_context(what)?;
