@@ -115,13 +115,6 @@ def bound_figures(run):
             or "none"
         ),
     }
-    # Runs from before the second window have no such column; the row is left out there.
-    if cases and "bound_first_window" in cases[0]:
-        second = [c for c in cases if c.get("bound_first_window")]
-        out["bound cases with a second window (first window's status)"] = (
-            ", ".join(f"{c['case']} {c['auth']} {c['variant']}: {c['bound_first_window']}" for c in second)
-            or "none"
-        )
     server_ir = [number(c.get("server_instructions")) for c in cases]
     if any(x is not None for x in server_ir):
         out["server instructions, sum over cases"] = f"{sum(x for x in server_ir if x):,.0f}"

@@ -31,11 +31,11 @@ mod render;
 
 pub use bound::{
     symmetric_floor_ns, BoundExtension, BoundFailure, BoundPair, BoundRatio, BoundSpread,
-    SecondBoundWindow, BOUND_MARGIN,
+    BOUND_MARGIN,
 };
 pub use command::{run, CommandConfig, Plan};
 pub(crate) use drive::Rig;
-pub use drive::{measure_all, measure_bound_again, measure_case, planned_cases, RunnerOptions};
+pub use drive::{measure_all, measure_case, planned_cases, RunnerOptions};
 pub use json::{json_records, JsonRecord};
 pub use published::{percentage_comparison, published_bytes, published_totals, PercentComparison};
 pub use record::{CaseMeasurement, MessageSummary, OperationSummary, RepMeasurement, Side};

@@ -9,8 +9,8 @@ use wtls::probe::{HandshakeProbe, Message, Operation};
 use wtls::suite::Case;
 use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::runner::{
-    measure_all, measure_bound_again, measure_case, planned_cases, BoundExtension, BoundFailure,
-    BoundRatio, CaseMeasurement, Flow, RunnerOptions, SecondBoundWindow, Side, Variant,
+    measure_all, measure_case, planned_cases, BoundExtension, BoundFailure, BoundRatio,
+    CaseMeasurement, Flow, RunnerOptions, Side, Variant,
 };
 
 /// The full PKI, issued once into the integration-test scratch directory and reused by
@@ -321,44 +321,6 @@ fn the_bound_extension_adds_pairs_until_an_interval_exists_at_least() {
     )
     .unwrap();
     assert!(m.bound().is_none() && m.extra_bound_pairs.is_empty());
-}
-
-#[test]
-fn a_failed_first_bound_window_gets_one_second_window() {
-    // Two reps without an extension end in too_few_pairs; the second window pools them.
-    let mut opts = RunnerOptions {
-        reps: 2,
-        ..quick(Variant::Full)
-    };
-    let case = Case::parse("160p/160p").unwrap();
-    let mut m = measure_case(store(), case, AuthMode::ServerAuth, &opts).unwrap();
-    assert_eq!(m.bound().unwrap().status(), "too_few_pairs");
-    // Without an extension the run cannot add pairs, so no second window is taken.
-    assert!(!measure_bound_again(store(), &mut m, &opts).unwrap());
-    opts.bound_extension = Some(BoundExtension {
-        max_pairs: 10,
-        budget: std::time::Duration::from_secs(30),
-        relative_width: 1.0,
-    });
-    assert!(measure_bound_again(store(), &mut m, &opts).unwrap());
-    let window = m.second_bound_window.clone().unwrap();
-    assert_eq!(window.first, BoundFailure::TooFewPairs);
-    assert_eq!(window.first_pairs, 2);
-    // The first batch reaches an interval (6 pairs in all); the limit counts from the
-    // two pooled pairs.
-    assert!((4..=10).contains(&window.pairs.len()), "{}", window.pairs.len());
-    assert_eq!(m.bound_pairs().len(), 2 + window.pairs.len());
-    assert_eq!(m.bound().unwrap().spread().pairs, 2 + window.pairs.len());
-    // One second window at most.
-    if m.bound_ratio().is_none() {
-        assert!(!measure_bound_again(store(), &mut m, &opts).unwrap());
-    }
-    // A second window whose first was below 1 sets the first's pairs aside.
-    m.second_bound_window = Some(SecondBoundWindow {
-        first: BoundFailure::BelowOne,
-        ..window.clone()
-    });
-    assert_eq!(m.bound_pairs(), window.pairs);
 }
 
 #[test]

@@ -22,7 +22,6 @@ use wtlsperf_models::reference::{self, PercentTable};
 use wtlsperf_models::stats::{median, relative_error};
 use wtlsperf_models::transmission::applicable_messages;
 use wtlsperf_models::{Authentication, SuiteFamily};
-use wtlsperf_drivers::runner::BoundFailure;
 use wtlsperf_report::{Finding, FindingKind, Section, Verdict};
 
 use super::passages;
@@ -657,7 +656,6 @@ fn public_key_bound(p: &ProcessingResults) -> Option<Finding> {
         evidence += &format!(" (ratios {lowest:.3} to {r:.3}, the largest for {case})");
     }
     evidence.push('.');
-    evidence += &second_windows_text(p);
     for c in &failures {
         if let Some(text) = c.bound.as_ref().and_then(|b| b.failure_text()) {
             evidence += &format!(" {} {:?}: {text}.", c.label(), c.auth);
@@ -674,29 +672,8 @@ fn public_key_bound(p: &ProcessingResults) -> Option<Finding> {
             evidence,
             verdict,
         )
-        .rule("each case holds when the 95 % interval of its paired median ratio lies above 1; confirmed when every case holds; a case whose first window of pairs does not clear 1 is measured once more in a second window after the other cases (pooled with the first, unless the first's median was below 1, which no server can reach, and is set aside); a case that still does not clear 1 is a failure to measure and leaves the verdict inconclusive."),
+        .rule("each case holds when the 95 % interval of its paired median ratio lies above 1; confirmed when every case holds; a case whose interval does not clear 1 is a failure to measure (a server cannot spend less than its own public-key work) and leaves the verdict inconclusive."),
     )
-}
-
-/// The cases whose bound took a second window, each with how its first ended.
-fn second_windows_text(p: &ProcessingResults) -> String {
-    let second = p.bound_second_windows();
-    if second.is_empty() {
-        return String::new();
-    }
-    let named: Vec<String> = second
-        .iter()
-        .filter_map(|c| {
-            let first = c.bound_first_window?;
-            let kept = if first == BoundFailure::BelowOne {
-                "set aside"
-            } else {
-                "pooled"
-            };
-            Some(format!("{} {:?} (first: {}, {kept})", c.label(), c.auth, first.name()))
-        })
-        .collect();
-    format!(" A second window of pairs was taken for {}.", named.join(", "))
 }
 
 #[cfg(test)]

@@ -154,9 +154,6 @@ pub struct Headline {
     /// Cases whose bound ratio is a measurement failure (its 95 % interval did not clear
     /// 1; `cases.csv` gives each one's status, pairs and interval).
     pub bound_failures: usize,
-    /// Cases whose bound took a second window of pairs because the first ended in a
-    /// measurement failure (`bound_first_window` in `cases.csv`).
-    pub bound_second_windows: usize,
     /// Median published/ours, client.
     pub client_speedup_median: Option<f64>,
     /// Median published/ours, gateway.
@@ -248,7 +245,6 @@ pub fn headline(
         worst_bound_ratio: worst.as_ref().map(|w| w.1),
         worst_bound_case: worst.map(|w| w.0),
         bound_failures: p.bound_failures().len(),
-        bound_second_windows: p.bound_second_windows().len(),
         client_speedup_median: p.median_speedup(Side::Client),
         server_speedup_median: p.median_speedup(Side::Server),
         probe_overhead_pct: p.probe_overhead_pct(),
@@ -362,9 +358,6 @@ pub struct CaseCsv {
     client_instructions: Option<u64>,
     raw_pk_instructions: Option<u64>,
     instruction_bound_ratio: Option<f64>,
-    /// Where the bound took a second window of pairs, how the first ended
-    /// (`below_one`: set aside; `not_separated`, `too_few_pairs`: pooled); else empty.
-    bound_first_window: Option<&'static str>,
 }
 
 impl CaseCsv {
@@ -406,7 +399,6 @@ impl CaseCsv {
             client_instructions: counted.map(|n| n.client),
             raw_pk_instructions: counted.and_then(|n| n.raw_pk),
             instruction_bound_ratio: counted.and_then(CaseCounts::bound_ratio),
-            bound_first_window: c.bound_first_window.map(|f| f.name()),
         }
     }
 }
@@ -427,7 +419,7 @@ pub struct MessageCsv {
 }
 
 /// The header row a CSV of `T` gets (for the test and the docs).
-pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,bound_floor_ratio,probe_overhead_pct,published_client_ms,published_server_ms,bound_status,bound_pairs,bound_ci95_low,bound_ci95_high,server_instructions,client_instructions,raw_pk_instructions,instruction_bound_ratio,bound_first_window";
+pub const CASES_HEADER: &str = "case,category,group,auth,variant,client_cpu_median_ms,client_cpu_p95_ms,client_wall_median_ms,client_wall_p95_ms,server_cpu_median_ms,server_cpu_p95_ms,server_wall_median_ms,server_wall_p95_ms,bytes_up,bytes_down,datagrams_up,datagrams_down,messages_client,messages_server,bound_ratio,bound_floor_ratio,probe_overhead_pct,published_client_ms,published_server_ms,bound_status,bound_pairs,bound_ci95_low,bound_ci95_high,server_instructions,client_instructions,raw_pk_instructions,instruction_bound_ratio";
 
 /// Writes every machine-readable file into `dir`.
 pub fn write_all(

@@ -21,8 +21,7 @@ mod report;
 use super::context::{Ctx, Mode};
 use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::runner::{
-    self, AuthMode, BoundExtension, BoundFailure, BoundRatio, CaseMeasurement, RunnerOptions,
-    Variant,
+    self, AuthMode, BoundExtension, BoundRatio, CaseMeasurement, RunnerOptions, Variant,
 };
 
 /// Median and 95th percentile of one quantity over the repetitions (ms).
@@ -93,10 +92,6 @@ pub struct CaseResult {
     pub bound: Option<BoundRatio>,
     /// The value of `bound` when the run supports one (its 95 % interval above 1).
     pub bound_ratio: Option<f64>,
-    /// How the bound's first window of pairs ended, where a second window was taken
-    /// (`runner::SecondBoundWindow`; `bound` is then read from the second, pooled with
-    /// the first unless the first's median was below 1).
-    pub bound_first_window: Option<BoundFailure>,
     /// (raw public-key time + the suite's mandatory symmetric work) / raw public-key
     /// time: the best bound ratio any server could reach.
     pub bound_floor_ratio: Option<f64>,
@@ -246,14 +241,6 @@ impl ProcessingResults {
             .collect()
     }
 
-    /// Cases (of the thesis flow) whose bound took a second window of pairs.
-    pub fn bound_second_windows(&self) -> Vec<&CaseResult> {
-        self.cases
-            .iter()
-            .filter(|c| c.bound_first_window.is_some())
-            .collect()
-    }
-
     /// Largest bound ratio measured (failures have none).
     pub fn worst_bound_ratio(&self) -> Option<(String, f64)> {
         self.cases
@@ -381,7 +368,6 @@ pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult
         flights,
         bound: m.bound(),
         bound_ratio: m.bound_ratio(),
-        bound_first_window: m.second_bound_window.as_ref().map(|w| w.first),
         bound_floor_ratio: m.bound_floor_ratio(),
         messages,
         job_service_ms: m
@@ -393,24 +379,15 @@ pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult
     }
 }
 
-/// Measures the 48 cases (or the mode's subset) and the Herwono variants, then takes a
-/// second bound window for those whose first could not decide the bound.
+/// Measures the 48 cases (or the mode's subset) and the Herwono variants.
 pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<ProcessingResults> {
     let reps = ctx.mode.processing_reps();
+    let mut cases = Vec::new();
     let mut skipped: Vec<String> = Case::ALL
         .into_iter()
         .filter(|c| !c.is_available())
         .map(|c| format!("{c}: not supported by the local libcrypto"))
         .collect();
-    let opts = RunnerOptions {
-        reps,
-        warmup: if ctx.mode == Mode::Smoke { 0 } else { 1 },
-        measure_bound: true,
-        measure_probe_overhead: ctx.mode == Mode::Full,
-        bound_extension: Some(bound_extension(ctx.mode)),
-        ..RunnerOptions::default()
-    };
-    let mut measured = Vec::new();
     let selected = cases_for(ctx.mode);
     for (i, case) in selected.iter().enumerate() {
         for auth in Authentication::ALL {
@@ -419,49 +396,26 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<ProcessingResults> {
                 i + 1,
                 selected.len()
             ));
+            let opts = RunnerOptions {
+                reps,
+                warmup: if ctx.mode == Mode::Smoke { 0 } else { 1 },
+                measure_bound: true,
+                measure_probe_overhead: ctx.mode == Mode::Full,
+                bound_extension: Some(bound_extension(ctx.mode)),
+                ..RunnerOptions::default()
+            };
             match runner::measure_case(store, *case, auth_mode(auth), &opts) {
-                Ok(m) => measured.push(Measured { m, auth, opts: opts.clone() }),
+                Ok(m) => cases.push(from_measurement(&m, auth)),
                 Err(e) => skipped.push(format!("{case} {auth:?}: {e:#}")),
             }
         }
     }
     anyhow::ensure!(
-        !measured.is_empty(),
+        !cases.is_empty(),
         "no case could be measured: {}",
         skipped.join("; ")
     );
-    let case_count = measured.len();
-    measured.extend(measure_herwono_variants(ctx, store, reps)?);
-    second_bound_windows(ctx, store, &mut measured)?;
-    let mut cases: Vec<CaseResult> = measured.iter().map(Measured::result).collect();
-    let variants = cases.split_off(case_count);
     count_wap261_bytes(ctx, store, &mut cases)?;
-    Ok(ProcessingResults {
-        cases,
-        variants,
-        skipped,
-    })
-}
-
-/// One case's measurement with what it was measured under.
-struct Measured {
-    m: CaseMeasurement,
-    auth: Authentication,
-    opts: RunnerOptions,
-}
-
-impl Measured {
-    fn result(&self) -> CaseResult {
-        from_measurement(&self.m, self.auth)
-    }
-}
-
-/// Herwono's variants of the suites he measured, server-authenticated.
-fn measure_herwono_variants(
-    ctx: &Ctx,
-    store: &PkiStore,
-    reps: usize,
-) -> anyhow::Result<Vec<Measured>> {
     let mut variants = Vec::new();
     for (case, variant) in herwono_variants() {
         ctx.step(&format!("processing: {case} {variant:?} (Herwono variant)"));
@@ -478,29 +432,13 @@ fn measure_herwono_variants(
         };
         let m = runner::measure_case(store, case, AuthMode::ServerAuth, &opts)
             .with_context(|| format!("{case} {variant:?}"))?;
-        let auth = Authentication::ServerAuth;
-        variants.push(Measured { m, auth, opts });
+        variants.push(from_measurement(&m, Authentication::ServerAuth));
     }
-    Ok(variants)
-}
-
-/// The second bound window ([`runner::SecondBoundWindow`]) of every case and variant
-/// whose first window ended in a measurement failure, taken after all of them were
-/// measured so that the two windows lie seconds apart.
-fn second_bound_windows(ctx: &Ctx, store: &PkiStore, measured: &mut [Measured]) -> anyhow::Result<()> {
-    for x in measured.iter_mut() {
-        let Some(BoundRatio::Failed { failure, .. }) = x.m.bound() else {
-            continue;
-        };
-        let (case, variant) = (x.m.case, x.m.variant.name());
-        ctx.step(&format!(
-            "processing: {case} {:?} {variant}: second bound window (first: {})",
-            x.auth,
-            failure.name()
-        ));
-        runner::measure_bound_again(store, &mut x.m, &x.opts)?;
-    }
-    Ok(())
+    Ok(ProcessingResults {
+        cases,
+        variants,
+        skipped,
+    })
 }
 
 /// The bytes of each measured handshake again with WAP-261 parameter numbering, on the
@@ -612,7 +550,6 @@ pub(crate) mod tests {
             flights: vec![(true, 100), (false, 900), (true, 600)],
             bound: None,
             bound_ratio: Some(1.3),
-            bound_first_window: None,
             bound_floor_ratio: Some(1.05),
             messages,
             job_service_ms: vec![vec![0.1, server_ms - 0.1]; 3],

@@ -88,45 +88,6 @@ impl BoundFailure {
     }
 }
 
-/// A second window of bound pairs, taken later in the run for a case whose first window
-/// ended in a measurement failure.
-///
-/// Why: a window lasts a few seconds, and on a shared machine a stretch that long can
-/// run the two halves of its pairs differently. In nine full evaluations (48 cases each)
-/// three had one such case, every time a case with engine work under 1 % of its
-/// public-key work: 283k/233k mutual at 0.984-0.997, 283r/283r mutual at 0.995-1.003
-/// (`below_one`), rsa3072/rsa3072 server-authenticated at 1.001-1.008 (`not_separated`),
-/// each bounded at 1.005-1.024 in the other eight. A window apart from it in time is an
-/// independent sample of the same pairs. There is one second window at most, and the
-/// report names every case that needed one.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SecondBoundWindow {
-    /// How the first window ended.
-    pub first: BoundFailure,
-    /// Pairs of the first window.
-    pub first_pairs: usize,
-    /// Pairs of the second window.
-    pub pairs: Vec<BoundPair>,
-}
-
-impl SecondBoundWindow {
-    /// Whether the first window's pairs count in the bound. A window whose median is
-    /// below 1 measured no engine (no server spends less than its own public-key work),
-    /// so it is set aside; one that was only imprecise is pooled with the second, since
-    /// every pair cancels the machine's drift within itself.
-    pub fn pools_first(&self) -> bool {
-        self.first != BoundFailure::BelowOne
-    }
-
-    /// Limits of the second window: the first's, counted from the pairs it starts with.
-    pub fn extension(first: &BoundExtension, kept_pairs: usize) -> BoundExtension {
-        BoundExtension {
-            max_pairs: kept_pairs + first.max_pairs,
-            ..*first
-        }
-    }
-}
-
 /// How the paired ratios spread, reported beside a value and instead of one.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BoundSpread {
@@ -495,32 +456,6 @@ mod tests {
                 raw_pk_ns: 1_000_000,
             })
             .collect()
-    }
-
-    #[test]
-    fn a_second_window_pools_the_first_unless_its_median_was_below_one() {
-        let window = |first| SecondBoundWindow {
-            first,
-            first_pairs: 600,
-            pairs: Vec::new(),
-        };
-        assert!(!window(BoundFailure::BelowOne).pools_first());
-        assert!(window(BoundFailure::NotSeparated).pools_first());
-        assert!(window(BoundFailure::TooFewPairs).pools_first());
-        let first = BoundExtension {
-            max_pairs: 600,
-            budget: Duration::from_secs(3),
-            relative_width: 0.02,
-        };
-        let second = SecondBoundWindow::extension(&first, 600);
-        assert_eq!(second.max_pairs, 1200);
-        assert_eq!((second.budget, second.relative_width), (first.budget, 0.02));
-        // Pooled pairs at the first window's limit still leave the second its own: an
-        // interval that never clears 1 runs the second window to its 600 pairs.
-        let added = second
-            .extend(&pairs(&[1.0; 600]), |_| Ok(pairs(&[1.0])[0]))
-            .unwrap();
-        assert_eq!(added.len(), 600);
     }
 
     #[test]

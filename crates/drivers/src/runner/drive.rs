@@ -17,8 +17,7 @@ use wtlsperf_spine::{Handshake, Pair};
 use super::bound::{PinnedToCurrentCpu, RawServerOps};
 use super::record::{kind_name, median_of};
 use super::{
-    symmetric_floor_ns, BoundExtension, BoundPair, BoundRatio, CaseMeasurement, Flow,
-    RepMeasurement, SecondBoundWindow, Variant,
+    symmetric_floor_ns, BoundExtension, BoundPair, CaseMeasurement, Flow, RepMeasurement, Variant,
 };
 use crate::pki_store::PkiStore;
 use crate::setup::{self, ClientAuth, Options, ProcessClock};
@@ -394,7 +393,6 @@ pub fn measure_case(
             .as_ref()
             .map(RawServerOps::operations)
             .unwrap_or_default(),
-        second_bound_window: None,
     };
     for rep in 0..opts.reps {
         let r = one_rep(&rig, rep).with_context(|| format!("{}: rep {rep}", what()))?;
@@ -429,45 +427,6 @@ pub fn measure_case(
         }
     }
     Ok(m)
-}
-
-/// Measures the bound of `m` in a second window ([`SecondBoundWindow`]) when its first
-/// ended in a measurement failure and `opts` (the case's own) extend the bound; returns
-/// whether it did. Meant to run after the other cases, so that the two windows lie
-/// apart in time. The second window starts with one unmeasured pair (a fresh rig parses
-/// its keys on first use) and runs under the extension's limits, counted from the pairs
-/// it pools.
-pub fn measure_bound_again(
-    store: &PkiStore,
-    m: &mut CaseMeasurement,
-    opts: &RunnerOptions,
-) -> Result<bool> {
-    let (Some(ext), Some(BoundRatio::Failed { failure, .. })) = (opts.bound_extension, m.bound())
-    else {
-        return Ok(false);
-    };
-    if m.second_bound_window.is_some() {
-        return Ok(false);
-    }
-    let what = || format!("case {} ({}): second bound window", m.case, m.auth.name());
-    let rig = Rig::new(store, m.case, m.auth, opts).with_context(what)?;
-    let Some(raw) = &rig.raw else {
-        return Ok(false);
-    };
-    let _pinned = PinnedToCurrentCpu::new();
-    bound_pair(&rig, raw, 0).with_context(what)?;
-    let first = m.first_window_pairs();
-    let mut window = SecondBoundWindow {
-        first: failure,
-        first_pairs: first.len(),
-        pairs: Vec::new(),
-    };
-    let kept = if window.pools_first() { first } else { Vec::new() };
-    window.pairs = SecondBoundWindow::extension(&ext, kept.len())
-        .extend(&kept, |i| bound_pair(&rig, raw, i))
-        .with_context(what)?;
-    m.second_bound_window = Some(window);
-    Ok(true)
 }
 
 /// The (case, authentication) pairs [`measure_all`] runs for a variant, in thesis

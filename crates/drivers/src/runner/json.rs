@@ -87,8 +87,6 @@ struct ServerSummary {
     symmetric_floor_ms: Option<f64>,
     bound_floor_ratio: Option<f64>,
     cpu_outside_ms: Option<Summary>,
-    /// How the first window of pairs ended where a second was taken; null otherwise.
-    bound_first_window: Option<&'static str>,
 }
 
 /// The handshake's shape on the wire and the probe's cost.
@@ -297,7 +295,6 @@ fn server_summary(m: &CaseMeasurement) -> ServerSummary {
         symmetric_floor_ms: m.symmetric_floor_ms(),
         bound_floor_ratio: m.bound_floor_ratio(),
         cpu_outside_ms: m.server_outside_cpu_ms(),
-        bound_first_window: m.second_bound_window.as_ref().map(|w| w.first.name()),
     }
 }
 
@@ -313,8 +310,7 @@ pub fn json_records(m: &CaseMeasurement) -> Vec<JsonRecord<'_>> {
     for (i, r) in m.reps.iter().enumerate() {
         records.rep(i, r);
     }
-    let second = m.second_bound_window.iter().flat_map(|w| &w.pairs);
-    for (k, p) in m.extra_bound_pairs.iter().chain(second).enumerate() {
+    for (k, p) in m.extra_bound_pairs.iter().enumerate() {
         records.bound(None, m.reps.len() + k, p.raw_pk_ns, p.server_cpu_ns);
     }
     for side in [Side::Client, Side::Server] {

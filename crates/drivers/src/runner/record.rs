@@ -10,7 +10,7 @@ use wtlsperf_models::{stats, Authentication};
 use super::json::{
     ser_auth, ser_display, ser_kind, ser_message, ser_operation, ser_operations, ser_probe,
 };
-use super::{BoundPair, BoundRatio, Flow, SecondBoundWindow, Summary, Variant};
+use super::{BoundPair, BoundRatio, Flow, Summary, Variant};
 
 /// The peer a measurement belongs to (the models' type: one type per domain concept).
 pub use wtlsperf_models::Side;
@@ -81,9 +81,6 @@ pub struct CaseMeasurement {
     /// names (empty where the bound is not measured).
     #[serde(serialize_with = "ser_operations")]
     pub bound_operations: Vec<Operation>,
-    /// The bound's second window, where the first ended in a measurement failure
-    /// ([`super::measure_bound_again`]).
-    pub second_bound_window: Option<SecondBoundWindow>,
 }
 
 /// One message of one side, over all reps.
@@ -260,23 +257,8 @@ impl CaseMeasurement {
         self.side_summary(|r| r.server_cpu_ns)
     }
 
-    /// The bound pairs the case's bound is read from: the first window's, the second
-    /// window's after them, or the second's alone where the first was set aside
-    /// ([`SecondBoundWindow::pools_first`]).
+    /// Every bound pair of the case: one per rep, then the extension's.
     pub fn bound_pairs(&self) -> Vec<BoundPair> {
-        match &self.second_bound_window {
-            None => self.first_window_pairs(),
-            Some(w) if w.pools_first() => {
-                let mut pairs = self.first_window_pairs();
-                pairs.extend_from_slice(&w.pairs);
-                pairs
-            }
-            Some(w) => w.pairs.clone(),
-        }
-    }
-
-    /// The first window's bound pairs: one per rep, then the extension's.
-    pub fn first_window_pairs(&self) -> Vec<BoundPair> {
         self.reps
             .iter()
             .filter_map(|r| {
