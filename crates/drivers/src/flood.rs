@@ -42,13 +42,10 @@ use wtlsperf_spine::Handshake;
 
 use crate::gateway::operator::check_max_peers;
 use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, GatewayStats, ServeProtocol};
-use crate::load::protocols::{dtls_servers, edhoc_servers, is_dtls};
-use crate::load::protocols::{DtlsClients, EdhocClients, WtlsClients};
+use crate::load::protocols::{SpineClients, WtlsClients};
 use crate::load::LoadClients;
 use crate::pki_store::{PkiSource, PkiStore};
-use crate::protocols::dtls::DtlsConfig;
-use crate::protocols::edhoc::EdhocConfig;
-use crate::protocols::Suite;
+use crate::registry::Contender;
 use crate::setup::{self, ClientAuth, Options};
 
 pub mod reflection;
@@ -102,8 +99,9 @@ pub struct FloodConfig {
     pub rrl_prefix_bytes: u64,
     /// Legitimate handshakes started per second during the flood.
     pub legit_rate: f64,
-    /// A DTLS 1.2 or EDHOC suite flooded instead of the WTLS case.
-    pub suite: Option<Suite>,
+    /// A configuration of another protocol on the spine flooded instead of the WTLS
+    /// case (`dtls1.2:psk-ccm8`).
+    pub contender: Option<Contender>,
     /// The case of every client (flood and legitimate).
     pub case: Case,
     /// The authentication of the legitimate clients.
@@ -482,7 +480,7 @@ fn report_of(
 /// Runs the flood and the legitimate clients of the WTLS case or of `--suite`; returns
 /// the measurements.
 pub fn flood(args: &FloodConfig) -> anyhow::Result<FloodReport> {
-    let Some(suite) = args.suite else {
+    let Some(contender) = &args.contender else {
         let (store, client_cfg, _) = prepare(args)?;
         let clients = WtlsClients::new(client_cfg, args.auth, 0.0);
         let server = if args.in_process {
@@ -494,19 +492,13 @@ pub fn flood(args: &FloodConfig) -> anyhow::Result<FloodReport> {
         };
         return flood_with(args, clients, server);
     };
-    if is_dtls(suite) {
-        let cfg = Arc::new(DtlsConfig::new(suite)?.in_real_time());
-        let server = args.in_process.then(|| dtls_servers(cfg.clone()));
-        flood_with(args, DtlsClients(cfg), server)
-    } else {
-        let cfg = Arc::new(EdhocConfig::new()?);
-        let server = args.in_process.then(|| edhoc_servers(cfg.clone()));
-        let clients = EdhocClients {
-            cfg,
-            next_seed: FLOOD_SEED << 32,
-        };
-        flood_with(args, clients, server)
-    }
+    let sides = contender.load_sides()?;
+    let server = args.in_process.then_some(sides.servers);
+    let clients = SpineClients {
+        make: sides.client,
+        next: FLOOD_SEED << 32,
+    };
+    flood_with(args, clients, server)
 }
 
 /// The flood of `clients`' first flights against `server` in process (or `--connect`),
@@ -586,8 +578,8 @@ fn print_report(args: &FloodConfig, r: &FloodReport) {
     } else {
         0.0
     };
-    let offered = match args.suite {
-        Some(suite) => suite.name().to_owned(),
+    let offered = match &args.contender {
+        Some(c) => c.to_string(),
         None => format!(
             "{}, {}",
             args.case,

@@ -40,10 +40,11 @@ use crate::gateway::{
     spawn_gateway, GatewayConfig, GatewayHandle, JobRecord, ServeProtocol, Stall,
 };
 use crate::pki_store::PkiStore;
-use crate::protocols::dtls::DtlsConfig;
-use crate::protocols::edhoc::EdhocConfig;
-use crate::protocols::Suite;
+use crate::registry::wtls::WtlsCase;
+use crate::registry::{Bench, Contender, LoadSides};
 use crate::setup::{self, ClientAuth, Options};
+use wtlsperf_models::Authentication;
+use wtlsperf_spine::ProtocolId;
 
 mod capacity;
 mod clients;
@@ -61,10 +62,7 @@ pub use generator::LoadClients;
 use generator::{Generator, Sockets, Tally};
 use jobs::summed_ms;
 pub use jobs::{delivery_stalls, idle_arrival_waits_us, queue_stats};
-use protocols::{
-    dtls_servers, edhoc_servers, is_dtls, modern_server_cpu_us, DtlsClients, EdhocClients,
-    WtlsClients,
-};
+use protocols::{SpineClients, WtlsClients};
 pub use round_trip::{RoundTripLaw, RoundTripSampler};
 
 /// In-memory handshakes behind the capacity bound, half before the run and half after.
@@ -84,14 +82,9 @@ pub struct LoadSpec {
     pub arrivals: Arrivals,
     pub duration: Duration,
     pub max_handshakes: usize,
-    pub case: Case,
-    pub auth: AuthMode,
-    /// A DTLS 1.2 or EDHOC suite to offer instead of the WTLS case (its own server in
-    /// process, behind the same gateway worker).
-    pub modern_suite: Option<Suite>,
-    /// A DTLS 1.3 configuration (wolfSSL) to offer instead; it wins over `modern_suite`.
-    #[cfg(feature = "dtls13")]
-    pub dtls13_suite: Option<crate::protocols::dtls13::Dtls13Suite>,
+    /// What is offered: any configuration of the registry (its own server in process,
+    /// behind the same gateway worker).
+    pub contender: Contender,
     /// Share of arrivals that resume an earlier session (abbreviated handshake).
     pub resume_ratio: f64,
     pub seed: u64,
@@ -134,32 +127,28 @@ pub struct LoadSpec {
 
 impl LoadSpec {
     /// The protocol the run offers.
-    pub fn protocol(&self) -> wtlsperf_spine::Protocol {
-        #[cfg(feature = "dtls13")]
-        if self.dtls13_suite.is_some() {
-            return wtlsperf_spine::Protocol::Dtls13;
-        }
-        match self.modern_suite {
-            None => wtlsperf_spine::Protocol::Wtls,
-            Some(s) if s.protocol() == crate::protocols::Protocol::Dtls12 => {
-                wtlsperf_spine::Protocol::Dtls12
-            }
-            Some(_) => wtlsperf_spine::Protocol::Edhoc,
-        }
+    pub fn protocol(&self) -> ProtocolId {
+        self.contender.protocol()
     }
 
+    /// A WTLS case in `auth` mode offered at `rate` for `duration`.
     pub fn new(case: Case, auth: AuthMode, rate: f64, duration: Duration) -> Self {
+        let auth = match auth {
+            AuthMode::Mutual => Authentication::Mutual,
+            _ => Authentication::ServerAuth,
+        };
+        LoadSpec::offering(Contender::new(WtlsCase { case, auth }), rate, duration)
+    }
+
+    /// `contender` offered at `rate` for `duration`, with the defaults below.
+    pub fn offering(contender: Contender, rate: f64, duration: Duration) -> Self {
         LoadSpec {
             target: None,
             workers: 1,
             arrivals: Arrivals::Poisson { rate },
             duration,
             max_handshakes: 1_000_000,
-            case,
-            auth,
-            modern_suite: None,
-            #[cfg(feature = "dtls13")]
-            dtls13_suite: None,
+            contender,
             resume_ratio: 0.0,
             seed: 1,
             handshake_timeout: Duration::from_secs(5),
@@ -367,31 +356,8 @@ pub struct LoadReport {
     pub jobs: Vec<JobRecord>,
 }
 
-/// The report's case: the WTLS case, or the suite offered instead.
-fn case_name(spec: &LoadSpec) -> String {
-    #[cfg(feature = "dtls13")]
-    if let Some(s) = spec.dtls13_suite {
-        return s.name();
-    }
-    spec.modern_suite
-        .map_or_else(|| spec.case.to_string(), |s| s.name().to_owned())
-}
-
-/// The report's authentication: the WTLS mode, or whether the suite offered is mutual.
-fn auth_name(spec: &LoadSpec) -> String {
-    #[cfg(feature = "dtls13")]
-    if let Some(s) = spec.dtls13_suite {
-        return if s.mutual() { "mutual" } else { "server" }.into();
-    }
-    match spec.modern_suite {
-        Some(s) if s.mutual() => "mutual".into(),
-        Some(_) => "server".into(),
-        None => spec.auth.name().into(),
-    }
-}
-
-/// Runs the load and reports it.
-pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport> {
+/// The run's arrival schedule, checked and drawn up front.
+fn schedule(spec: &LoadSpec) -> anyhow::Result<Run<'_>> {
     if let Some(rate) = spec.arrivals.offered_rate() {
         anyhow::ensure!(rate > 0.0 && rate.is_finite(), "rate must be > 0");
     }
@@ -414,52 +380,66 @@ pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport>
         offsets,
         expected,
     };
-    #[cfg(feature = "dtls13")]
-    if let Some(suite) = spec.dtls13_suite {
-        let cfg = Arc::new(crate::protocols::dtls13::Dtls13Config::new(suite)?);
-        let server = spec
-            .target
-            .is_none()
-            .then(|| protocols::dtls13_servers(cfg.clone()));
-        let bound_cfg = Arc::clone(&cfg);
-        let bound =
-            move |_: Option<usize>, runs: usize| protocols::dtls13_server_cpu_us(&bound_cfg, runs);
-        return run.with(protocols::Dtls13Clients(cfg), server, None, bound);
-    }
-    let Some(suite) = spec.modern_suite else {
-        let expected_full = ((expected as f64) * (1.0 - spec.resume_ratio)).ceil() as usize;
-        let (cfg, pool) = cheap_client_config(store, spec, (expected_full + 64).min(MAX_POOL))?;
-        let clients = WtlsClients::new(cfg, spec.auth, spec.resume_ratio);
-        let server = match spec.target {
-            Some(_) => None,
-            // The gateway packs its own flights as the clients do.
-            None => Some(Arc::new(setup::gateway_server_config(
-                store,
-                spec.client_auth,
-                &Options {
-                    packing: spec.packing,
-                    ..Options::default()
-                },
-            )?)),
-        };
-        return run.with(clients, server, pool, |cpu, runs| {
-            server_cpu_samples_on(cpu, store, spec, runs)
-        });
+    Ok(run)
+}
+
+/// Runs the load and reports it: the contender's entry chooses its sides
+/// ([`crate::registry::Configuration::offer_load`]).
+pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport> {
+    spec.contender.offer_load(spec, Bench { store })
+}
+
+/// A WTLS load run: the engine's own endpoint, and clients with their caches, key pool
+/// and resumed sessions.
+pub(crate) fn run_wtls(
+    spec: &LoadSpec,
+    store: &PkiStore,
+    case: Case,
+    auth: AuthMode,
+) -> anyhow::Result<LoadReport> {
+    let run = schedule(spec)?;
+    let expected_full = ((run.expected as f64) * (1.0 - spec.resume_ratio)).ceil() as usize;
+    let pool_target = (expected_full + 64).min(MAX_POOL);
+    let (cfg, pool) = cheap_client_config(store, spec, case, auth, pool_target)?;
+    let clients = WtlsClients::new(cfg, auth, spec.resume_ratio);
+    let server = match spec.target {
+        Some(_) => None,
+        // The gateway packs its own flights as the clients do.
+        None => Some(Arc::new(setup::gateway_server_config(
+            store,
+            spec.client_auth,
+            &Options {
+                packing: spec.packing,
+                ..Options::default()
+            },
+        )?)),
     };
-    let bound = |_: Option<usize>, runs: usize| modern_server_cpu_us(suite, runs);
-    let local = spec.target.is_none();
-    if is_dtls(suite) {
-        let cfg = Arc::new(DtlsConfig::new(suite)?.in_real_time());
-        let server = local.then(|| dtls_servers(cfg.clone()));
-        run.with(DtlsClients(cfg), server, None, bound)
-    } else {
-        let cfg = Arc::new(EdhocConfig::new()?);
-        let server = local.then(|| edhoc_servers(cfg.clone()));
-        let clients = EdhocClients {
-            cfg,
-            next_seed: spec.seed << 32,
-        };
-        run.with(clients, server, None, bound)
+    run.with(clients, server, pool, |cpu, runs| {
+        server_cpu_samples_on(cpu, store, spec, case, auth, runs)
+    })
+}
+
+/// A load run of a protocol on the spine: fresh clients, a server per address.
+pub(crate) fn run_spine(spec: &LoadSpec, sides: LoadSides) -> anyhow::Result<LoadReport> {
+    let run = schedule(spec)?;
+    let LoadSides {
+        client,
+        servers,
+        mut server_cpu_us,
+    } = sides;
+    let server = spec.target.is_none().then_some(servers);
+    let clients = SpineClients {
+        make: client,
+        next: spec.seed << 32,
+    };
+    run.with(clients, server, None, |_, runs| server_cpu_us(runs))
+}
+
+/// The report's `auth` value (`server`, `mutual`), as the WTLS modes are named.
+fn auth_name(auth: Authentication) -> &'static str {
+    match auth {
+        Authentication::Mutual => AuthMode::Mutual.name(),
+        _ => AuthMode::ServerAuth.name(),
     }
 }
 
@@ -665,8 +645,8 @@ fn report_of(spec: &LoadSpec, tally: Tally, wall_ns: u64, loadgen_cpu_ns: u64) -
     } = tally;
     let mut report = LoadReport {
         protocol: spec.protocol().name().into(),
-        case: case_name(spec),
-        auth: auth_name(spec),
+        case: spec.contender.configuration(),
+        auth: auth_name(spec.contender.auth()).into(),
         workers: if spec.target.is_some() {
             0
         } else {
@@ -744,8 +724,14 @@ mod tests {
     /// DTLS 1.2 and EDHOC under open-loop load against their own servers behind the
     /// gateway worker: every handshake completes (nothing is lost on loopback and the
     /// rate is far below capacity) and the worker records their jobs.
+
+    /// Every protocol on the spine through the same open loop and gateway worker, as
+    /// its registry entry gives its sides: every handshake completes (nothing is lost on
+    /// loopback and the rate is far below capacity) and the worker records their jobs
+    /// (wolfSSL's server connections are made and driven on the worker's thread, its
+    /// clients on the generator's).
     #[test]
-    fn modern_suites_run_the_open_loop_against_their_own_gateway() {
+    fn every_spine_protocol_runs_the_open_loop_against_its_own_gateway() {
         let dir = tempfile::tempdir().unwrap();
         let case = Case::parse("160p/160p").unwrap();
         let store = PkiStore::create(
@@ -755,49 +741,25 @@ mod tests {
             &[case],
         )
         .unwrap();
-        for suite in [Suite::DtlsPsk, Suite::EdhocMethod3Suite2] {
-            let mut spec = LoadSpec::new(
-                case,
-                AuthMode::ServerAuth,
-                100.0,
-                Duration::from_millis(300),
-            );
-            spec.arrivals = Arrivals::PoissonExactCount { rate: 100.0 };
-            spec.modern_suite = Some(suite);
+        let spine = crate::registry::available().filter(|p| p.id() != wtls::handshake::WTLS);
+        for entry in spine {
+            let all = entry.configurations();
+            // The lightest configuration: a PSK one where the protocol has it.
+            let contender = all
+                .iter()
+                .find(|c| !c.traits().uses_p256)
+                .unwrap_or(&all[0])
+                .clone();
+            let mut spec = LoadSpec::offering(contender.clone(), 50.0, Duration::from_millis(300));
+            spec.arrivals = Arrivals::PoissonExactCount { rate: 50.0 };
             let r = run_load(&spec, &store).unwrap();
-            assert_eq!(r.protocol, spec.protocol().name());
-            assert_eq!((r.started, r.completed), (30, 30), "{suite:?}");
-            let g = r.gateway.unwrap();
+            assert_eq!(r.protocol, entry.id().name());
+            assert_eq!(r.case, contender.configuration());
+            assert_eq!((r.started, r.completed), (15, 15), "{contender}");
             // Every handshake brings its server at least two jobs (DTLS: ClientHello,
             // cookie ClientHello, final flight; EDHOC: message 1 and 3).
-            assert!(g.jobs >= 60, "{suite:?}: {} jobs", g.jobs);
+            let jobs = r.gateway.unwrap().jobs;
+            assert!(jobs >= 30, "{contender}: {jobs} jobs");
         }
-    }
-
-    /// DTLS 1.3 (wolfSSL) through the same open loop and gateway worker: its server
-    /// connections are made and driven on the worker's thread, its clients on the
-    /// generator's, and every handshake completes.
-    #[cfg(feature = "dtls13")]
-    #[test]
-    fn dtls13_runs_the_open_loop_against_its_own_gateway() {
-        use crate::protocols::dtls13::{Credential, Dtls13Suite, Group};
-        let dir = tempfile::tempdir().unwrap();
-        let case = Case::parse("160p/160p").unwrap();
-        let store = PkiStore::create(
-            dir.path(),
-            true,
-            crate::pki_store::unix_now().unwrap(),
-            &[case],
-        )
-        .unwrap();
-        let mut spec = LoadSpec::new(case, AuthMode::ServerAuth, 50.0, Duration::from_millis(300));
-        spec.arrivals = Arrivals::PoissonExactCount { rate: 50.0 };
-        spec.dtls13_suite = Some(Dtls13Suite::new(Credential::Psk, Group::P256, false));
-        let r = run_load(&spec, &store).unwrap();
-        assert_eq!(r.protocol, "dtls1.3");
-        assert_eq!((r.case.as_str(), r.auth.as_str()), ("psk-ccm8", "mutual"));
-        assert_eq!((r.started, r.completed), (15, 15));
-        // ClientHello, the ClientHello with the cookie, the client's Finished
-        assert!(r.gateway.unwrap().jobs >= 45);
     }
 }

@@ -20,7 +20,7 @@ use wtls::handshake::{
     AuthMode, Client, ClientConfig, Event, HandshakeKind, ProtocolError, StoredSession,
 };
 use wtls::probe::{HandshakeProbe, Probe, ProbeLevel};
-use wtlsperf_spine::{Handshake, Now, Protocol, Role, Status, Step};
+use wtlsperf_spine::{Handshake, Now, ProtocolId, Role, Status, Step};
 
 use crate::device::ClientSteps;
 use crate::pcap::PcapWriter;
@@ -111,8 +111,8 @@ impl Handshake for WtlsUdpClient {
     type Error = ProtocolError;
     type Records = HandshakeProbe;
 
-    fn protocol(&self) -> Protocol {
-        Protocol::Wtls
+    fn protocol(&self) -> ProtocolId {
+        wtls::handshake::WTLS
     }
     fn role(&self) -> Role {
         Role::Client

@@ -10,8 +10,10 @@
 
 use std::fmt;
 
+pub mod any;
 pub mod pair;
 
+pub use any::{AnyError, AnyHandshake, AnyNegotiated};
 pub use pair::Pair;
 
 /// The time as the caller sees it: a monotonic reading (nanoseconds from the driver's
@@ -42,53 +44,33 @@ impl Now {
     }
 }
 
-/// The protocols on the bench. One variant per protocol (not per suite or version
-/// option); the CSV value is [`Protocol::name`].
+/// Which protocol a handshake speaks: the identity a protocol's registry entry gives
+/// its handshakes and the CSV value of every `protocol` column.
+///
+/// A value, not an enum: the protocols are listed once, in the drivers' registry, and a
+/// protocol added there is named nowhere else. `rank` orders protocols in reports (the
+/// registry's order); two ids are equal only if both rank and name are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Protocol {
-    /// WAP WTLS 1.0, the project's own engine.
-    Wtls,
-    /// DTLS 1.2 through OpenSSL.
-    Dtls12,
-    /// EDHOC (RFC 9528) through lakers, carried by CoAP.
-    Edhoc,
-    /// DTLS 1.3 (RFC 9147) through wolfSSL, classical and ML-KEM key exchange.
-    Dtls13,
+pub struct ProtocolId {
+    rank: u8,
+    name: &'static str,
 }
 
-impl Protocol {
-    /// Every protocol, in report order.
-    pub const ALL: [Protocol; 4] = [
-        Protocol::Wtls,
-        Protocol::Dtls12,
-        Protocol::Edhoc,
-        Protocol::Dtls13,
-    ];
+impl ProtocolId {
+    /// The id of a protocol: its report position and its CSV and command-line name.
+    pub const fn new(rank: u8, name: &'static str) -> ProtocolId {
+        ProtocolId { rank, name }
+    }
 
-    /// The CSV and command-line value (`wtls`, `dtls1.2`, `edhoc`, `dtls1.3`).
+    /// The CSV and command-line value (`wtls`, `dtls1.2`, ...).
     pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Wtls => "wtls",
-            Protocol::Dtls12 => "dtls1.2",
-            Protocol::Edhoc => "edhoc",
-            Protocol::Dtls13 => "dtls1.3",
-        }
+        self.name
     }
 }
 
-impl fmt::Display for Protocol {
+impl fmt::Display for ProtocolId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Protocol {
-    type Err = UnknownName;
-    fn from_str(s: &str) -> Result<Self, UnknownName> {
-        Protocol::ALL
-            .into_iter()
-            .find(|p| p.name() == s)
-            .ok_or_else(|| UnknownName::new("protocol", s, Protocol::ALL.map(Protocol::name)))
+        f.write_str(self.name)
     }
 }
 
@@ -232,7 +214,7 @@ pub trait Handshake {
     /// implementation exposes them; `()` where it cannot (OpenSSL's DTLS, lakers).
     type Records: fmt::Debug + Default;
 
-    fn protocol(&self) -> Protocol;
+    fn protocol(&self) -> ProtocolId;
     fn role(&self) -> Role;
     /// The client's first flight; nothing for a server.
     fn start(&mut self, now: Now) -> Step;
@@ -264,12 +246,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn protocol_names_round_trip_and_unknown_names_list_the_known() {
-        for p in Protocol::ALL {
-            assert_eq!(p.name().parse::<Protocol>().unwrap(), p);
-        }
-        let e = "tls".parse::<Protocol>().unwrap_err();
-        assert_eq!(e.known, vec!["wtls", "dtls1.2", "edhoc", "dtls1.3"]);
+    fn protocol_ids_order_by_rank_then_name() {
+        let a = ProtocolId::new(0, "wtls");
+        let b = ProtocolId::new(1, "dtls1.2");
+        assert!(a < b);
+        assert_eq!(b.to_string(), "dtls1.2");
+        assert_ne!(a, ProtocolId::new(1, "wtls"));
+    }
+
+    #[test]
+    fn unknown_names_list_the_known() {
+        let e = UnknownName::new("protocol", "tls", ["wtls", "dtls1.2"]);
+        assert_eq!(e.known, vec!["wtls", "dtls1.2"]);
         assert!(e.to_string().contains("\"tls\""));
     }
 

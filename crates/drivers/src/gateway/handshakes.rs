@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use wtls::endpoint::{EndpointConfig, ResponseLimiter, Transmit};
-use wtlsperf_spine::{Handshake, Now, Protocol, Status};
+use wtlsperf_spine::{Handshake, Now, ProtocolId, Status};
 
 use super::serve::{ServeProtocol, Served, ServerEndpoint};
 use super::GatewayStats;
@@ -29,7 +29,7 @@ pub type MakeServer<S> = Arc<dyn Fn() -> anyhow::Result<S> + Send + Sync>;
 
 /// The server side of a protocol on the spine, as a gateway serves it.
 pub struct HandshakeServers<S> {
-    pub protocol: Protocol,
+    pub protocol: ProtocolId,
     pub make: MakeServer<S>,
 }
 
@@ -222,7 +222,7 @@ impl<S: Handshake> HandshakeEndpoint<S> {
 impl<S: Handshake + Send + 'static> ServerEndpoint for HandshakeEndpoint<S> {
     type Stats = HandshakeEndpointStats;
 
-    fn protocol(&self) -> Protocol {
+    fn protocol(&self) -> ProtocolId {
         self.servers.protocol
     }
 

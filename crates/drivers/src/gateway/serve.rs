@@ -14,7 +14,7 @@ use wtls::endpoint::{
     Endpoint, EndpointConfig, EndpointEvent, EndpointStats, Handled, ResponseLimiter, Transmit,
 };
 use wtls::handshake::ServerConfig;
-use wtlsperf_spine::{Now, Protocol};
+use wtlsperf_spine::{Now, ProtocolId};
 
 use super::GatewayStats;
 
@@ -47,7 +47,7 @@ pub trait ServerEndpoint: Send + 'static {
     /// The endpoint's counters, copied to the shared statistics once per batch.
     type Stats: Clone + Default + Send + 'static;
 
-    fn protocol(&self) -> Protocol;
+    fn protocol(&self) -> ProtocolId;
     /// Serves one datagram from `from` at `now`; fills `out` (cleared first).
     fn serve(&mut self, now: Now, from: SocketAddr, datagram: &[u8], out: &mut Served);
     /// Expires what is past its time and runs due retransmission timers; what that sends
@@ -100,8 +100,8 @@ impl ServeProtocol for Arc<ServerConfig> {
 impl ServerEndpoint for WtlsServer {
     type Stats = EndpointStats;
 
-    fn protocol(&self) -> Protocol {
-        Protocol::Wtls
+    fn protocol(&self) -> ProtocolId {
+        wtls::handshake::WTLS
     }
 
     fn serve(&mut self, now: Now, from: SocketAddr, datagram: &[u8], out: &mut Served) {

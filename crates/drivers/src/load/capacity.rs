@@ -22,6 +22,8 @@ pub(super) fn server_cpu_samples_on(
     cpu: Option<usize>,
     store: &PkiStore,
     spec: &LoadSpec,
+    case: Case,
+    auth: AuthMode,
     runs: usize,
 ) -> anyhow::Result<Vec<f64>> {
     std::thread::scope(|scope| {
@@ -30,7 +32,7 @@ pub(super) fn server_cpu_samples_on(
                 if let Some(cpu) = cpu {
                     let _ = setup::pin_current_thread(cpu);
                 }
-                server_cpu_samples_us(store, spec.case, spec.auth, spec.client_auth, runs)
+                server_cpu_samples_us(store, case, auth, spec.client_auth, runs)
             })
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("in-memory measurement panicked")))

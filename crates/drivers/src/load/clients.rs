@@ -10,6 +10,7 @@ use wtls::crypto::pk::{EphemeralPool, KeyPair, PeerKey};
 use wtls::handshake::{AuthMode, ClientConfig};
 use wtls::keyed_map::KeyedMap;
 use wtls::msgs::common::EcPublicKey;
+use wtls::suite::Case;
 use zeroize::Zeroizing;
 
 use super::LoadSpec;
@@ -24,9 +25,11 @@ const SHARE_RESERVE: usize = 64;
 pub(super) fn cheap_client_config(
     store: &PkiStore,
     spec: &LoadSpec,
+    case: Case,
+    auth: AuthMode,
     pool_target: usize,
 ) -> anyhow::Result<(Arc<ClientConfig>, Option<Arc<EphemeralPool>>)> {
-    let creds = store.case(&spec.case)?;
+    let creds = store.case(&case)?;
     let options = Options {
         packing: spec.packing,
         ..Options::default()
@@ -35,7 +38,7 @@ pub(super) fn cheap_client_config(
     cfg.retransmit_timeout_ns = spec.retransmit_timeout.as_nanos() as u64;
     cfg.verified_server_cache = Some(Arc::new(Mutex::new(KeyedMap::default())));
     let mut pool = None;
-    if !spec.case.leaf.is_rsa() && spec.auth == AuthMode::ServerAuth {
+    if !case.leaf.is_rsa() && auth == AuthMode::ServerAuth {
         // The whole ECDH of a server-authenticated handshake, done before the clock
         // starts: the server's certified key is known, so each precomputed ephemeral key
         // comes with its shared secret and the client does no public-key work in the run.
@@ -49,7 +52,7 @@ pub(super) fn cheap_client_config(
             shares.lock().expect("key shares").pop().map(Ok)
         }));
     }
-    if !spec.case.leaf.is_rsa() {
+    if !case.leaf.is_rsa() {
         // With precomputed key shares the pool is only the reserve for a run that
         // outlasts them: filling it to the full target would double the setup time
         // (50 000 K-283 key pairs take about 15 s on one core).
@@ -58,7 +61,7 @@ pub(super) fn cheap_client_config(
         } else {
             pool_target
         };
-        let p = Arc::new(EphemeralPool::new(spec.case.leaf, size)?);
+        let p = Arc::new(EphemeralPool::new(case.leaf, size)?);
         let source = p.clone();
         cfg.ephemeral_source = Some(Arc::new(move |s| {
             if s == source.spec() {

@@ -1,7 +1,7 @@
-//! `wtlsperf compare`: DTLS 1.2 and EDHOC beside WTLS from the command line: every
-//! suite in memory (bytes, flights, CPU, bound ratio), optionally one suite over an
-//! emulated bearer on an emulated device, and the peer anchors' bound ratios beside our
-//! gateway's, measured interleaved in one run.
+//! `wtlsperf compare`: every protocol of the registry beside WTLS from the command
+//! line: each configuration in memory (bytes, flights, CPU, bound ratio), optionally one
+//! over an emulated bearer on an emulated device with the model beside it, and the peer
+//! anchors' bound ratios beside our gateway's, measured interleaved in one run.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,22 +12,24 @@ use wtlsperf_bearer::LinkProfile;
 
 use super::model::{self, Device};
 use super::peers::{AnchorBench, Peer, PeerSamples};
-use super::{measure_suite, Suite};
 use crate::pki_store::PkiStore;
+use crate::registry::{self, run_over_bearer, Bench, Contender};
 use crate::runner::{self, AuthMode, Flow, RunnerOptions};
 
 /// What `wtlsperf compare` runs (the command line, the `wtlsperf` crate's
 /// `compare_cmd`, parses its options into this).
 #[derive(Debug, Clone)]
 pub struct CompareConfig {
-    /// Handshakes per suite in memory.
+    /// The configurations measured in memory (every one of the registry's by default).
+    pub contenders: Vec<Contender>,
+    /// Handshakes per configuration in memory.
     pub reps: usize,
     /// Handshakes per anchor (and per WTLS counterpart) for the bound ratios, in blocks.
     pub peer_reps: usize,
     /// Measure the peer anchors.
     pub peers: bool,
-    /// Also run this suite over an emulated bearer.
-    pub over: Option<Suite>,
+    /// Also run this configuration over an emulated bearer.
+    pub over: Option<Contender>,
     /// Bearer profile for `over`, before `loss` is added.
     pub profile: LinkProfile,
     /// Loss probability added to the profile for `over`.
@@ -36,21 +38,41 @@ pub struct CompareConfig {
     pub seed: u64,
     /// Emulated client device for `over`.
     pub device: Device,
-    /// The PKI of the anchors' WTLS counterparts, issued on first use.
+    /// The PKI of the WTLS cases (and of the anchors' WTLS counterparts), issued on
+    /// first use.
     pub pki_dir: PathBuf,
+}
+
+/// The default contenders: WTLS's like-for-like case (256p/256p, both modes) and every
+/// configuration of every other protocol this build has.
+pub fn default_contenders() -> Vec<Contender> {
+    let mut out: Vec<Contender> = ["wtls:256p/256p", "wtls:256p/256p-mutual"]
+        .iter()
+        .filter_map(|t| registry::contender(t).ok())
+        .collect();
+    for p in registry::available().filter(|p| p.id() != wtls::handshake::WTLS) {
+        out.extend(p.configurations());
+    }
+    out
 }
 
 /// Runs the command.
 pub fn run(args: CompareConfig) -> anyhow::Result<()> {
     anyhow::ensure!(args.reps > 0, "--reps must be at least 1");
+    let store = PkiStore::load_or_init(&args.pki_dir)
+        .with_context(|| format!("--pki {}", args.pki_dir.display()))?;
+    let bench = Bench { store: &store };
     println!(
-        "suite                          bytes flights  server_us  bound  hs/s/core  client_us"
+        "{:<44} {:>6} {:>7} {:>10} {:>6} {:>10} {:>10}",
+        "contender", "bytes", "flights", "server_us", "bound", "hs/s/core", "client_us"
     );
-    for suite in Suite::ALL {
-        let m = measure_suite(suite, args.reps, args.reps.min(20))?;
+    for c in &args.contenders {
+        let m = c
+            .measure_in_memory(bench, args.reps, args.reps.min(20))
+            .with_context(|| format!("{c} in memory"))?;
         println!(
-            "{:<30} {:>5} {:>7} {:>10.0} {:>6} {:>10.0} {:>10.0}",
-            format!("{} {}", suite.protocol().name(), suite.name()),
+            "{:<44} {:>6} {:>7} {:>10.0} {:>6} {:>10.0} {:>10.0}",
+            c.to_string(),
             m.shape.bytes(),
             m.shape.flights().len(),
             m.server_cpu_us,
@@ -59,13 +81,11 @@ pub fn run(args: CompareConfig) -> anyhow::Result<()> {
             m.client_cpu_us
         );
     }
-    if let Some(suite) = args.over {
-        over_bearer(&args, suite)?;
+    if let Some(c) = &args.over {
+        over_bearer(&args, bench, c)?;
     }
     if args.peers {
         anyhow::ensure!(args.peer_reps > 0, "--peer-reps must be at least 1");
-        let store = PkiStore::load_or_init(&args.pki_dir)
-            .with_context(|| format!("--pki {}", args.pki_dir.display()))?;
         for (peer, ours) in anchors_beside_ours(&store, args.peer_reps, 10)? {
             println!(
                 "{:<28} bound {:.2}  (server {:.0} us, raw {:.0} us)   ours {}: {}",
@@ -92,32 +112,29 @@ pub fn find_device(name: Option<&str>) -> anyhow::Result<Device> {
         .ok_or_else(|| anyhow!("--device {name:?} is unknown; known: {}", names.join(", ")))
 }
 
-fn over_bearer(args: &CompareConfig, suite: Suite) -> anyhow::Result<()> {
+fn over_bearer(args: &CompareConfig, bench: Bench<'_>, c: &Contender) -> anyhow::Result<()> {
     anyhow::ensure!(
         (0.0..=1.0).contains(&args.loss),
         "--loss must lie in [0, 1]"
     );
     let p = args.profile.clone().with_loss(args.loss);
-    let device = &args.device;
-    let steps = match &device {
+    let published = wtlsperf_models::device::published_pq::published_pq_costs().unwrap_or_default();
+    let steps = match &args.device {
         Device::ThisMachine => None,
-        Device::Profile(d) => Some(model::client_steps(suite, d)?),
+        Device::Profile(d) => Some(c.client_steps(d, &published).map_err(|e| anyhow!("{c} on {}: {e}", d.name))?),
     };
-    let memory = measure_suite(suite, args.reps, args.reps.min(20))?;
-    let client_ms = match &device {
-        Device::ThisMachine => memory.client_cpu_us / 1e3,
-        Device::Profile(d) => model::client_ms(suite, d)?,
-    };
+    let memory = c.measure_in_memory(bench, args.reps, args.reps.min(20))?;
+    let client_ms = steps
+        .as_ref()
+        .map_or(memory.client_cpu_us / 1e3, |s| s.total_ms());
     let flights = memory.shape.flights();
     let modelled = model::duration_ms(&flights, &p, client_ms, memory.server_cpu_us / 1e3);
-    let deadline = Duration::from_secs(180);
-    let run = super::bearer_jobs::run_modern(suite, &p, args.seed, steps.as_ref(), deadline)?;
+    let served = c.serve(bench, p.datagram_payload_limit())?;
+    let run = run_over_bearer(&*served, &p, args.seed, steps.as_ref(), Duration::from_secs(180))?;
     println!(
-        "{} {} over {} on {}: {:.0} ms (model without loss {:.0} ms), {} bytes, {} flights, {} client retransmissions",
-        suite.protocol().name(),
-        suite.name(),
+        "{c} over {} on {}: {:.0} ms (model without loss {:.0} ms), {} bytes, {} flights, {} client retransmissions",
         p.name,
-        device.name(),
+        args.device.name(),
         run.duration_ms,
         modelled,
         run.bytes(),

@@ -82,7 +82,7 @@ use openssl::ssl::{
 use openssl::x509::extension::{BasicConstraints, SubjectAlternativeName};
 use openssl::x509::{X509Name, X509};
 
-use wtlsperf_spine::{Failure, Handshake, Now, Protocol, Role, Status, Step};
+use wtlsperf_spine::{Failure, Handshake, Now, ProtocolId, Role, Status, Step};
 
 use super::pipe::DatagramPipe;
 use super::Suite;
@@ -97,6 +97,10 @@ pub const RFC7925_INITIAL_TIMER: Duration = Duration::from_secs(9);
 
 /// Ceiling of the doubling timer (RFC 6347 section 4.2.4.1: at least 60 s).
 const MAX_TIMER: Duration = Duration::from_secs(60);
+
+/// Retransmissions OpenSSL makes before a DTLS handshake fails: its `DTLS1_MAX_TIMEOUTS`
+/// (12; the 13th expiry fails the handshake).
+pub const MAX_RETRANSMISSIONS: u32 = 12;
 
 /// Real time that may pass between a flight leaving and the read that finds no answer
 /// without OpenSSL calling its timer expired (see the module's documentation). Under
@@ -670,8 +674,8 @@ impl Handshake for DtlsEndpoint {
     /// OpenSSL takes a whole flight in one call: no per-message timing.
     type Records = ();
 
-    fn protocol(&self) -> Protocol {
-        Protocol::Dtls12
+    fn protocol(&self) -> ProtocolId {
+        super::DTLS12
     }
 
     fn role(&self) -> Role {

@@ -40,7 +40,7 @@ use std::ffi::{c_char, c_int, c_uint, CStr};
 use std::sync::OnceLock;
 
 use wolfssl_sys as w;
-use wtlsperf_spine::{Failure, Handshake, Now, Protocol, Role, Status, Step};
+use wtlsperf_spine::{Failure, Handshake, Now, ProtocolId, Role, Status, Step};
 
 use super::dtls::P256Pki;
 use super::dtls13_wolf::{check, set_clock, Connection, Context, WolfError};
@@ -598,8 +598,8 @@ impl Handshake for Dtls13Endpoint {
     /// wolfSSL takes a whole flight in one call: no per-message timing.
     type Records = ();
 
-    fn protocol(&self) -> Protocol {
-        Protocol::Dtls13
+    fn protocol(&self) -> ProtocolId {
+        super::DTLS13
     }
 
     fn role(&self) -> Role {

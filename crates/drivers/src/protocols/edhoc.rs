@@ -34,7 +34,7 @@ use lakers::{
 };
 use rand::rngs::Xoshiro256PlusPlus;
 
-use wtlsperf_spine::{Failure, Handshake, Now, Protocol, Role, Status, Step};
+use wtlsperf_spine::{Failure, Handshake, Now, ProtocolId, Role, Status, Step};
 
 use super::coap_retransmit::{self as coap, CoapTimers, ConExchange, ResponseCache};
 use crate::setup::thread_cpu_ns;
@@ -324,8 +324,8 @@ impl Handshake for EdhocClient {
     /// lakers' steps could be timed one by one, but the adapter does not yet.
     type Records = ();
 
-    fn protocol(&self) -> Protocol {
-        Protocol::Edhoc
+    fn protocol(&self) -> ProtocolId {
+        super::EDHOC
     }
 
     fn role(&self) -> Role {
@@ -456,8 +456,8 @@ impl Handshake for EdhocServer {
     type Error = EdhocError;
     type Records = ();
 
-    fn protocol(&self) -> Protocol {
-        Protocol::Edhoc
+    fn protocol(&self) -> ProtocolId {
+        super::EDHOC
     }
 
     fn role(&self) -> Role {

@@ -16,7 +16,6 @@
 //! (static DH both ways, the only method lakers implements, and the one with the
 //! smallest messages) with cipher suite 2 (AES-CCM-16-64-128, SHA-256, P-256).
 
-pub mod bearer_jobs;
 pub mod coap_retransmit;
 pub mod compare;
 pub mod dtls;
@@ -41,37 +40,22 @@ use std::time::Instant;
 use anyhow::bail;
 use wtls::handshake::{AuthMode, Client};
 use wtls::probe::Probe;
-use wtls::suite::Case;
 use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::stats::median;
 use wtlsperf_models::transmission::Flight;
 use wtlsperf_spine::pair::Ended;
-use wtlsperf_spine::{Handshake, Pair};
+use wtlsperf_spine::{Handshake, Pair, ProtocolId};
 
-use crate::pki_store::PkiStore;
+use crate::pki_store::CaseCredentials;
 use crate::setup::{self, thread_cpu_ns, Options};
 
-/// The protocols compared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
-pub enum Protocol {
-    /// WAP WTLS 1.0, our engine.
-    Wtls,
-    /// DTLS 1.2 through OpenSSL.
-    Dtls12,
-    /// EDHOC (RFC 9528) through lakers, carried by CoAP.
-    Edhoc,
-}
-
-impl Protocol {
-    /// The CSV value (`wtls`, `dtls1.2`, `edhoc`).
-    pub fn name(self) -> &'static str {
-        match self {
-            Protocol::Wtls => "wtls",
-            Protocol::Dtls12 => "dtls1.2",
-            Protocol::Edhoc => "edhoc",
-        }
-    }
-}
+/// DTLS 1.2's identity on the bench (its registry entry: [`crate::registry::dtls12`]).
+pub const DTLS12: ProtocolId = ProtocolId::new(1, "dtls1.2");
+/// EDHOC's identity on the bench ([`crate::registry::edhoc`]).
+pub const EDHOC: ProtocolId = ProtocolId::new(2, "edhoc");
+/// DTLS 1.3's identity on the bench, in every build: without the `dtls13` feature its
+/// registry entry says it is not available.
+pub const DTLS13: ProtocolId = ProtocolId::new(3, "dtls1.3");
 
 /// A modern protocol's handshake configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -96,10 +80,10 @@ impl Suite {
     ];
 
     /// Which protocol runs it.
-    pub fn protocol(self) -> Protocol {
+    pub fn protocol(self) -> ProtocolId {
         match self {
-            Suite::DtlsEcdheEcdsa { .. } | Suite::DtlsPsk => Protocol::Dtls12,
-            Suite::EdhocMethod3Suite2 => Protocol::Edhoc,
+            Suite::DtlsEcdheEcdsa { .. } | Suite::DtlsPsk => DTLS12,
+            Suite::EdhocMethod3Suite2 => EDHOC,
         }
     }
 
@@ -186,28 +170,23 @@ impl PkOps {
 }
 
 /// Retransmissions our WTLS client allows before giving up over a bearer.
-const WTLS_MAX_RETRANSMISSIONS: u32 = 6;
+pub const WTLS_MAX_RETRANSMISSIONS: u32 = 6;
 
-/// Our WTLS client for `case`, with the retransmission timer suited to `profile` (the
-/// one `wtlsperf bearer` runs use: [`crate::bearer_runs::bearer_retransmit_timeout`]).
-pub fn wtls_client(
-    store: &PkiStore,
-    case: Case,
-    auth: AuthMode,
-    profile: &LinkProfile,
-) -> anyhow::Result<Client> {
-    let creds = store.case(&case)?;
-    let mut cfg = setup::client_config(&creds, &Options::default(), false);
+/// Our WTLS client of a case's credentials, with the retransmission timer suited to
+/// `profile` (the one `wtlsperf bearer` runs use:
+/// [`crate::bearer_runs::bearer_retransmit_timeout`]).
+pub fn wtls_client(creds: &CaseCredentials, auth: AuthMode, profile: &LinkProfile) -> Client {
+    let mut cfg = setup::client_config(creds, &Options::default(), false);
     cfg.retransmit_timeout_ns =
         crate::bearer_runs::bearer_retransmit_timeout(profile).as_nanos() as u64;
     cfg.max_retransmissions = WTLS_MAX_RETRANSMISSIONS;
-    Ok(Client::new(
+    Client::new(
         Arc::new(cfg),
         auth,
         None,
         Probe::off(),
         setup::now(),
-    ))
+    )
 }
 
 /// One datagram of a handshake as the client saw it.
@@ -299,8 +278,6 @@ pub fn run_in_memory<C: Handshake, S: Handshake>(
 /// machine's speed affects both alike).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SuiteMeasurement {
-    /// Which suite.
-    pub suite: Suite,
     /// One representative exchange (every rep has the same shape).
     pub shape: MemoryRun,
     /// Median client thread CPU per handshake (µs).
@@ -331,20 +308,32 @@ impl SuiteMeasurement {
 
 /// Runs `reps` handshakes of a suite in memory (after `warmup` unmeasured ones).
 pub fn measure_suite(suite: Suite, reps: usize, warmup: usize) -> anyhow::Result<SuiteMeasurement> {
+    let bench = SuiteBench::new(suite)?;
+    measure_in_memory(reps, warmup, || bench.handshake(), || bench.raw_ops())
+}
+
+/// Medians of `reps` in-memory handshakes (after `warmup` unmeasured ones), each
+/// followed by the raw public-key operations `raw_ops` times as (server ns, client ns),
+/// where the protocol has a bound (`None` otherwise): any protocol's bench, one way.
+pub fn measure_in_memory(
+    reps: usize,
+    warmup: usize,
+    mut handshake: impl FnMut() -> anyhow::Result<MemoryRun>,
+    mut raw_ops: impl FnMut() -> anyhow::Result<Option<(u64, u64)>>,
+) -> anyhow::Result<SuiteMeasurement> {
     if reps == 0 {
         bail!("at least one rep is needed");
     }
-    let bench = SuiteBench::new(suite)?;
     for _ in 0..warmup {
-        bench.handshake()?;
+        handshake()?;
     }
     let (mut client, mut server, mut spk, mut cpk) = (vec![], vec![], vec![], vec![]);
     let mut shape = None;
     for _ in 0..reps {
-        let run = bench.handshake()?;
+        let run = handshake()?;
         client.push(run.client_cpu_ns as f64 / 1e3);
         server.push(run.server_cpu_ns as f64 / 1e3);
-        if let Some((s, c)) = bench.raw_ops()? {
+        if let Some((s, c)) = raw_ops()? {
             spk.push(s as f64 / 1e3);
             cpk.push(c as f64 / 1e3);
         }
@@ -352,7 +341,6 @@ pub fn measure_suite(suite: Suite, reps: usize, warmup: usize) -> anyhow::Result
     }
     let shape = shape.ok_or_else(|| anyhow::anyhow!("no handshake ran"))?;
     Ok(SuiteMeasurement {
-        suite,
         shape,
         client_cpu_us: median(&client).unwrap_or(f64::NAN),
         server_cpu_us: median(&server).unwrap_or(f64::NAN),
@@ -426,8 +414,8 @@ mod tests {
         use wtlsperf_models::Authentication;
 
         let dir = tempfile::tempdir().unwrap();
-        let case = Case::parse("160p/160p").unwrap();
-        let store = PkiStore::create(dir.path(), true, unix_now().unwrap(), &[case]).unwrap();
+        let case = wtls::suite::Case::parse("160p/160p").unwrap();
+        let store = crate::pki_store::PkiStore::create(dir.path(), true, unix_now().unwrap(), &[case]).unwrap();
         let server =
             gateway_server_config(&store, ClientAuth::Optional, &Options::default()).unwrap();
         let gw = spawn_gateway(GatewayConfig::new(
@@ -451,7 +439,7 @@ mod tests {
         // The timer of GSM CSD (about 5 s) on a lossless loopback link: a retransmission
         // (a fifth flight) could only come from an answer slower than that.
         let gsm = wtlsperf_bearer::profile("gsm-csd").unwrap();
-        let client = wtls_client(&store, case, AuthMode::ServerAuth, &gsm).unwrap();
+        let client = wtls_client(&store.case(&case).unwrap(), AuthMode::ServerAuth, &gsm);
         let run = udp::client_over_bearer(
             client,
             gw.local_addr(),

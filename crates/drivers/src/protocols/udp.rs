@@ -94,11 +94,11 @@ mod tests {
     use crate::protocols::edhoc::EdhocConfig;
     use crate::protocols::Suite;
     use wtlsperf_bearer::profile;
-    use wtlsperf_spine::Protocol;
+    use wtlsperf_spine::ProtocolId;
 
     /// One handshake of `client` against a gateway serving `make`'s servers.
     fn over<C: Handshake, S: Handshake + Send + 'static>(
-        protocol: Protocol,
+        protocol: ProtocolId,
         client: C,
         make: MakeServer<S>,
         p: &LinkProfile,
@@ -118,7 +118,7 @@ mod tests {
         let cfg = EdhocConfig::new().unwrap().with_timers(timers);
         let server_cfg = cfg.clone();
         over(
-            Protocol::Edhoc,
+            crate::protocols::EDHOC,
             cfg.client(seed).unwrap(),
             Arc::new(move || server_cfg.server()),
             p,
@@ -134,7 +134,7 @@ mod tests {
         let cfg = Arc::new(cfg);
         let server_cfg = Arc::clone(&cfg);
         over(
-            Protocol::Dtls12,
+            crate::protocols::DTLS12,
             cfg.client().unwrap(),
             Arc::new(move || server_cfg.server()),
             p,
@@ -194,46 +194,5 @@ mod tests {
             edhoc_rtx > 0 && dtls_rtx > 0,
             "edhoc {edhoc_rtx}, dtls {dtls_rtx}"
         );
-    }
-
-    /// DTLS 1.3 (wolfSSL) over an emulated bearer through the gateway's worker threads:
-    /// each server connection is made on one thread and driven on another (the
-    /// `Send` argument in `dtls13_wolf.rs`). Classical and ML-KEM-768, both sides
-    /// fragmenting to LTE-M's 1358-byte MTU (1330-byte UDP payload): ML-KEM-768's second
-    /// ClientHello (1426 B) crosses it, and no datagram exceeds it.
-    #[cfg(feature = "dtls13")]
-    #[test]
-    fn dtls13_classical_and_ml_kem_complete_over_emulated_lte_m_through_the_gateway() {
-        use crate::protocols::dtls13::{Credential, Dtls13Config, Dtls13Suite, Group};
-        let lte = profile("lte-m").unwrap();
-        let limit = lte.datagram_payload_limit();
-        assert_eq!(limit, 1330);
-        let cert = Credential::Certificate { mutual: false };
-        for (i, group) in [Group::P256, Group::MlKem768].into_iter().enumerate() {
-            let cfg = Dtls13Config::new(Dtls13Suite::new(cert, group, false))
-                .unwrap()
-                .with_mtu(limit)
-                .with_initial_timer_s(NO_SPURIOUS_TIMER.as_secs() as u32);
-            let cfg = Arc::new(cfg);
-            let server_cfg = Arc::clone(&cfg);
-            let run = over(
-                Protocol::Dtls13,
-                cfg.client().unwrap(),
-                Arc::new(move || server_cfg.server()),
-                &lte,
-                10 + i as u64,
-            );
-            // The relay keeps each direction in order, but an ACK of wolfSSL's that
-            // covers part of a flight still draws a partial retransmission, so the
-            // count of flights is not asserted here.
-            let largest = run.log.iter().map(|d| d.bytes).max().unwrap();
-            assert!(largest <= usize::from(limit), "{group:?}: {largest}");
-            let up: usize = run.log.iter().filter(|d| d.up).map(|d| d.bytes).sum();
-            // the client's key share: 65 B for P-256, the 1184-byte ML-KEM-768 key
-            assert_eq!(up > 1184, group == Group::MlKem768, "{group:?}: {up}");
-            if group == Group::MlKem768 {
-                assert!(run.bytes() > 3000, "{}", run.bytes());
-            }
-        }
     }
 }

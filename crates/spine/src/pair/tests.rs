@@ -5,7 +5,7 @@
 use std::cell::Cell;
 
 use super::*;
-use crate::{Failure, Protocol, Role};
+use crate::{Failure, ProtocolId, Role};
 
 const START: Now = Now {
     mono_ns: 1_000,
@@ -46,8 +46,8 @@ impl Handshake for Toy {
     type Error = String;
     type Records = ();
 
-    fn protocol(&self) -> Protocol {
-        Protocol::Wtls
+    fn protocol(&self) -> ProtocolId {
+        ProtocolId::new(0, "toy")
     }
 
     fn role(&self) -> Role {
@@ -215,4 +215,17 @@ fn without_a_clock_no_cpu_is_charged() {
     p.handshake();
     assert_eq!(p.cpu.server_jobs_ns, [0]);
     assert_eq!(p.cpu.client_ns, 0);
+}
+
+#[test]
+fn an_erased_pair_runs_like_the_typed_one() {
+    use crate::AnyHandshake;
+    let mut pair = Pair::new(
+        AnyHandshake::new(Toy::client()),
+        AnyHandshake::new(Toy::server()),
+        START,
+    );
+    assert_eq!(pair.handshake(), Ended::Complete);
+    assert_eq!(pair.client.protocol().name(), "toy");
+    assert!(pair.client.status().is_complete());
 }

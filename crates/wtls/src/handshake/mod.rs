@@ -36,7 +36,7 @@ pub use error::{
     DropReason, HandshakeState, LocalError, PeerMisbehaved, ProtocolError, UnauthenticatedAlert,
 };
 pub use server::{Datagram, ServerConfig, ServerConnection, ServerCredential};
-pub use spine::Negotiated;
+pub use spine::{Negotiated, WTLS};
 /// The time as the caller sees it (the spine's: every protocol shares it).
 pub use wtlsperf_spine::Now;
 

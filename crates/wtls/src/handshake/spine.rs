@@ -7,12 +7,15 @@
 //! routing); this is the part every protocol shares: datagrams in and out at the
 //! caller's time, the retransmission deadline, and a typed end.
 
-use wtlsperf_spine::{Failure, Handshake, Now, Protocol, Role, Status, Step};
+use wtlsperf_spine::{Failure, Handshake, Now, ProtocolId, Role, Status, Step};
 
 use super::{Client, Event, HandshakeKind, LocalError, Output, ProtocolError, ServerConnection};
 use crate::msgs::common::CipherSuite;
 use crate::msgs::enums::{AlertLevel, KeyExchangeSuite};
 use crate::probe::HandshakeProbe;
+
+/// WTLS's identity on the bench: first in every report, `wtls` in every CSV.
+pub const WTLS: ProtocolId = ProtocolId::new(0, "wtls");
 
 /// What a completed WTLS handshake agreed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,8 +70,8 @@ impl Handshake for Client {
     type Error = ProtocolError;
     type Records = HandshakeProbe;
 
-    fn protocol(&self) -> Protocol {
-        Protocol::Wtls
+    fn protocol(&self) -> ProtocolId {
+        WTLS
     }
 
     fn role(&self) -> Role {
@@ -123,8 +126,8 @@ impl Handshake for ServerConnection {
     type Error = ProtocolError;
     type Records = HandshakeProbe;
 
-    fn protocol(&self) -> Protocol {
-        Protocol::Wtls
+    fn protocol(&self) -> ProtocolId {
+        WTLS
     }
 
     fn role(&self) -> Role {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 pub use crate::fixtures::{now, CaseKeys, FixtureError, UNIX_NOW};
 pub use wtlsperf_spine::pair::{Direction, Ended, Fate, RunOutcome, DEFAULT_ROUND_LIMIT};
-use wtlsperf_spine::{Handshake, Now, Protocol, Role, Status, Step};
+use wtlsperf_spine::{Handshake, Now, ProtocolId, Role, Status, Step};
 
 use crate::handshake::{
     AuthMode, Client, ClientConfig, Negotiated, Output, ProtocolError, ServerConfig,
@@ -74,7 +74,7 @@ macro_rules! delegate {
         type Negotiated = Negotiated;
         type Error = ProtocolError;
         type Records = HandshakeProbe;
-        fn protocol(&self) -> Protocol {
+        fn protocol(&self) -> ProtocolId {
             Handshake::protocol(&self.end)
         }
         fn role(&self) -> Role {

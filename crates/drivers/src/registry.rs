@@ -1,0 +1,341 @@
+//! The protocol registry: every protocol on the bench, each implemented once, in one
+//! module, behind one trait ([`ProtocolEntry`]), and each of its configurations a typed
+//! value behind another ([`Configuration`]) with one text form, `protocol:configuration`
+//! (`dtls1.3:mlkem768-ecdsa-ccm8`, `wtls:256p/256p`).
+//!
+//! Everything that compares protocols (the in-memory pair, the bearer runs, the loss
+//! curves, the load test, device pricing, flights, the evaluation's tables and an
+//! experiment file's contenders) iterates over [`protocols`] and asks a [`Contender`];
+//! nothing outside an entry's module says which protocol it is looking at. A protocol a
+//! build lacks (DTLS 1.3 without the `dtls13` feature) is one entry that says so
+//! ([`ProtocolEntry::unavailable`]).
+//!
+//! The shape follows ns-3's modules behind one interface: a new protocol is its module
+//! plus one line in [`protocols`].
+
+pub mod dtls12;
+#[cfg(feature = "dtls13")]
+pub mod dtls13;
+pub mod edhoc;
+mod served;
+pub mod wtls;
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use wtlsperf_bearer::LinkProfile;
+use wtlsperf_models::device::published_pq::PublishedPqCost;
+use wtlsperf_models::device::DeviceProfile;
+use wtlsperf_models::Authentication;
+use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
+
+use crate::device::ClientSteps;
+use crate::gateway::HandshakeServers;
+use crate::load::{LoadReport, LoadSpec};
+use crate::pki_store::PkiStore;
+use crate::protocols::SuiteMeasurement;
+pub use served::{run_over_bearer, serve_spine, ServedCache, BEARER_HANDSHAKE_TIMEOUT};
+
+/// Every protocol on the bench, in report order. Adding a protocol is adding its entry
+/// here.
+pub fn protocols() -> &'static [&'static dyn ProtocolEntry] {
+    &[
+        &wtls::Wtls,
+        &dtls12::Dtls12,
+        &edhoc::Edhoc,
+        #[cfg(feature = "dtls13")]
+        &dtls13::Dtls13,
+        #[cfg(not(feature = "dtls13"))]
+        &dtls13_unavailable::Dtls13Unavailable,
+    ]
+}
+
+/// The protocols this build can run.
+pub fn available() -> impl Iterator<Item = &'static dyn ProtocolEntry> {
+    protocols()
+        .iter()
+        .copied()
+        .filter(|p| p.unavailable().is_none())
+}
+
+/// The entry called `name` (`wtls`, `dtls1.2`, ...); the error lists the names.
+pub fn protocol(name: &str) -> Result<&'static dyn ProtocolEntry, UnknownName> {
+    protocols()
+        .iter()
+        .copied()
+        .find(|p| p.id().name() == name)
+        .ok_or_else(|| UnknownName::new("protocol", name, protocols().iter().map(|p| p.id().name())))
+}
+
+/// The entry of a protocol id.
+pub fn entry(id: ProtocolId) -> &'static dyn ProtocolEntry {
+    protocols()
+        .iter()
+        .copied()
+        .find(|p| p.id() == id)
+        .unwrap_or_else(|| unreachable!("every ProtocolId comes from a registry entry"))
+}
+
+/// The level label of a P-256 configuration: category 3's 128-bit level, as WTLS's
+/// like-for-like case 256p/256p.
+pub const P256_LEVEL: &str = "P-256 (category 3)";
+
+/// Why a contender's text does not name one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ContenderError {
+    #[error("{0:?} is not protocol:configuration (e.g. dtls1.3:mlkem768-ecdsa-ccm8)")]
+    NoColon(String),
+    #[error("{0}")]
+    Unknown(UnknownName),
+    #[error("{protocol} is not in this build: {why}")]
+    Unavailable {
+        protocol: &'static str,
+        why: &'static str,
+    },
+}
+
+/// Parses `protocol:configuration` against the registry.
+pub fn contender(text: &str) -> Result<Contender, ContenderError> {
+    let (p, c) = text
+        .split_once(':')
+        .ok_or_else(|| ContenderError::NoColon(text.to_owned()))?;
+    let entry = protocol(p.trim()).map_err(ContenderError::Unknown)?;
+    if let Some(why) = entry.unavailable() {
+        return Err(ContenderError::Unavailable {
+            protocol: entry.id().name(),
+            why,
+        });
+    }
+    entry.parse(c.trim()).map_err(ContenderError::Unknown)
+}
+
+/// A protocol's retransmission defaults, with the section of the standard they follow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timers {
+    /// The first retransmission timer.
+    pub initial: Duration,
+    /// Each later timer is this many times the one before.
+    pub backoff: f64,
+    /// The longest timer, where the protocol caps it.
+    pub ceiling: Option<Duration>,
+    /// Retransmissions of one flight before the handshake fails.
+    pub max_retransmissions: u32,
+    /// Where the values come from (`RFC 6347 section 4.2.4.1; RFC 7925 section 11`).
+    pub source: &'static str,
+}
+
+/// A protocol on the bench.
+pub trait ProtocolEntry: Send + Sync + 'static {
+    /// Its identity: the `protocol` column of every CSV and the text before the colon.
+    fn id(&self) -> ProtocolId;
+    /// A line for tables and `--help`: the protocol and the implementation that runs
+    /// it (`DTLS 1.2 (RFC 6347) through OpenSSL`).
+    fn title(&self) -> &'static str;
+    /// Why this build cannot run it, if it cannot.
+    fn unavailable(&self) -> Option<&'static str> {
+        None
+    }
+    /// Every configuration the bench offers, in report order.
+    fn configurations(&self) -> Vec<Contender>;
+    /// The configuration whose text form (after the colon) is `text`; the error lists
+    /// the known ones.
+    fn parse(&self, text: &str) -> Result<Contender, UnknownName> {
+        let all = self.configurations();
+        if let Some(c) = all.iter().find(|c| c.configuration() == text) {
+            return Ok(c.clone());
+        }
+        let known: Vec<&'static str> = all
+            .iter()
+            .map(|c| &*Box::leak(c.configuration().into_boxed_str()))
+            .collect();
+        Err(UnknownName::new("configuration", text, known))
+    }
+    /// Its retransmission defaults over `bearer` (a protocol whose timer follows the
+    /// bearer, as our WTLS client's does, says so in `source`).
+    fn timers(&self, bearer: &LinkProfile) -> Timers;
+}
+
+/// What a device profile cannot price, and why (`not available: ...`).
+pub type NotPriced = String;
+
+/// The facts of a configuration a comparison must state (the guide: "a comparison
+/// states what differs between the contenders").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Traits {
+    /// Security level label (`P-256 (category 3)`).
+    pub level: String,
+    /// Whether a later compromise of a long-term key leaves this session's keys safe.
+    pub forward_secrecy: bool,
+    /// Whether the key exchange includes ML-KEM (alone or in a hybrid).
+    pub post_quantum_key_exchange: bool,
+    /// Whether the client needs P-256 operations.
+    pub uses_p256: bool,
+}
+
+/// One configuration of one protocol: a typed value of the protocol's module.
+pub trait Configuration: fmt::Debug + Send + Sync + 'static {
+    /// Its protocol.
+    fn entry(&self) -> &'static dyn ProtocolEntry;
+    /// Its text form, after `protocol:`.
+    fn name(&self) -> String;
+    /// Server-authenticated or mutual.
+    fn auth(&self) -> Authentication;
+    fn traits(&self) -> Traits;
+    /// Repeated in-memory handshakes through the spine's pair (`reps` after `warmup`).
+    fn measure_in_memory(
+        &self,
+        bench: Bench<'_>,
+        reps: usize,
+        warmup: usize,
+    ) -> anyhow::Result<SuiteMeasurement>;
+    /// A gateway serving this configuration on loopback, and its clients: both sides
+    /// fragment to `payload_limit` where the protocol fragments to the bearer.
+    fn serve(&self, bench: Bench<'_>, payload_limit: u16) -> anyhow::Result<Arc<dyn Served>>;
+    /// The client's processing per flight on an emulated device: what the UDP driver
+    /// holds each flight for. `Err` says why the device cannot price it.
+    fn client_steps(
+        &self,
+        device: &DeviceProfile,
+        published: &[PublishedPqCost],
+    ) -> Result<ClientSteps, NotPriced>;
+    /// The sides the load test runs ([`Configuration::offer_load`]'s default path).
+    fn load_sides(&self) -> anyhow::Result<LoadSides>;
+    /// An open- or closed-loop load run of this configuration against the gateway
+    /// worker (in process, or `spec.target`).
+    fn offer_load(&self, spec: &LoadSpec, bench: Bench<'_>) -> anyhow::Result<LoadReport> {
+        let _ = bench;
+        crate::load::run_spine(spec, self.load_sides()?)
+    }
+    /// The value itself, for the drivers that serve a protocol natively (WTLS's own
+    /// endpoint and its load clients).
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// A running server side of one configuration and the clients that reach it.
+pub trait Served: Send + Sync {
+    /// Where the gateway listens.
+    fn addr(&self) -> SocketAddr;
+    /// A fresh client whose timers suit `bearer`; `seed` distinguishes runs.
+    fn client(&self, bearer: &LinkProfile, seed: u64) -> anyhow::Result<AnyHandshake>;
+}
+
+/// What the factories share: the PKI the WTLS cases are issued from.
+#[derive(Clone, Copy)]
+pub struct Bench<'a> {
+    pub store: &'a PkiStore,
+}
+
+/// Both sides of a configuration as the load test runs them: a fresh client per arrival
+/// (its argument distinguishes clients), a server per address behind the gateway
+/// worker, and the capacity bound, the server CPU of `runs` handshakes in memory (us).
+pub struct LoadSides {
+    pub client: Box<dyn FnMut(u64) -> anyhow::Result<AnyHandshake> + Send>,
+    pub servers: HandshakeServers<AnyHandshake>,
+    pub server_cpu_us: Box<dyn FnMut(usize) -> anyhow::Result<Vec<f64>> + Send>,
+}
+
+/// One configuration of one protocol, as every part of the bench passes it around.
+#[derive(Clone)]
+pub struct Contender(Arc<dyn Configuration>);
+
+impl Contender {
+    pub fn new(c: impl Configuration) -> Contender {
+        Contender(Arc::new(c))
+    }
+
+    pub fn protocol(&self) -> ProtocolId {
+        self.0.entry().id()
+    }
+
+    pub fn entry(&self) -> &'static dyn ProtocolEntry {
+        self.0.entry()
+    }
+
+    /// The text after `protocol:`.
+    pub fn configuration(&self) -> String {
+        self.0.name()
+    }
+
+    /// The typed configuration, where it is a `C`.
+    pub fn downcast<C: Configuration>(&self) -> Option<&C> {
+        self.0.as_any().downcast_ref::<C>()
+    }
+}
+
+impl std::ops::Deref for Contender {
+    type Target = dyn Configuration;
+    fn deref(&self) -> &dyn Configuration {
+        &*self.0
+    }
+}
+
+impl fmt::Display for Contender {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.protocol(), self.configuration())
+    }
+}
+
+impl fmt::Debug for Contender {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl PartialEq for Contender {
+    fn eq(&self, other: &Contender) -> bool {
+        self.protocol() == other.protocol() && self.configuration() == other.configuration()
+    }
+}
+
+impl Eq for Contender {}
+
+impl std::hash::Hash for Contender {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.protocol().hash(state);
+        self.configuration().hash(state);
+    }
+}
+
+impl std::str::FromStr for Contender {
+    type Err = ContenderError;
+    fn from_str(s: &str) -> Result<Contender, ContenderError> {
+        contender(s)
+    }
+}
+
+/// DTLS 1.3's entry in a build without the `dtls13` feature: listed, and says why not.
+#[cfg(not(feature = "dtls13"))]
+mod dtls13_unavailable {
+    use super::*;
+
+    pub struct Dtls13Unavailable;
+
+    impl ProtocolEntry for Dtls13Unavailable {
+        fn id(&self) -> ProtocolId {
+            crate::protocols::DTLS13
+        }
+        fn title(&self) -> &'static str {
+            "DTLS 1.3 (RFC 9147) through wolfSSL"
+        }
+        fn unavailable(&self) -> Option<&'static str> {
+            Some("built without the `dtls13` feature (wolfSSL, GPL-2.0-or-later; README)")
+        }
+        fn configurations(&self) -> Vec<Contender> {
+            Vec::new()
+        }
+        fn timers(&self, _: &LinkProfile) -> Timers {
+            Timers {
+                initial: Duration::from_secs(9),
+                backoff: 2.0,
+                ceiling: Some(Duration::from_secs(64)),
+                max_retransmissions: 0,
+                source: "RFC 9147 section 5.8; RFC 7925 section 11",
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

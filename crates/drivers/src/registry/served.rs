@@ -1,0 +1,106 @@
+//! The server side of a configuration as the bearer runs, device runs and loss curves
+//! use it: one gateway on loopback per configuration and payload limit, built on first
+//! use and shared by every run ([`ServedCache`]), and [`serve_spine`], the gateway of any
+//! protocol whose server is a spine [`Handshake`].
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use wtlsperf_bearer::LinkProfile;
+use wtlsperf_spine::{AnyHandshake, Handshake};
+
+use super::{Bench, Contender, Served};
+use crate::device::ClientSteps;
+use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, HandshakeServers};
+use crate::protocols::udp::{client_over_bearer, UdpRun};
+
+/// How long a bearer gateway keeps a handshake: a lossy DTLS run's timers double from
+/// 9 s (RFC 7925), so a handshake may take minutes.
+pub const BEARER_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A gateway of the lab (no response limiter: [`GatewayConfig::lab`]) that keeps a
+/// handshake as long as a lossy bearer run may take.
+pub fn bearer_gateway<P: crate::gateway::serve::ServeProtocol>(
+    server: P,
+    workers: usize,
+) -> anyhow::Result<GatewayHandle> {
+    let mut cfg = GatewayConfig::lab("127.0.0.1:0".parse()?, server);
+    cfg.handshake_timeout = BEARER_HANDSHAKE_TIMEOUT;
+    cfg.workers = workers;
+    spawn_gateway(cfg)
+}
+
+/// A gateway and a client factory, for a protocol whose server is a spine handshake.
+struct SpineServed<F> {
+    gateway: GatewayHandle,
+    client: F,
+}
+
+impl<F> Served for SpineServed<F>
+where
+    F: Fn(&LinkProfile, u64) -> anyhow::Result<AnyHandshake> + Send + Sync,
+{
+    fn addr(&self) -> SocketAddr {
+        self.gateway.local_addr()
+    }
+    fn client(&self, bearer: &LinkProfile, seed: u64) -> anyhow::Result<AnyHandshake> {
+        (self.client)(bearer, seed)
+    }
+}
+
+/// Serves `make_server`'s handshakes behind the gateway worker, one per client address,
+/// and hands out `client`'s.
+pub fn serve_spine<S, F>(
+    servers: HandshakeServers<S>,
+    client: F,
+) -> anyhow::Result<Arc<dyn Served>>
+where
+    S: Handshake + Send + 'static,
+    F: Fn(&LinkProfile, u64) -> anyhow::Result<AnyHandshake> + Send + Sync + 'static,
+{
+    let gateway = bearer_gateway(servers, 1)?;
+    Ok(Arc::new(SpineServed { gateway, client }))
+}
+
+/// One handshake of `served`'s configuration through a relay emulating `bearer`
+/// (seeded with `seed`), the client's flights held to a device's `steps` if given; gives
+/// up after `deadline`. The one relay-and-run function of the bench.
+pub fn run_over_bearer(
+    served: &dyn Served,
+    bearer: &LinkProfile,
+    seed: u64,
+    steps: Option<&ClientSteps>,
+    deadline: Duration,
+) -> anyhow::Result<UdpRun> {
+    let client = served.client(bearer, seed)?;
+    client_over_bearer(client, served.addr(), bearer, seed, steps, deadline)
+}
+
+/// Each configuration's gateway per payload limit, started on first use and kept for
+/// every later run (a configuration may cost a certificate chain and two contexts).
+pub struct ServedCache<'b> {
+    bench: Bench<'b>,
+    served: Mutex<Vec<(Contender, u16, Arc<dyn Served>)>>,
+}
+
+impl<'b> ServedCache<'b> {
+    pub fn new(bench: Bench<'b>) -> ServedCache<'b> {
+        ServedCache {
+            bench,
+            served: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The server side of `contender` fragmenting to `bearer`'s datagram payload limit.
+    pub fn get(&self, contender: &Contender, bearer: &LinkProfile) -> anyhow::Result<Arc<dyn Served>> {
+        let limit = bearer.datagram_payload_limit();
+        let mut served = self.served.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, _, s)) = served.iter().find(|(c, l, _)| c == contender && *l == limit) {
+            return Ok(Arc::clone(s));
+        }
+        let s = contender.serve(self.bench, limit)?;
+        served.push((contender.clone(), limit, Arc::clone(&s)));
+        Ok(s)
+    }
+}

@@ -1,0 +1,62 @@
+use super::*;
+
+#[test]
+fn every_listed_configuration_parses_back_from_its_text() {
+    for p in available() {
+        let all = p.configurations();
+        assert!(!all.is_empty(), "{}", p.id());
+        for c in all {
+            let text = c.to_string();
+            let back: Contender = text.parse().unwrap();
+            assert_eq!(back, c, "{text}");
+            assert_eq!(back.protocol(), p.id());
+        }
+    }
+}
+
+#[test]
+fn protocol_names_are_unique_and_in_rank_order() {
+    let ids: Vec<ProtocolId> = protocols().iter().map(|p| p.id()).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(ids, sorted);
+}
+
+#[test]
+fn bad_contender_texts_name_what_is_wrong_and_list_the_known() {
+    let e = contender("tls:x").unwrap_err().to_string();
+    assert!(e.contains("\"tls\"") && e.contains("wtls") && e.contains("dtls1.2"), "{e}");
+    let e = contender("dtls1.2:rsa").unwrap_err().to_string();
+    assert!(e.contains("psk-ccm8"), "{e}");
+    let e = contender("wtls").unwrap_err();
+    assert!(matches!(e, ContenderError::NoColon(_)), "{e}");
+    let e = contender("wtls:999p/256p").unwrap_err().to_string();
+    assert!(e.contains("256p/256p"), "{e}");
+}
+
+#[test]
+fn wtls_configurations_read_as_the_thesis_names_them() {
+    let c = contender("wtls:256p/256p-mutual").unwrap();
+    assert_eq!(c.auth(), Authentication::Mutual);
+    assert_eq!(c.configuration(), "256p/256p-mutual");
+    assert!(!c.traits().forward_secrecy);
+    let s = contender("wtls:160p/160p").unwrap();
+    assert_eq!(s.auth(), Authentication::ServerAuth);
+}
+
+#[test]
+fn every_entry_states_its_timers_with_a_source() {
+    let bearer = LinkProfile::loopback();
+    for p in protocols() {
+        let t = p.timers(&bearer);
+        assert!(t.source.contains("RFC") || t.source.contains("WAP"), "{}", p.id());
+        assert!(t.backoff >= 1.0);
+    }
+}
+
+#[test]
+fn an_entry_missing_from_the_build_says_why() {
+    let dtls13 = protocol("dtls1.3").unwrap();
+    assert_eq!(dtls13.unavailable().is_some(), dtls13.configurations().is_empty());
+}
