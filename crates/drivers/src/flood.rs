@@ -45,7 +45,7 @@ use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, GatewayStats, 
 use crate::load::protocols::{SpineClients, WtlsClients};
 use crate::load::LoadClients;
 use crate::pki_store::{PkiSource, PkiStore};
-use crate::registry::Contender;
+use crate::registry::{Bench, Contender};
 use crate::setup::{self, ClientAuth, Options};
 
 pub mod reflection;
@@ -492,7 +492,8 @@ pub fn flood(args: &FloodConfig) -> anyhow::Result<FloodReport> {
         };
         return flood_with(args, clients, server);
     };
-    let sides = contender.load_sides()?;
+    let store = args.pki.open()?;
+    let sides = contender.load_sides(Bench { store: &store })?;
     let server = args.in_process.then_some(sides.servers);
     let clients = SpineClients {
         make: sides.client,

@@ -35,7 +35,7 @@ use crate::device::ClientSteps;
 use crate::gateway::HandshakeServers;
 use crate::load::{LoadReport, LoadSpec};
 use crate::pki_store::PkiStore;
-use crate::protocols::SuiteMeasurement;
+use crate::protocols::{measure_in_memory, run_in_memory, MemoryRun, SuiteMeasurement};
 pub use served::{run_over_bearer, serve_spine, ServedCache, BEARER_HANDSHAKE_TIMEOUT};
 
 /// Every protocol on the bench, in report order. Adding a protocol is adding its entry
@@ -157,8 +157,40 @@ pub trait ProtocolEntry: Send + Sync + 'static {
     fn timers(&self, bearer: &LinkProfile) -> Timers;
 }
 
-/// What a device profile cannot price, and why (`not available: ...`).
-pub type NotPriced = String;
+/// Why a device profile cannot price a configuration's client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotPriced {
+    /// `not available: ...`, as the tables print it.
+    pub reason: String,
+    /// Whether the tables list the configuration on the device anyway, as not
+    /// available (an operation the device has no published cost for), rather than
+    /// leaving the row out (a case its model has no row for).
+    pub listed: bool,
+}
+
+impl NotPriced {
+    /// A row left out: the device's model does not cover the configuration.
+    pub fn unmodelled(e: impl fmt::Display) -> NotPriced {
+        NotPriced {
+            reason: format!("not available: {e}"),
+            listed: false,
+        }
+    }
+
+    /// A row listed as not available, with its reason.
+    pub fn listed(reason: impl Into<String>) -> NotPriced {
+        NotPriced {
+            reason: reason.into(),
+            listed: true,
+        }
+    }
+}
+
+impl fmt::Display for NotPriced {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
 
 /// The facts of a configuration a comparison must state (the guide: "a comparison
 /// states what differs between the contenders").
@@ -180,19 +212,23 @@ pub trait Configuration: fmt::Debug + Send + Sync + 'static {
     fn entry(&self) -> &'static dyn ProtocolEntry;
     /// Its text form, after `protocol:`.
     fn name(&self) -> String;
+    /// The `suite` column of the CSVs: the text form less what the `auth` column says
+    /// (a WTLS case without its `-mutual`).
+    fn suite(&self) -> String {
+        self.name()
+    }
     /// Server-authenticated or mutual.
     fn auth(&self) -> Authentication;
     fn traits(&self) -> Traits;
-    /// Repeated in-memory handshakes through the spine's pair (`reps` after `warmup`).
-    fn measure_in_memory(
+    /// Both sides of this configuration, built once for many handshakes: both fragment
+    /// to `payload_limit` where the protocol fragments to the bearer's MTU, and their
+    /// timers run on `time` (the caller's virtual time, or real time over UDP).
+    fn sides(
         &self,
         bench: Bench<'_>,
-        reps: usize,
-        warmup: usize,
-    ) -> anyhow::Result<SuiteMeasurement>;
-    /// A gateway serving this configuration on loopback, and its clients: both sides
-    /// fragment to `payload_limit` where the protocol fragments to the bearer.
-    fn serve(&self, bench: Bench<'_>, payload_limit: u16) -> anyhow::Result<Arc<dyn Served>>;
+        payload_limit: u16,
+        time: TimeBase,
+    ) -> anyhow::Result<Arc<dyn Sides>>;
     /// The client's processing per flight on an emulated device: what the UDP driver
     /// holds each flight for. `Err` says why the device cannot price it.
     fn client_steps(
@@ -200,17 +236,108 @@ pub trait Configuration: fmt::Debug + Send + Sync + 'static {
         device: &DeviceProfile,
         published: &[PublishedPqCost],
     ) -> Result<ClientSteps, NotPriced>;
-    /// The sides the load test runs ([`Configuration::offer_load`]'s default path).
-    fn load_sides(&self) -> anyhow::Result<LoadSides>;
-    /// An open- or closed-loop load run of this configuration against the gateway
-    /// worker (in process, or `spec.target`).
-    fn offer_load(&self, spec: &LoadSpec, bench: Bench<'_>) -> anyhow::Result<LoadReport> {
-        let _ = bench;
-        crate::load::run_spine(spec, self.load_sides()?)
+    /// Whether both sides fragment to the bearer's MTU in its bearer runs (so its
+    /// flights differ per bearer: [`Configuration::shape_at`]).
+    fn fragments_to_bearer(&self) -> bool {
+        false
+    }
+    /// The raw public-key work of one handshake on this machine, (server ns, client
+    /// ns), timed after each in-memory handshake for the bound ratio; `None` where the
+    /// protocol has no such bound here.
+    fn raw_ops(&self) -> anyhow::Result<Option<RawOps>> {
+        Ok(None)
     }
     /// The value itself, for the drivers that serve a protocol natively (WTLS's own
     /// endpoint and its load clients).
     fn as_any(&self) -> &dyn std::any::Any;
+
+    /// Repeated in-memory handshakes through the spine's pair (`reps` after `warmup`),
+    /// each followed by the raw operations of [`Configuration::raw_ops`].
+    fn measure_in_memory(
+        &self,
+        bench: Bench<'_>,
+        reps: usize,
+        warmup: usize,
+    ) -> anyhow::Result<SuiteMeasurement> {
+        let sides = self.sides(bench, DEFAULT_PAYLOAD_LIMIT, TimeBase::Virtual)?;
+        let raw = self.raw_ops()?;
+        let loopback = LinkProfile::loopback();
+        measure_in_memory(
+            reps,
+            warmup,
+            || run_in_memory(sides.client(&loopback, 0)?, || sides.server()),
+            || raw.as_ref().map_or(Ok(None), |r| r()),
+        )
+    }
+    /// One in-memory handshake with both sides fragmenting to `payload_limit`, for a
+    /// protocol that fragments to the bearer's MTU in its bearer runs; `None` for one
+    /// whose flights are the same on every bearer.
+    fn shape_at(&self, bench: Bench<'_>, payload_limit: u16) -> anyhow::Result<Option<MemoryRun>> {
+        if !self.fragments_to_bearer() {
+            return Ok(None);
+        }
+        let sides = self.sides(bench, payload_limit, TimeBase::Virtual)?;
+        let client = sides.client(&LinkProfile::loopback(), 0)?;
+        run_in_memory(client, || sides.server()).map(Some)
+    }
+    /// A gateway serving this configuration on loopback (one server per client
+    /// address behind the gateway worker), and its clients.
+    fn serve(&self, bench: Bench<'_>, payload_limit: u16) -> anyhow::Result<Arc<dyn Served>> {
+        let sides = self.sides(bench, payload_limit, TimeBase::Real)?;
+        serve_spine(self.entry().id(), sides)
+    }
+    /// The sides the load test runs: fresh clients, a server per address, and the
+    /// capacity bound from in-memory handshakes.
+    fn load_sides(&self, bench: Bench<'_>) -> anyhow::Result<LoadSides> {
+        let real = self.sides(bench, DEFAULT_PAYLOAD_LIMIT, TimeBase::Real)?;
+        let bound = self.sides(bench, DEFAULT_PAYLOAD_LIMIT, TimeBase::Virtual)?;
+        let (client, server) = (Arc::clone(&real), real);
+        let loopback = LinkProfile::loopback();
+        Ok(LoadSides {
+            client: Box::new(move |n| client.client(&loopback, n)),
+            servers: HandshakeServers {
+                protocol: self.entry().id(),
+                make: Arc::new(move || server.server()),
+            },
+            server_cpu_us: Box::new(move |runs| {
+                let loopback = LinkProfile::loopback();
+                let run = || run_in_memory(bound.client(&loopback, 0)?, || bound.server());
+                let m = measure_in_memory(runs.max(1), 0, run, || Ok(None))?;
+                Ok(vec![m.server_cpu_us])
+            }),
+        })
+    }
+    /// An open- or closed-loop load run of this configuration against the gateway
+    /// worker (in process, or `spec.target`).
+    fn offer_load(&self, spec: &LoadSpec, bench: Bench<'_>) -> anyhow::Result<LoadReport> {
+        crate::load::run_spine(spec, self.load_sides(bench)?)
+    }
+}
+
+/// A configuration's raw public-key work, timed: (server ns, client ns), or `None`
+/// where a configuration has none (a PSK without a key exchange).
+pub type RawOps = Box<dyn Fn() -> anyhow::Result<Option<(u64, u64)>>>;
+
+/// The datagram payload limit of the in-memory and load runs: the IPv6 minimum MTU
+/// (RFC 8200), as DTLS's defaults use it.
+pub const DEFAULT_PAYLOAD_LIMIT: u16 = 1280;
+
+/// Whose clock a configuration's timers run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeBase {
+    /// The caller's time, passed with every input (the in-memory pair, virtual time).
+    Virtual,
+    /// Real time: sides driven over UDP, where a library that reads its own clock
+    /// (OpenSSL's DTLS timer) must agree with the caller's.
+    Real,
+}
+
+/// Both sides of one configuration, built once.
+pub trait Sides: Send + Sync {
+    /// A fresh client whose timers suit `bearer`; `seed` distinguishes clients.
+    fn client(&self, bearer: &LinkProfile, seed: u64) -> anyhow::Result<AnyHandshake>;
+    /// A fresh server for one client.
+    fn server(&self) -> anyhow::Result<AnyHandshake>;
 }
 
 /// A running server side of one configuration and the clients that reach it.

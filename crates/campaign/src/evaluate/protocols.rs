@@ -12,8 +12,6 @@
 //! * OpenSSL's TLS 1.2 and DTLS 1.2 servers and rustls' TLS 1.2 and 1.3, server CPU and
 //!   bound ratio beside our gateway's, measured interleaved in this run.
 
-#[cfg(feature = "dtls13")]
-mod dtls13_configs;
 mod hybrid_anchor;
 pub mod tables;
 mod verdicts;
@@ -29,49 +27,64 @@ use std::time::Duration;
 use serde::Serialize;
 use wtls::suite::Case;
 use wtlsperf_models::device::published_pq::PublishedPqCost;
-use wtlsperf_models::device::WtlsCase;
 use wtlsperf_models::stats::{mean, median};
 use wtlsperf_models::transmission::Flight;
 use wtlsperf_models::Authentication;
-use wtlsperf_spine::Protocol;
+use wtlsperf_drivers::registry::wtls::WtlsCase;
+use wtlsperf_drivers::registry::{self, run_over_bearer, Bench, Contender, ServedCache};
+use wtlsperf_spine::ProtocolId;
 
 use super::context::{Ctx, Mode, StageClock};
 use super::processing::{auth_mode, CaseResult, ProcessingResults};
 use super::vocabulary::{auth_name, BearerName, Catalogue, DeviceName};
 use wtlsperf_bearer::LinkProfile;
-use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf_drivers::pki_store::PkiStore;
-use wtlsperf_drivers::protocols::bearer_jobs::{run_concurrently, ModernConfigs};
-use wtlsperf_drivers::protocols::model::wtls_steps;
+use wtlsperf_drivers::pool::run_concurrently;
+use wtlsperf_drivers::protocols::compare;
 use wtlsperf_drivers::protocols::model::{self, Device};
 use wtlsperf_drivers::protocols::peers::PeerMeasurement;
-use wtlsperf_drivers::protocols::udp::client_over_bearer;
-use wtlsperf_drivers::protocols::wtls_client;
-use wtlsperf_drivers::protocols::{compare, measure_suite, Suite};
-use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
 
 /// Loss probability of the lossy link.
 pub const LOSS: f64 = 0.10;
 /// The bearer the lossy runs use (a modern one: the protocols it carries are the question).
 pub const LOSS_BEARER: &str = "lte-m";
 
-/// What is compared: a WTLS case or a modern suite.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Kind {
-    /// A WTLS CA/leaf case in one authentication mode.
-    Wtls(Case, Authentication),
-    /// A DTLS 1.2 or EDHOC suite.
-    Modern(Suite),
-    /// A DTLS 1.3 configuration (wolfSSL), classical or with ML-KEM.
-    #[cfg(feature = "dtls13")]
-    Dtls13(wtlsperf_drivers::protocols::dtls13::Dtls13Suite),
+/// The configurations the evaluation compares beside WTLS's best cases, as contender
+/// texts: each protocol's RFC 7925-profile certificate and PSK configurations, EDHOC's
+/// one, and DTLS 1.3's classical and ML-KEM certificate configurations. A protocol this
+/// build lacks is left out; one the registry adds is compared by its first (default)
+/// configuration.
+pub const COMPARED: [&str; 8] = [
+    "dtls1.2:ecdhe-ecdsa-p256-ccm8",
+    "dtls1.2:ecdhe-ecdsa-p256-ccm8-mutual",
+    "dtls1.2:psk-ccm8",
+    "edhoc:method3-suite2",
+    "dtls1.3:ecdhe-p256-ecdsa-ccm8",
+    "dtls1.3:psk-ccm8",
+    "dtls1.3:mlkem768-ecdsa-ccm8",
+    "dtls1.3:x25519mlkem768-ecdsa-ccm8",
+];
+
+/// The compared configurations this build has (see [`COMPARED`]), beyond WTLS.
+pub fn compared() -> Vec<Contender> {
+    let mut out: Vec<Contender> = COMPARED
+        .iter()
+        .filter_map(|t| registry::contender(t).ok())
+        .collect();
+    for p in registry::available() {
+        let listed = p.id() == wtls::handshake::WTLS || out.iter().any(|c| c.protocol() == p.id());
+        if !listed {
+            out.extend(p.configurations().into_iter().take(1));
+        }
+    }
+    out
 }
 
 /// One handshake configuration with its in-memory measurements.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Which handshake.
-    pub kind: Kind,
+    pub contender: Contender,
     /// Security level label (`category 3`; P-256 is category 3's 128-bit level).
     pub level: String,
     /// Payload bytes both ways.
@@ -93,38 +106,24 @@ pub struct Config {
 }
 
 impl Config {
-    /// `wtls`, `dtls1.2`, `edhoc`.
-    pub fn protocol(&self) -> Protocol {
-        match self.kind {
-            Kind::Wtls(..) => Protocol::Wtls,
-            Kind::Modern(Suite::DtlsEcdheEcdsa { .. } | Suite::DtlsPsk) => Protocol::Dtls12,
-            Kind::Modern(Suite::EdhocMethod3Suite2) => Protocol::Edhoc,
-            #[cfg(feature = "dtls13")]
-            Kind::Dtls13(_) => Protocol::Dtls13,
-        }
+    /// `wtls`, `dtls1.2`, `edhoc`, ...
+    pub fn protocol(&self) -> ProtocolId {
+        self.contender.protocol()
     }
 
-    /// The case or suite name.
+    /// The case or suite name (the `suite` column).
     pub fn suite(&self) -> String {
-        match self.kind {
-            Kind::Wtls(c, _) => c.to_string(),
-            Kind::Modern(s) => s.name().to_owned(),
-            #[cfg(feature = "dtls13")]
-            Kind::Dtls13(s) => s.name(),
-        }
+        self.contender.suite()
     }
 
     /// Server-authenticated or mutual.
     pub fn auth(&self) -> Authentication {
-        match self.kind {
-            Kind::Wtls(_, a) => a,
-            Kind::Modern(s) if s.mutual() => Authentication::Mutual,
-            Kind::Modern(_) => Authentication::ServerAuth,
-            #[cfg(feature = "dtls13")]
-            Kind::Dtls13(s) if s.mutual() => Authentication::Mutual,
-            #[cfg(feature = "dtls13")]
-            Kind::Dtls13(_) => Authentication::ServerAuth,
-        }
+        self.contender.auth()
+    }
+
+    /// Whether it is a WTLS case.
+    pub fn is_wtls(&self) -> bool {
+        self.protocol() == wtls::handshake::WTLS
     }
 
     /// The flights over `bearer`: fragmented to its datagram payload limit where they
@@ -147,44 +146,46 @@ impl Config {
         1e6 / self.server_cpu_us
     }
 
-    /// DTLS 1.3, server-authenticated with certificates, classical P-256 key exchange:
-    /// the baseline of the post-quantum comparison (`super::pq_cost`).
-    pub fn is_dtls13_classical(&self) -> bool {
-        self.dtls13_certificate_group() == Some(false)
+    /// Server-authenticated with certificates and a classical key exchange, in a
+    /// protocol that also has an ML-KEM configuration: the baseline of the
+    /// post-quantum comparison (`super::pq_cost`).
+    pub fn is_pq_baseline(&self) -> bool {
+        self.pq_certificate_group() == Some(false)
     }
 
-    /// DTLS 1.3, server-authenticated with certificates, with ML-KEM in its key
-    /// exchange (alone or in a hybrid).
-    pub fn is_dtls13_post_quantum(&self) -> bool {
-        self.dtls13_certificate_group() == Some(true)
+    /// Server-authenticated with certificates, with ML-KEM in its key exchange (alone
+    /// or in a hybrid).
+    pub fn is_post_quantum(&self) -> bool {
+        self.pq_certificate_group() == Some(true)
     }
 
     /// Whether the client needs P-256 operations (everything but a PSK without a key
     /// exchange).
     pub fn uses_p256(&self) -> bool {
-        match self.kind {
-            Kind::Wtls(..) => true,
-            Kind::Modern(s) => !s.pk_ops(true).is_empty(),
-            #[cfg(feature = "dtls13")]
-            Kind::Dtls13(s) => s.credential != wtlsperf_drivers::protocols::dtls13::Credential::Psk,
-        }
+        self.contender.traits().uses_p256
     }
 
-    /// Whether a server-authenticated DTLS 1.3 certificate configuration's group is
-    /// post-quantum; `None` for every other configuration.
-    fn dtls13_certificate_group(&self) -> Option<bool> {
-        #[cfg(feature = "dtls13")]
-        if let Kind::Dtls13(s) = self.kind {
-            use wtlsperf_drivers::protocols::dtls13::Credential;
-            return (s.credential == Credential::Certificate { mutual: false } && !s.cid)
-                .then(|| s.group.post_quantum());
-        }
-        None
+    /// Whether a server-authenticated certificate configuration of a protocol with
+    /// post-quantum configurations has a post-quantum key exchange; `None` for every
+    /// other configuration.
+    fn pq_certificate_group(&self) -> Option<bool> {
+        let t = self.contender.traits();
+        let has_pq = self
+            .contender
+            .entry()
+            .configurations()
+            .iter()
+            .any(|c| c.traits().post_quantum_key_exchange);
+        let certificate_server = t.forward_secrecy
+            && self.auth() == Authentication::ServerAuth
+            && t.uses_p256
+            && !self.contender.configuration().ends_with("-cid");
+        (has_pq && certificate_server).then_some(t.post_quantum_key_exchange)
     }
 
     /// WTLS 256p/256p: the like-for-like case of the P-256 suites.
     pub fn is_wtls_p256(&self) -> bool {
-        matches!(self.kind, Kind::Wtls(c, _) if c.to_string() == "256p/256p")
+        self.is_wtls() && self.suite() == "256p/256p"
     }
 
     /// `wtls 256p/256p server`.
@@ -206,14 +207,14 @@ impl Config {
         device: &Device,
         published: &[PublishedPqCost],
     ) -> Option<Result<f64, String>> {
-        #[cfg(feature = "dtls13")]
-        if let (Device::Profile(d), Kind::Dtls13(s)) = (device, self.kind) {
-            return Some(wtlsperf_drivers::protocols::model_dtls13::client_ms(
-                s, d, published,
-            ));
+        match device {
+            Device::ThisMachine => Some(Ok(self.client_cpu_us / 1e3)),
+            Device::Profile(d) => match self.contender.client_steps(d, published) {
+                Ok(steps) => Some(Ok(steps.total_ms())),
+                Err(e) if e.listed => Some(Err(e.reason)),
+                Err(_) => None,
+            },
         }
-        let _ = published;
-        self.client_ms(device).map(Ok)
     }
 
     /// How a device profile prices a WTLS configuration's client: `None` for the other
@@ -221,10 +222,11 @@ impl Config {
     /// device's library does not offer is not available; one priced with another
     /// device's ratios is borrowed.
     pub fn wtls_pricing(&self, device: &Device) -> Option<WtlsPricing> {
-        let (Device::Profile(d), Kind::Wtls(c, auth)) = (device, self.kind) else {
+        let (Device::Profile(d), Some(w)) = (device, self.contender.downcast::<WtlsCase>())
+        else {
             return None;
         };
-        let case = WtlsCase::parse(c.ca.short(), c.leaf.short(), auth)?;
+        let case = wtlsperf_models::device::WtlsCase::parse(w.case.ca.short(), w.case.leaf.short(), w.auth)?;
         let offered = |k| d.offers.is_empty() || d.offers.contains(&k);
         Some(if !offered(case.ca) || !offered(case.leaf) {
             WtlsPricing::NotOffered
@@ -237,19 +239,7 @@ impl Config {
 
     /// The client's processing time on `device` (ms), if the device prices it.
     pub fn client_ms(&self, device: &Device) -> Option<f64> {
-        match (device, self.kind) {
-            (Device::ThisMachine, _) => Some(self.client_cpu_us / 1e3),
-            (Device::Profile(d), Kind::Modern(s)) => model::client_ms(s, d).ok(),
-            (Device::Profile(d), Kind::Wtls(c, auth)) => {
-                let case = WtlsCase::parse(c.ca.short(), c.leaf.short(), auth)?;
-                d.client_processing_ms(case).ok()
-            }
-            #[cfg(feature = "dtls13")]
-            (Device::Profile(d), Kind::Dtls13(s)) => {
-                let published = pq_prices();
-                wtlsperf_drivers::protocols::model_dtls13::client_ms(s, d, &published).ok()
-            }
-        }
+        self.client_time(device, &pq_prices())?.ok()
     }
 }
 
@@ -268,7 +258,7 @@ pub enum WtlsPricing {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProtocolRow {
     #[serde(serialize_with = "crate::evaluate::csv_file::display")]
-    pub protocol: Protocol,
+    pub protocol: ProtocolId,
     pub suite: String,
     pub auth: Authentication,
     pub level: String,
@@ -303,7 +293,7 @@ impl ProtocolRow {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LossRow {
     #[serde(serialize_with = "crate::evaluate::csv_file::display")]
-    pub protocol: Protocol,
+    pub protocol: ProtocolId,
     pub suite: String,
     pub auth: Authentication,
     pub bearer: BearerName,
@@ -420,7 +410,7 @@ pub fn wtls_best(p: &ProcessingResults) -> Vec<Config> {
         }
     }
     for c in p.cases.iter().filter(|c| c.label() == "256p/256p") {
-        if !out.iter().any(|o| o.kind == Kind::Wtls(c.case, c.auth)) {
+        if !out.iter().any(|o| o.contender == wtls_contender(c)) {
             out.push(Config {
                 level: WTLS_P256_LEVEL.to_owned(),
                 ..wtls_config(c, 3)
@@ -430,9 +420,17 @@ pub fn wtls_best(p: &ProcessingResults) -> Vec<Config> {
     out
 }
 
+/// The registry's configuration of a measured WTLS case.
+pub fn wtls_contender(c: &CaseResult) -> Contender {
+    Contender::new(WtlsCase {
+        case: c.case,
+        auth: c.auth,
+    })
+}
+
 pub fn wtls_config(c: &CaseResult, category: u8) -> Config {
     Config {
-        kind: Kind::Wtls(c.case, c.auth),
+        contender: wtls_contender(c),
         level: format!("category {category}"),
         bytes: c.bytes(),
         datagrams: c.datagrams_up + c.datagrams_down,
@@ -444,34 +442,58 @@ pub fn wtls_config(c: &CaseResult, category: u8) -> Config {
     }
 }
 
-fn modern_configs(ctx: &Ctx, reps: usize) -> anyhow::Result<Vec<Config>> {
+/// Every compared configuration in memory (`reps` handshakes after a few warm-up
+/// ones), with its flights at each bearer's payload limit where it fragments to it.
+fn contender_configs(ctx: &Ctx, bench: Bench<'_>, reps: usize) -> anyhow::Result<Vec<Config>> {
     let mut out = Vec::new();
-    for suite in Suite::ALL {
-        if ctx.mode == Mode::Smoke && matches!(suite, Suite::DtlsEcdheEcdsa { mutual: true }) {
+    for contender in compared() {
+        if ctx.mode == Mode::Smoke && contender.to_string() == "dtls1.2:ecdhe-ecdsa-p256-ccm8-mutual"
+        {
             continue;
         }
-        ctx.step(&format!(
-            "protocols: {} {} in memory",
-            suite.protocol().name(),
-            suite.name()
-        ));
-        let m = ctx.without_ticker(|| measure_suite(suite, reps, reps.min(20)))?;
-        let level = match suite {
-            Suite::DtlsPsk => "PSK 128-bit (category 3)".to_owned(),
-            _ => WTLS_P256_LEVEL.to_owned(),
-        };
-        let flights = m.shape.flights();
+        ctx.step(&format!("protocols: {contender} in memory"));
+        let m = ctx.without_ticker(|| contender.measure_in_memory(bench, reps, reps.min(20)))?;
+        let flights_by_payload_limit = at_bearer_limits(ctx, bench, &contender)?;
         out.push(Config {
-            kind: Kind::Modern(suite),
-            level,
+            level: contender.traits().level,
             bytes: m.shape.bytes(),
             datagrams: m.shape.log.len(),
-            flights,
-            flights_by_payload_limit: Vec::new(),
+            flights: m.shape.flights(),
+            flights_by_payload_limit,
             server_cpu_us: m.server_cpu_us,
             client_cpu_us: m.client_cpu_us,
             bound_ratio: m.bound_ratio(),
+            contender,
         });
+    }
+    Ok(out)
+}
+
+/// The flights of one handshake with both sides fragmenting to each distinct datagram
+/// payload limit of the catalogue's bearers, for a protocol that fragments to the bearer
+/// as its bearer runs do: the model of a bearer then counts the datagrams and headers
+/// its runs send. The flights' shape does not depend on timing, so one handshake per
+/// limit gives them.
+fn at_bearer_limits(
+    ctx: &Ctx,
+    bench: Bench<'_>,
+    contender: &Contender,
+) -> anyhow::Result<Vec<(u16, Vec<Flight>)>> {
+    let mut limits: Vec<u16> = ctx
+        .catalogue
+        .bearers
+        .profiles()
+        .iter()
+        .map(|b| b.datagram_payload_limit())
+        .collect();
+    limits.sort_unstable();
+    limits.dedup();
+    let mut out = Vec::new();
+    for limit in limits {
+        match contender.shape_at(bench, limit)? {
+            Some(run) => out.push((limit, run.flights())),
+            None => break,
+        }
     }
     Ok(out)
 }
@@ -499,10 +521,9 @@ pub fn run(
 ) -> anyhow::Result<ProtocolResults> {
     let mut stages = StageClock::start();
     let plan = plan(ctx.mode, &ctx.catalogue)?;
+    let bench = Bench { store };
     let mut configs = wtls_best(processing);
-    configs.extend(modern_configs(ctx, plan.suite_reps)?);
-    #[cfg(feature = "dtls13")]
-    configs.extend(dtls13_configs::configs(ctx, plan.suite_reps)?);
+    configs.extend(contender_configs(ctx, bench, plan.suite_reps)?);
     stages.lap("in-memory suites");
     ctx.step("protocols: peer anchors beside our gateway");
     let peers = ctx.without_ticker(|| compare::anchors_beside_ours(store, plan.peer_reps, 10))?;
@@ -529,25 +550,19 @@ pub fn run(
         .iter()
         .filter_map(|n| devices.iter().position(|d| d.name() == n.as_str()))
         .collect();
-    #[allow(unused_mut)]
     let mut jobs = jobs(ctx.mode, &plan, &configs, &measured);
-    // A DTLS 1.3 run on an emulated device needs a published or executed price for every
+    // A run on an emulated device needs a published or executed price for every
     // operation (its holds); where one is "not available", no run is made, as no model is.
-    #[cfg(feature = "dtls13")]
-    {
-        let published = pq_prices();
-        jobs.retain(|j| match (&configs[j.config].kind, &devices[j.device]) {
-            (Kind::Dtls13(s), Device::Profile(d)) => {
-                wtlsperf_drivers::protocols::model_dtls13::client_steps(*s, d, &published).is_ok()
-            }
-            _ => true,
-        });
-    }
+    let published = pq_prices();
+    jobs.retain(|j| match &devices[j.device] {
+        Device::ThisMachine => true,
+        Device::Profile(d) => configs[j.config].contender.client_steps(d, &published).is_ok(),
+    });
     ctx.step(&format!(
         "protocols: {} handshakes over the emulated bearers",
         jobs.len()
     ));
-    let outcomes = run_jobs(store, &ctx.catalogue, &configs, &devices, &jobs, &plan)?;
+    let outcomes = run_jobs(bench, &ctx.catalogue, &configs, &devices, &jobs, &plan)?;
     stages.lap("emulated runs");
     let compared: Vec<&LinkProfile> = ctx.catalogue.compared_bearers().collect();
     let rows = rows(&configs, &devices, &compared, &jobs, &outcomes);
@@ -571,7 +586,7 @@ pub fn run(
 fn jobs(mode: Mode, plan: &Plan, configs: &[Config], devices: &[usize]) -> Vec<Job> {
     let mut out = Vec::new();
     for (i, c) in configs.iter().enumerate() {
-        let wtls = matches!(c.kind, Kind::Wtls(..));
+        let wtls = c.is_wtls();
         // The quick run measures WTLS's comparable level only (category 3).
         if wtls && mode != Mode::Full && !c.level.contains("category 3") {
             continue;
@@ -612,21 +627,15 @@ fn jobs(mode: Mode, plan: &Plan, configs: &[Config], devices: &[usize]) -> Vec<J
 }
 
 fn run_jobs(
-    store: &PkiStore,
+    bench: Bench<'_>,
     catalogue: &Catalogue,
     configs: &[Config],
     devices: &[Device],
     jobs: &[Job],
     plan: &Plan,
 ) -> anyhow::Result<Vec<Outcome>> {
-    let modern = ModernConfigs::new()?;
-    #[cfg(feature = "dtls13")]
+    let served = ServedCache::new(bench);
     let published = pq_prices();
-    let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
-    let mut cfg = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
-    cfg.workers = 2;
-    let gateway = spawn_gateway(cfg)?;
-    let addr = gateway.local_addr();
     let outcomes = run_concurrently(jobs, PARALLEL_RUNS, |i, job| -> Outcome {
         let mut p = catalogue.bearer(job.bearer.as_str())?.clone();
         let seed = 15_000 + i as u64;
@@ -636,41 +645,19 @@ fn run_jobs(
         } else {
             Duration::from_secs(120)
         };
-        match configs[job.config].kind {
-            Kind::Wtls(case, auth) => {
-                let steps = match &devices[job.device] {
-                    Device::ThisMachine => None,
-                    Device::Profile(d) => Some(wtls_steps(case, auth, d)?),
-                };
-                let client = wtls_client(store, case, auth_mode(auth), &p)?;
-                let r = client_over_bearer(client, addr, &p, seed, steps.as_ref(), deadline)?;
-                Ok((r.duration_ms, r.client_retransmissions))
-            }
-            Kind::Modern(suite) => {
-                let steps = match &devices[job.device] {
-                    Device::ThisMachine => None,
-                    Device::Profile(d) => Some(model::client_steps(suite, d)?),
-                };
-                let r = modern.run(suite, &p, seed, steps.as_ref(), deadline)?;
-                Ok((r.duration_ms, r.client_retransmissions))
-            }
-            #[cfg(feature = "dtls13")]
-            Kind::Dtls13(suite) => {
-                let steps = match &devices[job.device] {
-                    Device::ThisMachine => None,
-                    Device::Profile(d) => Some(
-                        wtlsperf_drivers::protocols::model_dtls13::client_steps(
-                            suite, d, &published,
-                        )
-                        .map_err(|e| anyhow::anyhow!("dtls1.3 {}: {e}", suite.name()))?,
-                    ),
-                };
-                let r = modern.run_dtls13(suite, &p, seed, steps.as_ref(), deadline)?;
-                Ok((r.duration_ms, r.client_retransmissions))
-            }
-        }
+        let contender = &configs[job.config].contender;
+        let steps = match &devices[job.device] {
+            Device::ThisMachine => None,
+            Device::Profile(d) => Some(
+                contender
+                    .client_steps(d, &published)
+                    .map_err(|e| anyhow::anyhow!("{contender} on {}: {e}", d.name))?,
+            ),
+        };
+        let server = served.get(contender, &p)?;
+        let r = run_over_bearer(&*server, &p, seed, steps.as_ref(), deadline)?;
+        Ok((r.duration_ms, r.client_retransmissions))
     });
-    gateway.shutdown();
     Ok(outcomes)
 }
 

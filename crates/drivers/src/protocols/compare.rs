@@ -121,7 +121,8 @@ fn over_bearer(args: &CompareConfig, bench: Bench<'_>, c: &Contender) -> anyhow:
     let published = wtlsperf_models::device::published_pq::published_pq_costs().unwrap_or_default();
     let steps = match &args.device {
         Device::ThisMachine => None,
-        Device::Profile(d) => Some(c.client_steps(d, &published).map_err(|e| anyhow!("{c} on {}: {e}", d.name))?),
+        Device::Profile(d) => Some(c.client_steps(d, &published)
+            .map_err(|e| anyhow!("{c} on {}: {e}", d.name))?),
     };
     let memory = c.measure_in_memory(bench, args.reps, args.reps.min(20))?;
     let client_ms = steps

@@ -11,12 +11,11 @@ use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::Authentication;
 use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
 
-use super::{serve_spine, Bench, Configuration, Contender, NotPriced, ProtocolEntry, Served};
-use super::{LoadSides, Timers, Traits};
+use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, RawOps, Sides};
+use super::{TimeBase, Timers, Traits};
 use crate::device::ClientSteps;
-use crate::gateway::HandshakeServers;
-use crate::protocols::dtls::{DtlsConfig, RFC7925_INITIAL_TIMER};
-use crate::protocols::{measure_suite, model, Suite, SuiteMeasurement, DTLS12};
+use crate::protocols::dtls::{DtlsConfig, MAX_RETRANSMISSIONS, RFC7925_INITIAL_TIMER};
+use crate::protocols::{model, Suite, DTLS12};
 
 /// The entry.
 pub struct Dtls12;
@@ -29,35 +28,29 @@ impl ProtocolEntry for Dtls12 {
         "DTLS 1.2 (RFC 6347) through OpenSSL"
     }
     fn configurations(&self) -> Vec<Contender> {
-        Suite::ALL
-            .into_iter()
-            .filter(|s| s.protocol() == DTLS12)
-            .map(|s| Contender::new(Dtls12Suite(s)))
-            .collect()
+        suites().map(|s| Contender::new(Dtls12Suite(s))).collect()
     }
     fn parse(&self, text: &str) -> Result<Contender, UnknownName> {
-        let known = self.configurations();
-        known
-            .iter()
-            .find(|c| c.configuration() == text)
-            .cloned()
-            .ok_or_else(|| {
-                let names = Suite::ALL
-                    .into_iter()
-                    .filter(|s| s.protocol() == DTLS12)
-                    .map(Suite::name);
-                UnknownName::new("dtls1.2 configuration", text, names)
-            })
+        suites()
+            .find(|s| s.name() == text)
+            .map(|s| Contender::new(Dtls12Suite(s)))
+            .ok_or_else(|| UnknownName::new("dtls1.2 configuration", text, suites().map(Suite::name)))
     }
     fn timers(&self, _: &LinkProfile) -> Timers {
         Timers {
             initial: RFC7925_INITIAL_TIMER,
             backoff: 2.0,
             ceiling: Some(Duration::from_secs(60)),
-            max_retransmissions: crate::protocols::dtls::MAX_RETRANSMISSIONS,
-            source: "RFC 6347 section 4.2.4.1 (doubling, 60 s ceiling); RFC 7925 section 11 (9 s initial)",
+            max_retransmissions: MAX_RETRANSMISSIONS,
+            source: "RFC 6347 section 4.2.4.1 (doubling, 60 s ceiling); RFC 7925 section 11 \
+                     (9 s initial); OpenSSL's 12 retransmissions",
         }
     }
+}
+
+/// The DTLS 1.2 suites of [`Suite`].
+fn suites() -> impl Iterator<Item = Suite> {
+    Suite::ALL.into_iter().filter(|s| s.protocol() == DTLS12)
 }
 
 /// A DTLS 1.2 suite of [`Suite`].
@@ -91,49 +84,38 @@ impl Configuration for Dtls12Suite {
             uses_p256: !psk,
         }
     }
-    fn measure_in_memory(
-        &self,
-        _: Bench<'_>,
-        reps: usize,
-        warmup: usize,
-    ) -> anyhow::Result<SuiteMeasurement> {
-        measure_suite(self.0, reps, warmup)
-    }
-    fn serve(&self, _: Bench<'_>, _payload_limit: u16) -> anyhow::Result<Arc<dyn Served>> {
-        // OpenSSL fragments to its own 1280-byte MTU on every bearer (DTLS_MTU).
-        let cfg = Arc::new(DtlsConfig::new(self.0)?.in_real_time());
-        let server = Arc::clone(&cfg);
-        serve_spine(
-            HandshakeServers {
-                protocol: DTLS12,
-                make: Arc::new(move || server.server()),
-            },
-            move |_, _| Ok(AnyHandshake::new(cfg.client()?)),
-        )
+    /// OpenSSL fragments to its own 1280-byte MTU on every bearer (`DTLS_MTU`).
+    fn sides(&self, _: Bench<'_>, _: u16, time: TimeBase) -> anyhow::Result<Arc<dyn Sides>> {
+        let cfg = DtlsConfig::new(self.0)?;
+        Ok(Arc::new(DtlsSides(match time {
+            TimeBase::Virtual => cfg,
+            TimeBase::Real => cfg.in_real_time(),
+        })))
     }
     fn client_steps(
         &self,
         device: &DeviceProfile,
         _: &[PublishedPqCost],
     ) -> Result<ClientSteps, NotPriced> {
-        model::client_steps(self.0, device).map_err(|e| format!("not available: {e}"))
+        model::client_steps(self.0, device).map_err(NotPriced::unmodelled)
     }
-    fn load_sides(&self) -> anyhow::Result<LoadSides> {
-        let cfg = Arc::new(DtlsConfig::new(self.0)?.in_real_time());
-        let server = Arc::clone(&cfg);
-        let suite = self.0;
-        Ok(LoadSides {
-            client: Box::new(move |_| Ok(AnyHandshake::new(cfg.client()?))),
-            servers: HandshakeServers {
-                protocol: DTLS12,
-                make: Arc::new(move || Ok(AnyHandshake::new(server.server()?))),
-            },
-            server_cpu_us: Box::new(move |runs| {
-                Ok(vec![measure_suite(suite, runs.max(1), 0)?.server_cpu_us])
-            }),
-        })
+    fn raw_ops(&self) -> anyhow::Result<Option<RawOps>> {
+        let cfg = DtlsConfig::new(self.0)?;
+        Ok(Some(Box::new(move || cfg.raw_ops())))
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+/// Both sides' OpenSSL contexts.
+struct DtlsSides(DtlsConfig);
+
+impl Sides for DtlsSides {
+    fn client(&self, _: &LinkProfile, _: u64) -> anyhow::Result<AnyHandshake> {
+        Ok(AnyHandshake::new(self.0.client()?))
+    }
+    fn server(&self) -> anyhow::Result<AnyHandshake> {
+        Ok(AnyHandshake::new(self.0.server()?))
     }
 }

@@ -13,15 +13,13 @@ use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::Authentication;
 use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
 
-use super::{serve_spine, Bench, Configuration, Contender, NotPriced, ProtocolEntry, Served};
-use super::{LoadSides, Timers, Traits};
+use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, RawOps, Sides};
+use super::{TimeBase, Timers, Traits};
 use crate::device::ClientSteps;
-use crate::gateway::HandshakeServers;
 use crate::protocols::dtls::DtlsConfig;
 use crate::protocols::dtls13::{Credential, Dtls13Config, Dtls13Suite, Group};
 use crate::protocols::dtls13::RFC7925_INITIAL_TIMER_S;
-use crate::protocols::{measure_in_memory, model_dtls13, run_in_memory, Suite};
-use crate::protocols::{SuiteMeasurement, DTLS13};
+use crate::protocols::{model_dtls13, Suite, DTLS13};
 
 /// wolfSSL's ceiling of the doubling timer (`DTLS_TIMEOUT_MAX`, seconds): the expiry
 /// at the ceiling fails the handshake.
@@ -97,73 +95,48 @@ impl Configuration for Dtls13Suite {
             uses_p256: self.credential != Credential::Psk,
         }
     }
-    /// The bound divides the server's CPU by the raw P-256 work of its side timed with
-    /// OpenSSL, for the classical certificate configurations only: no raw ML-KEM
-    /// operation is timed here (OpenSSL 3.0 has none), and a P-256-only bound would
-    /// flatter the ML-KEM groups.
-    fn measure_in_memory(
-        &self,
-        _: Bench<'_>,
-        reps: usize,
-        warmup: usize,
-    ) -> anyhow::Result<SuiteMeasurement> {
-        let cfg = Dtls13Config::new(*self)?;
-        let classical_cert = self.group == Group::P256
-            && matches!(self.credential, Credential::Certificate { .. });
-        let raw = DtlsConfig::new(Suite::DtlsEcdheEcdsa { mutual: false })?;
-        measure_in_memory(
-            reps,
-            warmup,
-            || run_in_memory(cfg.client()?, || cfg.server()),
-            || {
-                if classical_cert {
-                    raw.raw_ops()
-                } else {
-                    Ok(None)
-                }
-            },
-        )
+    /// wolfSSL fragments to the bearer's MTU (`with_mtu`), as its bearer runs do; its
+    /// timer runs on the caller's time either way (`dtls13_wolf`).
+    fn sides(&self, _: Bench<'_>, payload_limit: u16, _: TimeBase) -> anyhow::Result<Arc<dyn Sides>> {
+        Ok(Arc::new(Dtls13Sides(Dtls13Config::new(*self)?.with_mtu(payload_limit))))
     }
-    fn serve(&self, _: Bench<'_>, payload_limit: u16) -> anyhow::Result<Arc<dyn Served>> {
-        let cfg = Arc::new(Dtls13Config::new(*self)?.with_mtu(payload_limit));
-        let server = Arc::clone(&cfg);
-        serve_spine(
-            HandshakeServers {
-                protocol: DTLS13,
-                make: Arc::new(move || server.server()),
-            },
-            move |_, _| Ok(AnyHandshake::new(cfg.client()?)),
-        )
+    fn fragments_to_bearer(&self) -> bool {
+        true
     }
     fn client_steps(
         &self,
         device: &DeviceProfile,
         published: &[PublishedPqCost],
     ) -> Result<ClientSteps, NotPriced> {
-        model_dtls13::client_steps(*self, device, published)
+        model_dtls13::client_steps(*self, device, published).map_err(NotPriced::listed)
     }
-    fn load_sides(&self) -> anyhow::Result<LoadSides> {
-        let cfg = Arc::new(Dtls13Config::new(*self)?);
-        let (server, bound) = (Arc::clone(&cfg), Arc::clone(&cfg));
-        Ok(LoadSides {
-            client: Box::new(move |_| Ok(AnyHandshake::new(cfg.client()?))),
-            servers: HandshakeServers {
-                protocol: DTLS13,
-                make: Arc::new(move || Ok(AnyHandshake::new(server.server()?))),
-            },
-            // The median of `runs` in-memory handshakes, as the other protocols give.
-            server_cpu_us: Box::new(move |runs| {
-                let m = measure_in_memory(
-                    runs.max(1),
-                    0,
-                    || run_in_memory(bound.client()?, || bound.server()),
-                    || Ok(None),
-                )?;
-                Ok(vec![m.server_cpu_us])
-            }),
-        })
+    /// The raw P-256 work of the server's side timed with OpenSSL (ECDHE and the ECDSA
+    /// signature, as for the DTLS 1.2 server), for the classical certificate
+    /// configurations only: no raw ML-KEM operation is timed here (OpenSSL 3.0 has
+    /// none), and a P-256-only bound would flatter the ML-KEM groups. The handshake is
+    /// wolfSSL's, so the ratio also carries the two libraries' difference in speed.
+    fn raw_ops(&self) -> anyhow::Result<Option<RawOps>> {
+        let classical_cert = self.group == Group::P256
+            && matches!(self.credential, Credential::Certificate { .. });
+        if !classical_cert {
+            return Ok(None);
+        }
+        let raw = DtlsConfig::new(Suite::DtlsEcdheEcdsa { mutual: false })?;
+        Ok(Some(Box::new(move || raw.raw_ops())))
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+/// Both sides' wolfSSL contexts.
+struct Dtls13Sides(Dtls13Config);
+
+impl Sides for Dtls13Sides {
+    fn client(&self, _: &LinkProfile, _: u64) -> anyhow::Result<AnyHandshake> {
+        Ok(AnyHandshake::new(self.0.client()?))
+    }
+    fn server(&self) -> anyhow::Result<AnyHandshake> {
+        Ok(AnyHandshake::new(self.0.server()?))
     }
 }

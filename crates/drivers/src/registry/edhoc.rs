@@ -1,6 +1,7 @@
 //! EDHOC (RFC 9528) through lakers, carried by CoAP confirmable POSTs (RFC 9528
-//! Appendix A.2): method 3 (static DH both ways), cipher suite 2 ([`crate::protocols::edhoc`]
-//! has the adapter, [`crate::protocols::coap_retransmit`] the carrier's timers).
+//! Appendix A.2): method 3 (static DH both ways), cipher suite 2
+//! ([`crate::protocols::edhoc`] has the adapter, [`crate::protocols::coap_retransmit`]
+//! the carrier's timers).
 
 use std::sync::Arc;
 
@@ -10,13 +11,12 @@ use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::Authentication;
 use wtlsperf_spine::{AnyHandshake, ProtocolId};
 
-use super::{serve_spine, Bench, Configuration, Contender, NotPriced, ProtocolEntry, Served};
-use super::{LoadSides, Timers, Traits};
+use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, RawOps, Sides};
+use super::{TimeBase, Timers, Traits};
 use crate::device::ClientSteps;
-use crate::gateway::HandshakeServers;
 use crate::protocols::coap_retransmit::CoapTimers;
 use crate::protocols::edhoc::EdhocConfig;
-use crate::protocols::{measure_suite, model, Suite, SuiteMeasurement, EDHOC};
+use crate::protocols::{model, Suite, EDHOC};
 
 /// The entry.
 pub struct Edhoc;
@@ -38,7 +38,8 @@ impl ProtocolEntry for Edhoc {
             backoff: 2.0,
             ceiling: None,
             max_retransmissions: coap.max_retransmit,
-            source: "RFC 7252 section 4.8 (ACK_TIMEOUT 2 s x random 1-1.5, doubling, MAX_RETRANSMIT 4)",
+            source: "RFC 7252 section 4.8 (ACK_TIMEOUT 2 s x random 1-1.5, doubling, \
+                     MAX_RETRANSMIT 4)",
         }
     }
 }
@@ -52,7 +53,7 @@ pub enum EdhocSuite {
 }
 
 impl EdhocSuite {
-    fn suite(self) -> Suite {
+    fn modern(self) -> Suite {
         Suite::EdhocMethod3Suite2
     }
 }
@@ -62,7 +63,7 @@ impl Configuration for EdhocSuite {
         &Edhoc
     }
     fn name(&self) -> String {
-        self.suite().name().to_owned()
+        self.modern().name().to_owned()
     }
     fn auth(&self) -> Authentication {
         Authentication::Mutual
@@ -75,50 +76,35 @@ impl Configuration for EdhocSuite {
             uses_p256: true,
         }
     }
-    fn measure_in_memory(
-        &self,
-        _: Bench<'_>,
-        reps: usize,
-        warmup: usize,
-    ) -> anyhow::Result<SuiteMeasurement> {
-        measure_suite(self.suite(), reps, warmup)
-    }
-    fn serve(&self, _: Bench<'_>, _payload_limit: u16) -> anyhow::Result<Arc<dyn Served>> {
-        let cfg = EdhocConfig::new()?;
-        let server = cfg.clone();
-        serve_spine(
-            HandshakeServers {
-                protocol: EDHOC,
-                make: Arc::new(move || server.server()),
-            },
-            move |_, seed| Ok(AnyHandshake::new(cfg.client(seed)?)),
-        )
+    /// CoAP's timers run on the caller's time either way.
+    fn sides(&self, _: Bench<'_>, _: u16, _: TimeBase) -> anyhow::Result<Arc<dyn Sides>> {
+        Ok(Arc::new(EdhocSides(EdhocConfig::new()?)))
     }
     fn client_steps(
         &self,
         device: &DeviceProfile,
         _: &[PublishedPqCost],
     ) -> Result<ClientSteps, NotPriced> {
-        model::client_steps(self.suite(), device).map_err(|e| format!("not available: {e}"))
+        model::client_steps(self.modern(), device).map_err(NotPriced::unmodelled)
     }
-    /// Each initiator gets its own seed: its CoAP timer draws and its connection
-    /// identifier.
-    fn load_sides(&self) -> anyhow::Result<LoadSides> {
-        let cfg = Arc::new(EdhocConfig::new()?);
-        let server = Arc::clone(&cfg);
-        let suite = self.suite();
-        Ok(LoadSides {
-            client: Box::new(move |seed| Ok(AnyHandshake::new(cfg.client(seed)?))),
-            servers: HandshakeServers {
-                protocol: EDHOC,
-                make: Arc::new(move || Ok(AnyHandshake::new(server.server()?))),
-            },
-            server_cpu_us: Box::new(move |runs| {
-                Ok(vec![measure_suite(suite, runs.max(1), 0)?.server_cpu_us])
-            }),
-        })
+    fn raw_ops(&self) -> anyhow::Result<Option<RawOps>> {
+        let cfg = EdhocConfig::new()?;
+        Ok(Some(Box::new(move || cfg.raw_ops().map(Some))))
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+/// Both parties' credentials; each initiator draws its CoAP timers and connection
+/// identifier from its seed.
+struct EdhocSides(EdhocConfig);
+
+impl Sides for EdhocSides {
+    fn client(&self, _: &LinkProfile, seed: u64) -> anyhow::Result<AnyHandshake> {
+        Ok(AnyHandshake::new(self.0.client(seed)?))
+    }
+    fn server(&self) -> anyhow::Result<AnyHandshake> {
+        Ok(AnyHandshake::new(self.0.server()?))
     }
 }

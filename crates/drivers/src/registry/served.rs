@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use wtlsperf_bearer::LinkProfile;
-use wtlsperf_spine::{AnyHandshake, Handshake};
+use wtlsperf_spine::{AnyHandshake, ProtocolId};
 
-use super::{Bench, Contender, Served};
+use super::{Bench, Contender, Served, Sides};
 use crate::device::ClientSteps;
 use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, HandshakeServers};
 use crate::protocols::udp::{client_over_bearer, UdpRun};
@@ -31,36 +31,31 @@ pub fn bearer_gateway<P: crate::gateway::serve::ServeProtocol>(
     spawn_gateway(cfg)
 }
 
-/// A gateway and a client factory, for a protocol whose server is a spine handshake.
-struct SpineServed<F> {
+/// A gateway and the sides whose clients reach it.
+struct SpineServed {
     gateway: GatewayHandle,
-    client: F,
+    sides: Arc<dyn Sides>,
 }
 
-impl<F> Served for SpineServed<F>
-where
-    F: Fn(&LinkProfile, u64) -> anyhow::Result<AnyHandshake> + Send + Sync,
-{
+impl Served for SpineServed {
     fn addr(&self) -> SocketAddr {
         self.gateway.local_addr()
     }
     fn client(&self, bearer: &LinkProfile, seed: u64) -> anyhow::Result<AnyHandshake> {
-        (self.client)(bearer, seed)
+        self.sides.client(bearer, seed)
     }
 }
 
-/// Serves `make_server`'s handshakes behind the gateway worker, one per client address,
-/// and hands out `client`'s.
-pub fn serve_spine<S, F>(
-    servers: HandshakeServers<S>,
-    client: F,
-) -> anyhow::Result<Arc<dyn Served>>
-where
-    S: Handshake + Send + 'static,
-    F: Fn(&LinkProfile, u64) -> anyhow::Result<AnyHandshake> + Send + Sync + 'static,
-{
+/// Serves `sides`' servers behind the gateway worker, one per client address, and
+/// hands out its clients.
+pub fn serve_spine(protocol: ProtocolId, sides: Arc<dyn Sides>) -> anyhow::Result<Arc<dyn Served>> {
+    let server = Arc::clone(&sides);
+    let servers = HandshakeServers {
+        protocol,
+        make: Arc::new(move || server.server()),
+    };
     let gateway = bearer_gateway(servers, 1)?;
-    Ok(Arc::new(SpineServed { gateway, client }))
+    Ok(Arc::new(SpineServed { gateway, sides }))
 }
 
 /// One handshake of `served`'s configuration through a relay emulating `bearer`

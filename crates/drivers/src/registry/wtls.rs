@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use wtls::handshake::{AuthMode, Client, ServerConnection};
+use wtls::handshake::{AuthMode, ServerConfig, ServerConnection};
 use wtls::probe::Probe;
 use wtls::suite::Case;
 use wtlsperf_bearer::LinkProfile;
@@ -14,14 +14,15 @@ use wtlsperf_models::Authentication;
 use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
 
 use super::served::bearer_gateway;
-use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, Served};
-use super::{LoadSides, Timers, Traits};
+use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, Served, Sides};
+use super::{TimeBase, Timers, Traits};
 use crate::load::{LoadReport, LoadSpec};
 use crate::bearer_runs::bearer_retransmit_timeout;
 use crate::device::ClientSteps;
 use crate::gateway::GatewayHandle;
-use crate::protocols::{measure_in_memory, model, run_in_memory, wtls_client, SuiteMeasurement};
-use crate::setup::{self, case_server_config, gateway_server_config, ClientAuth, Options};
+use crate::pki_store::CaseCredentials;
+use crate::protocols::{model, wtls_client};
+use crate::setup::{self, gateway_server_config, ClientAuth, Options};
 
 /// The entry.
 pub struct Wtls;
@@ -101,6 +102,9 @@ impl Configuration for WtlsCase {
             _ => self.case.to_string(),
         }
     }
+    fn suite(&self) -> String {
+        self.case.to_string()
+    }
     fn auth(&self) -> Authentication {
         self.auth
     }
@@ -114,34 +118,13 @@ impl Configuration for WtlsCase {
             uses_p256: true,
         }
     }
-    fn measure_in_memory(
-        &self,
-        bench: Bench<'_>,
-        reps: usize,
-        warmup: usize,
-    ) -> anyhow::Result<SuiteMeasurement> {
-        let creds = bench.store.case(&self.case)?;
-        let opts = Options::default();
-        let server = Arc::new(case_server_config(&creds, ClientAuth::Optional, &opts));
-        let client = Arc::new(setup::client_config(&creds, &opts, false));
-        let mode = self.mode();
-        let handshake = || {
-            let now = setup::now();
-            let c = Client::new(Arc::clone(&client), mode, None, Probe::off(), now);
-            run_in_memory(c, || {
-                Ok(ServerConnection::new(Arc::clone(&server), Probe::off(), now))
-            })
-        };
-        measure_in_memory(reps, warmup, handshake, || Ok(None))
-    }
-    /// The real gateway, serving every case of the store, with two workers (the bearer
-    /// runs' clients are many, their jobs short).
-    fn serve(&self, bench: Bench<'_>, _payload_limit: u16) -> anyhow::Result<Arc<dyn Served>> {
+    /// The engine's sides: a server of every case of the store (the gateway's
+    /// configuration) and clients of this case with the bearer's timer.
+    fn sides(&self, bench: Bench<'_>, _: u16, _: TimeBase) -> anyhow::Result<Arc<dyn Sides>> {
         let server = gateway_server_config(bench.store, ClientAuth::Optional, &Options::default())?;
-        let gateway = bearer_gateway(Arc::new(server), 2)?;
-        Ok(Arc::new(WtlsServed {
-            gateway,
+        Ok(Arc::new(WtlsSides {
             creds: bench.store.case(&self.case)?,
+            server: Arc::new(server),
             mode: self.mode(),
         }))
     }
@@ -150,10 +133,18 @@ impl Configuration for WtlsCase {
         device: &DeviceProfile,
         _: &[PublishedPqCost],
     ) -> Result<ClientSteps, NotPriced> {
-        model::wtls_steps(self.case, self.auth, device).map_err(|e| format!("not available: {e}"))
+        model::wtls_steps(self.case, self.auth, device).map_err(NotPriced::unmodelled)
     }
-    fn load_sides(&self) -> anyhow::Result<LoadSides> {
-        anyhow::bail!("WTLS is offered through the engine's own endpoint (offer_load)")
+    /// The real gateway (the engine's own endpoint, every case of the store) with two
+    /// workers: the bearer runs' clients are many, their jobs short.
+    fn serve(&self, bench: Bench<'_>, _payload_limit: u16) -> anyhow::Result<Arc<dyn Served>> {
+        let server = gateway_server_config(bench.store, ClientAuth::Optional, &Options::default())?;
+        let gateway = bearer_gateway(Arc::new(server), 2)?;
+        Ok(Arc::new(WtlsServed {
+            gateway,
+            creds: bench.store.case(&self.case)?,
+            mode: self.mode(),
+        }))
     }
     /// The engine's own endpoint at the gateway, and clients with the caches and key
     /// pools that keep a load generator's work small, and resumed sessions.
@@ -168,7 +159,7 @@ impl Configuration for WtlsCase {
 /// The real WTLS gateway (every case of the store) and clients of one case.
 struct WtlsServed {
     gateway: GatewayHandle,
-    creds: crate::pki_store::CaseCredentials,
+    creds: CaseCredentials,
     mode: AuthMode,
 }
 
@@ -178,5 +169,26 @@ impl Served for WtlsServed {
     }
     fn client(&self, bearer: &LinkProfile, _seed: u64) -> anyhow::Result<AnyHandshake> {
         Ok(AnyHandshake::new(wtls_client(&self.creds, self.mode, bearer)))
+    }
+}
+
+/// The gateway's server configuration and one case's client credentials.
+struct WtlsSides {
+    creds: CaseCredentials,
+    server: Arc<ServerConfig>,
+    mode: AuthMode,
+}
+
+impl Sides for WtlsSides {
+    fn client(&self, bearer: &LinkProfile, _: u64) -> anyhow::Result<AnyHandshake> {
+        Ok(AnyHandshake::new(wtls_client(&self.creds, self.mode, bearer)))
+    }
+    fn server(&self) -> anyhow::Result<AnyHandshake> {
+        let now = setup::now();
+        Ok(AnyHandshake::new(ServerConnection::new(
+            Arc::clone(&self.server),
+            Probe::off(),
+            now,
+        )))
     }
 }
