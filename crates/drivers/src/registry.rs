@@ -52,6 +52,11 @@ pub fn protocols() -> &'static [&'static dyn ProtocolEntry] {
     ]
 }
 
+/// Every protocol's id, in report order.
+pub fn ids() -> impl Iterator<Item = ProtocolId> {
+    protocols().iter().map(|p| p.id())
+}
+
 /// The protocols this build can run.
 pub fn available() -> impl Iterator<Item = &'static dyn ProtocolEntry> {
     protocols()
@@ -66,7 +71,9 @@ pub fn protocol(name: &str) -> Result<&'static dyn ProtocolEntry, UnknownName> {
         .iter()
         .copied()
         .find(|p| p.id().name() == name)
-        .ok_or_else(|| UnknownName::new("protocol", name, protocols().iter().map(|p| p.id().name())))
+        .ok_or_else(|| {
+            UnknownName::new("protocol", name, protocols().iter().map(|p| p.id().name()))
+        })
 }
 
 /// The entry of a protocol id.

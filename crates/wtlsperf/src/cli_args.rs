@@ -17,7 +17,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use wtls::handshake::{AuthMode, Packing};
 use wtls::suite::Case;
 use wtlsperf_drivers::pki_store::{ClientCredentials, PkiStore, MANIFEST};
-use wtlsperf_drivers::protocols::Suite;
+use wtlsperf_drivers::registry::Contender;
 
 /// `--pki`: the directory of CA and leaf certificates for every case.
 #[derive(Debug, Clone, clap::Args)]
@@ -237,8 +237,10 @@ pub fn run_length(s: &str) -> Result<RunLength, String> {
 }
 
 /// The value parser of `--suite`: a DTLS 1.2 or EDHOC suite by its name.
-pub fn suite(s: &str) -> Result<Suite, String> {
-    Suite::parse(s).map_err(|e| e.to_string())
+/// A contender of the registry, `protocol:configuration` (`dtls1.3:psk-ccm8`); the
+/// error lists the known names.
+pub fn contender(s: &str) -> Result<Contender, String> {
+    wtlsperf_drivers::registry::contender(s).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -1,17 +1,22 @@
 //! `wtlsperf compare` on the command line: its arguments and the drivers' comparison
-//! configuration they make (`wtlsperf_drivers::protocols::compare::run`): the suite,
-//! bearer profile and device named by the operator, found here.
+//! configuration they make (`wtlsperf_drivers::protocols::compare::run`): the
+//! contenders, bearer profile and device named by the operator, found here.
 
 use anyhow::{anyhow, Context};
-use wtlsperf_drivers::protocols::compare::{find_device, CompareConfig};
-use wtlsperf_drivers::protocols::Suite;
+use wtlsperf_drivers::protocols::compare::{default_contenders, find_device, CompareConfig};
+use wtlsperf_drivers::registry::{self, Contender};
 
 use crate::cli_args::PkiArgs;
 
 /// `wtlsperf compare` arguments.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Handshakes per suite in memory.
+    /// The configurations to measure in memory, as `protocol:configuration`
+    /// (repeatable; default: WTLS 256p/256p and every configuration of every other
+    /// protocol in this build).
+    #[arg(long = "contender")]
+    pub contenders: Vec<String>,
+    /// Handshakes per configuration in memory.
     #[arg(long, default_value_t = 200)]
     pub reps: usize,
     /// Handshakes per anchor (and per WTLS counterpart) for the bound ratios, in blocks.
@@ -20,19 +25,20 @@ pub struct Args {
     /// Skip the peer anchors.
     #[arg(long)]
     pub no_peers: bool,
-    /// Also run this suite over an emulated bearer (`psk-ccm8`, `method3-suite2`, ...).
+    /// Also run this configuration over an emulated bearer, as `protocol:configuration`
+    /// (`dtls1.2:psk-ccm8`, `edhoc:method3-suite2`, ...).
     #[arg(long)]
-    pub suite: Option<String>,
-    /// Bearer profile for `--suite` (e.g. `nb-iot`, `gsm-csd`).
+    pub over: Option<String>,
+    /// Bearer profile for `--over` (e.g. `nb-iot`, `gsm-csd`).
     #[arg(long, default_value = "nb-iot")]
     pub profile: String,
-    /// Loss probability added to the profile for `--suite`.
+    /// Loss probability added to the profile for `--over`.
     #[arg(long, default_value_t = 0.0)]
     pub loss: f64,
-    /// Seed of the relay's delay and loss draws (and of the CoAP timers) for `--suite`.
+    /// Seed of the relay's delay and loss draws (and of the CoAP timers) for `--over`.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Emulated client device for `--suite` (default: this machine).
+    /// Emulated client device for `--over` (default: this machine).
     #[arg(long)]
     pub device: Option<String>,
     // The PKI of the anchors' WTLS counterparts, issued on first use.
@@ -43,14 +49,27 @@ pub struct Args {
 impl Args {
     /// The drivers' configuration: each name resolved, or an error naming its option.
     pub fn config(&self) -> anyhow::Result<CompareConfig> {
-        let over = match &self.suite {
-            Some(name) => Some(Suite::parse(name).context("--suite")?),
-            None => None,
+        let parse = |t: &str, option: &str| -> anyhow::Result<Contender> {
+            registry::contender(t).with_context(|| format!("{option} {t}"))
+        };
+        let over = self
+            .over
+            .as_deref()
+            .map(|t| parse(t, "--over"))
+            .transpose()?;
+        let contenders = if self.contenders.is_empty() {
+            default_contenders()
+        } else {
+            self.contenders
+                .iter()
+                .map(|t| parse(t, "--contender"))
+                .collect::<anyhow::Result<_>>()?
         };
         let device = find_device(self.device.as_deref())?;
         let profile =
             wtlsperf_bearer::profile(&self.profile).map_err(|e| anyhow!("--profile: {e}"))?;
         Ok(CompareConfig {
+            contenders,
             reps: self.reps,
             peer_reps: self.peer_reps,
             peers: !self.no_peers,
@@ -81,13 +100,25 @@ mod tests {
 
     #[test]
     fn the_names_are_resolved_or_refused_with_their_option() {
-        let c = config(&["compare", "--suite", "psk-ccm8", "--profile", "gsm-csd"]).unwrap();
-        assert_eq!(c.over, Some(Suite::parse("psk-ccm8").unwrap()));
+        let c = config(&[
+            "compare",
+            "--over",
+            "dtls1.2:psk-ccm8",
+            "--profile",
+            "gsm-csd",
+        ])
+        .unwrap();
+        assert_eq!(
+            c.over,
+            Some(registry::contender("dtls1.2:psk-ccm8").unwrap())
+        );
+        assert!(c.contenders.len() > 4, "every protocol by default");
         assert_eq!(c.profile.name, "gsm-csd");
         assert_eq!(c.device.name(), "this-machine");
         assert!(c.peers);
         for (option, value) in [
-            ("--suite", "bogus"),
+            ("--over", "bogus"),
+            ("--contender", "dtls1.2:bogus"),
             ("--profile", "bogus"),
             ("--device", "bogus"),
         ] {

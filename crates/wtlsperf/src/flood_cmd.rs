@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 
 use wtls::endpoint::ResponseLimit;
 use wtlsperf_drivers::flood::{FloodConfig, MAX_DURATION_S, MAX_RATE, MAX_SOURCE_PORTS};
-use wtlsperf_drivers::protocols::Suite;
+use wtlsperf_drivers::registry::Contender;
 
 use crate::cli_args::{self, at_least_one, positive_seconds, HandshakeArgs, ServedPkiArgs};
 
@@ -62,11 +62,11 @@ pub struct Args {
     /// Legitimate handshakes started per second during the flood.
     #[arg(long, default_value_t = 4.0)]
     pub legit_rate: f64,
-    /// Flood a DTLS 1.2 or EDHOC suite instead of the WTLS case: its own server in process
-    /// behind the same gateway worker, or a server of that suite at --connect
-    /// (`ecdhe-ecdsa-p256-ccm8`, `psk-ccm8`, `method3-suite2`, ...).
-    #[arg(long, value_parser = cli_args::suite, conflicts_with = "reflection")]
-    pub suite: Option<Suite>,
+    /// Flood another protocol's configuration instead of the WTLS case: its own server in
+    /// process behind the same gateway worker, or a server of it at --connect, as
+    /// `protocol:configuration` (`dtls1.2:psk-ccm8`, `edhoc:method3-suite2`, ...).
+    #[arg(long, value_parser = cli_args::contender, conflicts_with = "reflection")]
+    pub contender: Option<Contender>,
     // The case of every client (flood and legitimate); the authentication of the
     // legitimate ones.
     #[command(flatten)]
@@ -122,7 +122,7 @@ impl Args {
             rrl_address_bytes: self.rrl_address_bytes,
             rrl_prefix_bytes: self.rrl_prefix_bytes,
             legit_rate: self.legit_rate,
-            suite: self.suite,
+            contender: self.contender.clone(),
             case: self.handshake.case,
             auth: self.handshake.auth,
             pki: self.pki.source(),
@@ -176,7 +176,7 @@ mod tests {
             ("--rate", "2e6"),
             ("--duration", "301"),
             ("--source-ports", "1025"),
-            ("--suite", "bogus"),
+            ("--contender", "bogus"),
         ] {
             let err = Command::try_parse_from(["flood", "--in-process", option, value])
                 .err()

@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use wtlsperf_drivers::load::{run_load, write_job_log, write_report, Arrivals, LoadSpec};
-use wtlsperf_drivers::protocols::Suite;
+use wtlsperf_drivers::registry::Contender;
 
 use crate::cli_args::{
     self, at_least_one, positive_number, positive_seconds, HandshakeArgs, PackingArgs,
@@ -82,11 +82,12 @@ pub struct Args {
     /// delivery path's stalls, and the generator's late sends).
     #[arg(long)]
     pub jobs: Option<PathBuf>,
-    /// Offer a DTLS 1.2 or EDHOC suite instead of the WTLS case, against its own server
-    /// started in process behind the same gateway worker (`ecdhe-ecdsa-p256-ccm8`,
-    /// `ecdhe-ecdsa-p256-ccm8-mutual`, `psk-ccm8`, `method3-suite2`).
-    #[arg(long, value_parser = cli_args::suite)]
-    pub suite: Option<Suite>,
+    /// Offer another protocol's configuration instead of the WTLS case, against its own
+    /// server started in process behind the same gateway worker, as
+    /// `protocol:configuration` (`dtls1.2:psk-ccm8`, `edhoc:method3-suite2`,
+    /// `dtls1.3:mlkem768-ecdsa-ccm8`; a wrong name lists the known ones).
+    #[arg(long, value_parser = cli_args::contender)]
+    pub contender: Option<Contender>,
     /// Write every handshake as a CSV row: intended start and end (Unix ms), the client's
     /// socket, whether it offered a stored session, and `full`, `abbreviated`,
     /// `optimised` or `failed` (docs/results.md).
@@ -114,15 +115,17 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     spec.retransmit_timeout = Duration::from_millis(args.rto_ms.max(1));
     spec.measure_capacity = args.capacity;
     spec.pin_cores = args.pin;
-    spec.modern_suite = args.suite;
+    if let Some(c) = &args.contender {
+        spec.contender = c.clone();
+    }
     spec.record_outcomes = args.outcomes.is_some();
     if let Some(path) = &args.outcomes {
         // Refused before the run, not after it.
         std::fs::File::create(path).with_context(|| format!("--outcomes {}", path.display()))?;
     }
     anyhow::ensure!(
-        args.suite.is_none() || args.connect.is_none() || args.in_process,
-        "--suite starts its own server in process; it cannot offer load to --connect"
+        args.contender.is_none() || args.connect.is_none() || args.in_process,
+        "--contender starts its own server in process; it cannot offer load to --connect"
     );
     anyhow::ensure!(
         args.round_trip_ms.is_finite() && args.round_trip_ms >= 0.0,

@@ -76,7 +76,7 @@ fn main() {
     // The evaluation and the load tools start in-process gateways many times; their
     // start-up lines would only interleave with the progress bar. RUST_LOG overrides.
     let default_level = match cli.command {
-        Command::Evaluate(_) | Command::Load(_) | Command::Flood(_) => "warn",
+        Command::Evaluate(_) | Command::Load(_) | Command::Flood(_) | Command::Compare(_) => "warn",
         _ => "info",
     };
     tracing_subscriber::fmt()

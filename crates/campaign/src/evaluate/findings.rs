@@ -831,24 +831,30 @@ mod tests {
 
     #[test]
     fn the_other_protocols_load_points_are_judged_by_the_interval_rule() {
-        use wtlsperf_spine::Protocol;
         let of = |protocol, calm| crate::evaluate::queue::LoadPoint {
             protocol,
             ..premise_point(calm, calm)
         };
-        let calm = protocols_finding(vec![of(Protocol::Dtls12, 1.02), of(Protocol::Edhoc, 0.98)]);
+        let calm = protocols_finding(vec![
+            of(wtlsperf_drivers::protocols::DTLS12, 1.02),
+            of(wtlsperf_drivers::protocols::EDHOC, 0.98),
+        ]);
         assert_eq!(calm.verdict, Verdict::Confirmed);
         assert!(
             calm.evidence.contains("dtls1.2 (1 points")
                 && calm.evidence.contains("edhoc (1 points")
         );
         // One protocol's calm jobs 30 % off, outside their interval: the model stops there.
-        let off = protocols_finding(vec![of(Protocol::Dtls12, 1.3), of(Protocol::Edhoc, 1.0)]);
+        let off = protocols_finding(vec![
+            of(wtlsperf_drivers::protocols::DTLS12, 1.3),
+            of(wtlsperf_drivers::protocols::EDHOC, 1.0),
+        ]);
         assert_eq!(off.verdict, Verdict::Contradicted);
         // A point that missed its target rho after the repeats is not judged.
-        let mut missed = of(Protocol::Dtls12, 1.3);
+        let mut missed = of(wtlsperf_drivers::protocols::DTLS12, 1.3);
         missed.calibration.rho_missed = true;
-        let not_judged = protocols_finding(vec![missed, of(Protocol::Edhoc, 1.0)]);
+        let not_judged =
+            protocols_finding(vec![missed, of(wtlsperf_drivers::protocols::EDHOC, 1.0)]);
         assert_eq!(not_judged.verdict, Verdict::Confirmed);
         assert!(not_judged.evidence.contains("not judged 1"));
     }

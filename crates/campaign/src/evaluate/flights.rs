@@ -12,12 +12,15 @@ use std::path::Path;
 
 use anyhow::{anyhow, bail};
 use wtlsperf_spine::pair::{Direction, Ended};
-use wtlsperf_spine::{Handshake, Now, Pair, Protocol};
+use wtlsperf_spine::{Handshake, Now, Pair, ProtocolId};
 
 use super::csv_file::write_csv;
+use wtlsperf_bearer::LinkProfile;
+use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::protocols::dtls::DtlsConfig;
 use wtlsperf_drivers::protocols::edhoc::EdhocConfig;
-use wtlsperf_drivers::protocols::Suite;
+use wtlsperf_drivers::protocols::{Suite, DTLS12, EDHOC};
+use wtlsperf_drivers::registry::{self, Bench, TimeBase, DEFAULT_PAYLOAD_LIMIT};
 
 /// UDP's header, per datagram (RFC 768).
 pub const UDP_HEADER: u32 = 8;
@@ -144,14 +147,14 @@ pub fn protocol_bytes(carrier: Carrier, direction: Direction, d: &[u8]) -> anyho
 
 /// Groups an exchange into flights (runs in one direction) and splits each.
 pub fn flight_rows(
-    protocol: Protocol,
+    protocol: ProtocolId,
     suite: &str,
     carrier: Carrier,
     exchange: &[(Direction, Vec<u8>)],
 ) -> anyhow::Result<Vec<FlightRow>> {
     let mut rows: Vec<FlightRow> = Vec::new();
     let mut last = None;
-    let itemised = protocol == Protocol::Dtls12;
+    let itemised = protocol == wtlsperf_drivers::protocols::DTLS12;
     let none = itemised.then_some(0);
     for (dir, d) in exchange {
         let own = protocol_bytes(carrier, *dir, d)?;
@@ -195,8 +198,9 @@ pub fn flight_rows(
     Ok(rows)
 }
 
-/// The flights of every DTLS 1.2 suite, EDHOC and every DTLS 1.3 configuration.
-pub fn measure(now: Now) -> anyhow::Result<Vec<FlightRow>> {
+/// The flights of every DTLS 1.2 suite (with and without the cookie exchange), EDHOC,
+/// and every configuration of the registry's other protocols.
+pub fn measure(store: &PkiStore, now: Now) -> anyhow::Result<Vec<FlightRow>> {
     let mut rows = Vec::new();
     for suite in [
         Suite::DtlsEcdheEcdsa { mutual: false },
@@ -213,23 +217,34 @@ pub fn measure(now: Now) -> anyhow::Result<Vec<FlightRow>> {
             ),
         ] {
             let ex = exchange(cfg.client()?, cfg.server()?, now)?;
-            rows.extend(flight_rows(Protocol::Dtls12, &name, Carrier::Udp, &ex)?);
+            rows.extend(flight_rows(
+                wtlsperf_drivers::protocols::DTLS12,
+                &name,
+                Carrier::Udp,
+                &ex,
+            )?);
         }
     }
     let edhoc = EdhocConfig::new()?;
     let ex = exchange(edhoc.client(0)?, edhoc.server()?, now)?;
     let name = Suite::EdhocMethod3Suite2.name();
-    rows.extend(flight_rows(Protocol::Edhoc, name, Carrier::CoapEdhoc, &ex)?);
-    #[cfg(feature = "dtls13")]
-    for suite in wtlsperf_drivers::protocols::dtls13::Dtls13Suite::all() {
-        let cfg = wtlsperf_drivers::protocols::dtls13::Dtls13Config::new(suite)?;
-        let ex = exchange(cfg.client()?, cfg.server()?, now)?;
-        rows.extend(flight_rows(
-            Protocol::Dtls13,
-            &suite.name(),
-            Carrier::Udp,
-            &ex,
-        )?);
+    rows.extend(flight_rows(
+        wtlsperf_drivers::protocols::EDHOC,
+        name,
+        Carrier::CoapEdhoc,
+        &ex,
+    )?);
+    // Every configuration of the registry's other protocols (DTLS 1.3, ...), in memory
+    // at the default payload limit.
+    let bench = Bench { store };
+    let done = [wtls::handshake::WTLS, DTLS12, EDHOC];
+    for entry in registry::available().filter(|p| !done.contains(&p.id())) {
+        for c in entry.configurations() {
+            let sides = c.sides(bench, DEFAULT_PAYLOAD_LIMIT, TimeBase::Virtual)?;
+            let client = sides.client(&LinkProfile::loopback(), 0)?;
+            let ex = exchange(client, sides.server()?, now)?;
+            rows.extend(flight_rows(entry.id(), &c.suite(), Carrier::Udp, &ex)?);
+        }
     }
     Ok(rows)
 }

@@ -31,16 +31,14 @@ use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::stats::{median, percentile, Rank};
 use wtlsperf_report::{Axis, Cell, Column, Figure, LineChart, Provenance, Section, Series, Table};
 use wtlsperf_spine::pair::{Ended, Fate};
-use wtlsperf_spine::{Handshake, Now, Pair, Protocol};
+use wtlsperf_spine::{Handshake, Now, Pair};
 
 use super::context::{Ctx, Mode};
 use super::csv_file::write_csv;
 use wtlsperf_drivers::pki_store::PkiStore;
-use wtlsperf_drivers::protocols::bearer_jobs::run_concurrently;
-use wtlsperf_drivers::protocols::dtls::DtlsConfig;
-use wtlsperf_drivers::protocols::edhoc::EdhocConfig;
-use wtlsperf_drivers::protocols::{flights_of, wtls_client, Logged, Suite};
-use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
+use wtlsperf_drivers::pool::run_concurrently;
+use wtlsperf_drivers::protocols::{flights_of, Logged};
+use wtlsperf_drivers::registry::{self, Bench, Contender, Sides, TimeBase};
 
 /// The loss levels (probability per datagram, each direction).
 pub const LEVELS: [f64; 5] = [0.0, 0.01, 0.05, 0.10, 0.20];
@@ -48,8 +46,16 @@ pub const LEVELS: [f64; 5] = [0.0, 0.01, 0.05, 0.10, 0.20];
 /// The bearers: the 2001 handset link and the two cellular IoT links of today.
 pub const BEARERS: [&str; 3] = ["gsm-csd", "lte-m", "nb-iot"];
 
-/// The WTLS case: category 3's level (P-256), server-authenticated.
-const WTLS_CASE: &str = "256p/256p";
+/// The curves: WTLS's category 3 case (P-256) and each successor's certificate
+/// configuration at the same level, server-authenticated, and DTLS 1.3 with ML-KEM-768;
+/// a protocol the registry adds beyond these by its default configuration.
+pub const CURVES: [&str; 5] = [
+    "wtls:256p/256p",
+    "dtls1.2:ecdhe-ecdsa-p256-ccm8",
+    "edhoc:method3-suite2",
+    "dtls1.3:ecdhe-p256-ecdsa-ccm8",
+    "dtls1.3:mlkem768-ecdsa-ccm8",
+];
 
 /// Timers the in-memory driver fires at most per run: past every protocol's own
 /// retransmission budget, so a run ends by its protocol's rules.
@@ -61,57 +67,11 @@ const DEADLINE_LIMIT: usize = 64;
 /// at any parallelism.
 const PARALLEL_RUNS: usize = 16;
 
-/// One handshake configuration of the curves.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Curve {
-    Wtls,
-    Dtls12,
-    Edhoc,
-    /// DTLS 1.3 with P-256 (false) or ML-KEM-768 (true), server-authenticated.
-    #[cfg(feature = "dtls13")]
-    Dtls13 {
-        ml_kem: bool,
-    },
-}
-
-impl Curve {
-    fn all() -> Vec<Curve> {
-        #[allow(unused_mut)]
-        let mut v = vec![Curve::Wtls, Curve::Dtls12, Curve::Edhoc];
-        #[cfg(feature = "dtls13")]
-        v.extend([
-            Curve::Dtls13 { ml_kem: false },
-            Curve::Dtls13 { ml_kem: true },
-        ]);
-        v
-    }
-
-    fn protocol(self) -> Protocol {
-        match self {
-            Curve::Wtls => Protocol::Wtls,
-            Curve::Dtls12 => Protocol::Dtls12,
-            Curve::Edhoc => Protocol::Edhoc,
-            #[cfg(feature = "dtls13")]
-            Curve::Dtls13 { .. } => Protocol::Dtls13,
-        }
-    }
-
-    fn suite(self) -> String {
-        match self {
-            Curve::Wtls => WTLS_CASE.to_owned(),
-            Curve::Dtls12 => Suite::DtlsEcdheEcdsa { mutual: false }.name().to_owned(),
-            Curve::Edhoc => Suite::EdhocMethod3Suite2.name().to_owned(),
-            #[cfg(feature = "dtls13")]
-            Curve::Dtls13 { ml_kem } => dtls13_suite(ml_kem).name(),
-        }
-    }
-}
-
-#[cfg(feature = "dtls13")]
-fn dtls13_suite(ml_kem: bool) -> wtlsperf_drivers::protocols::dtls13::Dtls13Suite {
-    use wtlsperf_drivers::protocols::dtls13::{Credential, Dtls13Suite, Group};
-    let group = if ml_kem { Group::MlKem768 } else { Group::P256 };
-    Dtls13Suite::new(Credential::Certificate { mutual: false }, group, false)
+/// The curves' contenders this build has, WTLS's first.
+pub fn curves() -> Vec<Contender> {
+    let mut out: Vec<Contender> = registry::contender(CURVES[0]).into_iter().collect();
+    out.extend(super::contenders::with_every_protocol(&CURVES[1..]));
+    out
 }
 
 /// One point of a curve (columns documented in docs/results.md).
@@ -152,99 +112,40 @@ fn runs_per_point(mode: Mode) -> usize {
 /// handshake failed or timed out.
 type RunResult = Option<(f64, u32)>;
 
-/// The configurations every run draws its sides from, built once.
-struct Sides<'a> {
-    store: &'a PkiStore,
-    wtls_server: Arc<wtls::handshake::ServerConfig>,
-    dtls12: DtlsConfig,
-    edhoc: EdhocConfig,
-    #[cfg(feature = "dtls13")]
-    dtls13: Vec<(bool, u16, wtlsperf_drivers::protocols::dtls13::Dtls13Config)>,
+/// Every curve's sides at every payload limit its bearers need, built once and shared
+/// by all runs (a configuration may cost a certificate chain and two contexts).
+struct Prepared {
+    sides: Vec<(usize, u16, Arc<dyn Sides>)>,
 }
 
-impl<'a> Sides<'a> {
-    fn new(store: &'a PkiStore, bearers: &[LinkProfile]) -> anyhow::Result<Sides<'a>> {
-        let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
-        #[cfg(feature = "dtls13")]
-        let mut dtls13 = Vec::new();
-        #[cfg(feature = "dtls13")]
-        for ml_kem in [false, true] {
+impl Prepared {
+    fn new(
+        bench: Bench<'_>,
+        curves: &[Contender],
+        bearers: &[LinkProfile],
+    ) -> anyhow::Result<Prepared> {
+        let mut sides = Vec::new();
+        for (ci, c) in curves.iter().enumerate() {
             for p in bearers {
-                let mtu = p.datagram_payload_limit();
-                if !dtls13.iter().any(|(k, m, _)| *k == ml_kem && *m == mtu) {
-                    let cfg = wtlsperf_drivers::protocols::dtls13::Dtls13Config::new(
-                        dtls13_suite(ml_kem),
-                    )?
-                    .with_mtu(mtu);
-                    dtls13.push((ml_kem, mtu, cfg));
+                let limit = p.datagram_payload_limit();
+                if !sides.iter().any(|(i, l, _)| *i == ci && *l == limit) {
+                    sides.push((ci, limit, c.sides(bench, limit, TimeBase::Virtual)?));
                 }
             }
         }
-        #[cfg(not(feature = "dtls13"))]
-        let _ = bearers;
-        Ok(Sides {
-            store,
-            wtls_server: Arc::new(server),
-            dtls12: DtlsConfig::new(Suite::DtlsEcdheEcdsa { mutual: false })?,
-            edhoc: EdhocConfig::new()?,
-            #[cfg(feature = "dtls13")]
-            dtls13,
-        })
+        Ok(Prepared { sides })
     }
 
-    /// One run of `curve` over `profile` at `loss`, seeded with `seed`.
-    fn run(&self, curve: Curve, profile: &LinkProfile, loss: f64, seed: u64) -> RunResult {
+    /// One run of curve `ci` over `profile` at `loss`, seeded with `seed`.
+    fn run(&self, ci: usize, profile: &LinkProfile, loss: f64, seed: u64) -> RunResult {
+        let limit = profile.datagram_payload_limit();
+        let (_, _, sides) = self
+            .sides
+            .iter()
+            .find(|(i, l, _)| *i == ci && *l == limit)?;
         let now = wtlsperf_drivers::setup::now();
-        match curve {
-            Curve::Wtls => {
-                let case = WTLS_CASE.parse().ok()?;
-                let client = wtls_client(
-                    self.store,
-                    case,
-                    wtls::handshake::AuthMode::ServerAuth,
-                    profile,
-                )
-                .ok()?;
-                let server = wtls::handshake::ServerConnection::new(
-                    Arc::clone(&self.wtls_server),
-                    wtls::probe::Probe::off(),
-                    now,
-                );
-                lossy(client, server, now, profile, loss, seed)
-            }
-            Curve::Dtls12 => lossy(
-                self.dtls12.client().ok()?,
-                self.dtls12.server().ok()?,
-                now,
-                profile,
-                loss,
-                seed,
-            ),
-            Curve::Edhoc => lossy(
-                self.edhoc.client(seed).ok()?,
-                self.edhoc.server().ok()?,
-                now,
-                profile,
-                loss,
-                seed,
-            ),
-            #[cfg(feature = "dtls13")]
-            Curve::Dtls13 { ml_kem } => {
-                let mtu = profile.datagram_payload_limit();
-                let (_, _, cfg) = self
-                    .dtls13
-                    .iter()
-                    .find(|(k, m, _)| *k == ml_kem && *m == mtu)?;
-                lossy(
-                    cfg.client().ok()?,
-                    cfg.server().ok()?,
-                    now,
-                    profile,
-                    loss,
-                    seed,
-                )
-            }
-        }
+        let client = sides.client(profile, seed).ok()?;
+        lossy(client, sides.server().ok()?, now, profile, loss, seed)
     }
 }
 
@@ -301,8 +202,8 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<LossCurves> {
         .filter(|b| ctx.mode != Mode::Smoke || **b == "lte-m")
         .map(|b| ctx.catalogue.bearer(b).cloned())
         .collect::<anyhow::Result<_>>()?;
-    let sides = Sides::new(store, &bearers)?;
-    let curves = Curve::all();
+    let curves = curves();
+    let prepared = Prepared::new(Bench { store }, &curves, &bearers)?;
     let reps = runs_per_point(ctx.mode);
     let mut jobs = Vec::new();
     for curve in 0..curves.len() {
@@ -327,7 +228,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<LossCurves> {
         // the same seeds for every protocol: each meets the same loss stream
         let seed = 90_000 + (j.bearer * 1000 + j.level * 100 + j.rep) as u64;
         let p = &bearers[j.bearer];
-        sides.run(curves[j.curve], p, LEVELS[j.level], seed)
+        prepared.run(j.curve, p, LEVELS[j.level], seed)
     });
     let mut rows = Vec::new();
     for (ci, curve) in curves.iter().enumerate() {
@@ -339,7 +240,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<LossCurves> {
                     .filter(|(j, _)| j.curve == ci && j.bearer == bi && j.level == li)
                     .map(|(_, r)| r)
                     .collect();
-                rows.push(point(*curve, &p.name, loss, &mine));
+                rows.push(point(curve, &p.name, loss, &mine));
             }
         }
     }
@@ -349,7 +250,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<LossCurves> {
     })
 }
 
-fn point(curve: Curve, bearer: &str, loss: f64, runs: &[&RunResult]) -> LossCurveRow {
+fn point(curve: &Contender, bearer: &str, loss: f64, runs: &[&RunResult]) -> LossCurveRow {
     let ok: Vec<(f64, u32)> = runs.iter().filter_map(|r| **r).collect();
     let ms: Vec<f64> = ok.iter().map(|x| x.0).collect();
     let rtx: Vec<f64> = ok.iter().map(|x| f64::from(x.1)).collect();
@@ -486,7 +387,8 @@ mod tests {
     fn percentiles_come_from_completed_runs_and_failures_are_counted() {
         let runs = [Some((100.0, 0)), None, Some((300.0, 2)), Some((200.0, 1))];
         let refs: Vec<&RunResult> = runs.iter().collect();
-        let row = point(Curve::Dtls12, "lte-m", 0.1, &refs);
+        let curve = registry::contender("dtls1.2:ecdhe-ecdsa-p256-ccm8").unwrap();
+        let row = point(&curve, "lte-m", 0.1, &refs);
         assert_eq!((row.runs, row.completed), (4, 3));
         assert_eq!(row.median_ms, Some(200.0));
         assert_eq!(row.p95_ms, Some(300.0));
@@ -496,7 +398,10 @@ mod tests {
     #[test]
     fn a_lossless_run_takes_the_link_model_and_loss_costs_the_protocols_timer() {
         let lte = wtlsperf_bearer::profile("lte-m").unwrap();
-        let cfg = DtlsConfig::new(Suite::DtlsPsk).unwrap();
+        let cfg = wtlsperf_drivers::protocols::dtls::DtlsConfig::new(
+            wtlsperf_drivers::protocols::Suite::DtlsPsk,
+        )
+        .unwrap();
         let now = wtlsperf_drivers::setup::now();
         let (clean, rtx) = lossy(
             cfg.client().unwrap(),

@@ -37,6 +37,7 @@
 //! within its 15-minute budget), `--quick` (about 160 s) and a hidden `--smoke`, which
 //! the test suite runs, that only proves every part runs end to end.
 
+pub mod contenders;
 pub mod context;
 pub mod csv_file;
 pub mod device;
@@ -365,7 +366,7 @@ impl Parts {
         let protocols =
             clocks.part(ctx, "protocols", || protocols::run(ctx, store, &processing))?;
         let flights = clocks.part(ctx, "flights", || {
-            flights::measure(wtlsperf_drivers::setup::now())
+            flights::measure(store, wtlsperf_drivers::setup::now())
         })?;
         let loss_curves = clocks.part(ctx, "loss_curves", || loss_curves::run(ctx, store))?;
         recommendation::add_dtls13(

@@ -293,9 +293,6 @@ impl PqCost {
     /// configuration against the classical one, on the compared bearers and the
     /// bearers of the 2001-to-today table, on this machine and every catalogue device.
     pub fn build(ctx: &Ctx, protocols: &ProtocolResults) -> anyhow::Result<PqCost> {
-        let Some(classical) = protocols.configs.iter().find(|c| c.is_dtls13_classical()) else {
-            return Ok(PqCost::default());
-        };
         let published = pq_prices();
         let mut bearers: Vec<&LinkProfile> = ctx.catalogue.compared_bearers().collect();
         for (_, name) in super::then_and_now::BEARERS {
@@ -313,11 +310,12 @@ impl PqCost {
             )
             .collect();
         let mut rows = Vec::new();
-        for pq in protocols
-            .configs
-            .iter()
-            .filter(|c| c.is_dtls13_post_quantum())
-        {
+        for pq in protocols.configs.iter().filter(|c| c.is_post_quantum()) {
+            // its protocol's classical certificate configuration
+            let baseline = |c: &&Config| c.is_pq_baseline() && c.protocol() == pq.protocol();
+            let Some(classical) = protocols.configs.iter().find(baseline) else {
+                continue;
+            };
             for bearer in &bearers {
                 for device in &devices {
                     let client = |c: &Config| {

@@ -21,21 +21,19 @@ pub use hybrid_anchor::{HybridAnchorFigures, HYBRID_ANCHOR_KEY};
 use super::csv_file::write_csv;
 use super::pq_prices::pq_prices;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
-use wtls::suite::Case;
+use wtlsperf_drivers::registry::wtls::WtlsCase;
+use wtlsperf_drivers::registry::{run_over_bearer, Bench, Contender, ServedCache};
 use wtlsperf_models::device::published_pq::PublishedPqCost;
 use wtlsperf_models::stats::{mean, median};
 use wtlsperf_models::transmission::Flight;
 use wtlsperf_models::Authentication;
-use wtlsperf_drivers::registry::wtls::WtlsCase;
-use wtlsperf_drivers::registry::{self, run_over_bearer, Bench, Contender, ServedCache};
 use wtlsperf_spine::ProtocolId;
 
 use super::context::{Ctx, Mode, StageClock};
-use super::processing::{auth_mode, CaseResult, ProcessingResults};
+use super::processing::{CaseResult, ProcessingResults};
 use super::vocabulary::{auth_name, BearerName, Catalogue, DeviceName};
 use wtlsperf_bearer::LinkProfile;
 use wtlsperf_drivers::pki_store::PkiStore;
@@ -67,17 +65,7 @@ pub const COMPARED: [&str; 8] = [
 
 /// The compared configurations this build has (see [`COMPARED`]), beyond WTLS.
 pub fn compared() -> Vec<Contender> {
-    let mut out: Vec<Contender> = COMPARED
-        .iter()
-        .filter_map(|t| registry::contender(t).ok())
-        .collect();
-    for p in registry::available() {
-        let listed = p.id() == wtls::handshake::WTLS || out.iter().any(|c| c.protocol() == p.id());
-        if !listed {
-            out.extend(p.configurations().into_iter().take(1));
-        }
-    }
-    out
+    super::contenders::with_every_protocol(&COMPARED)
 }
 
 /// One handshake configuration with its in-memory measurements.
@@ -222,11 +210,14 @@ impl Config {
     /// device's library does not offer is not available; one priced with another
     /// device's ratios is borrowed.
     pub fn wtls_pricing(&self, device: &Device) -> Option<WtlsPricing> {
-        let (Device::Profile(d), Some(w)) = (device, self.contender.downcast::<WtlsCase>())
-        else {
+        let (Device::Profile(d), Some(w)) = (device, self.contender.downcast::<WtlsCase>()) else {
             return None;
         };
-        let case = wtlsperf_models::device::WtlsCase::parse(w.case.ca.short(), w.case.leaf.short(), w.auth)?;
+        let case = wtlsperf_models::device::WtlsCase::parse(
+            w.case.ca.short(),
+            w.case.leaf.short(),
+            w.auth,
+        )?;
         let offered = |k| d.offers.is_empty() || d.offers.contains(&k);
         Some(if !offered(case.ca) || !offered(case.leaf) {
             WtlsPricing::NotOffered
@@ -447,7 +438,8 @@ pub fn wtls_config(c: &CaseResult, category: u8) -> Config {
 fn contender_configs(ctx: &Ctx, bench: Bench<'_>, reps: usize) -> anyhow::Result<Vec<Config>> {
     let mut out = Vec::new();
     for contender in compared() {
-        if ctx.mode == Mode::Smoke && contender.to_string() == "dtls1.2:ecdhe-ecdsa-p256-ccm8-mutual"
+        if ctx.mode == Mode::Smoke
+            && contender.to_string() == "dtls1.2:ecdhe-ecdsa-p256-ccm8-mutual"
         {
             continue;
         }
@@ -528,15 +520,13 @@ pub fn run(
     ctx.step("protocols: peer anchors beside our gateway");
     let peers = ctx.without_ticker(|| compare::anchors_beside_ours(store, plan.peer_reps, 10))?;
     stages.lap("peer anchors");
-    #[cfg(feature = "dtls13")]
-    let hybrid_anchor = {
-        ctx.step("protocols: rustls X25519MLKEM768 peer anchor");
-        let anchor = Some(ctx.without_ticker(|| HybridAnchorFigures::measure(plan.peer_reps))?);
+    ctx.step("protocols: rustls X25519MLKEM768 peer anchor");
+    let hybrid_anchor = ctx
+        .without_ticker(|| HybridAnchorFigures::measure(plan.peer_reps))
+        .transpose()?;
+    if hybrid_anchor.is_some() {
         stages.lap("hybrid anchor");
-        anchor
-    };
-    #[cfg(not(feature = "dtls13"))]
-    let hybrid_anchor = None;
+    }
     let devices: Vec<Device> = std::iter::once(Device::ThisMachine)
         .chain(
             ctx.catalogue
@@ -556,7 +546,10 @@ pub fn run(
     let published = pq_prices();
     jobs.retain(|j| match &devices[j.device] {
         Device::ThisMachine => true,
-        Device::Profile(d) => configs[j.config].contender.client_steps(d, &published).is_ok(),
+        Device::Profile(d) => configs[j.config]
+            .contender
+            .client_steps(d, &published)
+            .is_ok(),
     });
     ctx.step(&format!(
         "protocols: {} handshakes over the emulated bearers",
@@ -859,9 +852,9 @@ impl ProtocolResults {
 mod tests {
     use super::*;
 
-    fn config(kind: Kind, level: &str) -> Config {
+    fn config(contender: &str, level: &str) -> Config {
         Config {
-            kind,
+            contender: wtlsperf_drivers::registry::contender(contender).unwrap(),
             level: level.to_owned(),
             bytes: 500,
             datagrams: 4,
@@ -875,17 +868,10 @@ mod tests {
 
     #[test]
     fn the_quick_plan_runs_lossy_first_and_wtls_category_3_only() {
-        let (p256, other) = (
-            Case::parse("256p/256p").unwrap(),
-            Case::parse("160p/160p").unwrap(),
-        );
         let configs = vec![
-            config(Kind::Modern(Suite::DtlsPsk), "PSK 128-bit (category 3)"),
-            config(
-                Kind::Wtls(p256, Authentication::ServerAuth),
-                WTLS_P256_LEVEL,
-            ),
-            config(Kind::Wtls(other, Authentication::Mutual), "category 1"),
+            config("dtls1.2:psk-ccm8", "PSK 128-bit (category 3)"),
+            config("wtls:256p/256p", WTLS_P256_LEVEL),
+            config("wtls:160p/160p-mutual", "category 1"),
         ];
         let catalogue = Catalogue::shipped().unwrap();
         let p = plan(Mode::Quick, &catalogue).unwrap();
@@ -904,7 +890,7 @@ mod tests {
     #[test]
     fn a_row_without_runs_has_no_error() {
         let mut r = ProtocolRow {
-            protocol: Protocol::Edhoc,
+            protocol: wtlsperf_drivers::protocols::EDHOC,
             suite: "method3-suite2".into(),
             auth: Authentication::Mutual,
             level: "P-256 (category 3)".into(),
@@ -942,10 +928,7 @@ mod tests {
         let quick = plan(Mode::Quick, &catalogue).unwrap();
         assert!(quick.bearers.iter().any(|b| b.as_str() == "fixture-5g"));
         // Every compared bearer gets a modelled row for every configuration and device.
-        let configs = vec![config(
-            Kind::Modern(Suite::EdhocMethod3Suite2),
-            WTLS_P256_LEVEL,
-        )];
+        let configs = vec![config("edhoc:method3-suite2", WTLS_P256_LEVEL)];
         let devices: Vec<Device> = catalogue
             .devices
             .iter()

@@ -194,7 +194,7 @@ impl QueueResults {
 
     /// A DTLS 1.2 or EDHOC point set against the corrected model, the replay and the
     /// undisturbed view, bearer setting (the one the model describes).
-    pub fn protocol_judgement(&self, protocol: wtlsperf_spine::Protocol) -> ProtocolJudgement {
+    pub fn protocol_judgement(&self, protocol: wtlsperf_spine::ProtocolId) -> ProtocolJudgement {
         Self::judgement_of(
             self.modern
                 .iter()
@@ -479,7 +479,6 @@ pub fn run(
         Err(e) => (Vec::new(), Some(format!("load test not run: {e:#}"))),
     };
     stages.lap("load test");
-    #[allow(unused_mut)]
     let (mut modern, mut modern_note) = match reality::run_modern(ctx, store) {
         Ok(points) => (points, None),
         Err(e) => (
@@ -487,11 +486,10 @@ pub fn run(
             Some(format!("DTLS 1.2 / EDHOC load test not run: {e:#}")),
         ),
     };
-    #[cfg(feature = "dtls13")]
-    match reality::run_dtls13(ctx, store) {
+    match reality::run_single_points(ctx, store) {
         Ok(points) => modern.extend(points),
         Err(e) => {
-            let note = format!("DTLS 1.3 load test not run: {e:#}");
+            let note = format!("single-point load test not run: {e:#}");
             modern_note = Some(match modern_note {
                 Some(n) => format!("{n}; {note}"),
                 None => note,

@@ -31,7 +31,6 @@ use super::vocabulary::{BearerName, DeviceName};
 use wtlsperf_drivers::device::model_case;
 use wtlsperf_drivers::protocols::model::{self, Device};
 use wtlsperf_models::device::KeyType;
-use wtlsperf_spine::Protocol;
 
 /// One modelled handshake.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -95,7 +94,7 @@ pub struct Recommendation {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ModernCandidate {
     #[serde(serialize_with = "protocol_name")]
-    pub protocol: wtlsperf_spine::Protocol,
+    pub protocol: wtlsperf_spine::ProtocolId,
     /// The suite's name in `protocols.csv`.
     pub suite: String,
     /// Model T_H (ms).
@@ -103,7 +102,7 @@ pub struct ModernCandidate {
 }
 
 fn protocol_name<S: serde::Serializer>(
-    p: &wtlsperf_spine::Protocol,
+    p: &wtlsperf_spine::ProtocolId,
     s: S,
 ) -> Result<S::Ok, S::Error> {
     s.serialize_str(p.name())
@@ -490,14 +489,15 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
     ))
 }
 
-/// The security category of DTLS 1.3's P-256, ML-KEM-768 and 128-bit PSK suites.
+/// The security category of the compared configurations: P-256, ML-KEM-768 and
+/// 128-bit PSKs.
 const DTLS13_CATEGORY: u8 = 3;
 
-/// Adds DTLS 1.3 to the category-3 rows, by the same model T_H and from the protocols
-/// part's configurations (flights at each bearer's MTU, this machine's server CPU): a
-/// classical DTLS 1.3 suite becomes the modern candidate where it is faster than the
-/// DTLS 1.2 and EDHOC ones, and the fastest post-quantum one fills
-/// [`Recommendation::best_post_quantum`], or the reason none is priced on the device.
+/// Adds the protocols part's configurations beyond WTLS to the category-3 rows, by the
+/// same model T_H (flights at each bearer's MTU, this machine's server CPU): a
+/// classical one becomes the modern candidate where it is faster than the others, and
+/// the fastest post-quantum one fills [`Recommendation::best_post_quantum`], or the
+/// reason none is priced on the device.
 pub fn add_dtls13<'a>(
     rows: &mut [Recommendation],
     configs: &[Config],
@@ -517,12 +517,13 @@ pub fn add_dtls13<'a>(
         // The fastest priced post-quantum candidate; unpriced, the first reason (ML-KEM
         // alone comes before the hybrid's X25519).
         let mut post_quantum: Option<Result<ModernCandidate, String>> = None;
-        for c in configs.iter().filter(|c| {
-            c.protocol() == Protocol::Dtls13 && c.auth() == r.auth && (p256 || !c.uses_p256())
-        }) {
+        for c in configs
+            .iter()
+            .filter(|c| !c.is_wtls() && c.auth() == r.auth && (p256 || !c.uses_p256()))
+        {
             let th = c.client_time(&on_device, &published).map(|client| {
                 client.map(|client_ms| ModernCandidate {
-                    protocol: Protocol::Dtls13,
+                    protocol: c.protocol(),
                     suite: c.suite(),
                     th_ms: model::duration_ms(
                         c.flights_over(bearer),
@@ -533,7 +534,7 @@ pub fn add_dtls13<'a>(
                 })
             });
             let Some(th) = th else { continue };
-            if c.is_dtls13_post_quantum() {
+            if c.is_post_quantum() {
                 post_quantum = Some(match (post_quantum, th) {
                     (Some(Ok(best)), Ok(m)) if m.th_ms >= best.th_ms => Ok(best),
                     (Some(Ok(best)), Err(_)) => Ok(best),
@@ -548,7 +549,7 @@ pub fn add_dtls13<'a>(
         }
         r.best_post_quantum = post_quantum.unwrap_or_else(|| {
             Err(format!(
-                "not available: no {} post-quantum DTLS 1.3 configuration in this run",
+                "not available: no {} post-quantum configuration in this run",
                 match r.auth {
                     Authentication::Mutual => "mutually authenticated",
                     Authentication::ServerAuth => "server-authenticated",

@@ -121,8 +121,10 @@ fn over_bearer(args: &CompareConfig, bench: Bench<'_>, c: &Contender) -> anyhow:
     let published = wtlsperf_models::device::published_pq::published_pq_costs().unwrap_or_default();
     let steps = match &args.device {
         Device::ThisMachine => None,
-        Device::Profile(d) => Some(c.client_steps(d, &published)
-            .map_err(|e| anyhow!("{c} on {}: {e}", d.name))?),
+        Device::Profile(d) => Some(
+            c.client_steps(d, &published)
+                .map_err(|e| anyhow!("{c} on {}: {e}", d.name))?,
+        ),
     };
     let memory = c.measure_in_memory(bench, args.reps, args.reps.min(20))?;
     let client_ms = steps
@@ -131,7 +133,13 @@ fn over_bearer(args: &CompareConfig, bench: Bench<'_>, c: &Contender) -> anyhow:
     let flights = memory.shape.flights();
     let modelled = model::duration_ms(&flights, &p, client_ms, memory.server_cpu_us / 1e3);
     let served = c.serve(bench, p.datagram_payload_limit())?;
-    let run = run_over_bearer(&*served, &p, args.seed, steps.as_ref(), Duration::from_secs(180))?;
+    let run = run_over_bearer(
+        &*served,
+        &p,
+        args.seed,
+        steps.as_ref(),
+        Duration::from_secs(180),
+    )?;
     println!(
         "{c} over {} on {}: {:.0} ms (model without loss {:.0} ms), {} bytes, {} flights, {} client retransmissions",
         p.name,

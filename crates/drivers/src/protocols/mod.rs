@@ -57,6 +57,45 @@ pub const EDHOC: ProtocolId = ProtocolId::new(2, "edhoc");
 /// registry entry says it is not available.
 pub const DTLS13: ProtocolId = ProtocolId::new(3, "dtls1.3");
 
+/// What the post-quantum peer anchor measured: rustls TLS 1.3 with X25519MLKEM768
+/// through aws-lc-rs ([`peer_hybrid`], with the `dtls13` feature).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HybridAnchor {
+    /// Median server thread CPU per handshake (us).
+    pub server_cpu_us: f64,
+    /// Median thread CPU of the server's raw public-key work of one handshake (us).
+    pub raw_us: f64,
+    /// The key_exchange bytes of the ClientHello's and the ServerHello's key share.
+    pub client_share_bytes: usize,
+    pub server_share_bytes: usize,
+    pub reps: usize,
+}
+
+impl HybridAnchor {
+    /// Server CPU over its raw public-key work.
+    pub fn bound_ratio(&self) -> f64 {
+        self.server_cpu_us / self.raw_us
+    }
+}
+
+/// The post-quantum peer anchor and wolfSSL's DTLS 1.3 X25519MLKEM768 key shares
+/// (client, server), `reps` handshakes after `warmup`; `None` in a build without them
+/// (no `dtls13` feature).
+pub fn post_quantum_anchor(
+    reps: usize,
+    warmup: usize,
+) -> Option<anyhow::Result<(HybridAnchor, (usize, usize))>> {
+    #[cfg(feature = "dtls13")]
+    return Some(
+        peer_hybrid::measure(reps, warmup).and_then(|a| Ok((a, peer_hybrid::wolfssl_shares()?))),
+    );
+    #[cfg(not(feature = "dtls13"))]
+    {
+        let _ = (reps, warmup);
+        None
+    }
+}
+
 /// A modern protocol's handshake configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Suite {
@@ -180,13 +219,7 @@ pub fn wtls_client(creds: &CaseCredentials, auth: AuthMode, profile: &LinkProfil
     cfg.retransmit_timeout_ns =
         crate::bearer_runs::bearer_retransmit_timeout(profile).as_nanos() as u64;
     cfg.max_retransmissions = WTLS_MAX_RETRANSMISSIONS;
-    Client::new(
-        Arc::new(cfg),
-        auth,
-        None,
-        Probe::off(),
-        setup::now(),
-    )
+    Client::new(Arc::new(cfg), auth, None, Probe::off(), setup::now())
 }
 
 /// One datagram of a handshake as the client saw it.
@@ -415,7 +448,9 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         let case = wtls::suite::Case::parse("160p/160p").unwrap();
-        let store = crate::pki_store::PkiStore::create(dir.path(), true, unix_now().unwrap(), &[case]).unwrap();
+        let store =
+            crate::pki_store::PkiStore::create(dir.path(), true, unix_now().unwrap(), &[case])
+                .unwrap();
         let server =
             gateway_server_config(&store, ClientAuth::Optional, &Options::default()).unwrap();
         let gw = spawn_gateway(GatewayConfig::new(

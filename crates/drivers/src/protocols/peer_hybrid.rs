@@ -27,30 +27,11 @@ use wtlsperf_models::stats::median;
 use super::dtls::P256Pki;
 use super::key_shares::{client_share, server_share, Wire};
 use super::peers::rustls_round;
+use super::HybridAnchor;
 use crate::setup::thread_cpu_ns;
 
 /// Rounds a handshake may take in memory.
 const MAX_ROUNDS: usize = 8;
-
-/// What the anchor measured.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HybridAnchor {
-    /// Median server thread CPU per handshake (us).
-    pub server_cpu_us: f64,
-    /// Median thread CPU of the server's raw public-key work of one handshake (us).
-    pub raw_us: f64,
-    /// The key_exchange bytes of the ClientHello's and the ServerHello's key share.
-    pub client_share_bytes: usize,
-    pub server_share_bytes: usize,
-    pub reps: usize,
-}
-
-impl HybridAnchor {
-    /// Server CPU over its raw public-key work.
-    pub fn bound_ratio(&self) -> f64 {
-        self.server_cpu_us / self.raw_us
-    }
-}
 
 struct Bench {
     client: Arc<ClientConfig>,

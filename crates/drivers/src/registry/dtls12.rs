@@ -34,7 +34,9 @@ impl ProtocolEntry for Dtls12 {
         suites()
             .find(|s| s.name() == text)
             .map(|s| Contender::new(Dtls12Suite(s)))
-            .ok_or_else(|| UnknownName::new("dtls1.2 configuration", text, suites().map(Suite::name)))
+            .ok_or_else(|| {
+                UnknownName::new("dtls1.2 configuration", text, suites().map(Suite::name))
+            })
     }
     fn timers(&self, _: &LinkProfile) -> Timers {
         Timers {

@@ -17,8 +17,8 @@ use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, RawOps, S
 use super::{TimeBase, Timers, Traits};
 use crate::device::ClientSteps;
 use crate::protocols::dtls::DtlsConfig;
-use crate::protocols::dtls13::{Credential, Dtls13Config, Dtls13Suite, Group};
 use crate::protocols::dtls13::RFC7925_INITIAL_TIMER_S;
+use crate::protocols::dtls13::{Credential, Dtls13Config, Dtls13Suite, Group};
 use crate::protocols::{model_dtls13, Suite, DTLS13};
 
 /// wolfSSL's ceiling of the doubling timer (`DTLS_TIMEOUT_MAX`, seconds): the expiry
@@ -97,8 +97,15 @@ impl Configuration for Dtls13Suite {
     }
     /// wolfSSL fragments to the bearer's MTU (`with_mtu`), as its bearer runs do; its
     /// timer runs on the caller's time either way (`dtls13_wolf`).
-    fn sides(&self, _: Bench<'_>, payload_limit: u16, _: TimeBase) -> anyhow::Result<Arc<dyn Sides>> {
-        Ok(Arc::new(Dtls13Sides(Dtls13Config::new(*self)?.with_mtu(payload_limit))))
+    fn sides(
+        &self,
+        _: Bench<'_>,
+        payload_limit: u16,
+        _: TimeBase,
+    ) -> anyhow::Result<Arc<dyn Sides>> {
+        Ok(Arc::new(Dtls13Sides(
+            Dtls13Config::new(*self)?.with_mtu(payload_limit),
+        )))
     }
     fn fragments_to_bearer(&self) -> bool {
         true
@@ -116,8 +123,8 @@ impl Configuration for Dtls13Suite {
     /// none), and a P-256-only bound would flatter the ML-KEM groups. The handshake is
     /// wolfSSL's, so the ratio also carries the two libraries' difference in speed.
     fn raw_ops(&self) -> anyhow::Result<Option<RawOps>> {
-        let classical_cert = self.group == Group::P256
-            && matches!(self.credential, Credential::Certificate { .. });
+        let classical_cert =
+            self.group == Group::P256 && matches!(self.credential, Credential::Certificate { .. });
         if !classical_cert {
             return Ok(None);
         }

@@ -88,10 +88,17 @@ impl<'b> ServedCache<'b> {
     }
 
     /// The server side of `contender` fragmenting to `bearer`'s datagram payload limit.
-    pub fn get(&self, contender: &Contender, bearer: &LinkProfile) -> anyhow::Result<Arc<dyn Served>> {
+    pub fn get(
+        &self,
+        contender: &Contender,
+        bearer: &LinkProfile,
+    ) -> anyhow::Result<Arc<dyn Served>> {
         let limit = bearer.datagram_payload_limit();
         let mut served = self.served.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, _, s)) = served.iter().find(|(c, l, _)| c == contender && *l == limit) {
+        if let Some((_, _, s)) = served
+            .iter()
+            .find(|(c, l, _)| c == contender && *l == limit)
+        {
             return Ok(Arc::clone(s));
         }
         let s = contender.serve(self.bench, limit)?;

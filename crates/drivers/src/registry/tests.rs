@@ -26,7 +26,10 @@ fn protocol_names_are_unique_and_in_rank_order() {
 #[test]
 fn bad_contender_texts_name_what_is_wrong_and_list_the_known() {
     let e = contender("tls:x").unwrap_err().to_string();
-    assert!(e.contains("\"tls\"") && e.contains("wtls") && e.contains("dtls1.2"), "{e}");
+    assert!(
+        e.contains("\"tls\"") && e.contains("wtls") && e.contains("dtls1.2"),
+        "{e}"
+    );
     let e = contender("dtls1.2:rsa").unwrap_err().to_string();
     assert!(e.contains("psk-ccm8"), "{e}");
     let e = contender("wtls").unwrap_err();
@@ -50,7 +53,11 @@ fn every_entry_states_its_timers_with_a_source() {
     let bearer = LinkProfile::loopback();
     for p in protocols() {
         let t = p.timers(&bearer);
-        assert!(t.source.contains("RFC") || t.source.contains("WAP"), "{}", p.id());
+        assert!(
+            t.source.contains("RFC") || t.source.contains("WAP"),
+            "{}",
+            p.id()
+        );
         assert!(t.backoff >= 1.0);
     }
 }
@@ -58,5 +65,8 @@ fn every_entry_states_its_timers_with_a_source() {
 #[test]
 fn an_entry_missing_from_the_build_says_why() {
     let dtls13 = protocol("dtls1.3").unwrap();
-    assert_eq!(dtls13.unavailable().is_some(), dtls13.configurations().is_empty());
+    assert_eq!(
+        dtls13.unavailable().is_some(),
+        dtls13.configurations().is_empty()
+    );
 }

@@ -16,10 +16,10 @@ use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
 use super::served::bearer_gateway;
 use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, Served, Sides};
 use super::{TimeBase, Timers, Traits};
-use crate::load::{LoadReport, LoadSpec};
 use crate::bearer_runs::bearer_retransmit_timeout;
 use crate::device::ClientSteps;
 use crate::gateway::GatewayHandle;
+use crate::load::{LoadReport, LoadSpec};
 use crate::pki_store::CaseCredentials;
 use crate::protocols::{model, wtls_client};
 use crate::setup::{self, gateway_server_config, ClientAuth, Options};
@@ -52,9 +52,10 @@ impl ProtocolEntry for Wtls {
             None => (text, Authentication::ServerAuth),
         };
         let unknown = || {
-            let names = Case::ALL.into_iter().filter(Case::is_available).map(|c| {
-                &*Box::leak(c.to_string().into_boxed_str())
-            });
+            let names = Case::ALL
+                .into_iter()
+                .filter(Case::is_available)
+                .map(|c| &*Box::leak(c.to_string().into_boxed_str()));
             UnknownName::new("wtls configuration (CA/leaf, -mutual)", text, names)
         };
         let case = Case::parse(case).map_err(|_| unknown())?;
@@ -168,7 +169,11 @@ impl Served for WtlsServed {
         self.gateway.local_addr()
     }
     fn client(&self, bearer: &LinkProfile, _seed: u64) -> anyhow::Result<AnyHandshake> {
-        Ok(AnyHandshake::new(wtls_client(&self.creds, self.mode, bearer)))
+        Ok(AnyHandshake::new(wtls_client(
+            &self.creds,
+            self.mode,
+            bearer,
+        )))
     }
 }
 
@@ -181,7 +186,11 @@ struct WtlsSides {
 
 impl Sides for WtlsSides {
     fn client(&self, bearer: &LinkProfile, _: u64) -> anyhow::Result<AnyHandshake> {
-        Ok(AnyHandshake::new(wtls_client(&self.creds, self.mode, bearer)))
+        Ok(AnyHandshake::new(wtls_client(
+            &self.creds,
+            self.mode,
+            bearer,
+        )))
     }
     fn server(&self) -> anyhow::Result<AnyHandshake> {
         let now = setup::now();

@@ -13,7 +13,6 @@ use wtlsperf_models::Authentication;
 use super::super::recommendation::{ModernCandidate, Recommendation};
 use crate::evaluate::vocabulary::{BearerName, DeviceName};
 use wtlsperf_drivers::protocols::{measure_suite, model, Suite};
-use wtlsperf_spine::Protocol;
 
 /// The security category of the modern suites.
 const MODERN_CATEGORY: u8 = 3;
@@ -48,11 +47,7 @@ impl ModernBench {
             .filter(|(s, _, _)| p256 || s.pk_ops(true).is_empty())
             .filter_map(|(s, flights, server_ms)| {
                 let client_ms = model::client_ms(*s, device).ok()?;
-                let protocol = match s.protocol() {
-                    wtlsperf_drivers::protocols::Protocol::Dtls12 => Protocol::Dtls12,
-                    wtlsperf_drivers::protocols::Protocol::Edhoc => Protocol::Edhoc,
-                    wtlsperf_drivers::protocols::Protocol::Wtls => Protocol::Wtls,
-                };
+                let protocol = s.protocol();
                 Some(ModernCandidate {
                     protocol,
                     suite: s.name().to_owned(),

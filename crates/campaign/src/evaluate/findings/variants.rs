@@ -139,7 +139,7 @@ pub(super) fn protocols_queue_model(q: &QueueResults) -> Option<Finding> {
     let pct = |e: Option<f64>| e.map_or("-".to_owned(), |e| format!("{:.1} %", e * 100.0));
     let (mut judged, mut keeps, mut stops) = (0, 0, 0);
     let mut parts = Vec::new();
-    for protocol in wtlsperf_spine::Protocol::ALL {
+    for protocol in wtlsperf_drivers::registry::ids() {
         let points: Vec<_> = q.modern.iter().filter(|p| p.protocol == protocol).collect();
         if points.is_empty() {
             continue;

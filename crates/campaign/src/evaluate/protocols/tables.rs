@@ -9,7 +9,7 @@ use super::{Config, ProtocolResults, ProtocolRow, HYBRID_ANCHOR_KEY, LOSS};
 use crate::evaluate::context::Ctx;
 use crate::evaluate::vocabulary::{auth_name, BearerName, DeviceName};
 use wtlsperf_models::Authentication;
-use wtlsperf_spine::Protocol;
+use wtlsperf_spine::ProtocolId;
 
 /// `103↑ 44↓ 119↑ ...`: each flight's payload bytes and direction.
 fn flight_bytes(c: &Config) -> String {
@@ -175,7 +175,7 @@ impl ProtocolResults {
         for b in &self.bearers {
             t = t.column(Column::new(b.as_str(), Some("ms"), modelled()));
         }
-        let mut keys: Vec<(Protocol, String, Authentication, DeviceName)> = Vec::new();
+        let mut keys: Vec<(ProtocolId, String, Authentication, DeviceName)> = Vec::new();
         for r in &self.rows {
             let k = (r.protocol, r.suite.clone(), r.auth, r.device.clone());
             if !keys.contains(&k) {

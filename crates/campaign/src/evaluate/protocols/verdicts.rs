@@ -6,10 +6,9 @@
 use wtlsperf_models::Authentication;
 use wtlsperf_report::{Finding, FindingKind, Verdict};
 
-use super::{Config, Kind, ProtocolResults, ProtocolRow, LOSS};
+use super::{Config, ProtocolResults, ProtocolRow, LOSS};
 use crate::evaluate::verdict::{self as rule, Tally, MODEL_TOLERANCE};
 use crate::evaluate::vocabulary::DeviceName;
-use wtlsperf_drivers::protocols::Suite;
 
 /// Which duration of a row a comparison reads.
 #[derive(Clone, Copy)]
@@ -127,8 +126,8 @@ impl ProtocolResults {
     }
 
     fn edhoc_finding(&self) -> Option<Finding> {
-        let edhoc = |c: &Config| c.kind == Kind::Modern(Suite::EdhocMethod3Suite2);
-        let dtls = |c: &Config| c.kind == Kind::Modern(Suite::DtlsEcdheEcdsa { mutual: true });
+        let edhoc = |c: &Config| c.contender.to_string() == "edhoc:method3-suite2";
+        let dtls = |c: &Config| c.contender.to_string() == "dtls1.2:ecdhe-ecdsa-p256-ccm8-mutual";
         let wtls = |c: &Config| c.is_wtls_p256() && c.auth() == Authentication::Mutual;
         let (tally, clauses) =
             self.below_everywhere(&edhoc, &[&dtls, &wtls], "not faster beyond the margin");
@@ -155,7 +154,7 @@ impl ProtocolResults {
     }
 
     fn wtls_finding(&self) -> Option<Finding> {
-        let dtls = |c: &Config| c.kind == Kind::Modern(Suite::DtlsEcdheEcdsa { mutual: false });
+        let dtls = |c: &Config| c.contender.to_string() == "dtls1.2:ecdhe-ecdsa-p256-ccm8";
         let wtls = |c: &Config| c.is_wtls_p256() && c.auth() == Authentication::ServerAuth;
         // "Competitive": WTLS no slower than DTLS beyond the tolerance, row by row.
         // The per-device clauses tally "DTLS faster than WTLS": their holds are the

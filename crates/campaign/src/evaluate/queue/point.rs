@@ -3,7 +3,7 @@
 //! `queue_load_test.csv`, the only place the parts become columns.
 
 use wtlsperf_models::Authentication;
-use wtlsperf_spine::Protocol;
+use wtlsperf_spine::ProtocolId;
 
 use wtls::handshake::Packing;
 
@@ -22,7 +22,7 @@ pub fn packing_name(p: Packing) -> &'static str {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoadPoint {
     /// The protocol of the real server behind the gateway worker.
-    pub protocol: Protocol,
+    pub protocol: ProtocolId,
     /// WTLS case (`283k/283k`), or the DTLS 1.2 / EDHOC suite (`psk-ccm8`).
     pub case: String,
     pub auth: Authentication,
@@ -46,7 +46,7 @@ impl Default for LoadPoint {
     /// server authentication only).
     fn default() -> Self {
         LoadPoint {
-            protocol: Protocol::Wtls,
+            protocol: wtls::handshake::WTLS,
             case: String::new(),
             auth: Authentication::ServerAuth,
             round_trip_ms: 0.0,

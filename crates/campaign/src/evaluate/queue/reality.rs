@@ -62,7 +62,7 @@
 
 use std::time::Duration;
 
-use wtls::handshake::{AuthMode, Packing};
+use wtls::handshake::Packing;
 use wtls::suite::Case;
 use wtlsperf_models::Authentication;
 
@@ -77,7 +77,8 @@ use crate::evaluate::processing::ProcessingResults;
 use wtlsperf_drivers::gateway::JobRecord;
 use wtlsperf_drivers::load::{run_load, Arrivals, LoadReport, LoadSpec, RoundTripLaw};
 use wtlsperf_drivers::pki_store::PkiStore;
-use wtlsperf_drivers::protocols::Suite;
+use wtlsperf_drivers::registry::wtls::WtlsCase;
+use wtlsperf_drivers::registry::{self, Bench, Contender};
 
 /// Mean of the emulated bearer round trip (ms, exponential) of the second run of every
 /// point: 100 times a job of the measured cases, so the answers are independent of the
@@ -184,10 +185,35 @@ pub fn plan(mode: Mode) -> Plan {
 /// the client two ECDSA verifications against the server's one signature, and the one
 /// core of the generator falls behind the rate a worker at rho 0.5 takes, which a first
 /// quick run showed: the warm-ups read the generator's shortfall as a low rho).
-pub const MODERN_SUITES: [Suite; 2] = [
-    Suite::DtlsEcdheEcdsa { mutual: true },
-    Suite::EdhocMethod3Suite2,
+pub const MODERN_SUITES: [&str; 2] = [
+    "dtls1.2:ecdhe-ecdsa-p256-ccm8-mutual",
+    "edhoc:method3-suite2",
 ];
+
+/// The text after `protocol:` of a contender's text.
+fn configuration_of(text: &'static str) -> &'static str {
+    text.split_once(':').map_or(text, |(_, c)| c)
+}
+
+/// The single-point configurations of the load test: DTLS 1.3 classical (P-256) and
+/// ML-KEM-768, both mutual for the reason [`MODERN_SUITES`] are (the client's
+/// public-key work per handshake about the server's, so the one-core generator keeps
+/// up), and every protocol the registry adds by its default configuration.
+pub const SINGLE_POINT: [&str; 2] = [
+    "dtls1.3:ecdhe-p256-ecdsa-ccm8-mutual",
+    "dtls1.3:mlkem768-ecdsa-ccm8-mutual",
+];
+
+/// The contenders of [`SINGLE_POINT`] this build has, and the registry's other
+/// protocols beyond WTLS and [`MODERN_SUITES`]'.
+pub fn single_point_contenders() -> Vec<Contender> {
+    let mut named: Vec<&str> = MODERN_SUITES.to_vec();
+    named.extend(SINGLE_POINT);
+    crate::evaluate::contenders::with_every_protocol(&named)
+        .into_iter()
+        .filter(|c| !MODERN_SUITES.contains(&c.to_string().as_str()))
+        .collect()
+}
 
 /// The modern protocols' points of a mode: the bearer setting only (the one the model
 /// describes), a low and a middle utilisation in the short modes, three in the full
@@ -222,7 +248,7 @@ pub fn modern_plan(mode: Mode) -> Plan {
         ),
     };
     Plan {
-        cases: MODERN_SUITES.iter().map(|s| s.name()).collect(),
+        cases: MODERN_SUITES.iter().map(|s| configuration_of(s)).collect(),
         warmup,
         settings: vec![(BEARER_ROUND_TRIP_MS, points)],
     }
@@ -243,22 +269,18 @@ pub fn run_modern(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>>
     let planned_s: f64 = settings.iter().flat_map(|s| &s.1).map(|p| p.1).sum();
     let points = MODERN_SUITES.len() * settings.iter().map(|s| s.1.len()).sum::<usize>();
     let mut budget = Budget::new(MODERN_SUITES.len() as f64 * planned_s, points);
-    // The case of the spec is not read when a modern suite is set; WTLS's P-256 case
-    // is the like-for-like one.
-    let case = Case::parse("256p/256p")?;
     let mut out = Vec::new();
-    for suite in MODERN_SUITES {
-        ctx.step(&format!("queue load test: {} in memory", suite.name()));
-        let in_memory = wtlsperf_drivers::protocols::measure_suite(suite, 50, 10)?;
+    for contender in MODERN_SUITES.iter().map(|t| registry::contender(t)) {
+        let contender = contender?;
+        let name = contender.configuration();
+        ctx.step(&format!("queue load test: {contender} in memory"));
+        let in_memory = contender.measure_in_memory(Bench { store }, 50, 10)?;
         // Over UDP a handshake costs the gateway more than in memory (system calls, the
         // loopback path); the warm-ups correct the guess.
         let mut estimate = RateEstimate::from_handshake_ms(in_memory.server_cpu_us / 1e3 * 1.5);
         for (round_trip_ms, points) in &settings {
             for &(rho, seconds) in points {
-                let conditions = Conditions {
-                    suite: Some(suite),
-                    ..Conditions::plain(suite.name(), case, rho, *round_trip_ms)
-                };
+                let conditions = Conditions::of(&name, contender.clone(), rho, *round_trip_ms);
                 out.push(calibrated_point(
                     ctx,
                     store,
@@ -276,32 +298,10 @@ pub fn run_modern(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>>
     Ok(out)
 }
 
-/// Whether the suite a modern load spec offers authenticates the client.
-fn auth_mutual(spec: &LoadSpec) -> bool {
-    #[cfg(feature = "dtls13")]
-    if let Some(s) = spec.dtls13_suite {
-        return s.mutual();
-    }
-    spec.modern_suite.is_some_and(|s| s.mutual())
-}
-
-/// The DTLS 1.3 configurations of the load test: classical (P-256) and ML-KEM-768, both
-/// mutual for the reason [`MODERN_SUITES`] are (the client's public-key work per
-/// handshake about the server's, so the one-core generator keeps up).
-#[cfg(feature = "dtls13")]
-pub fn dtls13_suites() -> [wtlsperf_drivers::protocols::dtls13::Dtls13Suite; 2] {
-    use wtlsperf_drivers::protocols::dtls13::{Credential, Dtls13Suite, Group};
-    let mutual = Credential::Certificate { mutual: true };
-    [
-        Dtls13Suite::new(mutual, Group::P256, false),
-        Dtls13Suite::new(mutual, Group::MlKem768, false),
-    ]
-}
-
-/// The DTLS 1.3 load points: one utilisation (0.5) per configuration on the bearer
-/// setting, short, so the two points add well under 30 s to a full evaluation.
-#[cfg(feature = "dtls13")]
-pub fn run_dtls13(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>> {
+/// The single-point configurations' load points ([`single_point_contenders`]): one
+/// utilisation (0.5) per configuration on the bearer setting, short, so two points add
+/// well under 30 s to a full evaluation.
+pub fn run_single_points(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>> {
     let (warmup, seconds) = match ctx.mode {
         Mode::Smoke => (
             WarmupLength {
@@ -329,28 +329,18 @@ pub fn run_dtls13(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>>
         ),
     };
     let sim_jobs = 20_000;
-    let suites = dtls13_suites();
+    let suites = single_point_contenders();
     // Twice the usual calibration allowance per point: a DTLS 1.3 client's work is the
     // generator's, and a first quick run spent the second point's warm-ups on the first
     // (the ML-KEM point then ran once, uncalibrated, and collapsed). Full: about 25 s.
     let mut budget = Budget::new(suites.len() as f64 * seconds, 2 * suites.len());
-    let case = Case::parse("256p/256p")?;
     let mut out = Vec::new();
-    for suite in suites {
-        let name = suite.name();
-        ctx.step(&format!("queue load test: dtls1.3 {name} in memory"));
-        let cfg = wtlsperf_drivers::protocols::dtls13::Dtls13Config::new(suite)?;
-        let mut cpu = Vec::new();
-        for _ in 0..30 {
-            let r = wtlsperf_drivers::protocols::run_in_memory(cfg.client()?, || cfg.server())?;
-            cpu.push(r.server_cpu_ns as f64 / 1e6);
-        }
-        let ms = wtlsperf_models::stats::median(&cpu).unwrap_or(1.0);
-        let mut estimate = RateEstimate::from_handshake_ms(ms * 1.5);
-        let conditions = Conditions {
-            dtls13: Some(suite),
-            ..Conditions::plain(&name, case, 0.5, BEARER_ROUND_TRIP_MS)
-        };
+    for contender in suites {
+        let name = contender.configuration();
+        ctx.step(&format!("queue load test: {contender} in memory"));
+        let m = contender.measure_in_memory(Bench { store }, 30, 0)?;
+        let mut estimate = RateEstimate::from_handshake_ms(m.server_cpu_us / 1e3 * 1.5);
+        let conditions = Conditions::of(&name, contender.clone(), 0.5, BEARER_ROUND_TRIP_MS);
         out.push(calibrated_point(
             ctx,
             store,
@@ -479,17 +469,11 @@ const COLLAPSED_SUCCESS: f64 = 0.9;
 /// What a load point's warm-ups and recordings share.
 pub(super) struct Conditions<'a> {
     pub(super) name: &'a str,
-    pub(super) case: Case,
-    /// A DTLS 1.2 or EDHOC suite served instead of the WTLS case.
-    pub(super) suite: Option<Suite>,
-    /// A DTLS 1.3 configuration served instead (wins over `suite`).
-    #[cfg(feature = "dtls13")]
-    pub(super) dtls13: Option<wtlsperf_drivers::protocols::dtls13::Dtls13Suite>,
+    /// What is offered: a WTLS case in one mode, or any other configuration.
+    pub(super) contender: Contender,
     /// Target utilisation.
     pub(super) rho: f64,
     pub(super) round_trip_ms: f64,
-    /// The WTLS handshake's authentication (the modern suites carry their own).
-    pub(super) auth: AuthMode,
     pub(super) law: RoundTripLaw,
     pub(super) packing: Packing,
 }
@@ -498,18 +482,42 @@ impl<'a> Conditions<'a> {
     /// The WTLS case's conditions with an exponential round trip and one datagram per
     /// flight, the load test's own.
     pub(super) fn plain(name: &'a str, case: Case, rho: f64, round_trip_ms: f64) -> Self {
+        let wtls = WtlsCase {
+            case,
+            auth: Authentication::ServerAuth,
+        };
+        Conditions::of(name, Contender::new(wtls), rho, round_trip_ms)
+    }
+
+    /// `contender`'s conditions with an exponential round trip and one datagram per
+    /// flight.
+    pub(super) fn of(name: &'a str, contender: Contender, rho: f64, round_trip_ms: f64) -> Self {
         Conditions {
             name,
-            case,
-            suite: None,
-            #[cfg(feature = "dtls13")]
-            dtls13: None,
+            contender,
             rho,
             round_trip_ms,
-            auth: AuthMode::ServerAuth,
             law: RoundTripLaw::Exponential,
             packing: Packing::FlightPerDatagram,
         }
+    }
+
+    /// The same conditions with the WTLS case mutually authenticated.
+    pub(super) fn mutual(self) -> Self {
+        let contender = match self.contender.downcast::<WtlsCase>() {
+            Some(w) => Contender::new(WtlsCase {
+                auth: Authentication::Mutual,
+                ..*w
+            }),
+            None => self.contender,
+        };
+        Conditions { contender, ..self }
+    }
+
+    /// Whether a WTLS case is mutually authenticated (its job logs say so).
+    fn wtls_mutual(&self) -> bool {
+        self.contender.protocol() == wtls::handshake::WTLS
+            && self.contender.auth() == Authentication::Mutual
     }
 
     fn setting(&self) -> String {
@@ -525,18 +533,12 @@ impl<'a> Conditions<'a> {
     /// The load run of these conditions at `lambda` for `seconds`: one pinned worker,
     /// the Poisson arrivals conditioned on their count (see [`Arrivals`]).
     fn spec(&self, lambda: f64, seconds: f64, seed: u64) -> LoadSpec {
-        let mut spec = LoadSpec::new(
-            self.case,
-            self.auth,
+        let mut spec = LoadSpec::offering(
+            self.contender.clone(),
             lambda,
             Duration::from_secs_f64(seconds),
         );
         spec.arrivals = Arrivals::PoissonExactCount { rate: lambda };
-        spec.modern_suite = self.suite;
-        #[cfg(feature = "dtls13")]
-        {
-            spec.dtls13_suite = self.dtls13;
-        }
         spec.workers = 1;
         spec.pin_cores = true;
         spec.seed = seed;
@@ -647,7 +649,7 @@ fn point(
     Ok(LoadPoint {
         protocol: spec.protocol(),
         case: c.name.to_owned(),
-        auth: point_authentication(c, &spec),
+        auth: point_authentication(c),
         round_trip_ms: c.round_trip_ms,
         round_trip_law: c.law,
         packing: c.packing,
@@ -698,18 +700,9 @@ fn point(
     })
 }
 
-/// The authentication a point's handshakes ran with: the suite's, the WTLS conditions',
-/// or what a DTLS 1.3 configuration carries.
-fn point_authentication(c: &Conditions<'_>, spec: &LoadSpec) -> Authentication {
-    match c.suite {
-        Some(s) if s.mutual() => Authentication::Mutual,
-        Some(_) => Authentication::ServerAuth,
-        None if c.auth == AuthMode::Mutual => Authentication::Mutual,
-        None if spec.protocol() != wtlsperf_spine::Protocol::Wtls && auth_mutual(spec) => {
-            Authentication::Mutual
-        }
-        None => Authentication::ServerAuth,
-    }
+/// The authentication a point's handshakes ran with.
+fn point_authentication(c: &Conditions<'_>) -> Authentication {
+    c.contender.auth()
 }
 
 /// Runs a recording (and writes its job log when asked); returns the report and the
@@ -737,7 +730,7 @@ fn recording(
         if c.law != RoundTripLaw::Exponential {
             variant.push_str(&format!("_{}", c.law));
         }
-        if c.auth == AuthMode::Mutual && c.suite.is_none() {
+        if c.wtls_mutual() {
             variant.push_str("_mutual");
         }
         if c.packing == Packing::MessagePerDatagram {

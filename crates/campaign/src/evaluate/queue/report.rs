@@ -212,7 +212,7 @@ impl QueueResults {
             return s;
         }
         let mut verdicts = Vec::new();
-        for protocol in wtlsperf_spine::Protocol::ALL {
+        for protocol in wtlsperf_drivers::registry::ids() {
             if !self.modern.iter().any(|p| p.protocol == protocol) {
                 continue;
             }
@@ -676,7 +676,7 @@ fn load_row(p: &LoadPoint) -> Vec<Cell> {
         Cell::text("-")
     };
     vec![
-        Cell::text(if p.protocol == wtlsperf_spine::Protocol::Wtls {
+        Cell::text(if p.protocol == wtls::handshake::WTLS {
             p.case.clone()
         } else {
             format!("{} {}", p.protocol, p.case)

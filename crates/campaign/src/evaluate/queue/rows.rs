@@ -8,7 +8,7 @@ use serde::Serializer;
 use wtls::suite::Case;
 use wtlsperf_models::queue::Variant;
 use wtlsperf_models::Authentication;
-use wtlsperf_spine::Protocol;
+use wtlsperf_spine::ProtocolId;
 
 /// A category-3 group: its CA and the leaves of Table 3.3.
 #[derive(Debug, Clone, PartialEq)]
@@ -230,7 +230,7 @@ pub struct QueueRow {
     /// The protocol served: `wtls` for every model row, the load point's for a
     /// load-test row.
     #[serde(serialize_with = "as_display")]
-    pub protocol: Protocol,
+    pub protocol: ProtocolId,
 }
 
 impl QueueRow {
@@ -263,7 +263,7 @@ impl QueueRow {
             measured_wait_ci95_ms: None,
             rho_missed: None,
             outside_15_percent_and_interval: None,
-            protocol: Protocol::Wtls,
+            protocol: wtls::handshake::WTLS,
         }
     }
 }

@@ -209,11 +209,15 @@ pub fn run(
                 estimates.len() - 1
             }
         };
+        let plain = Conditions::plain(v.case, case, v.rho, BEARER_ROUND_TRIP_MS);
         let conditions = Conditions {
-            auth: v.auth,
             law: v.law,
             packing: v.packing,
-            ..Conditions::plain(v.case, case, v.rho, BEARER_ROUND_TRIP_MS)
+            ..if v.auth == AuthMode::Mutual {
+                plain.mutual()
+            } else {
+                plain
+            }
         };
         let p = calibrated_point(
             ctx,
