@@ -11,7 +11,7 @@
 //! a guess of the message sizes.
 
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -22,7 +22,6 @@ use wtlsperf_bearer::{DelayDistribution, LinkProfile, Relay};
 use wtlsperf_models::transmission::{flights_transmission_ms, DatagramOverhead, Direction, Flight};
 
 use crate::pki_store::PkiStore;
-use crate::setup::{self, Options};
 use crate::udp_client::{self, ClientRun, WireDatagram};
 
 /// One handshake through an emulated bearer, with the model's prediction for it.
@@ -154,10 +153,8 @@ pub fn handshake_over_bearer(
     seed: u64,
 ) -> anyhow::Result<BearerRun> {
     let creds = store.case(&case)?;
-    let mut cfg = setup::client_config(&creds, &Options::default(), false);
+    let cfg = crate::protocols::wtls_bearer_config(&creds, &profile);
     let rto = bearer_retransmit_timeout(&profile);
-    cfg.retransmit_timeout_ns = rto.as_nanos() as u64;
-    cfg.max_retransmissions = 6;
     let mut relay = Relay::start("127.0.0.1:0".parse()?, gateway, profile.clone(), seed)
         .context("starting the bearer relay")?;
     let sock = UdpSocket::bind("127.0.0.1:0")?;
@@ -202,41 +199,16 @@ pub fn run_concurrently(
     parallelism: usize,
     seed: u64,
 ) -> Vec<anyhow::Result<BearerRun>> {
-    let n = work.len();
-    let next = Mutex::new(0usize);
-    let results: Mutex<Vec<Option<anyhow::Result<BearerRun>>>> =
-        Mutex::new((0..n).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..parallelism.clamp(1, n.max(1)) {
-            s.spawn(|| loop {
-                let i = {
-                    let mut g = next.lock().unwrap_or_else(|e| e.into_inner());
-                    let i = *g;
-                    *g += 1;
-                    i
-                };
-                if i >= n {
-                    break;
-                }
-                let (case, auth) = work[i];
-                let r = handshake_over_bearer(
-                    store,
-                    gateway,
-                    case,
-                    auth,
-                    profile.clone(),
-                    seed.wrapping_add(i as u64),
-                );
-                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(anyhow::anyhow!("not run"))))
-        .collect()
+    crate::pool::run_concurrently(&work, parallelism, |i, &(case, auth)| {
+        handshake_over_bearer(
+            store,
+            gateway,
+            case,
+            auth,
+            profile.clone(),
+            seed.wrapping_add(i as u64),
+        )
+    })
 }
 
 /// Summary of repeated bearer runs of one case: the median of measured / predicted.

@@ -215,11 +215,24 @@ pub const WTLS_MAX_RETRANSMISSIONS: u32 = 6;
 /// `profile` (the one `wtlsperf bearer` runs use:
 /// [`crate::bearer_runs::bearer_retransmit_timeout`]).
 pub fn wtls_client(creds: &CaseCredentials, auth: AuthMode, profile: &LinkProfile) -> Client {
+    let cfg = wtls_bearer_config(creds, profile);
+    Client::new(Arc::new(cfg), auth, None, Probe::off(), setup::now())
+}
+
+/// Our WTLS client configuration over a bearer: the first retransmission timer suited
+/// to `profile` ([`crate::bearer_runs::bearer_retransmit_timeout`]), doubling, and
+/// [`WTLS_MAX_RETRANSMISSIONS`]; every WTLS run over an emulated bearer takes it (the
+/// registry's WTLS entry states it as its timers).
+pub fn wtls_bearer_config(
+    creds: &CaseCredentials,
+    profile: &LinkProfile,
+) -> wtls::handshake::ClientConfig {
     let mut cfg = setup::client_config(creds, &Options::default(), false);
     cfg.retransmit_timeout_ns =
-        crate::bearer_runs::bearer_retransmit_timeout(profile).as_nanos() as u64;
+        u64::try_from(crate::bearer_runs::bearer_retransmit_timeout(profile).as_nanos())
+            .unwrap_or(u64::MAX);
     cfg.max_retransmissions = WTLS_MAX_RETRANSMISSIONS;
-    Client::new(Arc::new(cfg), auth, None, Probe::off(), setup::now())
+    cfg
 }
 
 /// One datagram of a handshake as the client saw it.
