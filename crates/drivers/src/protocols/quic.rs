@@ -1,0 +1,675 @@
+//! QUIC v1 (RFC 9000, with TLS 1.3 as RFC 9001 maps it) through quinn-proto and rustls,
+//! on the handshake spine ([`Handshake`]). Built with the `quic` cargo feature (which
+//! `dtls13` turns on): its post-quantum key exchange needs AWS-LC.
+//!
+//! quinn-proto is sans IO as the spine is: the caller passes every datagram and the
+//! time, and the connection says what to send and when it next wants to be woken. The
+//! adapter turns the caller's monotonic nanoseconds into `Instant`s from an origin taken
+//! at construction, so a run under the spine's virtual time never waits, and it answers
+//! the wall clock rustls and quinn-proto ask for (certificate validity, token dates) from
+//! the caller's Unix seconds.
+//!
+//! Why these settings:
+//! * Key exchange: one TLS named group per configuration, and exactly that key share in
+//!   the ClientHello (no HelloRetryRequest): X25519 (what QUIC stacks offer first),
+//!   X25519MLKEM768 (draft-ietf-tls-ecdhe-mlkem, rustls' aws-lc-rs provider), and the
+//!   P-256 pair of each (secp256r1, SecP256r1MLKEM768), which the device profiles can
+//!   price: they publish no X25519 cost.
+//! * Certificates: the same small P-256 chain as the DTLS rows ([`P256Pki`]), ECDSA with
+//!   SHA-256; server-authenticated, or mutual.
+//! * AEAD: TLS_AES_128_GCM_SHA256, the suite QUIC's Initial packets use anyway (RFC 9001
+//!   section 5.2). The DTLS rows' AES-128-CCM-8 is not allowed in QUIC (section 5.3).
+//! * No session tickets, no NEW_TOKEN, no Retry: a first contact, as the other rows. The
+//!   server validates the client's address by its Handshake packet and sends at most
+//!   three times what it received before that (RFC 9000 section 8.1), which on a slow
+//!   bearer is what QUIC pays instead of DTLS's cookie round trip.
+//! * Datagrams: 1200 bytes, QUIC's smallest allowed (section 14), and no path MTU
+//!   discovery (its probes would follow the handshake). Every datagram that carries the
+//!   client's Initial is padded to 1200 bytes (section 14.1).
+//! * ALPN `wtlsperf`: QUIC requires an application protocol (RFC 9001 section 8.1).
+//! * Complete: for the client, the handshake is confirmed (HANDSHAKE_DONE received,
+//!   RFC 9001 section 4.1.2); for the server, the TLS handshake is complete. No
+//!   application data is exchanged.
+//!
+//! Retransmission is QUIC's own (RFC 9002): a probe timeout from the RTT estimate, which
+//! starts at [`INITIAL_RTT`], doubling on every expiry. RFC 9002 sets no count of probes
+//! after which to give up; the idle timeout does (RFC 9000 section 10.1), here
+//! [`HANDSHAKE_TIMEOUT`], so a handshake on a lossy link ends by itself.
+
+use std::cell::Cell;
+use std::fmt;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{anyhow, Context as _};
+use bytes::BytesMut;
+use quinn_proto::crypto::rustls::{QuicClientConfig, QuicServerConfig};
+use quinn_proto::{
+    ClientConfig, Connection, ConnectionError, ConnectionHandle, DatagramEvent, Endpoint,
+    EndpointConfig, Event, IdleTimeout, ServerConfig, TimeSource, TransportConfig,
+    ValidationTokenConfig,
+};
+use rustls::crypto::{aws_lc_rs as provider, CryptoProvider, SupportedKxGroup};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, UnixTime};
+use rustls::server::WebPkiClientVerifier;
+use rustls::time_provider::TimeProvider;
+use rustls::RootCertStore;
+use wtlsperf_spine::{Failure, Handshake, Now, Protocol, Role, Status, Step, UnknownName};
+
+use super::dtls::P256Pki;
+
+mod pricing;
+
+pub use pricing::{client_ms, client_ops, client_steps, ClientOps};
+
+/// The name of the protocol in tables, CSV and on the command line.
+pub const NAME: &str = "quic";
+
+/// kInitialRtt, the RTT assumed before the first sample (RFC 9002 section 6.2.2): the
+/// first probe timeout is 333 ms + 4 x 166.5 ms = 999 ms (section 6.2.1; no ack delay
+/// in the Initial and Handshake spaces).
+pub const INITIAL_RTT: Duration = Duration::from_millis(333);
+
+/// kPacketThreshold (RFC 9002 section 6.1.1).
+pub const PACKET_THRESHOLD: u32 = 3;
+
+/// kTimeThreshold, 9/8 of the RTT (RFC 9002 section 6.1.2).
+pub const TIME_THRESHOLD: f32 = 9.0 / 8.0;
+
+/// The idle timeout both sides advertise (RFC 9000 section 10.1), which bounds a
+/// handshake that hears nothing: with probe timeouts doubling from about 1 s, it allows
+/// five or six probes (1 + 2 + 4 + 8 + 16 + 32 s), as the DTLS rows' six
+/// retransmissions. quinn-proto raises it to three probe timeouts if that is longer
+/// (section 10.1).
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// QUIC's smallest datagram payload, the size of the client's Initial (RFC 9000
+/// section 14.1) and of every datagram here.
+pub const MIN_DATAGRAM: u16 = 1200;
+
+/// The application protocol both sides name in ALPN.
+const ALPN: &[u8] = b"wtlsperf";
+
+/// The name the client asks for; the server leaf of [`P256Pki`] carries it.
+const SERVER_NAME: &str = "localhost";
+
+/// The addresses each side gives quinn-proto for its peer. They never reach a socket:
+/// a driver carries the datagrams, and a side has exactly one peer.
+const SERVER_ADDR: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 4433);
+const CLIENT_ADDR: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 5683);
+
+/// The key exchange of a QUIC handshake: its TLS named group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Group {
+    /// X25519 ECDHE.
+    X25519,
+    /// X25519 + ML-KEM-768 (draft-ietf-tls-ecdhe-mlkem).
+    X25519MlKem768,
+    /// secp256r1 ECDHE.
+    P256,
+    /// secp256r1 + ML-KEM-768.
+    P256MlKem768,
+}
+
+impl Group {
+    pub const ALL: [Group; 4] = [
+        Group::X25519,
+        Group::X25519MlKem768,
+        Group::P256,
+        Group::P256MlKem768,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Group::X25519 => "x25519",
+            Group::X25519MlKem768 => "x25519mlkem768",
+            Group::P256 => "p256",
+            Group::P256MlKem768 => "p256mlkem768",
+        }
+    }
+
+    /// Whether it includes ML-KEM.
+    pub fn post_quantum(self) -> bool {
+        matches!(self, Group::X25519MlKem768 | Group::P256MlKem768)
+    }
+
+    /// Whether its elliptic curve is P-256 (else X25519).
+    pub fn p256(self) -> bool {
+        matches!(self, Group::P256 | Group::P256MlKem768)
+    }
+
+    /// rustls' implementation (aws-lc-rs).
+    fn kx(self) -> &'static dyn SupportedKxGroup {
+        match self {
+            Group::X25519 => provider::kx_group::X25519,
+            Group::X25519MlKem768 => provider::kx_group::X25519MLKEM768,
+            Group::P256 => provider::kx_group::SECP256R1,
+            Group::P256MlKem768 => provider::kx_group::SECP256R1MLKEM768,
+        }
+    }
+}
+
+/// One QUIC configuration on the bench: its key exchange, and whether the client is
+/// authenticated too. Its text form is [`QuicSuite::name`], e.g. `x25519mlkem768-ecdsa`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QuicSuite {
+    pub group: Group,
+    pub mutual: bool,
+}
+
+impl QuicSuite {
+    pub const fn new(group: Group, mutual: bool) -> QuicSuite {
+        QuicSuite { group, mutual }
+    }
+
+    /// Every configuration: each group server-authenticated, then each mutual.
+    pub const ALL: [QuicSuite; 8] = [
+        QuicSuite::new(Group::X25519, false),
+        QuicSuite::new(Group::X25519MlKem768, false),
+        QuicSuite::new(Group::P256, false),
+        QuicSuite::new(Group::P256MlKem768, false),
+        QuicSuite::new(Group::X25519, true),
+        QuicSuite::new(Group::X25519MlKem768, true),
+        QuicSuite::new(Group::P256, true),
+        QuicSuite::new(Group::P256MlKem768, true),
+    ];
+
+    /// Name for tables, CSV and the command line.
+    pub fn name(self) -> &'static str {
+        match (self.group, self.mutual) {
+            (Group::X25519, false) => "x25519-ecdsa",
+            (Group::X25519MlKem768, false) => "x25519mlkem768-ecdsa",
+            (Group::P256, false) => "p256-ecdsa",
+            (Group::P256MlKem768, false) => "p256mlkem768-ecdsa",
+            (Group::X25519, true) => "x25519-ecdsa-mutual",
+            (Group::X25519MlKem768, true) => "x25519mlkem768-ecdsa-mutual",
+            (Group::P256, true) => "p256-ecdsa-mutual",
+            (Group::P256MlKem768, true) => "p256mlkem768-ecdsa-mutual",
+        }
+    }
+}
+
+impl fmt::Display for QuicSuite {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for QuicSuite {
+    type Err = UnknownName;
+    /// Parses [`QuicSuite::name`]; the error lists the names.
+    fn from_str(s: &str) -> Result<QuicSuite, UnknownName> {
+        QuicSuite::ALL
+            .into_iter()
+            .find(|c| c.name() == s)
+            .ok_or_else(|| {
+                UnknownName::new("QUIC configuration", s, QuicSuite::ALL.map(QuicSuite::name))
+            })
+    }
+}
+
+thread_local! {
+    /// The caller's Unix seconds of the call in progress on this thread: the wall clock
+    /// rustls (certificate validity) and quinn-proto (token dates) read.
+    static CALLER_UNIX_SECS: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// The wall clock of rustls and quinn-proto: the caller's time, not the machine's.
+#[derive(Debug)]
+struct CallerClock;
+
+impl TimeProvider for CallerClock {
+    fn current_time(&self) -> Option<UnixTime> {
+        CALLER_UNIX_SECS
+            .get()
+            .map(|s| UnixTime::since_unix_epoch(Duration::from_secs(u64::from(s))))
+    }
+}
+
+impl TimeSource for CallerClock {
+    fn now(&self) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(u64::from(CALLER_UNIX_SECS.get().unwrap_or(0)))
+    }
+}
+
+/// The transport settings both sides use (see the module's documentation).
+fn transport(initial_rtt: Duration, timeout: Duration) -> anyhow::Result<TransportConfig> {
+    let mut t = TransportConfig::default();
+    t.initial_rtt(initial_rtt)
+        .packet_threshold(PACKET_THRESHOLD)
+        .time_threshold(TIME_THRESHOLD)
+        .max_idle_timeout(Some(
+            IdleTimeout::try_from(timeout).context("idle timeout")?,
+        ))
+        .initial_mtu(MIN_DATAGRAM)
+        .min_mtu(MIN_DATAGRAM)
+        .mtu_discovery_config(None)
+        .keep_alive_interval(None);
+    Ok(t)
+}
+
+/// rustls' provider for `group` alone, with QUIC's AEAD alone.
+fn crypto_provider(group: Group) -> Arc<CryptoProvider> {
+    Arc::new(CryptoProvider {
+        cipher_suites: vec![provider::cipher_suite::TLS13_AES_128_GCM_SHA256],
+        kx_groups: vec![group.kx()],
+        ..provider::default_provider()
+    })
+}
+
+/// One side's DER chain (leaf only: the peer holds the CA) and PKCS#8 key.
+fn identity(
+    cert: &openssl::x509::X509,
+    key: &openssl::pkey::PKey<openssl::pkey::Private>,
+) -> anyhow::Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
+    let chain = vec![CertificateDer::from(cert.to_der()?)];
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.private_key_to_pkcs8()?));
+    Ok((chain, key))
+}
+
+/// The rustls configurations of both sides for `suite`.
+fn tls(
+    suite: QuicSuite,
+    pki: &P256Pki,
+) -> anyhow::Result<(rustls::ClientConfig, rustls::ServerConfig)> {
+    let prov = crypto_provider(suite.group);
+    let clock: Arc<CallerClock> = Arc::new(CallerClock);
+    let mut roots = RootCertStore::empty();
+    roots.add(CertificateDer::from(pki.ca_cert.to_der()?))?;
+    let roots = Arc::new(roots);
+    let client = rustls::ClientConfig::builder_with_details(prov.clone(), clock.clone())
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_root_certificates(roots.clone());
+    let mut client = if suite.mutual {
+        let (chain, key) = identity(&pki.client_cert, &pki.client_key)?;
+        client.with_client_auth_cert(chain, key)?
+    } else {
+        client.with_no_client_auth()
+    };
+    client.resumption = rustls::client::Resumption::disabled();
+    client.alpn_protocols = vec![ALPN.to_vec()];
+    let server = rustls::ServerConfig::builder_with_details(prov.clone(), clock)
+        .with_protocol_versions(&[&rustls::version::TLS13])?;
+    let server = if suite.mutual {
+        let verifier = WebPkiClientVerifier::builder_with_provider(roots, prov).build()?;
+        server.with_client_cert_verifier(verifier)
+    } else {
+        server.with_no_client_auth()
+    };
+    let (chain, key) = identity(&pki.server_cert, &pki.server_key)?;
+    let mut server = server.with_single_cert(chain, key)?;
+    server.send_tls13_tickets = 0;
+    server.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+    server.alpn_protocols = vec![ALPN.to_vec()];
+    Ok((client, server))
+}
+
+/// Both sides' configurations of one suite, built once for many handshakes.
+pub struct QuicConfig {
+    pub suite: QuicSuite,
+    client: ClientConfig,
+    server: Arc<ServerConfig>,
+    endpoint: Arc<EndpointConfig>,
+    /// The RTT assumed before the first sample (both sides).
+    pub initial_rtt: Duration,
+    /// The idle timeout that ends a handshake hearing nothing (both sides).
+    pub handshake_timeout: Duration,
+    pki: P256Pki,
+}
+
+impl QuicConfig {
+    /// Configurations for `suite` with a fresh certificate chain and RFC 9002's initial
+    /// RTT.
+    pub fn new(suite: QuicSuite) -> anyhow::Result<QuicConfig> {
+        QuicConfig::build(suite, P256Pki::generate()?, INITIAL_RTT, HANDSHAKE_TIMEOUT)
+    }
+
+    /// The same certificates with another initial RTT (a bearer's own round trip, so
+    /// that the first probe timeout does not fire before a slow link could answer).
+    pub fn with_initial_rtt(self, initial_rtt: Duration) -> anyhow::Result<QuicConfig> {
+        QuicConfig::build(
+            self.suite,
+            self.pki,
+            initial_rtt.max(Duration::from_millis(1)),
+            self.handshake_timeout,
+        )
+    }
+
+    /// The same certificates with another bound on a handshake that hears nothing.
+    pub fn with_handshake_timeout(self, timeout: Duration) -> anyhow::Result<QuicConfig> {
+        QuicConfig::build(self.suite, self.pki, self.initial_rtt, timeout)
+    }
+
+    fn build(
+        suite: QuicSuite,
+        pki: P256Pki,
+        initial_rtt: Duration,
+        handshake_timeout: Duration,
+    ) -> anyhow::Result<QuicConfig> {
+        let transport = Arc::new(transport(initial_rtt, handshake_timeout)?);
+        let (client_tls, server_tls) = tls(suite, &pki)?;
+        let mut client = ClientConfig::new(Arc::new(
+            QuicClientConfig::try_from(client_tls).map_err(|e| anyhow!("QUIC client: {e}"))?,
+        ));
+        client.transport_config(transport.clone());
+        let mut server = ServerConfig::with_crypto(Arc::new(
+            QuicServerConfig::try_from(server_tls).map_err(|e| anyhow!("QUIC server: {e}"))?,
+        ));
+        let mut tokens = ValidationTokenConfig::default();
+        tokens.sent(0);
+        server
+            .transport_config(transport)
+            .validation_token_config(tokens)
+            .migration(false)
+            .time_source(Arc::new(CallerClock));
+        Ok(QuicConfig {
+            suite,
+            client,
+            server: Arc::new(server),
+            endpoint: Arc::new(EndpointConfig::default()),
+            initial_rtt,
+            handshake_timeout,
+            pki,
+        })
+    }
+
+    /// A fresh client (it connects when started).
+    pub fn client(&self) -> anyhow::Result<QuicEndpoint> {
+        let endpoint = Endpoint::new(self.endpoint.clone(), None, false, None);
+        Ok(QuicEndpoint::new(
+            self.suite,
+            endpoint,
+            Some(self.client.clone()),
+        ))
+    }
+
+    /// A fresh server, waiting for one client.
+    pub fn server(&self) -> anyhow::Result<QuicEndpoint> {
+        let endpoint = Endpoint::new(
+            self.endpoint.clone(),
+            Some(self.server.clone()),
+            false,
+            None,
+        );
+        Ok(QuicEndpoint::new(self.suite, endpoint, None))
+    }
+}
+
+/// Why a QUIC handshake failed: quinn-proto's reason, and whose side saw it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuicError {
+    pub server: bool,
+    pub reason: ConnectionError,
+}
+
+impl fmt::Display for QuicError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let who = if self.server { "server" } else { "client" };
+        write!(f, "QUIC {who}: {}", self.reason)
+    }
+}
+
+/// One side of one QUIC handshake: a quinn-proto endpoint and its one connection.
+pub struct QuicEndpoint {
+    suite: QuicSuite,
+    endpoint: Endpoint,
+    /// The client's configuration until it connects; `None` for a server.
+    connect: Option<ClientConfig>,
+    is_server: bool,
+    conn: Option<(ConnectionHandle, Connection)>,
+    /// The connection's next timer, read after every call into it.
+    timeout: Option<Instant>,
+    /// `Instant` of the caller's monotonic zero.
+    origin: Instant,
+    /// How far quinn-proto's clock runs behind the caller's: the flights held by
+    /// [`Handshake::delay_timers`], so their timers start when they leave.
+    lag_ns: u64,
+    /// The latest time given to quinn-proto, which never goes back.
+    last: Instant,
+    complete: bool,
+    failed: Option<Failure<QuicError>>,
+    retransmissions: u32,
+}
+
+impl QuicEndpoint {
+    fn new(suite: QuicSuite, endpoint: Endpoint, connect: Option<ClientConfig>) -> QuicEndpoint {
+        let origin = Instant::now();
+        QuicEndpoint {
+            suite,
+            endpoint,
+            is_server: connect.is_none(),
+            connect,
+            conn: None,
+            timeout: None,
+            origin,
+            lag_ns: 0,
+            last: origin,
+            complete: false,
+            failed: None,
+            retransmissions: 0,
+        }
+    }
+
+    /// The caller's `now` as quinn-proto's `Instant`; the caller's Unix seconds become
+    /// the wall clock of this thread's call.
+    fn instant(&mut self, now: Now) -> Instant {
+        CALLER_UNIX_SECS.set(Some(now.unix_secs));
+        let t = self.origin + Duration::from_nanos(now.mono_ns.saturating_sub(self.lag_ns));
+        self.last = self.last.max(t);
+        self.last
+    }
+
+    fn peer(&self) -> SocketAddr {
+        if self.is_server {
+            CLIENT_ADDR
+        } else {
+            SERVER_ADDR
+        }
+    }
+
+    /// Everything the connection has to say at `t`: events to and from the endpoint,
+    /// datagrams (one per transmit), then whether it completed or was lost.
+    fn pump(&mut self, t: Instant) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let Some((ch, conn)) = self.conn.as_mut() else {
+            return out;
+        };
+        let mut buf = Vec::new();
+        loop {
+            let mut busy = false;
+            while let Some(ev) = conn.poll_endpoint_events() {
+                busy = true;
+                if let Some(back) = self.endpoint.handle_event(*ch, ev) {
+                    conn.handle_event(back);
+                }
+            }
+            buf.clear();
+            while let Some(tx) = conn.poll_transmit(t, 1, &mut buf) {
+                busy = true;
+                out.push(buf[..tx.size.min(buf.len())].to_vec());
+                buf.clear();
+            }
+            if !busy {
+                break;
+            }
+        }
+        while let Some(ev) = conn.poll() {
+            match ev {
+                Event::ConnectionLost { reason } if !self.complete => {
+                    let f = failure(reason, self.is_server, self.retransmissions);
+                    self.failed.get_or_insert(f);
+                }
+                _ => {}
+            }
+        }
+        if !self.complete && self.failed.is_none() && !conn.is_handshaking() {
+            // The client waits for the server's HANDSHAKE_DONE (its confirmation).
+            self.complete = self.is_server || conn.stats().frame_rx.handshake_done > 0;
+        }
+        self.timeout = conn.poll_timeout();
+        out
+    }
+
+    /// Takes one datagram from the peer through the endpoint.
+    fn receive(&mut self, datagram: &[u8], t: Instant) -> Step {
+        let mut buf = Vec::new();
+        let event = self.endpoint.handle(
+            t,
+            self.peer(),
+            None,
+            None,
+            BytesMut::from(datagram),
+            &mut buf,
+        );
+        let mut out = Vec::new();
+        match event {
+            None => return Step::dropped(),
+            // A version negotiation or stateless reset: the endpoint's own answer.
+            Some(DatagramEvent::Response(tx)) => out.push(buf[..tx.size.min(buf.len())].to_vec()),
+            Some(DatagramEvent::NewConnection(incoming)) => {
+                if self.conn.is_some() || !self.is_server {
+                    self.endpoint.ignore(incoming);
+                    return Step::dropped();
+                }
+                match self.endpoint.accept(incoming, t, &mut buf, None) {
+                    Ok(conn) => self.conn = Some(conn),
+                    Err(e) => {
+                        if let Some(tx) = e.response {
+                            out.push(buf[..tx.size.min(buf.len())].to_vec());
+                        }
+                        self.failed = Some(Failure::Local(QuicError {
+                            server: true,
+                            reason: e.cause,
+                        }));
+                        return Step::send(out);
+                    }
+                }
+            }
+            Some(DatagramEvent::ConnectionEvent(ch, ev)) => match self.conn.as_mut() {
+                Some((mine, conn)) if *mine == ch => conn.handle_event(ev),
+                _ => return Step::dropped(),
+            },
+        }
+        out.extend(self.pump(t));
+        Step::send(out)
+    }
+}
+
+/// A lost connection as the spine's failure: a silent peer is a time-out; a close the
+/// peer sent is the peer's; anything else is ours.
+fn failure(reason: ConnectionError, server: bool, retransmissions: u32) -> Failure<QuicError> {
+    let e = QuicError { server, reason };
+    match e.reason {
+        ConnectionError::TimedOut => Failure::TimedOut { retransmissions },
+        ConnectionError::ConnectionClosed(_)
+        | ConnectionError::ApplicationClosed(_)
+        | ConnectionError::Reset
+        | ConnectionError::VersionMismatch => Failure::Peer(e),
+        ConnectionError::TransportError(_)
+        | ConnectionError::LocallyClosed
+        | ConnectionError::CidsExhausted => Failure::Local(e),
+    }
+}
+
+impl Handshake for QuicEndpoint {
+    /// The configured suite (each side offers exactly one group).
+    type Negotiated = QuicSuite;
+    type Error = QuicError;
+    /// quinn-proto handles a whole datagram in one call: no per-message timing.
+    type Records = ();
+
+    /// The spine's list has no QUIC of its own: the protocol registry names it; until
+    /// then QUIC reports as the other TLS 1.3 handshake over datagrams.
+    fn protocol(&self) -> Protocol {
+        Protocol::Dtls13
+    }
+
+    fn role(&self) -> Role {
+        if self.is_server {
+            Role::Server
+        } else {
+            Role::Client
+        }
+    }
+
+    fn start(&mut self, now: Now) -> Step {
+        let Some(config) = self.connect.take() else {
+            return Step::default();
+        };
+        let t = self.instant(now);
+        match self.endpoint.connect(t, config, SERVER_ADDR, SERVER_NAME) {
+            Ok(conn) => self.conn = Some(conn),
+            Err(e) => {
+                let reason = ConnectionError::TransportError(quinn_proto::TransportError {
+                    code: quinn_proto::TransportErrorCode::INTERNAL_ERROR,
+                    frame: None,
+                    reason: e.to_string(),
+                });
+                self.failed = Some(Failure::Local(QuicError {
+                    server: false,
+                    reason,
+                }));
+                return Step::default();
+            }
+        }
+        Step::send(self.pump(t))
+    }
+
+    fn handle_datagram(&mut self, datagram: &[u8], now: Now) -> Step {
+        if self.failed.is_some() {
+            return Step::dropped();
+        }
+        let t = self.instant(now);
+        self.receive(datagram, t)
+    }
+
+    fn deadline(&self) -> Option<u64> {
+        if self.failed.is_some() || (self.complete && !self.is_server) {
+            return None;
+        }
+        let due = self.timeout?;
+        let ns = u64::try_from(due.saturating_duration_since(self.origin).as_nanos())
+            .unwrap_or(u64::MAX);
+        Some(ns.saturating_add(self.lag_ns))
+    }
+
+    fn handle_timeout(&mut self, now: Now) -> Step {
+        if self.failed.is_some() {
+            return Step::default();
+        }
+        let t = self.instant(now);
+        let Some((_, conn)) = self.conn.as_mut() else {
+            return Step::default();
+        };
+        conn.handle_timeout(t);
+        let was_complete = self.complete;
+        let out = self.pump(t);
+        if !was_complete {
+            self.retransmissions += out.len() as u32;
+        }
+        if let Some(Failure::TimedOut { retransmissions }) = self.failed.as_mut() {
+            *retransmissions = self.retransmissions;
+        }
+        Step::send(out)
+    }
+
+    fn delay_timers(&mut self, by_ns: u64) {
+        self.lag_ns = self.lag_ns.saturating_add(by_ns);
+    }
+
+    fn status(&self) -> Status<QuicSuite, QuicError> {
+        match (&self.failed, self.complete) {
+            (_, true) => Status::Complete(self.suite),
+            (Some(f), false) => Status::Failed(f.clone()),
+            (None, false) => Status::Running,
+        }
+    }
+
+    fn retransmissions(&self) -> u32 {
+        self.retransmissions
+    }
+}
+
+#[cfg(test)]
+mod tests;
