@@ -36,32 +36,27 @@
 //! after which to give up; the idle timeout does (RFC 9000 section 10.1), here
 //! [`HANDSHAKE_TIMEOUT`], so a handshake on a lossy link ends by itself.
 
-use std::cell::Cell;
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
-use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context as _};
 use bytes::BytesMut;
-use quinn_proto::crypto::rustls::{QuicClientConfig, QuicServerConfig};
 use quinn_proto::{
-    ClientConfig, Connection, ConnectionError, ConnectionHandle, DatagramEvent, Endpoint,
-    EndpointConfig, Event, IdleTimeout, ServerConfig, TimeSource, TransportConfig,
-    ValidationTokenConfig,
+    ClientConfig, Connection, ConnectionError, ConnectionHandle, DatagramEvent, Endpoint, Event,
 };
-use rustls::crypto::{aws_lc_rs as provider, CryptoProvider, SupportedKxGroup};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, UnixTime};
-use rustls::server::WebPkiClientVerifier;
-use rustls::time_provider::TimeProvider;
-use rustls::RootCertStore;
-use wtlsperf_spine::{Failure, Handshake, Now, Protocol, Role, Status, Step, UnknownName};
+use wtlsperf_spine::{Failure, Handshake, Now, Protocol, Role, Status, Step};
 
 use super::dtls::P256Pki;
 
+mod config;
 mod pricing;
+mod raw;
+mod suite;
 
-pub use pricing::{client_ms, client_ops, client_steps, ClientOps};
+pub use config::QuicConfig;
+use config::CALLER_UNIX_SECS;
+pub use pricing::{client_messages, client_ms, client_ops, client_steps, ClientOps};
+pub use suite::{Group, QuicSuite};
 
 /// The name of the protocol in tables, CSV and on the command line.
 pub const NAME: &str = "quic";
@@ -98,303 +93,6 @@ const SERVER_NAME: &str = "localhost";
 /// a driver carries the datagrams, and a side has exactly one peer.
 const SERVER_ADDR: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 4433);
 const CLIENT_ADDR: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 5683);
-
-/// The key exchange of a QUIC handshake: its TLS named group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Group {
-    /// X25519 ECDHE.
-    X25519,
-    /// X25519 + ML-KEM-768 (draft-ietf-tls-ecdhe-mlkem).
-    X25519MlKem768,
-    /// secp256r1 ECDHE.
-    P256,
-    /// secp256r1 + ML-KEM-768.
-    P256MlKem768,
-}
-
-impl Group {
-    pub const ALL: [Group; 4] = [
-        Group::X25519,
-        Group::X25519MlKem768,
-        Group::P256,
-        Group::P256MlKem768,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Group::X25519 => "x25519",
-            Group::X25519MlKem768 => "x25519mlkem768",
-            Group::P256 => "p256",
-            Group::P256MlKem768 => "p256mlkem768",
-        }
-    }
-
-    /// Whether it includes ML-KEM.
-    pub fn post_quantum(self) -> bool {
-        matches!(self, Group::X25519MlKem768 | Group::P256MlKem768)
-    }
-
-    /// Whether its elliptic curve is P-256 (else X25519).
-    pub fn p256(self) -> bool {
-        matches!(self, Group::P256 | Group::P256MlKem768)
-    }
-
-    /// rustls' implementation (aws-lc-rs).
-    fn kx(self) -> &'static dyn SupportedKxGroup {
-        match self {
-            Group::X25519 => provider::kx_group::X25519,
-            Group::X25519MlKem768 => provider::kx_group::X25519MLKEM768,
-            Group::P256 => provider::kx_group::SECP256R1,
-            Group::P256MlKem768 => provider::kx_group::SECP256R1MLKEM768,
-        }
-    }
-}
-
-/// One QUIC configuration on the bench: its key exchange, and whether the client is
-/// authenticated too. Its text form is [`QuicSuite::name`], e.g. `x25519mlkem768-ecdsa`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct QuicSuite {
-    pub group: Group,
-    pub mutual: bool,
-}
-
-impl QuicSuite {
-    pub const fn new(group: Group, mutual: bool) -> QuicSuite {
-        QuicSuite { group, mutual }
-    }
-
-    /// Every configuration: each group server-authenticated, then each mutual.
-    pub const ALL: [QuicSuite; 8] = [
-        QuicSuite::new(Group::X25519, false),
-        QuicSuite::new(Group::X25519MlKem768, false),
-        QuicSuite::new(Group::P256, false),
-        QuicSuite::new(Group::P256MlKem768, false),
-        QuicSuite::new(Group::X25519, true),
-        QuicSuite::new(Group::X25519MlKem768, true),
-        QuicSuite::new(Group::P256, true),
-        QuicSuite::new(Group::P256MlKem768, true),
-    ];
-
-    /// Name for tables, CSV and the command line.
-    pub fn name(self) -> &'static str {
-        match (self.group, self.mutual) {
-            (Group::X25519, false) => "x25519-ecdsa",
-            (Group::X25519MlKem768, false) => "x25519mlkem768-ecdsa",
-            (Group::P256, false) => "p256-ecdsa",
-            (Group::P256MlKem768, false) => "p256mlkem768-ecdsa",
-            (Group::X25519, true) => "x25519-ecdsa-mutual",
-            (Group::X25519MlKem768, true) => "x25519mlkem768-ecdsa-mutual",
-            (Group::P256, true) => "p256-ecdsa-mutual",
-            (Group::P256MlKem768, true) => "p256mlkem768-ecdsa-mutual",
-        }
-    }
-}
-
-impl fmt::Display for QuicSuite {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for QuicSuite {
-    type Err = UnknownName;
-    /// Parses [`QuicSuite::name`]; the error lists the names.
-    fn from_str(s: &str) -> Result<QuicSuite, UnknownName> {
-        QuicSuite::ALL
-            .into_iter()
-            .find(|c| c.name() == s)
-            .ok_or_else(|| {
-                UnknownName::new("QUIC configuration", s, QuicSuite::ALL.map(QuicSuite::name))
-            })
-    }
-}
-
-thread_local! {
-    /// The caller's Unix seconds of the call in progress on this thread: the wall clock
-    /// rustls (certificate validity) and quinn-proto (token dates) read.
-    static CALLER_UNIX_SECS: Cell<Option<u32>> = const { Cell::new(None) };
-}
-
-/// The wall clock of rustls and quinn-proto: the caller's time, not the machine's.
-#[derive(Debug)]
-struct CallerClock;
-
-impl TimeProvider for CallerClock {
-    fn current_time(&self) -> Option<UnixTime> {
-        CALLER_UNIX_SECS
-            .get()
-            .map(|s| UnixTime::since_unix_epoch(Duration::from_secs(u64::from(s))))
-    }
-}
-
-impl TimeSource for CallerClock {
-    fn now(&self) -> SystemTime {
-        UNIX_EPOCH + Duration::from_secs(u64::from(CALLER_UNIX_SECS.get().unwrap_or(0)))
-    }
-}
-
-/// The transport settings both sides use (see the module's documentation).
-fn transport(initial_rtt: Duration, timeout: Duration) -> anyhow::Result<TransportConfig> {
-    let mut t = TransportConfig::default();
-    t.initial_rtt(initial_rtt)
-        .packet_threshold(PACKET_THRESHOLD)
-        .time_threshold(TIME_THRESHOLD)
-        .max_idle_timeout(Some(
-            IdleTimeout::try_from(timeout).context("idle timeout")?,
-        ))
-        .initial_mtu(MIN_DATAGRAM)
-        .min_mtu(MIN_DATAGRAM)
-        .mtu_discovery_config(None)
-        .keep_alive_interval(None);
-    Ok(t)
-}
-
-/// rustls' provider for `group` alone, with QUIC's AEAD alone.
-fn crypto_provider(group: Group) -> Arc<CryptoProvider> {
-    Arc::new(CryptoProvider {
-        cipher_suites: vec![provider::cipher_suite::TLS13_AES_128_GCM_SHA256],
-        kx_groups: vec![group.kx()],
-        ..provider::default_provider()
-    })
-}
-
-/// One side's DER chain (leaf only: the peer holds the CA) and PKCS#8 key.
-fn identity(
-    cert: &openssl::x509::X509,
-    key: &openssl::pkey::PKey<openssl::pkey::Private>,
-) -> anyhow::Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
-    let chain = vec![CertificateDer::from(cert.to_der()?)];
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.private_key_to_pkcs8()?));
-    Ok((chain, key))
-}
-
-/// The rustls configurations of both sides for `suite`.
-fn tls(
-    suite: QuicSuite,
-    pki: &P256Pki,
-) -> anyhow::Result<(rustls::ClientConfig, rustls::ServerConfig)> {
-    let prov = crypto_provider(suite.group);
-    let clock: Arc<CallerClock> = Arc::new(CallerClock);
-    let mut roots = RootCertStore::empty();
-    roots.add(CertificateDer::from(pki.ca_cert.to_der()?))?;
-    let roots = Arc::new(roots);
-    let client = rustls::ClientConfig::builder_with_details(prov.clone(), clock.clone())
-        .with_protocol_versions(&[&rustls::version::TLS13])?
-        .with_root_certificates(roots.clone());
-    let mut client = if suite.mutual {
-        let (chain, key) = identity(&pki.client_cert, &pki.client_key)?;
-        client.with_client_auth_cert(chain, key)?
-    } else {
-        client.with_no_client_auth()
-    };
-    client.resumption = rustls::client::Resumption::disabled();
-    client.alpn_protocols = vec![ALPN.to_vec()];
-    let server = rustls::ServerConfig::builder_with_details(prov.clone(), clock)
-        .with_protocol_versions(&[&rustls::version::TLS13])?;
-    let server = if suite.mutual {
-        let verifier = WebPkiClientVerifier::builder_with_provider(roots, prov).build()?;
-        server.with_client_cert_verifier(verifier)
-    } else {
-        server.with_no_client_auth()
-    };
-    let (chain, key) = identity(&pki.server_cert, &pki.server_key)?;
-    let mut server = server.with_single_cert(chain, key)?;
-    server.send_tls13_tickets = 0;
-    server.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
-    server.alpn_protocols = vec![ALPN.to_vec()];
-    Ok((client, server))
-}
-
-/// Both sides' configurations of one suite, built once for many handshakes.
-pub struct QuicConfig {
-    pub suite: QuicSuite,
-    client: ClientConfig,
-    server: Arc<ServerConfig>,
-    endpoint: Arc<EndpointConfig>,
-    /// The RTT assumed before the first sample (both sides).
-    pub initial_rtt: Duration,
-    /// The idle timeout that ends a handshake hearing nothing (both sides).
-    pub handshake_timeout: Duration,
-    pki: P256Pki,
-}
-
-impl QuicConfig {
-    /// Configurations for `suite` with a fresh certificate chain and RFC 9002's initial
-    /// RTT.
-    pub fn new(suite: QuicSuite) -> anyhow::Result<QuicConfig> {
-        QuicConfig::build(suite, P256Pki::generate()?, INITIAL_RTT, HANDSHAKE_TIMEOUT)
-    }
-
-    /// The same certificates with another initial RTT (a bearer's own round trip, so
-    /// that the first probe timeout does not fire before a slow link could answer).
-    pub fn with_initial_rtt(self, initial_rtt: Duration) -> anyhow::Result<QuicConfig> {
-        QuicConfig::build(
-            self.suite,
-            self.pki,
-            initial_rtt.max(Duration::from_millis(1)),
-            self.handshake_timeout,
-        )
-    }
-
-    /// The same certificates with another bound on a handshake that hears nothing.
-    pub fn with_handshake_timeout(self, timeout: Duration) -> anyhow::Result<QuicConfig> {
-        QuicConfig::build(self.suite, self.pki, self.initial_rtt, timeout)
-    }
-
-    fn build(
-        suite: QuicSuite,
-        pki: P256Pki,
-        initial_rtt: Duration,
-        handshake_timeout: Duration,
-    ) -> anyhow::Result<QuicConfig> {
-        let transport = Arc::new(transport(initial_rtt, handshake_timeout)?);
-        let (client_tls, server_tls) = tls(suite, &pki)?;
-        let mut client = ClientConfig::new(Arc::new(
-            QuicClientConfig::try_from(client_tls).map_err(|e| anyhow!("QUIC client: {e}"))?,
-        ));
-        client.transport_config(transport.clone());
-        let mut server = ServerConfig::with_crypto(Arc::new(
-            QuicServerConfig::try_from(server_tls).map_err(|e| anyhow!("QUIC server: {e}"))?,
-        ));
-        let mut tokens = ValidationTokenConfig::default();
-        tokens.sent(0);
-        server
-            .transport_config(transport)
-            .validation_token_config(tokens)
-            .migration(false)
-            .time_source(Arc::new(CallerClock));
-        Ok(QuicConfig {
-            suite,
-            client,
-            server: Arc::new(server),
-            endpoint: Arc::new(EndpointConfig::default()),
-            initial_rtt,
-            handshake_timeout,
-            pki,
-        })
-    }
-
-    /// A fresh client (it connects when started).
-    pub fn client(&self) -> anyhow::Result<QuicEndpoint> {
-        let endpoint = Endpoint::new(self.endpoint.clone(), None, false, None);
-        Ok(QuicEndpoint::new(
-            self.suite,
-            endpoint,
-            Some(self.client.clone()),
-        ))
-    }
-
-    /// A fresh server, waiting for one client.
-    pub fn server(&self) -> anyhow::Result<QuicEndpoint> {
-        let endpoint = Endpoint::new(
-            self.endpoint.clone(),
-            Some(self.server.clone()),
-            false,
-            None,
-        );
-        Ok(QuicEndpoint::new(self.suite, endpoint, None))
-    }
-}
 
 /// Why a QUIC handshake failed: quinn-proto's reason, and whose side saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,10 +1,15 @@
+use std::sync::Arc;
+use std::time::Duration;
+
 use wtlsperf_models::device::published_pq::published_pq_costs;
+use wtlsperf_models::stats::median;
 use wtlsperf_spine::pair::{Direction, Ended, Fate};
 use wtlsperf_spine::Pair;
 
 use super::*;
 use crate::pki_store::unix_now;
-use crate::protocols::{flights_of, Logged};
+use crate::protocols::{flights_of, run_in_memory, Logged};
+use wtlsperf_models::transmission::Flight;
 
 /// One configuration's sides, built once per test.
 fn config(suite: QuicSuite) -> QuicConfig {
@@ -29,6 +34,18 @@ fn log_of(p: &Pair<'_, QuicEndpoint, QuicEndpoint>) -> Vec<Logged> {
             bytes: d.bytes,
         })
         .collect()
+}
+
+/// The flights of a completed handshake: the client's Initial; the server's Initial and
+/// Handshake packets; the client's Handshake packet (Finished); the server's
+/// HANDSHAKE_DONE; the client's first 1-RTT packet (a NEW_CONNECTION_ID), sent as it is
+/// confirmed; and, when the client skipped that packet's number, the server's ACK of
+/// the gap ([`QuicConfig::with_seed`]).
+fn assert_shape(suite: QuicSuite, log: &[Logged]) -> Vec<Flight> {
+    let flights = flights_of(log);
+    let acked_gap = flights.len() == 6 && flights[5].bytes < 64;
+    assert!(flights.len() == 5 || acked_gap, "{suite}: {flights:?}");
+    flights
 }
 
 /// Datagrams of the client's first flight and of the server's first flight, from a
@@ -84,11 +101,7 @@ fn every_configuration_completes_in_memory_with_a_padded_initial_and_within_3x()
             sent > 0 && sent <= 3 * received,
             "{suite}: {sent} > 3 x {received}"
         );
-        let flights = flights_of(&log_of(&p));
-        // The client's Initial; the server's Initial and Handshake packets; the client's
-        // Handshake packet (Finished); the server's HANDSHAKE_DONE; the client's first
-        // 1-RTT packet, which it sends as it is confirmed (a NEW_CONNECTION_ID).
-        assert_eq!(flights.len(), 5, "{suite}: {flights:?}");
+        let flights = assert_shape(suite, &log_of(&p));
         let shape: Vec<String> = flights
             .iter()
             .map(|f| format!("{}B/{}dg", f.bytes, f.datagrams))
@@ -302,4 +315,57 @@ fn over_emulated_gsm_csd_the_default_initial_rtt_probes_early_and_a_bearers_does
             shape.join(" ")
         );
     }
+}
+
+/// The in-memory measurement the other rows get (`run_in_memory`) runs QUIC too, and
+/// the raw public-key work of each side is timed beside it: the bound ratio's parts.
+#[test]
+fn the_in_memory_runner_and_the_raw_operations_time_each_side() {
+    for suite in [
+        QuicSuite::new(Group::X25519, false),
+        QuicSuite::new(Group::X25519MlKem768, false),
+    ] {
+        let c = config(suite);
+        let (mut server, mut raw) = (Vec::new(), Vec::new());
+        for _ in 0..5 {
+            let run = run_in_memory(c.client().unwrap(), || c.server()).unwrap();
+            assert_shape(suite, &run.log);
+            assert!(run.client_cpu_ns > 0 && run.server_cpu_ns > 0);
+            server.push(run.server_cpu_ns as f64);
+            let (s, cl) = c.raw_ops().unwrap();
+            assert!(s > 0 && cl > 0);
+            raw.push(s as f64);
+        }
+        let (s, r) = (median(&server).unwrap(), median(&raw).unwrap());
+        eprintln!(
+            "quic {suite}: server {:.0} us, raw {:.0} us, ratio {:.1} (5 runs, debug build)",
+            s / 1e3,
+            r / 1e3,
+            s / r
+        );
+    }
+}
+
+/// A seeded configuration gives every handshake the same shape, datagram for datagram,
+/// and the seed is what decides whether the server acknowledges a skipped packet
+/// number: among enough seeds both shapes occur.
+#[test]
+fn a_seed_fixes_the_shape_of_every_handshake() {
+    let suite = QuicSuite::new(Group::X25519, false);
+    let mut c = Some(config(suite));
+    let mut shapes = std::collections::BTreeSet::new();
+    for seed in 0..256 {
+        let seeded = c.take().unwrap().with_seed(seed);
+        let logs: Vec<Vec<Logged>> = (0..2)
+            .map(|_| {
+                let mut p = pair(&seeded);
+                assert_eq!(p.handshake(), Ended::Complete);
+                log_of(&p)
+            })
+            .collect();
+        assert_eq!(logs[0], logs[1], "seed {seed}");
+        shapes.insert(assert_shape(suite, &logs[0]).len());
+        c = Some(seeded);
+    }
+    assert_eq!(shapes.into_iter().collect::<Vec<_>>(), vec![5, 6]);
 }
