@@ -19,13 +19,17 @@
 //!   SHA-256; server-authenticated, or mutual.
 //! * AEAD: TLS_AES_128_GCM_SHA256, the suite QUIC's Initial packets use anyway (RFC 9001
 //!   section 5.2). The DTLS rows' AES-128-CCM-8 is not allowed in QUIC (section 5.3).
-//! * No session tickets, no NEW_TOKEN, no Retry: a first contact, as the other rows. The
-//!   server validates the client's address by its Handshake packet and sends at most
-//!   three times what it received before that (RFC 9000 section 8.1), which on a slow
-//!   bearer is what QUIC pays instead of DTLS's cookie round trip.
-//! * Datagrams: 1200 bytes, QUIC's smallest allowed (section 14), and no path MTU
-//!   discovery (its probes would follow the handshake). Every datagram that carries the
-//!   client's Initial is padded to 1200 bytes (section 14.1).
+//! * No session tickets and no NEW_TOKEN: a first contact, as the other rows. No Retry
+//!   either: the server validates the client's address by its Handshake packet, and
+//!   until then sends at most three times what it received (RFC 9000 section 8.1; quinn-
+//!   proto lets the last datagram pass that by less than one datagram), which is what
+//!   QUIC pays on a slow bearer instead of the DTLS rows' cookie round trip.
+//! * Datagrams: at most 1200 bytes, QUIC's smallest allowed maximum (RFC 9000 section
+//!   14), and no path MTU discovery (its probes would follow the handshake). A bearer
+//!   whose MTU is below 1228 bytes (with IPv4 and UDP) cannot carry QUIC unfragmented.
+//!   The client pads every datagram that carries an Initial packet to 1200 bytes, even
+//!   one that only acknowledges; the server pads those with an ack-eliciting Initial
+//!   (section 14.1).
 //! * ALPN `wtlsperf`: QUIC requires an application protocol (RFC 9001 section 8.1).
 //! * Complete: for the client, the handshake is confirmed (HANDSHAKE_DONE received,
 //!   RFC 9001 section 4.1.2); for the server, the TLS handshake is complete. No
@@ -42,7 +46,8 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use quinn_proto::{
-    ClientConfig, Connection, ConnectionError, ConnectionHandle, DatagramEvent, Endpoint, Event,
+    ClientConfig, ConnectError, Connection, ConnectionError, ConnectionHandle, DatagramEvent,
+    Endpoint, Event,
 };
 use wtlsperf_spine::{Failure, Handshake, Now, Protocol, Role, Status, Step};
 
@@ -73,14 +78,15 @@ pub const PACKET_THRESHOLD: u32 = 3;
 pub const TIME_THRESHOLD: f32 = 9.0 / 8.0;
 
 /// The idle timeout both sides advertise (RFC 9000 section 10.1), which bounds a
-/// handshake that hears nothing: with probe timeouts doubling from about 1 s, it allows
-/// five or six probes (1 + 2 + 4 + 8 + 16 + 32 s), as the DTLS rows' six
-/// retransmissions. quinn-proto raises it to three probe timeouts if that is longer
-/// (section 10.1).
+/// handshake that hears nothing: with the probe timeout doubling from 999 ms, a client
+/// that hears nothing probes five times (at 1, 3, 7, 15 and 31 s), two datagrams each
+/// (RFC 9002 section 6.2.4), then gives up at 60 s. quinn-proto raises it to three probe
+/// timeouts if that is longer (RFC 9000 section 10.1).
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// QUIC's smallest datagram payload, the size of the client's Initial (RFC 9000
-/// section 14.1) and of every datagram here.
+/// QUIC's smallest allowed maximum datagram payload (RFC 9000 section 14): the largest
+/// datagram here, and what every datagram with a client's Initial packet is padded to
+/// (section 14.1).
 pub const MIN_DATAGRAM: u16 = 1200;
 
 /// The application protocol both sides name in ALPN.
@@ -94,17 +100,27 @@ const SERVER_NAME: &str = "localhost";
 const SERVER_ADDR: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 4433);
 const CLIENT_ADDR: SocketAddr = SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 5683);
 
-/// Why a QUIC handshake failed: quinn-proto's reason, and whose side saw it.
+/// Why a QUIC handshake failed, in quinn-proto's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QuicError {
-    pub server: bool,
-    pub reason: ConnectionError,
+pub enum QuicError {
+    /// The client could not begin (before anything was sent).
+    Connect(ConnectError),
+    /// The connection was lost, as `server` or client saw it.
+    Lost {
+        server: bool,
+        reason: ConnectionError,
+    },
 }
 
 impl fmt::Display for QuicError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let who = if self.server { "server" } else { "client" };
-        write!(f, "QUIC {who}: {}", self.reason)
+        match self {
+            QuicError::Connect(e) => write!(f, "QUIC client cannot connect: {e}"),
+            QuicError::Lost { server, reason } => {
+                let who = if *server { "server" } else { "client" };
+                write!(f, "QUIC {who}: {reason}")
+            }
+        }
     }
 }
 
@@ -236,7 +252,7 @@ impl QuicEndpoint {
                         if let Some(tx) = e.response {
                             out.push(buf[..tx.size.min(buf.len())].to_vec());
                         }
-                        self.failed = Some(Failure::Local(QuicError {
+                        self.failed = Some(Failure::Local(QuicError::Lost {
                             server: true,
                             reason: e.cause,
                         }));
@@ -257,8 +273,9 @@ impl QuicEndpoint {
 /// A lost connection as the spine's failure: a silent peer is a time-out; a close the
 /// peer sent is the peer's; anything else is ours.
 fn failure(reason: ConnectionError, server: bool, retransmissions: u32) -> Failure<QuicError> {
-    let e = QuicError { server, reason };
-    match e.reason {
+    let kind = reason.clone();
+    let e = QuicError::Lost { server, reason };
+    match kind {
         ConnectionError::TimedOut => Failure::TimedOut { retransmissions },
         ConnectionError::ConnectionClosed(_)
         | ConnectionError::ApplicationClosed(_)
@@ -277,8 +294,9 @@ impl Handshake for QuicEndpoint {
     /// quinn-proto handles a whole datagram in one call: no per-message timing.
     type Records = ();
 
-    /// The spine's list has no QUIC of its own: the protocol registry names it; until
-    /// then QUIC reports as the other TLS 1.3 handshake over datagrams.
+    /// The spine's list of protocols has no QUIC entry: the protocol registry names
+    /// QUIC. Until it does, QUIC reports as DTLS 1.3, the other TLS 1.3 handshake over
+    /// datagrams; a log line or a gateway's label shows that name.
     fn protocol(&self) -> Protocol {
         Protocol::Dtls13
     }
@@ -299,15 +317,7 @@ impl Handshake for QuicEndpoint {
         match self.endpoint.connect(t, config, SERVER_ADDR, SERVER_NAME) {
             Ok(conn) => self.conn = Some(conn),
             Err(e) => {
-                let reason = ConnectionError::TransportError(quinn_proto::TransportError {
-                    code: quinn_proto::TransportErrorCode::INTERNAL_ERROR,
-                    frame: None,
-                    reason: e.to_string(),
-                });
-                self.failed = Some(Failure::Local(QuicError {
-                    server: false,
-                    reason,
-                }));
+                self.failed = Some(Failure::Local(QuicError::Connect(e)));
                 return Step::default();
             }
         }
