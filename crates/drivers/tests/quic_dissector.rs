@@ -66,26 +66,26 @@ const FIELDS: [&str; 7] = [
     "_ws.malformed",
 ];
 
-/// Each frame's fields (occurrences joined by commas), in frame order.
-fn tshark(path: &Path) -> Vec<Vec<String>> {
+/// One frame as tshark decoded it: each field asked for, with all its occurrences.
+type Frame = std::collections::BTreeMap<String, Vec<String>>;
+
+/// tshark's JSON of the fields asked for, one map per frame in order.
+fn tshark(path: &Path) -> Vec<Frame> {
     let mut cmd = Command::new("tshark");
     cmd.arg("-r")
         .arg(path)
-        .args(["-d", "udp.port==4433,quic"])
-        .args(["-T", "fields", "-E", "separator=/t"])
-        .args(["-E", "occurrence=a", "-E", "aggregator=,"]);
-    for f in FIELDS {
-        cmd.args(["-e", f]);
-    }
+        .args(["-d", "udp.port==4433,quic", "-T", "json"]);
+    cmd.args(FIELDS.iter().flat_map(|f| ["-e", f]));
     let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "tshark failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.split('\t').map(str::to_owned).collect())
+    let frames: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    frames
+        .iter()
+        .map(|f| serde_json::from_value(f["_source"]["layers"].clone()).unwrap())
         .collect()
 }
 
@@ -110,10 +110,8 @@ fn tshark_reads_the_clients_first_flight_as_padded_quic_v1_initials_with_the_key
         let (path, first) = capture(suite);
         let frames = tshark(&path);
         let _ = std::fs::remove_file(&path);
-        let field = |frame: &[String], name: &str| {
-            let i = FIELDS.iter().position(|f| *f == name).unwrap();
-            frame.get(i).cloned().unwrap_or_default()
-        };
+        let field =
+            |frame: &Frame, name: &str| frame.get(name).map_or(String::new(), |v| v.join(","));
         let mut client_hellos = 0;
         for frame in &frames[..first] {
             assert!(
