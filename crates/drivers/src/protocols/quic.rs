@@ -248,15 +248,16 @@ impl QuicEndpoint {
                 }
                 match self.endpoint.accept(incoming, t, &mut buf, None) {
                     Ok(conn) => self.conn = Some(conn),
+                    // A first Initial that does not open a connection (one that fails
+                    // its AEAD check, RFC 9001 section 5.2, or that the endpoint
+                    // refuses) leaves the server waiting for another, as a lost one
+                    // would; a refusal's CONNECTION_CLOSE goes out.
                     Err(e) => {
-                        if let Some(tx) = e.response {
-                            out.push(buf[..tx.size.min(buf.len())].to_vec());
-                        }
-                        self.failed = Some(Failure::Local(QuicError::Lost {
-                            server: true,
-                            reason: e.cause,
-                        }));
-                        return Step::send(out);
+                        tracing::debug!(cause = %e.cause, "QUIC server: first Initial not accepted");
+                        return match e.response {
+                            Some(tx) => Step::send(vec![buf[..tx.size.min(buf.len())].to_vec()]),
+                            None => Step::dropped(),
+                        };
                     }
                 }
             }

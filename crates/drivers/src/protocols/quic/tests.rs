@@ -370,3 +370,20 @@ fn a_seed_fixes_the_shape_of_every_handshake() {
     }
     assert_eq!(shapes.into_iter().collect::<Vec<_>>(), vec![5, 6]);
 }
+
+/// A client Initial with one byte changed fails its AEAD check (RFC 9001 section 5):
+/// the server drops it as if lost, and the client's probe repairs the loss.
+#[test]
+fn a_corrupted_initial_is_dropped_and_the_probe_repairs_it() {
+    let c = config(QuicSuite::new(Group::X25519, false));
+    let mut p = pair(&c).with_hook(|dir, i, d: &mut Vec<u8>| {
+        if dir == Direction::ToServer && i == 0 {
+            let last = d.len() - 1;
+            d[last] ^= 0x01;
+        }
+        Fate::Deliver
+    });
+    assert_eq!(p.handshake(), Ended::Complete, "{:?}", p.server.status());
+    assert!(p.server_steps[1].dropped, "{:?}", p.server_steps[1]);
+    assert!(p.client.retransmissions() > 0);
+}
