@@ -121,7 +121,10 @@ pub fn client_ms(
 /// The client's time per flight on `device`, for the UDP driver's holds: its Initial
 /// (the ClientHello and its key pairs), its Handshake flight (the key agreement, both
 /// verifications, Finished, and when mutual its signature), and the HANDSHAKE_DONE that
-/// confirms. The holds add up to [`client_ms`].
+/// confirms. The holds add up to [`client_ms`]. The driver holds each step that sends:
+/// where the server's first flight spans several datagrams (the hybrids), the client's
+/// first answer is the acknowledgement of its first part, which then carries the second
+/// hold, and the Finished that follows goes without one.
 pub fn client_steps(
     suite: QuicSuite,
     device: &DeviceProfile,
