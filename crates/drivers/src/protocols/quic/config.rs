@@ -127,10 +127,8 @@ pub struct QuicConfig {
     endpoint: Arc<EndpointConfig>,
     /// The seed of both sides' endpoint randomness, if fixed ([`QuicConfig::with_seed`]).
     pub seed: Option<u64>,
-    /// The RTT assumed before the first sample (both sides).
-    pub initial_rtt: Duration,
-    /// The idle timeout that ends a handshake hearing nothing (both sides).
-    pub handshake_timeout: Duration,
+    initial_rtt: Duration,
+    handshake_timeout: Duration,
     pki: P256Pki,
     raw: RawWork,
 }
@@ -217,6 +215,16 @@ impl QuicConfig {
             raw: RawWork::new(suite, &pki)?,
             pki,
         })
+    }
+
+    /// The RTT both sides assume before their first sample.
+    pub fn initial_rtt(&self) -> Duration {
+        self.initial_rtt
+    }
+
+    /// The idle timeout that ends a handshake hearing nothing (both sides).
+    pub fn handshake_timeout(&self) -> Duration {
+        self.handshake_timeout
     }
 
     /// Times the raw public-key work of one handshake in aws-lc-rs, server then client:
