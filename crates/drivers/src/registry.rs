@@ -17,6 +17,8 @@ pub mod dtls12;
 #[cfg(feature = "dtls13")]
 pub mod dtls13;
 pub mod edhoc;
+#[cfg(feature = "quic")]
+pub mod quic;
 mod served;
 pub mod wtls;
 
@@ -49,6 +51,8 @@ pub fn protocols() -> &'static [&'static dyn ProtocolEntry] {
         &dtls13::Dtls13,
         #[cfg(not(feature = "dtls13"))]
         &dtls13_unavailable::Dtls13Unavailable,
+        #[cfg(feature = "quic")]
+        &quic::Quic,
     ]
 }
 
@@ -146,6 +150,11 @@ pub trait ProtocolEntry: Send + Sync + 'static {
     }
     /// Every configuration the bench offers, in report order.
     fn configurations(&self) -> Vec<Contender>;
+    /// The configurations an evaluation compares when it names none of this protocol's
+    /// (its first by default).
+    fn compared(&self) -> Vec<Contender> {
+        self.configurations().into_iter().take(1).collect()
+    }
     /// The configuration whose text form (after the colon) is `text`; the error lists
     /// the known ones.
     fn parse(&self, text: &str) -> Result<Contender, UnknownName> {

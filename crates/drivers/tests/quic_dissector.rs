@@ -17,7 +17,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use wtlsperf_drivers::pcap::PcapWriter;
 use wtlsperf_drivers::pki_store::unix_now;
-use wtlsperf_drivers::protocols::quic::{Group, QuicConfig, QuicSuite};
+use wtlsperf_drivers::registry::quic::{Group, QuicConfig, QuicSuite};
 use wtlsperf_spine::pair::Ended;
 use wtlsperf_spine::{Now, Pair};
 

@@ -32,8 +32,6 @@ pub mod model_dtls13;
 pub mod peer_hybrid;
 pub mod peers;
 pub mod pipe;
-#[cfg(feature = "quic")]
-pub mod quic;
 pub mod udp;
 
 use std::sync::Arc;

@@ -49,19 +49,24 @@ use quinn_proto::{
     ClientConfig, ConnectError, Connection, ConnectionError, ConnectionHandle, DatagramEvent,
     Endpoint, Event,
 };
-use wtlsperf_spine::{Failure, Handshake, Now, Protocol, Role, Status, Step};
+use wtlsperf_spine::{Failure, Handshake, Now, ProtocolId, Role, Status, Step};
 
-use super::dtls::P256Pki;
+use crate::protocols::dtls::P256Pki;
 
 mod config;
+mod entry;
 mod pricing;
 mod raw;
 mod suite;
 
 pub use config::QuicConfig;
 use config::CALLER_UNIX_SECS;
+pub use entry::Quic;
 pub use pricing::{client_messages, client_ms, client_ops, client_steps, ClientOps};
 pub use suite::{Group, QuicSuite};
+
+/// QUIC's identity on the bench: after DTLS 1.3 in reports, `quic` in every CSV.
+pub const QUIC: ProtocolId = ProtocolId::new(4, NAME);
 
 /// The name of the protocol in tables, CSV and on the command line.
 pub const NAME: &str = "quic";
@@ -295,11 +300,8 @@ impl Handshake for QuicEndpoint {
     /// quinn-proto handles a whole datagram in one call: no per-message timing.
     type Records = ();
 
-    /// The spine's list of protocols has no QUIC entry: the protocol registry names
-    /// QUIC. Until it does, QUIC reports as DTLS 1.3, the other TLS 1.3 handshake over
-    /// datagrams; a log line or a gateway's label shows that name.
-    fn protocol(&self) -> Protocol {
-        Protocol::Dtls13
+    fn protocol(&self) -> ProtocolId {
+        QUIC
     }
 
     fn role(&self) -> Role {
