@@ -35,7 +35,6 @@ use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
 
 use crate::device::ClientSteps;
 use crate::gateway::HandshakeServers;
-use crate::load::{LoadReport, LoadSpec};
 use crate::pki_store::PkiStore;
 use crate::protocols::{measure_in_memory, run_in_memory, MemoryRun, SuiteMeasurement};
 pub use served::{run_over_bearer, serve_spine, ServedCache, BEARER_HANDSHAKE_TIMEOUT};
@@ -322,11 +321,6 @@ pub trait Configuration: fmt::Debug + Send + Sync + 'static {
                 Ok(vec![m.server_cpu_us])
             }),
         })
-    }
-    /// An open- or closed-loop load run of this configuration against the gateway
-    /// worker (in process, or `spec.target`).
-    fn offer_load(&self, spec: &LoadSpec, bench: Bench<'_>) -> anyhow::Result<LoadReport> {
-        crate::load::run_spine(spec, self.load_sides(bench)?)
     }
 }
 

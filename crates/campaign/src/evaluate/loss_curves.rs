@@ -181,7 +181,7 @@ fn lossy<C: Handshake, S: Handshake>(
             bytes: l.bytes,
         })
         .collect();
-    let link_ms = wtlsperf_drivers::bearer_runs::predicted_ms(&flights_of(&delivered), profile);
+    let link_ms = wtlsperf_models::transmission::link_ms(&flights_of(&delivered), &profile.rates());
     let rtx = pair.client.retransmissions() + pair.server.retransmissions();
     Some((waited_ms + link_ms, rtx))
 }

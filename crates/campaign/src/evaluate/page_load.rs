@@ -271,7 +271,7 @@ fn one_run(
     seed: u64,
 ) -> anyhow::Result<Run> {
     let creds = store.case(&case)?;
-    let cfg = wtlsperf_drivers::protocols::wtls_bearer_config(&creds, &link);
+    let cfg = wtlsperf_drivers::registry::wtls::wtls_bearer_config(&creds, &link);
     let rto = bearer_retransmit_timeout(&link);
     let upstream = match fetch {
         Fetch::Connection => targets.connection,

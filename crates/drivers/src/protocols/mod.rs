@@ -34,20 +34,15 @@ pub mod peers;
 pub mod pipe;
 pub mod udp;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::bail;
-use wtls::handshake::{AuthMode, Client};
-use wtls::probe::Probe;
-use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::stats::median;
 use wtlsperf_models::transmission::Flight;
 use wtlsperf_spine::pair::Ended;
 use wtlsperf_spine::{Handshake, Pair, ProtocolId};
 
-use crate::pki_store::CaseCredentials;
-use crate::setup::{self, thread_cpu_ns, Options};
+use crate::setup::{self, thread_cpu_ns};
 
 /// DTLS 1.2's identity on the bench (its registry entry: [`crate::registry::dtls12`]).
 pub const DTLS12: ProtocolId = ProtocolId::new(1, "dtls1.2");
@@ -208,33 +203,6 @@ impl PkOps {
     }
 }
 
-/// Retransmissions our WTLS client allows before giving up over a bearer.
-pub const WTLS_MAX_RETRANSMISSIONS: u32 = 6;
-
-/// Our WTLS client of a case's credentials, with the retransmission timer suited to
-/// `profile` (the one `wtlsperf bearer` runs use:
-/// [`crate::bearer_runs::bearer_retransmit_timeout`]).
-pub fn wtls_client(creds: &CaseCredentials, auth: AuthMode, profile: &LinkProfile) -> Client {
-    let cfg = wtls_bearer_config(creds, profile);
-    Client::new(Arc::new(cfg), auth, None, Probe::off(), setup::now())
-}
-
-/// Our WTLS client configuration over a bearer: the first retransmission timer suited
-/// to `profile` ([`crate::bearer_runs::bearer_retransmit_timeout`]), doubling, and
-/// [`WTLS_MAX_RETRANSMISSIONS`]; every WTLS run over an emulated bearer takes it (the
-/// registry's WTLS entry states it as its timers).
-pub fn wtls_bearer_config(
-    creds: &CaseCredentials,
-    profile: &LinkProfile,
-) -> wtls::handshake::ClientConfig {
-    let mut cfg = setup::client_config(creds, &Options::default(), false);
-    cfg.retransmit_timeout_ns =
-        u64::try_from(crate::bearer_runs::bearer_retransmit_timeout(profile).as_nanos())
-            .unwrap_or(u64::MAX);
-    cfg.max_retransmissions = WTLS_MAX_RETRANSMISSIONS;
-    cfg
-}
-
 /// One datagram of a handshake as the client saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Logged {
@@ -246,7 +214,7 @@ pub struct Logged {
 
 /// Groups a datagram log into flights (runs in one direction), each one traversal.
 pub fn flights_of(log: &[Logged]) -> Vec<Flight> {
-    crate::bearer_runs::group_flights(log.iter().map(|d| (d.up, d.bytes)))
+    wtlsperf_models::transmission::group_flights(log.iter().map(|d| (d.up, d.bytes)))
 }
 
 /// One in-memory handshake: what crossed and what each side's thread spent.
@@ -431,6 +399,10 @@ impl SuiteBench {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::setup::Options;
+    use std::sync::Arc;
+    use wtls::handshake::AuthMode;
+    use wtlsperf_bearer::LinkProfile;
 
     #[test]
     fn flights_group_consecutive_datagrams() {
@@ -487,7 +459,11 @@ mod tests {
         // The timer of GSM CSD (about 5 s) on a lossless loopback link: a retransmission
         // (a fifth flight) could only come from an answer slower than that.
         let gsm = wtlsperf_bearer::profile("gsm-csd").unwrap();
-        let client = wtls_client(&store.case(&case).unwrap(), AuthMode::ServerAuth, &gsm);
+        let client = crate::registry::wtls::wtls_client(
+            &store.case(&case).unwrap(),
+            AuthMode::ServerAuth,
+            &gsm,
+        );
         let run = udp::client_over_bearer(
             client,
             gw.local_addr(),

@@ -20,7 +20,7 @@ use crate::evaluate::context::Mode;
 use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
 use crate::evaluate::vocabulary::{BearerName, DeviceName};
 use wtlsperf_drivers::auth::authentication;
-use wtlsperf_drivers::bearer_runs::{bearer_retransmit_timeout, flights_of, predicted_ms};
+use wtlsperf_drivers::bearer_runs::{bearer_retransmit_timeout, flights_of};
 use wtlsperf_drivers::device::{model_case, ClientSteps};
 use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf_drivers::pki_store::PkiStore;
@@ -148,7 +148,7 @@ fn one(
     device.client_processing_ms(model)?;
     let steps = wtls_steps(case, model.auth, &device)?;
     // The driver starts the timer as each held flight leaves: the link's timer suffices.
-    let cfg = wtlsperf_drivers::protocols::wtls_bearer_config(&creds, &link);
+    let cfg = wtlsperf_drivers::registry::wtls::wtls_bearer_config(&creds, &link);
     let rto = bearer_retransmit_timeout(&link);
     let hold = Duration::from_secs_f64(steps.total_ms() / 1e3);
     // The relay forgets an idle client: the device's longest hold must not look idle.
@@ -172,7 +172,7 @@ fn one(
     relay.shutdown();
     let (run, _) =
         result.with_context(|| format!("{case} {} over {} on a device", auth.name(), link.name))?;
-    let predicted = predicted_ms(&flights_of(&run.wire), &link);
+    let predicted = wtlsperf_models::transmission::link_ms(&flights_of(&run.wire), &link.rates());
     Ok((run, steps, predicted))
 }
 
