@@ -95,7 +95,7 @@ pub const P256_LEVEL: &str = "P-256 (category 3)";
 /// Why a contender's text does not name one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ContenderError {
-    #[error("{0:?} is not protocol:configuration (e.g. dtls1.3:mlkem768-ecdsa-ccm8)")]
+    #[error("{0:?} is not protocol:configuration (e.g. dtls1.2:psk-ccm8); protocols: {}", ids().map(|p| p.name()).collect::<Vec<_>>().join(", "))]
     NoColon(String),
     #[error("{0}")]
     Unknown(UnknownName),
