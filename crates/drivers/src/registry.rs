@@ -95,7 +95,7 @@ pub const P256_LEVEL: &str = "P-256 (category 3)";
 /// Why a contender's text does not name one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ContenderError {
-    #[error("{0:?} is not protocol:configuration (e.g. dtls1.2:psk-ccm8); protocols: {}", ids().map(|p| p.name()).collect::<Vec<_>>().join(", "))]
+    #[error("{given:?} is not protocol:configuration (e.g. dtls1.2:psk-ccm8); protocols: {known}", given = .0, known = protocol_names())]
     NoColon(String),
     #[error("{0}")]
     Unknown(UnknownName),
@@ -104,6 +104,11 @@ pub enum ContenderError {
         protocol: &'static str,
         why: &'static str,
     },
+}
+
+/// The protocols' names, for messages.
+fn protocol_names() -> String {
+    ids().map(|p| p.name()).collect::<Vec<_>>().join(", ")
 }
 
 /// Parses `protocol:configuration` against the registry.
