@@ -23,8 +23,8 @@ mod table;
 mod whole_file;
 
 pub use figure::{
-    Axis, BarSeries, Chart, ErrorBar, Figure, GroupedBarChart, LineChart, Point, ScatterChart,
-    Series,
+    svg_series_and_legend, Axis, BarSeries, Chart, ErrorBar, Figure, GroupedBarChart, LineChart,
+    Point, ScatterChart, Series, SvgLegendCheck, Trace,
 };
 pub use finding::{Passage, Study};
 pub use html::{escape_html, Finding, FindingKind, Item, Report, ReportOutput, Section, Verdict};
