@@ -5,7 +5,9 @@
 //! with numbers and hands them to a [`Report`], which writes
 //!
 //! ```text
-//! <dir>/report.html            inline CSS and inline SVG, no scripts, no external URLs
+//! <dir>/report.html            inline CSS and inline SVG, no scripts, no external URLs;
+//!                              its first screen holds the run's status, headline
+//!                              numbers and verdicts (`front`)
 //! <dir>/tables/<id>.csv        one header row, `name [unit]`
 //! <dir>/tables/<id>.columns.csv  column, unit, provenance (the CSV's own legend)
 //! <dir>/figures/<id>.svg|png   the same drawing, for slides and papers
@@ -17,6 +19,7 @@
 
 mod figure;
 mod finding;
+mod front;
 mod html;
 mod provenance;
 mod table;
@@ -27,7 +30,10 @@ pub use figure::{
     Point, ScatterChart, Series, SvgLegendCheck, Trace,
 };
 pub use finding::{Passage, Study};
-pub use html::{escape_html, Finding, FindingKind, Item, Report, ReportOutput, Section, Verdict};
+pub use html::{
+    escape_html, Caveat, Finding, FindingKind, HeadlineNumber, Item, Report, ReportOutput,
+    RunStatus, Section, Verdict,
+};
 pub use provenance::{Provenance, ProvenanceKind};
 pub use table::{Cell, Column, Table};
 pub use whole_file::{write_whole, write_whole_with, Readers};
