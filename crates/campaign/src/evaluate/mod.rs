@@ -44,6 +44,7 @@ pub mod csv_file;
 pub mod device;
 pub mod findings;
 pub mod flights;
+pub mod front;
 pub mod instructions;
 pub mod interrupt;
 pub mod loss_curves;
@@ -413,10 +414,20 @@ impl Parts {
         })
     }
 
-    /// The report: one section per part, the findings last.
+    /// The report: the first screen from the headline numbers (and the degraded-run
+    /// banner when the headline says so: `front`), then one section per part, the
+    /// findings last.
     fn report(&self, ctx: &Ctx, machine: &output::MachineInfo) -> anyhow::Result<Report> {
+        let headline = self.headline();
+        let mut report = Report::new("wtlsperf evaluation: the WTLS handshake, re-measured");
+        for number in front::headline_numbers(&headline) {
+            report = report.headline(number);
+        }
+        if let Some(status) = front::run_status(&serde_json::to_value(&headline)?) {
+            report = report.status(status);
+        }
         Ok(
-            Report::new("wtlsperf evaluation: the WTLS handshake, re-measured")
+            report
                 .subtitle(format!(
                     "run {} ({:?} mode) on {}; measured values beside the models and the \
                      published numbers of Bayoglu 2004, Levi-Savas 2003 and Herwono-Liebhardt 2001",
