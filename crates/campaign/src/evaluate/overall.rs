@@ -692,7 +692,8 @@ impl OverallResults {
                         ),
                         published,
                     )
-                    .colour(i),
+                    .colour(i)
+                    .secondary(),
                 );
             }
         }
