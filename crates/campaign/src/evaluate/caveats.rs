@@ -87,8 +87,16 @@ mod tests {
     #[test]
     fn a_paragraph_repeated_in_findings_becomes_one_caveat() {
         let findings = vec![
-            Finding::new("a", format!("First evidence.\n\n{NOTE}"), Verdict::Confirmed),
-            Finding::new("b", format!("Second evidence.\n\n{NOTE}"), Verdict::Inconclusive),
+            Finding::new(
+                "a",
+                format!("First evidence.\n\n{NOTE}"),
+                Verdict::Confirmed,
+            ),
+            Finding::new(
+                "b",
+                format!("Second evidence.\n\n{NOTE}"),
+                Verdict::Inconclusive,
+            ),
             Finding::new("c", "Alone, with nothing shared.", Verdict::Contradicted),
         ];
         let shared = share(findings);
@@ -97,15 +105,25 @@ mod tests {
         assert_eq!(shared[0].caveats, shared[1].caveats);
         assert_eq!(shared[0].caveats.len(), 1);
         let c = &shared[0].caveats[0];
-        assert_eq!((c.id.as_str(), c.title.as_str(), c.text.as_str()), ("1", "Nominal bearer rates", NOTE));
+        assert_eq!(
+            (c.id.as_str(), c.title.as_str(), c.text.as_str()),
+            ("1", "Nominal bearer rates", NOTE)
+        );
         assert!(shared[2].caveats.is_empty());
         // Everything else of a finding is kept.
-        assert_eq!((shared[1].claim.as_str(), shared[1].verdict), ("b", Verdict::Inconclusive));
+        assert_eq!(
+            (shared[1].claim.as_str(), shared[1].verdict),
+            ("b", Verdict::Inconclusive)
+        );
     }
 
     #[test]
     fn a_paragraph_of_one_finding_stays_in_its_evidence() {
-        let once = share(vec![Finding::new("a", format!("E.\n\n{NOTE}"), Verdict::Confirmed)]);
+        let once = share(vec![Finding::new(
+            "a",
+            format!("E.\n\n{NOTE}"),
+            Verdict::Confirmed,
+        )]);
         assert!(once[0].evidence.ends_with(NOTE) && once[0].caveats.is_empty());
     }
 }

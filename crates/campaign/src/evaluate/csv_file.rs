@@ -43,7 +43,9 @@ pub fn write_csv_or_header<T: Serialize + Default>(
 fn header_of<T: Serialize + Default>() -> anyhow::Result<String> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.serialize(T::default())?;
-    let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("{}", e.error()))?;
+    let bytes = w
+        .into_inner()
+        .map_err(|e| anyhow::anyhow!("{}", e.error()))?;
     let text = String::from_utf8(bytes)?;
     let end = text.find('\n').map_or(text.len(), |i| i + 1);
     Ok(text[..end].to_owned())

@@ -152,16 +152,30 @@ mod tests {
         assert!(!no.degraded);
         let detailed = run_status(&json!({"degraded": {"judged": 10, "designed": 16, "cause": "steal", "steal_ms": 5100}})).unwrap();
         assert!(detailed.degraded);
-        assert_eq!(detailed.summary, "10 of the 16 designed points were judged. Cause: steal.");
-        assert!(detailed.details.contains(&("steal ms".into(), "5100".into())));
-        let held = run_status(&json!({"degraded": {"degraded": false, "judged": 16, "designed": 16}})).unwrap();
+        assert_eq!(
+            detailed.summary,
+            "10 of the 16 designed points were judged. Cause: steal."
+        );
+        assert!(detailed
+            .details
+            .contains(&("steal ms".into(), "5100".into())));
+        let held =
+            run_status(&json!({"degraded": {"degraded": false, "judged": 16, "designed": 16}}))
+                .unwrap();
         assert!(!held.degraded);
     }
 
     #[test]
     fn the_headline_numbers_link_to_sections_that_exist() {
         let numbers = headline_numbers(&Headline::default());
-        assert!(numbers.iter().all(|n| ["processing", "queue", "transmission", "protocols", "record_layer"].contains(&n.section.as_str())));
+        assert!(numbers.iter().all(|n| [
+            "processing",
+            "queue",
+            "transmission",
+            "protocols",
+            "record_layer"
+        ]
+        .contains(&n.section.as_str())));
         assert!(numbers.iter().any(|n| n.value == "0 of 0 judged points"));
     }
 }

@@ -443,8 +443,8 @@ impl LossCurves {
             intro.push(' ');
             intro.push_str(&note);
         }
-        let mut s = Section::new("loss_curves", "Completion under loss, 0 to 20 % (modelled)")
-            .intro(intro);
+        let mut s =
+            Section::new("loss_curves", "Completion under loss, 0 to 20 % (modelled)").intro(intro);
         let mut bearers: Vec<&str> = Vec::new();
         for r in &self.rows {
             if !bearers.contains(&r.bearer.as_str()) {
@@ -486,7 +486,9 @@ impl LossCurves {
                 .filter_map(|r| at(r.max_completed_ms, r))
                 .collect();
             chart = chart
-                .series(Series::new(format!("{protocol} {suite} median"), model.clone(), med).colour(i))
+                .series(
+                    Series::new(format!("{protocol} {suite} median"), model.clone(), med).colour(i),
+                )
                 .series(
                     Series::new(format!("{protocol} {suite} p95"), model.clone(), p95)
                         .colour(i)
@@ -541,7 +543,11 @@ impl LossCurves {
         .column(Column::new("median, all runs", Some("ms"), m.clone()))
         .column(Column::new("p95, all runs", Some("ms"), m.clone()))
         .column(Column::new("p99, all runs", Some("ms"), m.clone()))
-        .column(Column::new("p95, completed runs only", Some("ms"), m.clone()))
+        .column(Column::new(
+            "p95, completed runs only",
+            Some("ms"),
+            m.clone(),
+        ))
         .column(Column::new("retransmissions (median)", None, m));
         for r in &self.rows {
             let all = |v: Option<f64>, b: Option<Bound>| match b {
@@ -552,9 +558,8 @@ impl LossCurves {
                 _ => Cell::opt(v, 0),
             };
             let completed_p95 = match r.p95_ms {
-                Some(v) if r.completed < r.runs => Cell::num(v, 0).flag(
-                    "a lower bound: runs failed, and the p95 over all runs is at least this",
-                ),
+                Some(v) if r.completed < r.runs => Cell::num(v, 0)
+                    .flag("a lower bound: runs failed, and the p95 over all runs is at least this"),
                 v => Cell::opt(v, 0),
             };
             t = t.row(vec![
@@ -607,7 +612,10 @@ mod tests {
         // mean of 200 and 300, and the p95 is unbounded, above the largest time.
         assert_eq!(row.median_all_runs_ms, Some(250.0));
         assert_eq!(row.median_bound, Some(Bound::Exact));
-        assert_eq!((row.p95_all_runs_ms, row.p95_bound), (None, Some(Bound::Unbounded)));
+        assert_eq!(
+            (row.p95_all_runs_ms, row.p95_bound),
+            (None, Some(Bound::Unbounded))
+        );
         assert_eq!(row.max_completed_ms, Some(300.0));
     }
 
@@ -616,11 +624,22 @@ mod tests {
         // 40 runs: two failures leave the p95 (38th of 40) on a completed run, three
         // put it on a failure.
         let times = |failed: usize| -> Vec<Option<f64>> {
-            (0..40).map(|i| (i >= failed).then(|| f64::from(i as u32))).collect()
+            (0..40)
+                .map(|i| (i >= failed).then(|| f64::from(i as u32)))
+                .collect()
         };
-        assert_eq!(over_all_runs(&times(2), 95.0), (Some(39.0), Some(Bound::Exact)));
-        assert_eq!(over_all_runs(&times(3), 95.0), (None, Some(Bound::Unbounded)));
-        assert_eq!(over_all_runs(&times(0), 50.0), (Some(19.5), Some(Bound::Exact)));
+        assert_eq!(
+            over_all_runs(&times(2), 95.0),
+            (Some(39.0), Some(Bound::Exact))
+        );
+        assert_eq!(
+            over_all_runs(&times(3), 95.0),
+            (None, Some(Bound::Unbounded))
+        );
+        assert_eq!(
+            over_all_runs(&times(0), 50.0),
+            (Some(19.5), Some(Bound::Exact))
+        );
         assert_eq!(over_all_runs(&[], 95.0), (None, None));
     }
 

@@ -39,6 +39,7 @@
 //! the test suite runs, that only proves every part runs end to end.
 
 pub mod caveats;
+pub mod citations;
 pub mod context;
 pub mod csv_file;
 pub mod device;
@@ -426,38 +427,36 @@ impl Parts {
         if let Some(status) = front::run_status(&serde_json::to_value(&headline)?) {
             report = report.status(status);
         }
-        Ok(
-            report
-                .subtitle(format!(
-                    "run {} ({:?} mode) on {}; measured values beside the models and the \
+        Ok(report
+            .subtitle(format!(
+                "run {} ({:?} mode) on {}; measured values beside the models and the \
                      published numbers of Bayoglu 2004, Levi-Savas 2003 and Herwono-Liebhardt 2001",
-                    ctx.run_id, ctx.mode, ctx.machine
-                ))
-                .meta("run id", &ctx.run_id)
-                .meta("mode", format!("{:?}", ctx.mode))
-                .meta("machine", &ctx.machine)
-                .meta("kernel", &machine.kernel)
-                .meta("OpenSSL", &machine.openssl)
-                .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
-                .section(self.processing.section(ctx)?)
-                .section(self.instructions.section(ctx))
-                .section(self.queue_section(ctx))
-                .section(self.transmission.section(ctx))
-                .section(self.overall.section(ctx))
-                .section(self.devices.section(ctx))
-                .section(self.records.section(ctx))
-                .section(self.mcommerce.section(ctx))
-                .section(self.protocols.section(ctx))
-                .section(self.loss_curves.section(ctx))
-                .section(self.then_and_now.section(ctx))
-                .section(self.pq_cost.section(ctx))
-                .section(
-                    self.page_load
-                        .section(ctx)
-                        .table(self.wap_model.wtp_table(ctx)),
-                )
-                .section(findings::section(&self.findings)),
-        )
+                ctx.run_id, ctx.mode, ctx.machine
+            ))
+            .meta("run id", &ctx.run_id)
+            .meta("mode", format!("{:?}", ctx.mode))
+            .meta("machine", &ctx.machine)
+            .meta("kernel", &machine.kernel)
+            .meta("OpenSSL", &machine.openssl)
+            .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
+            .section(self.processing.section(ctx)?)
+            .section(self.instructions.section(ctx))
+            .section(self.queue_section(ctx))
+            .section(self.transmission.section(ctx))
+            .section(self.overall.section(ctx))
+            .section(self.devices.section(ctx))
+            .section(self.records.section(ctx))
+            .section(self.mcommerce.section(ctx))
+            .section(self.protocols.section(ctx))
+            .section(self.loss_curves.section(ctx))
+            .section(self.then_and_now.section(ctx))
+            .section(self.pq_cost.section(ctx))
+            .section(
+                self.page_load
+                    .section(ctx)
+                    .table(self.wap_model.wtp_table(ctx)),
+            )
+            .section(findings::section(&self.findings)))
     }
 
     /// The queue section, with what a page adds beside the handshake jobs.

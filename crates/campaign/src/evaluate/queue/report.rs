@@ -323,10 +323,7 @@ impl QueueResults {
     }
 
     fn published_figure(&self, group: &Group, auth: Authentication) -> Option<Figure> {
-        let number = match (auth, group.group) {
-            (Authentication::Mutual, g) => 12 + g as u32,
-            (Authentication::ServerAuth, g) => 19 + g as u32,
-        };
+        let number = published_figure_number(group.group, auth);
         let mut chart = LineChart::new(
             Axis::new("arrival rate lambda", "handshakes/s"),
             Axis::new("mean wait of a job", "ms").log(),
@@ -366,10 +363,7 @@ impl QueueResults {
         Some(
             Figure::new(
                 format!("fig4_{number}_queue_{}_{}", group.id(), auth_name(auth)),
-                format!(
-                    "Figure 4.{number}: category 3 group {} queue delay, {auth:?} (published service times)",
-                    group.group
-                ),
+                published_figure_title(group.group, auth),
                 chart,
             )
             .caption("Both curves are our models on the thesis' published service times, not the thesis' plotted curves: 'as_published' (dashed) reads lambda as handshakes/s as Eq. 3.12 is printed, 'corrected' (solid) saturates k times earlier; one colour per mix.")
@@ -567,9 +561,8 @@ fn case_series(
     i: usize,
     n: usize,
 ) -> LineChart {
-    let (missed, points): (Vec<&LoadPoint>, Vec<&LoadPoint>) = all_points
-        .iter()
-        .partition(|p| p.calibration.rho_missed);
+    let (missed, points): (Vec<&LoadPoint>, Vec<&LoadPoint>) =
+        all_points.iter().partition(|p| p.calibration.rho_missed);
     let pts = |f: &dyn Fn(&LoadPoint) -> Option<f64>| -> Vec<(f64, f64)> {
         points
             .iter()
@@ -769,4 +762,25 @@ fn load_row(p: &LoadPoint) -> Vec<Cell> {
         Cell::opt(p.models.replay_ms, 3),
         err(p.models.replay_ms),
     ]
+}
+
+/// The thesis' figure of a category 3 group's queue delays: Figures 4.13-4.16 (mutual)
+/// and 4.20-4.23 (server-authenticated).
+pub(crate) fn published_figure_number(group: u8, auth: Authentication) -> u32 {
+    match auth {
+        Authentication::Mutual => 12 + u32::from(group),
+        Authentication::ServerAuth => 19 + u32::from(group),
+    }
+}
+
+/// "Category 3 group 1 queue delay, mutual, published service times (thesis Figure 4.13)".
+pub(crate) fn published_figure_title(group: u8, auth: Authentication) -> String {
+    let auth_words = match auth {
+        Authentication::Mutual => "mutual",
+        Authentication::ServerAuth => "server-authenticated",
+    };
+    format!(
+        "Category 3 group {group} queue delay, {auth_words}, published service times (thesis Figure 4.{})",
+        published_figure_number(group, auth)
+    )
 }
