@@ -17,6 +17,7 @@
 //! exists to put measured, modelled and published values side by side, and a reader must
 //! always be able to tell which is which.
 
+pub mod browser;
 mod figure;
 mod finding;
 mod front;

@@ -1,8 +1,8 @@
 //! The report in a real browser: a small report built with this crate's API is opened in
-//! headless Chromium (Debian's `chromium`, installed by scripts/setup.sh) at 1280 px, and
-//! the test fails on a console error, on horizontal overflow, and on a figure whose
-//! legend and series disagree, read from the SVG's own groups (`g.series` and
-//! `g.legend-entry`, each naming its series). The negative tests take a report apart
+//! headless Chromium (Debian's `chromium`, installed by scripts/setup.sh) at 1280 px
+//! (`wtlsperf_report::browser`), and the test fails on a console error, on horizontal
+//! overflow, and on a figure whose legend and series disagree, read from the SVG's own
+//! groups (`g.series` and `g.legend-entry`, each naming its series). The negative tests take a report apart
 //! (a legend entry removed, a block too wide) and check that the same harness catches it.
 //!
 //! Without chromium the tests skip with a message, except under CI=true or
@@ -11,123 +11,15 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use wtlsperf_report::browser::{check_in_chromium, BrowserFindings};
 use wtlsperf_report::{
     svg_series_and_legend, Axis, BarSeries, Caveat, Cell, Column, Figure, Finding, FindingKind,
     GroupedBarChart, HeadlineNumber, LineChart, Point, Provenance, ProvenanceKind, Report,
     RunStatus, ScatterChart, Section, Series, Table, Verdict,
 };
 
-/// The script the harness puts first in the page's head: it records every error event
-/// (scripts and resources) and console.error, and after the load event writes what it
-/// found into `<pre id="wtlsperf-check">`, one problem a line, which `--dump-dom` prints.
-const HARNESS: &str = r#"<script>
-window.__problems = [];
-window.addEventListener('error', function (e) {
-  var what = e.message || (e.target && (e.target.src || e.target.href)) || 'error event';
-  __problems.push('console-error\t' + what);
-}, true);
-(function () {
-  var original = console.error;
-  console.error = function () {
-    __problems.push('console-error\t' + Array.prototype.join.call(arguments, ' '));
-    original.apply(console, arguments);
-  };
-})();
-window.addEventListener('load', function () {
-  var root = document.documentElement;
-  if (root.scrollWidth > root.clientWidth) {
-    __problems.push('overflow\tpage is ' + root.scrollWidth + ' px wide in a ' + root.clientWidth + ' px window');
-  }
-  var figures = document.querySelectorAll('figure.chart');
-  figures.forEach(function (fig) {
-    var svg = fig.querySelector('svg');
-    if (!svg) { __problems.push('legend\t' + fig.id + ': no SVG'); return; }
-    var drawn = Array.prototype.filter.call(svg.querySelectorAll('g.series'), function (g) {
-      return g.querySelector('circle, line, polyline, polygon, rect, path') !== null;
-    }).map(function (g) { return g.getAttribute('data-series'); }).sort();
-    var legend = Array.prototype.map.call(svg.querySelectorAll('g.legend-entry'), function (g) {
-      return g.getAttribute('data-series');
-    }).sort();
-    if (JSON.stringify(drawn) !== JSON.stringify(legend)) {
-      __problems.push('legend\t' + fig.id + ': series ' + JSON.stringify(drawn) + ' against legend ' + JSON.stringify(legend));
-    }
-    var height = svg.viewBox.baseVal && svg.viewBox.baseVal.height ? svg.viewBox.baseVal.height : svg.getAttribute('height');
-    svg.querySelectorAll('g.legend-entry').forEach(function (g) {
-      var box = g.getBBox();
-      if (box.y + box.height > Number(height) + 0.5) {
-        __problems.push('legend\t' + fig.id + ': entry ' + g.getAttribute('data-series') + ' is cut off');
-      }
-    });
-  });
-  var out = document.createElement('pre');
-  out.id = 'wtlsperf-check';
-  out.textContent = 'figures\t' + figures.length + '\n' + __problems.join('\n');
-  document.body.appendChild(out);
-});
-</script>
-"#;
-
-/// What the browser found, one problem a line (`kind\tdetail`).
-struct Found {
-    figures: usize,
-    problems: Vec<String>,
-}
-
-/// Opens `html` (a report.html) in headless Chromium at 1280 px with the harness.
-fn open_in_chromium(html: &str, dir: &Path) -> Found {
-    let page = dir.join("checked.html");
-    let with_harness = html.replacen("<head>", &format!("<head>\n{HARNESS}"), 1);
-    assert_ne!(with_harness, html, "the report has no <head>");
-    std::fs::write(&page, with_harness).unwrap();
-    let profile = tempfile::tempdir().unwrap();
-    let out = Command::new("chromium")
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--hide-scrollbars",
-            "--window-size=1280,900",
-            "--virtual-time-budget=5000",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium runs");
-    assert!(
-        out.status.success(),
-        "chromium: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let dom = String::from_utf8_lossy(&out.stdout);
-    let start = dom.find("<pre id=\"wtlsperf-check\">").unwrap_or_else(|| {
-        panic!(
-            "the harness did not report; chromium said:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    }) + "<pre id=\"wtlsperf-check\">".len();
-    let end = dom[start..].find("</pre>").unwrap() + start;
-    let mut lines = dom[start..end].lines();
-    let figures = lines
-        .next()
-        .and_then(|l| l.strip_prefix("figures\t"))
-        .and_then(|n| n.parse().ok())
-        .expect("the figure count");
-    let mut problems: Vec<String> = lines
-        .filter(|l| !l.is_empty())
-        .map(|l| l.replace("&quot;", "\"").replace("&amp;", "&"))
-        .collect();
-    // A page without scripts of its own logs nothing: every console message the browser
-    // printed (a blocked resource, a parse error) is a problem.
-    for line in String::from_utf8_lossy(&out.stderr).lines() {
-        if line.contains(":CONSOLE") && !line.contains("checked.html") {
-            problems.push(format!("console-error\t{line}"));
-        }
-    }
-    Found { figures, problems }
+fn open_in_chromium(html: &str, dir: &Path) -> BrowserFindings {
+    check_in_chromium(html, dir).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// A small report with every kind of figure and series the evaluation uses: a median and
