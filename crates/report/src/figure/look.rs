@@ -149,7 +149,7 @@ where
         None => area.draw(&PathElement::new(points, style)).msg(),
         Some((dash, gap)) => area
             .draw(&DashedPathElement::new(
-                points.into_iter(),
+                points,
                 dash,
                 gap,
                 style,

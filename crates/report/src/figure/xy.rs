@@ -123,7 +123,7 @@ impl XyContext<'_> {
         self.marks
             .open(area, Role::Series, IDENTITY_NAME, &[("kind", "guide")])?;
         area.draw(&DashedPathElement::new(
-            [(lo, lo), (hi, hi)].into_iter(),
+            [(lo, lo), (hi, hi)],
             6,
             4,
             GUIDE_GREY.stroke_width(1),
