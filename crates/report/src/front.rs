@@ -133,7 +133,7 @@ impl Report {
         for (i, f) in findings.iter().enumerate() {
             let n = i + 1;
             out.push_str(&format!(
-                "<tr><td><a href=\"#finding-{n}\">F{n}</a></td><td>{}</td><td>{}</td><td><a href=\"#finding-{n}\">{}</a></td></tr>\n",
+                "<tr><td><a href=\"#finding-{n}\">F{n}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                 verdict_badge(f),
                 finding_kind_badge(f),
                 e(&f.claim)
@@ -163,7 +163,7 @@ impl Report {
             return String::new();
         }
         let mut out = String::from(
-            "<details class=\"caveats\" open><summary>Caveats the verdicts share</summary>\n<dl>",
+            "<details class=\"caveats\"><summary>Caveats the verdicts share</summary>\n<dl>",
         );
         for c in caveats {
             out.push_str(&format!(

@@ -152,7 +152,9 @@ where
         .draw()
         .msg()?;
 
-    let m = spec.series.len().max(1) as f64;
+    // Only series with a bar take a slot in each group (and an entry in the legend).
+    let has_bar = |s: &super::BarSeries| s.values.iter().flatten().any(|v| plottable(*v, ylog));
+    let m = spec.series.iter().filter(|s| has_bar(s)).count().max(1) as f64;
     let group = 0.8;
     let bar = group / m;
     let base = if ylog {
@@ -161,14 +163,18 @@ where
         0.0_f64.clamp(yr.0, yr.1)
     };
     let mut any_bar = false;
+    let mut slot = 0usize;
     for (j, series) in spec.series.iter().enumerate() {
+        if !has_bar(series) {
+            continue;
+        }
         let colour = palette(series.colour.unwrap_or(j));
         let kind = series.provenance.kind();
         let (fill, outline) = bar_style(kind, colour);
         let mut rects = Vec::new();
         let mut bars = Vec::new();
         for (i, value) in series.values.iter().enumerate() {
-            let x0 = i as f64 + (1.0 - group) / 2.0 + j as f64 * bar;
+            let x0 = i as f64 + (1.0 - group) / 2.0 + slot as f64 * bar;
             let (x0, x1) = (x0 + bar * 0.06, x0 + bar * 0.94);
             if let Some(v) = value.filter(|v| plottable(*v, ylog)) {
                 rects.push([(x0, base), (x1, v)]);
@@ -204,6 +210,7 @@ where
             }))
             .msg()?;
         marks.close(chart.plotting_area())?;
+        slot += 1;
     }
     if !any_bar {
         no_data(chart.plotting_area())?;

@@ -155,7 +155,8 @@ pub(super) fn palette(index: usize) -> RGBColor {
 /// Tick labels with as many decimals as the magnitude needs, without trailing zeros.
 pub(super) fn tick(v: f64) -> String {
     let a = v.abs();
-    if a == 0.0 {
+    // A tick computed as a sum of steps lands a rounding error away from zero.
+    if a < 1e-12 {
         return "0".into();
     }
     if !(1e-3..1e6).contains(&a) {

@@ -148,12 +148,7 @@ where
     match line.dash {
         None => area.draw(&PathElement::new(points, style)).msg(),
         Some((dash, gap)) => area
-            .draw(&DashedPathElement::new(
-                points,
-                dash,
-                gap,
-                style,
-            ))
+            .draw(&DashedPathElement::new(points, dash, gap, style))
             .msg(),
     }
 }

@@ -101,6 +101,7 @@ fn ranges_and_ticks() {
     let (lo, hi) = axis_range([3.0, 3.0].into_iter(), false, false);
     assert!(lo < 3.0 && hi > 3.0);
     assert_eq!(tick(0.0), "0");
+    assert_eq!(tick(-1e-16), "0");
     assert_eq!(tick(250.0), "250");
     assert_eq!(tick(12.5), "12.5");
     assert_eq!(tick(2.0), "2");
