@@ -249,6 +249,20 @@ pub(super) fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
     if bold.len() < 3 {
         bold = in_range(&all);
     }
+    if bold.len() < 2 {
+        // A range inside one step of the mantissas (11..19 ms): evenly spaced round
+        // values, as on a linear axis.
+        let raw = (hi - lo) / 4.0;
+        let magnitude = 10f64.powf(raw.log10().floor());
+        let step = [1.0, 2.0, 5.0, 10.0]
+            .iter()
+            .map(|m| m * magnitude)
+            .find(|s| *s >= raw)
+            .unwrap_or(raw);
+        let first = (lo / step).ceil() as i64;
+        let last = (hi / step).floor() as i64;
+        bold = (first..=last).map(|k| k as f64 * step).collect();
+    }
     let light = in_range(&all)
         .into_iter()
         .filter(|v| !bold.contains(v))

@@ -112,6 +112,8 @@ fn ranges_and_ticks() {
     let (bold, light) = log_ticks(31.0, 117.0);
     assert_eq!(bold, vec![40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0]);
     assert!(light.is_empty());
+    // Within one mantissa step: round values all the same.
+    assert_eq!(log_ticks(11.4, 19.2).0, vec![12.0, 14.0, 16.0, 18.0]);
 }
 
 #[test]
