@@ -32,12 +32,28 @@ pub fn share(mut findings: Vec<Finding>) -> Vec<Finding> {
             }
         }
     }
-    let caveats: Vec<Caveat> = repeated
-        .into_iter()
-        .filter(|(_, n)| *n >= 2)
-        .enumerate()
-        .map(|(i, (text, _))| Caveat::new(format!("{}", i + 1), title_of(&text), text))
-        .collect();
+    let mut caveats: Vec<Caveat> = Vec::new();
+    for (text, _) in repeated.into_iter().filter(|(_, n)| *n >= 2) {
+        let mut title = title_of(&text);
+        // Two caveats of one title (the nominal rates of two sets of bearers): the later
+        // is told apart by the words only it has.
+        if let Some(earlier) = caveats.iter().find(|c| c.title == title) {
+            let theirs: Vec<&str> = earlier.text.split_whitespace().collect();
+            let own: Vec<String> = text
+                .split_whitespace()
+                .filter(|w| !theirs.contains(w))
+                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_owned())
+                .filter(|w| !w.is_empty())
+                .take(3)
+                .collect();
+            title = if own.is_empty() {
+                format!("{title} ({})", caveats.len() + 1)
+            } else {
+                format!("{title}, with {}", own.join(" "))
+            };
+        }
+        caveats.push(Caveat::new(format!("{}", caveats.len() + 1), title, text));
+    }
     for f in &mut findings {
         let kept: Vec<&str> = paragraphs(&f.evidence)
             .filter(|p| !caveats.iter().any(|c| c.text == *p))
@@ -115,6 +131,23 @@ mod tests {
             (shared[1].claim.as_str(), shared[1].verdict),
             ("b", Verdict::Inconclusive)
         );
+    }
+
+    #[test]
+    fn caveats_of_one_title_are_told_apart() {
+        let other = NOTE.replace("nb-iot (peak).", "nb-iot (peak); nb-iot-ntn-geo (peak).");
+        let shared = share(vec![
+            Finding::new("a", NOTE, Verdict::Confirmed),
+            Finding::new("b", NOTE, Verdict::Confirmed),
+            Finding::new("c", other.clone(), Verdict::Confirmed),
+            Finding::new("d", other, Verdict::Confirmed),
+        ]);
+        assert_eq!(shared[0].caveats[0].title, "Nominal bearer rates");
+        assert_eq!(
+            shared[2].caveats[0].title,
+            "Nominal bearer rates, with nb-iot-ntn-geo"
+        );
+        assert_ne!(shared[0].caveats[0].id, shared[2].caveats[0].id);
     }
 
     #[test]
