@@ -16,6 +16,14 @@
 //! wrong number fails (`tests`), and the report's citing titles are built by functions
 //! the test calls for every subject.
 
+/// A handshake mode as the citing titles name it, in words the subject check reads.
+pub(crate) fn mode_words(auth: wtlsperf_models::Authentication) -> &'static str {
+    match auth {
+        wtlsperf_models::Authentication::Mutual => "mutual",
+        wtlsperf_models::Authentication::ServerAuth => "server-authenticated",
+    }
+}
+
 /// One item of the thesis' lists.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ThesisItem {

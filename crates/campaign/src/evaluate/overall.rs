@@ -731,11 +731,10 @@ pub(crate) fn queued_figure_title(figure: u8) -> String {
 /// of the thesis' Figures 4.39-4.41 (one per category, both modes). Figures 4.42 and
 /// 4.43 compare GSM CSD with GPRS, which the table beside this figure does.
 pub(crate) fn overall_figure_title(auth: Authentication) -> String {
-    let mode = match auth {
-        Authentication::Mutual => "mutual",
-        Authentication::ServerAuth => "server-authenticated",
-    };
-    format!("Overall handshake time over GSM CSD, {mode} cases (as thesis Figures 4.39-4.41)")
+    format!(
+        "Overall handshake time over GSM CSD, {} cases (as thesis Figures 4.39-4.41)",
+        super::citations::mode_words(auth)
+    )
 }
 
 #[cfg(test)]

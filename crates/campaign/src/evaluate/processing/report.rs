@@ -11,6 +11,7 @@ use wtlsperf_report::{
 };
 
 use super::{CaseResult, ProcessingResults};
+use crate::evaluate::citations::mode_words;
 use crate::evaluate::context::Ctx;
 use wtlsperf_drivers::runner::BoundRatio;
 
@@ -323,7 +324,7 @@ pub(crate) fn category_figure_title(category: u8, side: Side) -> String {
 pub(crate) fn processing_table_title(auth: Authentication, label: &str) -> String {
     format!(
         "Processing time per case, {} (thesis {label})",
-        auth_words(auth)
+        mode_words(auth)
     )
 }
 
@@ -353,7 +354,7 @@ fn percent_subject(table: PercentTable) -> String {
         SuiteFamily::Rsa => "RSA",
         _ => "ECDH_ECDSA",
     };
-    format!("{side} processing shares, {}, {family}", auth_words(auth))
+    format!("{side} processing shares, {}, {family}", mode_words(auth))
 }
 
 /// "Client processing shares, mutual, ECDH_ECDSA: ours | published (thesis Table 4.3)".
@@ -372,11 +373,4 @@ pub(crate) fn percent_figure_title(table: PercentTable) -> String {
         None => format!("thesis {}, which has no figure", table.label()),
     };
     format!("{}, mean over cases ({cited})", percent_subject(table))
-}
-
-fn auth_words(auth: Authentication) -> &'static str {
-    match auth {
-        Authentication::Mutual => "mutual",
-        Authentication::ServerAuth => "server-authenticated",
-    }
 }

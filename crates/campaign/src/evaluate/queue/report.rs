@@ -775,12 +775,9 @@ pub(crate) fn published_figure_number(group: u8, auth: Authentication) -> u32 {
 
 /// "Category 3 group 1 queue delay, mutual, published service times (thesis Figure 4.13)".
 pub(crate) fn published_figure_title(group: u8, auth: Authentication) -> String {
-    let auth_words = match auth {
-        Authentication::Mutual => "mutual",
-        Authentication::ServerAuth => "server-authenticated",
-    };
     format!(
-        "Category 3 group {group} queue delay, {auth_words}, published service times (thesis Figure 4.{})",
+        "Category 3 group {group} queue delay, {}, published service times (thesis Figure 4.{})",
+        crate::evaluate::citations::mode_words(auth),
         published_figure_number(group, auth)
     )
 }
