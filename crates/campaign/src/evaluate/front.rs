@@ -9,8 +9,10 @@ use wtlsperf_report::{HeadlineNumber, ProvenanceKind, RunStatus};
 use super::output::Headline;
 
 /// The headline numbers of the first screen; a number the run did not produce is left
-/// out rather than shown empty.
-pub fn headline_numbers(h: &Headline) -> Vec<HeadlineNumber> {
+/// out rather than shown empty. `json` is the same headline as `summary.json` writes it:
+/// where its `degraded` object gives the designed points, the judged ones are counted
+/// against them.
+pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     use ProvenanceKind::*;
     let pct = |v: f64| format!("{:.1} %", 100.0 * v);
     let mut out = vec![HeadlineNumber::new(
@@ -39,9 +41,17 @@ pub fn headline_numbers(h: &Headline) -> Vec<HeadlineNumber> {
         ));
     }
     let (within, judged) = h.queue_undisturbed_within_15_percent;
+    let designed = DEGRADED_FIELDS
+        .iter()
+        .find_map(|k| json.get(*k))
+        .and_then(|d| d.get("designed"))
+        .and_then(Value::as_u64);
     out.push(HeadlineNumber::new(
         "Corrected queue model within 15 % of the load test (undisturbed jobs, rho <= 0.8)",
-        format!("{within} of {judged} judged points"),
+        match designed {
+            Some(d) => format!("{within} of {judged} judged points ({d} designed)"),
+            None => format!("{within} of {judged} judged points"),
+        },
         Modelled,
         "queue",
     ));
@@ -167,7 +177,7 @@ mod tests {
 
     #[test]
     fn the_headline_numbers_link_to_sections_that_exist() {
-        let numbers = headline_numbers(&Headline::default());
+        let numbers = headline_numbers(&Headline::default(), &json!({}));
         assert!(numbers.iter().all(|n| [
             "processing",
             "queue",
@@ -177,5 +187,10 @@ mod tests {
         ]
         .contains(&n.section.as_str())));
         assert!(numbers.iter().any(|n| n.value == "0 of 0 judged points"));
+        let degraded = json!({"degraded": {"judged": 10, "designed": 16}});
+        let numbers = headline_numbers(&Headline::default(), &degraded);
+        assert!(numbers
+            .iter()
+            .any(|n| n.value == "0 of 0 judged points (16 designed)"));
     }
 }

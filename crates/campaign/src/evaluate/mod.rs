@@ -420,11 +420,12 @@ impl Parts {
     /// findings last.
     fn report(&self, ctx: &Ctx, machine: &output::MachineInfo) -> anyhow::Result<Report> {
         let headline = self.headline();
+        let json = serde_json::to_value(&headline)?;
         let mut report = Report::new("wtlsperf evaluation: the WTLS handshake, re-measured");
-        for number in front::headline_numbers(&headline) {
+        for number in front::headline_numbers(&headline, &json) {
             report = report.headline(number);
         }
-        if let Some(status) = front::run_status(&serde_json::to_value(&headline)?) {
+        if let Some(status) = front::run_status(&json) {
             report = report.status(status);
         }
         Ok(report
