@@ -619,6 +619,56 @@ mod tests {
         assert_eq!(row.max_completed_ms, Some(300.0));
     }
 
+    /// The figure and table of a point where runs failed: modelled, the unbounded p95
+    /// drawn apart and printed as "> max", and the legend in agreement with the series.
+    #[test]
+    fn failed_runs_make_an_unbounded_p95_that_is_labelled_and_drawn_apart() {
+        let ctx = Ctx {
+            mode: Mode::Smoke,
+            catalogue: super::super::vocabulary::Catalogue::shipped().unwrap(),
+            run_id: "r1".into(),
+            machine: "testbox".into(),
+            progress: indicatif::ProgressBar::hidden(),
+            job_logs: None,
+        };
+        let mut rows = Vec::new();
+        for (loss, failed) in [(0.0, 0), (0.1, 1), (0.2, 3)] {
+            let runs: Vec<RunResult> = (0..20)
+                .map(|i| (i >= failed).then_some((1000.0 + 100.0 * f64::from(i as u32), 1)))
+                .collect();
+            let refs: Vec<&RunResult> = runs.iter().collect();
+            rows.push(point(Curve::Dtls12, "lte-m", loss, &refs));
+        }
+        let curves = LossCurves {
+            rows,
+            runs_per_point: 20,
+        };
+        assert_eq!(curves.rows[2].p95_bound, Some(Bound::Unbounded));
+        let figure = curves.figure(&ctx, "lte-m");
+        assert!(
+            figure.title.contains("modelled")
+                && figure
+                    .caption
+                    .starts_with("Modelled (virtual time on protocol timers plus Eq. 3.84)")
+        );
+        let svg = figure.to_svg().unwrap();
+        let check = wtlsperf_report::svg_series_and_legend(&svg);
+        assert!(check.disagreements().is_empty(), "{check:?}");
+        assert!(check
+            .series
+            .iter()
+            .any(|s| s.ends_with("p95 unbounded (> max completed)")));
+        assert!(svg.contains("data-trace=\"apart\"") && svg.contains("data-trace=\"secondary\""));
+        let table = curves.table(&ctx);
+        let csv = table.to_csv().unwrap();
+        assert!(csv.contains("> 2900"), "{csv}");
+        assert!(table
+            .columns
+            .iter()
+            .skip(6)
+            .all(|c| c.provenance.kind() == wtlsperf_report::ProvenanceKind::Modelled));
+    }
+
     #[test]
     fn a_p95_is_bounded_while_at_most_5_percent_of_runs_fail() {
         // 40 runs: two failures leave the p95 (38th of 40) on a completed run, three
