@@ -207,7 +207,9 @@ pub(super) fn axis_range(
         hi = hi.max(0.0);
     }
     if hi - lo < f64::EPSILON * hi.abs().max(1.0) {
-        let half = (hi.abs() * 0.1).max(1.0);
+        // One value: a tenth of it either side (a utilisation of 0.43 is not drawn on
+        // -0.6..1.4), or 1 around zero.
+        let half = if hi.abs() > 0.0 { hi.abs() * 0.1 } else { 1.0 };
         lo -= half;
         hi += half;
     }

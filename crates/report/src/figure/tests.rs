@@ -100,6 +100,8 @@ fn ranges_and_ticks() {
     assert_eq!(axis_range(std::iter::empty(), true, true), (1.0, 10.0));
     let (lo, hi) = axis_range([3.0, 3.0].into_iter(), false, false);
     assert!(lo < 3.0 && hi > 3.0);
+    let (lo, hi) = axis_range([0.43].into_iter(), false, false);
+    assert!(lo > 0.3 && hi < 0.6, "{lo}..{hi}");
     assert_eq!(tick(0.0), "0");
     assert_eq!(tick(-1e-16), "0");
     assert_eq!(tick(250.0), "250");
