@@ -416,48 +416,50 @@ impl Parts {
     }
 
     /// The report: the first screen from the headline numbers (and the degraded-run
-    /// banner when the headline says so: `front`), then one section per part, the
-    /// findings last.
+    /// banner when the headline says so: `front`), then the sections.
     fn report(&self, ctx: &Ctx, machine: &output::MachineInfo) -> anyhow::Result<Report> {
         let headline = self.headline();
         let json = serde_json::to_value(&headline)?;
-        let mut report = Report::new("wtlsperf evaluation: the WTLS handshake, re-measured");
-        for number in front::headline_numbers(&headline, &json) {
-            report = report.headline(number);
-        }
-        if let Some(status) = front::run_status(&json) {
-            report = report.status(status);
-        }
-        Ok(report
-            .subtitle(format!(
-                "run {} ({:?} mode) on {}; measured values beside the models and the \
+        let mut report = self.sections(ctx, machine)?;
+        report.headlines = front::headline_numbers(&headline, &json);
+        report.status = front::run_status(&json);
+        Ok(report)
+    }
+
+    /// The report's sections: one per part, the findings last.
+    fn sections(&self, ctx: &Ctx, machine: &output::MachineInfo) -> anyhow::Result<Report> {
+        Ok(
+            Report::new("wtlsperf evaluation: the WTLS handshake, re-measured")
+                .subtitle(format!(
+                    "run {} ({:?} mode) on {}; measured values beside the models and the \
                      published numbers of Bayoglu 2004, Levi-Savas 2003 and Herwono-Liebhardt 2001",
-                ctx.run_id, ctx.mode, ctx.machine
-            ))
-            .meta("run id", &ctx.run_id)
-            .meta("mode", format!("{:?}", ctx.mode))
-            .meta("machine", &ctx.machine)
-            .meta("kernel", &machine.kernel)
-            .meta("OpenSSL", &machine.openssl)
-            .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
-            .section(self.processing.section(ctx)?)
-            .section(self.instructions.section(ctx))
-            .section(self.queue_section(ctx))
-            .section(self.transmission.section(ctx))
-            .section(self.overall.section(ctx))
-            .section(self.devices.section(ctx))
-            .section(self.records.section(ctx))
-            .section(self.mcommerce.section(ctx))
-            .section(self.protocols.section(ctx))
-            .section(self.loss_curves.section(ctx))
-            .section(self.then_and_now.section(ctx))
-            .section(self.pq_cost.section(ctx))
-            .section(
-                self.page_load
-                    .section(ctx)
-                    .table(self.wap_model.wtp_table(ctx)),
-            )
-            .section(findings::section(&self.findings)))
+                    ctx.run_id, ctx.mode, ctx.machine
+                ))
+                .meta("run id", &ctx.run_id)
+                .meta("mode", format!("{:?}", ctx.mode))
+                .meta("machine", &ctx.machine)
+                .meta("kernel", &machine.kernel)
+                .meta("OpenSSL", &machine.openssl)
+                .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
+                .section(self.processing.section(ctx)?)
+                .section(self.instructions.section(ctx))
+                .section(self.queue_section(ctx))
+                .section(self.transmission.section(ctx))
+                .section(self.overall.section(ctx))
+                .section(self.devices.section(ctx))
+                .section(self.records.section(ctx))
+                .section(self.mcommerce.section(ctx))
+                .section(self.protocols.section(ctx))
+                .section(self.loss_curves.section(ctx))
+                .section(self.then_and_now.section(ctx))
+                .section(self.pq_cost.section(ctx))
+                .section(
+                    self.page_load
+                        .section(ctx)
+                        .table(self.wap_model.wtp_table(ctx)),
+                )
+                .section(findings::section(&self.findings)),
+        )
     }
 
     /// The queue section, with what a page adds beside the handshake jobs.
