@@ -690,6 +690,9 @@ fn parse_spec(name: &str, manifest: &Path) -> Result<Specifier> {
 }
 
 mod files;
+/// The ML-DSA chains of the DTLS 1.3 rows (issued through aws-lc-rs, hence `dtls13`).
+#[cfg(feature = "dtls13")]
+pub mod ml_dsa;
 
 use files::{check_key_matches, read_cert, read_key, write_private, write_public};
 

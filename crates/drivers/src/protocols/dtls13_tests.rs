@@ -38,6 +38,7 @@ fn every_configuration_completes_in_memory_with_ccm8_and_its_group() {
                 Group::P256 => "SECP256R1",
                 Group::MlKem512 => "ML_KEM_512",
                 Group::MlKem768 => "ML_KEM_768",
+                Group::MlKem1024 => "ML_KEM_1024",
                 Group::X25519MlKem768 => "X25519MLKEM768",
                 Group::P256MlKem768 => "SecP256r1MLKEM768",
             };
@@ -236,4 +237,18 @@ fn a_lost_fragment_costs_an_ack_round_unless_it_carries_the_server_hello() {
         );
     }
     assert_eq!(lose_server_datagram(&kem, 4).0, quarter_ms);
+}
+
+#[test]
+fn zz_print_flights() {
+    for suite in Dtls13Suite::all() {
+        let cfg = Dtls13Config::new(suite).unwrap();
+        let run = run_in_memory(cfg.client().unwrap(), || cfg.server()).unwrap();
+        let f: Vec<String> = run
+            .flights()
+            .iter()
+            .map(|f| format!("{}/{}", f.bytes, f.datagrams))
+            .collect();
+        eprintln!("FLIGHTS {} | {} | {} | {}", suite.name(), f.join(" · "), run.bytes(), run.log.len());
+    }
 }
