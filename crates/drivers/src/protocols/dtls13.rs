@@ -5,8 +5,9 @@
 //! Why these settings:
 //! * Cipher suite TLS_AES_128_CCM_8_SHA256 throughout: the RFC 7925 profile's AEAD
 //!   (8-byte tag), as the DTLS 1.2 rows use AES-128-CCM-8.
-//! * Certificates: the same small P-256 chain as DTLS 1.2 ([`P256Pki`]), ECDSA with
-//!   SHA-256, or an ML-DSA-44/65 chain of the same shape ([`MlDsaPki`]: FIPS 204, the
+//! * Certificates: the same small P-256 chain as DTLS 1.2
+//!   ([`P256Pki`](super::dtls::P256Pki)), ECDSA with SHA-256, or an ML-DSA-44/65 chain
+//!   of the same shape ([`MlDsaPki`](crate::pki_store::ml_dsa::MlDsaPki): FIPS 204, the
 //!   certificate's signature and the CertificateVerify alike); server-authenticated or
 //!   mutual; each side sends its leaf alone (RFC 7925's profile) or its leaf and the CA.
 //! * PSK: external PSK, either `psk_ke` (no key exchange: the lightest case) or
@@ -41,15 +42,16 @@
 use std::ffi::{c_char, c_int, c_uint, CStr};
 use std::sync::OnceLock;
 
-use zeroize::Zeroizing;
-
 use wolfssl_sys as w;
 use wtlsperf_spine::{Failure, Handshake, Now, Protocol, Role, Status, Step};
 
-use super::dtls::P256Pki;
 use super::dtls13_wolf::{check, set_clock, Connection, Context, WolfError};
 pub use crate::pki_store::ml_dsa::MlDsa;
-use crate::pki_store::ml_dsa::MlDsaPki;
+
+#[path = "dtls13_certs.rs"]
+mod certs;
+use certs::Credentials;
+pub use certs::CertificateItems;
 
 /// The initial retransmission timer (seconds) recommended for constrained links
 /// (RFC 7925 section 11), as for DTLS 1.2.
@@ -386,56 +388,6 @@ unsafe extern "C" fn psk_server_cb(
     put_psk(key, key_max_len)
 }
 
-/// One side's certificate and PKCS#8 private key, DER (the key zeroed when dropped).
-struct Identity {
-    cert: Vec<u8>,
-    key: Zeroizing<Vec<u8>>,
-}
-
-/// The DER credentials a configuration's contexts load: the CA both sides trust, and
-/// the server's and the client's identities, all of the configuration's signature.
-struct Credentials {
-    ca: Vec<u8>,
-    server: Identity,
-    client: Identity,
-}
-
-impl Credentials {
-    /// Issues a fresh chain signed with `signature`.
-    fn issue(signature: Signature) -> anyhow::Result<Credentials> {
-        Ok(match signature {
-            Signature::EcdsaP256 => {
-                let pki = P256Pki::generate()?;
-                let id = |cert: &openssl::x509::X509,
-                          key: &openssl::pkey::PKey<openssl::pkey::Private>|
-                 -> anyhow::Result<Identity> {
-                    Ok(Identity {
-                        cert: cert.to_der()?,
-                        key: Zeroizing::new(key.private_key_to_der()?),
-                    })
-                };
-                Credentials {
-                    ca: pki.ca_cert.to_der()?,
-                    server: id(&pki.server_cert, &pki.server_key)?,
-                    client: id(&pki.client_cert, &pki.client_key)?,
-                }
-            }
-            Signature::MlDsa(level) => {
-                let pki = MlDsaPki::generate(level)?;
-                let id = |leaf: &crate::pki_store::ml_dsa::Leaf| Identity {
-                    cert: leaf.cert.clone(),
-                    key: Zeroizing::new(leaf.key_pkcs8().to_vec()),
-                };
-                Credentials {
-                    server: id(&pki.server),
-                    client: id(&pki.client),
-                    ca: pki.ca_cert,
-                }
-            }
-        })
-    }
-}
-
 /// One side's wolfSSL context for `suite`.
 fn context(suite: Dtls13Suite, creds: &Credentials, server: bool) -> anyhow::Result<Context> {
     let ctx = Context::new(server)?;
@@ -550,6 +502,10 @@ pub struct Dtls13Config {
     pub initial_timer_s: u32,
     /// Datagram payload limit wolfSSL fragments to.
     pub mtu: u16,
+    /// The certificates (DER, leaf first) the server and the client send; empty where
+    /// a side sends none.
+    server_chain: Vec<Vec<u8>>,
+    client_chain: Vec<Vec<u8>>,
 }
 
 impl Dtls13Config {
@@ -557,13 +513,36 @@ impl Dtls13Config {
     /// RFC 7925 initial timer and the 1280-byte MTU.
     pub fn new(suite: Dtls13Suite) -> anyhow::Result<Dtls13Config> {
         let creds = Credentials::issue(suite.signature)?;
+        let sends = |server| match suite.credential {
+            Credential::Certificate { mutual } if server || mutual => {
+                creds.chain(server, suite.chain)
+            }
+            _ => Vec::new(),
+        };
         Ok(Dtls13Config {
             suite,
             client_ctx: context(suite, &creds, false)?,
             server_ctx: context(suite, &creds, true)?,
             initial_timer_s: RFC7925_INITIAL_TIMER_S,
             mtu: DEFAULT_MTU,
+            server_chain: sends(true),
+            client_chain: sends(false),
         })
+    }
+
+    /// What the server's (or the client's) Certificate and CertificateVerify carry,
+    /// itemised, for an ML-DSA configuration ([`certs::certificate_items`]); `None`
+    /// where that side sends no certificate or signs with ECDSA.
+    pub fn certificate_items(&self, server: bool) -> anyhow::Result<Option<CertificateItems>> {
+        let chain = if server {
+            &self.server_chain
+        } else {
+            &self.client_chain
+        };
+        if chain.is_empty() {
+            return Ok(None);
+        }
+        certs::certificate_items(chain, self.suite.signature)
     }
 
     /// The same contexts fragmenting to another MTU (a bearer's).

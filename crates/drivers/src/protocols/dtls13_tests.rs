@@ -239,6 +239,80 @@ fn a_lost_fragment_costs_an_ack_round_unless_it_carries_the_server_hello() {
     assert_eq!(lose_server_datagram(&kem, 4).0, quarter_ms);
 }
 
+/// The flights of one lossless in-memory handshake.
+fn flights_of_suite(cfg: &Dtls13Config) -> Vec<wtlsperf_models::transmission::Flight> {
+    run_in_memory(cfg.client().unwrap(), || cfg.server())
+        .unwrap()
+        .flights()
+}
+
+/// What one more handshake fragment costs on the wire in an encrypted flight: DTLS 1.3's
+/// unified header as wolfSSL writes it (flags, a 2-byte sequence number, a 2-byte length:
+/// RFC 9147 section 4), the inner content type, CCM_8's 8-byte tag, and the 12-byte
+/// handshake header of the fragment (RFC 9147 section 5.2).
+const FRAGMENT_FRAMING: u32 = 5 + 1 + 8 + 12;
+
+#[test]
+fn ml_dsa_items_are_fips_204_sizes_with_their_encoding() {
+    let cert = |mutual| Credential::Certificate { mutual };
+    for (level, pk, sig) in [(MlDsa::MlDsa44, 1312, 2420), (MlDsa::MlDsa65, 1952, 3309)] {
+        let suite = Dtls13Suite::new(cert(true), Group::P256, false)
+            .signed_with(Signature::MlDsa(level));
+        for (chain, certs) in [(Chain::Leaf, 1), (Chain::LeafAndCa, 2)] {
+            let cfg = Dtls13Config::new(suite.sending(chain)).unwrap();
+            for server in [true, false] {
+                let i = cfg.certificate_items(server).unwrap().unwrap();
+                assert_eq!((i.public_keys, i.signatures), (certs * pk, certs * sig));
+                assert_eq!((i.verify_signature, i.verify_encoding), (sig, 4));
+                // X.509 around each key and signature: names, validity, OIDs, DER headers
+                // (one to two hundred bytes), and TLS 1.3's 5 per certificate
+                let per_cert = (i.certificate_encoding - 4) / certs;
+                assert!((100..300).contains(&per_cert), "{level:?} {chain:?}: {i:?}");
+            }
+        }
+    }
+    let server_only = Dtls13Config::new(
+        Dtls13Suite::new(cert(false), Group::P256, false)
+            .signed_with(Signature::MlDsa(MlDsa::MlDsa44)),
+    )
+    .unwrap();
+    assert!(server_only.certificate_items(false).unwrap().is_none());
+    let ecdsa = Dtls13Config::new(Dtls13Suite::new(cert(true), Group::P256, false)).unwrap();
+    assert!(ecdsa.certificate_items(true).unwrap().is_none());
+}
+
+/// The itemised messages tied to the wire: between two configurations that differ in
+/// their certificates alone, each certificate flight grows by exactly the difference of
+/// the itemised bodies plus one fragment's framing per added datagram.
+#[test]
+fn ml_dsa_flights_grow_by_their_itemised_certificates_and_fragment_framing() {
+    let mutual = Dtls13Suite::new(Credential::Certificate { mutual: true }, Group::P256, false);
+    let ml44 = mutual.signed_with(Signature::MlDsa(MlDsa::MlDsa44));
+    let pairs = [
+        (ml44, mutual.signed_with(Signature::MlDsa(MlDsa::MlDsa65))),
+        (ml44, ml44.sending(Chain::LeafAndCa)),
+    ];
+    for (a, b) in pairs {
+        let (ca, cb) = (Dtls13Config::new(a).unwrap(), Dtls13Config::new(b).unwrap());
+        let (fa, fb) = (flights_of_suite(&ca), flights_of_suite(&cb));
+        assert_eq!(fa.len(), fb.len());
+        // the server's flight (after the cookie exchange) and the client's last one
+        for (flight, server) in [(3, true), (4, false)] {
+            let items = |c: &Dtls13Config| c.certificate_items(server).unwrap().unwrap().total();
+            let grown = fb[flight].bytes - fa[flight].bytes;
+            let added = fb[flight].datagrams - fa[flight].datagrams;
+            assert_eq!(
+                grown,
+                items(&cb) - items(&ca) + FRAGMENT_FRAMING * added,
+                "{} -> {}, flight {}",
+                a.name(),
+                b.name(),
+                flight + 1
+            );
+        }
+    }
+}
+
 #[test]
 fn zz_print_flights() {
     for suite in Dtls13Suite::all() {

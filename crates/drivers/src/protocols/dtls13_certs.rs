@@ -1,0 +1,144 @@
+//! The certificates a DTLS 1.3 configuration loads, and what its Certificate and
+//! CertificateVerify messages carry, itemised: the public keys and signatures FIPS 204
+//! fixes, and their encoding (X.509's fields and DER headers, TLS 1.3's length
+//! prefixes). wolfSSL encrypts both messages (RFC 8446 section 4.4), so the items are
+//! derived from the DER the configuration loaded and the message layouts of RFC 8446
+//! sections 4.4.2 and 4.4.3; the test
+//! `ml_dsa_flights_grow_by_their_itemised_certificates_and_fragment_framing` ties them to
+//! the bytes on the wire.
+
+use openssl::x509::X509;
+use zeroize::Zeroizing;
+
+use super::{Chain, Signature};
+use crate::pki_store::ml_dsa::{Leaf, MlDsaPki};
+use crate::protocols::dtls::P256Pki;
+
+/// One side's certificate and PKCS#8 private key, DER (the key zeroed when dropped).
+pub(super) struct Identity {
+    pub cert: Vec<u8>,
+    pub key: Zeroizing<Vec<u8>>,
+}
+
+/// The DER credentials a configuration's contexts load: the CA both sides trust, and
+/// the server's and the client's identities, all of the configuration's signature.
+pub(super) struct Credentials {
+    pub ca: Vec<u8>,
+    pub server: Identity,
+    pub client: Identity,
+}
+
+impl Credentials {
+    /// Issues a fresh chain signed with `signature`.
+    pub fn issue(signature: Signature) -> anyhow::Result<Credentials> {
+        Ok(match signature {
+            Signature::EcdsaP256 => {
+                let pki = P256Pki::generate()?;
+                let id = |cert: &X509,
+                          key: &openssl::pkey::PKey<openssl::pkey::Private>|
+                 -> anyhow::Result<Identity> {
+                    Ok(Identity {
+                        cert: cert.to_der()?,
+                        key: Zeroizing::new(key.private_key_to_der()?),
+                    })
+                };
+                Credentials {
+                    ca: pki.ca_cert.to_der()?,
+                    server: id(&pki.server_cert, &pki.server_key)?,
+                    client: id(&pki.client_cert, &pki.client_key)?,
+                }
+            }
+            Signature::MlDsa(level) => {
+                let pki = MlDsaPki::generate(level)?;
+                let id = |leaf: &Leaf| Identity {
+                    cert: leaf.cert.clone(),
+                    key: Zeroizing::new(leaf.key_pkcs8().to_vec()),
+                };
+                Credentials {
+                    server: id(&pki.server),
+                    client: id(&pki.client),
+                    ca: pki.ca_cert,
+                }
+            }
+        })
+    }
+
+    /// The certificates one side sends, leaf first.
+    pub fn chain(&self, server: bool, chain: Chain) -> Vec<Vec<u8>> {
+        let leaf = if server {
+            &self.server.cert
+        } else {
+            &self.client.cert
+        };
+        match chain {
+            Chain::Leaf => vec![leaf.clone()],
+            Chain::LeafAndCa => vec![leaf.clone(), self.ca.clone()],
+        }
+    }
+}
+
+/// One side's Certificate and CertificateVerify message bodies, itemised (bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CertificateItems {
+    /// The subject public keys of the certificates sent (FIPS 204: 1312 B for ML-DSA-44,
+    /// 1952 B for ML-DSA-65, each).
+    pub public_keys: u32,
+    /// The issuers' signatures on them (2420 B / 3309 B each).
+    pub signatures: u32,
+    /// The rest of the Certificate body: each certificate's other fields and DER headers,
+    /// and TLS 1.3's request context, list and entry lengths and empty extensions.
+    pub certificate_encoding: u32,
+    /// The CertificateVerify's signature (2420 B / 3309 B).
+    pub verify_signature: u32,
+    /// The CertificateVerify's SignatureScheme and signature length (4 B).
+    pub verify_encoding: u32,
+}
+
+impl CertificateItems {
+    /// The Certificate message body.
+    pub fn certificate_body(&self) -> u32 {
+        self.public_keys + self.signatures + self.certificate_encoding
+    }
+
+    /// Both message bodies.
+    pub fn total(&self) -> u32 {
+        self.certificate_body() + self.verify_signature + self.verify_encoding
+    }
+}
+
+/// Itemises the messages of a side sending `chain` (DER, leaf first) and signing with
+/// ML-DSA; `None` for ECDSA, whose DER signature length varies by a byte or two per
+/// handshake and cannot be read off the encrypted CertificateVerify.
+pub fn certificate_items(
+    chain: &[Vec<u8>],
+    signature: Signature,
+) -> anyhow::Result<Option<CertificateItems>> {
+    let Signature::MlDsa(level) = signature else {
+        return Ok(None);
+    };
+    let (pk, sig) = (
+        level.public_key_len() as u32,
+        level.signature_len() as u32,
+    );
+    let mut items = CertificateItems {
+        // certificate_request_context (empty: its length byte), certificate_list's length
+        certificate_encoding: 1 + 3,
+        verify_signature: sig,
+        verify_encoding: 2 + 2,
+        ..CertificateItems::default()
+    };
+    for der in chain {
+        // OpenSSL 3.0 parses a certificate whose algorithms it does not implement.
+        let signed = X509::from_der(der)?.signature().as_slice().len() as u32;
+        anyhow::ensure!(
+            signed == sig,
+            "an {} certificate signed with {signed} B",
+            level.name()
+        );
+        items.public_keys += pk;
+        items.signatures += sig;
+        // cert_data's 3-byte length and the entry's empty extensions (2 bytes)
+        items.certificate_encoding += der.len() as u32 - pk - sig + 3 + 2;
+    }
+    Ok(Some(items))
+}
