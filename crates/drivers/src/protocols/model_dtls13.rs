@@ -178,4 +178,37 @@ mod tests {
                 < client_ms(classical, &esp, &published).unwrap()
         );
     }
+
+    #[test]
+    fn ml_dsa_replaces_the_ecdsa_operations_by_pqm4s_verify_and_sign() {
+        let published = published_pq_costs().unwrap();
+        let m4 = profile("nrf52840");
+        let mutual = Credential::Certificate { mutual: true };
+        let ms = |s| client_ms(s, &m4, &published).unwrap();
+        let ecdsa = |op| op_ms(&m4, op).unwrap();
+        let cycles = |c: f64| c / 64_000.0;
+        // pqm4 m4f: ML-DSA-44 verify 1421623 and sign 3943121 cycles; ML-DSA-65 verify
+        // 2415944 and sign 6193171; ML-KEM-1024 m4fspeed keygen 1018976, decaps 1094008
+        let cases = [
+            (Group::MlKem768, MlDsa::MlDsa44, 1_421_623.0, 3_943_121.0),
+            (Group::MlKem1024, MlDsa::MlDsa65, 2_415_944.0, 6_193_171.0),
+        ];
+        for (group, level, verify, sign) in cases {
+            let classical = Dtls13Suite::new(mutual, group, false);
+            let pq = classical.signed_with(Signature::MlDsa(level));
+            let ecdsa_ops = 2.0 * ecdsa(Primitive::EcdsaVerify) + ecdsa(Primitive::EcdsaSign);
+            let want = ms(classical) - ecdsa_ops + cycles(2.0 * verify + sign);
+            // operations.csv keeps six significant digits of each cycles/64 MHz
+            assert!((ms(pq) - want).abs() < 1e-3, "{}: {} {want}", pq.name(), ms(pq));
+        }
+        let kem1024 = Dtls13Suite::new(mutual, Group::MlKem1024, false);
+        let kem768 = Dtls13Suite::new(mutual, Group::MlKem768, false);
+        let kem = cycles(1_018_976.0 + 1_094_008.0) - cycles(642_096.0 + 707_827.0);
+        assert!((ms(kem1024) - ms(kem768) - kem).abs() < 1e-3);
+        let steps = client_steps(kem1024, &m4, &published).unwrap();
+        assert!(steps.flights[1] > steps.flights[0], "ML-KEM-1024's share goes late");
+        let esp = profile("esp32");
+        let e = client_ms(kem768.signed_with(Signature::MlDsa(MlDsa::MlDsa44)), &esp, &published);
+        assert!(e.unwrap_err().starts_with("not available"));
+    }
 }
