@@ -50,8 +50,8 @@ pub use crate::pki_store::ml_dsa::MlDsa;
 
 #[path = "dtls13_certs.rs"]
 mod certs;
-use certs::Credentials;
 pub use certs::CertificateItems;
+use certs::Credentials;
 
 /// The initial retransmission timer (seconds) recommended for constrained links
 /// (RFC 7925 section 11), as for DTLS 1.2.
@@ -263,8 +263,12 @@ impl Dtls13Suite {
                 );
             }
         }
-        let full = Dtls13Suite::new(Credential::Certificate { mutual: true }, Group::MlKem768, false)
-            .signed_with(Signature::MlDsa(MlDsa::MlDsa44));
+        let full = Dtls13Suite::new(
+            Credential::Certificate { mutual: true },
+            Group::MlKem768,
+            false,
+        )
+        .signed_with(Signature::MlDsa(MlDsa::MlDsa44));
         out.push(full.sending(Chain::LeafAndCa));
         out
     }

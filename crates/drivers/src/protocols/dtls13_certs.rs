@@ -116,10 +116,7 @@ pub fn certificate_items(
     let Signature::MlDsa(level) = signature else {
         return Ok(None);
     };
-    let (pk, sig) = (
-        level.public_key_len() as u32,
-        level.signature_len() as u32,
-    );
+    let (pk, sig) = (level.public_key_len() as u32, level.signature_len() as u32);
     let mut items = CertificateItems {
         // certificate_request_context (empty: its length byte), certificate_list's length
         certificate_encoding: 1 + 3,

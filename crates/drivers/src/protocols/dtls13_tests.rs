@@ -256,8 +256,8 @@ const FRAGMENT_FRAMING: u32 = 5 + 1 + 8 + 12;
 fn ml_dsa_items_are_fips_204_sizes_with_their_encoding() {
     let cert = |mutual| Credential::Certificate { mutual };
     for (level, pk, sig) in [(MlDsa::MlDsa44, 1312, 2420), (MlDsa::MlDsa65, 1952, 3309)] {
-        let suite = Dtls13Suite::new(cert(true), Group::P256, false)
-            .signed_with(Signature::MlDsa(level));
+        let suite =
+            Dtls13Suite::new(cert(true), Group::P256, false).signed_with(Signature::MlDsa(level));
         for (chain, certs) in [(Chain::Leaf, 1), (Chain::LeafAndCa, 2)] {
             let cfg = Dtls13Config::new(suite.sending(chain)).unwrap();
             for server in [true, false] {
@@ -323,6 +323,12 @@ fn zz_print_flights() {
             .iter()
             .map(|f| format!("{}/{}", f.bytes, f.datagrams))
             .collect();
-        eprintln!("FLIGHTS {} | {} | {} | {}", suite.name(), f.join(" · "), run.bytes(), run.log.len());
+        eprintln!(
+            "FLIGHTS {} | {} | {} | {}",
+            suite.name(),
+            f.join(" · "),
+            run.bytes(),
+            run.log.len()
+        );
     }
 }

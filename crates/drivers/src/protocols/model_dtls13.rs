@@ -42,7 +42,8 @@ pub fn client_ms(
     published: &[PublishedPqCost],
 ) -> Result<f64, String> {
     let p256 = |p: Primitive| op_ms(device, p).map_err(|e| format!("not available: {e}"));
-    let pq = |p: PqPrimitive, s: PqScheme| profile_cost(published, &device.name, p, s).map(|c| c.ms);
+    let pq =
+        |p: PqPrimitive, s: PqScheme| profile_cost(published, &device.name, p, s).map(|c| c.ms);
     let mut ms = f64::from(client_messages(suite)) * device.per_message_ms();
     let exchanges = !matches!(suite.credential, Credential::Psk);
     if exchanges {
@@ -66,13 +67,21 @@ pub fn client_ms(
         let (verify, sign) = match suite.signature {
             Signature::EcdsaP256 => (
                 p256(Primitive::EcdsaVerify)?,
-                if mutual { p256(Primitive::EcdsaSign)? } else { 0.0 },
+                if mutual {
+                    p256(Primitive::EcdsaSign)?
+                } else {
+                    0.0
+                },
             ),
             Signature::MlDsa(level) => {
                 let scheme = ml_dsa_scheme(level);
                 (
                     pq(PqPrimitive::SigVerify, scheme)?,
-                    if mutual { pq(PqPrimitive::SigSign, scheme)? } else { 0.0 },
+                    if mutual {
+                        pq(PqPrimitive::SigSign, scheme)?
+                    } else {
+                        0.0
+                    },
                 )
             }
         };
@@ -199,16 +208,28 @@ mod tests {
             let ecdsa_ops = 2.0 * ecdsa(Primitive::EcdsaVerify) + ecdsa(Primitive::EcdsaSign);
             let want = ms(classical) - ecdsa_ops + cycles(2.0 * verify + sign);
             // operations.csv keeps six significant digits of each cycles/64 MHz
-            assert!((ms(pq) - want).abs() < 1e-3, "{}: {} {want}", pq.name(), ms(pq));
+            assert!(
+                (ms(pq) - want).abs() < 1e-3,
+                "{}: {} {want}",
+                pq.name(),
+                ms(pq)
+            );
         }
         let kem1024 = Dtls13Suite::new(mutual, Group::MlKem1024, false);
         let kem768 = Dtls13Suite::new(mutual, Group::MlKem768, false);
         let kem = cycles(1_018_976.0 + 1_094_008.0) - cycles(642_096.0 + 707_827.0);
         assert!((ms(kem1024) - ms(kem768) - kem).abs() < 1e-3);
         let steps = client_steps(kem1024, &m4, &published).unwrap();
-        assert!(steps.flights[1] > steps.flights[0], "ML-KEM-1024's share goes late");
+        assert!(
+            steps.flights[1] > steps.flights[0],
+            "ML-KEM-1024's share goes late"
+        );
         let esp = profile("esp32");
-        let e = client_ms(kem768.signed_with(Signature::MlDsa(MlDsa::MlDsa44)), &esp, &published);
+        let e = client_ms(
+            kem768.signed_with(Signature::MlDsa(MlDsa::MlDsa44)),
+            &esp,
+            &published,
+        );
         assert!(e.unwrap_err().starts_with("not available"));
     }
 }
