@@ -48,6 +48,31 @@ pub struct FlightRow {
     pub handshake_header_bytes: Option<u32>,
     pub certificate_bytes: Option<u32>,
     pub cookie_bytes: Option<u32>,
+    /// DTLS 1.3 with ML-DSA certificates only (empty otherwise; 0 in a flight without
+    /// them): the sender's Certificate and CertificateVerify bodies itemised (see
+    /// [`FlightRow::set_certificate_items`]).
+    pub certificate_public_key_bytes: Option<u32>,
+    pub certificate_signature_bytes: Option<u32>,
+    pub certificate_encoding_bytes: Option<u32>,
+    pub certificate_verify_signature_bytes: Option<u32>,
+    pub certificate_verify_encoding_bytes: Option<u32>,
+}
+
+impl FlightRow {
+    /// Fills the ML-DSA certificate items: the certificates' public keys and their
+    /// issuers' signatures (FIPS 204 sizes each), the rest of the Certificate body (X.509
+    /// fields and DER headers, TLS 1.3's length prefixes), and the CertificateVerify's
+    /// signature and its 4-byte scheme and length. DTLS 1.3 encrypts both messages, so
+    /// the items come from the DER the configuration loaded (the drivers' test
+    /// `ml_dsa_flights_grow_by_their_itemised_certificates_and_fragment_framing` ties
+    /// them to the wire).
+    pub fn set_certificate_items(&mut self, [keys, sigs, encoding, verify, verify_enc]: [u32; 5]) {
+        self.certificate_public_key_bytes = Some(keys);
+        self.certificate_signature_bytes = Some(sigs);
+        self.certificate_encoding_bytes = Some(encoding);
+        self.certificate_verify_signature_bytes = Some(verify);
+        self.certificate_verify_encoding_bytes = Some(verify_enc);
+    }
 }
 
 /// How a protocol's datagrams split into its own bytes and its carrier's.
@@ -174,6 +199,11 @@ pub fn flight_rows(
                 handshake_header_bytes: none,
                 certificate_bytes: none,
                 cookie_bytes: none,
+                certificate_public_key_bytes: None,
+                certificate_signature_bytes: None,
+                certificate_encoding_bytes: None,
+                certificate_verify_signature_bytes: None,
+                certificate_verify_encoding_bytes: None,
             });
             last = Some(*dir);
         }
@@ -224,12 +254,27 @@ pub fn measure(now: Now) -> anyhow::Result<Vec<FlightRow>> {
     for suite in wtlsperf_drivers::protocols::dtls13::Dtls13Suite::all() {
         let cfg = wtlsperf_drivers::protocols::dtls13::Dtls13Config::new(suite)?;
         let ex = exchange(cfg.client()?, cfg.server()?, now)?;
-        rows.extend(flight_rows(
-            Protocol::Dtls13,
-            &suite.name(),
-            Carrier::Udp,
-            &ex,
-        )?);
+        let mut flights = flight_rows(Protocol::Dtls13, &suite.name(), Carrier::Udp, &ex)?;
+        let items = [cfg.certificate_items(true)?, cfg.certificate_items(false)?];
+        if items.iter().any(Option::is_some) {
+            // the server's second flight and the client's third carry the certificates
+            let mut seen = [0; 2];
+            for row in &mut flights {
+                let side = usize::from(row.sender == "client");
+                seen[side] += 1;
+                let i = items[side]
+                    .filter(|_| seen[side] == 2 + side)
+                    .unwrap_or_default();
+                row.set_certificate_items([
+                    i.public_keys,
+                    i.signatures,
+                    i.certificate_encoding,
+                    i.verify_signature,
+                    i.verify_encoding,
+                ]);
+            }
+        }
+        rows.extend(flights);
     }
     Ok(rows)
 }
