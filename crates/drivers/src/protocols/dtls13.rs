@@ -50,8 +50,11 @@ pub use crate::pki_store::ml_dsa::MlDsa;
 
 #[path = "dtls13_certs.rs"]
 mod certs;
-pub use certs::CertificateItems;
 use certs::Credentials;
+pub use certs::{
+    certificate_alternatives, priced_flight, CertificateAlternatives, CertificateItems,
+    CACHED_INFO_CLIENT_HELLO, CACHED_INFO_SERVER, FRAGMENT_FRAMING,
+};
 
 /// The initial retransmission timer (seconds) recommended for constrained links
 /// (RFC 7925 section 11), as for DTLS 1.2.
@@ -547,6 +550,23 @@ impl Dtls13Config {
             return Ok(None);
         }
         certs::certificate_items(chain, self.suite.signature)
+    }
+
+    /// The server's (or the client's) Certificate body priced with RFC 8879 compression
+    /// and RFC 7924 cached information; `None` where that side sends no certificate.
+    pub fn certificate_alternatives(
+        &self,
+        server: bool,
+    ) -> anyhow::Result<Option<CertificateAlternatives>> {
+        let chain = if server {
+            &self.server_chain
+        } else {
+            &self.client_chain
+        };
+        if chain.is_empty() {
+            return Ok(None);
+        }
+        certs::certificate_alternatives(chain).map(Some)
     }
 
     /// The same contexts fragmenting to another MTU (a bearer's).

@@ -139,3 +139,78 @@ pub fn certificate_items(
     }
     Ok(Some(items))
 }
+
+/// What one side's Certificate message would be with RFC 8879 certificate compression
+/// or RFC 7924 cached information: wolfSSL 5.9 implements neither (its extension list,
+/// `TLSXT_*` in internal.h, has no `compress_certificate` (27) nor `cached_info` (25)),
+/// so they are priced here on the measured messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CertificateAlternatives {
+    /// The Certificate body as sent.
+    pub body: u32,
+    /// RFC 8879's CompressedCertificate body with zlib (algorithm 1) at its best level:
+    /// algorithm (2), uncompressed_length (3), the compressed body with its 3-byte length.
+    pub zlib: u32,
+    /// RFC 7924 section 4.1: the Certificate message holds only the SHA-256 hash of the
+    /// cached certificate chain the client named, as `hash_value<1..255>` (33 B).
+    pub cached: u32,
+}
+
+/// Bytes RFC 7924's cached_info adds to each ClientHello (the extension's type and
+/// length, the CachedObject list's length, one object: the `cert` type and its SHA-256
+/// hash_value, RFC 7924 section 3), and to the server's EncryptedExtensions (the same
+/// with the type alone).
+pub const CACHED_INFO_CLIENT_HELLO: u32 = 2 + 2 + 2 + 1 + 1 + 32;
+pub const CACHED_INFO_SERVER: u32 = 2 + 2 + 2 + 1;
+
+/// Prices the alternatives for a side sending `chain` (DER, leaf first): the body is
+/// rebuilt as TLS 1.3 encodes it (RFC 8446 section 4.4.2, empty context and extensions)
+/// and compressed with zlib (flate2).
+pub fn certificate_alternatives(chain: &[Vec<u8>]) -> anyhow::Result<CertificateAlternatives> {
+    use std::io::Write;
+    let u24 = |n: usize| -> [u8; 3] { [(n >> 16) as u8, (n >> 8) as u8, n as u8] };
+    let mut list = Vec::new();
+    for der in chain {
+        list.extend(u24(der.len()));
+        list.extend(der);
+        list.extend([0, 0]);
+    }
+    let mut body = vec![0];
+    body.extend(u24(list.len()));
+    body.extend(list);
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(&body)?;
+    let compressed = z.finish()?.len() as u32;
+    Ok(CertificateAlternatives {
+        body: body.len() as u32,
+        zlib: 2 + 3 + 3 + compressed,
+        cached: 1 + 32,
+    })
+}
+
+/// A certificate flight, measured as `datagrams` (their payload sizes, in order), priced
+/// with a Certificate body `saved` bytes smaller: one datagram and its framing
+/// ([`FRAGMENT_FRAMING`]) fewer per whole fragment's worth saved, a whole fragment being
+/// the flight's most frequent datagram size (wolfSSL fills every fragment of a message
+/// but the last to the same size). Returns (bytes, datagrams).
+pub fn priced_flight(datagrams: &[u32], saved: u32) -> (u32, u32) {
+    let bytes: u32 = datagrams.iter().sum();
+    let count = datagrams.len() as u32;
+    let full = datagrams
+        .iter()
+        .max_by_key(|&&size| (datagrams.iter().filter(|&&d| d == size).count(), size))
+        .copied()
+        .unwrap_or(0);
+    let per_fragment = full.saturating_sub(FRAGMENT_FRAMING).max(1);
+    let fewer = (saved / per_fragment).min(count.saturating_sub(1));
+    (
+        bytes.saturating_sub(saved + FRAGMENT_FRAMING * fewer),
+        count - fewer,
+    )
+}
+
+/// What one more handshake fragment costs in an encrypted DTLS 1.3 flight as wolfSSL
+/// writes it: the unified header (flags, a 2-byte sequence number, a 2-byte length:
+/// RFC 9147 section 4), the inner content type, CCM_8's 8-byte tag and the fragment's
+/// 12-byte handshake header (RFC 9147 section 5.2).
+pub const FRAGMENT_FRAMING: u32 = 5 + 1 + 8 + 12;
