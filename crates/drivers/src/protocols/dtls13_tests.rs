@@ -349,3 +349,71 @@ fn ml_dsa_certificates_do_not_compress_and_cached_information_drops_whole_fragme
     );
     assert_eq!(priced_flight(&sizes, 0), (total, 14));
 }
+
+/// The same ML-DSA chains are usable by rustls (TLS 1.3 through its aws-lc-rs provider,
+/// which verifies and signs ML-DSA-44/65 with FIPS 204's OIDs and draft-ietf-tls-mldsa's
+/// code points): a mutual handshake with X25519MLKEM768 completes in memory and
+/// each side verifies the other's ML-DSA leaf and CertificateVerify, so a QUIC entry on
+/// rustls can take them.
+#[test]
+fn rustls_completes_a_mutual_handshake_with_the_ml_dsa_chains() {
+    use crate::pki_store::ml_dsa::MlDsaPki;
+    use rustls::crypto::aws_lc_rs as provider;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+    use rustls::server::WebPkiClientVerifier;
+    use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection};
+    use std::sync::Arc;
+    for level in MlDsa::ALL {
+        let pki = MlDsaPki::generate(level).unwrap();
+        let prov = Arc::new(rustls::crypto::CryptoProvider {
+            kx_groups: vec![provider::kx_group::X25519MLKEM768],
+            ..provider::default_provider()
+        });
+        let mut roots = RootCertStore::empty();
+        roots
+            .add(CertificateDer::from(pki.ca_cert.clone()))
+            .unwrap();
+        let roots = Arc::new(roots);
+        let key = |k: &[u8]| PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(k.to_vec()));
+        let verifier = WebPkiClientVerifier::builder_with_provider(roots.clone(), prov.clone())
+            .build()
+            .unwrap();
+        let server = ServerConfig::builder_with_provider(prov.clone())
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(
+                vec![CertificateDer::from(pki.server.cert.clone())],
+                key(pki.server.key_pkcs8()),
+            )
+            .unwrap();
+        let client = ClientConfig::builder_with_provider(prov)
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_client_auth_cert(
+                vec![CertificateDer::from(pki.client.cert.clone())],
+                key(pki.client.key_pkcs8()),
+            )
+            .unwrap();
+        let name = ServerName::try_from("localhost").unwrap();
+        let mut c = ClientConnection::new(Arc::new(client), name).unwrap();
+        let mut s = ServerConnection::new(Arc::new(server)).unwrap();
+        let (mut up, mut down) = (Vec::new(), Vec::new());
+        for _ in 0..4 {
+            if !c.is_handshaking() && !s.is_handshaking() {
+                break;
+            }
+            crate::protocols::peers::rustls_round(&mut c, &mut s, &mut up, &mut down).unwrap();
+        }
+        assert!(!c.is_handshaking() && !s.is_handshaking(), "{level:?}");
+        assert_eq!(
+            c.negotiated_key_exchange_group().map(|g| g.name()),
+            Some(rustls::NamedGroup::X25519MLKEM768)
+        );
+        // each side verified the other's ML-DSA leaf and its CertificateVerify
+        let leaf = |p: Option<&[CertificateDer<'_>]>| p.map(|p| p[0].to_vec());
+        assert_eq!(leaf(c.peer_certificates()), Some(pki.server.cert.clone()));
+        assert_eq!(leaf(s.peer_certificates()), Some(pki.client.cert.clone()));
+    }
+}
