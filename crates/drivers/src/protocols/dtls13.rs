@@ -158,6 +158,15 @@ impl Signature {
         }
     }
 
+    /// Name in tables' prose (`ML-DSA-44`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Signature::EcdsaP256 => "ECDSA P-256",
+            Signature::MlDsa(MlDsa::MlDsa44) => "ML-DSA-44",
+            Signature::MlDsa(MlDsa::MlDsa65) => "ML-DSA-65",
+        }
+    }
+
     /// The TLS SignatureScheme code point of the CertificateVerify.
     pub fn scheme(self) -> u16 {
         match self {

@@ -15,7 +15,9 @@ use wtlsperf_models::transmission::Flight;
 use super::{Config, Kind, WTLS_P256_LEVEL};
 use crate::evaluate::context::Ctx;
 use wtlsperf_drivers::protocols::dtls::DtlsConfig;
-use wtlsperf_drivers::protocols::dtls13::{Credential, Dtls13Config, Dtls13Suite, Group};
+use wtlsperf_drivers::protocols::dtls13::{
+    Credential, Dtls13Config, Dtls13Suite, Group, Signature,
+};
 use wtlsperf_drivers::protocols::{run_in_memory, Suite};
 
 /// The configurations compared: classical (certificates, PSK) and with ML-KEM-768
@@ -31,10 +33,10 @@ pub fn compared() -> [Dtls13Suite; 4] {
 }
 
 fn level(suite: Dtls13Suite) -> String {
-    match (suite.credential, suite.group) {
-        (Credential::Psk, _) => "PSK 128-bit (category 3)".to_owned(),
-        (_, Group::P256) => WTLS_P256_LEVEL.to_owned(),
-        (_, g) => format!("{} key exchange, ECDSA P-256", g.name()),
+    match (suite.credential, suite.group, suite.signature) {
+        (Credential::Psk, _, _) => "PSK 128-bit (category 3)".to_owned(),
+        (_, Group::P256, Signature::EcdsaP256) => WTLS_P256_LEVEL.to_owned(),
+        (_, g, sig) => format!("{} key exchange, {}", g.name(), sig.label()),
     }
 }
 
@@ -56,6 +58,7 @@ pub fn configs(ctx: &Ctx, reps: usize) -> anyhow::Result<Vec<Config>> {
             server.push(run.server_cpu_ns as f64 / 1e3);
             client.push(run.client_cpu_ns as f64 / 1e3);
             let classical_cert = suite.group == Group::P256
+                && suite.signature == Signature::EcdsaP256
                 && matches!(suite.credential, Credential::Certificate { .. });
             if classical_cert {
                 if let Some((s, _)) = raw.raw_ops()? {
