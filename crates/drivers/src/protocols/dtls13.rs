@@ -546,19 +546,25 @@ impl Dtls13Config {
         })
     }
 
-    /// What the server's (or the client's) Certificate and CertificateVerify carry,
-    /// itemised, for an ML-DSA configuration ([`certs::certificate_items`]); `None`
-    /// where that side sends no certificate or signs with ECDSA.
-    pub fn certificate_items(&self, server: bool) -> anyhow::Result<Option<CertificateItems>> {
+    /// The certificates the server (or the client) sends, leaf first; `None` where that
+    /// side sends none.
+    fn chain_sent(&self, server: bool) -> Option<&[Vec<u8>]> {
         let chain = if server {
             &self.server_chain
         } else {
             &self.client_chain
         };
-        if chain.is_empty() {
-            return Ok(None);
+        (!chain.is_empty()).then_some(chain.as_slice())
+    }
+
+    /// What the server's (or the client's) Certificate and CertificateVerify carry,
+    /// itemised, for an ML-DSA configuration ([`certs::certificate_items`]); `None`
+    /// where that side sends no certificate or signs with ECDSA.
+    pub fn certificate_items(&self, server: bool) -> anyhow::Result<Option<CertificateItems>> {
+        match self.chain_sent(server) {
+            Some(chain) => certs::certificate_items(chain, self.suite.signature),
+            None => Ok(None),
         }
-        certs::certificate_items(chain, self.suite.signature)
     }
 
     /// The server's (or the client's) Certificate body priced with RFC 8879 compression
@@ -567,15 +573,9 @@ impl Dtls13Config {
         &self,
         server: bool,
     ) -> anyhow::Result<Option<CertificateAlternatives>> {
-        let chain = if server {
-            &self.server_chain
-        } else {
-            &self.client_chain
-        };
-        if chain.is_empty() {
-            return Ok(None);
-        }
-        certs::certificate_alternatives(chain).map(Some)
+        self.chain_sent(server)
+            .map(certs::certificate_alternatives)
+            .transpose()
     }
 
     /// The same contexts fragmenting to another MTU (a bearer's).
