@@ -353,6 +353,42 @@ pub trait Sides: Send + Sync {
     fn client(&self, bearer: &LinkProfile, seed: u64) -> anyhow::Result<AnyHandshake>;
     /// A fresh server for one client.
     fn server(&self) -> anyhow::Result<AnyHandshake>;
+    /// What the server's (or the client's) Certificate and CertificateVerify carry, item
+    /// by item, where the protocol encrypts them on the wire and the entry can say
+    /// (from the loaded certificates); `None` otherwise.
+    fn certificate_items(&self, server: bool) -> anyhow::Result<Option<CertificateItems>> {
+        let _ = server;
+        Ok(None)
+    }
+}
+
+/// One side's Certificate and CertificateVerify message bodies, itemised (bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CertificateItems {
+    /// The subject public keys of the certificates sent (FIPS 204: 1312 B for ML-DSA-44,
+    /// 1952 B for ML-DSA-65, each).
+    pub public_keys: u32,
+    /// The issuers' signatures on them (2420 B / 3309 B each).
+    pub signatures: u32,
+    /// The rest of the Certificate body: each certificate's other fields and DER headers,
+    /// and TLS 1.3's request context, list and entry lengths and empty extensions.
+    pub certificate_encoding: u32,
+    /// The CertificateVerify's signature (2420 B / 3309 B).
+    pub verify_signature: u32,
+    /// The CertificateVerify's SignatureScheme and signature length (4 B).
+    pub verify_encoding: u32,
+}
+
+impl CertificateItems {
+    /// The Certificate message body.
+    pub fn certificate_body(&self) -> u32 {
+        self.public_keys + self.signatures + self.certificate_encoding
+    }
+
+    /// Both message bodies.
+    pub fn total(&self) -> u32 {
+        self.certificate_body() + self.verify_signature + self.verify_encoding
+    }
 }
 
 /// A running server side of one configuration and the clients that reach it.
