@@ -177,6 +177,19 @@ pub trait ProtocolEntry: Send + Sync + 'static {
     fn timers(&self, bearer: &LinkProfile) -> Timers;
 }
 
+impl Traits {
+    /// Which half of the channel is post-quantum: `key exchange`, `signature`, `both`,
+    /// or `none`.
+    pub fn post_quantum_part(&self) -> &'static str {
+        match (self.post_quantum_key_exchange, self.post_quantum_signature) {
+            (true, true) => "both",
+            (true, false) => "key exchange",
+            (false, true) => "signature",
+            (false, false) => "none",
+        }
+    }
+}
+
 /// Why a device profile cannot price a configuration's client.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotPriced {
@@ -222,6 +235,8 @@ pub struct Traits {
     pub forward_secrecy: bool,
     /// Whether the key exchange includes ML-KEM (alone or in a hybrid).
     pub post_quantum_key_exchange: bool,
+    /// Whether the certificates and their CertificateVerify are signed with ML-DSA.
+    pub post_quantum_signature: bool,
     /// Whether the client needs P-256 operations.
     pub uses_p256: bool,
 }

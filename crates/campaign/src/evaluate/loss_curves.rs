@@ -49,12 +49,13 @@ pub const BEARERS: [&str; 3] = ["gsm-csd", "lte-m", "nb-iot"];
 /// The curves: WTLS's category 3 case (P-256) and each successor's certificate
 /// configuration at the same level, server-authenticated, and DTLS 1.3 with ML-KEM-768;
 /// a protocol the registry adds beyond these by its default configuration.
-pub const CURVES: [&str; 5] = [
+pub const CURVES: [&str; 6] = [
     "wtls:256p/256p",
     "dtls1.2:ecdhe-ecdsa-p256-ccm8",
     "edhoc:method3-suite2",
     "dtls1.3:ecdhe-p256-ecdsa-ccm8",
     "dtls1.3:mlkem768-ecdsa-ccm8",
+    "dtls1.3:mlkem768-mldsa44-ccm8",
 ];
 
 /// Timers the in-memory driver fires at most per run: past every protocol's own

@@ -89,12 +89,13 @@ fn selected_modern(c: &Config) -> bool {
 }
 
 /// Today's configurations on the axes, by contender text.
-const SELECTED: [&str; 5] = [
+const SELECTED: [&str; 6] = [
     "dtls1.2:ecdhe-ecdsa-p256-ccm8",
     "edhoc:method3-suite2",
     "dtls1.3:ecdhe-p256-ecdsa-ccm8",
     "dtls1.3:mlkem768-ecdsa-ccm8",
     "dtls1.3:x25519mlkem768-ecdsa-ccm8",
+    "dtls1.3:mlkem768-mldsa44-ccm8",
 ];
 
 /// The configurations on the axes: WTLS's cases from the processing part, today's from

@@ -92,6 +92,8 @@ impl Configuration for Dtls13Suite {
             forward_secrecy: self.credential != Credential::Psk,
             post_quantum_key_exchange: self.credential != Credential::Psk
                 && self.group.post_quantum(),
+            post_quantum_signature: matches!(self.credential, Credential::Certificate { .. })
+                && self.signature.post_quantum(),
             uses_p256: self.credential != Credential::Psk,
         }
     }

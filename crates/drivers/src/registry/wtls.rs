@@ -116,6 +116,7 @@ impl Configuration for WtlsCase {
             // recorded session.
             forward_secrecy: false,
             post_quantum_key_exchange: false,
+            post_quantum_signature: false,
             uses_p256: true,
         }
     }

@@ -90,6 +90,7 @@ impl Configuration for QuicSuite {
             level,
             forward_secrecy: true,
             post_quantum_key_exchange: self.group.post_quantum(),
+            post_quantum_signature: false,
             uses_p256: true,
         }
     }
