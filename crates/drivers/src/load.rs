@@ -725,10 +725,6 @@ mod tests {
         assert_eq!(closed.offered_rate(), None);
     }
 
-    /// DTLS 1.2 and EDHOC under open-loop load against their own servers behind the
-    /// gateway worker: every handshake completes (nothing is lost on loopback and the
-    /// rate is far below capacity) and the worker records their jobs.
-
     /// Every protocol on the spine through the same open loop and gateway worker, as
     /// its registry entry gives its sides: every handshake completes (nothing is lost on
     /// loopback and the rate is far below capacity) and the worker records their jobs

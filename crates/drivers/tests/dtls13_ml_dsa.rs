@@ -22,7 +22,7 @@ use wtlsperf_drivers::protocols::dtls13::{
 };
 use wtlsperf_drivers::udp_client::drive::run_handshake;
 use wtlsperf_drivers::udp_client::WireDatagram;
-use wtlsperf_spine::{Handshake, Protocol, Status};
+use wtlsperf_spine::{Handshake, Status};
 
 /// Longer than any flight takes to be answered on loopback, so that no timer fires: the
 /// capture then holds each flight once.
@@ -43,7 +43,7 @@ fn a_mutual_ml_dsa_handshake_completes_over_udp_and_tshark_reads_its_capture() {
     );
     let server_cfg = Arc::clone(&cfg);
     let servers = HandshakeServers {
-        protocol: Protocol::Dtls13,
+        protocol: wtlsperf_drivers::protocols::DTLS13,
         make: Arc::new(move || server_cfg.server()),
     };
     let gw = spawn_gateway(GatewayConfig::lab("127.0.0.1:0".parse().unwrap(), servers)).unwrap();

@@ -275,11 +275,15 @@ pub fn measure(store: &PkiStore, now: Now) -> anyhow::Result<Vec<FlightRow>> {
             let client = sides.client(&LinkProfile::loopback(), 0)?;
             let ex = exchange(client, sides.server()?, now)?;
             let mut flights = flight_rows(entry.id(), &c.suite(), Carrier::Udp, &ex)?;
-            let items = [sides.certificate_items(true)?, sides.certificate_items(false)?];
+            let items = [
+                sides.certificate_items(true)?,
+                sides.certificate_items(false)?,
+            ];
             if items.iter().any(Option::is_some) {
                 itemise_certificates(&mut flights, items);
             }
             rows.extend(flights);
+        }
     }
     Ok(rows)
 }

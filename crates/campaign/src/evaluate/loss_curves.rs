@@ -540,7 +540,8 @@ mod tests {
                 .map(|i| (i >= failed).then_some((1000.0 + 100.0 * f64::from(i as u32), 1)))
                 .collect();
             let refs: Vec<&RunResult> = runs.iter().collect();
-            rows.push(point(Curve::Dtls12, "lte-m", loss, &refs));
+            let curve = registry::contender("dtls1.2:ecdhe-ecdsa-p256-ccm8").unwrap();
+            rows.push(point(&curve, "lte-m", loss, &refs));
         }
         let curves = LossCurves {
             rows,

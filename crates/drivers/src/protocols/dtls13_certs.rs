@@ -11,8 +11,8 @@ use openssl::x509::X509;
 use zeroize::Zeroizing;
 
 use super::{Chain, Signature};
-use crate::protocols::ml_dsa::{Leaf, MlDsaPki};
 use crate::protocols::dtls::P256Pki;
+use crate::protocols::ml_dsa::{Leaf, MlDsaPki};
 
 /// One side's certificate and PKCS#8 private key, DER (the key zeroed when dropped).
 pub(super) struct Identity {
@@ -78,7 +78,6 @@ impl Credentials {
 }
 
 pub use crate::registry::CertificateItems;
-
 
 /// Itemises the messages of a side sending `chain` (DER, leaf first) and signing with
 /// ML-DSA; `None` for ECDSA, whose DER signature length varies by a byte or two per
