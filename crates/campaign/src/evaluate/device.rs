@@ -543,6 +543,10 @@ impl DeviceResults {
                 })
             }),
         )?;
+        recommendation::write_strength_csv(
+            &dir.join("recommendations_equal_strength.csv"),
+            &self.recommendations,
+        )?;
         recommendation::write_csv(&dir.join("recommendations.csv"), &self.recommendations)
     }
 }

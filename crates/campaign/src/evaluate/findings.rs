@@ -850,6 +850,52 @@ mod tests {
         assert!(not_judged.evidence.contains("not judged 1"));
     }
 
+    fn published_finding(points: Vec<crate::evaluate::queue::LoadPoint>) -> Finding {
+        let q = QueueResults {
+            rows: vec![],
+            load: points,
+            modern: vec![],
+            capacities: vec![],
+            load_note: None,
+            modern_note: None,
+            variants: Default::default(),
+            stage_seconds: Vec::new(),
+        };
+        published_queue_model(&q).unwrap()
+    }
+
+    #[test]
+    fn eq_3_12_as_published_is_judged_on_the_undisturbed_jobs() {
+        let with_published = |whole: f64, calm: f64, published: f64| {
+            let mut p = premise_point(whole, calm);
+            p.models.as_published_ms = Some(published);
+            p
+        };
+        // Stalls inflate the whole window to 3x; the undisturbed jobs wait 1.0 ms and the
+        // model as published says 0.3 and 0.15: it misses by -70 and -85 %, beyond both 15 %
+        // and the interval, at every point, although on the whole window it would be
+        // within 15 % at one of them.
+        let f = published_finding(vec![
+            with_published(3.0, 1.0, 0.3),
+            with_published(0.3, 1.0, 0.15),
+        ]);
+        assert_eq!(f.verdict, Verdict::Contradicted);
+        assert!(
+            f.evidence.contains("signed error -85 % to -70 %"),
+            "{}",
+            f.evidence
+        );
+        assert!(
+            f.evidence.contains("Over the whole window"),
+            "{}",
+            f.evidence
+        );
+        // On the undisturbed jobs the model holds, whatever the whole window says.
+        let f = published_finding(vec![with_published(3.0, 1.0, 1.05); 2]);
+        assert_eq!(f.verdict, Verdict::Confirmed);
+        assert!(f.claim.contains("no stall of the shared machine disturbed"));
+    }
+
     #[test]
     fn the_poisson_premise_is_read_from_the_undisturbed_jobs() {
         // Stalls push the whole window 20 % over the model; the calm jobs sit on it.
