@@ -49,6 +49,30 @@ use super::dtls13_wolf::{check, set_clock, Connection, Context, WolfError};
 /// (RFC 7925 section 11), as for DTLS 1.2.
 pub const RFC7925_INITIAL_TIMER_S: u32 = 9;
 
+/// wolfSSL's largest retransmission timer (`DTLS_TIMEOUT_MAX` in its internal.h,
+/// seconds): a timeout that finds the timer there ends the handshake.
+const WOLFSSL_TIMEOUT_MAX_S: u32 = 64;
+
+/// DTLS 1.3's timers as the bench runs them from a first timer of `initial_s` seconds:
+/// wolfSSL doubles the timer on each retransmission while it is below its maximum and
+/// fails the handshake at the first timeout past it.
+pub fn retransmission_timers(initial_s: u32) -> super::RetransmissionTimers {
+    let mut retransmissions = 0;
+    let mut t = initial_s.max(1);
+    while t < WOLFSSL_TIMEOUT_MAX_S {
+        t *= 2;
+        retransmissions += 1;
+    }
+    super::RetransmissionTimers {
+        initial_s: f64::from(initial_s),
+        initial_max_s: f64::from(initial_s),
+        backoff: 2.0,
+        ceiling_s: Some(f64::from(WOLFSSL_TIMEOUT_MAX_S)),
+        max_retransmissions: retransmissions,
+        source: "RFC 9147 section 5.8 (doubling; ACKs, and partial retransmission of what was not acknowledged) with RFC 7925 section 11's 9 s first timer; wolfSSL ends the handshake at the first timeout past its 64 s maximum, and sends ACKs at a quarter of the timer",
+    }
+}
+
 /// Datagram payload limit by default: the IPv6 minimum MTU, as for DTLS 1.2.
 pub const DEFAULT_MTU: u16 = 1280;
 
@@ -128,6 +152,20 @@ pub struct Dtls13Suite {
 }
 
 impl Dtls13Suite {
+    /// Forward secrecy: every key exchange but `psk_ke` has an ephemeral share.
+    pub fn forward_secrecy(self) -> super::ForwardSecrecy {
+        match self.credential {
+            Credential::Psk => super::ForwardSecrecy {
+                holds: false,
+                why: "PSK with psk_ke, no key exchange: every key derives from the pre-shared key",
+            },
+            _ => super::ForwardSecrecy {
+                holds: true,
+                why: "an ephemeral key share of the group on both sides",
+            },
+        }
+    }
+
     pub const fn new(credential: Credential, group: Group, cid: bool) -> Dtls13Suite {
         Dtls13Suite {
             credential,

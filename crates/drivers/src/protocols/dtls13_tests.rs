@@ -237,3 +237,25 @@ fn a_lost_fragment_costs_an_ack_round_unless_it_carries_the_server_hello() {
     }
     assert_eq!(lose_server_datagram(&kem, 4).0, quarter_ms);
 }
+
+/// wolfSSL doubles the timer while it is below 64 s and fails at the first timeout past
+/// it: from 9 s, three retransmissions (9, 18, 36, then 72 ends it); from 1 s, six.
+#[test]
+fn the_timer_schedule_follows_wolfssl_s_ceiling() {
+    let t = super::retransmission_timers(RFC7925_INITIAL_TIMER_S);
+    assert_eq!((t.initial_s, t.max_retransmissions), (9.0, 3));
+    assert_eq!(super::retransmission_timers(1).max_retransmissions, 6);
+    assert!(t.source.contains("RFC 9147 section 5.8"));
+}
+
+#[test]
+fn only_psk_ke_lacks_forward_secrecy() {
+    for s in Dtls13Suite::all() {
+        assert_eq!(
+            s.forward_secrecy().holds,
+            s.credential != Credential::Psk,
+            "{}",
+            s.name()
+        );
+    }
+}

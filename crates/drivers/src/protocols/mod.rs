@@ -185,6 +185,86 @@ impl PkOps {
     }
 }
 
+/// Whether a handshake's session keys stay secret when a long-term key is stolen later:
+/// stated beside every comparison of WTLS with DTLS, whose ECDHE pays for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForwardSecrecy {
+    /// The configuration has it.
+    pub holds: bool,
+    /// Why, in a clause (`ECDH with the server's certified static key`).
+    pub why: &'static str,
+}
+
+impl ForwardSecrecy {
+    /// `none (ECDH with the server's certified static key)`.
+    pub fn text(self) -> String {
+        format!("{} ({})", if self.holds { "yes" } else { "none" }, self.why)
+    }
+}
+
+/// A protocol's handshake retransmission schedule as the bench runs it, with the
+/// standard it follows: the protocols table's timer columns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetransmissionTimers {
+    /// First timer (s); the lower end of its draw where the standard draws it (CoAP).
+    pub initial_s: f64,
+    /// Upper end of the first timer's draw; `initial_s` where it is fixed.
+    pub initial_max_s: f64,
+    /// What each retransmission multiplies the timer by.
+    pub backoff: f64,
+    /// Largest timer (s), where the implementation caps or ends on one.
+    pub ceiling_s: Option<f64>,
+    /// Retransmissions of one flight before the handshake fails.
+    pub max_retransmissions: u32,
+    /// The standard's section the values follow, and what the implementation adds.
+    pub source: &'static str,
+}
+
+impl RetransmissionTimers {
+    /// The same schedule with another fixed first timer and back-off (the loss curves'
+    /// equal-timer variant); the limit and the ceiling stay the protocol's.
+    pub fn with_initial(self, initial_s: f64, backoff: f64) -> RetransmissionTimers {
+        RetransmissionTimers {
+            initial_s,
+            initial_max_s: initial_s,
+            backoff,
+            ..self
+        }
+    }
+}
+
+/// WTLS's session keys: the key exchanges the thesis measures have no ephemeral key.
+pub fn wtls_forward_secrecy(case: Case) -> ForwardSecrecy {
+    if case.leaf.is_rsa() {
+        ForwardSecrecy {
+            holds: false,
+            why: "RSA key transport: the server's certified RSA key decrypts the premaster secret",
+        }
+    } else {
+        ForwardSecrecy {
+            holds: false,
+            why: "ECDH with the server's certified static key, no ephemeral key",
+        }
+    }
+}
+
+/// Our WTLS client's timers over `profile`. WAP-261 (WTLS over datagrams) has the side
+/// that sent the last flight retransmit it on a timeout and leaves the values to the
+/// implementation; ours is scaled to the bearer
+/// ([`crate::bearer_runs::bearer_retransmit_timeout`]) and doubles, and the doubled
+/// timer carries over to the client's next flight.
+pub fn wtls_timers(profile: &LinkProfile) -> RetransmissionTimers {
+    let initial = crate::bearer_runs::bearer_retransmit_timeout(profile).as_secs_f64();
+    RetransmissionTimers {
+        initial_s: initial,
+        initial_max_s: initial,
+        backoff: 2.0,
+        ceiling_s: None,
+        max_retransmissions: WTLS_MAX_RETRANSMISSIONS,
+        source: "WAP-261: the sender of the last flight retransmits it on a timeout, values left to the implementation; ours: 2 x (mean traversal + 4 sd + a 2 kB flight's serialisation) + 500 ms per bearer, doubling, the doubled timer kept for the next flight",
+    }
+}
+
 /// Retransmissions our WTLS client allows before giving up over a bearer.
 const WTLS_MAX_RETRANSMISSIONS: u32 = 6;
 
@@ -196,11 +276,26 @@ pub fn wtls_client(
     auth: AuthMode,
     profile: &LinkProfile,
 ) -> anyhow::Result<Client> {
+    wtls_client_with_timer(store, case, auth, profile, None)
+}
+
+/// The same client with another first retransmission timer (doubling, as always): the
+/// loss curves' equal-timer variant.
+pub fn wtls_client_with_timer(
+    store: &PkiStore,
+    case: Case,
+    auth: AuthMode,
+    profile: &LinkProfile,
+    first_timer: Option<std::time::Duration>,
+) -> anyhow::Result<Client> {
     let creds = store.case(&case)?;
     let mut cfg = setup::client_config(&creds, &Options::default(), false);
     cfg.retransmit_timeout_ns =
         crate::bearer_runs::bearer_retransmit_timeout(profile).as_nanos() as u64;
     cfg.max_retransmissions = WTLS_MAX_RETRANSMISSIONS;
+    if let Some(t) = first_timer {
+        cfg.retransmit_timeout_ns = t.as_nanos() as u64;
+    }
     Ok(Client::new(
         Arc::new(cfg),
         auth,
@@ -397,6 +492,40 @@ impl SuiteBench {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_timers_state_their_standard_and_what_the_code_runs() {
+        let dtls = dtls::retransmission_timers();
+        assert_eq!(
+            (dtls.initial_s, dtls.backoff, dtls.ceiling_s),
+            (9.0, 2.0, Some(60.0))
+        );
+        assert!(dtls.source.contains("RFC 6347 section 4.2.4.1"));
+        let coap = edhoc::retransmission_timers(coap_retransmit::CoapTimers::default());
+        assert_eq!(
+            (coap.initial_s, coap.initial_max_s, coap.max_retransmissions),
+            (2.0, 3.0, 4)
+        );
+        let lte_m = wtlsperf_bearer::profile("lte-m").unwrap();
+        let wtls = wtls_timers(&lte_m);
+        assert_eq!(
+            wtls.initial_s,
+            crate::bearer_runs::bearer_retransmit_timeout(&lte_m).as_secs_f64()
+        );
+        assert_eq!(wtls.max_retransmissions, WTLS_MAX_RETRANSMISSIONS);
+        let equal = wtls.with_initial(3.0, 2.0);
+        assert_eq!((equal.initial_s, equal.initial_max_s), (3.0, 3.0));
+    }
+
+    #[test]
+    fn forward_secrecy_follows_the_key_exchange() {
+        let case = |c: &str| Case::parse(c).unwrap();
+        assert!(!wtls_forward_secrecy(case("256p/256p")).holds);
+        assert!(!wtls_forward_secrecy(case("rsa1024/rsa1024")).holds);
+        assert!(dtls::forward_secrecy(Suite::DtlsEcdheEcdsa { mutual: false }).holds);
+        assert!(!dtls::forward_secrecy(Suite::DtlsPsk).holds);
+        assert!(edhoc::FORWARD_SECRECY.holds);
+    }
 
     #[test]
     fn flights_group_consecutive_datagrams() {
