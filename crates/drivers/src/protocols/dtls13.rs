@@ -410,6 +410,11 @@ pub struct Dtls13Config {
     pub initial_timer_s: u32,
     /// Datagram payload limit wolfSSL fragments to.
     pub mtu: u16,
+    /// Whether the server answers a first ClientHello with a stateless
+    /// HelloRetryRequest carrying a cookie (wolfSSL's default for a DTLS 1.3 server,
+    /// RFC 9147 section 5.1); without it the server answers the first ClientHello's key
+    /// share at once.
+    pub cookie_exchange: bool,
 }
 
 impl Dtls13Config {
@@ -423,7 +428,16 @@ impl Dtls13Config {
             server_ctx: context(suite, &pki, true)?,
             initial_timer_s: RFC7925_INITIAL_TIMER_S,
             mtu: DEFAULT_MTU,
+            cookie_exchange: true,
         })
+    }
+
+    /// The same contexts without the cookie exchange: the server's connections call
+    /// `wolfSSL_disable_hrr_cookie`, so no HelloRetryRequest round trip and no second
+    /// ClientHello (with its key share again) precede the handshake.
+    pub fn without_cookie_exchange(mut self) -> Dtls13Config {
+        self.cookie_exchange = false;
+        self
     }
 
     /// The same contexts fragmenting to another MTU (a bearer's).
@@ -453,6 +467,9 @@ impl Dtls13Config {
                 "dtls_set_timeout_init",
                 w::wolfSSL_dtls_set_timeout_init(ssl, self.initial_timer_s as c_int),
             )?;
+            if server && !self.cookie_exchange {
+                check("disable_hrr_cookie", w::wolfSSL_disable_hrr_cookie(ssl))?;
+            }
             match (server, self.suite.credential) {
                 (true, _) => {}
                 // psk_ke: no key share at all (wolfSSL would send one by default).

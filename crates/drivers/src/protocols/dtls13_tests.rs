@@ -259,3 +259,42 @@ fn only_psk_ke_lacks_forward_secrecy() {
         );
     }
 }
+
+/// Without the cookie exchange the server answers a first ClientHello that carries its
+/// key share: at a 1472-byte payload limit (GSM CSD's), where ML-KEM-768's ClientHello
+/// fits one datagram, one round trip and one ClientHello with the 1184-byte key share
+/// fewer. At 1280 bytes wolfSSL's first ClientHello carries no key share (it would not
+/// fit), so a HelloRetryRequest asks for it either way, and the cookie costs its bytes
+/// only.
+#[test]
+fn the_cookie_exchange_can_be_left_out() {
+    let suite = Dtls13Suite::new(
+        Credential::Certificate { mutual: false },
+        Group::MlKem768,
+        false,
+    );
+    let run = |mtu: u16, cookie: bool| {
+        let mut cfg = Dtls13Config::new(suite).unwrap().with_mtu(mtu);
+        if !cookie {
+            cfg = cfg.without_cookie_exchange();
+        }
+        crate::protocols::run_in_memory(cfg.client().unwrap(), || cfg.server()).unwrap()
+    };
+    let (on, off) = (run(1472, true), run(1472, false));
+    assert_eq!(
+        on.flights().len(),
+        off.flights().len() + 2,
+        "{:?} vs {:?}",
+        on.log,
+        off.log
+    );
+    assert!(
+        on.bytes() - off.bytes() > super::super::key_shares::ML_KEM_768_EK,
+        "{} vs {}",
+        on.bytes(),
+        off.bytes()
+    );
+    let (on, off) = (run(1280, true), run(1280, false));
+    assert_eq!(on.flights().len(), off.flights().len());
+    assert!(on.bytes() > off.bytes() && on.bytes() - off.bytes() < 200);
+}
