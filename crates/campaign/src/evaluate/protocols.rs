@@ -12,6 +12,7 @@
 //! * OpenSSL's TLS 1.2 and DTLS 1.2 servers and rustls' TLS 1.2 and 1.3, server CPU and
 //!   bound ratio beside our gateway's, measured interleaved in this run.
 
+pub mod cookie;
 #[cfg(feature = "dtls13")]
 mod dtls13_configs;
 mod hybrid_anchor;
@@ -337,6 +338,9 @@ pub struct ProtocolResults {
     /// Wall seconds of each stage, in order (`summary.json`'s `part_seconds` as
     /// `protocols: <stage>`): the part's time varies between runs, and this says where.
     pub stage_seconds: Vec<(&'static str, f64)>,
+    /// The DTLS configurations with and without the cookie exchange
+    /// (`protocols_cookie.csv`).
+    pub cookie: Vec<cookie::CookieRow>,
 }
 
 /// How much a mode runs.
@@ -504,6 +508,8 @@ pub fn run(
     #[cfg(feature = "dtls13")]
     configs.extend(dtls13_configs::configs(ctx, plan.suite_reps)?);
     stages.lap("in-memory suites");
+    let cookie_free = cookie::measure(ctx, &configs, plan.suite_reps)?;
+    stages.lap("without the cookie exchange");
     ctx.step("protocols: peer anchors beside our gateway");
     let peers = ctx.without_ticker(|| compare::anchors_beside_ours(store, plan.peer_reps, 10))?;
     stages.lap("peer anchors");
@@ -552,7 +558,9 @@ pub fn run(
     let compared: Vec<&LinkProfile> = ctx.catalogue.compared_bearers().collect();
     let rows = rows(&configs, &devices, &compared, &jobs, &outcomes);
     let loss = loss_rows(&configs, &plan.loss_bearer, &jobs, &outcomes);
+    let cookie = cookie::rows(&configs, &cookie_free, &rows, &ctx.catalogue);
     Ok(ProtocolResults {
+        cookie,
         configs,
         rows,
         loss,
@@ -864,6 +872,7 @@ impl ProtocolResults {
     /// Writes `protocols.csv` and `protocols_loss.csv`.
     pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
         write_csv(&dir.join("protocols.csv"), &self.rows)?;
+        write_csv(&dir.join("protocols_cookie.csv"), &self.cookie)?;
         write_csv(&dir.join("protocols_loss.csv"), &self.loss)
     }
 }

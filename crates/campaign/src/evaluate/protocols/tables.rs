@@ -54,6 +54,7 @@ impl ProtocolResults {
         s = s.table(self.memory_table(ctx));
         s = s.figure(self.duration_figure());
         s = s.table(self.measured_table(ctx));
+        s = s.table(super::cookie::table(&self.cookie, ctx));
         s = s.table(self.device_table());
         s = s.table(self.loss_table(ctx));
         s = s.table(self.peer_table(ctx));

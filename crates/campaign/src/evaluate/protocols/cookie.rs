@@ -1,0 +1,302 @@
+//! DTLS 1.2 and 1.3 without the cookie exchange, beside the defaults with it.
+//!
+//! A DTLS server answers a first ClientHello with a stateless cookie (DTLS 1.2's
+//! HelloVerifyRequest, RFC 6347 section 4.2.1; DTLS 1.3's HelloRetryRequest with a cookie,
+//! RFC 9147 section 5.1) against spoofed floods; WTLS has no such round trip. So that
+//! WTLS is also compared with DTLS on equal footing, each compared DTLS configuration is
+//! measured in memory without it (bytes, datagrams, flights, server CPU, the DTLS 1.3
+//! flights at every bearer's payload limit), and its handshake time over every compared
+//! bearer and device is the same model T_H (Eq. 3.84 over the flights, plus the device's
+//! client time and this machine's server CPU) as the rows with it. The rows without the
+//! cookie are modelled only: the emulated runs measure the defaults.
+
+use wtlsperf_bearer::LinkProfile;
+use wtlsperf_models::stats::median;
+use wtlsperf_models::transmission::Flight;
+use wtlsperf_report::{Cell, Column, Provenance, Table};
+use wtlsperf_spine::Protocol;
+
+use super::{Config, Kind, ProtocolRow};
+use crate::evaluate::context::Ctx;
+use crate::evaluate::vocabulary::{BearerName, Catalogue, DeviceName};
+use wtlsperf_drivers::protocols::dtls::DtlsConfig;
+use wtlsperf_drivers::protocols::model;
+use wtlsperf_drivers::protocols::{run_in_memory, MemoryRun, Suite};
+
+/// A compared DTLS configuration measured without the cookie exchange.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CookieFree {
+    /// The configuration it is the cookie-free twin of.
+    pub kind: Kind,
+    pub bytes: usize,
+    pub datagrams: usize,
+    pub flights: Vec<Flight>,
+    /// The flights at each bearer payload limit (DTLS 1.3 fragments to the bearer's MTU).
+    pub flights_by_payload_limit: Vec<(u16, Vec<Flight>)>,
+    /// Median server thread CPU per handshake (µs).
+    pub server_cpu_us: f64,
+}
+
+impl CookieFree {
+    /// The flights over `bearer`, as [`Config::flights_over`].
+    pub fn flights_over(&self, bearer: &LinkProfile) -> &[Flight] {
+        let limit = bearer.datagram_payload_limit();
+        self.flights_by_payload_limit
+            .iter()
+            .find(|(l, _)| *l == limit)
+            .map_or(&self.flights, |(_, f)| f)
+    }
+
+    fn of(kind: Kind, shape: &MemoryRun, server_us: &[f64]) -> CookieFree {
+        CookieFree {
+            kind,
+            bytes: shape.bytes(),
+            datagrams: shape.log.len(),
+            flights: shape.flights(),
+            flights_by_payload_limit: Vec::new(),
+            server_cpu_us: median(server_us).unwrap_or(f64::NAN),
+        }
+    }
+}
+
+/// One row of `protocols_cookie.csv` (columns in docs/results.md): a DTLS configuration
+/// with or without the cookie exchange, on one bearer and device.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CookieRow {
+    #[serde(serialize_with = "crate::evaluate::csv_file::display")]
+    pub protocol: Protocol,
+    pub suite: String,
+    pub cookie_exchange: bool,
+    pub bearer: BearerName,
+    pub device: DeviceName,
+    pub bytes: usize,
+    pub datagrams: usize,
+    pub round_trips: f64,
+    /// Model T_H (ms); empty where the device has no price for an operation.
+    pub modelled_ms: Option<f64>,
+    /// The mean of the emulated runs (with the cookie only: the runs measure the
+    /// defaults).
+    pub measured_ms: Option<f64>,
+}
+
+/// Handshakes per configuration at most: the shape does not vary, the CPU's median does
+/// little beyond that.
+const MAX_REPS: usize = 50;
+
+/// Measures every cookie-capable compared configuration without the cookie exchange.
+pub fn measure(ctx: &Ctx, configs: &[Config], reps: usize) -> anyhow::Result<Vec<CookieFree>> {
+    let reps = reps.clamp(1, MAX_REPS);
+    let mut out = Vec::new();
+    for c in configs {
+        match c.kind {
+            Kind::Modern(suite @ (Suite::DtlsEcdheEcdsa { mutual: false } | Suite::DtlsPsk)) => {
+                ctx.step(&format!(
+                    "protocols: dtls1.2 {} without the cookie exchange",
+                    suite.name()
+                ));
+                let cfg = DtlsConfig::without_cookie_exchange(suite)?;
+                let (shape, server) = ctx.without_ticker(|| {
+                    runs(reps, || run_in_memory(cfg.client()?, || cfg.server()))
+                })?;
+                out.push(CookieFree::of(c.kind, &shape, &server));
+            }
+            #[cfg(feature = "dtls13")]
+            Kind::Dtls13(suite) => out.push(dtls13(ctx, c.kind, suite, reps)?),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// `reps` handshakes: the first one's shape and every server CPU (µs).
+fn runs(
+    reps: usize,
+    once: impl Fn() -> anyhow::Result<MemoryRun>,
+) -> anyhow::Result<(MemoryRun, Vec<f64>)> {
+    let mut shape = None;
+    let mut server = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let run = once()?;
+        server.push(run.server_cpu_ns as f64 / 1e3);
+        shape.get_or_insert(run);
+    }
+    let shape = shape.ok_or_else(|| anyhow::anyhow!("no handshake ran"))?;
+    Ok((shape, server))
+}
+
+#[cfg(feature = "dtls13")]
+fn dtls13(
+    ctx: &Ctx,
+    kind: Kind,
+    suite: wtlsperf_drivers::protocols::dtls13::Dtls13Suite,
+    reps: usize,
+) -> anyhow::Result<CookieFree> {
+    use wtlsperf_drivers::protocols::dtls13::Dtls13Config;
+    ctx.step(&format!(
+        "protocols: dtls1.3 {} without the cookie exchange",
+        suite.name()
+    ));
+    let cfg = Dtls13Config::new(suite)?.without_cookie_exchange();
+    let (shape, server) =
+        ctx.without_ticker(|| runs(reps, || run_in_memory(cfg.client()?, || cfg.server())))?;
+    let mut free = CookieFree::of(kind, &shape, &server);
+    let mut limits: Vec<u16> = ctx
+        .catalogue
+        .bearers
+        .profiles()
+        .iter()
+        .map(|b| b.datagram_payload_limit())
+        .collect();
+    limits.sort_unstable();
+    limits.dedup();
+    for limit in limits {
+        let cfg = Dtls13Config::new(suite)?
+            .with_mtu(limit)
+            .without_cookie_exchange();
+        let run = run_in_memory(cfg.client()?, || cfg.server())?;
+        free.flights_by_payload_limit.push((limit, run.flights()));
+    }
+    Ok(free)
+}
+
+/// The rows with and without the cookie, for every compared bearer and device the
+/// default configuration has a row for. The rows without it take the same client time
+/// as the default's row (the cookie costs the client no public-key operation) and the
+/// cookie-free run's flights and server CPU.
+pub fn rows(
+    configs: &[Config],
+    free: &[CookieFree],
+    rows: &[ProtocolRow],
+    catalogue: &Catalogue,
+) -> Vec<CookieRow> {
+    let mut out = Vec::new();
+    for f in free {
+        let Some(c) = configs.iter().find(|c| c.kind == f.kind) else {
+            continue;
+        };
+        let mine = rows
+            .iter()
+            .filter(|r| r.protocol == c.protocol() && r.suite == c.suite() && r.auth == c.auth());
+        for r in mine {
+            let Ok(bearer) = catalogue.bearer(r.bearer.as_str()) else {
+                continue;
+            };
+            let flights = f.flights_over(bearer);
+            out.push(CookieRow {
+                protocol: r.protocol,
+                suite: r.suite.clone(),
+                cookie_exchange: true,
+                bearer: r.bearer.clone(),
+                device: r.device.clone(),
+                bytes: c.bytes,
+                datagrams: c.datagrams,
+                round_trips: c.flights_over(bearer).len() as f64 / 2.0,
+                modelled_ms: r.modelled_ms,
+                measured_ms: r.measured_ms,
+            });
+            out.push(CookieRow {
+                cookie_exchange: false,
+                bytes: f.bytes,
+                datagrams: f.datagrams,
+                round_trips: flights.len() as f64 / 2.0,
+                modelled_ms: r.client_ms.map(|client| {
+                    model::duration_ms(flights, bearer, client, f.server_cpu_us / 1e3)
+                }),
+                measured_ms: None,
+                ..out.last().cloned().expect("pushed above")
+            });
+        }
+    }
+    out
+}
+
+/// With the cookie minus without it, on the same bearer and device (ms): the cookie
+/// exchange's modelled price.
+pub fn price_ms(rows: &[CookieRow], with: &CookieRow) -> Option<f64> {
+    let without = rows.iter().find(|r| {
+        !r.cookie_exchange
+            && r.protocol == with.protocol
+            && r.suite == with.suite
+            && r.bearer == with.bearer
+            && r.device == with.device
+    })?;
+    Some(with.modelled_ms? - without.modelled_ms?)
+}
+
+/// The report's table: this machine's client, each configuration with and without the
+/// cookie on every compared bearer.
+pub fn table(rows: &[CookieRow], ctx: &Ctx) -> Table {
+    let modelled = Provenance::modelled(
+        "T_H = Eq. 3.84 per flight + T_PD_C + T_PD_S",
+        "the flights of the in-memory run with and without the cookie exchange, at the bearer's payload limit",
+    );
+    let mut t = Table::new(
+        "protocols_cookie",
+        "DTLS with and without the cookie exchange (this machine's client)",
+    )
+    .caption("The cookie exchange (DTLS 1.2's HelloVerifyRequest, DTLS 1.3's HelloRetryRequest with a cookie) is the DTLS default and WTLS has none. Bytes and round trips from the in-memory runs (DTLS 1.3 at the bearer's payload limit); time modelled for both, and measured over the emulated bearers for the defaults. At a 1280-byte limit wolfSSL's first ML-KEM ClientHello carries no key share (it would not fit), so a HelloRetryRequest asks for it with or without the cookie; at GSM CSD's 1472 bytes the first ClientHello carries it, and the cookie exchange makes the client send it twice.")
+    .column(Column::label("protocol"))
+    .column(Column::label("suite"))
+    .column(Column::label("cookie exchange"))
+    .column(Column::label("bearer"))
+    .column(Column::new("bytes", Some("B"), ctx.measured()))
+    .column(Column::new("round trips", None, ctx.measured()))
+    .column(Column::new("modelled", Some("ms"), modelled.clone()))
+    .column(Column::new("measured", Some("ms"), ctx.measured()))
+    .column(Column::new("the cookie's price", Some("ms"), modelled));
+    for r in rows
+        .iter()
+        .filter(|r| r.device == DeviceName::this_machine())
+    {
+        t = t.row(vec![
+            Cell::text(r.protocol.name()),
+            Cell::text(&r.suite),
+            Cell::text(if r.cookie_exchange {
+                "on (default)"
+            } else {
+                "off"
+            }),
+            Cell::text(r.bearer.as_str()),
+            Cell::num(r.bytes as f64, 0),
+            Cell::num(r.round_trips, 1),
+            Cell::opt(r.modelled_ms, 0),
+            Cell::opt(r.measured_ms, 0),
+            Cell::opt(
+                if r.cookie_exchange {
+                    price_ms(rows, r)
+                } else {
+                    None
+                },
+                0,
+            ),
+        ]);
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(cookie: bool, ms: f64) -> CookieRow {
+        CookieRow {
+            protocol: Protocol::Dtls12,
+            suite: "ecdhe-ecdsa-p256-ccm8".into(),
+            cookie_exchange: cookie,
+            bearer: BearerName::of(&wtlsperf_bearer::profile("gsm-csd").unwrap()),
+            device: DeviceName::this_machine(),
+            bytes: 0,
+            datagrams: 0,
+            round_trips: 0.0,
+            modelled_ms: Some(ms),
+            measured_ms: None,
+        }
+    }
+
+    #[test]
+    fn the_price_is_the_default_minus_the_cookie_free_twin() {
+        let rows = vec![row(true, 3000.0), row(false, 2082.0)];
+        assert_eq!(price_ms(&rows, &rows[0]), Some(918.0));
+        assert_eq!(price_ms(&rows[..1], &rows[0]), None);
+    }
+}
