@@ -24,6 +24,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -37,9 +38,10 @@ use super::context::{Ctx, Mode};
 use super::csv_file::write_csv;
 use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::protocols::bearer_jobs::run_concurrently;
+use wtlsperf_drivers::protocols::coap_retransmit::CoapTimers;
 use wtlsperf_drivers::protocols::dtls::DtlsConfig;
 use wtlsperf_drivers::protocols::edhoc::EdhocConfig;
-use wtlsperf_drivers::protocols::{flights_of, wtls_client, Logged, Suite};
+use wtlsperf_drivers::protocols::{flights_of, wtls_client_with_timer, Logged, Suite};
 use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
 
 /// The loss levels (probability per datagram, each direction).
@@ -47,6 +49,25 @@ pub const LEVELS: [f64; 5] = [0.0, 0.01, 0.05, 0.10, 0.20];
 
 /// The bearers: the 2001 handset link and the two cellular IoT links of today.
 pub const BEARERS: [&str; 3] = ["gsm-csd", "lte-m", "nb-iot"];
+
+/// The bearer of the equal-timer variant: LTE-M, where the protocols' own first timers
+/// differ most (DTLS's 9 s against WTLS's bearer-scaled 0.8 s or so).
+pub const EQUAL_TIMER_BEARER: &str = "lte-m";
+
+/// The equal-timer variant's first timer over `profile` (whole seconds): WTLS's
+/// bearer-scaled timer (the longest round trip a handshake flight can take there, with
+/// its processing allowance, so no protocol retransmits spuriously) rounded up to
+/// wolfSSL's unit, the whole second. Over LTE-M that is 1 s, the first timer RFC 6347
+/// (section 4.2.4.1) and RFC 9147 (section 5.8) recommend. Every protocol doubles it.
+pub fn equal_first_timer_s(profile: &LinkProfile) -> u32 {
+    let s = wtlsperf_drivers::bearer_runs::bearer_retransmit_timeout(profile).as_secs_f64();
+    (s.ceil() as u32).max(1)
+}
+
+/// The `timers` value of the equal-timer variant's rows.
+fn equal_label(first_s: u32) -> String {
+    format!("equal: {first_s} s, doubling")
+}
 
 /// The WTLS case: category 3's level (P-256), server-authenticated.
 const WTLS_CASE: &str = "256p/256p";
@@ -130,6 +151,9 @@ pub struct LossCurveRow {
     pub p99_ms: Option<f64>,
     /// Datagrams either side sent again on its timer, median over the completed runs.
     pub median_retransmissions: Option<f64>,
+    /// `default` (each protocol's own timers) or the equal-timer variant's schedule,
+    /// `equal: 1 s, doubling`.
+    pub timers: String,
 }
 
 /// The curves of one run.
@@ -155,6 +179,8 @@ type RunResult = Option<(f64, u32)>;
 /// The configurations every run draws its sides from, built once.
 struct Sides<'a> {
     store: &'a PkiStore,
+    /// The equal-timer variant's first timer (s), or `None` for each protocol's own.
+    first_timer_s: Option<u32>,
     wtls_server: Arc<wtls::handshake::ServerConfig>,
     dtls12: DtlsConfig,
     edhoc: EdhocConfig,
@@ -163,7 +189,11 @@ struct Sides<'a> {
 }
 
 impl<'a> Sides<'a> {
-    fn new(store: &'a PkiStore, bearers: &[LinkProfile]) -> anyhow::Result<Sides<'a>> {
+    fn new(
+        store: &'a PkiStore,
+        bearers: &[LinkProfile],
+        first_timer_s: Option<u32>,
+    ) -> anyhow::Result<Sides<'a>> {
         let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
         #[cfg(feature = "dtls13")]
         let mut dtls13 = Vec::new();
@@ -172,21 +202,37 @@ impl<'a> Sides<'a> {
             for p in bearers {
                 let mtu = p.datagram_payload_limit();
                 if !dtls13.iter().any(|(k, m, _)| *k == ml_kem && *m == mtu) {
-                    let cfg = wtlsperf_drivers::protocols::dtls13::Dtls13Config::new(
+                    let mut cfg = wtlsperf_drivers::protocols::dtls13::Dtls13Config::new(
                         dtls13_suite(ml_kem),
                     )?
                     .with_mtu(mtu);
+                    if let Some(t) = first_timer_s {
+                        cfg = cfg.with_initial_timer_s(t);
+                    }
                     dtls13.push((ml_kem, mtu, cfg));
                 }
             }
         }
         #[cfg(not(feature = "dtls13"))]
         let _ = bearers;
+        let mut dtls12 = DtlsConfig::new(Suite::DtlsEcdheEcdsa { mutual: false })?;
+        let mut edhoc = EdhocConfig::new()?;
+        if let Some(t) = first_timer_s {
+            let first = Duration::from_secs(u64::from(t));
+            dtls12 = dtls12.with_initial_timer(first);
+            // CoAP's first timer fixed (no random factor), doubling, as every other's.
+            edhoc = edhoc.with_timers(CoapTimers {
+                ack_timeout: first,
+                random_factor: 1.0,
+                ..CoapTimers::default()
+            });
+        }
         Ok(Sides {
             store,
+            first_timer_s,
             wtls_server: Arc::new(server),
-            dtls12: DtlsConfig::new(Suite::DtlsEcdheEcdsa { mutual: false })?,
-            edhoc: EdhocConfig::new()?,
+            dtls12,
+            edhoc,
             #[cfg(feature = "dtls13")]
             dtls13,
         })
@@ -198,11 +244,13 @@ impl<'a> Sides<'a> {
         match curve {
             Curve::Wtls => {
                 let case = WTLS_CASE.parse().ok()?;
-                let client = wtls_client(
+                let client = wtls_client_with_timer(
                     self.store,
                     case,
                     wtls::handshake::AuthMode::ServerAuth,
                     profile,
+                    self.first_timer_s
+                        .map(|t| Duration::from_secs(u64::from(t))),
                 )
                 .ok()?;
                 let server = wtls::handshake::ServerConnection::new(
@@ -292,6 +340,8 @@ struct Job {
     bearer: usize,
     level: usize,
     rep: usize,
+    /// The equal-timer variant (over [`EQUAL_TIMER_BEARER`] only).
+    equal: bool,
 }
 
 /// Runs every curve at every level on every bearer.
@@ -301,20 +351,36 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<LossCurves> {
         .filter(|b| ctx.mode != Mode::Smoke || **b == "lte-m")
         .map(|b| ctx.catalogue.bearer(b).cloned())
         .collect::<anyhow::Result<_>>()?;
-    let sides = Sides::new(store, &bearers)?;
+    let sides = Sides::new(store, &bearers, None)?;
+    let equal_bearer = bearers.iter().position(|b| b.name == EQUAL_TIMER_BEARER);
+    let equal_first_s = equal_bearer.map(|b| equal_first_timer_s(&bearers[b]));
+    let equal_sides = match equal_bearer {
+        Some(b) => Some(Sides::new(
+            store,
+            std::slice::from_ref(&bearers[b]),
+            equal_first_s,
+        )?),
+        None => None,
+    };
     let curves = Curve::all();
     let reps = runs_per_point(ctx.mode);
     let mut jobs = Vec::new();
-    for curve in 0..curves.len() {
-        for bearer in 0..bearers.len() {
-            for level in 0..LEVELS.len() {
-                for rep in 0..reps {
-                    jobs.push(Job {
-                        curve,
-                        bearer,
-                        level,
-                        rep,
-                    });
+    for equal in [false, true] {
+        for curve in 0..curves.len() {
+            for bearer in 0..bearers.len() {
+                if equal && Some(bearer) != equal_bearer {
+                    continue;
+                }
+                for level in 0..LEVELS.len() {
+                    for rep in 0..reps {
+                        jobs.push(Job {
+                            curve,
+                            bearer,
+                            level,
+                            rep,
+                            equal,
+                        });
+                    }
                 }
             }
         }
@@ -327,19 +393,34 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<LossCurves> {
         // the same seeds for every protocol: each meets the same loss stream
         let seed = 90_000 + (j.bearer * 1000 + j.level * 100 + j.rep) as u64;
         let p = &bearers[j.bearer];
+        let sides = match (&equal_sides, j.equal) {
+            (Some(e), true) => e,
+            _ => &sides,
+        };
         sides.run(curves[j.curve], p, LEVELS[j.level], seed)
     });
     let mut rows = Vec::new();
-    for (ci, curve) in curves.iter().enumerate() {
-        for (bi, p) in bearers.iter().enumerate() {
-            for (li, &loss) in LEVELS.iter().enumerate() {
-                let mine: Vec<&RunResult> = jobs
-                    .iter()
-                    .zip(&results)
-                    .filter(|(j, _)| j.curve == ci && j.bearer == bi && j.level == li)
-                    .map(|(_, r)| r)
-                    .collect();
-                rows.push(point(*curve, &p.name, loss, &mine));
+    for equal in [false, true] {
+        let timers = match (equal, equal_first_s) {
+            (false, _) => "default".to_owned(),
+            (true, Some(t)) => equal_label(t),
+            (true, None) => continue,
+        };
+        for (ci, curve) in curves.iter().enumerate() {
+            for (bi, p) in bearers.iter().enumerate() {
+                for (li, &loss) in LEVELS.iter().enumerate() {
+                    let mine: Vec<&RunResult> = jobs
+                        .iter()
+                        .zip(&results)
+                        .filter(|(j, _)| {
+                            j.equal == equal && j.curve == ci && j.bearer == bi && j.level == li
+                        })
+                        .map(|(_, r)| r)
+                        .collect();
+                    if !mine.is_empty() {
+                        rows.push(point(*curve, &p.name, loss, &mine, &timers));
+                    }
+                }
             }
         }
     }
@@ -349,7 +430,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<LossCurves> {
     })
 }
 
-fn point(curve: Curve, bearer: &str, loss: f64, runs: &[&RunResult]) -> LossCurveRow {
+fn point(curve: Curve, bearer: &str, loss: f64, runs: &[&RunResult], timers: &str) -> LossCurveRow {
     let ok: Vec<(f64, u32)> = runs.iter().filter_map(|r| **r).collect();
     let ms: Vec<f64> = ok.iter().map(|x| x.0).collect();
     let rtx: Vec<f64> = ok.iter().map(|x| f64::from(x.1)).collect();
@@ -364,6 +445,7 @@ fn point(curve: Curve, bearer: &str, loss: f64, runs: &[&RunResult]) -> LossCurv
         p95_ms: percentile(&ms, 95.0, Rank::Nearest),
         p99_ms: percentile(&ms, 99.0, Rank::Nearest),
         median_retransmissions: median(&rtx),
+        timers: timers.to_owned(),
     }
 }
 
@@ -398,18 +480,34 @@ impl LossCurves {
             }
         }
         for b in bearers {
-            s = s.figure(self.figure(ctx, b));
+            s = s.figure(self.figure(ctx, b, "default"));
+        }
+        let mut equal: Vec<(&str, &str)> = Vec::new();
+        for r in self.rows.iter().filter(|r| r.timers != "default") {
+            if !equal.contains(&(r.bearer.as_str(), r.timers.as_str())) {
+                equal.push((&r.bearer, &r.timers));
+            }
+        }
+        for (b, timers) in equal {
+            s = s.paragraph(format!(
+                "Equal timers over {b} ({timers}): every protocol's first retransmission timer set to the same value and doubled, its retransmission limit its own. The value is WTLS's bearer-scaled timer (the longest round trip a handshake flight can take over the bearer, with a processing allowance, so that no protocol retransmits spuriously) rounded up to whole seconds, wolfSSL's unit; over LTE-M that is 1 s, the first timer RFC 6347 section 4.2.4.1 and RFC 9147 section 5.8 recommend. Each protocol's own timers are in protocols_timers.csv."
+            ));
+            s = s.figure(self.figure(ctx, b, timers));
         }
         s.table(self.table(ctx))
     }
 
-    fn figure(&self, ctx: &Ctx, bearer: &str) -> Figure {
+    fn figure(&self, ctx: &Ctx, bearer: &str, timers: &str) -> Figure {
         let mut chart = LineChart::new(
             Axis::new("datagram loss", "%"),
             Axis::new("time to complete", "ms").log(),
         );
         let mut labels: Vec<(&'static str, &str)> = Vec::new();
-        for r in self.rows.iter().filter(|r| r.bearer == bearer) {
+        for r in self
+            .rows
+            .iter()
+            .filter(|r| r.bearer == bearer && r.timers == timers)
+        {
             if !labels.contains(&(r.protocol, r.suite.as_str())) {
                 labels.push((r.protocol, &r.suite));
             }
@@ -417,7 +515,10 @@ impl LossCurves {
         for (i, (protocol, suite)) in labels.into_iter().enumerate() {
             let mine = || {
                 self.rows.iter().filter(move |r| {
-                    r.bearer == bearer && r.protocol == protocol && r.suite == suite
+                    r.bearer == bearer
+                        && r.timers == timers
+                        && r.protocol == protocol
+                        && r.suite == suite
                 })
             };
             let med: Vec<(f64, f64)> = mine()
@@ -435,12 +536,21 @@ impl LossCurves {
                     Series::new(format!("{protocol} {suite} p95"), ctx.measured(), p95).colour(i),
                 );
         }
-        Figure::new(
-            format!("loss_curves_{bearer}"),
-            format!("Time to complete a handshake against loss over {bearer}"),
-            chart,
-        )
-        .caption("Median and p95 of the completed runs; each protocol's own retransmission timers.")
+        let (id, title, caption) = if timers == "default" {
+            (
+                format!("loss_curves_{bearer}"),
+                format!("Time to complete a handshake against loss over {bearer}"),
+                "Median and p95 of the completed runs; each protocol's own retransmission timers."
+                    .to_owned(),
+            )
+        } else {
+            (
+                format!("loss_curves_{bearer}_equal_timers"),
+                format!("Time to complete a handshake against loss over {bearer}, equal timers"),
+                format!("Median and p95 of the completed runs; every protocol's timers {timers}."),
+            )
+        };
+        Figure::new(id, title, chart).caption(caption)
     }
 
     fn table(&self, ctx: &Ctx) -> Table {
@@ -449,6 +559,7 @@ impl LossCurves {
             .column(Column::label("protocol"))
             .column(Column::label("suite"))
             .column(Column::label("bearer"))
+            .column(Column::label("timers"))
             .column(Column::new(
                 "loss",
                 Some("%"),
@@ -465,6 +576,7 @@ impl LossCurves {
                 Cell::text(r.protocol),
                 Cell::text(&r.suite),
                 Cell::text(&r.bearer),
+                Cell::text(&r.timers),
                 Cell::num(r.loss * 100.0, 0),
                 Cell::num(r.completed as f64, 0),
                 Cell::num(r.runs as f64, 0),
@@ -486,7 +598,7 @@ mod tests {
     fn percentiles_come_from_completed_runs_and_failures_are_counted() {
         let runs = [Some((100.0, 0)), None, Some((300.0, 2)), Some((200.0, 1))];
         let refs: Vec<&RunResult> = runs.iter().collect();
-        let row = point(Curve::Dtls12, "lte-m", 0.1, &refs);
+        let row = point(Curve::Dtls12, "lte-m", 0.1, &refs, "default");
         assert_eq!((row.runs, row.completed), (4, 3));
         assert_eq!(row.median_ms, Some(200.0));
         assert_eq!(row.p95_ms, Some(300.0));

@@ -17,6 +17,7 @@ pub mod cookie;
 mod dtls13_configs;
 mod hybrid_anchor;
 pub mod tables;
+pub mod timers;
 mod verdicts;
 
 pub use hybrid_anchor::{HybridAnchorFigures, HYBRID_ANCHOR_KEY};
@@ -354,6 +355,8 @@ pub struct ProtocolResults {
     /// The DTLS configurations with and without the cookie exchange
     /// (`protocols_cookie.csv`).
     pub cookie: Vec<cookie::CookieRow>,
+    /// Each protocol's retransmission timers (`protocols_timers.csv`).
+    pub timers: Vec<timers::TimerRow>,
 }
 
 /// How much a mode runs.
@@ -574,6 +577,7 @@ pub fn run(
     let cookie = cookie::rows(&configs, &cookie_free, &rows, &ctx.catalogue);
     Ok(ProtocolResults {
         cookie,
+        timers: timers::rows(ctx.catalogue.compared_bearers()),
         configs,
         rows,
         loss,
@@ -886,6 +890,7 @@ impl ProtocolResults {
     pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
         write_csv(&dir.join("protocols.csv"), &self.rows)?;
         write_csv(&dir.join("protocols_cookie.csv"), &self.cookie)?;
+        write_csv(&dir.join("protocols_timers.csv"), &self.timers)?;
         write_csv(&dir.join("protocols_loss.csv"), &self.loss)
     }
 }

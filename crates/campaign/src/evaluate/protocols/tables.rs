@@ -52,6 +52,7 @@ impl ProtocolResults {
             s = s.paragraph(note);
         }
         s = s.table(self.memory_table(ctx));
+        s = s.table(super::timers::table(&self.timers));
         s = s.figure(self.duration_figure());
         s = s.table(self.measured_table(ctx));
         s = s.table(super::cookie::table(&self.cookie, ctx));

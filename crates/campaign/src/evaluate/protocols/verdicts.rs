@@ -430,6 +430,7 @@ mod tests {
             hybrid_anchor: None,
             stage_seconds: Vec::new(),
             cookie,
+            timers: Vec::new(),
         }
     }
 
