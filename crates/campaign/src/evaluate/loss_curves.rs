@@ -64,9 +64,9 @@ pub fn equal_first_timer_s(profile: &LinkProfile) -> u32 {
     (s.ceil() as u32).max(1)
 }
 
-/// The `timers` value of the equal-timer variant's rows.
-fn equal_label(first_s: u32) -> String {
-    format!("equal: {first_s} s, doubling")
+/// The `timers` value of the equal-timer variant's rows (no comma: a CSV value).
+pub fn equal_label(first_s: u32) -> String {
+    format!("equal: {first_s} s doubling")
 }
 
 /// The WTLS case: category 3's level (P-256), server-authenticated.
@@ -152,7 +152,7 @@ pub struct LossCurveRow {
     /// Datagrams either side sent again on its timer, median over the completed runs.
     pub median_retransmissions: Option<f64>,
     /// `default` (each protocol's own timers) or the equal-timer variant's schedule,
-    /// `equal: 1 s, doubling`.
+    /// `equal: 1 s doubling`.
     pub timers: String,
 }
 

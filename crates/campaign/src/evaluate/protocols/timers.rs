@@ -7,7 +7,7 @@ use wtlsperf_bearer::LinkProfile;
 use wtlsperf_report::{Cell, Column, Provenance, Table};
 use wtlsperf_spine::Protocol;
 
-use crate::evaluate::loss_curves::{equal_first_timer_s, EQUAL_TIMER_BEARER};
+use crate::evaluate::loss_curves::{equal_first_timer_s, equal_label, EQUAL_TIMER_BEARER};
 use crate::evaluate::vocabulary::BearerName;
 use wtlsperf_drivers::protocols::coap_retransmit::CoapTimers;
 use wtlsperf_drivers::protocols::{dtls, edhoc, wtls_timers, RetransmissionTimers};
@@ -18,7 +18,7 @@ pub struct TimerRow {
     #[serde(serialize_with = "crate::evaluate::csv_file::display")]
     pub protocol: Protocol,
     pub bearer: BearerName,
-    /// `default` (the protocol's own) or the loss curves' `equal: 1 s, doubling`.
+    /// `default` (the protocol's own) or the loss curves' `equal: 1 s doubling`.
     pub timers: String,
     pub initial_timer_s: f64,
     /// The upper end of the first timer's random draw (CoAP); the first timer elsewhere.
@@ -75,7 +75,7 @@ pub fn rows<'a>(bearers: impl Iterator<Item = &'a LinkProfile>) -> Vec<TimerRow>
         };
         for equal_s in variants {
             let timers = match equal_s {
-                Some(s) => format!("equal: {s} s, doubling"),
+                Some(s) => equal_label(s),
                 None => "default".to_owned(),
             };
             for (protocol, t) in schedules(b, equal_s) {
