@@ -31,11 +31,14 @@ pub fn budget_rule() -> String {
 }
 
 impl PqCost {
-    /// The nominal-rate note as a paragraph of a finding's evidence.
+    /// The double key share's paragraph, then the nominal-rate note, as paragraphs of a
+    /// finding's evidence.
     fn note_paragraph(&self) -> String {
-        self.nominal_note
-            .as_ref()
-            .map_or(String::new(), |n| format!("\n\n{n}"))
+        self.key_share_note.clone().unwrap_or_default()
+            + &self
+                .nominal_note
+                .as_ref()
+                .map_or(String::new(), |n| format!("\n\n{n}"))
     }
 
     /// The findings of this part (none without post-quantum rows).
