@@ -422,7 +422,7 @@ impl DeviceResults {
             .max_by(|a, b| a.error.abs().total_cmp(&b.error.abs()));
         if let Some(w) = worst {
             out.push(Finding::new(
-                "Bayoglu 2004, section 4.1 and Eq. 3.2-3.7: a handshake's client processing time is the sum of its messages, and the public-key operations make almost all of it.",
+                "Bayoglu 2004, section 4.1 and Eq. 3.2-3.7: a handshake's client processing time is the sum of its messages, and the public-key operations make almost all of it; judged on the Nokia 7650's 48 published client times.",
                 format!(
                     "Fitting one cost per operation to the Nokia 7650's 48 client times (Tables 4.1/4.2 x 4.3/4.4/4.7/4.8) and predicting each case with itself left out: median |error| {:.1} %, worst {:.1} % ({}).",
                     self.nokia.median_abs_error * 100.0, w.error.abs() * 100.0, w.case

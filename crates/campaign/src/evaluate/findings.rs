@@ -74,7 +74,7 @@ pub fn queue_variant_findings(q: &QueueResults) -> Vec<Finding> {
 fn gsm_csd_traversal(t: &TransmissionResults) -> Option<Finding> {
     let (m, sd) = t.eq41_summary()?;
     Some(Finding::new(
-        "Bayoglu 2004, Table 4.15: the GSM CSD one-way traversal delay is 391.3 ms (sd 90.0), from Eq. 4.1 on the 48 handshakes.",
+        "Bayoglu 2004, Table 4.15: the GSM CSD one-way traversal delay is 391.3 ms (sd 90.0), from Eq. 4.1 on the 48 handshakes; judged on the thesis' own Tables 4.11 and 4.12.",
         format!("Eq. 4.1 on Tables 4.11/4.12 (bytes x 8, R = 9600 bit/s, n = 6/4/5) gives {m:.1} ms, sd {sd:.1} ms over {} handshakes.", t.eq41.len()),
         if (m - 391.3).abs() < 0.05 && (sd - 90.0).abs() < 0.05 { Verdict::Confirmed } else { Verdict::Contradicted },
     )
@@ -97,7 +97,7 @@ fn gprs_traversal_units(t: &TransmissionResults) -> Option<Finding> {
         .count();
     let slots = t.eq42.len();
     Some(Finding::new(
-        "Bayoglu 2004, Eq. 4.2 and Table 4.14: the GPRS traversal delay is T_RTT/2 minus the 64-byte ping's serialisation (64 x 8 / R, bits over bit/s), and Table 4.14 is computed with it.",
+        "Bayoglu 2004, Eq. 4.2 and Table 4.14: the GPRS traversal delay is T_RTT/2 minus the 64-byte ping's serialisation (64 x 8 / R, bits over bit/s), and Table 4.14 is computed with it; judged on the time slots of the thesis' Tables 4.13 and 4.14.",
         format!(
             "12 PM slot: Eq. 4.2 as printed (bits) gives {:.1} ms; the published {:.1} ms is reproduced only with 64 / R (bytes over bit/s): {:.1} ms. In {slips} of the {slots} slots the table matches 64 / R and not the equation as printed.",
             noon.as_printed_ms, noon.published_ms, noon.bytes_over_bps_ms
@@ -134,7 +134,7 @@ fn category3_capacity(q: &QueueResults) -> Option<Finding> {
     };
     let (asp, corr) = (at(Variant::AsPublished)?, at(Variant::Corrected)?);
     Some(Finding::new(
-        "Bayoglu 2004, section 4.2: 72 handshakes/s is the practical upper limit of category 3 group 2 (mutual).",
+        "Bayoglu 2004, section 4.2: 72 handshakes/s is the practical upper limit of category 3 group 2 (mutual); judged on Eq. 3.12-3.21 with the thesis' published service times.",
         format!(
             "Eq. 3.12-3.21 as printed give {asp:.1} handshakes/s at rho = 1 for 283k/163k, not 72. Counting the jobs each handshake brings (and the gateway's ECDH the thesis leaves out) the same published service times give {corr:.1} handshakes/s, {:.1} times fewer.",
             asp / corr
@@ -358,7 +358,7 @@ fn fifo_server(q: &QueueResults) -> Option<Finding> {
     let rb = q.median_error(Setting::Bearer, |l| l.replay_ms)?;
     let rl = q.median_error(Setting::Loopback, |l| l.replay_ms)?;
     Some(Finding::new(
-        "The gateway behaves as the single FIFO server the queue models assume.",
+        "The gateway behaves as the single FIFO server the queue models assume, judged on every WTLS load point of both settings (an emulated bearer round trip, and bare loopback), whole windows.",
         format!(
             "A FIFO server replaying each run's own arrival instants and job occupancies (no assumption on the arrivals) matches the measured queueing wait to a median |error| of {:.0} % with the bearer round trip (worst {:.0} %) and {:.0} % on loopback (worst {:.0} %). Where the replay matches and P-K misses, the difference lies in the arrival stream, not in the server. Where the replay misses too, jobs waited longer than a FIFO server with the measured occupancies would make them: the worker was off its core while idle (the stalls of the finding on the corrected model), which no queue model of the gateway holds.",
             rb * 100.0,
@@ -408,7 +408,7 @@ fn published_queue_model_undecided(q: &QueueResults) -> Option<Finding> {
     };
     Some(
         Finding::new(
-            "Bayoglu 2004, Eq. 3.12 as published predicts the gateway's waiting time.",
+            "Bayoglu 2004, Eq. 3.12 as published predicts the gateway's waiting time; judged on the load test's undisturbed jobs, which did not run.",
             format!("Not decided in this run: {note}.{lower}"),
             Verdict::Inconclusive,
         )
@@ -436,7 +436,7 @@ fn key_exchange_term() -> Option<Finding> {
         verdict::below(v, 100.0 * MODEL_TOLERANCE, 0.0)
     }));
     Some(Finding::new(
-        "Bayoglu 2004, section 3.2 and Eq. 3.21: the gateway's queue jobs of a mutual ECDH_ECDSA handshake are the client's messages (ClientHello, Certificate, ChangeCipherSpec, Finished); no key exchange term is among them.",
+        "Bayoglu 2004, section 3.2 and Eq. 3.21: the gateway's queue jobs of a mutual ECDH_ECDSA handshake are the client's messages (ClientHello, Certificate, ChangeCipherSpec, Finished); no key exchange term is among them. Judged on the thesis' own Table 4.5.",
         format!(
             "The gateway still computes the ECDH premaster secret from the client's certified key: Table 4.5 gives T_M_S_CKX as {lo:.2} % ({}) to {hi:.2} % ({}) of T_PD_S over its {} cases. The corrected model charges it to the client Certificate job; the published one drops it.",
             lowest.keys.join("/"),
@@ -453,7 +453,7 @@ fn key_exchange_term() -> Option<Finding> {
 fn probe_overhead(p: &ProcessingResults) -> Option<Finding> {
     let o = p.probe_overhead_pct()?;
     Some(Finding::new(
-        "The per-message probes do not distort what they measure.",
+        "The per-message probes do not distort what they measure, judged on the processing part's WTLS cases on this machine.",
         format!("Median probe overhead over the cases: {o:.1} % of the handshake's CPU time (probe on vs off, interleaved)."),
         if o.abs() < 5.0 { Verdict::Confirmed } else { Verdict::Inconclusive },
     )
@@ -539,7 +539,7 @@ fn transmission_dominates(p: &ProcessingResults) -> Option<Finding> {
         ));
     }
     Some(Finding::new(
-        "Bayoglu 2004, section 4.4: transmission is the larger part of the overall handshake time for every ECDH_ECDSA suite and for server-authenticated RSA of categories 1 and 2; processing is the larger part for mutual RSA and server-authenticated category 3 RSA.",
+        "Bayoglu 2004, section 4.4: transmission is the larger part of the overall handshake time for every ECDH_ECDSA suite and for server-authenticated RSA of categories 1 and 2; processing is the larger part for mutual RSA and server-authenticated category 3 RSA. Judged on the thesis' own Tables 4.1/4.2 and 4.12 (GSM CSD, the one bearer with per-case transmission times).",
         evidence,
         overall.verdict(),
     )
@@ -581,7 +581,7 @@ fn transmission_model(t: &TransmissionResults) -> Option<Finding> {
     }
     let (thesis, ours) = traversal_counts(&t.bearer)?;
     Some(Finding::new(
-        "Our bearer emulator delivers what our flight model (Eq. 3.84 per flight, one traversal per datagram crossing) predicts for the same rates and traversal delay.",
+        "Our bearer emulator delivers what our flight model (Eq. 3.84 per flight, one traversal per datagram crossing) predicts for the same rates and traversal delay, judged per bearer on the transmission part's WTLS handshakes.",
         format!(
             "Real handshakes through the emulated bearers: median |model - measured| / measured per bearer: {}; pooled {:.1} % (target 5 % per bearer). The emulator enforces the rate and traversal parameters the model uses, so this checks the emulator, not Eq. 3.84 against a real bearer (the devices part tests Eq. 3.84 on the thesis' live GSM CSD data).\n\nTraversals per handshake in these cases: the thesis' Eq. 3.84 counts 2 x applicable messages, {}; ours counts one per datagram crossing the link (each flight is one datagram here), {}.",
             per_bearer.join("; "),
@@ -665,7 +665,7 @@ fn public_key_bound(p: &ProcessingResults) -> Option<Finding> {
     };
     Some(
         Finding::new(
-            "A handshake's gateway CPU time is bounded below by its public-key operations.",
+            "A handshake's gateway CPU time is bounded below by its public-key operations, judged on every WTLS case of the processing part on this machine.",
             evidence,
             verdict,
         )
@@ -924,6 +924,13 @@ mod tests {
             assert!(!c.rule.is_empty(), "{}", c.claim);
         }
         assert!(f.iter().all(|f| !f.rule.is_empty()));
+    }
+
+    #[test]
+    fn every_claim_states_the_set_it_is_judged_on() {
+        for f in published_only(vec![]) {
+            assert!(f.claim.to_lowercase().contains("judged on"), "{}", f.claim);
+        }
     }
 
     #[test]
