@@ -799,17 +799,9 @@ mod tests {
     }
 
     fn premise_verdict(points: Vec<crate::evaluate::queue::LoadPoint>) -> Verdict {
-        let q = QueueResults {
-            rows: vec![],
-            load: points,
-            modern: vec![],
-            capacities: vec![],
-            load_note: None,
-            modern_note: None,
-            variants: Default::default(),
-            stage_seconds: Vec::new(),
-        };
-        corrected_queue_model(&q).unwrap().verdict
+        corrected_queue_model(&QueueResults::judgement_view(points))
+            .unwrap()
+            .verdict
     }
 
     fn protocols_finding(points: Vec<crate::evaluate::queue::LoadPoint>) -> Finding {
@@ -851,17 +843,7 @@ mod tests {
     }
 
     fn published_finding(points: Vec<crate::evaluate::queue::LoadPoint>) -> Finding {
-        let q = QueueResults {
-            rows: vec![],
-            load: points,
-            modern: vec![],
-            capacities: vec![],
-            load_note: None,
-            modern_note: None,
-            variants: Default::default(),
-            stage_seconds: Vec::new(),
-        };
-        published_queue_model(&q).unwrap()
+        published_queue_model(&QueueResults::judgement_view(points)).unwrap()
     }
 
     #[test]

@@ -69,6 +69,19 @@ pub enum Kind {
     Dtls13(wtlsperf_drivers::protocols::dtls13::Dtls13Suite),
 }
 
+/// The flights measured at `bearer`'s datagram payload limit, else `default`.
+fn flights_at_limit<'a>(
+    by_limit: &'a [(u16, Vec<Flight>)],
+    default: &'a [Flight],
+    bearer: &LinkProfile,
+) -> &'a [Flight] {
+    let limit = bearer.datagram_payload_limit();
+    by_limit
+        .iter()
+        .find(|(l, _)| *l == limit)
+        .map_or(default, |(_, f)| f)
+}
+
 /// One handshake configuration with its in-memory measurements.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -132,11 +145,7 @@ impl Config {
     /// The flights over `bearer`: fragmented to its datagram payload limit where they
     /// were measured at it, else [`Config::flights`].
     pub fn flights_over(&self, bearer: &LinkProfile) -> &[Flight] {
-        let limit = bearer.datagram_payload_limit();
-        self.flights_by_payload_limit
-            .iter()
-            .find(|(l, _)| *l == limit)
-            .map_or(&self.flights, |(_, f)| f)
+        flights_at_limit(&self.flights_by_payload_limit, &self.flights, bearer)
     }
 
     /// Flights / 2.

@@ -208,10 +208,10 @@ impl QueueResults {
         )
     }
 
-    /// A set of bearer-setting points (the variants, a protocol's) against the corrected
-    /// model, the replay and the undisturbed view, as the load test's own are judged.
-    pub fn judgement_of(points: Vec<LoadPoint>) -> ProtocolJudgement {
-        let view = QueueResults {
+    /// Results holding `points` as the load test's own and nothing else: the view a
+    /// set of points is judged through.
+    pub fn judgement_view(points: Vec<LoadPoint>) -> QueueResults {
+        QueueResults {
             rows: Vec::new(),
             load: points,
             modern: Vec::new(),
@@ -220,7 +220,13 @@ impl QueueResults {
             modern_note: None,
             variants: Variants::default(),
             stage_seconds: Vec::new(),
-        };
+        }
+    }
+
+    /// A set of bearer-setting points (the variants, a protocol's) against the corrected
+    /// model, the replay and the undisturbed view, as the load test's own are judged.
+    pub fn judgement_of(points: Vec<LoadPoint>) -> ProtocolJudgement {
+        let view = QueueResults::judgement_view(points);
         ProtocolJudgement {
             corrected: view.corrected_judgement(),
             replay: view.judge(

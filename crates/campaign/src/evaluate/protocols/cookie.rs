@@ -40,11 +40,7 @@ pub struct CookieFree {
 impl CookieFree {
     /// The flights over `bearer`, as [`Config::flights_over`].
     pub fn flights_over(&self, bearer: &LinkProfile) -> &[Flight] {
-        let limit = bearer.datagram_payload_limit();
-        self.flights_by_payload_limit
-            .iter()
-            .find(|(l, _)| *l == limit)
-            .map_or(&self.flights, |(_, f)| f)
+        super::flights_at_limit(&self.flights_by_payload_limit, &self.flights, bearer)
     }
 
     fn of(kind: Kind, shape: &MemoryRun, server_us: &[f64]) -> CookieFree {
@@ -140,16 +136,7 @@ fn dtls13(
     let (shape, server) =
         ctx.without_ticker(|| runs(reps, || run_in_memory(cfg.client()?, || cfg.server())))?;
     let mut free = CookieFree::of(kind, &shape, &server);
-    let mut limits: Vec<u16> = ctx
-        .catalogue
-        .bearers
-        .profiles()
-        .iter()
-        .map(|b| b.datagram_payload_limit())
-        .collect();
-    limits.sort_unstable();
-    limits.dedup();
-    for limit in limits {
+    for limit in super::dtls13_configs::payload_limits(ctx) {
         let cfg = Dtls13Config::new(suite)?
             .with_mtu(limit)
             .without_cookie_exchange();

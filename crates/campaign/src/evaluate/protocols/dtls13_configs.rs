@@ -90,6 +90,18 @@ pub fn configs(ctx: &Ctx, reps: usize) -> anyhow::Result<Vec<Config>> {
 /// headers its runs send. The flights' shape does not depend on timing, so one
 /// handshake per limit gives them.
 fn at_bearer_limits(ctx: &Ctx, suite: Dtls13Suite) -> anyhow::Result<Vec<(u16, Vec<Flight>)>> {
+    payload_limits(ctx)
+        .into_iter()
+        .map(|limit| {
+            let cfg = Dtls13Config::new(suite)?.with_mtu(limit);
+            let run = run_in_memory(cfg.client()?, || cfg.server())?;
+            Ok((limit, run.flights()))
+        })
+        .collect()
+}
+
+/// The distinct datagram payload limits of the catalogue's bearers, smallest first.
+pub fn payload_limits(ctx: &Ctx) -> Vec<u16> {
     let mut limits: Vec<u16> = ctx
         .catalogue
         .bearers
@@ -100,11 +112,4 @@ fn at_bearer_limits(ctx: &Ctx, suite: Dtls13Suite) -> anyhow::Result<Vec<(u16, V
     limits.sort_unstable();
     limits.dedup();
     limits
-        .into_iter()
-        .map(|limit| {
-            let cfg = Dtls13Config::new(suite)?.with_mtu(limit);
-            let run = run_in_memory(cfg.client()?, || cfg.server())?;
-            Ok((limit, run.flights()))
-        })
-        .collect()
 }
