@@ -193,19 +193,6 @@ impl Config {
         None
     }
 
-    /// Whether the configuration's session keys survive a later theft of a long-term
-    /// key, from the protocol's own module.
-    pub fn forward_secrecy(&self) -> wtlsperf_drivers::protocols::ForwardSecrecy {
-        use wtlsperf_drivers::protocols::{dtls, edhoc, wtls_forward_secrecy};
-        match self.kind {
-            Kind::Wtls(case, _) => wtls_forward_secrecy(case),
-            Kind::Modern(Suite::EdhocMethod3Suite2) => edhoc::FORWARD_SECRECY,
-            Kind::Modern(s) => dtls::forward_secrecy(s),
-            #[cfg(feature = "dtls13")]
-            Kind::Dtls13(s) => s.forward_secrecy(),
-        }
-    }
-
     /// WTLS 256p/256p: the like-for-like case of the P-256 suites.
     pub fn is_wtls_p256(&self) -> bool {
         matches!(self.kind, Kind::Wtls(c, _) if c.to_string() == "256p/256p")

@@ -344,6 +344,23 @@ impl RecordResults {
         Some((wtlsperf_models::stats::mean(&v)?, v.len()))
     }
 
+    /// How ours is averaged, quoting how Herwono-Liebhardt averaged theirs.
+    fn averaging_note(&self) -> String {
+        let sizes = self
+            .rows
+            .iter()
+            .filter(|r| (256..=8192).contains(&r.payload_bytes))
+            .map(|r| r.payload_bytes)
+            .collect::<std::collections::BTreeSet<_>>();
+        format!(
+            "Herwono-Liebhardt average their throughput over user data of 256 to 8192 bytes ({}: \"{}\"); ours is averaged the same way, the mean of the throughputs at the {} payload sizes measured ({}), the ratio taken on it, with the largest payload beside it; every size is in record_layer.csv.",
+            passages::RECORD_THROUGHPUT_AVERAGED.place,
+            passages::RECORD_THROUGHPUT_AVERAGED.quote,
+            sizes.len(),
+            sizes.iter().map(|b| format!("{b} B")).collect::<Vec<_>>().join(", "),
+        )
+    }
+
     /// The sentence on Twofish's throughput, from the raw ciphers' costs measured in the
     /// run: the block function, not the key schedule, sets it.
     fn twofish_note(&self) -> Option<String> {
@@ -443,19 +460,7 @@ impl RecordResults {
                 pub_v.push(published);
             }
         }
-        let sizes = self
-            .rows
-            .iter()
-            .filter(|r| (256..=8192).contains(&r.payload_bytes))
-            .map(|r| r.payload_bytes)
-            .collect::<std::collections::BTreeSet<_>>();
-        let mut t = t.note(format!(
-            "Herwono-Liebhardt average their throughput over user data of 256 to 8192 bytes ({}: \"{}\"); ours is averaged the same way, the mean of the throughputs at the {} payload sizes measured ({}), the ratio taken on it, with the largest payload beside it; every size is in record_layer.csv.",
-            passages::RECORD_THROUGHPUT_AVERAGED.place,
-            passages::RECORD_THROUGHPUT_AVERAGED.quote,
-            sizes.len(),
-            sizes.iter().map(|b| format!("{b} B")).collect::<Vec<_>>().join(", "),
-        ));
+        let mut t = t.note(self.averaging_note());
         if let Some(note) = self.twofish_note() {
             t = t.note(note);
         }

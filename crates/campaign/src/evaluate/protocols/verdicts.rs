@@ -34,6 +34,21 @@ impl Reading {
     }
 }
 
+impl Config {
+    /// Whether the configuration's session keys survive a later theft of a long-term
+    /// key, from the protocol's own module.
+    pub fn forward_secrecy(&self) -> wtlsperf_drivers::protocols::ForwardSecrecy {
+        use wtlsperf_drivers::protocols::{dtls, edhoc, wtls_forward_secrecy};
+        match self.kind {
+            Kind::Wtls(case, _) => wtls_forward_secrecy(case),
+            Kind::Modern(Suite::EdhocMethod3Suite2) => edhoc::FORWARD_SECRECY,
+            Kind::Modern(s) => dtls::forward_secrecy(s),
+            #[cfg(feature = "dtls13")]
+            Kind::Dtls13(s) => s.forward_secrecy(),
+        }
+    }
+}
+
 /// How a comparison of WTLS with DTLS states the forward-secrecy difference; a test holds
 /// every such finding to it.
 pub(crate) const FORWARD_SECRECY: &str = "Forward secrecy:";
