@@ -317,7 +317,7 @@ impl WapModelResults {
             .count();
         let thesis_fit = self.wtp.iter().filter(|r| fits(r.model_error_pct)).count();
         let mut lines = vec![format!(
-            "Eq. 3.84 with the datagrams the relay counted as the traversals (every datagram, including those off the critical path such as a final acknowledgement) lies within {:.0} % of the measured median in {counted_fit} of {} rows (bearer, case, fetch). Not judged, and why: with two traversals per applicable message, as the thesis counts them, {thesis_fit} of {} rows lie within {:.0} %, but the emulator charges one traversal per datagram, so that count fits exactly when our WTP stack sends two datagrams per message; it measures our packing, not the thesis' claim, which the finding on Eq. 3.84 and the thesis' live GSM CSD handshakes (Table 4.12) tests instead.",
+            "Eq. 3.84 with the datagrams the relay counted as the traversals (every datagram, including those off the critical path such as a final acknowledgement) lies within {:.0} % of the measured median in {counted_fit} of {} rows (bearer, case, fetch). Not judged, and why: with two traversals per applicable message, as the thesis counts them, {thesis_fit} of {} rows lie within {:.0} %, but the emulator charges one traversal per datagram, so that count fits exactly when our WTP stack sends two datagrams per message; it measures our packing, not the thesis' claim, which the finding on Eq. 3.84 tests on the thesis' live GSM CSD handshakes (Table 4.12) instead.",
             100.0 * FIT_TOLERANCE,
             self.wtp.len(),
             self.wtp.len(),

@@ -65,6 +65,8 @@ pub struct CookieRow {
     pub cookie_exchange: bool,
     pub bearer: BearerName,
     pub device: DeviceName,
+    /// Payload bytes and datagrams both ways, of the flights at the bearer's payload
+    /// limit.
     pub bytes: usize,
     pub datagrams: usize,
     pub round_trips: f64,
@@ -168,23 +170,23 @@ pub fn rows(
             let Ok(bearer) = catalogue.bearer(r.bearer.as_str()) else {
                 continue;
             };
-            let flights = f.flights_over(bearer);
+            let (on, flights) = (c.flights_over(bearer), f.flights_over(bearer));
             out.push(CookieRow {
                 protocol: r.protocol,
                 suite: r.suite.clone(),
                 cookie_exchange: true,
                 bearer: r.bearer.clone(),
                 device: r.device.clone(),
-                bytes: c.bytes,
-                datagrams: c.datagrams,
-                round_trips: c.flights_over(bearer).len() as f64 / 2.0,
+                bytes: total(on, |f| f.bytes),
+                datagrams: total(on, |f| f.datagrams),
+                round_trips: on.len() as f64 / 2.0,
                 modelled_ms: r.modelled_ms,
                 measured_ms: r.measured_ms,
             });
             out.push(CookieRow {
                 cookie_exchange: false,
-                bytes: f.bytes,
-                datagrams: f.datagrams,
+                bytes: total(flights, |f| f.bytes),
+                datagrams: total(flights, |f| f.datagrams),
                 round_trips: flights.len() as f64 / 2.0,
                 modelled_ms: r.client_ms.map(|client| {
                     model::duration_ms(flights, bearer, client, f.server_cpu_us / 1e3)
@@ -195,6 +197,11 @@ pub fn rows(
         }
     }
     out
+}
+
+/// A sum over flights (bytes or datagrams), both ways.
+fn total(flights: &[Flight], of: impl Fn(&Flight) -> u32) -> usize {
+    flights.iter().map(|f| of(f) as usize).sum()
 }
 
 /// With the cookie minus without it, on the same bearer and device (ms): the cookie

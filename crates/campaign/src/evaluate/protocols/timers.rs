@@ -26,7 +26,7 @@ pub struct TimerRow {
     pub backoff: f64,
     pub ceiling_s: Option<f64>,
     pub max_retransmissions: u32,
-    pub source: &'static str,
+    pub source: String,
 }
 
 /// Each protocol's timers with its own first timer, or with an equal one of
@@ -88,7 +88,13 @@ pub fn rows<'a>(bearers: impl Iterator<Item = &'a LinkProfile>) -> Vec<TimerRow>
                     backoff: t.backoff,
                     ceiling_s: t.ceiling_s,
                     max_retransmissions: t.max_retransmissions,
-                    source: t.source,
+                    source: match equal_s {
+                        Some(s) => format!(
+                            "equal-timer variant: the first timer {s} s for every protocol, doubling, the protocol's own limit; the protocol's own: {}",
+                            t.source
+                        ),
+                        None => t.source.to_owned(),
+                    },
                 };
                 if equal_s.is_some() {
                     equal.push(row);
@@ -132,7 +138,7 @@ pub fn table(rows: &[TimerRow]) -> Table {
             Cell::num(r.backoff, 0),
             Cell::opt(r.ceiling_s, 0),
             Cell::num(f64::from(r.max_retransmissions), 0),
-            Cell::text(r.source),
+            Cell::text(&r.source),
         ]);
     }
     t
