@@ -520,7 +520,15 @@ pub fn run(
     #[cfg(feature = "dtls13")]
     configs.extend(dtls13_configs::configs(ctx, plan.suite_reps)?);
     stages.lap("in-memory suites");
-    let cookie_free = cookie::measure(ctx, &configs, plan.suite_reps)?;
+    let mut cookie_free = cookie::measure(ctx, &configs, plan.suite_reps)?;
+    {
+        let over: Vec<&LinkProfile> = plan
+            .bearers
+            .iter()
+            .map(|b| ctx.catalogue.bearer(b.as_str()))
+            .collect::<anyhow::Result<_>>()?;
+        cookie::measure_over_bearers(ctx, &mut cookie_free, &over, plan.runs)?;
+    }
     stages.lap("without the cookie exchange");
     ctx.step("protocols: peer anchors beside our gateway");
     let peers = ctx.without_ticker(|| compare::anchors_beside_ours(store, plan.peer_reps, 10))?;

@@ -20,8 +20,9 @@ use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, HandshakeServe
 /// 9 s (RFC 7925), so a handshake may take minutes.
 const BEARER_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// A gateway for the bearer runs, serving `servers`.
-fn bearer_gateway<S: wtlsperf_spine::Handshake + Send + 'static>(
+/// A gateway for the bearer runs, serving `servers` (also a configuration outside
+/// [`ModernConfigs`], such as DTLS without the cookie exchange).
+pub fn bearer_gateway<S: wtlsperf_spine::Handshake + Send + 'static>(
     servers: HandshakeServers<S>,
 ) -> anyhow::Result<GatewayHandle> {
     let mut cfg = GatewayConfig::lab("127.0.0.1:0".parse()?, servers);

@@ -7,8 +7,9 @@
 //! measured in memory without it (bytes, datagrams, flights, server CPU, the DTLS 1.3
 //! flights at every bearer's payload limit), and its handshake time over every compared
 //! bearer and device is the same model T_H (Eq. 3.84 over the flights, plus the device's
-//! client time and this machine's server CPU) as the rows with it. The rows without the
-//! cookie are modelled only: the emulated runs measure the defaults.
+//! client time and this machine's server CPU) as the rows with it. Real handshakes
+//! without the cookie run over the emulated bearers with this machine's client, as the
+//! defaults do ([`measure_over_bearers`]); the other devices' rows are modelled.
 
 use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::stats::median;
@@ -19,8 +20,11 @@ use wtlsperf_spine::Protocol;
 use super::{Config, Kind, ProtocolRow};
 use crate::evaluate::context::Ctx;
 use crate::evaluate::vocabulary::{BearerName, Catalogue, DeviceName};
+use wtlsperf_drivers::gateway::{GatewayHandle, HandshakeServers};
+use wtlsperf_drivers::protocols::bearer_jobs::{bearer_gateway, run_concurrently};
 use wtlsperf_drivers::protocols::dtls::DtlsConfig;
 use wtlsperf_drivers::protocols::model;
+use wtlsperf_drivers::protocols::udp::client_over_bearer;
 use wtlsperf_drivers::protocols::{run_in_memory, MemoryRun, Suite};
 
 /// A compared DTLS configuration measured without the cookie exchange.
@@ -35,6 +39,9 @@ pub struct CookieFree {
     pub flights_by_payload_limit: Vec<(u16, Vec<Flight>)>,
     /// Median server thread CPU per handshake (µs).
     pub server_cpu_us: f64,
+    /// Mean duration of real handshakes over the emulated bearers with this machine's
+    /// client (ms), and their count, per bearer ([`measure_over_bearers`]).
+    pub measured: Vec<(BearerName, f64, usize)>,
 }
 
 impl CookieFree {
@@ -51,6 +58,7 @@ impl CookieFree {
             flights: shape.flights(),
             flights_by_payload_limit: Vec::new(),
             server_cpu_us: median(server_us).unwrap_or(f64::NAN),
+            measured: Vec::new(),
         }
     }
 }
@@ -104,6 +112,108 @@ pub fn measure(ctx: &Ctx, configs: &[Config], reps: usize) -> anyhow::Result<Vec
         }
     }
     Ok(out)
+}
+
+/// One real handshake of a cookie-free configuration over an emulated bearer, this
+/// machine's client: its duration (ms).
+type Runner = Box<dyn Fn(u64) -> anyhow::Result<f64> + Sync>;
+
+/// Real handshakes without the cookie exchange over every bearer of `bearers`, `runs`
+/// each, this machine's client, each configuration behind its own gateway as the
+/// defaults are: fills [`CookieFree::measured`].
+pub fn measure_over_bearers(
+    ctx: &Ctx,
+    free: &mut [CookieFree],
+    bearers: &[&LinkProfile],
+    runs: usize,
+) -> anyhow::Result<()> {
+    let mut gateways = Vec::new();
+    let mut runners: Vec<(usize, usize, Runner)> = Vec::new();
+    for (fi, f) in free.iter().enumerate() {
+        for (bi, b) in bearers.iter().enumerate() {
+            if let Some((gateway, run)) = runner(f.kind, b)? {
+                gateways.push(gateway);
+                runners.push((fi, bi, run));
+            }
+        }
+    }
+    let jobs: Vec<(usize, u64)> = (0..runners.len())
+        .flat_map(|r| (0..runs).map(move |i| (r, 25_000 + (r * 100 + i) as u64)))
+        .collect();
+    ctx.step(&format!(
+        "protocols: {} handshakes without the cookie exchange over the emulated bearers",
+        jobs.len()
+    ));
+    let outcomes = run_concurrently(&jobs, PARALLEL_RUNS, |_, (r, seed)| (runners[*r].2)(*seed));
+    for (ri, (fi, bi, _)) in runners.iter().enumerate() {
+        let ms: Vec<f64> = jobs
+            .iter()
+            .zip(&outcomes)
+            .filter(|((r, _), _)| *r == ri)
+            .filter_map(|(_, o)| o.as_ref().ok().copied())
+            .collect();
+        if let Some(m) = wtlsperf_models::stats::mean(&ms) {
+            free[*fi]
+                .measured
+                .push((BearerName::of(bearers[*bi]), m, ms.len()));
+        }
+    }
+    for g in gateways {
+        g.shutdown();
+    }
+    Ok(())
+}
+
+/// Real handshakes at once: each mostly waits on its emulated link.
+const PARALLEL_RUNS: usize = 64;
+
+/// The gateway and the runner of one cookie-free configuration over `bearer`, or `None`
+/// for a kind without one.
+fn runner(kind: Kind, bearer: &LinkProfile) -> anyhow::Result<Option<(GatewayHandle, Runner)>> {
+    let deadline = std::time::Duration::from_secs(120);
+    let profile = bearer.clone();
+    match kind {
+        Kind::Modern(suite) => {
+            let cfg =
+                std::sync::Arc::new(DtlsConfig::without_cookie_exchange(suite)?.in_real_time());
+            let server = std::sync::Arc::clone(&cfg);
+            let gateway = bearer_gateway(HandshakeServers {
+                protocol: Protocol::Dtls12,
+                make: std::sync::Arc::new(move || server.server()),
+            })?;
+            let addr = gateway.local_addr();
+            let run: Runner = Box::new(move |seed| {
+                Ok(
+                    client_over_bearer(cfg.client()?, addr, &profile, seed, None, deadline)?
+                        .duration_ms,
+                )
+            });
+            Ok(Some((gateway, run)))
+        }
+        #[cfg(feature = "dtls13")]
+        Kind::Dtls13(suite) => {
+            use wtlsperf_drivers::protocols::dtls13::Dtls13Config;
+            let cfg = std::sync::Arc::new(
+                Dtls13Config::new(suite)?
+                    .with_mtu(bearer.datagram_payload_limit())
+                    .without_cookie_exchange(),
+            );
+            let server = std::sync::Arc::clone(&cfg);
+            let gateway = bearer_gateway(HandshakeServers {
+                protocol: Protocol::Dtls13,
+                make: std::sync::Arc::new(move || server.server()),
+            })?;
+            let addr = gateway.local_addr();
+            let run: Runner = Box::new(move |seed| {
+                Ok(
+                    client_over_bearer(cfg.client()?, addr, &profile, seed, None, deadline)?
+                        .duration_ms,
+                )
+            });
+            Ok(Some((gateway, run)))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// `reps` handshakes: the first one's shape and every server CPU (µs).
@@ -191,7 +301,14 @@ pub fn rows(
                 modelled_ms: r.client_ms.map(|client| {
                     model::duration_ms(flights, bearer, client, f.server_cpu_us / 1e3)
                 }),
-                measured_ms: None,
+                measured_ms: (r.device == DeviceName::this_machine())
+                    .then(|| {
+                        f.measured
+                            .iter()
+                            .find(|(b, _, _)| *b == r.bearer)
+                            .map(|m| m.1)
+                    })
+                    .flatten(),
                 ..out.last().cloned().expect("pushed above")
             });
         }
@@ -228,7 +345,7 @@ pub fn table(rows: &[CookieRow], ctx: &Ctx) -> Table {
         "protocols_cookie",
         "DTLS with and without the cookie exchange (this machine's client)",
     )
-    .caption("The cookie exchange (DTLS 1.2's HelloVerifyRequest, DTLS 1.3's HelloRetryRequest with a cookie) is the DTLS default and WTLS has none. Bytes and round trips from the in-memory runs (DTLS 1.3 at the bearer's payload limit); time modelled for both, and measured over the emulated bearers for the defaults. Where the ML-KEM ClientHello would not fit one datagram at the bearer's payload limit, wolfSSL's first ClientHello carries no key share, so a HelloRetryRequest asks for it with or without the cookie; where it fits (GSM CSD's 1472 bytes) the first ClientHello carries it, and the cookie exchange makes the client send it twice.")
+    .caption("The cookie exchange (DTLS 1.2's HelloVerifyRequest, DTLS 1.3's HelloRetryRequest with a cookie) is the DTLS default and WTLS has none. Bytes and round trips from the in-memory runs at the bearer's payload limit; time modelled for both, and measured over the emulated bearers for both (the cookie-free server behind its own gateway). Where the ML-KEM ClientHello would not fit one datagram at the bearer's payload limit, wolfSSL's first ClientHello carries no key share, so a HelloRetryRequest asks for it with or without the cookie; where it fits (GSM CSD's 1472 bytes) the first ClientHello carries it, and the cookie exchange makes the client send it twice.")
     .column(Column::label("protocol"))
     .column(Column::label("suite"))
     .column(Column::label("cookie exchange"))
