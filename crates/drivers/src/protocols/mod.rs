@@ -524,7 +524,6 @@ mod tests {
         assert!(!wtls_forward_secrecy(case("rsa1024/rsa1024")).holds);
         assert!(dtls::forward_secrecy(Suite::DtlsEcdheEcdsa { mutual: false }).holds);
         assert!(!dtls::forward_secrecy(Suite::DtlsPsk).holds);
-        assert!(edhoc::FORWARD_SECRECY.holds);
     }
 
     #[test]
