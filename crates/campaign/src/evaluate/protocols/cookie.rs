@@ -167,53 +167,64 @@ pub fn measure_over_bearers(
 /// Real handshakes at once: each mostly waits on its emulated link.
 const PARALLEL_RUNS: usize = 64;
 
+/// How long one real handshake may take over a bearer.
+const RUN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// The gateway and the runner of one cookie-free configuration over `bearer`, or `None`
 /// for a kind without one.
 fn runner(kind: Kind, bearer: &LinkProfile) -> anyhow::Result<Option<(GatewayHandle, Runner)>> {
-    let deadline = std::time::Duration::from_secs(120);
-    let profile = bearer.clone();
     match kind {
-        Kind::Modern(suite) => {
-            let cfg =
-                std::sync::Arc::new(DtlsConfig::without_cookie_exchange(suite)?.in_real_time());
-            let server = std::sync::Arc::clone(&cfg);
-            let gateway = bearer_gateway(HandshakeServers {
-                protocol: Protocol::Dtls12,
-                make: std::sync::Arc::new(move || server.server()),
-            })?;
-            let addr = gateway.local_addr();
-            let run: Runner = Box::new(move |seed| {
-                Ok(
-                    client_over_bearer(cfg.client()?, addr, &profile, seed, None, deadline)?
-                        .duration_ms,
-                )
-            });
-            Ok(Some((gateway, run)))
-        }
+        Kind::Modern(suite @ (Suite::DtlsEcdheEcdsa { .. } | Suite::DtlsPsk)) => serve(
+            Protocol::Dtls12,
+            DtlsConfig::without_cookie_exchange(suite)?.in_real_time(),
+            DtlsConfig::server,
+            DtlsConfig::client,
+            bearer,
+        )
+        .map(Some),
         #[cfg(feature = "dtls13")]
         Kind::Dtls13(suite) => {
             use wtlsperf_drivers::protocols::dtls13::Dtls13Config;
-            let cfg = std::sync::Arc::new(
+            serve(
+                Protocol::Dtls13,
                 Dtls13Config::new(suite)?
                     .with_mtu(bearer.datagram_payload_limit())
                     .without_cookie_exchange(),
-            );
-            let server = std::sync::Arc::clone(&cfg);
-            let gateway = bearer_gateway(HandshakeServers {
-                protocol: Protocol::Dtls13,
-                make: std::sync::Arc::new(move || server.server()),
-            })?;
-            let addr = gateway.local_addr();
-            let run: Runner = Box::new(move |seed| {
-                Ok(
-                    client_over_bearer(cfg.client()?, addr, &profile, seed, None, deadline)?
-                        .duration_ms,
-                )
-            });
-            Ok(Some((gateway, run)))
+                Dtls13Config::server,
+                Dtls13Config::client,
+                bearer,
+            )
+            .map(Some)
         }
         _ => Ok(None),
     }
+}
+
+/// `cfg`'s servers behind a bearer gateway, and a runner of its clients over `bearer`.
+fn serve<T, S, C>(
+    protocol: Protocol,
+    cfg: T,
+    server: fn(&T) -> anyhow::Result<S>,
+    client: fn(&T) -> anyhow::Result<C>,
+    bearer: &LinkProfile,
+) -> anyhow::Result<(GatewayHandle, Runner)>
+where
+    T: Send + Sync + 'static,
+    S: wtlsperf_spine::Handshake + Send + 'static,
+    C: wtlsperf_spine::Handshake + 'static,
+{
+    let cfg = std::sync::Arc::new(cfg);
+    let on_server = std::sync::Arc::clone(&cfg);
+    let gateway = bearer_gateway(HandshakeServers {
+        protocol,
+        make: std::sync::Arc::new(move || server(&on_server)),
+    })?;
+    let (addr, profile) = (gateway.local_addr(), bearer.clone());
+    let run: Runner = Box::new(move |seed| {
+        let run = client_over_bearer(client(&cfg)?, addr, &profile, seed, None, RUN_DEADLINE)?;
+        Ok(run.duration_ms)
+    });
+    Ok((gateway, run))
 }
 
 /// `reps` handshakes: the first one's shape and every server CPU (µs).
@@ -409,5 +420,18 @@ mod tests {
         let rows = vec![row(true, 3000.0), row(false, 2082.0)];
         assert_eq!(price_ms(&rows, &rows[0]), Some(918.0));
         assert_eq!(price_ms(&rows[..1], &rows[0]), None);
+    }
+
+    /// A cookie-free DTLS 1.2 server behind its own gateway completes real handshakes
+    /// over an emulated bearer; kinds without a cookie exchange get no runner.
+    #[test]
+    fn the_cookie_free_server_runs_over_an_emulated_bearer() {
+        let lte_m = wtlsperf_bearer::profile("lte-m").unwrap();
+        let kind = Kind::Modern(Suite::DtlsEcdheEcdsa { mutual: false });
+        let (gateway, run) = runner(kind, &lte_m).unwrap().unwrap();
+        run(7).unwrap();
+        gateway.shutdown();
+        let edhoc = Kind::Modern(Suite::EdhocMethod3Suite2);
+        assert!(matches!(runner(edhoc, &lte_m), Ok(None)));
     }
 }
