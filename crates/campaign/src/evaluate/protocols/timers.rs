@@ -108,6 +108,25 @@ pub fn rows<'a>(bearers: impl Iterator<Item = &'a LinkProfile>) -> Vec<TimerRow>
     out
 }
 
+/// The rows that differ only by bearer, once, with their bearers listed (every
+/// protocol but WTLS has the same timers on every bearer).
+fn grouped(rows: &[TimerRow]) -> Vec<(&TimerRow, String)> {
+    let mut out: Vec<(&TimerRow, Vec<&str>)> = Vec::new();
+    for r in rows {
+        let same = |o: &&TimerRow| {
+            TimerRow {
+                bearer: r.bearer.clone(),
+                ..(*o).clone()
+            } == *r
+        };
+        match out.iter_mut().find(|(o, _)| same(o)) {
+            Some((_, bearers)) => bearers.push(r.bearer.as_str()),
+            None => out.push((r, vec![r.bearer.as_str()])),
+        }
+    }
+    out.into_iter().map(|(r, b)| (r, b.join(", "))).collect()
+}
+
 /// The report's table of the timers.
 pub fn table(rows: &[TimerRow]) -> Table {
     let from_code = || Provenance::derived("the protocol's module, as set on its library");
@@ -124,7 +143,7 @@ pub fn table(rows: &[TimerRow]) -> Table {
     .column(Column::new("largest timer", Some("s"), from_code()))
     .column(Column::new("retransmissions", None, from_code()))
     .column(Column::label("source"));
-    for r in rows {
+    for (r, bearers) in grouped(rows) {
         let first = if (r.initial_timer_max_s - r.initial_timer_s).abs() > 1e-9 {
             format!("{:.1}-{:.1}", r.initial_timer_s, r.initial_timer_max_s)
         } else {
@@ -132,7 +151,7 @@ pub fn table(rows: &[TimerRow]) -> Table {
         };
         t = t.row(vec![
             Cell::text(r.protocol.name()),
-            Cell::text(r.bearer.as_str()),
+            Cell::text(bearers),
             Cell::text(&r.timers),
             Cell::text(first),
             Cell::num(r.backoff, 0),
@@ -179,5 +198,24 @@ mod tests {
             first, 1.0,
             "over LTE-M the equal first timer is RFC 6347's 1 s"
         );
+    }
+
+    #[test]
+    fn the_table_lists_a_schedule_once_with_its_bearers() {
+        let catalogue = crate::evaluate::vocabulary::Catalogue::shipped().unwrap();
+        let rows = rows(catalogue.compared_bearers());
+        let g = grouped(&rows);
+        let dtls: Vec<_> = g
+            .iter()
+            .filter(|(r, _)| r.protocol == Protocol::Dtls12 && r.timers == "default")
+            .collect();
+        assert_eq!(dtls.len(), 1);
+        assert!(dtls[0].1.contains("gsm-csd") && dtls[0].1.contains("lte-m"));
+        // WTLS's timer is the bearer's: one row a bearer.
+        let wtls = g
+            .iter()
+            .filter(|(r, _)| r.protocol == Protocol::Wtls && r.timers == "default")
+            .count();
+        assert_eq!(wtls, catalogue.compared_bearers().count());
     }
 }
