@@ -126,20 +126,7 @@ pub fn contender(text: &str) -> Result<Contender, ContenderError> {
     entry.parse(c.trim()).map_err(ContenderError::Unknown)
 }
 
-/// A protocol's retransmission defaults, with the section of the standard they follow.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Timers {
-    /// The first retransmission timer.
-    pub initial: Duration,
-    /// Each later timer is this many times the one before.
-    pub backoff: f64,
-    /// The longest timer, where the protocol caps it.
-    pub ceiling: Option<Duration>,
-    /// Retransmissions of one flight before the handshake fails.
-    pub max_retransmissions: u32,
-    /// Where the values come from (`RFC 6347 section 4.2.4.1; RFC 7925 section 11`).
-    pub source: &'static str,
-}
+pub use crate::protocols::{ForwardSecrecy, RetransmissionTimers};
 
 /// A protocol on the bench.
 pub trait ProtocolEntry: Send + Sync + 'static {
@@ -174,7 +161,7 @@ pub trait ProtocolEntry: Send + Sync + 'static {
     }
     /// Its retransmission defaults over `bearer` (a protocol whose timer follows the
     /// bearer, as our WTLS client's does, says so in `source`).
-    fn timers(&self, bearer: &LinkProfile) -> Timers;
+    fn timers(&self, bearer: &LinkProfile) -> RetransmissionTimers;
 }
 
 impl Traits {
@@ -231,8 +218,9 @@ impl fmt::Display for NotPriced {
 pub struct Traits {
     /// Security level label (`P-256 (category 3)`).
     pub level: String,
-    /// Whether a later compromise of a long-term key leaves this session's keys safe.
-    pub forward_secrecy: bool,
+    /// Whether a later compromise of a long-term key leaves this session's keys safe,
+    /// and why.
+    pub forward_secrecy: ForwardSecrecy,
     /// Whether the key exchange includes ML-KEM (alone or in a hybrid).
     pub post_quantum_key_exchange: bool,
     /// Whether the certificates and their CertificateVerify are signed with ML-DSA.
@@ -264,6 +252,18 @@ pub trait Configuration: fmt::Debug + Send + Sync + 'static {
         payload_limit: u16,
         time: TimeBase,
     ) -> anyhow::Result<Arc<dyn Sides>>;
+    /// Both sides with every retransmission timer's first value fixed at `first`,
+    /// doubling, each protocol keeping its own limit: the loss curves' equal-timer
+    /// variant (virtual time). `None` for a protocol without such a setting.
+    fn sides_with_first_timer(
+        &self,
+        bench: Bench<'_>,
+        payload_limit: u16,
+        first: Duration,
+    ) -> anyhow::Result<Option<Arc<dyn Sides>>> {
+        let _ = (bench, payload_limit, first);
+        Ok(None)
+    }
     /// The client's processing per flight on an emulated device: what the UDP driver
     /// holds each flight for. `Err` says why the device cannot price it.
     fn client_steps(
@@ -281,6 +281,12 @@ pub trait Configuration: fmt::Debug + Send + Sync + 'static {
     /// protocol has no such bound here.
     fn raw_ops(&self) -> anyhow::Result<Option<RawOps>> {
         Ok(None)
+    }
+    /// The same configuration without the server's stateless cookie exchange, where
+    /// the protocol has one (DTLS: HelloVerifyRequest, HelloRetryRequest with a cookie):
+    /// the comparison with WTLS on equal round trips.
+    fn without_cookie(&self) -> Option<Contender> {
+        None
     }
     /// The value itself, for the drivers that serve a protocol natively (WTLS's own
     /// endpoint and its load clients).
@@ -518,13 +524,14 @@ mod dtls13_unavailable {
         fn configurations(&self) -> Vec<Contender> {
             Vec::new()
         }
-        fn timers(&self, _: &LinkProfile) -> Timers {
-            Timers {
-                initial: Duration::from_secs(9),
+        fn timers(&self, _: &LinkProfile) -> RetransmissionTimers {
+            RetransmissionTimers {
+                initial_s: 9.0,
+                initial_max_s: 9.0,
                 backoff: 2.0,
-                ceiling: Some(Duration::from_secs(64)),
-                max_retransmissions: 0,
-                source: "RFC 9147 section 5.8; RFC 7925 section 11",
+                ceiling_s: Some(64.0),
+                max_retransmissions: 3,
+                source: "RFC 9147 section 5.8; RFC 7925 section 11 (not in this build)",
             }
         }
     }

@@ -159,9 +159,31 @@ fn check_protocols(out: &Path) {
     }
 }
 
-/// `loss_curves.csv`: the five loss levels.
+/// `loss_curves.csv`: the five loss levels, each protocol's timers and the equal-timer
+/// variant; `protocols_timers.csv` and `protocols_cookie.csv` beside them.
 fn check_loss_curves(out: &Path) {
     let loss = std::fs::read_to_string(out.join("loss_curves.csv")).unwrap();
+    assert!(
+        loss.lines()
+            .any(|l| l.starts_with("wtls,") && l.ends_with(",default"))
+            && loss
+                .lines()
+                .any(|l| l.starts_with("wtls,") && l.contains(",equal: ")),
+        "loss_curves.csv lacks the equal-timer variant"
+    );
+    let timers = std::fs::read_to_string(out.join("protocols_timers.csv")).unwrap();
+    assert!(timers
+        .lines()
+        .any(|l| l.starts_with("dtls1.2,") && l.contains("RFC 6347")));
+    let cookie = std::fs::read_to_string(out.join("protocols_cookie.csv")).unwrap();
+    for on in ["true", "false"] {
+        assert!(
+            cookie
+                .lines()
+                .any(|l| l.starts_with(&format!("dtls1.2,ecdhe-ecdsa-p256-ccm8,{on},"))),
+            "protocols_cookie.csv lacks DTLS 1.2 with cookie_exchange {on}"
+        );
+    }
     for level in ["0.0", "0.01", "0.05", "0.1", "0.2"] {
         assert!(
             loss.lines()

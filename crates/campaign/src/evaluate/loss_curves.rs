@@ -24,6 +24,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -57,6 +58,25 @@ pub const CURVES: [&str; 6] = [
     "dtls1.3:mlkem768-ecdsa-ccm8",
     "dtls1.3:mlkem768-mldsa44-ccm8",
 ];
+
+/// The bearer of the equal-timer variant: LTE-M, where the protocols' own first timers
+/// differ most (DTLS's 9 s against WTLS's bearer-scaled 0.8 s or so).
+pub const EQUAL_TIMER_BEARER: &str = "lte-m";
+
+/// The equal-timer variant's first timer over `profile` (whole seconds): WTLS's
+/// bearer-scaled timer (the longest round trip a handshake flight can take there, with
+/// its processing allowance, so no protocol retransmits spuriously) rounded up to
+/// wolfSSL's unit, the whole second. Over LTE-M that is 1 s, the first timer RFC 6347
+/// (section 4.2.4.1) and RFC 9147 (section 5.8) recommend. Every protocol doubles it.
+pub fn equal_first_timer_s(profile: &LinkProfile) -> u32 {
+    let s = wtlsperf_drivers::bearer_runs::bearer_retransmit_timeout(profile).as_secs_f64();
+    (s.ceil() as u32).max(1)
+}
+
+/// The `timers` value of the equal-timer variant's rows (no comma: a CSV value).
+pub fn equal_label(first_s: u32) -> String {
+    format!("equal: {first_s} s doubling")
+}
 
 /// Timers the in-memory driver fires at most per run: past every protocol's own
 /// retransmission budget, so a run ends by its protocol's rules.
@@ -104,6 +124,9 @@ pub struct LossCurveRow {
     pub p99_bound: Option<Bound>,
     /// The largest completed time (ms): an unbounded percentile is above it.
     pub max_completed_ms: Option<f64>,
+    /// `default` (each protocol's own timers) or the equal-timer variant's schedule,
+    /// `equal: 1 s doubling`.
+    pub timers: String,
 }
 
 /// Whether a percentile over all runs is a time or lies beyond every observed time.
@@ -157,18 +180,36 @@ struct Prepared {
     sides: Vec<(usize, u16, Arc<dyn Sides>)>,
 }
 
+/// A curve's sides at one payload limit, each protocol's own timers or (`first`) the
+/// equal-timer variant's first timer; `None` where the protocol has no such variant.
+fn sides_of(
+    bench: Bench<'_>,
+    c: &Contender,
+    limit: u16,
+    first: Option<Duration>,
+) -> anyhow::Result<Option<Arc<dyn Sides>>> {
+    match first {
+        None => c.sides(bench, limit, TimeBase::Virtual).map(Some),
+        Some(t) => c.sides_with_first_timer(bench, limit, t),
+    }
+}
+
 impl Prepared {
     fn new(
         bench: Bench<'_>,
         curves: &[Contender],
         bearers: &[LinkProfile],
+        first_timer: Option<Duration>,
     ) -> anyhow::Result<Prepared> {
         let mut sides = Vec::new();
         for (ci, c) in curves.iter().enumerate() {
             for p in bearers {
                 let limit = p.datagram_payload_limit();
-                if !sides.iter().any(|(i, l, _)| *i == ci && *l == limit) {
-                    sides.push((ci, limit, c.sides(bench, limit, TimeBase::Virtual)?));
+                if sides.iter().any(|(i, l, _)| *i == ci && *l == limit) {
+                    continue;
+                }
+                if let Some(s) = sides_of(bench, c, limit, first_timer)? {
+                    sides.push((ci, limit, s));
                 }
             }
         }
@@ -232,6 +273,8 @@ struct Job {
     bearer: usize,
     level: usize,
     rep: usize,
+    /// The equal-timer variant (over [`EQUAL_TIMER_BEARER`] only).
+    equal: bool,
 }
 
 /// Runs every curve at every level on every bearer.
@@ -242,19 +285,37 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<LossCurves> {
         .map(|b| ctx.catalogue.bearer(b).cloned())
         .collect::<anyhow::Result<_>>()?;
     let curves = curves();
-    let prepared = Prepared::new(Bench { store }, &curves, &bearers)?;
+    let bench = Bench { store };
+    let prepared = Prepared::new(bench, &curves, &bearers, None)?;
+    let equal_bearer = bearers.iter().position(|b| b.name == EQUAL_TIMER_BEARER);
+    let equal_first_s = equal_bearer.map(|b| equal_first_timer_s(&bearers[b]));
+    let equal_sides = match (equal_bearer, equal_first_s) {
+        (Some(b), Some(t)) => Some(Prepared::new(
+            bench,
+            &curves,
+            std::slice::from_ref(&bearers[b]),
+            Some(Duration::from_secs(u64::from(t))),
+        )?),
+        _ => None,
+    };
     let reps = runs_per_point(ctx.mode);
     let mut jobs = Vec::new();
-    for curve in 0..curves.len() {
-        for bearer in 0..bearers.len() {
-            for level in 0..LEVELS.len() {
-                for rep in 0..reps {
-                    jobs.push(Job {
-                        curve,
-                        bearer,
-                        level,
-                        rep,
-                    });
+    for equal in [false, true] {
+        for curve in 0..curves.len() {
+            for bearer in 0..bearers.len() {
+                if equal && Some(bearer) != equal_bearer {
+                    continue;
+                }
+                for level in 0..LEVELS.len() {
+                    for rep in 0..reps {
+                        jobs.push(Job {
+                            curve,
+                            bearer,
+                            level,
+                            rep,
+                            equal,
+                        });
+                    }
                 }
             }
         }
@@ -267,19 +328,34 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<LossCurves> {
         // the same seeds for every protocol: each meets the same loss stream
         let seed = 90_000 + (j.bearer * 1000 + j.level * 100 + j.rep) as u64;
         let p = &bearers[j.bearer];
-        prepared.run(j.curve, p, LEVELS[j.level], seed)
+        let sides = match (&equal_sides, j.equal) {
+            (Some(e), true) => e,
+            _ => &prepared,
+        };
+        sides.run(j.curve, p, LEVELS[j.level], seed)
     });
     let mut rows = Vec::new();
-    for (ci, curve) in curves.iter().enumerate() {
-        for (bi, p) in bearers.iter().enumerate() {
-            for (li, &loss) in LEVELS.iter().enumerate() {
-                let mine: Vec<&RunResult> = jobs
-                    .iter()
-                    .zip(&results)
-                    .filter(|(j, _)| j.curve == ci && j.bearer == bi && j.level == li)
-                    .map(|(_, r)| r)
-                    .collect();
-                rows.push(point(curve, &p.name, loss, &mine));
+    for equal in [false, true] {
+        let timers = match (equal, equal_first_s) {
+            (false, _) => "default".to_owned(),
+            (true, Some(t)) => equal_label(t),
+            (true, None) => continue,
+        };
+        for (ci, curve) in curves.iter().enumerate() {
+            for (bi, p) in bearers.iter().enumerate() {
+                for (li, &loss) in LEVELS.iter().enumerate() {
+                    let mine: Vec<&RunResult> = jobs
+                        .iter()
+                        .zip(&results)
+                        .filter(|(j, _)| {
+                            j.equal == equal && j.curve == ci && j.bearer == bi && j.level == li
+                        })
+                        .map(|(_, r)| r)
+                        .collect();
+                    if !mine.is_empty() {
+                        rows.push(point(curve, &p.name, loss, &mine, &timers));
+                    }
+                }
             }
         }
     }
@@ -289,7 +365,13 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<LossCurves> {
     })
 }
 
-fn point(curve: &Contender, bearer: &str, loss: f64, runs: &[&RunResult]) -> LossCurveRow {
+fn point(
+    curve: &Contender,
+    bearer: &str,
+    loss: f64,
+    runs: &[&RunResult],
+    timers: &str,
+) -> LossCurveRow {
     let ok: Vec<(f64, u32)> = runs.iter().filter_map(|r| **r).collect();
     let ms: Vec<f64> = ok.iter().map(|x| x.0).collect();
     let rtx: Vec<f64> = ok.iter().map(|x| f64::from(x.1)).collect();
@@ -315,6 +397,7 @@ fn point(curve: &Contender, bearer: &str, loss: f64, runs: &[&RunResult]) -> Los
         p95_ms: percentile(&ms, 95.0, Rank::Nearest),
         p99_ms: percentile(&ms, 99.0, Rank::Nearest),
         median_retransmissions: median(&rtx),
+        timers: timers.to_owned(),
     }
 }
 
@@ -354,7 +437,19 @@ impl LossCurves {
             }
         }
         for b in bearers {
-            s = s.figure(self.figure(ctx, b));
+            s = s.figure(self.figure(ctx, b, "default"));
+        }
+        let mut equal: Vec<(&str, &str)> = Vec::new();
+        for r in self.rows.iter().filter(|r| r.timers != "default") {
+            if !equal.contains(&(r.bearer.as_str(), r.timers.as_str())) {
+                equal.push((&r.bearer, &r.timers));
+            }
+        }
+        for (b, timers) in equal {
+            s = s.paragraph(format!(
+                "Equal timers over {b} ({timers}): every protocol's first retransmission timer set to the same value and doubled, its retransmission limit its own. The value is WTLS's bearer-scaled timer (the longest round trip a handshake flight can take over the bearer, with a processing allowance, so that no protocol retransmits spuriously) rounded up to whole seconds, wolfSSL's unit; over LTE-M that is 1 s, the first timer RFC 6347 section 4.2.4.1 and RFC 9147 section 5.8 recommend. Each protocol's own timers are in protocols_timers.csv."
+            ));
+            s = s.figure(self.figure(ctx, b, timers));
         }
         s.table(self.table(ctx))
     }
@@ -362,13 +457,17 @@ impl LossCurves {
     /// Per protocol: the median over all runs (solid), the p95 (dashed, hollow markers),
     /// and the p95s that are unbounded drawn apart at the largest completed time, the
     /// lower bound they are above.
-    fn figure(&self, ctx: &Ctx, bearer: &str) -> Figure {
+    fn figure(&self, ctx: &Ctx, bearer: &str, timers: &str) -> Figure {
         let mut chart = LineChart::new(
             Axis::new("datagram loss", "%"),
             Axis::new("time to complete (modelled)", "ms").log(),
         );
         let mut labels: Vec<(&'static str, &str)> = Vec::new();
-        for r in self.rows.iter().filter(|r| r.bearer == bearer) {
+        for r in self
+            .rows
+            .iter()
+            .filter(|r| r.bearer == bearer && r.timers == timers)
+        {
             if !labels.contains(&(r.protocol, r.suite.as_str())) {
                 labels.push((r.protocol, &r.suite));
             }
@@ -377,7 +476,10 @@ impl LossCurves {
         for (i, (protocol, suite)) in labels.into_iter().enumerate() {
             let mine = || {
                 self.rows.iter().filter(move |r| {
-                    r.bearer == bearer && r.protocol == protocol && r.suite == suite
+                    r.bearer == bearer
+                        && r.timers == timers
+                        && r.protocol == protocol
+                        && r.suite == suite
                 })
             };
             let at = |v: Option<f64>, r: &LossCurveRow| v.map(|m| (r.loss * 100.0, m));
@@ -406,16 +508,26 @@ impl LossCurves {
                     .apart(),
                 );
         }
-        Figure::new(
-            format!("loss_curves_{bearer}"),
-            format!("Time to complete a handshake against loss over {bearer} (modelled)"),
-            chart,
-        )
-        .caption(format!(
+        let (id, title, whose) = if timers == "default" {
+            (
+                format!("loss_curves_{bearer}"),
+                format!("Time to complete a handshake against loss over {bearer} (modelled)"),
+                "Each protocol's own retransmission timers.".to_owned(),
+            )
+        } else {
+            (
+                format!("loss_curves_{bearer}_equal_timers"),
+                format!(
+                    "Time to complete a handshake against loss over {bearer}, equal timers (modelled)"
+                ),
+                format!("Every protocol's timers {timers}."),
+            )
+        };
+        Figure::new(id, title, chart).caption(format!(
             "Modelled ({LABEL}), not measured. Median (solid) and p95 (dashed, hollow markers) \
              over all runs, a failed run counted as beyond every time; where the p95 is \
              unbounded, a hollow marker without a line stands at the largest completed time, \
-             which the p95 exceeds. Each protocol's own retransmission timers."
+             which the p95 exceeds. {whose}"
         ))
     }
 
@@ -435,6 +547,7 @@ impl LossCurves {
         .column(Column::label("protocol"))
         .column(Column::label("suite"))
         .column(Column::label("bearer"))
+        .column(Column::label("timers"))
         .column(Column::new(
             "loss",
             Some("%"),
@@ -468,6 +581,7 @@ impl LossCurves {
                 Cell::text(r.protocol),
                 Cell::text(&r.suite),
                 Cell::text(&r.bearer),
+                Cell::text(&r.timers),
                 Cell::num(r.loss * 100.0, 0),
                 Cell::num(r.completed as f64, 0),
                 Cell::num(r.runs as f64, 0),
@@ -506,7 +620,7 @@ mod tests {
         let runs = [Some((100.0, 0)), None, Some((300.0, 2)), Some((200.0, 1))];
         let refs: Vec<&RunResult> = runs.iter().collect();
         let curve = registry::contender("dtls1.2:ecdhe-ecdsa-p256-ccm8").unwrap();
-        let row = point(&curve, "lte-m", 0.1, &refs);
+        let row = point(&curve, "lte-m", 0.1, &refs, "default");
         assert_eq!((row.runs, row.completed), (4, 3));
         assert_eq!(row.median_ms, Some(200.0));
         assert_eq!(row.p95_ms, Some(300.0));
@@ -541,14 +655,14 @@ mod tests {
                 .collect();
             let refs: Vec<&RunResult> = runs.iter().collect();
             let curve = registry::contender("dtls1.2:ecdhe-ecdsa-p256-ccm8").unwrap();
-            rows.push(point(&curve, "lte-m", loss, &refs));
+            rows.push(point(&curve, "lte-m", loss, &refs, "default"));
         }
         let curves = LossCurves {
             rows,
             runs_per_point: 20,
         };
         assert_eq!(curves.rows[2].p95_bound, Some(Bound::Unbounded));
-        let figure = curves.figure(&ctx, "lte-m");
+        let figure = curves.figure(&ctx, "lte-m", "default");
         assert!(
             figure.title.contains("modelled")
                 && figure

@@ -490,6 +490,7 @@ pub fn write_all(
     write_queue(dir, q)?;
     write_csv(&dir.join("transmission.csv"), &t.bearer)?;
     write_csv(&dir.join("record_layer.csv"), &r.rows)?;
+    write_csv(&dir.join("record_layer_raw_ciphers.csv"), &r.raw_costs)?;
     write_csv(&dir.join("mcommerce.csv"), &m.rows)?;
     Ok(())
 }

@@ -10,7 +10,7 @@ use wtlsperf_models::overall::{herwono_duration_ms, herwono_throughputs_bps};
 use wtlsperf_models::stats::percentile;
 use wtlsperf_models::transmission::{applicable_messages, asymmetric_transmission_ms};
 use wtlsperf_models::{Authentication, SuiteFamily};
-use wtlsperf_report::{Cell, Column, Finding, Provenance, Table};
+use wtlsperf_report::{Cell, Column, Finding, FindingKind, Provenance, Table};
 
 use super::context::Ctx;
 use super::page_load::{Fetch, GatewayCostRow, PageLoadResults, PageLoadRow};
@@ -297,58 +297,59 @@ impl WapModelResults {
         t
     }
 
-    /// The finding: do Eq. 3.84's traversal counts fit with WTP's acknowledgements on
-    /// the link? Rule: the model holds if every fetch's prediction lies within 15 % of
-    /// its measured median; it fails if any lies outside; no rows, inconclusive.
+    /// The finding on WTP on the link. The thesis' count (two traversals per applicable
+    /// message, every WTP packet acknowledged) cannot be decided here: the emulator
+    /// charges one traversal per datagram, so the count it reproduces is however many
+    /// datagrams our own WTP stack packs the messages into. What the run can decide is
+    /// whether the emulated link with WTP on it delivers what Eq. 3.84 predicts with the
+    /// datagrams it carried as the traversals: our emulator against our model. The
+    /// thesis' count is tested on its own live GSM CSD data (the devices part's finding
+    /// on Eq. 3.84), and its figures here are reported beside, not judged.
     pub fn findings(&self) -> Vec<Finding> {
         if self.wtp.is_empty() {
             return Vec::new();
         }
-        let misses = self.wtp.iter().filter(|r| r.verdict != "fits").count();
-        // The study's claim covers the handshake; the page fetches after it are our
-        // extension, so the handshake rows are counted apart.
-        let handshakes: Vec<_> = self.wtp.iter().filter(|r| r.fetch == "handshake").collect();
-        let handshake_misses = handshakes.iter().filter(|r| r.verdict != "fits").count();
-        let mut lines = vec![format!(
-            "{} of {} fetches miss; of the handshakes alone, which the thesis' Eq. 3.84 is about, {} of {}.",
-            misses,
-            self.wtp.len(),
-            handshake_misses,
-            handshakes.len()
-        )];
-        for r in &self.wtp {
-            lines.push(format!(
-                "{} {} {}: measured {:.0} ms (runs {}, range {:.0}-{:.0}), model {:.0} ms ({:+.1} %) with {} traversals; the link carried {} datagrams, and with those as traversals the model gives {:.0} ms ({:+.1} %).",
-                r.bearer, r.case, r.fetch, r.measured_median_ms, r.runs, r.measured_min_ms,
-                r.measured_max_ms, r.model_ms, r.model_error_pct, r.model_traversals,
-                r.link_datagrams, r.counted_ms, r.counted_error_pct
-            ));
-        }
+        let fits = |e: f64| e.abs() <= 100.0 * FIT_TOLERANCE;
         let counted_fit = self
             .wtp
             .iter()
-            .filter(|r| r.counted_error_pct.abs() <= 100.0 * FIT_TOLERANCE)
+            .filter(|r| fits(r.counted_error_pct))
             .count();
-        lines.push(format!(
-            "With the datagrams the relay counted as the traversal count (every datagram, including those off the critical path such as a final acknowledgement), {counted_fit} of {} rows lie within {:.0} %: the time follows the datagrams on the link, not 2 x the messages.",
+        let thesis_fit = self.wtp.iter().filter(|r| fits(r.model_error_pct)).count();
+        let mut lines = vec![format!(
+            "Eq. 3.84 with the datagrams the relay counted as the traversals (every datagram, including those off the critical path such as a final acknowledgement) lies within {:.0} % of the measured median in {counted_fit} of {} rows (bearer, case, fetch). Not judged, and why: with two traversals per applicable message, as the thesis counts them, {thesis_fit} of {} rows lie within {:.0} %, but the emulator charges one traversal per datagram, so that count fits exactly when our WTP stack sends two datagrams per message; it measures our packing, not the thesis' claim, which the finding on Eq. 3.84 tests on the thesis' live GSM CSD handshakes (Table 4.12) instead.",
+            100.0 * FIT_TOLERANCE,
             self.wtp.len(),
-            100.0 * FIT_TOLERANCE
-        ));
-        // A fetch fits within the tolerance and misses beyond it; mixed fetches are
-        // reported per fetch with an inconclusive headline.
+            self.wtp.len(),
+            100.0 * FIT_TOLERANCE,
+        )];
+        for r in &self.wtp {
+            lines.push(format!(
+                "{} {} {}: measured {:.0} ms (runs {}, range {:.0}-{:.0}); the link carried {} datagrams, and with those as traversals the model gives {:.0} ms ({:+.1} %); with the thesis' {} traversals, {:.0} ms ({:+.1} %).",
+                r.bearer, r.case, r.fetch, r.measured_median_ms, r.runs, r.measured_min_ms,
+                r.measured_max_ms, r.link_datagrams, r.counted_ms, r.counted_error_pct,
+                r.model_traversals, r.model_ms, r.model_error_pct
+            ));
+        }
         let tally = Tally {
-            holds: self.wtp.len() - misses,
-            fails: misses,
+            holds: counted_fit,
+            fails: self.wtp.len() - counted_fit,
             undecided: 0,
         };
         vec![Finding::new(
-            "Bayoglu 2004, section 3.3: every WTP data packet is acknowledged, hence Eq. 3.84 counts two traversals per applicable message of the handshake; with WTP really on the link, that count predicts the handshake's duration and (our extension, not the thesis') the time to the first page.",
+            format!(
+                "With WTP really on the emulated link (the stack {} describes in {}: \"{}\"), the handshake and the first page last what Eq. 3.84 predicts with one traversal per datagram the link carried, judged on the bearers, cases and fetches of the page-load part.",
+                passages::WTP_ACKNOWLEDGEMENTS.study.citation(),
+                passages::WTP_ACKNOWLEDGEMENTS.place,
+                passages::WTP_ACKNOWLEDGEMENTS.quote,
+            ),
             lines.join("\n\n"),
             tally.verdict(),
         )
-        .study(passages::WTP_ACKNOWLEDGEMENTS)
+        // The emulator charges one traversal per datagram: this checks it, not the thesis.
+        .kind(FindingKind::EmulatorAgainstModel)
         .rule(format!(
-            "a fetch holds when Eq. 3.84's prediction is within {:.0} % of its measured median and fails outside; confirmed when every bearer, case and fetch holds, contradicted when every one fails, otherwise inconclusive with each fetch.",
+            "a row (bearer, case, fetch) holds when Eq. 3.84 with the counted datagrams as traversals is within {:.0} % of its measured median and fails outside; confirmed (the emulator is consistent with the model) when every row holds, contradicted when every row fails, otherwise inconclusive with each row. The thesis' count of two traversals per message is reported, not judged: on an emulator that charges one traversal per datagram our own packing would decide it.",
             100.0 * FIT_TOLERANCE
         ))]
     }
@@ -476,9 +477,32 @@ mod tests {
         };
         let f = res.findings();
         assert_eq!(f.len(), 1);
-        // One fetch fits, one misses: inconclusive, each fetch reported.
-        assert_eq!(f[0].verdict, wtlsperf_report::Verdict::Inconclusive);
-        assert_eq!(f[0].passage, Some(passages::WTP_ACKNOWLEDGEMENTS));
+        // Judged on the counted datagrams (5 traversals, far from both medians here):
+        // the thesis' count, which fits the first row exactly, does not decide.
+        assert_eq!(f[0].verdict, wtlsperf_report::Verdict::Contradicted);
+        assert_eq!(
+            f[0].kind,
+            wtlsperf_report::FindingKind::EmulatorAgainstModel
+        );
+        assert!(
+            f[0].evidence.contains("1 of 2 rows lie within 15 %, but"),
+            "{}",
+            f[0].evidence
+        );
+        // Measured at the counted model: consistent, whatever the thesis' count gives.
+        let counted = wtp_row(
+            &row(Fetch::Connection, bytes_ms + 5.0 * trav, (2, 100), (3, 500)),
+            Fetch::Connection,
+        )
+        .unwrap();
+        let res = WapModelResults {
+            wtp: vec![counted],
+            ..Default::default()
+        };
+        assert_eq!(
+            res.findings()[0].verdict,
+            wtlsperf_report::Verdict::Confirmed
+        );
         assert!(WapModelResults::default().findings().is_empty());
     }
 

@@ -155,6 +155,9 @@ pub struct PqCost {
     /// The note on the table's bearers whose rates are nominal, which its section and
     /// findings carry (every modern bearer of the table is one).
     pub nominal_note: Option<String>,
+    /// Where the ML-KEM key share crosses twice with the cookie exchange, and what that
+    /// costs (`key_share`), carried by both findings.
+    pub key_share_note: Option<String>,
 }
 
 /// One handshake on one bearer and device.
@@ -336,7 +339,11 @@ impl PqCost {
             }
         }
         let nominal_note = nominal_rates_note(bearers.iter().copied());
-        Ok(PqCost { rows, nominal_note })
+        Ok(PqCost {
+            rows,
+            nominal_note,
+            key_share_note: key_share::note(&ctx.catalogue, protocols),
+        })
     }
 
     /// Writes `pq_cost.csv`.
@@ -346,6 +353,7 @@ impl PqCost {
 }
 
 mod findings;
+mod key_share;
 mod report;
 
 #[cfg(test)]

@@ -12,8 +12,10 @@
 //! * OpenSSL's TLS 1.2 and DTLS 1.2 servers and rustls' TLS 1.2 and 1.3, server CPU and
 //!   bound ratio beside our gateway's, measured interleaved in this run.
 
+pub mod cookie;
 mod hybrid_anchor;
 pub mod tables;
+pub mod timers;
 mod verdicts;
 
 pub use hybrid_anchor::{HybridAnchorFigures, HYBRID_ANCHOR_KEY};
@@ -70,6 +72,19 @@ pub fn compared() -> Vec<Contender> {
     super::contenders::with_every_protocol(&COMPARED)
 }
 
+/// The flights measured at `bearer`'s datagram payload limit, else `default`.
+fn flights_at_limit<'a>(
+    by_limit: &'a [(u16, Vec<Flight>)],
+    default: &'a [Flight],
+    bearer: &LinkProfile,
+) -> &'a [Flight] {
+    let limit = bearer.datagram_payload_limit();
+    by_limit
+        .iter()
+        .find(|(l, _)| *l == limit)
+        .map_or(default, |(_, f)| f)
+}
+
 /// One handshake configuration with its in-memory measurements.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -119,11 +134,7 @@ impl Config {
     /// The flights over `bearer`: fragmented to its datagram payload limit where they
     /// were measured at it, else [`Config::flights`].
     pub fn flights_over(&self, bearer: &LinkProfile) -> &[Flight] {
-        let limit = bearer.datagram_payload_limit();
-        self.flights_by_payload_limit
-            .iter()
-            .find(|(l, _)| *l == limit)
-            .map_or(&self.flights, |(_, f)| f)
+        flights_at_limit(&self.flights_by_payload_limit, &self.flights, bearer)
     }
 
     /// Flights / 2.
@@ -166,7 +177,7 @@ impl Config {
             .configurations()
             .iter()
             .any(|c| c.traits().post_quantum_part() != "none");
-        let certificate_server = t.forward_secrecy
+        let certificate_server = t.forward_secrecy.holds
             && self.auth() == Authentication::ServerAuth
             && t.uses_p256
             && !self.contender.configuration().ends_with("-cid");
@@ -320,6 +331,11 @@ pub struct ProtocolResults {
     /// Wall seconds of each stage, in order (`summary.json`'s `part_seconds` as
     /// `protocols: <stage>`): the part's time varies between runs, and this says where.
     pub stage_seconds: Vec<(&'static str, f64)>,
+    /// The DTLS configurations with and without the cookie exchange
+    /// (`protocols_cookie.csv`).
+    pub cookie: Vec<cookie::CookieRow>,
+    /// Each protocol's retransmission timers (`protocols_timers.csv`).
+    pub timers: Vec<timers::TimerRow>,
 }
 
 /// How much a mode runs.
@@ -519,6 +535,16 @@ pub fn run(
     let mut configs = wtls_best(processing);
     configs.extend(contender_configs(ctx, bench, plan.suite_reps)?);
     stages.lap("in-memory suites");
+    let mut cookie_free = cookie::measure(ctx, bench, &configs, plan.suite_reps)?;
+    {
+        let over: Vec<&LinkProfile> = plan
+            .bearers
+            .iter()
+            .map(|b| ctx.catalogue.bearer(b.as_str()))
+            .collect::<anyhow::Result<_>>()?;
+        cookie::measure_over_bearers(ctx, bench, &mut cookie_free, &over, plan.runs)?;
+    }
+    stages.lap("without the cookie exchange");
     ctx.step("protocols: peer anchors beside our gateway");
     let peers = ctx.without_ticker(|| compare::anchors_beside_ours(store, plan.peer_reps, 10))?;
     stages.lap("peer anchors");
@@ -562,7 +588,10 @@ pub fn run(
     let compared: Vec<&LinkProfile> = ctx.catalogue.compared_bearers().collect();
     let rows = rows(&configs, &devices, &compared, &jobs, &outcomes);
     let loss = loss_rows(&configs, &plan.loss_bearer, &jobs, &outcomes);
+    let cookie = cookie::rows(&configs, &cookie_free, &rows, &ctx.catalogue);
     Ok(ProtocolResults {
+        cookie,
+        timers: timers::rows(ctx.catalogue.compared_bearers()),
         configs,
         rows,
         loss,
@@ -846,6 +875,8 @@ impl ProtocolResults {
     /// Writes `protocols.csv` and `protocols_loss.csv`.
     pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
         write_csv(&dir.join("protocols.csv"), &self.rows)?;
+        write_csv(&dir.join("protocols_cookie.csv"), &self.cookie)?;
+        write_csv(&dir.join("protocols_timers.csv"), &self.timers)?;
         write_csv(&dir.join("protocols_loss.csv"), &self.loss)
     }
 }

@@ -108,6 +108,8 @@ fn judged(p: &LoadPoint, setting: Setting) -> bool {
 pub struct Judgement {
     /// |relative error| per judged point with both numbers.
     pub errors: Vec<f64>,
+    /// The same errors with their sign (model over measurement minus one).
+    pub signed: Vec<f64>,
     /// Points within 15 %.
     pub within: usize,
     /// Points outside both 15 % and the measured wait's 95 % interval: misses the
@@ -177,9 +179,11 @@ impl QueueResults {
             let (Some(w), Some((m, ci))) = (pick(&p.models), measured(p)) else {
                 continue;
             };
-            let Some(e) = relative_error(w, m).map(f64::abs) else {
+            let Some(signed) = relative_error(w, m) else {
                 continue;
             };
+            let e = signed.abs();
+            j.signed.push(signed);
             j.errors.push(e);
             j.within += usize::from(e <= 0.15);
             j.outside_both += usize::from(outside_both(w, m, ci));
@@ -204,10 +208,10 @@ impl QueueResults {
         )
     }
 
-    /// A set of bearer-setting points (the variants, a protocol's) against the corrected
-    /// model, the replay and the undisturbed view, as the load test's own are judged.
-    pub fn judgement_of(points: Vec<LoadPoint>) -> ProtocolJudgement {
-        let view = QueueResults {
+    /// Results holding `points` as the load test's own and nothing else: the view a
+    /// set of points is judged through.
+    pub fn judgement_view(points: Vec<LoadPoint>) -> QueueResults {
+        QueueResults {
             rows: Vec::new(),
             load: points,
             modern: Vec::new(),
@@ -216,7 +220,13 @@ impl QueueResults {
             modern_note: None,
             variants: Variants::default(),
             stage_seconds: Vec::new(),
-        };
+        }
+    }
+
+    /// A set of bearer-setting points (the variants, a protocol's) against the corrected
+    /// model, the replay and the undisturbed view, as the load test's own are judged.
+    pub fn judgement_of(points: Vec<LoadPoint>) -> ProtocolJudgement {
+        let view = QueueResults::judgement_view(points);
         ProtocolJudgement {
             corrected: view.corrected_judgement(),
             replay: view.judge(

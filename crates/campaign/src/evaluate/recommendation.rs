@@ -28,6 +28,9 @@ use super::protocols::Config;
 use super::transmission::modelled_duration_ms;
 use super::verdict::{self, Tally, MODEL_TOLERANCE};
 use super::vocabulary::{BearerName, DeviceName};
+pub use strength::StrengthPair;
+
+mod strength;
 use wtlsperf_drivers::device::model_case;
 use wtlsperf_drivers::protocols::model::{self, Device};
 use wtlsperf_models::device::KeyType;
@@ -73,6 +76,9 @@ pub struct Recommendation {
     /// The fastest ECC or RSA case prices a client operation with another device's
     /// ratio: the ECC-RSA comparison is an estimate and is not judged.
     pub ecc_rsa_borrowed: bool,
+    /// The ECC-RSA comparisons at equal strength (Levi-Savas' Table 1, NIST SP 800-57):
+    /// per leaf level both families offer, the fastest ECC case against the RSA case.
+    pub equal_strength: Vec<StrengthPair>,
     /// Fastest client processing time T_PD_C of the thesis' fastest group among the
     /// suites the device offers (ms); `None` when its library does not offer that group
     /// (e.g. no binary curves).
@@ -248,6 +254,7 @@ fn recommend(
         best_ecc_ms: best_of(false),
         best_rsa_ms: best_of(true),
         ecc_rsa_borrowed,
+        equal_strength: strength::pairs(&cands),
         thesis_group_ms: group_ms(true),
         other_group_ms: group_ms(false),
         best,
@@ -274,7 +281,7 @@ pub fn findings(rows: &[Recommendation]) -> Vec<Finding> {
     if rows.is_empty() {
         return Vec::new();
     }
-    vec![ecc_against_rsa(rows), thesis_ranking(rows)]
+    vec![strength::ecc_against_rsa(rows), thesis_ranking(rows)]
 }
 
 /// Distinct device names of some rows, sorted.
@@ -283,6 +290,11 @@ fn devices_of<'a>(rows: impl Iterator<Item = &'a Recommendation>) -> Vec<&'a str
     names.sort_unstable();
     names.dedup();
     names
+}
+
+/// Writes `recommendations_equal_strength.csv` (columns in docs/results.md).
+pub fn write_strength_csv(path: &std::path::Path, rows: &[Recommendation]) -> anyhow::Result<()> {
+    strength::write_csv(path, rows)
 }
 
 /// Writes `recommendations.csv` (columns in docs/results.md).
@@ -371,49 +383,6 @@ fn decided_by(rows: &[(&Recommendation, Option<bool>)]) -> String {
     }
 }
 
-/// Levi-Savas: ECC beats RSA in WTLS, judged where the device offers both and prices
-/// both from its own numbers.
-fn ecc_against_rsa(rows: &[Recommendation]) -> Finding {
-    let offered: Vec<&Recommendation> = rows
-        .iter()
-        .filter(|r| r.ecc_beats_rsa().is_some())
-        .collect();
-    let borrowed = offered.iter().filter(|r| r.ecc_rsa_borrowed).count();
-    let judged: Vec<(&Recommendation, Option<bool>)> = offered
-        .iter()
-        .filter(|r| !r.ecc_rsa_borrowed)
-        .map(|r| {
-            let d = match (r.best_ecc_ms, r.best_rsa_ms) {
-                (Some(e), Some(rsa)) => verdict::below(e, rsa, MODEL_TOLERANCE),
-                _ => None,
-            };
-            (*r, d)
-        })
-        .collect();
-    let tally = Tally::of(judged.iter().map(|(_, d)| *d));
-    let not_offered = rows.iter().filter(|r| r.ecc_beats_rsa().is_none()).count();
-    let unjudged = devices_of(rows.iter().filter(|r| r.ecc_beats_rsa().is_none()));
-    let borrowed_devices = devices_of(offered.iter().copied().filter(|r| r.ecc_rsa_borrowed));
-    Finding::new(
-        "Levi-Savas 2003, section 4.1: ECC is better than RSA in WTLS, judged by model T_H on every device profile whose library offers both and prices both from its own numbers.",
-        format!(
-            "Model T_H per device, bearer, category and authentication, the fastest ECDH_ECDSA case against the fastest RSA case the device's library offers: {} overall. Per device: {}.{} Not judged: {} combinations whose ECC or RSA cost is borrowed from another device's ratios ({}), and {not_offered} combinations in whose category the device's library offers no RSA or no ECC case ({}).",
-            tally.text(),
-            per_device(&judged).join("; "),
-            decided_by(&judged),
-            borrowed,
-            if borrowed_devices.is_empty() { "none".to_owned() } else { borrowed_devices.join(", ") },
-            if unjudged.is_empty() { "none".to_owned() } else { unjudged.join(", ") },
-        ),
-        tally.verdict(),
-    )
-    .study(passages::ECC_BEATS_RSA)
-    .rule(format!(
-        "each judged combination holds when the fastest ECC T_H is more than {:.0} % (modelled numbers) below the fastest RSA T_H and fails when more than that above; confirmed when every combination holds, contradicted when every one fails, otherwise inconclusive with each device's verdict; combinations priced with a borrowed cost are not judged.",
-        100.0 * MODEL_TOLERANCE
-    ))
-}
-
 /// Bayoglu: the per-category ranking by the client's processing time (the group with
 /// the lowest published client T_PD wins), on the thesis' own device and on today's
 /// devices, judged only where the device's library offers that group. A client's time
@@ -467,14 +436,13 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
         _ => String::new(),
     };
     Finding::new(
-        "Bayoglu 2004, section 4.1: within each category one group gives the lowest client processing time (by the published client T_PD: binary curves first), judged by the model's client time T_PD_C on every device profile whose library offers that group.",
+        "Bayoglu 2004, section 4.1: within each category one group gives the lowest client processing time (by the published client T_PD: binary curves first), judged by the model's client time T_PD_C on every device profile whose library offers that group, the thesis' Nokia 7650 and today's profiles apart (a subset judged on one profile says so).",
         format!(
-            "The client's processing time of the thesis' fastest group against the fastest other group the device offers, per (device, category, authentication; a client's time does not depend on the bearer): {} overall. The Nokia 7650: {} ({}); today's devices: {} ({}). Per device: {}.{}{} Not judged: {} combinations whose device's library does not offer the thesis' fastest group (no binary curves, or P-256 only). The thesis' server ranking is the reverse (prime curves lowest) and is not judged here.",
+            "The client's processing time of the thesis' fastest group against the fastest other group the device offers, per (device, category, authentication; a client's time does not depend on the bearer): {} overall. The Nokia 7650: {} ({}); {}. Per device: {}.{}{} Not judged: {} combinations whose device's library does not offer the thesis' fastest group (no binary curves, or P-256 only). The thesis' server ranking is the reverse (prime curves lowest) and is not judged here.",
             all.text(),
             tn.text(),
             tn.verdict().name(),
-            tt.text(),
-            tt.verdict().name(),
+            today_clause(&today, &tt),
             per_device(&judged).join("; "),
             decided_by(&judged),
             margin_text,
@@ -487,6 +455,28 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
         "each judged (device, category, authentication) holds when the thesis' fastest group's client time is more than {:.0} % (modelled numbers) below every other group's the device offers and fails when more than that above; confirmed when every combination holds, contradicted when every one fails, otherwise inconclusive with each subset's verdict; devices whose library lacks the group are not judged.",
         100.0 * MODEL_TOLERANCE
     ))
+}
+
+/// Today's devices' subset of the ranking, scoped to the profiles that decide it: a
+/// subset judged on one profile is that profile's result, not "today's devices'".
+fn today_clause(today: &[(&Recommendation, Option<bool>)], t: &Tally) -> String {
+    let judged = devices_of(today.iter().map(|(r, _)| *r));
+    match judged.as_slice() {
+        [] => "today's devices: none offers the thesis' group, not judged".to_owned(),
+        [one] => format!(
+            "today's devices: one profile alone offers the thesis' group, so this subset is {one}'s and not today's devices' in general: {} ({} on {one})",
+            t.text(),
+            t.verdict().name()
+        ),
+        many => format!(
+            "today's devices ({} profiles: {}): {} ({}){}",
+            many.len(),
+            many.join(", "),
+            t.text(),
+            t.verdict().name(),
+            decided_by(today)
+        ),
+    }
 }
 
 /// The security category of the compared configurations: P-256, ML-KEM-768 and
@@ -589,6 +579,11 @@ mod tests {
             best_ecc_ms: Some(ecc),
             best_rsa_ms: Some(rsa),
             ecc_rsa_borrowed: false,
+            equal_strength: vec![StrengthPair {
+                leaf_level: 1,
+                ecc: cand(1, ecc),
+                rsa: cand(4, rsa),
+            }],
             thesis_group_ms: (best_group == 2).then_some(ecc),
             other_group_ms: Some(rsa),
             thesis_best_group: Some(2),
@@ -627,10 +622,11 @@ mod tests {
         // A borrowed cost takes the row out of the judgement.
         let mut borrowed = rows.clone();
         borrowed[0].ecc_rsa_borrowed = true;
+        borrowed[0].equal_strength[0].rsa.borrowed = true;
         let f = findings(&borrowed);
         assert_eq!(f[0].verdict, Verdict::Confirmed);
         assert!(
-            f[0].evidence.contains("Not judged: 1 combinations"),
+            f[0].evidence.contains("Not judged: 1 pairs"),
             "{}",
             f[0].evidence
         );
@@ -719,6 +715,26 @@ mod tests {
                 .filter(|r| r.device.as_str() == "fixture-m33")
                 .all(|r| r.best.case.to_string() == "256p/256p"),
             "it offers P-256 only"
+        );
+    }
+
+    #[test]
+    fn todays_subset_judged_on_one_profile_says_so() {
+        let n = rec("nrf52840", 100.0, 300.0, 2);
+        let rows = vec![(&n, Some(false))];
+        let text = today_clause(&rows, &Tally::of([Some(false)]));
+        assert!(
+            text.contains("one profile alone")
+                && text.contains("nrf52840's and not today's devices'"),
+            "{text}"
+        );
+        let a = rec("nrf52840", 100.0, 300.0, 2);
+        let b = rec("esp32", 100.0, 300.0, 2);
+        let two = vec![(&a, Some(true)), (&b, Some(false))];
+        let text = today_clause(&two, &Tally::of([Some(true), Some(false)]));
+        assert!(
+            text.contains("2 profiles") && text.contains("one profile, esp32"),
+            "{text}"
         );
     }
 }

@@ -422,6 +422,8 @@ mod tests {
             typical_bearer_note: None,
             hybrid_anchor: None,
             stage_seconds: Vec::new(),
+            cookie: Vec::new(),
+            timers: Vec::new(),
         };
         let t = ThenAndNow::build(&catalogue, &processing, &protocols).unwrap();
         // Every device of the data files, the fixture's new one included, on every

@@ -102,6 +102,34 @@ const MAX_TIMER: Duration = Duration::from_secs(60);
 /// (12; the 13th expiry fails the handshake).
 pub const MAX_RETRANSMISSIONS: u32 = 12;
 
+/// DTLS 1.2's timers as the bench runs them (`DtlsConfig::new`; the loss curves'
+/// equal-timer variant changes the first timer with [`DtlsConfig::with_initial_timer`]).
+pub fn retransmission_timers() -> super::RetransmissionTimers {
+    super::RetransmissionTimers {
+        initial_s: RFC7925_INITIAL_TIMER.as_secs_f64(),
+        initial_max_s: RFC7925_INITIAL_TIMER.as_secs_f64(),
+        backoff: 2.0,
+        ceiling_s: Some(MAX_TIMER.as_secs_f64()),
+        max_retransmissions: MAX_RETRANSMISSIONS,
+        source: "RFC 6347 section 4.2.4.1 (whole flights, doubling, a ceiling of at least 60 s) with RFC 7925 section 11's 9 s first timer for constrained links; OpenSSL 3.0 fails the handshake after 12 timeouts",
+    }
+}
+
+/// DTLS 1.2's forward secrecy: the ECDHE suite's ephemeral keys give it; the PSK suite
+/// derives every key from the pre-shared key alone.
+pub fn forward_secrecy(suite: Suite) -> super::ForwardSecrecy {
+    match suite {
+        Suite::DtlsPsk => super::ForwardSecrecy {
+            holds: false,
+            why: "PSK without (EC)DHE: every key derives from the pre-shared key",
+        },
+        _ => super::ForwardSecrecy {
+            holds: true,
+            why: "ephemeral ECDHE keys on both sides",
+        },
+    }
+}
+
 /// Real time that may pass between a flight leaving and the read that finds no answer
 /// without OpenSSL calling its timer expired (see the module's documentation). Under
 /// the in-memory pair that span holds the peer's whole turn, so it is sized for a debug

@@ -60,6 +60,30 @@ pub use certs::{
 /// (RFC 7925 section 11), as for DTLS 1.2.
 pub const RFC7925_INITIAL_TIMER_S: u32 = 9;
 
+/// wolfSSL's largest retransmission timer (`DTLS_TIMEOUT_MAX` in its internal.h,
+/// seconds): a timeout that finds the timer there ends the handshake.
+const WOLFSSL_TIMEOUT_MAX_S: u32 = 64;
+
+/// DTLS 1.3's timers as the bench runs them from a first timer of `initial_s` seconds:
+/// wolfSSL doubles the timer on each retransmission while it is below its maximum and
+/// fails the handshake at the first timeout past it.
+pub fn retransmission_timers(initial_s: u32) -> super::RetransmissionTimers {
+    let mut retransmissions = 0;
+    let mut t = initial_s.max(1);
+    while t < WOLFSSL_TIMEOUT_MAX_S {
+        t *= 2;
+        retransmissions += 1;
+    }
+    super::RetransmissionTimers {
+        initial_s: f64::from(initial_s),
+        initial_max_s: f64::from(initial_s),
+        backoff: 2.0,
+        ceiling_s: Some(f64::from(WOLFSSL_TIMEOUT_MAX_S)),
+        max_retransmissions: retransmissions,
+        source: "RFC 9147 section 5.8 (doubling; ACKs, and partial retransmission of what was not acknowledged) with RFC 7925 section 11's 9 s first timer; wolfSSL ends the handshake at the first timeout past its 64 s maximum, and sends ACKs at a quarter of the timer",
+    }
+}
+
 /// Datagram payload limit by default: the IPv6 minimum MTU, as for DTLS 1.2.
 pub const DEFAULT_MTU: u16 = 1280;
 
@@ -205,6 +229,20 @@ pub struct Dtls13Suite {
 }
 
 impl Dtls13Suite {
+    /// Forward secrecy: every key exchange but `psk_ke` has an ephemeral share.
+    pub fn forward_secrecy(self) -> super::ForwardSecrecy {
+        match self.credential {
+            Credential::Psk => super::ForwardSecrecy {
+                holds: false,
+                why: "PSK with psk_ke, no key exchange: every key derives from the pre-shared key",
+            },
+            _ => super::ForwardSecrecy {
+                holds: true,
+                why: "an ephemeral key share of the group on both sides",
+            },
+        }
+    }
+
     /// A configuration with ECDSA P-256 leaf certificates where it has certificates.
     pub const fn new(credential: Credential, group: Group, cid: bool) -> Dtls13Suite {
         Dtls13Suite {
@@ -522,6 +560,11 @@ pub struct Dtls13Config {
     /// a side sends none.
     server_chain: Vec<Vec<u8>>,
     client_chain: Vec<Vec<u8>>,
+    /// Whether the server answers a first ClientHello with a stateless
+    /// HelloRetryRequest carrying a cookie (wolfSSL's default for a DTLS 1.3 server,
+    /// RFC 9147 section 5.1); without it the server answers the first ClientHello's key
+    /// share at once.
+    pub cookie_exchange: bool,
 }
 
 impl Dtls13Config {
@@ -543,7 +586,16 @@ impl Dtls13Config {
             mtu: DEFAULT_MTU,
             server_chain: sends(true),
             client_chain: sends(false),
+            cookie_exchange: true,
         })
+    }
+
+    /// The same contexts without the cookie exchange: the server's connections call
+    /// `wolfSSL_disable_hrr_cookie`, so no HelloRetryRequest round trip and no second
+    /// ClientHello (with its key share again) precede the handshake.
+    pub fn without_cookie_exchange(mut self) -> Dtls13Config {
+        self.cookie_exchange = false;
+        self
     }
 
     /// The certificates the server (or the client) sends, leaf first; `None` where that
@@ -605,6 +657,9 @@ impl Dtls13Config {
                 "dtls_set_timeout_init",
                 w::wolfSSL_dtls_set_timeout_init(ssl, self.initial_timer_s as c_int),
             )?;
+            if server && !self.cookie_exchange {
+                check("disable_hrr_cookie", w::wolfSSL_disable_hrr_cookie(ssl))?;
+            }
             match (server, self.suite.credential) {
                 (true, _) => {}
                 // psk_ke: no key share at all (wolfSSL would send one by default).

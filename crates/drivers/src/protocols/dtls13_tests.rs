@@ -465,3 +465,64 @@ fn rustls_completes_a_mutual_handshake_with_the_ml_dsa_chains() {
         assert_eq!(leaf(s.peer_certificates()), Some(pki.client.cert.clone()));
     }
 }
+
+/// wolfSSL doubles the timer while it is below 64 s and fails at the first timeout past
+/// it: from 9 s, three retransmissions (9, 18, 36, then 72 ends it); from 1 s, six.
+#[test]
+fn the_timer_schedule_follows_wolfssl_s_ceiling() {
+    let t = super::retransmission_timers(RFC7925_INITIAL_TIMER_S);
+    assert_eq!((t.initial_s, t.max_retransmissions), (9.0, 3));
+    assert_eq!(super::retransmission_timers(1).max_retransmissions, 6);
+    assert!(t.source.contains("RFC 9147 section 5.8"));
+}
+
+#[test]
+fn only_psk_ke_lacks_forward_secrecy() {
+    for s in Dtls13Suite::all() {
+        assert_eq!(
+            s.forward_secrecy().holds,
+            s.credential != Credential::Psk,
+            "{}",
+            s.name()
+        );
+    }
+}
+
+/// Without the cookie exchange the server answers a first ClientHello that carries its
+/// key share: at a 1472-byte payload limit (GSM CSD's), where ML-KEM-768's ClientHello
+/// fits one datagram, one round trip and one ClientHello with the 1184-byte key share
+/// fewer. At 1280 bytes wolfSSL's first ClientHello carries no key share (it would not
+/// fit), so a HelloRetryRequest asks for it either way, and the cookie costs its bytes
+/// only.
+#[test]
+fn the_cookie_exchange_can_be_left_out() {
+    let suite = Dtls13Suite::new(
+        Credential::Certificate { mutual: false },
+        Group::MlKem768,
+        false,
+    );
+    let run = |mtu: u16, cookie: bool| {
+        let mut cfg = Dtls13Config::new(suite).unwrap().with_mtu(mtu);
+        if !cookie {
+            cfg = cfg.without_cookie_exchange();
+        }
+        crate::protocols::run_in_memory(cfg.client().unwrap(), || cfg.server()).unwrap()
+    };
+    let (on, off) = (run(1472, true), run(1472, false));
+    assert_eq!(
+        on.flights().len(),
+        off.flights().len() + 2,
+        "{:?} vs {:?}",
+        on.log,
+        off.log
+    );
+    assert!(
+        on.bytes() - off.bytes() > super::super::key_shares::ML_KEM_768_EK,
+        "{} vs {}",
+        on.bytes(),
+        off.bytes()
+    );
+    let (on, off) = (run(1280, true), run(1280, false));
+    assert_eq!(on.flights().len(), off.flights().len());
+    assert!(on.bytes() > off.bytes() && on.bytes() - off.bytes() < 200);
+}

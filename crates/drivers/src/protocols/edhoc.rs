@@ -58,6 +58,26 @@ const C_R: u8 = 0x05;
 /// The CBOR `true` that prefixes message_1 on the CoAP request.
 const CBOR_TRUE: u8 = 0xf5;
 
+/// EDHOC method 3's forward secrecy: the ephemeral G_X and G_Y beside the static keys.
+pub const FORWARD_SECRECY: super::ForwardSecrecy = super::ForwardSecrecy {
+    holds: true,
+    why: "ephemeral ECDH keys G_X and G_Y beside the static authentication keys",
+};
+
+/// EDHOC's timers: CoAP's confirmable retransmission of `timers` (RFC 7252 section 4.2
+/// with the section 4.8 parameters), which carries EDHOC (RFC 9528 Appendix A.2).
+pub fn retransmission_timers(timers: CoapTimers) -> super::RetransmissionTimers {
+    let first = timers.ack_timeout.as_secs_f64();
+    super::RetransmissionTimers {
+        initial_s: first,
+        initial_max_s: first * timers.random_factor,
+        backoff: 2.0,
+        ceiling_s: None,
+        max_retransmissions: timers.max_retransmit,
+        source: "RFC 7252 sections 4.2 and 4.8: the first timer drawn from [ACK_TIMEOUT, ACK_TIMEOUT x ACK_RANDOM_FACTOR] = [2, 3] s, doubling, MAX_RETRANSMIT 4 (EDHOC over CoAP, RFC 9528 Appendix A.2)",
+    }
+}
+
 /// Credentials of both parties and the carrier's timers.
 #[derive(Clone)]
 pub struct EdhocConfig {

@@ -206,6 +206,54 @@ impl PkOps {
     }
 }
 
+/// Whether a handshake's session keys stay secret when a long-term key is stolen later:
+/// stated beside every comparison of WTLS with DTLS, whose ECDHE pays for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ForwardSecrecy {
+    /// The configuration has it.
+    pub holds: bool,
+    /// Why, in a clause (`ECDH with the server's certified static key`).
+    pub why: &'static str,
+}
+
+impl ForwardSecrecy {
+    /// `none (ECDH with the server's certified static key)`.
+    pub fn text(self) -> String {
+        format!("{} ({})", if self.holds { "yes" } else { "none" }, self.why)
+    }
+}
+
+/// A protocol's handshake retransmission schedule as the bench runs it, with the
+/// standard it follows: the protocols table's timer columns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetransmissionTimers {
+    /// First timer (s); the lower end of its draw where the standard draws it (CoAP).
+    pub initial_s: f64,
+    /// Upper end of the first timer's draw; `initial_s` where it is fixed.
+    pub initial_max_s: f64,
+    /// What each retransmission multiplies the timer by.
+    pub backoff: f64,
+    /// Largest timer (s), where the implementation caps or ends on one.
+    pub ceiling_s: Option<f64>,
+    /// Retransmissions of one flight before the handshake fails.
+    pub max_retransmissions: u32,
+    /// The standard's section the values follow, and what the implementation adds.
+    pub source: &'static str,
+}
+
+impl RetransmissionTimers {
+    /// The same schedule with another fixed first timer and back-off (the loss curves'
+    /// equal-timer variant); the limit and the ceiling stay the protocol's.
+    pub fn with_initial(self, initial_s: f64, backoff: f64) -> RetransmissionTimers {
+        RetransmissionTimers {
+            initial_s,
+            initial_max_s: initial_s,
+            backoff,
+            ..self
+        }
+    }
+}
+
 /// One datagram of a handshake as the client saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Logged {
@@ -406,6 +454,43 @@ mod tests {
     use std::sync::Arc;
     use wtls::handshake::AuthMode;
     use wtlsperf_bearer::LinkProfile;
+
+    #[test]
+    fn the_timers_state_their_standard_and_what_the_code_runs() {
+        let dtls = dtls::retransmission_timers();
+        assert_eq!(
+            (dtls.initial_s, dtls.backoff, dtls.ceiling_s),
+            (9.0, 2.0, Some(60.0))
+        );
+        assert!(dtls.source.contains("RFC 6347 section 4.2.4.1"));
+        let coap = edhoc::retransmission_timers(coap_retransmit::CoapTimers::default());
+        assert_eq!(
+            (coap.initial_s, coap.initial_max_s, coap.max_retransmissions),
+            (2.0, 3.0, 4)
+        );
+        let lte_m = wtlsperf_bearer::profile("lte-m").unwrap();
+        let wtls = crate::registry::wtls::wtls_timers(&lte_m);
+        assert_eq!(
+            wtls.initial_s,
+            crate::bearer_runs::bearer_retransmit_timeout(&lte_m).as_secs_f64()
+        );
+        assert_eq!(
+            wtls.max_retransmissions,
+            crate::registry::wtls::WTLS_MAX_RETRANSMISSIONS
+        );
+        let equal = wtls.with_initial(3.0, 2.0);
+        assert_eq!((equal.initial_s, equal.initial_max_s), (3.0, 3.0));
+    }
+
+    #[test]
+    fn forward_secrecy_follows_the_key_exchange() {
+        use crate::registry::wtls::wtls_forward_secrecy;
+        let case = |c: &str| wtls::suite::Case::parse(c).unwrap();
+        assert!(!wtls_forward_secrecy(case("256p/256p")).holds);
+        assert!(!wtls_forward_secrecy(case("rsa1024/rsa1024")).holds);
+        assert!(dtls::forward_secrecy(Suite::DtlsEcdheEcdsa { mutual: false }).holds);
+        assert!(!dtls::forward_secrecy(Suite::DtlsPsk).holds);
+    }
 
     #[test]
     fn flights_group_consecutive_datagrams() {

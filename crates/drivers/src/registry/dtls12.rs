@@ -3,7 +3,6 @@
 //! mutual) and its PSK suite ([`crate::protocols::dtls`] has the adapter).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::device::published_pq::PublishedPqCost;
@@ -12,9 +11,9 @@ use wtlsperf_models::Authentication;
 use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
 
 use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, RawOps, Sides};
-use super::{TimeBase, Timers, Traits};
+use super::{RetransmissionTimers, TimeBase, Traits};
 use crate::device::ClientSteps;
-use crate::protocols::dtls::{DtlsConfig, MAX_RETRANSMISSIONS, RFC7925_INITIAL_TIMER};
+use crate::protocols::dtls::{self, DtlsConfig};
 use crate::protocols::{model, Suite, DTLS12};
 
 /// The entry.
@@ -28,25 +27,30 @@ impl ProtocolEntry for Dtls12 {
         "DTLS 1.2 (RFC 6347) through OpenSSL"
     }
     fn configurations(&self) -> Vec<Contender> {
-        suites().map(|s| Contender::new(Dtls12Suite(s))).collect()
+        suites()
+            .map(|suite| {
+                Contender::new(Dtls12Suite {
+                    suite,
+                    cookie: true,
+                })
+            })
+            .collect()
     }
     fn parse(&self, text: &str) -> Result<Contender, UnknownName> {
+        let (base, cookie) = match text.strip_suffix(NO_COOKIE) {
+            Some(base) => (base, false),
+            None => (text, true),
+        };
         suites()
-            .find(|s| s.name() == text)
-            .map(|s| Contender::new(Dtls12Suite(s)))
+            .find(|s| s.name() == base)
+            .map(|suite| Contender::new(Dtls12Suite { suite, cookie }))
             .ok_or_else(|| {
-                UnknownName::new("dtls1.2 configuration", text, suites().map(Suite::name))
+                let known = suites().map(Suite::name);
+                UnknownName::new("dtls1.2 configuration (-no-cookie)", text, known)
             })
     }
-    fn timers(&self, _: &LinkProfile) -> Timers {
-        Timers {
-            initial: RFC7925_INITIAL_TIMER,
-            backoff: 2.0,
-            ceiling: Some(Duration::from_secs(60)),
-            max_retransmissions: MAX_RETRANSMISSIONS,
-            source: "RFC 6347 section 4.2.4.1 (doubling, 60 s ceiling); RFC 7925 section 11 \
-                     (9 s initial); OpenSSL's 12 retransmissions",
-        }
+    fn timers(&self, _: &LinkProfile) -> RetransmissionTimers {
+        dtls::retransmission_timers()
     }
 }
 
@@ -55,33 +59,45 @@ fn suites() -> impl Iterator<Item = Suite> {
     Suite::ALL.into_iter().filter(|s| s.protocol() == DTLS12)
 }
 
-/// A DTLS 1.2 suite of [`Suite`].
+/// The suffix of a configuration without the cookie exchange.
+const NO_COOKIE: &str = "-no-cookie";
+
+/// A DTLS 1.2 suite of [`Suite`], with the server's cookie exchange (RFC 6347 section
+/// 4.2.1, the RFC 7925 profile's default) or without it (`-no-cookie`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Dtls12Suite(pub Suite);
+pub struct Dtls12Suite {
+    pub suite: Suite,
+    pub cookie: bool,
+}
 
 impl Configuration for Dtls12Suite {
     fn entry(&self) -> &'static dyn ProtocolEntry {
         &Dtls12
     }
     fn name(&self) -> String {
-        self.0.name().to_owned()
+        let name = self.suite.name();
+        if self.cookie {
+            name.to_owned()
+        } else {
+            format!("{name}{NO_COOKIE}")
+        }
     }
     fn auth(&self) -> Authentication {
-        if self.0.mutual() {
+        if self.suite.mutual() {
             Authentication::Mutual
         } else {
             Authentication::ServerAuth
         }
     }
     fn traits(&self) -> Traits {
-        let psk = self.0 == Suite::DtlsPsk;
+        let psk = self.suite == Suite::DtlsPsk;
         Traits {
             level: if psk {
                 "PSK 128-bit (category 3)".to_owned()
             } else {
                 super::P256_LEVEL.to_owned()
             },
-            forward_secrecy: !psk,
+            forward_secrecy: dtls::forward_secrecy(self.suite),
             post_quantum_key_exchange: false,
             post_quantum_signature: false,
             uses_p256: !psk,
@@ -89,22 +105,47 @@ impl Configuration for Dtls12Suite {
     }
     /// OpenSSL fragments to its own 1280-byte MTU on every bearer (`DTLS_MTU`).
     fn sides(&self, _: Bench<'_>, _: u16, time: TimeBase) -> anyhow::Result<Arc<dyn Sides>> {
-        let cfg = DtlsConfig::new(self.0)?;
+        let cfg = if self.cookie {
+            DtlsConfig::new(self.suite)?
+        } else {
+            DtlsConfig::without_cookie_exchange(self.suite)?
+        };
         Ok(Arc::new(DtlsSides(match time {
             TimeBase::Virtual => cfg,
             TimeBase::Real => cfg.in_real_time(),
         })))
+    }
+    fn sides_with_first_timer(
+        &self,
+        _: Bench<'_>,
+        _: u16,
+        first: std::time::Duration,
+    ) -> anyhow::Result<Option<Arc<dyn Sides>>> {
+        let cfg = if self.cookie {
+            DtlsConfig::new(self.suite)?
+        } else {
+            DtlsConfig::without_cookie_exchange(self.suite)?
+        };
+        Ok(Some(Arc::new(DtlsSides(cfg.with_initial_timer(first)))))
     }
     fn client_steps(
         &self,
         device: &DeviceProfile,
         _: &[PublishedPqCost],
     ) -> Result<ClientSteps, NotPriced> {
-        model::client_steps(self.0, device).map_err(NotPriced::unmodelled)
+        model::client_steps(self.suite, device).map_err(NotPriced::unmodelled)
     }
     fn raw_ops(&self) -> anyhow::Result<Option<RawOps>> {
-        let cfg = DtlsConfig::new(self.0)?;
+        let cfg = DtlsConfig::new(self.suite)?;
         Ok(Some(Box::new(move || cfg.raw_ops())))
+    }
+    fn without_cookie(&self) -> Option<Contender> {
+        self.cookie.then(|| {
+            Contender::new(Dtls12Suite {
+                cookie: false,
+                ..*self
+            })
+        })
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

@@ -1,11 +1,12 @@
-//! DTLS 1.3 (RFC 9147) through wolfSSL on the bench: certificates (ECDSA P-256) or an
-//! external PSK, with classical or ML-KEM (FIPS 203) key exchange, with or without a
-//! Connection ID ([`crate::protocols::dtls13`] has the adapter and the configurations'
-//! text forms). In a build without the `dtls13` feature this entry is not compiled and
-//! the registry lists DTLS 1.3 as unavailable.
+//! DTLS 1.3 (RFC 9147) through wolfSSL on the bench: certificates (ECDSA P-256 or
+//! ML-DSA) or an external PSK, with classical or ML-KEM (FIPS 203) key exchange, with or
+//! without a Connection ID ([`crate::protocols::dtls13`] has the adapter and the
+//! configurations' text forms), each with the server's cookie exchange (wolfSSL's
+//! default, RFC 9147 section 5.1) or without it (`-no-cookie`). In a build without the
+//! `dtls13` feature this entry is not compiled and the registry lists DTLS 1.3 as
+//! unavailable.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::device::published_pq::PublishedPqCost;
@@ -14,16 +15,15 @@ use wtlsperf_models::Authentication;
 use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
 
 use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, RawOps, Sides};
-use super::{CertificateItems, TimeBase, Timers, Traits};
+use super::{CertificateItems, RetransmissionTimers, TimeBase, Traits};
 use crate::device::ClientSteps;
 use crate::protocols::dtls::DtlsConfig;
-use crate::protocols::dtls13::RFC7925_INITIAL_TIMER_S;
+use crate::protocols::dtls13::{self, RFC7925_INITIAL_TIMER_S};
 use crate::protocols::dtls13::{Credential, Dtls13Config, Dtls13Suite, Group, Signature};
 use crate::protocols::{model_dtls13, Suite, DTLS13};
 
-/// wolfSSL's ceiling of the doubling timer (`DTLS_TIMEOUT_MAX`, seconds): the expiry
-/// at the ceiling fails the handshake.
-const WOLFSSL_TIMEOUT_MAX_S: u64 = 64;
+/// The suffix of a configuration without the cookie exchange.
+const NO_COOKIE: &str = "-no-cookie";
 
 /// The entry.
 pub struct Dtls13;
@@ -36,65 +36,81 @@ impl ProtocolEntry for Dtls13 {
         "DTLS 1.3 (RFC 9147) through wolfSSL"
     }
     fn configurations(&self) -> Vec<Contender> {
-        Dtls13Suite::all().into_iter().map(Contender::new).collect()
+        Dtls13Suite::all()
+            .into_iter()
+            .map(|suite| {
+                Contender::new(Dtls13Contender {
+                    suite,
+                    cookie: true,
+                })
+            })
+            .collect()
     }
     fn parse(&self, text: &str) -> Result<Contender, UnknownName> {
-        Dtls13Suite::parse(text).map(Contender::new).map_err(|_| {
-            let names: Vec<&'static str> = Dtls13Suite::all()
-                .into_iter()
-                .map(|s| &*Box::leak(s.name().into_boxed_str()))
-                .collect();
-            UnknownName::new("dtls1.3 configuration", text, names)
-        })
+        let (base, cookie) = match text.strip_suffix(NO_COOKIE) {
+            Some(base) => (base, false),
+            None => (text, true),
+        };
+        match Dtls13Suite::parse(base) {
+            Ok(suite) => Ok(Contender::new(Dtls13Contender { suite, cookie })),
+            Err(_) => {
+                let names: Vec<&'static str> = Dtls13Suite::all()
+                    .into_iter()
+                    .map(|s| &*Box::leak(s.name().into_boxed_str()))
+                    .collect();
+                Err(UnknownName::new(
+                    "dtls1.3 configuration (-no-cookie)",
+                    text,
+                    names,
+                ))
+            }
+        }
     }
-    fn timers(&self, _: &LinkProfile) -> Timers {
-        // 9 s, 18 s, 36 s, then 64 s (the ceiling), whose expiry fails the handshake.
-        let initial = u64::from(RFC7925_INITIAL_TIMER_S);
-        let mut retransmissions = 0;
-        let mut t = initial;
-        while t < WOLFSSL_TIMEOUT_MAX_S {
-            t = (t * 2).min(WOLFSSL_TIMEOUT_MAX_S);
-            retransmissions += 1;
-        }
-        Timers {
-            initial: Duration::from_secs(initial),
-            backoff: 2.0,
-            ceiling: Some(Duration::from_secs(WOLFSSL_TIMEOUT_MAX_S)),
-            max_retransmissions: retransmissions,
-            source: "RFC 9147 section 5.8 (doubling; ACKs at a quarter); RFC 7925 section 11 \
-                     (9 s initial); wolfSSL's 64 s DTLS_TIMEOUT_MAX",
-        }
+    fn timers(&self, _: &LinkProfile) -> RetransmissionTimers {
+        dtls13::retransmission_timers(RFC7925_INITIAL_TIMER_S)
     }
 }
 
-impl Configuration for Dtls13Suite {
+/// A DTLS 1.3 configuration, with the server's cookie exchange or without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dtls13Contender {
+    pub suite: Dtls13Suite,
+    pub cookie: bool,
+}
+
+impl Configuration for Dtls13Contender {
     fn entry(&self) -> &'static dyn ProtocolEntry {
         &Dtls13
     }
     fn name(&self) -> String {
-        Dtls13Suite::name(*self)
+        let name = self.suite.name();
+        if self.cookie {
+            name
+        } else {
+            format!("{name}{NO_COOKIE}")
+        }
     }
     fn auth(&self) -> Authentication {
-        if self.mutual() {
+        if self.suite.mutual() {
             Authentication::Mutual
         } else {
             Authentication::ServerAuth
         }
     }
     fn traits(&self) -> Traits {
-        let level = match (self.credential, self.group, self.signature) {
+        let s = self.suite;
+        let level = match (s.credential, s.group, s.signature) {
             (Credential::Psk, _, _) => "PSK 128-bit (category 3)".to_owned(),
             (_, Group::P256, Signature::EcdsaP256) => super::P256_LEVEL.to_owned(),
             (_, g, sig) => format!("{} key exchange, {}", g.name(), sig.label()),
         };
         Traits {
             level,
-            forward_secrecy: self.credential != Credential::Psk,
-            post_quantum_key_exchange: self.credential != Credential::Psk
-                && self.group.post_quantum(),
-            post_quantum_signature: matches!(self.credential, Credential::Certificate { .. })
-                && self.signature.post_quantum(),
-            uses_p256: self.credential != Credential::Psk,
+            forward_secrecy: s.forward_secrecy(),
+            post_quantum_key_exchange: s.credential != Credential::Psk && s.group.post_quantum(),
+            post_quantum_signature: matches!(s.credential, Credential::Certificate { .. })
+                && s.signature.post_quantum(),
+            uses_p256: s.credential != Credential::Psk,
         }
     }
     /// wolfSSL fragments to the bearer's MTU (`with_mtu`), as its bearer runs do; its
@@ -105,9 +121,31 @@ impl Configuration for Dtls13Suite {
         payload_limit: u16,
         _: TimeBase,
     ) -> anyhow::Result<Arc<dyn Sides>> {
-        Ok(Arc::new(Dtls13Sides(
-            Dtls13Config::new(*self)?.with_mtu(payload_limit),
-        )))
+        let cfg = Dtls13Config::new(self.suite)?.with_mtu(payload_limit);
+        let cfg = if self.cookie {
+            cfg
+        } else {
+            cfg.without_cookie_exchange()
+        };
+        Ok(Arc::new(Dtls13Sides(cfg)))
+    }
+    /// wolfSSL's timer is whole seconds: `first` is rounded up.
+    fn sides_with_first_timer(
+        &self,
+        _: Bench<'_>,
+        payload_limit: u16,
+        first: std::time::Duration,
+    ) -> anyhow::Result<Option<Arc<dyn Sides>>> {
+        let seconds = u32::try_from(first.as_secs_f64().ceil() as u64).unwrap_or(u32::MAX);
+        let cfg = Dtls13Config::new(self.suite)?
+            .with_mtu(payload_limit)
+            .with_initial_timer_s(seconds);
+        let cfg = if self.cookie {
+            cfg
+        } else {
+            cfg.without_cookie_exchange()
+        };
+        Ok(Some(Arc::new(Dtls13Sides(cfg))))
     }
     fn fragments_to_bearer(&self) -> bool {
         true
@@ -117,21 +155,31 @@ impl Configuration for Dtls13Suite {
         device: &DeviceProfile,
         published: &[PublishedPqCost],
     ) -> Result<ClientSteps, NotPriced> {
-        model_dtls13::client_steps(*self, device, published).map_err(NotPriced::listed)
+        model_dtls13::client_steps(self.suite, device, published).map_err(NotPriced::listed)
     }
     /// The raw P-256 work of the server's side timed with OpenSSL (ECDHE and the ECDSA
     /// signature, as for the DTLS 1.2 server), for the classical certificate
-    /// configurations only: no raw ML-KEM operation is timed here (OpenSSL 3.0 has
-    /// none), and a P-256-only bound would flatter the ML-KEM groups. The handshake is
-    /// wolfSSL's, so the ratio also carries the two libraries' difference in speed.
+    /// configurations only: no raw ML-KEM or ML-DSA operation is timed here (OpenSSL 3.0
+    /// has none), and a P-256-only bound would flatter them. The handshake is wolfSSL's,
+    /// so the ratio also carries the two libraries' difference in speed.
     fn raw_ops(&self) -> anyhow::Result<Option<RawOps>> {
-        let classical_cert =
-            self.group == Group::P256 && matches!(self.credential, Credential::Certificate { .. });
+        let s = self.suite;
+        let classical_cert = s.group == Group::P256
+            && s.signature == Signature::EcdsaP256
+            && matches!(s.credential, Credential::Certificate { .. });
         if !classical_cert {
             return Ok(None);
         }
         let raw = DtlsConfig::new(Suite::DtlsEcdheEcdsa { mutual: false })?;
         Ok(Some(Box::new(move || raw.raw_ops())))
+    }
+    fn without_cookie(&self) -> Option<Contender> {
+        self.cookie.then(|| {
+            Contender::new(Dtls13Contender {
+                cookie: false,
+                ..*self
+            })
+        })
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

@@ -12,10 +12,10 @@ use wtlsperf_models::Authentication;
 use wtlsperf_spine::{AnyHandshake, ProtocolId};
 
 use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, RawOps, Sides};
-use super::{TimeBase, Timers, Traits};
+use super::{RetransmissionTimers, TimeBase, Traits};
 use crate::device::ClientSteps;
 use crate::protocols::coap_retransmit::CoapTimers;
-use crate::protocols::edhoc::EdhocConfig;
+use crate::protocols::edhoc::{self, EdhocConfig};
 use crate::protocols::{model, Suite, EDHOC};
 
 /// The entry.
@@ -31,16 +31,8 @@ impl ProtocolEntry for Edhoc {
     fn configurations(&self) -> Vec<Contender> {
         vec![Contender::new(EdhocSuite::Method3Suite2)]
     }
-    fn timers(&self, _: &LinkProfile) -> Timers {
-        let coap = CoapTimers::default();
-        Timers {
-            initial: coap.ack_timeout,
-            backoff: 2.0,
-            ceiling: None,
-            max_retransmissions: coap.max_retransmit,
-            source: "RFC 7252 section 4.8 (ACK_TIMEOUT 2 s x random 1-1.5, doubling, \
-                     MAX_RETRANSMIT 4)",
-        }
+    fn timers(&self, _: &LinkProfile) -> RetransmissionTimers {
+        edhoc::retransmission_timers(CoapTimers::default())
     }
 }
 
@@ -71,7 +63,7 @@ impl Configuration for EdhocSuite {
     fn traits(&self) -> Traits {
         Traits {
             level: super::P256_LEVEL.to_owned(),
-            forward_secrecy: true,
+            forward_secrecy: edhoc::FORWARD_SECRECY,
             post_quantum_key_exchange: false,
             post_quantum_signature: false,
             uses_p256: true,
@@ -80,6 +72,21 @@ impl Configuration for EdhocSuite {
     /// CoAP's timers run on the caller's time either way.
     fn sides(&self, _: Bench<'_>, _: u16, _: TimeBase) -> anyhow::Result<Arc<dyn Sides>> {
         Ok(Arc::new(EdhocSides(EdhocConfig::new()?)))
+    }
+    /// CoAP's first timer fixed (no random factor), doubling, as every other's.
+    fn sides_with_first_timer(
+        &self,
+        _: Bench<'_>,
+        _: u16,
+        first: std::time::Duration,
+    ) -> anyhow::Result<Option<Arc<dyn Sides>>> {
+        let timers = CoapTimers {
+            ack_timeout: first,
+            random_factor: 1.0,
+            ..CoapTimers::default()
+        };
+        let cfg = EdhocConfig::new()?.with_timers(timers);
+        Ok(Some(Arc::new(EdhocSides(cfg))))
     }
     fn client_steps(
         &self,

@@ -43,7 +43,7 @@ fn wtls_configurations_read_as_the_thesis_names_them() {
     let c = contender("wtls:256p/256p-mutual").unwrap();
     assert_eq!(c.auth(), Authentication::Mutual);
     assert_eq!(c.configuration(), "256p/256p-mutual");
-    assert!(!c.traits().forward_secrecy);
+    assert!(!c.traits().forward_secrecy.holds);
     let s = contender("wtls:160p/160p").unwrap();
     assert_eq!(s.auth(), Authentication::ServerAuth);
 }

@@ -17,7 +17,7 @@ use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
 
 use super::served::bearer_gateway;
 use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, Served, Sides};
-use super::{TimeBase, Timers, Traits};
+use super::{ForwardSecrecy, RetransmissionTimers, TimeBase, Traits};
 use crate::device::ClientSteps;
 use crate::gateway::GatewayHandle;
 use crate::pki_store::CaseCredentials;
@@ -64,16 +64,8 @@ impl ProtocolEntry for Wtls {
         }
         Ok(Contender::new(WtlsCase { case, auth }))
     }
-    fn timers(&self, bearer: &LinkProfile) -> Timers {
-        Timers {
-            initial: bearer_retransmit_timeout(bearer),
-            backoff: 2.0,
-            ceiling: None,
-            max_retransmissions: WTLS_MAX_RETRANSMISSIONS,
-            source: "WAP-261 leaves the timer to the transport (WAP-224 WTP or the \
-                     application); ours follows the bearer: 2 x (mean + 4 sd traversal + \
-                     largest flight's serialisation) + processing, doubling",
-        }
+    fn timers(&self, bearer: &LinkProfile) -> RetransmissionTimers {
+        wtls_timers(bearer)
     }
 }
 
@@ -112,9 +104,7 @@ impl Configuration for WtlsCase {
     fn traits(&self) -> Traits {
         Traits {
             level: format!("category {}", self.case.category),
-            // Static ECDH (or RSA key transport): a leaked server key opens every
-            // recorded session.
-            forward_secrecy: false,
+            forward_secrecy: wtls_forward_secrecy(self.case),
             post_quantum_key_exchange: false,
             post_quantum_signature: false,
             uses_p256: true,
@@ -128,7 +118,24 @@ impl Configuration for WtlsCase {
             creds: bench.store.case(&self.case)?,
             server: Arc::new(server),
             mode: self.mode(),
+            first_timer: None,
         }))
+    }
+    /// Our client's first timer fixed at `first`, doubling (the gateway retransmits
+    /// nothing of its own: the client's timer drives every repair).
+    fn sides_with_first_timer(
+        &self,
+        bench: Bench<'_>,
+        _: u16,
+        first: Duration,
+    ) -> anyhow::Result<Option<Arc<dyn Sides>>> {
+        let server = gateway_server_config(bench.store, ClientAuth::Optional, &Options::default())?;
+        Ok(Some(Arc::new(WtlsSides {
+            creds: bench.store.case(&self.case)?,
+            server: Arc::new(server),
+            mode: self.mode(),
+            first_timer: Some(first),
+        })))
     }
     fn client_steps(
         &self,
@@ -178,15 +185,18 @@ struct WtlsSides {
     creds: CaseCredentials,
     server: Arc<ServerConfig>,
     mode: AuthMode,
+    /// The equal-timer variant's first timer, instead of the bearer's.
+    first_timer: Option<Duration>,
 }
 
 impl Sides for WtlsSides {
     fn client(&self, bearer: &LinkProfile, _: u64) -> anyhow::Result<AnyHandshake> {
-        Ok(AnyHandshake::new(wtls_client(
-            &self.creds,
-            self.mode,
-            bearer,
-        )))
+        let mut cfg = wtls_bearer_config(&self.creds, bearer);
+        if let Some(t) = self.first_timer {
+            cfg.retransmit_timeout_ns = u64::try_from(t.as_nanos()).unwrap_or(u64::MAX);
+        }
+        let client = Client::new(Arc::new(cfg), self.mode, None, Probe::off(), setup::now());
+        Ok(AnyHandshake::new(client))
     }
     fn server(&self) -> anyhow::Result<AnyHandshake> {
         let now = setup::now();
@@ -254,4 +264,36 @@ pub fn bearer_retransmit_timeout(p: &LinkProfile) -> Duration {
     };
     let one_way = p.traversal.mean_ms() + 4.0 * traversal_spread_ms(&p.traversal) + ser_ms;
     Duration::from_secs_f64((2.0 * one_way + PROCESSING_ALLOWANCE_MS) / 1e3)
+}
+
+/// WTLS's session keys: the key exchanges the thesis measures have no ephemeral key.
+pub fn wtls_forward_secrecy(case: Case) -> ForwardSecrecy {
+    if case.leaf.is_rsa() {
+        ForwardSecrecy {
+            holds: false,
+            why: "RSA key transport: the server's certified RSA key decrypts the premaster secret",
+        }
+    } else {
+        ForwardSecrecy {
+            holds: false,
+            why: "ECDH with the server's certified static key, no ephemeral key",
+        }
+    }
+}
+
+/// Our WTLS client's timers over `profile`. WAP-261 (WTLS over datagrams) has the side
+/// that sent the last flight retransmit it on a timeout and leaves the values to the
+/// implementation; ours is scaled to the bearer
+/// ([`bearer_retransmit_timeout`]) and doubles, and the doubled
+/// timer carries over to the client's next flight.
+pub fn wtls_timers(profile: &LinkProfile) -> RetransmissionTimers {
+    let initial = bearer_retransmit_timeout(profile).as_secs_f64();
+    RetransmissionTimers {
+        initial_s: initial,
+        initial_max_s: initial,
+        backoff: 2.0,
+        ceiling_s: None,
+        max_retransmissions: WTLS_MAX_RETRANSMISSIONS,
+        source: "WAP-261: the sender of the last flight retransmits it on a timeout, values left to the implementation; ours: 2 x (mean traversal + 4 sd + a 2 kB flight's serialisation) + 500 ms per bearer, doubling, the doubled timer kept for the next flight",
+    }
 }

@@ -170,7 +170,7 @@ pub(super) fn protocols_queue_model(q: &QueueResults) -> Option<Finding> {
     }
     Some(
         Finding::new(
-            "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the gateway's mean wait for the other protocols on the spine, each against its own real server behind the same gateway worker (DTLS 1.2 through OpenSSL, EDHOC through lakers, DTLS 1.3), as it is judged for WTLS.".to_owned(),
+            "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the gateway's mean wait for the other protocols on the spine, each against its own real server behind the same gateway worker (DTLS 1.2 through OpenSSL, EDHOC through lakers, DTLS 1.3), as it is judged for WTLS; judged on their mutually authenticated load points, one datagram per flight, over the undisturbed jobs.".to_owned(),
             format!(
                 "Load test on the real gateway, mutual authentication, one datagram per flight, {} ms exponential round trip, each point at its measured rho; a job is a datagram (neither library reports its records). {}. The generator runs every client's handshake, its public-key work included, on its one core: a send that leaves late makes the arrivals less Poisson than the model assumes, which the FIFO replay of the run's own arrivals does not assume.",
                 crate::evaluate::queue::reality::BEARER_ROUND_TRIP_MS,

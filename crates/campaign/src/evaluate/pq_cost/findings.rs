@@ -31,11 +31,14 @@ pub fn budget_rule() -> String {
 }
 
 impl PqCost {
-    /// The nominal-rate note as a paragraph of a finding's evidence.
+    /// The double key share's paragraph, then the nominal-rate note, as paragraphs of a
+    /// finding's evidence.
     fn note_paragraph(&self) -> String {
-        self.nominal_note
-            .as_ref()
-            .map_or(String::new(), |n| format!("\n\n{n}"))
+        self.key_share_note.clone().unwrap_or_default()
+            + &self
+                .nominal_note
+                .as_ref()
+                .map_or(String::new(), |n| format!("\n\n{n}"))
     }
 
     /// The findings of this part (none without post-quantum rows).
@@ -197,7 +200,7 @@ impl PqCost {
             .collect();
         Some(
             Finding::new(
-                "The flight model (Eq. 3.84 over each handshake's flights at the bearer's MTU, plus the device's published or executed operation costs) predicts what post-quantum key exchange adds to DTLS 1.3's time to a secure channel over the emulated bearers.",
+                "The flight model (Eq. 3.84 over each handshake's flights at the bearer's MTU, plus the device's published or executed operation costs) predicts what post-quantum key exchange adds to DTLS 1.3's time to a secure channel over the emulated bearers, judged on every device and bearer where both handshakes ran, with the cookie exchange (the DTLS 1.3 default).",
                 format!("Post-quantum minus classical, per device/bearer with both handshakes run: {}. {}.", rows.join("; "), tally.text()) + &self.note_paragraph(),
                 tally.verdict(),
             )

@@ -77,8 +77,15 @@ fn post_quantum_within_the_budget_everywhere_confirms_and_unpriced_rows_are_not_
             unavailable("esp32"),
         ],
         nominal_note: Some("Nominal bearer rates: nb-iot (peak).".to_owned()),
+        key_share_note: Some("\n\nThe key crosses twice.".to_owned()),
     };
     let f = t.findings();
+    assert!(
+        f[0].evidence
+            .contains("\n\nThe key crosses twice.\n\nNominal"),
+        "{}",
+        f[0].evidence
+    );
     assert_eq!(f[0].verdict, Verdict::Confirmed, "{}", f[0].evidence);
     assert!(
         f[0].evidence.contains("within it in 0 of 2"),

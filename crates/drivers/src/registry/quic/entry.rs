@@ -12,8 +12,8 @@ use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
 use super::{client_steps, QuicConfig, QuicSuite, HANDSHAKE_TIMEOUT, INITIAL_RTT, QUIC};
 use crate::device::ClientSteps;
 use crate::registry::{
-    Bench, Configuration, Contender, NotPriced, ProtocolEntry, RawOps, Sides, TimeBase, Timers,
-    Traits, P256_LEVEL,
+    Bench, Configuration, Contender, ForwardSecrecy, NotPriced, ProtocolEntry, RawOps,
+    RetransmissionTimers, Sides, TimeBase, Traits, P256_LEVEL,
 };
 
 /// The entry.
@@ -40,13 +40,15 @@ impl ProtocolEntry for Quic {
     fn parse(&self, text: &str) -> Result<Contender, UnknownName> {
         text.parse::<QuicSuite>().map(Contender::new)
     }
-    fn timers(&self, _: &LinkProfile) -> Timers {
+    fn timers(&self, _: &LinkProfile) -> RetransmissionTimers {
         // The first probe timeout before any RTT sample: smoothed_rtt + 4 x rttvar
         // with rttvar = initial_rtt / 2 (RFC 9002 section 6.2.2), so 3 x 333 ms.
-        Timers {
-            initial: INITIAL_RTT * 3,
+        let first = (INITIAL_RTT * 3).as_secs_f64();
+        RetransmissionTimers {
+            initial_s: first,
+            initial_max_s: first,
             backoff: 2.0,
-            ceiling: None,
+            ceiling_s: None,
             max_retransmissions: probes_within(HANDSHAKE_TIMEOUT),
             source: "RFC 9002 section 6.2 (probe timeout from the 333 ms initial RTT of \
                      section 6.2.2, doubling); no probe count: the idle timeout of RFC 9000 \
@@ -88,7 +90,10 @@ impl Configuration for QuicSuite {
         };
         Traits {
             level,
-            forward_secrecy: true,
+            forward_secrecy: ForwardSecrecy {
+                holds: true,
+                why: "an ephemeral key share of the group on both sides",
+            },
             post_quantum_key_exchange: self.group.post_quantum(),
             post_quantum_signature: false,
             uses_p256: true,
