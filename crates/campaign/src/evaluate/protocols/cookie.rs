@@ -140,7 +140,7 @@ pub fn measure_over_bearers(
         let server = served.get(&free[f].twin, bearers[b])?;
         run_over_bearer(&*server, bearers[b], seed, None, RUN_DEADLINE).map(|r| r.duration_ms)
     });
-    for fi in 0..free.len() {
+    for (fi, twin) in free.iter_mut().enumerate() {
         for (bi, bearer) in bearers.iter().enumerate() {
             let ms: Vec<f64> = jobs
                 .iter()
@@ -149,9 +149,7 @@ pub fn measure_over_bearers(
                 .filter_map(|(_, o)| o.as_ref().ok().copied())
                 .collect();
             if let Some(m) = wtlsperf_models::stats::mean(&ms) {
-                free[fi]
-                    .measured
-                    .push((BearerName::of(bearer), m, ms.len()));
+                twin.measured.push((BearerName::of(bearer), m, ms.len()));
             }
         }
     }
