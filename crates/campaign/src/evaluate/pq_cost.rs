@@ -131,7 +131,7 @@ pub struct PqCostRow {
     pub budget_ms: f64,
     #[serde(serialize_with = "crate::evaluate::csv_file::display")]
     pub affordable: Affordability,
-    /// The protocol of both handshakes (`dtls1.3`, `quic`).
+    /// The protocol of both handshakes (`dtls1.3`, ...).
     pub protocol: String,
     /// Which half of the post-quantum handshake is post-quantum: `key exchange`,
     /// `signature` or `both`.

@@ -401,7 +401,7 @@ fn ml_dsa_certificates_do_not_compress_and_cached_information_drops_whole_fragme
 /// The same ML-DSA chains are usable by rustls (TLS 1.3 through its aws-lc-rs provider,
 /// which verifies and signs ML-DSA-44/65 with FIPS 204's OIDs and draft-ietf-tls-mldsa's
 /// code points): a mutual handshake with X25519MLKEM768 completes in memory and
-/// each side verifies the other's ML-DSA leaf and CertificateVerify, so a QUIC entry on
+/// each side verifies the other's ML-DSA leaf and CertificateVerify, so an entry on
 /// rustls can take them.
 #[test]
 fn rustls_completes_a_mutual_handshake_with_the_ml_dsa_chains() {
