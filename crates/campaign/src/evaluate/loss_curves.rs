@@ -680,10 +680,11 @@ mod tests {
         let table = curves.table(&ctx);
         let csv = table.to_csv().unwrap();
         assert!(csv.contains("> 2900"), "{csv}");
+        // protocol, suite, bearer, timers, loss, completed, runs; then the times
         assert!(table
             .columns
             .iter()
-            .skip(6)
+            .skip(7)
             .all(|c| c.provenance.kind() == wtlsperf_report::ProvenanceKind::Modelled));
     }
 
