@@ -750,6 +750,8 @@ mod tests {
             modern_note: None,
             variants: Default::default(),
             stage_seconds: Vec::new(),
+            designed: 0,
+            rerecord: Default::default(),
         };
         let t = TransmissionResults {
             eq41: eq_4_1_on_thesis_data().unwrap(),
@@ -811,6 +813,8 @@ mod tests {
             modern_note: None,
             variants: Default::default(),
             stage_seconds: Vec::new(),
+            designed: 0,
+            rerecord: Default::default(),
         };
         poisson_premise(&q).unwrap().verdict
     }
@@ -825,6 +829,8 @@ mod tests {
             modern_note: None,
             variants: Default::default(),
             stage_seconds: Vec::new(),
+            designed: 0,
+            rerecord: Default::default(),
         };
         variants::protocols_queue_model(&q).unwrap()
     }

@@ -90,6 +90,8 @@ pub struct EvaluateConfig {
     pub data: Option<PathBuf>,
     /// Run one part alone, with the parts it reads, and write only its files.
     pub only: Option<Only>,
+    /// The queue load test's interference injector (`--interference`), if any.
+    pub interference: Option<wtlsperf_drivers::load::Interference>,
 }
 
 /// The parts `--only` can run alone.
@@ -196,6 +198,7 @@ pub fn run(args: EvaluateConfig) -> anyhow::Result<()> {
         machine: machine_info.short(),
         progress: progress_bar(),
         job_logs: args.job_logs.clone(),
+        interference: args.interference,
     };
     let clocks = PartClock {
         seconds: Default::default(),
@@ -234,6 +237,7 @@ pub fn run(args: EvaluateConfig) -> anyhow::Result<()> {
             end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
             duration_s: clock.elapsed().as_secs_f64(),
             part_seconds: clocks.seconds_with_stages(&parts),
+            degraded: parts.queue.degraded(),
             headline: parts.headline(),
             findings: parts
                 .findings
@@ -519,6 +523,7 @@ mod tests {
             job_logs: None,
             data: Some(dir.path().join("no-data")),
             only: None,
+            interference: None,
         };
         let e = format!("{:#}", run(config).unwrap_err());
         assert!(e.starts_with("--data") && e.contains("profiles.csv"), "{e}");
