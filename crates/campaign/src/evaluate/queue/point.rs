@@ -77,8 +77,9 @@ pub struct PointCalibration {
     /// Warm-ups run before the recording, and the utilisation the last one measured.
     pub warmups: usize,
     pub warmup_rho: Option<f64>,
-    /// Recordings made (more than 1 when a recording missed its target rho by more than
-    /// 0.05; at most 3).
+    /// Recordings made: more than 1 when a recording missed its target rho by more than
+    /// 0.05 (at most 3 undisturbed ones) or was disturbed and recorded again (at most 2
+    /// more, see `disturbance`).
     pub attempts: usize,
     /// Whether the kept recording's measured rho is still more than 0.05 from the
     /// target: such a point is reported, not judged.
