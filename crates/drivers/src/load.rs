@@ -61,13 +61,13 @@ use clients::{cheap_client_config, open_client_socket, raise_fd_limit, RestoreAf
 pub use files::{write_job_log, write_report};
 pub use generator::LoadClients;
 use generator::{Generator, Sockets, Tally};
+pub use interference::{InjectorTally, Interference};
 use jobs::summed_ms;
 pub use jobs::{delivery_stalls, idle_arrival_waits_us, queue_stats};
 use protocols::{
     dtls_servers, edhoc_servers, is_dtls, modern_server_cpu_us, DtlsClients, EdhocClients,
     WtlsClients,
 };
-pub use interference::{InjectorTally, Interference};
 pub use round_trip::{RoundTripLaw, RoundTripSampler};
 pub use sched::WindowLoad;
 
@@ -556,11 +556,7 @@ impl Run<'_> {
         let mut report = report_of(spec, generator.tally, wall_ns, loop_cpu + refill_cpu);
         report.interference = injector.map(interference::Injector::stop);
         if gateway.is_some() {
-            report.window_load = Some(WindowLoad::between(
-                &sched0,
-                &sched1,
-                sched::ticks_per_s(),
-            ));
+            report.window_load = Some(WindowLoad::between(&sched0, &sched1, sched::ticks_per_s()));
         }
         if let Some(g) = gateway {
             read_gateway(&mut report, g, gateway_cpu0, spec.workers);

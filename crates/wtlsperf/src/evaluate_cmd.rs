@@ -116,7 +116,14 @@ mod tests {
 
     #[test]
     fn the_mode_is_the_smallest_asked_for() {
-        let mode = |argv: &[&str]| Command::try_parse_from(argv).unwrap().args.config().unwrap().mode;
+        let mode = |argv: &[&str]| {
+            Command::try_parse_from(argv)
+                .unwrap()
+                .args
+                .config()
+                .unwrap()
+                .mode
+        };
         assert_eq!(mode(&["evaluate"]), Mode::Full);
         assert_eq!(mode(&["evaluate", "--quick"]), Mode::Quick);
         assert_eq!(mode(&["evaluate", "--quick", "--smoke"]), Mode::Smoke);
@@ -132,7 +139,9 @@ mod tests {
         let config = |argv: &[&str]| Command::try_parse_from(argv).map(|c| c.args.config());
         let none = config(&["evaluate"]).unwrap().unwrap();
         assert!(none.interference.is_none());
-        let five = config(&["evaluate", "--interference", "5%"]).unwrap().unwrap();
+        let five = config(&["evaluate", "--interference", "5%"])
+            .unwrap()
+            .unwrap();
         let i = five.interference.unwrap();
         assert_eq!((i.duty, i.burst.as_millis()), (0.05, 10));
         let i = config(&[
@@ -157,10 +166,16 @@ mod tests {
             let e = config(bad).unwrap_err().to_string();
             assert!(e.contains("--interference"), "{bad:?}: {e}");
         }
-        let e = config(&["evaluate", "--interference", "5%", "--interference-burst-ms", "5000"])
-            .unwrap()
-            .unwrap_err()
-            .to_string();
+        let e = config(&[
+            "evaluate",
+            "--interference",
+            "5%",
+            "--interference-burst-ms",
+            "5000",
+        ])
+        .unwrap()
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("--interference-burst-ms"), "{e}");
     }
 }

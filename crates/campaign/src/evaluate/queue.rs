@@ -673,11 +673,11 @@ mod point;
 mod rows;
 pub mod variants;
 
+pub use disturbance::{Degraded, RerecordBudget, RerecordSummary};
 pub use modelled::{
     category3_groups, des_wait, lambdas_to, measured_load, measured_rows, mixtures, pooled_jobs,
     predict, published_load, published_rows, thesis_lambdas,
 };
-pub use disturbance::{Degraded, RerecordBudget, RerecordSummary};
 pub use point::{
     Disturbances, LoadPoint, PointCalibration, Predictions, RecordingFigures, RunFigures,
     UndisturbedFigures, WindowWait,

@@ -134,7 +134,12 @@ impl Drop for Injector {
 }
 
 /// The injector's thread: gaps parked (woken early by a stop), bursts spun.
-fn inject(cfg: Interference, cpu: Option<usize>, limit: Duration, stop: &AtomicBool) -> InjectorTally {
+fn inject(
+    cfg: Interference,
+    cpu: Option<usize>,
+    limit: Duration,
+    stop: &AtomicBool,
+) -> InjectorTally {
     let mut tally = InjectorTally {
         pinned: cpu.is_some_and(|c| crate::setup::pin_current_thread(c).is_ok()),
         realtime: take_realtime_priority(),

@@ -359,7 +359,15 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(0.5, 250.0, &mut est, || true, || false, |l, n| Ok(clean(n, gw.rho(l)))).unwrap();
+        let r = record(
+            0.5,
+            250.0,
+            &mut est,
+            || true,
+            || false,
+            |l, n| Ok(clean(n, gw.rho(l))),
+        )
+        .unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (2, 2, false));
         assert!((r.trial.measured_rho - 0.5).abs() < 1e-9);
         // Swinging the other way during the first repeat, on target at the second (which
@@ -369,7 +377,15 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(0.5, 250.0, &mut est, || true, || false, |l, n| Ok(clean(n, gw.rho(l)))).unwrap();
+        let r = record(
+            0.5,
+            250.0,
+            &mut est,
+            || true,
+            || false,
+            |l, n| Ok(clean(n, gw.rho(l))),
+        )
+        .unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (3, 3, false));
         // Drifting again at every repeat: missed after the last, and the kept point says
         // by how much.
@@ -378,7 +394,15 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(0.5, 250.0, &mut est, || true, || false, |l, n| Ok(clean(n, gw.rho(l)))).unwrap();
+        let r = record(
+            0.5,
+            250.0,
+            &mut est,
+            || true,
+            || false,
+            |l, n| Ok(clean(n, gw.rho(l))),
+        )
+        .unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (3, MAX_RECORDINGS, true));
         assert!(
             (r.trial.measured_rho - 0.5).abs() > MISS_TOLERANCE,
@@ -391,7 +415,15 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(0.5, 250.0, &mut est, || false, || false, |l, n| Ok(clean(n, gw.rho(l)))).unwrap();
+        let r = record(
+            0.5,
+            250.0,
+            &mut est,
+            || false,
+            || false,
+            |l, n| Ok(clean(n, gw.rho(l))),
+        )
+        .unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (1, 1, true));
         // Out of budget, the calibration still runs one warm-up.
         let mut est = RateEstimate::from_handshake_ms(2.0);
@@ -411,7 +443,15 @@ mod tests {
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
         est.begin_point();
-        let r = record(0.7, 350.0, &mut est, || true, || false, |l, n| Ok(clean(n, gw.rho(l)))).unwrap();
+        let r = record(
+            0.7,
+            350.0,
+            &mut est,
+            || true,
+            || false,
+            |l, n| Ok(clean(n, gw.rho(l))),
+        )
+        .unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (3, 3, false));
         let pooled = 0.7 / ((2.16 + 1.86) / 2.0) * 1000.0;
         assert!((r.trial.lambda_hs_per_s - pooled).abs() < 1e-9);
@@ -444,7 +484,9 @@ mod tests {
     }
 
     /// A scripted machine: each recording's (rho, disturbed), in order.
-    fn scripted(script: &[(f64, bool)]) -> impl FnMut(f64, usize) -> anyhow::Result<Take<usize>> + '_ {
+    fn scripted(
+        script: &[(f64, bool)],
+    ) -> impl FnMut(f64, usize) -> anyhow::Result<Take<usize>> + '_ {
         move |_, n| {
             let (rho, disturbed) = script[n - 1];
             Ok(Take {
@@ -463,10 +505,17 @@ mod tests {
         let mut rates = Vec::new();
         let script = [(0.9, true), (0.5, false)];
         let mut run = scripted(&script);
-        let r = record(0.5, 250.0, &mut est, || true, || true, |l, n| {
-            rates.push(l);
-            run(l, n)
-        })
+        let r = record(
+            0.5,
+            250.0,
+            &mut est,
+            || true,
+            || true,
+            |l, n| {
+                rates.push(l);
+                run(l, n)
+            },
+        )
         .unwrap();
         assert_eq!((r.point, r.attempts, r.rerecords), (2, 2, 1));
         assert!(!r.disturbed && !r.missed);
@@ -511,7 +560,11 @@ mod tests {
         // machine as it is (2 ms a handshake) at the unchanged rate and ends.
         let c = calibrate(0.5, MAX_WARMUPS, &mut est, |l| {
             n += 1;
-            Ok(if n == 1 { (0.95, true) } else { (l * 2.0 / 1000.0, false) })
+            Ok(if n == 1 {
+                (0.95, true)
+            } else {
+                (l * 2.0 / 1000.0, false)
+            })
         })
         .unwrap();
         assert_eq!(c.warmups.len(), 2);

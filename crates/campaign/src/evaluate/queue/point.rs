@@ -355,9 +355,8 @@ mod tests {
         assert!(header.contains(
             ",undisturbed_opening_delivery_ms,pk_undisturbed_ms,corrected_undisturbed_ms,measured_wait_ci95_ms,"
         ));
-        assert!(header.contains(
-            ",warmups,warmup_rho,attempts,rho_missed,protocol,round_trip_law,packing,"
-        ));
+        assert!(header
+            .contains(",warmups,warmup_rho,attempts,rho_missed,protocol,round_trip_law,packing,"));
         assert!(header.ends_with(
             ",packing,worker_run_queue_ms,generator_run_queue_ms,worker_steal_ms,interference_ms,recording_disturbed,rerecords,undisturbed_rho"
         ));

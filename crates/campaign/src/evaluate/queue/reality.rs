@@ -601,10 +601,12 @@ impl<'a> Conditions<'a> {
     /// from the run's own seed.
     fn spec_in(&self, ctx: &Ctx, lambda: f64, seconds: f64, seed: u64) -> LoadSpec {
         let mut spec = self.spec(lambda, seconds, seed);
-        spec.interference = ctx.interference.map(|i| wtlsperf_drivers::load::Interference {
-            seed: i.seed ^ seed.rotate_left(17),
-            ..i
-        });
+        spec.interference = ctx
+            .interference
+            .map(|i| wtlsperf_drivers::load::Interference {
+                seed: i.seed ^ seed.rotate_left(17),
+                ..i
+            });
         spec
     }
 

@@ -681,8 +681,9 @@ fn load_row(p: &LoadPoint) -> Vec<Cell> {
         Cell::text("-")
     };
     let disturbed = match p.recording.disturbed {
-        Some(cause) => Cell::text(cause.name())
-            .flag("every recording of the point was disturbed beyond 10 % of its window: not judged"),
+        Some(cause) => Cell::text(cause.name()).flag(
+            "every recording of the point was disturbed beyond 10 % of its window: not judged",
+        ),
         None => Cell::text("-"),
     };
     vec![

@@ -60,7 +60,11 @@ pub struct VariantPlan {
 impl VariantPlan {
     /// Planned recording seconds of every point.
     pub fn planned_s(&self) -> f64 {
-        self.robustness.iter().chain(&self.mutual).map(|p| p.seconds).sum()
+        self.robustness
+            .iter()
+            .chain(&self.mutual)
+            .map(|p| p.seconds)
+            .sum()
     }
 }
 

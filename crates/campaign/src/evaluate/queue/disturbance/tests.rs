@@ -1,7 +1,5 @@
 use super::*;
-use crate::evaluate::queue::{
-    Predictions, QueueResults, UndisturbedFigures, Variants, WindowWait,
-};
+use crate::evaluate::queue::{Predictions, QueueResults, UndisturbedFigures, Variants, WindowWait};
 
 /// A 10 s recording with the given run-queue waits and steal (ms).
 fn window(worker_rq: f64, steal: f64, generator_rq: f64) -> RecordingLoad {
@@ -54,7 +52,10 @@ fn steal_is_the_workers_cpu_or_a_share_of_all() {
         worker_cpu_steal_ms: None,
         ..w
     };
-    assert_eq!(RecordingLoad::of(&unpinned, 2, None).worker_steal_ms, Some(20.0));
+    assert_eq!(
+        RecordingLoad::of(&unpinned, 2, None).worker_steal_ms,
+        Some(20.0)
+    );
 }
 
 #[test]
@@ -112,11 +113,7 @@ fn designed(rho: f64) -> LoadPoint {
 /// one without an undisturbed part; and one loopback point, which is not designed.
 fn sixteen() -> Vec<LoadPoint> {
     let rhos = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8];
-    let mut points: Vec<LoadPoint> = rhos
-        .iter()
-        .chain(&rhos)
-        .map(|&r| designed(r))
-        .collect();
+    let mut points: Vec<LoadPoint> = rhos.iter().chain(&rhos).map(|&r| designed(r)).collect();
     points[3].recording.disturbed = Some(Cause::Steal);
     points[3].recording.load = window(200.0, 1500.0, 0.0);
     points[5].calibration.rho_missed = true;
@@ -190,7 +187,10 @@ fn a_run_that_judged_every_designed_point_is_not_degraded() {
     assert_eq!(results(all.clone(), 16).degraded(), None);
     // Two designed points that never ran (a case without a service time) count.
     let fewer = results(all[2..].to_vec(), 16).degraded().expect("degraded");
-    assert_eq!((fewer.judged, fewer.designed, fewer.causes.not_run), (14, 16, 2));
+    assert_eq!(
+        (fewer.judged, fewer.designed, fewer.causes.not_run),
+        (14, 16, 2)
+    );
     // No load test at all.
     let none = results(Vec::new(), 16).degraded().expect("degraded");
     assert_eq!((none.judged, none.causes.not_run), (0, 16));
