@@ -219,12 +219,12 @@ impl QueueResults {
         )
     }
 
-    /// A set of bearer-setting points (the variants, a protocol's) against the corrected
-    /// model, the replay and the undisturbed view, as the load test's own are judged.
-    pub fn judgement_of(points: Vec<LoadPoint>) -> ProtocolJudgement {
-        let view = QueueResults {
+    /// Results holding only `load` as the load test's points: a view to judge a set of
+    /// points by, or a run built by hand.
+    pub fn of_points(load: Vec<LoadPoint>) -> Self {
+        QueueResults {
             rows: Vec::new(),
-            load: points,
+            load,
             modern: Vec::new(),
             capacities: Vec::new(),
             load_note: None,
@@ -233,7 +233,13 @@ impl QueueResults {
             stage_seconds: Vec::new(),
             designed: 0,
             rerecord: RerecordSummary::default(),
-        };
+        }
+    }
+
+    /// A set of bearer-setting points (the variants, a protocol's) against the corrected
+    /// model, the replay and the undisturbed view, as the load test's own are judged.
+    pub fn judgement_of(points: Vec<LoadPoint>) -> ProtocolJudgement {
+        let view = QueueResults::of_points(points);
         ProtocolJudgement {
             corrected: view.corrected_judgement(),
             replay: view.judge(

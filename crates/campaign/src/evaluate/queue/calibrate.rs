@@ -272,6 +272,19 @@ mod tests {
         runs: usize,
     }
 
+    /// `record` at 0.5 from 250/s on a drifting machine, never disturbed.
+    fn on_drifting(est: &mut RateEstimate, gw: &mut Drifting, may_repeat: bool) -> Recorded<usize> {
+        record(
+            0.5,
+            250.0,
+            est,
+            || may_repeat,
+            || false,
+            |l, n| Ok(clean(n, gw.rho(l))),
+        )
+        .unwrap()
+    }
+
     fn clean<P>(point: P, rho: f64) -> Take<P> {
         Take {
             point,
@@ -359,15 +372,7 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(
-            0.5,
-            250.0,
-            &mut est,
-            || true,
-            || false,
-            |l, n| Ok(clean(n, gw.rho(l))),
-        )
-        .unwrap();
+        let r = on_drifting(&mut est, &mut gw, true);
         assert_eq!((r.point, r.attempts, r.missed), (2, 2, false));
         assert!((r.trial.measured_rho - 0.5).abs() < 1e-9);
         // Swinging the other way during the first repeat, on target at the second (which
@@ -377,15 +382,7 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(
-            0.5,
-            250.0,
-            &mut est,
-            || true,
-            || false,
-            |l, n| Ok(clean(n, gw.rho(l))),
-        )
-        .unwrap();
+        let r = on_drifting(&mut est, &mut gw, true);
         assert_eq!((r.point, r.attempts, r.missed), (3, 3, false));
         // Drifting again at every repeat: missed after the last, and the kept point says
         // by how much.
@@ -394,15 +391,7 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(
-            0.5,
-            250.0,
-            &mut est,
-            || true,
-            || false,
-            |l, n| Ok(clean(n, gw.rho(l))),
-        )
-        .unwrap();
+        let r = on_drifting(&mut est, &mut gw, true);
         assert_eq!((r.point, r.attempts, r.missed), (3, MAX_RECORDINGS, true));
         assert!(
             (r.trial.measured_rho - 0.5).abs() > MISS_TOLERANCE,
@@ -415,15 +404,7 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(
-            0.5,
-            250.0,
-            &mut est,
-            || false,
-            || false,
-            |l, n| Ok(clean(n, gw.rho(l))),
-        )
-        .unwrap();
+        let r = on_drifting(&mut est, &mut gw, false);
         assert_eq!((r.point, r.attempts, r.missed), (1, 1, true));
         // Out of budget, the calibration still runs one warm-up.
         let mut est = RateEstimate::from_handshake_ms(2.0);

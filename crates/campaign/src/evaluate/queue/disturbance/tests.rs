@@ -127,14 +127,6 @@ fn sixteen() -> Vec<LoadPoint> {
 
 fn results(load: Vec<LoadPoint>, designed: usize) -> QueueResults {
     QueueResults {
-        rows: Vec::new(),
-        load,
-        modern: Vec::new(),
-        capacities: Vec::new(),
-        load_note: None,
-        modern_note: None,
-        variants: Variants::default(),
-        stage_seconds: Vec::new(),
         designed,
         rerecord: RerecordSummary {
             limit_s: 43.2,
@@ -142,6 +134,7 @@ fn results(load: Vec<LoadPoint>, designed: usize) -> QueueResults {
             rerecords: 1,
             refused: 0,
         },
+        ..QueueResults::of_points(load)
     }
 }
 
