@@ -590,6 +590,45 @@ pub fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
+    /// A designed bearer point whose undisturbed wait the model misses by `error`.
+    fn judged_point(rho: f64, error: f64) -> super::super::queue::LoadPoint {
+        let mut p = super::super::queue::LoadPoint {
+            case: "283k/283k".into(),
+            round_trip_ms: 20.0,
+            ..Default::default()
+        };
+        p.calibration.target_rho = rho;
+        p.calibration.measured_rho = rho;
+        p.undisturbed.wait_ms = Some(1.0);
+        p.models.corrected_undisturbed_ms = Some(1.0 + error);
+        p
+    }
+
+    #[test]
+    fn the_queue_headline_counts_against_the_designed_points() {
+        // 16 designed; 3 ran: two within 15 %, one 20 % off.
+        let mut q = QueueResults::of_points(vec![
+            judged_point(0.3, 0.05),
+            judged_point(0.5, 0.1),
+            judged_point(0.7, 0.2),
+        ]);
+        q.designed = 16;
+        let part = PartSummary::queue("queue", "r".into(), Mode::Full, 1.0, Default::default(), &q);
+        assert_eq!(part.queue_undisturbed_within_15_percent, (2, 16));
+        assert_eq!(
+            (part.queue_designed_points, part.queue_judged_points),
+            (16, 3)
+        );
+        assert_eq!(
+            part.queue_undisturbed_within_15_percent_words,
+            "2 of 16 designed (3 judged)"
+        );
+        let d = part.degraded.as_ref().expect("degraded");
+        assert_eq!((d.judged, d.designed, d.causes.not_run), (3, 16, 13));
+        let json = serde_json::to_value(&part).unwrap();
+        assert_eq!(json["degraded"]["causes"]["not_run"], 13);
+    }
+
     #[test]
     fn cases_header_matches_the_struct() {
         let dir = tempfile::tempdir().unwrap();

@@ -1,5 +1,5 @@
 use super::*;
-use crate::evaluate::queue::{Predictions, QueueResults, UndisturbedFigures, Variants, WindowWait};
+use crate::evaluate::queue::{Predictions, QueueResults, UndisturbedFigures, WindowWait};
 
 /// A 10 s recording with the given run-queue waits and steal (ms).
 fn window(worker_rq: f64, steal: f64, generator_rq: f64) -> RecordingLoad {
