@@ -544,6 +544,11 @@ impl<'a> Conditions<'a> {
         spec
     }
 
+    /// Whether a judgement reads the point: the bearer setting at target rho <= 0.8.
+    fn judged_setting(&self) -> bool {
+        self.round_trip_ms > 0.0 && self.rho <= 0.8 + 1e-9
+    }
+
     /// [`Conditions::spec`] with the evaluation's interference injector, if any, seeded
     /// from the run's own seed.
     fn spec_in(&self, ctx: &Ctx, lambda: f64, seconds: f64, seed: u64) -> LoadSpec {
@@ -601,7 +606,10 @@ pub(super) fn calibrated_point(
         calibration.lambda_hs_per_s,
         estimate,
         || budget.allows(seconds),
-        || budget.rerecord(seconds),
+        // Only points a judgement reads spend the part's allowance: the loopback contrast
+        // and the points beyond rho 0.8 come first in the plan and would otherwise take
+        // it from the designed points after them.
+        || c.judged_setting() && budget.rerecord(seconds),
         |lambda, attempt| {
             let spec = c.spec_in(ctx, lambda, seconds, c.seed(10 * attempt as u64));
             let p = point(ctx, store, c, spec, sim_jobs)?;
@@ -636,10 +644,8 @@ fn recording_load(rep: &LoadReport) -> RecordingLoad {
 /// the undisturbed judgement reads (bearer setting, target rho <= 0.8), an undisturbed
 /// part too small to read (stalls).
 fn recording_verdict(c: &Conditions<'_>, load: &RecordingLoad, undisturbed: bool) -> Option<Cause> {
-    load.disturbed().or_else(|| {
-        let read = c.round_trip_ms > 0.0 && c.rho <= 0.8 + 1e-9;
-        (read && !undisturbed).then_some(Cause::Stalls)
-    })
+    load.disturbed()
+        .or_else(|| (c.judged_setting() && !undisturbed).then_some(Cause::Stalls))
 }
 
 /// One recorded load point: the run, the steady-window queue and every model beside it.
