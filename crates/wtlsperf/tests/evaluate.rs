@@ -101,6 +101,18 @@ fn check_summary(out: &Path) -> serde_json::Value {
         let r = summary["headline"][key].as_f64();
         assert!(r.is_some_and(|r| r > 0.5), "headline {key}: {r:?}");
     }
+    // The load test's design: one designed point in the smoke mode; `degraded` is always
+    // written, null or an account whose causes add up to the unjudged points.
+    assert_eq!(summary["headline"]["queue_designed_points"], 1);
+    let degraded = summary.get("degraded").expect("degraded written");
+    if !degraded.is_null() {
+        let causes: u64 = ["steal", "stalls", "missed_rho", "not_run"]
+            .iter()
+            .map(|c| degraded["causes"][c].as_u64().unwrap())
+            .sum();
+        let (judged, designed) = (degraded["judged"].as_u64(), degraded["designed"].as_u64());
+        assert_eq!(Some(causes), designed.zip(judged).map(|(d, j)| d - j));
+    }
     summary
 }
 
