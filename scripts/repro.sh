@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
     --table-only) table_only=1; shift ;;
     --interference) interference+=(--interference "$2"); shift 2 ;;
     --interference-burst-ms) interference+=(--interference-burst-ms "$2"); shift 2 ;;
-    -h|--help) sed -n 2,21p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
     *) echo "repro: unknown option $1 (--help)" >&2; exit 2 ;;
   esac
 done
