@@ -8,8 +8,11 @@ Markdown table: one column per run, one row per figure, then the range over the 
 Every figure is read from the run's own files (summary.json, cases.csv,
 queue_load_test.csv, transmission.csv); nothing is computed that the run did not write,
 except counts and ranges over its rows. The load test's points are counted per set: WTLS's
-own (the headline's, 24 in a full run), DTLS 1.2 and EDHOC (6), the robustness points under
-other round-trip laws (8) and the mutual points (6).
+own (the headline's, 24 in a full run, 16 of them designed to be judged), DTLS 1.2 and
+EDHOC (6), the robustness points under other round-trip laws (8) and the mutual points (6).
+The queue's headline counts are against the designed points ("10 of 16 designed (13
+judged)"), and a run that judged fewer than designed says so in the "degraded run" row
+(summary.json's `degraded`).
 """
 
 import csv
@@ -54,13 +57,41 @@ def on_target(p):
     return m is not None and t is not None and abs(m - t) <= 0.05 + 1e-9
 
 
+def degraded_figure(s):
+    """The run's `degraded` account in words: "no" when every designed point was judged."""
+    d = s.get("degraded")
+    if "degraded" not in s:
+        return "-"
+    if not d:
+        return "no"
+    causes = ", ".join(f"{k} {v}" for k, v in d.get("causes", {}).items() if v) or "none"
+    r = d.get("rerecord", {})
+    return (
+        f"yes: {d['judged']} of {d['designed']} judged ({causes}); "
+        f"worker run queue {d.get('worker_run_queue_ms', 0):.0f} ms, steal {d.get('steal_ms', 0):.0f} ms; "
+        f"{r.get('rerecords', 0)} re-recorded ({r.get('spent_s', 0):.0f} of {r.get('limit_s', 0):.0f} s)"
+    )
+
+
 def queue_figures(run, h):
     every = rows(os.path.join(run, "queue_load_test.csv"))
     points = [p for p in every if point_set(p) == "wtls"]
     missed = [p for p in points if p.get("rho_missed") == "true"]
-    within, judged = h.get("queue_undisturbed_within_15_percent") or (None, None)
+    within, counted = h.get("queue_undisturbed_within_15_percent") or (None, None)
     whole = h.get("queue_corrected_within_15_percent")
+    # Runs that write the designed count count against it; older runs counted against
+    # the judged points.
+    designed, judged = h.get("queue_designed_points"), h.get("queue_judged_points")
+    undisturbed = h.get("queue_undisturbed_within_15_percent_words") or f"{within} of {counted} judged"
+    disturbed = [p for p in points if p.get("recording_disturbed")]
+    rerecorded = sum(int(number(p.get("rerecords")) or 0) for p in points)
     out = {
+        "queue designed points judged": (
+            f"{judged} of {designed}" if designed is not None else "-"
+        ),
+        "queue WTLS recordings kept disturbed / re-recorded": (
+            f"{len(disturbed)} / {rerecorded}" if points and "rerecords" in points[0] else "-"
+        ),
         "queue points with measured rho within 0.05 of target": (
             f"{sum(map(on_target, points))} of {len(points)}"
         ),
@@ -68,9 +99,9 @@ def queue_figures(run, h):
             ", ".join(f"{p['case']} {p['target_rho']}->{float(p['measured_rho']):.3f}" for p in missed)
             or "none"
         ),
-        "queue points within 15 % of the corrected model (undisturbed)": f"{within} of {judged}",
+        "queue points within 15 % of the corrected model (undisturbed)": undisturbed,
         "queue points within 15 % of the corrected model (whole window)": (
-            f"{whole[0]} of {whole[1]}" if whole else "-"
+            f"{whole[0]} of {whole[1]}" + (" designed" if designed is not None else "") if whole else "-"
         ),
         "queue points outside both 15 % and the 95 % interval (undisturbed)": str(
             h.get("queue_undisturbed_outside_both", "-")
@@ -154,6 +185,7 @@ def figures(run):
         s = json.load(f)
     h = s.get("headline", {})
     out = {"mode": s.get("mode", "-"), "run time": f"{s.get('duration_s', 0):.0f} s"}
+    out["degraded run"] = degraded_figure(s)
     out.update(queue_figures(run, h))
     out.update(bound_figures(run))
     out["capacity ratio, ours / published service times (category 3, corrected)"] = capacity_figure(run)

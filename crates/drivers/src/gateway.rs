@@ -314,7 +314,14 @@ pub struct GatewayHandle {
     local_addr: SocketAddr,
     shared: Arc<dyn worker::SharedView>,
     threads: Vec<JoinHandle<()>>,
+    /// The workers' kernel thread ids, in worker order (`None` for one that had not
+    /// started within [`TID_WAIT`]): where a load run reads each worker's scheduler
+    /// counters (`/proc/self/task/<tid>/schedstat`).
+    worker_tids: Vec<Option<i32>>,
 }
+
+/// How long [`spawn_gateway`] waits for a worker thread to report its id.
+const TID_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl std::fmt::Debug for GatewayHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -332,6 +339,11 @@ impl GatewayHandle {
 
     pub fn stats(&self) -> GatewayStats {
         self.shared.stats()
+    }
+
+    /// The workers' kernel thread ids (see the field).
+    pub fn worker_tids(&self) -> &[Option<i32>] {
+        &self.worker_tids
     }
 
     /// The job log so far (emptied).
@@ -400,6 +412,7 @@ pub fn spawn_gateway<P: ServeProtocol>(cfg: GatewayConfig<P>) -> anyhow::Result<
         endpoint_config.idle_timeout_ns,
     ));
     let mut threads = Vec::new();
+    let (tid_tx, tid_rx) = std::sync::mpsc::channel();
     for (index, socket) in sockets.into_iter().enumerate() {
         let cpu = (!cfg.cpu_affinity.is_empty())
             .then(|| cfg.cpu_affinity[index % cfg.cpu_affinity.len()]);
@@ -411,9 +424,15 @@ pub fn spawn_gateway<P: ServeProtocol>(cfg: GatewayConfig<P>) -> anyhow::Result<
             cpu,
             cfg.busy_poll,
         );
+        let tid_tx = tid_tx.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("gw-worker-{index}"))
-            .spawn(move || worker.run());
+            .spawn(move || {
+                // SAFETY: gettid has no preconditions.
+                let _ = tid_tx.send((index, unsafe { libc::gettid() }));
+                drop(tid_tx);
+                worker.run()
+            });
         match spawned {
             Ok(t) => threads.push(t),
             Err(e) => {
@@ -425,11 +444,17 @@ pub fn spawn_gateway<P: ServeProtocol>(cfg: GatewayConfig<P>) -> anyhow::Result<
             }
         }
     }
+    drop(tid_tx);
+    let mut worker_tids = vec![None; threads.len()];
+    while let Ok((index, tid)) = tid_rx.recv_timeout(TID_WAIT) {
+        worker_tids[index] = Some(tid);
+    }
     tracing::info!(%local_addr, workers = cfg.workers, max_peers = cfg.max_peers, "gateway listening");
     Ok(GatewayHandle {
         local_addr,
         shared,
         threads,
+        worker_tids,
     })
 }
 

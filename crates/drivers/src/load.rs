@@ -50,20 +50,24 @@ mod capacity;
 mod clients;
 mod files;
 mod generator;
+pub mod interference;
 mod jobs;
 pub mod outcomes;
 pub(crate) mod protocols;
 mod round_trip;
+pub mod sched;
 
 use capacity::server_cpu_samples_on;
 use clients::{cheap_client_config, open_client_socket, raise_fd_limit, RestoreAffinity};
 pub use files::{write_job_log, write_report};
 pub use generator::LoadClients;
 use generator::{Generator, Sockets, Tally};
+pub use interference::{InjectorTally, Interference};
 use jobs::summed_ms;
 pub use jobs::{delivery_stalls, idle_arrival_waits_us, queue_stats};
 use protocols::{SpineClients, WtlsClients};
 pub use round_trip::{RoundTripLaw, RoundTripSampler};
+pub use sched::WindowLoad;
 
 /// In-memory handshakes behind the capacity bound, half before the run and half after.
 const CAPACITY_BOUND_RUNS: usize = 1000;
@@ -123,6 +127,9 @@ pub struct LoadSpec {
     pub packing: Packing,
     /// Keep every handshake's outcome ([`LoadReport::outcomes`]).
     pub record_outcomes: bool,
+    /// Take the worker's core in bursts while the run lasts (see [`interference`]); in
+    /// process only, and on the worker's CPU when the run pins it.
+    pub interference: Option<Interference>,
 }
 
 impl LoadSpec {
@@ -161,6 +168,7 @@ impl LoadSpec {
             round_trip_law: RoundTripLaw::Exponential,
             packing: Packing::FlightPerDatagram,
             record_outcomes: false,
+            interference: None,
         }
     }
 }
@@ -336,6 +344,11 @@ pub struct LoadReport {
     /// [`delivery_stalls`]): how many, and their summed length (ms).
     pub delivery_stalls: usize,
     pub delivery_stall_ms: f64,
+    /// What the scheduler and the hypervisor took from the worker and the generator over
+    /// the arrival window ([`sched`]); `None` for a run against a gateway elsewhere.
+    pub window_load: Option<WindowLoad>,
+    /// What the interference injector did, when one ran.
+    pub interference: Option<InjectorTally>,
     /// The worker stalls themselves (not serialised; the queue study reads around them).
     #[serde(skip)]
     pub stalls: Vec<Stall>,
@@ -485,6 +498,19 @@ impl Run<'_> {
             }
             (None, None) => anyhow::bail!("no gateway to offer load to"),
         };
+        // The injector takes the worker's core from the gateway's start to the run's end,
+        // as a hypervisor would, and never outlives the run by more than its window.
+        let injector = match (spec.interference, &gateway) {
+            (Some(cfg), Some(_)) => Some(interference::Injector::start(
+                cfg,
+                worker_core,
+                spec.duration + spec.handshake_timeout * 2 + Duration::from_secs(10),
+            )?),
+            _ => None,
+        };
+        let worker_tid = gateway
+            .as_ref()
+            .and_then(|g| g.worker_tids().first().copied().flatten());
         // The generator's own core (the gateway's workers have the others).
         let pinned = (spec.pin_cores && spec.target.is_none() && setup::available_cpus() >= 2)
             .then(|| setup::pin_current_thread(0).ok())
@@ -505,10 +531,17 @@ impl Run<'_> {
         let gateway_cpu0 = gateway.as_ref().map_or(0, |g| g.stats().worker_cpu_ns);
         let loop_cpu0 = setup::thread_cpu_ns();
         let mut generator = Generator::new(spec, clients, sockets, self.offsets, pinned.is_some())?;
+        let generator_tid = sched::ThreadSched::current_tid();
+        let sched0 = sched::SchedSnapshot::take(worker_tid, generator_tid, worker_core);
         let wall_ns = generator.run()?;
+        let sched1 = sched::SchedSnapshot::take(worker_tid, generator_tid, worker_core);
         let loop_cpu = setup::thread_cpu_ns() - loop_cpu0;
         let refill_cpu = refill.stop();
         let mut report = report_of(spec, generator.tally, wall_ns, loop_cpu + refill_cpu);
+        report.interference = injector.map(interference::Injector::stop);
+        if gateway.is_some() {
+            report.window_load = Some(WindowLoad::between(&sched0, &sched1, sched::ticks_per_s()));
+        }
         if let Some(g) = gateway {
             read_gateway(&mut report, g, gateway_cpu0, spec.workers);
         }

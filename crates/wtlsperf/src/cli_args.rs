@@ -121,6 +121,42 @@ pub struct PackingArgs {
     pub packing: Packing,
 }
 
+/// `--interference` and `--interference-burst-ms`: a thread that takes the gateway
+/// worker's core in bursts, standing in for a hypervisor (`wtlsperf load`, `evaluate`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct InterferenceArgs {
+    /// In process: busy-spin on the gateway worker's core for this share of the time
+    /// (`5%` or `0.05`, at most 50 %), in bursts separated by exponential gaps drawn
+    /// from a fixed seed, from the gateway's start to the end of each run.
+    #[arg(long, value_parser = duty_cycle)]
+    pub interference: Option<f64>,
+    /// The length of one interference burst (ms of the injector's CPU time).
+    #[arg(long, default_value_t = 10.0, value_parser = positive_number, requires = "interference")]
+    pub interference_burst_ms: f64,
+}
+
+impl InterferenceArgs {
+    /// The injector's settings, seeded by `seed`; `None` without `--interference`.
+    pub fn interference(
+        &self,
+        seed: u64,
+    ) -> anyhow::Result<Option<wtlsperf_drivers::load::Interference>> {
+        let Some(duty) = self.interference else {
+            return Ok(None);
+        };
+        let burst = std::time::Duration::try_from_secs_f64(self.interference_burst_ms / 1e3)
+            .map_err(|_| anyhow::anyhow!("--interference-burst-ms: not a duration"))?;
+        wtlsperf_drivers::load::Interference::new(duty, burst, seed)
+            .map(Some)
+            .map_err(|e| anyhow::anyhow!("--interference-burst-ms: {e}"))
+    }
+}
+
+/// The value parser of `--interference`.
+fn duty_cycle(s: &str) -> Result<f64, String> {
+    wtlsperf_drivers::load::Interference::parse_duty(s).map_err(|e| e.to_string())
+}
+
 /// The two authentication modes by the names the command line (and [`AuthMode::name`])
 /// gives them.
 const AUTH_MODES: [(AuthMode, &str); 2] = [

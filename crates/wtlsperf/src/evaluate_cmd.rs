@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use wtlsperf_campaign::evaluate::{EvaluateConfig, Mode, Only};
 
-use crate::cli_args::{self, PkiArgs};
+use crate::cli_args::{self, InterferenceArgs, PkiArgs};
 
 /// `wtlsperf evaluate` arguments. A new option goes here and into [`Args::config`], and
 /// its value into the campaign's `EvaluateConfig`.
@@ -46,6 +46,10 @@ pub struct Args {
     /// without the whole campaign.
     #[arg(long, value_parser = cli_args::choice(&ONLY))]
     pub only: Option<Only>,
+    /// The queue load test's interference injector (see `wtlsperf load`): every load
+    /// run of the queue part has the worker's core taken at this duty cycle.
+    #[command(flatten)]
+    pub interference: InterferenceArgs,
 }
 
 /// `--only`: the parts that can run alone, by their command-line names.
@@ -64,7 +68,7 @@ const ONLY: [(Only, &str, &str); 2] = [
 
 impl Args {
     /// The campaign's configuration: `--smoke` wins over `--quick`.
-    pub fn config(self) -> EvaluateConfig {
+    pub fn config(self) -> anyhow::Result<EvaluateConfig> {
         let mode = if self.smoke {
             Mode::Smoke
         } else if self.quick {
@@ -72,19 +76,24 @@ impl Args {
         } else {
             Mode::Full
         };
-        EvaluateConfig {
+        Ok(EvaluateConfig {
             mode,
+            interference: self.interference.interference(INTERFERENCE_SEED)?,
             out: self.out,
             pki_dir: self.pki.map(|p| p.dir),
             job_logs: self.job_logs,
             data: self.data,
             only: self.only,
-        }
+        })
     }
 }
 
+/// The injector's seed in an evaluation: each load run reseeds it from its own seed
+/// (see the queue part), so a run's disturbance is reproducible.
+const INTERFERENCE_SEED: u64 = 2004;
+
 pub fn run(args: Args) -> anyhow::Result<()> {
-    wtlsperf_campaign::evaluate::run(args.config())
+    wtlsperf_campaign::evaluate::run(args.config()?)
 }
 
 #[cfg(test)]
@@ -97,24 +106,76 @@ mod tests {
     #[test]
     fn without_pki_the_evaluation_chooses_its_own_directory() {
         let absent = Command::try_parse_from(["evaluate"]).unwrap();
-        assert!(absent.args.config().pki_dir.is_none());
+        assert!(absent.args.config().unwrap().pki_dir.is_none());
         let given = Command::try_parse_from(["evaluate", "--pki", "elsewhere"]).unwrap();
         assert_eq!(
-            given.args.config().pki_dir,
+            given.args.config().unwrap().pki_dir,
             Some(PathBuf::from("elsewhere"))
         );
     }
 
     #[test]
     fn the_mode_is_the_smallest_asked_for() {
-        let mode = |argv: &[&str]| Command::try_parse_from(argv).unwrap().args.config().mode;
+        let mode = |argv: &[&str]| {
+            Command::try_parse_from(argv)
+                .unwrap()
+                .args
+                .config()
+                .unwrap()
+                .mode
+        };
         assert_eq!(mode(&["evaluate"]), Mode::Full);
         assert_eq!(mode(&["evaluate", "--quick"]), Mode::Quick);
         assert_eq!(mode(&["evaluate", "--quick", "--smoke"]), Mode::Smoke);
         let only = Command::try_parse_from(["evaluate", "--only", "queue"]).unwrap();
-        assert_eq!(only.args.config().only, Some(Only::Queue));
+        assert_eq!(only.args.config().unwrap().only, Some(Only::Queue));
         let only = Command::try_parse_from(["evaluate", "--only", "robustness"]).unwrap();
-        assert_eq!(only.args.config().only, Some(Only::Robustness));
+        assert_eq!(only.args.config().unwrap().only, Some(Only::Robustness));
         assert!(Command::try_parse_from(["evaluate", "--only", "processing"]).is_err());
+    }
+
+    #[test]
+    fn interference_is_a_duty_cycle_with_a_burst() {
+        let config = |argv: &[&str]| Command::try_parse_from(argv).map(|c| c.args.config());
+        let none = config(&["evaluate"]).unwrap().unwrap();
+        assert!(none.interference.is_none());
+        let five = config(&["evaluate", "--interference", "5%"])
+            .unwrap()
+            .unwrap();
+        let i = five.interference.unwrap();
+        assert_eq!((i.duty, i.burst.as_millis()), (0.05, 10));
+        let i = config(&[
+            "evaluate",
+            "--interference",
+            "0.1",
+            "--interference-burst-ms",
+            "2",
+        ])
+        .unwrap()
+        .unwrap()
+        .interference
+        .unwrap();
+        assert_eq!((i.duty, i.burst.as_millis()), (0.1, 2));
+        // Out of range, not a number, or a burst without a duty cycle: refused, naming
+        // the option.
+        for bad in [
+            &["evaluate", "--interference", "80%"][..],
+            &["evaluate", "--interference", "lots"],
+            &["evaluate", "--interference-burst-ms", "5"],
+        ] {
+            let e = config(bad).unwrap_err().to_string();
+            assert!(e.contains("--interference"), "{bad:?}: {e}");
+        }
+        let e = config(&[
+            "evaluate",
+            "--interference",
+            "5%",
+            "--interference-burst-ms",
+            "5000",
+        ])
+        .unwrap()
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("--interference-burst-ms"), "{e}");
     }
 }

@@ -11,8 +11,8 @@ use wtlsperf_drivers::load::{run_load, write_job_log, write_report, Arrivals, Lo
 use wtlsperf_drivers::registry::Contender;
 
 use crate::cli_args::{
-    self, at_least_one, positive_number, positive_seconds, HandshakeArgs, PackingArgs,
-    ServedPkiArgs,
+    self, at_least_one, positive_number, positive_seconds, HandshakeArgs, InterferenceArgs,
+    PackingArgs, ServedPkiArgs,
 };
 
 /// `wtlsperf load` arguments. The default case is 256p/256p, not the clients'
@@ -94,6 +94,8 @@ pub struct Args {
     #[arg(long)]
     pub outcomes: Option<PathBuf>,
     #[command(flatten)]
+    pub interference: InterferenceArgs,
+    #[command(flatten)]
     pub pki: ServedPkiArgs,
 }
 
@@ -143,6 +145,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (args.round_trip_ms > 0.0).then(|| Duration::from_secs_f64(args.round_trip_ms / 1e3));
     spec.round_trip_law = args.round_trip_law;
     spec.packing = args.packing.packing;
+    spec.interference = args.interference.interference(args.seed)?;
+    anyhow::ensure!(
+        spec.interference.is_none() || spec.target.is_none(),
+        "--interference takes the in-process gateway's core; it needs --in-process (or no --connect)"
+    );
     let report = run_load(&spec, &store)?;
     println!("{}", serde_json::to_string_pretty(&report)?);
     if let Some(out) = &args.out {

@@ -117,16 +117,51 @@ fn check_summary(out: &Path) -> serde_json::Value {
         let r = summary["headline"][key].as_f64();
         assert!(r.is_some_and(|r| r > 0.5), "headline {key}: {r:?}");
     }
+    // The load test's design: one designed point in the smoke mode; `degraded` is always
+    // written, null or an account whose causes add up to the unjudged points.
+    assert_eq!(summary["headline"]["queue_designed_points"], 1);
+    let degraded = summary.get("degraded").expect("degraded written");
+    if !degraded.is_null() {
+        let causes: u64 = ["steal", "stalls", "missed_rho", "not_run"]
+            .iter()
+            .map(|c| degraded["causes"][c].as_u64().unwrap())
+            .sum();
+        let (judged, designed) = (degraded["judged"].as_u64(), degraded["designed"].as_u64());
+        assert_eq!(Some(causes), designed.zip(judged).map(|(d, j)| d - j));
+    }
     summary
 }
 
 /// `protocols.csv`: every protocol, and DTLS 1.3 measured and under load with `dtls13`.
 fn check_protocols(out: &Path) {
     let csv = std::fs::read_to_string(out.join("protocols.csv")).unwrap();
-    for protocol in ["wtls,", "dtls1.2,", "edhoc,"] {
+    // Every protocol of the registry this build has, in each table that compares
+    // protocols (the smoke run's loss curves cover LTE-M only).
+    let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
+    let flights = read("flights.csv");
+    let loss = read("loss_curves.csv");
+    let load = read("queue_load_test.csv");
+    for p in wtlsperf_drivers::registry::available() {
+        let name = p.id().name();
+        let starts = format!("{name},");
         assert!(
-            csv.lines().any(|l| l.starts_with(protocol)),
-            "protocols.csv lacks {protocol}"
+            csv.lines().any(|l| l.starts_with(&starts)),
+            "protocols.csv lacks {name}"
+        );
+        assert!(
+            loss.lines().any(|l| l.starts_with(&starts)),
+            "loss_curves.csv lacks {name}"
+        );
+        if name != "wtls" {
+            assert!(
+                flights.lines().any(|l| l.starts_with(&starts)),
+                "flights.csv lacks {name}"
+            );
+        }
+        assert!(
+            load.lines()
+                .any(|l| l.ends_with(&format!(",{name}")) || l.contains(&format!(",{name},"))),
+            "queue_load_test.csv lacks {name}"
         );
     }
     // DTLS 1.3, classical and with ML-KEM, in memory and modelled (feature `dtls13`)

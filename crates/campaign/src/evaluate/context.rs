@@ -48,6 +48,9 @@ pub struct Ctx {
     pub progress: ProgressBar,
     /// Where the queue load points' job logs go, if anywhere (`--job-logs`).
     pub job_logs: Option<PathBuf>,
+    /// The queue load test's interference injector (`--interference`): each load run
+    /// takes it, reseeded from the run's own seed.
+    pub interference: Option<wtlsperf_drivers::load::Interference>,
 }
 
 impl Ctx {

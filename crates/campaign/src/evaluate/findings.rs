@@ -747,6 +747,8 @@ mod tests {
             modern_note: None,
             variants: Default::default(),
             stage_seconds: Vec::new(),
+            designed: 0,
+            rerecord: Default::default(),
         };
         let t = TransmissionResults {
             eq41: eq_4_1_on_thesis_data().unwrap(),
@@ -814,6 +816,8 @@ mod tests {
             modern_note: None,
             variants: Default::default(),
             stage_seconds: Vec::new(),
+            designed: 0,
+            rerecord: Default::default(),
         };
         variants::protocols_queue_model(&q).unwrap()
     }

@@ -647,6 +647,7 @@ mod tests {
             machine: "testbox".into(),
             progress: indicatif::ProgressBar::hidden(),
             job_logs: None,
+            interference: None,
         };
         let mut rows = Vec::new();
         for (loss, failed) in [(0.0, 0), (0.1, 1), (0.2, 3)] {

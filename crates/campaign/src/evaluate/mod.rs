@@ -95,6 +95,8 @@ pub struct EvaluateConfig {
     pub data: Option<PathBuf>,
     /// Run one part alone, with the parts it reads, and write only its files.
     pub only: Option<Only>,
+    /// The queue load test's interference injector (`--interference`), if any.
+    pub interference: Option<wtlsperf_drivers::load::Interference>,
 }
 
 /// The parts `--only` can run alone.
@@ -201,6 +203,7 @@ pub fn run(args: EvaluateConfig) -> anyhow::Result<()> {
         machine: machine_info.short(),
         progress: progress_bar(),
         job_logs: args.job_logs.clone(),
+        interference: args.interference,
     };
     let clocks = PartClock {
         seconds: Default::default(),
@@ -239,6 +242,7 @@ pub fn run(args: EvaluateConfig) -> anyhow::Result<()> {
             end_unix_s: SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs(),
             duration_s: clock.elapsed().as_secs_f64(),
             part_seconds: clocks.seconds_with_stages(&parts),
+            degraded: parts.queue.degraded(),
             headline: parts.headline(),
             findings: parts
                 .findings
@@ -420,7 +424,12 @@ impl Parts {
     /// banner when the headline says so: `front`), then the sections.
     fn report(&self, ctx: &Ctx, machine: &output::MachineInfo) -> anyhow::Result<Report> {
         let headline = self.headline();
-        let json = serde_json::to_value(&headline)?;
+        let mut json = serde_json::to_value(&headline)?;
+        // The load test's account of a run that did not hold its design (summary.json's
+        // `degraded`) drives the first screen's banner.
+        if let (Some(d), Some(map)) = (self.queue.degraded(), json.as_object_mut()) {
+            map.insert("degraded".to_owned(), serde_json::to_value(d)?);
+        }
         let mut report = self.sections(ctx, machine)?;
         report.headlines = front::headline_numbers(&headline, &json);
         report.status = front::run_status(&json);
@@ -537,6 +546,7 @@ mod tests {
             job_logs: None,
             data: Some(dir.path().join("no-data")),
             only: None,
+            interference: None,
         };
         let e = format!("{:#}", run(config).unwrap_err());
         assert!(e.starts_with("--data") && e.contains("profiles.csv"), "{e}");

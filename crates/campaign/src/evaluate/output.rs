@@ -217,7 +217,17 @@ pub struct Headline {
     /// share of the window's jobs in that part.
     pub queue_undisturbed_corrected_median_error: Option<f64>,
     pub queue_undisturbed_corrected_max_error: Option<f64>,
+    /// [points within 15 %, DESIGNED points]: counted against the design, not against
+    /// the points that happened to be judged (see `queue_judged_points`).
     pub queue_undisturbed_within_15_percent: (usize, usize),
+    /// The load test's designed headline points (WTLS, bearer setting, target rho <= 0.8;
+    /// 16 in the full mode) and how many of them the corrected model was judged at over
+    /// their undisturbed jobs; fewer judged than designed makes the run degraded
+    /// ([`Summary::degraded`]).
+    pub queue_designed_points: usize,
+    pub queue_judged_points: usize,
+    /// The same headline in words: "10 of 16 designed (13 judged)".
+    pub queue_undisturbed_within_15_percent_words: String,
     pub queue_undisturbed_share_median: Option<f64>,
     /// The same comparison with one occupancy law for every job (plain Eq. 3.12, no
     /// opening delivery): median |error|, and points within 15 % and points.
@@ -231,7 +241,8 @@ pub struct Headline {
     pub queue_undisturbed_outside_both: usize,
     /// The corrected P-K over the whole steady window of the same points, stalls of the
     /// shared machine included, beside the undisturbed figures: points within 15 % and
-    /// points, and points outside both 15 % and the measured wait's 95 % interval.
+    /// designed points (as above), and points outside both 15 % and the measured wait's
+    /// 95 % interval.
     pub queue_corrected_within_15_percent: (usize, usize),
     pub queue_corrected_outside_both: usize,
     /// The load points beyond the load test's own: other round-trip laws, mutual
@@ -266,6 +277,8 @@ pub fn headline(
 ) -> Headline {
     let worst = p.worst_bound_ratio();
     let eq41 = t.eq41_summary();
+    let undisturbed = q.undisturbed_judgement();
+    let designed = designed_count(q, &undisturbed);
     let best = r
         .rows
         .iter()
@@ -297,10 +310,10 @@ pub fn headline(
             .undisturbed_errors()
             .into_iter()
             .max_by(f64::total_cmp),
-        queue_undisturbed_within_15_percent: {
-            let e = q.undisturbed_errors();
-            (e.iter().filter(|&&x| x <= 0.15).count(), e.len())
-        },
+        queue_undisturbed_within_15_percent: (undisturbed.within, designed),
+        queue_designed_points: designed,
+        queue_judged_points: undisturbed.points(),
+        queue_undisturbed_within_15_percent_words: against_design(&undisturbed, designed),
         queue_undisturbed_share_median: q.undisturbed_share_median(),
         queue_undisturbed_one_law_median_error: wtlsperf_models::stats::median(
             &q.undisturbed_one_law_errors(),
@@ -311,10 +324,7 @@ pub fn headline(
         },
         queue_undisturbed_ci95_median: wtlsperf_models::stats::median(&q.undisturbed_intervals()),
         queue_undisturbed_outside_both: q.undisturbed_judgement().outside_both,
-        queue_corrected_within_15_percent: {
-            let j = q.corrected_judgement();
-            (j.within, j.points())
-        },
+        queue_corrected_within_15_percent: (q.corrected_judgement().within, designed),
         queue_corrected_outside_both: q.corrected_judgement().outside_both,
         queue_variants: q.variants_headline(),
         queue_points_missed: q.missed_points().len(),
@@ -324,6 +334,21 @@ pub fn headline(
         devices: Default::default(),
         protocols: Default::default(),
     }
+}
+
+/// The designed headline points of a run: the plan's, or the points that ran when a run
+/// built by hand has no plan.
+fn designed_count(q: &QueueResults, j: &super::queue::Judgement) -> usize {
+    q.designed.max(j.designed)
+}
+
+/// A headline count against the design, in words: "10 of 16 designed (13 judged)".
+pub fn against_design(j: &super::queue::Judgement, designed: usize) -> String {
+    format!(
+        "{} of {designed} designed ({} judged)",
+        j.within,
+        j.points()
+    )
 }
 
 /// `summary.json`.
@@ -343,6 +368,11 @@ pub struct Summary {
     pub duration_s: f64,
     /// Wall time (s) of each part of the run (processing, queue, transmission, ...).
     pub part_seconds: std::collections::BTreeMap<String, f64>,
+    /// The load test judged fewer of its designed points than designed: how many, why
+    /// the others were not, and what the machine took (`None`, written as null, when
+    /// every designed point was judged). The report's first screen shows it as a
+    /// "degraded run" banner.
+    pub degraded: Option<super::queue::Degraded>,
     /// Headline numbers.
     pub headline: Headline,
     /// Findings.
@@ -526,6 +556,12 @@ pub struct PartSummary {
     pub queue_undisturbed_within_15_percent: (usize, usize),
     pub queue_corrected_within_15_percent: (usize, usize),
     pub queue_points_missed: usize,
+    /// Designed and judged headline points, and the degraded account, as in
+    /// `summary.json`.
+    pub queue_designed_points: usize,
+    pub queue_judged_points: usize,
+    pub queue_undisturbed_within_15_percent_words: String,
+    pub degraded: Option<super::queue::Degraded>,
     /// Wall time (s) of each stage of the queue part.
     pub queue_stage_seconds: std::collections::BTreeMap<String, f64>,
     #[serde(flatten)]
@@ -546,15 +582,20 @@ impl PartSummary {
         q: &QueueResults,
     ) -> Self {
         let (u, c) = (q.undisturbed_judgement(), q.corrected_judgement());
+        let designed = designed_count(q, &u);
         PartSummary {
             run_id,
             mode,
             only,
             duration_s,
             part_seconds,
-            queue_undisturbed_within_15_percent: (u.within, u.points()),
-            queue_corrected_within_15_percent: (c.within, c.points()),
+            queue_undisturbed_within_15_percent: (u.within, designed),
+            queue_corrected_within_15_percent: (c.within, designed),
             queue_points_missed: q.missed_points().len(),
+            queue_designed_points: designed,
+            queue_judged_points: u.points(),
+            queue_undisturbed_within_15_percent_words: against_design(&u, designed),
+            degraded: q.degraded(),
             queue_stage_seconds: q
                 .stage_seconds
                 .iter()
@@ -584,6 +625,45 @@ pub fn write_json(path: &Path, value: &impl Serialize) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A designed bearer point whose undisturbed wait the model misses by `error`.
+    fn judged_point(rho: f64, error: f64) -> super::super::queue::LoadPoint {
+        let mut p = super::super::queue::LoadPoint {
+            case: "283k/283k".into(),
+            round_trip_ms: 20.0,
+            ..Default::default()
+        };
+        p.calibration.target_rho = rho;
+        p.calibration.measured_rho = rho;
+        p.undisturbed.wait_ms = Some(1.0);
+        p.models.corrected_undisturbed_ms = Some(1.0 + error);
+        p
+    }
+
+    #[test]
+    fn the_queue_headline_counts_against_the_designed_points() {
+        // 16 designed; 3 ran: two within 15 %, one 20 % off.
+        let mut q = QueueResults::judgement_view(vec![
+            judged_point(0.3, 0.05),
+            judged_point(0.5, 0.1),
+            judged_point(0.7, 0.2),
+        ]);
+        q.designed = 16;
+        let part = PartSummary::queue("queue", "r".into(), Mode::Full, 1.0, Default::default(), &q);
+        assert_eq!(part.queue_undisturbed_within_15_percent, (2, 16));
+        assert_eq!(
+            (part.queue_designed_points, part.queue_judged_points),
+            (16, 3)
+        );
+        assert_eq!(
+            part.queue_undisturbed_within_15_percent_words,
+            "2 of 16 designed (3 judged)"
+        );
+        let d = part.degraded.as_ref().expect("degraded");
+        assert_eq!((d.judged, d.designed, d.causes.not_run), (3, 16, 13));
+        let json = serde_json::to_value(&part).unwrap();
+        assert_eq!(json["degraded"]["causes"]["not_run"], 13);
+    }
 
     #[test]
     fn cases_header_matches_the_struct() {

@@ -45,6 +45,11 @@ pub struct QueueResults {
     /// Wall time (s) of each stage of the part: the models, the load test's own points,
     /// DTLS 1.2 and EDHOC, the variants (the evaluation's time budget is spent here).
     pub stage_seconds: Vec<(&'static str, f64)>,
+    /// The load test's designed headline points: WTLS, bearer setting, target rho <= 0.8,
+    /// every case of the mode's plan (16 in the full mode), whether they ran or not.
+    pub designed: usize,
+    /// The part's account of disturbed windows recorded again.
+    pub rerecord: RerecordSummary,
 }
 
 /// The load points beyond the load test's own (see `variants`), judged apart from its
@@ -96,9 +101,15 @@ impl Setting {
 }
 
 /// The load points a model is judged at: targets rho <= 0.8, whose measured rho landed
-/// within 0.05 of the target (a missed point is reported, not judged).
+/// within 0.05 of the target and whose kept recording the disturbance rule passed (a
+/// missed or disturbed point is reported, not judged).
 fn judged(p: &LoadPoint, setting: Setting) -> bool {
-    p.calibration.target_rho <= 0.8 + 1e-9 && !p.calibration.rho_missed && Setting::of(p) == setting
+    designed(p, setting) && !p.calibration.rho_missed && p.recording.disturbed.is_none()
+}
+
+/// The load points a setting's judgement is designed over: targets rho <= 0.8.
+fn designed(p: &LoadPoint, setting: Setting) -> bool {
+    p.calibration.target_rho <= 0.8 + 1e-9 && Setting::of(p) == setting
 }
 
 /// A model against a measurement over a setting's judged points (see [`judged`]). Each
@@ -117,6 +128,9 @@ pub struct Judgement {
     pub outside_both: usize,
     /// Points of the setting with target rho <= 0.8 left out as missed.
     pub missed: usize,
+    /// Points of the setting with target rho <= 0.8 that ran: what the judged points
+    /// are counted against.
+    pub designed: usize,
     /// Smallest and largest measured rho of the judged points.
     pub rho_range: Option<(f64, f64)>,
 }
@@ -173,6 +187,7 @@ impl QueueResults {
             if p.calibration.target_rho <= 0.8 + 1e-9 && p.calibration.rho_missed {
                 j.missed += 1;
             }
+            j.designed += usize::from(designed(p, setting));
             if !judged(p, setting) {
                 continue;
             }
@@ -220,6 +235,8 @@ impl QueueResults {
             modern_note: None,
             variants: Variants::default(),
             stage_seconds: Vec::new(),
+            designed: 0,
+            rerecord: RerecordSummary::default(),
         }
     }
 
@@ -254,6 +271,23 @@ impl QueueResults {
             |m| m.corrected_undisturbed_ms,
             |p| Some((p.undisturbed.wait_ms?, p.undisturbed.wait_ci95_ms)),
         )
+    }
+
+    /// The load test's headline points that ran (WTLS, bearer setting, target rho <= 0.8).
+    pub fn designed_points(&self) -> Vec<&LoadPoint> {
+        self.load
+            .iter()
+            .filter(|p| designed(p, Setting::Bearer))
+            .collect()
+    }
+
+    /// `summary.json`'s `degraded`: how many designed points were judged and why the
+    /// others were not; `None` when every designed point was judged. A designed point
+    /// that did not run at all (the load test failed, or a case had no service time)
+    /// counts under `not_run`.
+    pub fn degraded(&self) -> Option<disturbance::Degraded> {
+        let ran = self.designed_points();
+        disturbance::Degraded::of(&ran, self.designed.max(ran.len()), self.rerecord)
     }
 
     /// Points of every setting whose measured rho missed the target by more than 0.05
@@ -479,24 +513,25 @@ pub fn run(
     let mut stages = StageClock::start();
     ctx.step("queue: models on the published service times");
     let (mut rows, mut capacities) = published_rows();
+    let rerecord = RerecordBudget::for_part(reality::planned_seconds(ctx.mode));
     ctx.step("queue: models and simulation on the measured service times");
     let (r2, c2) = measured_rows(ctx.mode, processing);
     rows.extend(r2);
     capacities.extend(c2);
     stages.lap("models");
-    let (load, load_note) = match reality::run(ctx, store, processing) {
+    let (load, load_note) = match reality::run(ctx, store, processing, &rerecord) {
         Ok(points) => (points, None),
         Err(e) => (Vec::new(), Some(format!("load test not run: {e:#}"))),
     };
     stages.lap("load test");
-    let (mut modern, mut modern_note) = match reality::run_modern(ctx, store) {
+    let (mut modern, mut modern_note) = match reality::run_modern(ctx, store, &rerecord) {
         Ok(points) => (points, None),
         Err(e) => (
             Vec::new(),
             Some(format!("DTLS 1.2 / EDHOC load test not run: {e:#}")),
         ),
     };
-    match reality::run_single_points(ctx, store) {
+    match reality::run_single_points(ctx, store, &rerecord) {
         Ok(points) => modern.extend(points),
         Err(e) => {
             let note = format!("single-point load test not run: {e:#}");
@@ -507,7 +542,13 @@ pub fn run(
         }
     }
     stages.lap("dtls1.2 and edhoc");
-    let variants = run_variants(ctx, store, processing, variants::VariantScope::Main);
+    let variants = run_variants(
+        ctx,
+        store,
+        processing,
+        variants::VariantScope::Main,
+        &rerecord,
+    );
     stages.lap("robustness and mutual");
     for p in load
         .iter()
@@ -526,6 +567,8 @@ pub fn run(
         modern_note,
         variants,
         stage_seconds: stages.into_seconds(),
+        designed: reality::designed_points(ctx.mode),
+        rerecord: rerecord.summary(),
     })
 }
 
@@ -535,8 +578,9 @@ fn run_variants(
     store: &PkiStore,
     processing: &ProcessingResults,
     scope: variants::VariantScope,
+    rerecord: &RerecordBudget,
 ) -> Variants {
-    match variants::run(ctx, store, processing, scope) {
+    match variants::run(ctx, store, processing, scope, rerecord) {
         Ok((robustness, mutual)) => Variants {
             robustness,
             mutual,
@@ -554,7 +598,9 @@ fn run_variants(
 /// tables and no load test of the evaluation's own.
 pub fn run_robustness(ctx: &Ctx, store: &PkiStore, processing: &ProcessingResults) -> QueueResults {
     let clock = std::time::Instant::now();
-    let variants = run_variants(ctx, store, processing, variants::VariantScope::Robustness);
+    let scope = variants::VariantScope::Robustness;
+    let rerecord = RerecordBudget::for_part(variants::variant_plan(ctx.mode, scope).planned_s());
+    let variants = run_variants(ctx, store, processing, scope, &rerecord);
     let rows = variants.robustness.iter().flat_map(load_rows).collect();
     QueueResults {
         rows,
@@ -565,6 +611,8 @@ pub fn run_robustness(ctx: &Ctx, store: &PkiStore, processing: &ProcessingResult
         modern_note: None,
         variants,
         stage_seconds: vec![("robustness", clock.elapsed().as_secs_f64())],
+        designed: 0,
+        rerecord: rerecord.summary(),
     }
 }
 
@@ -623,6 +671,7 @@ fn load_rows(p: &LoadPoint) -> Vec<QueueRow> {
 }
 
 pub mod calibrate;
+pub mod disturbance;
 pub mod fleet_sizing;
 mod modelled;
 pub mod reality;
@@ -632,13 +681,14 @@ mod point;
 mod rows;
 pub mod variants;
 
+pub use disturbance::{Degraded, RerecordBudget, RerecordSummary};
 pub use modelled::{
     category3_groups, des_wait, lambdas_to, measured_load, measured_rows, mixtures, pooled_jobs,
     predict, published_load, published_rows, thesis_lambdas,
 };
 pub use point::{
-    Disturbances, LoadPoint, PointCalibration, Predictions, RunFigures, UndisturbedFigures,
-    WindowWait,
+    Disturbances, LoadPoint, PointCalibration, Predictions, RecordingFigures, RunFigures,
+    UndisturbedFigures, WindowWait,
 };
 pub use rows::{auth_name, Capacity, Group, Inputs, LoadModel, QueueModel, QueueRow, RowVariant};
 
@@ -703,6 +753,8 @@ mod tests {
                 ..Variants::default()
             },
             stage_seconds: Vec::new(),
+            designed: 0,
+            rerecord: RerecordSummary::default(),
         };
         let rows = q.robustness_rows();
         // The exponential point at rho 0.5 has no counterpart: not a baseline.
@@ -752,6 +804,8 @@ mod tests {
             modern_note: None,
             variants: Variants::default(),
             stage_seconds: Vec::new(),
+            designed: 4,
+            rerecord: RerecordSummary::default(),
         };
         let j = q.corrected_judgement();
         assert_eq!(j.points(), 3);

@@ -11,7 +11,9 @@
 //! [`WARMUP_TOLERANCE`] of the target; then it records. A recording whose measured rho
 //! ends more than [`MISS_TOLERANCE`] from the target is repeated at the corrected rate, up
 //! to [`MAX_RECORDINGS`] recordings in all, and otherwise reported as missed with both
-//! numbers.
+//! numbers. A warm-up or recording the disturbance rule (`disturbance`) judges disturbed
+//! is not learned from, and a disturbed recording is recorded again at the same rate
+//! while the queue part's allowance lasts.
 //!
 //! The logic is pure over a measuring function (rate in, measured rho out), so it is
 //! tested with a fake occupancy law instead of a machine.
@@ -20,7 +22,9 @@
 pub const WARMUP_TOLERANCE: f64 = 0.03;
 /// A recording farther than this from its target rho is repeated, then missed.
 pub const MISS_TOLERANCE: f64 = 0.05;
-/// Most recordings per point. A drift of the shared machine during one recording (a
+use super::disturbance::MAX_RERECORDS_PER_POINT;
+
+/// Most undisturbed recordings per point. A drift of the shared machine during one recording (a
 /// neighbour's burst, a frequency change) moves its rho off target; two such drifts in
 /// a row happen on a busy machine too (one point of 24 in two of three full runs), a
 /// third is rarer. The repeats select on the measured load only, never on the models'
@@ -135,24 +139,31 @@ impl Calibration {
 }
 
 /// Warm-ups at the estimated rate until one measures within [`WARMUP_TOLERANCE`] of
-/// `target` (at most `max_warmups`, at least one); the estimate learns from each, and the
-/// recording then offers the rate the last one implies. `measure` runs the point's
-/// conditions at a rate and returns the measured rho.
+/// `target` (at most `max_warmups`, at least one); the estimate learns from each
+/// undisturbed one, and the recording then offers the rate the last one implies.
+/// `measure` runs the point's conditions at a rate and returns the measured rho and
+/// whether the run was disturbed (see `disturbance`): a disturbed warm-up's rho is the
+/// disturbance's as much as the load's, so the calibration neither learns from it nor
+/// ends on it (it still counts towards `max_warmups`, which bounds the time).
 pub fn calibrate(
     target: f64,
     max_warmups: usize,
     estimate: &mut RateEstimate,
-    mut measure: impl FnMut(f64) -> anyhow::Result<f64>,
+    mut measure: impl FnMut(f64) -> anyhow::Result<(f64, bool)>,
 ) -> anyhow::Result<Calibration> {
     estimate.begin_point();
     let mut warmups = Vec::new();
     while warmups.len() < max_warmups.max(1) {
         let lambda = estimate.rate_for(target);
+        let (measured_rho, disturbed) = measure(lambda)?;
         let t = Trial {
             lambda_hs_per_s: lambda,
-            measured_rho: measure(lambda)?,
+            measured_rho,
         };
         warmups.push(t);
+        if disturbed {
+            continue;
+        }
         estimate.update(t);
         if on_target(target, t.measured_rho, WARMUP_TOLERANCE) {
             break;
@@ -164,49 +175,89 @@ pub fn calibrate(
     })
 }
 
+/// One recording as `record` sees it: the point, its measured rho, and whether the
+/// disturbance rule judged it disturbed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Take<P> {
+    pub point: P,
+    pub rho: f64,
+    pub disturbed: bool,
+}
+
 /// A recorded point: what the recording returned, its trial, how many recordings it took
-/// (1 to [`MAX_RECORDINGS`]) and whether its measured rho still missed the target by more
-/// than [`MISS_TOLERANCE`].
+/// in all, whether its measured rho still missed the target by more than
+/// [`MISS_TOLERANCE`], whether the kept recording is a disturbed one (every window of
+/// the point was, and the re-recording allowance ran out), and how many disturbed
+/// recordings were recorded again.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recorded<P> {
     pub point: P,
     pub trial: Trial,
     pub attempts: usize,
     pub missed: bool,
+    pub disturbed: bool,
+    pub rerecords: usize,
 }
 
-/// Records at `lambda`; a recording whose measured rho misses `target` by more than
-/// [`MISS_TOLERANCE`] is repeated at the rate the point's pooled runs imply (see
-/// [`RateEstimate`]), up to [`MAX_RECORDINGS`] recordings, when `may_repeat` says the
-/// time budget allows, and the last is kept whatever it measured. `run` records at a rate
-/// and returns the point with its measured rho.
+/// Records at `lambda`. A disturbed recording is recorded again at the same rate, at most
+/// [`MAX_RERECORDS_PER_POINT`] times and while `may_rerecord` (the part's allowance, which
+/// it charges) says so; the rate estimate does not learn from it. An undisturbed
+/// recording whose measured rho misses `target` by more than [`MISS_TOLERANCE`] is
+/// repeated at the rate the point's pooled runs imply (see [`RateEstimate`]), up to
+/// [`MAX_RECORDINGS`] undisturbed recordings, when `may_repeat` says the time budget
+/// allows. The last undisturbed recording is kept whatever it measured; a disturbed one
+/// only when there is none. `run` records at a rate (with the recording's number).
 pub fn record<P>(
     target: f64,
     lambda: f64,
     estimate: &mut RateEstimate,
     may_repeat: impl Fn() -> bool,
-    mut run: impl FnMut(f64, usize) -> anyhow::Result<(P, f64)>,
+    mut may_rerecord: impl FnMut() -> bool,
+    mut run: impl FnMut(f64, usize) -> anyhow::Result<Take<P>>,
 ) -> anyhow::Result<Recorded<P>> {
     let mut lambda = lambda;
-    let mut attempts = 0;
+    let (mut attempts, mut undisturbed, mut rerecords) = (0, 0, 0);
+    let mut kept: Option<Recorded<P>> = None;
     loop {
         attempts += 1;
-        let (point, rho) = run(lambda, attempts)?;
+        let take = run(lambda, attempts)?;
         let trial = Trial {
             lambda_hs_per_s: lambda,
-            measured_rho: rho,
+            measured_rho: take.rho,
         };
-        estimate.update(trial);
-        let hit = on_target(target, rho, MISS_TOLERANCE);
-        if hit || attempts == MAX_RECORDINGS || !may_repeat() {
-            return Ok(Recorded {
-                point,
-                trial,
-                attempts,
-                missed: !hit,
-            });
+        let hit = on_target(target, take.rho, MISS_TOLERANCE);
+        let this = Recorded {
+            point: take.point,
+            trial,
+            attempts,
+            missed: !hit,
+            disturbed: take.disturbed,
+            rerecords,
+        };
+        let done = if take.disturbed {
+            // An undisturbed recording is never replaced by a disturbed one.
+            if kept.as_ref().is_none_or(|k| k.disturbed) {
+                kept = Some(this);
+            }
+            let again = rerecords < MAX_RERECORDS_PER_POINT && may_rerecord();
+            rerecords += usize::from(again);
+            !again
+        } else {
+            undisturbed += 1;
+            estimate.update(trial);
+            kept = Some(this);
+            hit || undisturbed == MAX_RECORDINGS || !may_repeat()
+        };
+        if done {
+            // Never empty: the recording just made was kept unless an undisturbed one was.
+            let mut k = kept.ok_or_else(|| anyhow::anyhow!("no recording kept"))?;
+            k.attempts = attempts;
+            k.rerecords = rerecords;
+            return Ok(k);
         }
-        lambda = estimate.rate_for(target);
+        if !take.disturbed {
+            lambda = estimate.rate_for(target);
+        }
     }
 }
 
@@ -219,6 +270,27 @@ mod tests {
     struct Drifting {
         costs_ms: Vec<f64>,
         runs: usize,
+    }
+
+    /// `record` at 0.5 from 250/s on a drifting machine, never disturbed.
+    fn on_drifting(est: &mut RateEstimate, gw: &mut Drifting, may_repeat: bool) -> Recorded<usize> {
+        record(
+            0.5,
+            250.0,
+            est,
+            || may_repeat,
+            || false,
+            |l, n| Ok(clean(n, gw.rho(l))),
+        )
+        .unwrap()
+    }
+
+    fn clean<P>(point: P, rho: f64) -> Take<P> {
+        Take {
+            point,
+            rho,
+            disturbed: false,
+        }
     }
 
     fn trial(lambda_hs_per_s: f64, measured_rho: f64) -> Trial {
@@ -244,7 +316,7 @@ mod tests {
             costs_ms: vec![3.0],
             runs: 0,
         };
-        let c = calibrate(0.7, MAX_WARMUPS, &mut est, |l| Ok(gw.rho(l))).unwrap();
+        let c = calibrate(0.7, MAX_WARMUPS, &mut est, |l| Ok((gw.rho(l), false))).unwrap();
         // The first warm-up offered 350/s and measured 1.05 (capped at twice the step),
         // the second is on target.
         assert_eq!(c.warmups.len(), 2);
@@ -262,7 +334,7 @@ mod tests {
         let mut n = 0;
         let c = calibrate(0.5, MAX_WARMUPS, &mut est, |l| {
             n += 1;
-            Ok(l * f64::from(1u32 << n) / 1000.0)
+            Ok((l * f64::from(1u32 << n) / 1000.0, false))
         })
         .unwrap();
         assert_eq!(c.warmups.len(), MAX_WARMUPS);
@@ -288,7 +360,8 @@ mod tests {
             250.0,
             &mut est,
             || true,
-            |l, _| Ok(("a", l * 2.0 / 1000.0)),
+            || false,
+            |l, _| Ok(clean("a", l * 2.0 / 1000.0)),
         )
         .unwrap();
         assert_eq!((r.point, r.attempts, r.missed), ("a", 1, false));
@@ -299,7 +372,7 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(0.5, 250.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
+        let r = on_drifting(&mut est, &mut gw, true);
         assert_eq!((r.point, r.attempts, r.missed), (2, 2, false));
         assert!((r.trial.measured_rho - 0.5).abs() < 1e-9);
         // Swinging the other way during the first repeat, on target at the second (which
@@ -309,7 +382,7 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(0.5, 250.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
+        let r = on_drifting(&mut est, &mut gw, true);
         assert_eq!((r.point, r.attempts, r.missed), (3, 3, false));
         // Drifting again at every repeat: missed after the last, and the kept point says
         // by how much.
@@ -318,7 +391,7 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(0.5, 250.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
+        let r = on_drifting(&mut est, &mut gw, true);
         assert_eq!((r.point, r.attempts, r.missed), (3, MAX_RECORDINGS, true));
         assert!(
             (r.trial.measured_rho - 0.5).abs() > MISS_TOLERANCE,
@@ -331,11 +404,11 @@ mod tests {
             runs: 0,
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let r = record(0.5, 250.0, &mut est, || false, |l, n| Ok((n, gw.rho(l)))).unwrap();
+        let r = on_drifting(&mut est, &mut gw, false);
         assert_eq!((r.point, r.attempts, r.missed), (1, 1, true));
         // Out of budget, the calibration still runs one warm-up.
         let mut est = RateEstimate::from_handshake_ms(2.0);
-        let c = calibrate(0.5, 0, &mut est, |l| Ok(l * 3.0 / 1000.0)).unwrap();
+        let c = calibrate(0.5, 0, &mut est, |l| Ok((l * 3.0 / 1000.0, false))).unwrap();
         assert_eq!(c.warmups.len(), 1);
     }
 
@@ -351,7 +424,15 @@ mod tests {
         };
         let mut est = RateEstimate::from_handshake_ms(2.0);
         est.begin_point();
-        let r = record(0.7, 350.0, &mut est, || true, |l, n| Ok((n, gw.rho(l)))).unwrap();
+        let r = record(
+            0.7,
+            350.0,
+            &mut est,
+            || true,
+            || false,
+            |l, n| Ok(clean(n, gw.rho(l))),
+        )
+        .unwrap();
         assert_eq!((r.point, r.attempts, r.missed), (3, 3, false));
         let pooled = 0.7 / ((2.16 + 1.86) / 2.0) * 1000.0;
         assert!((r.trial.lambda_hs_per_s - pooled).abs() < 1e-9);
@@ -381,5 +462,94 @@ mod tests {
     fn a_measuring_error_ends_the_calibration() {
         let mut est = RateEstimate::from_handshake_ms(1.0);
         assert!(calibrate(0.5, 1, &mut est, |_| anyhow::bail!("gateway down")).is_err());
+    }
+
+    /// A scripted machine: each recording's (rho, disturbed), in order.
+    fn scripted(
+        script: &[(f64, bool)],
+    ) -> impl FnMut(f64, usize) -> anyhow::Result<Take<usize>> + '_ {
+        move |_, n| {
+            let (rho, disturbed) = script[n - 1];
+            Ok(Take {
+                point: n,
+                rho,
+                disturbed,
+            })
+        }
+    }
+
+    #[test]
+    fn a_disturbed_recording_is_recorded_again_at_the_same_rate() {
+        // Disturbed at 0.9 (a rate far off would follow if it were learned from), then an
+        // undisturbed recording on target at the same rate.
+        let mut est = RateEstimate::from_handshake_ms(2.0);
+        let mut rates = Vec::new();
+        let script = [(0.9, true), (0.5, false)];
+        let mut run = scripted(&script);
+        let r = record(
+            0.5,
+            250.0,
+            &mut est,
+            || true,
+            || true,
+            |l, n| {
+                rates.push(l);
+                run(l, n)
+            },
+        )
+        .unwrap();
+        assert_eq!((r.point, r.attempts, r.rerecords), (2, 2, 1));
+        assert!(!r.disturbed && !r.missed);
+        assert_eq!(rates, [250.0, 250.0]);
+        assert!((est.handshake_ms() - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn re_recording_stops_at_the_allowance_and_the_per_point_limit() {
+        // Every window disturbed, the allowance unlimited: the per-point limit ends it,
+        // and the last disturbed recording is kept, marked.
+        let mut est = RateEstimate::from_handshake_ms(2.0);
+        let script = [(0.9, true); 1 + MAX_RERECORDS_PER_POINT];
+        let r = record(0.5, 250.0, &mut est, || true, || true, scripted(&script)).unwrap();
+        assert_eq!(r.attempts, 1 + MAX_RERECORDS_PER_POINT);
+        assert_eq!(r.rerecords, MAX_RERECORDS_PER_POINT);
+        assert_eq!(r.point, 1 + MAX_RERECORDS_PER_POINT);
+        assert!(r.disturbed && r.missed);
+        // An allowance of one re-recording (charged when taken).
+        let mut left = 1;
+        let allowance = || {
+            let ok = left > 0;
+            left -= usize::from(ok);
+            ok
+        };
+        let r = record(0.5, 250.0, &mut est, || true, allowance, scripted(&script)).unwrap();
+        assert_eq!((r.attempts, r.rerecords, r.disturbed), (2, 1, true));
+        // An undisturbed recording off target, then a disturbed repeat the allowance
+        // refuses: the undisturbed one is kept, missed, not disturbed.
+        let mut est = RateEstimate::from_handshake_ms(2.0);
+        let script = [(0.6, false), (0.5, true)];
+        let r = record(0.5, 250.0, &mut est, || true, || false, scripted(&script)).unwrap();
+        assert_eq!((r.point, r.attempts, r.rerecords), (1, 2, 0));
+        assert!(r.missed && !r.disturbed);
+    }
+
+    #[test]
+    fn a_disturbed_warm_up_is_not_learned_from() {
+        let mut est = RateEstimate::from_handshake_ms(2.0);
+        let mut n = 0;
+        // The first warm-up was disturbed (read 0.95 for 0.5); the second measures the
+        // machine as it is (2 ms a handshake) at the unchanged rate and ends.
+        let c = calibrate(0.5, MAX_WARMUPS, &mut est, |l| {
+            n += 1;
+            Ok(if n == 1 {
+                (0.95, true)
+            } else {
+                (l * 2.0 / 1000.0, false)
+            })
+        })
+        .unwrap();
+        assert_eq!(c.warmups.len(), 2);
+        assert_eq!(c.warmups[0].lambda_hs_per_s, c.warmups[1].lambda_hs_per_s);
+        assert!((c.lambda_hs_per_s - 250.0).abs() < 1e-9);
     }
 }

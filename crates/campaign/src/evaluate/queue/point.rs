@@ -7,6 +7,7 @@ use wtlsperf_spine::ProtocolId;
 
 use wtls::handshake::Packing;
 
+use super::disturbance::{Cause, RecordingLoad};
 use super::rows::auth_name;
 use wtlsperf_drivers::load::RoundTripLaw;
 
@@ -39,6 +40,7 @@ pub struct LoadPoint {
     pub models: Predictions,
     pub disturbances: Disturbances,
     pub undisturbed: UndisturbedFigures,
+    pub recording: RecordingFigures,
 }
 
 impl Default for LoadPoint {
@@ -58,6 +60,7 @@ impl Default for LoadPoint {
             models: Predictions::default(),
             disturbances: Disturbances::default(),
             undisturbed: UndisturbedFigures::default(),
+            recording: RecordingFigures::default(),
         }
     }
 }
@@ -74,8 +77,9 @@ pub struct PointCalibration {
     /// Warm-ups run before the recording, and the utilisation the last one measured.
     pub warmups: usize,
     pub warmup_rho: Option<f64>,
-    /// Recordings made (more than 1 when a recording missed its target rho by more than
-    /// 0.05; at most 3).
+    /// Recordings made: more than 1 when a recording missed its target rho by more than
+    /// 0.05 (at most 3 undisturbed ones) or was disturbed and recorded again (at most 2
+    /// more, see `disturbance`).
     pub attempts: usize,
     /// Whether the kept recording's measured rho is still more than 0.05 from the
     /// target: such a point is reported, not judged.
@@ -185,9 +189,24 @@ pub struct UndisturbedFigures {
     pub opening_delivery_ms: Option<f64>,
 }
 
+/// What the kernel's counters say of the kept recording (see `disturbance`), and how
+/// many disturbed recordings of the point were set aside for it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RecordingFigures {
+    pub load: RecordingLoad,
+    /// The rule's verdict on the kept recording: `None` when undisturbed.
+    pub disturbed: Option<Cause>,
+    /// Disturbed recordings recorded again.
+    pub rerecords: usize,
+    /// The worker's occupancy over the undisturbed part alone (its job rate times their
+    /// mean occupancy): the load the undisturbed judgement sees, free of the time a
+    /// disturbance added to the jobs it met.
+    pub undisturbed_rho: Option<f64>,
+}
+
 /// The flat row of `queue_load_test.csv`: the columns of before the parts were named,
 /// in their order, then the calibration's, then the protocol, the round trip's law and
-/// the packing.
+/// the packing, then the recording's disturbance figures.
 #[derive(serde::Serialize)]
 struct LoadPointRow<'a> {
     case: &'a str,
@@ -237,6 +256,13 @@ struct LoadPointRow<'a> {
     protocol: &'static str,
     round_trip_law: &'static str,
     packing: &'static str,
+    worker_run_queue_ms: Option<f64>,
+    generator_run_queue_ms: Option<f64>,
+    worker_steal_ms: Option<f64>,
+    interference_ms: Option<f64>,
+    recording_disturbed: Option<&'static str>,
+    rerecords: usize,
+    undisturbed_rho: Option<f64>,
 }
 
 impl serde::Serialize for LoadPoint {
@@ -249,6 +275,7 @@ impl serde::Serialize for LoadPoint {
             &self.disturbances,
             &self.undisturbed,
         );
+        let rec = &self.recording;
         LoadPointRow {
             case: &self.case,
             auth: auth_name(self.auth),
@@ -297,6 +324,13 @@ impl serde::Serialize for LoadPoint {
             protocol: self.protocol.name(),
             round_trip_law: self.round_trip_law.name(),
             packing: packing_name(self.packing),
+            worker_run_queue_ms: rec.load.worker_run_queue_ms,
+            generator_run_queue_ms: rec.load.generator_run_queue_ms,
+            worker_steal_ms: rec.load.worker_steal_ms,
+            interference_ms: rec.load.interference_ms,
+            recording_disturbed: rec.disturbed.map(Cause::name),
+            rerecords: rec.rerecords,
+            undisturbed_rho: rec.undisturbed_rho,
         }
         .serialize(s)
     }
@@ -322,7 +356,10 @@ mod tests {
             ",undisturbed_opening_delivery_ms,pk_undisturbed_ms,corrected_undisturbed_ms,measured_wait_ci95_ms,"
         ));
         assert!(header
-            .ends_with(",warmups,warmup_rho,attempts,rho_missed,protocol,round_trip_law,packing"));
+            .contains(",warmups,warmup_rho,attempts,rho_missed,protocol,round_trip_law,packing,"));
+        assert!(header.ends_with(
+            ",packing,worker_run_queue_ms,generator_run_queue_ms,worker_steal_ms,interference_ms,recording_disturbed,rerecords,undisturbed_rho"
+        ));
         assert!(text
             .lines()
             .nth(1)

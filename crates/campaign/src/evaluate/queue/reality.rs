@@ -66,11 +66,12 @@ use wtls::handshake::Packing;
 use wtls::suite::Case;
 use wtlsperf_models::Authentication;
 
-use super::calibrate::{calibrate, record, RateEstimate, MAX_WARMUPS};
+use super::calibrate::{calibrate, record, RateEstimate, Take, MAX_WARMUPS};
+use super::disturbance::{Cause, RecordingLoad, RerecordBudget};
 use super::modelled::predict;
 use super::point::{
-    Disturbances, LoadPoint, PointCalibration, Predictions, RunFigures, UndisturbedFigures,
-    WindowWait,
+    Disturbances, LoadPoint, PointCalibration, Predictions, RecordingFigures, RunFigures,
+    UndisturbedFigures, WindowWait,
 };
 use crate::evaluate::context::{Ctx, Mode};
 use crate::evaluate::processing::ProcessingResults;
@@ -178,6 +179,35 @@ pub fn plan(mode: Mode) -> Plan {
     }
 }
 
+/// The load test's designed headline points in a mode: every case's bearer-setting
+/// points with target rho <= 0.8 (16 in the full mode), the set the corrected model is
+/// judged over and every headline count is counted against.
+pub fn designed_points(mode: Mode) -> usize {
+    let p = plan(mode);
+    let bearer: usize = p
+        .settings
+        .iter()
+        .filter(|s| s.0 > 0.0)
+        .map(|s| s.1.iter().filter(|(rho, _)| *rho <= 0.8 + 1e-9).count())
+        .sum();
+    p.cases.len() * bearer
+}
+
+/// Planned recording seconds of the load test's own points and of DTLS 1.2's and
+/// EDHOC's in a mode: what the queue part's re-recording allowance is a share of.
+pub fn planned_seconds(mode: Mode) -> f64 {
+    let of = |plan: &Plan| {
+        plan.cases.len() as f64
+            * plan
+                .settings
+                .iter()
+                .flat_map(|s| &s.1)
+                .map(|p| p.1)
+                .sum::<f64>()
+    };
+    of(&plan(mode)) + of(&modern_plan(mode))
+}
+
 /// The DTLS 1.2 and EDHOC suites of the load test: DTLS's certificate mode (RFC 7925's
 /// mandatory ECDHE-ECDSA suite) and EDHOC's method 3, each against its own real server
 /// behind the same gateway worker. Both authenticate both sides: then the client's
@@ -255,7 +285,11 @@ pub fn modern_plan(mode: Mode) -> Plan {
 }
 
 /// Runs the DTLS 1.2 and EDHOC load points of the mode.
-pub fn run_modern(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>> {
+pub fn run_modern(
+    ctx: &Ctx,
+    store: &PkiStore,
+    rerecord: &RerecordBudget,
+) -> anyhow::Result<Vec<LoadPoint>> {
     let Plan {
         cases: _,
         warmup,
@@ -268,7 +302,7 @@ pub fn run_modern(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>>
     };
     let planned_s: f64 = settings.iter().flat_map(|s| &s.1).map(|p| p.1).sum();
     let points = MODERN_SUITES.len() * settings.iter().map(|s| s.1.len()).sum::<usize>();
-    let mut budget = Budget::new(MODERN_SUITES.len() as f64 * planned_s, points);
+    let mut budget = Budget::new(MODERN_SUITES.len() as f64 * planned_s, points, rerecord);
     let mut out = Vec::new();
     for contender in MODERN_SUITES.iter().map(|t| registry::contender(t)) {
         let contender = contender?;
@@ -301,7 +335,11 @@ pub fn run_modern(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>>
 /// The single-point configurations' load points ([`single_point_contenders`]): one
 /// utilisation (0.5) per configuration on the bearer setting, short, so two points add
 /// well under 30 s to a full evaluation.
-pub fn run_single_points(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<LoadPoint>> {
+pub fn run_single_points(
+    ctx: &Ctx,
+    store: &PkiStore,
+    rerecord: &RerecordBudget,
+) -> anyhow::Result<Vec<LoadPoint>> {
     let (warmup, seconds) = match ctx.mode {
         Mode::Smoke => (
             WarmupLength {
@@ -333,7 +371,7 @@ pub fn run_single_points(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<Vec<Load
     // Twice the usual calibration allowance per point: a DTLS 1.3 client's work is the
     // generator's, and a first quick run spent the second point's warm-ups on the first
     // (the ML-KEM point then ran once, uncalibrated, and collapsed). Full: about 25 s.
-    let mut budget = Budget::new(suites.len() as f64 * seconds, 2 * suites.len());
+    let mut budget = Budget::new(suites.len() as f64 * seconds, 2 * suites.len(), rerecord);
     let mut out = Vec::new();
     for contender in suites {
         let name = contender.configuration();
@@ -361,6 +399,7 @@ pub fn run(
     ctx: &Ctx,
     store: &PkiStore,
     processing: &ProcessingResults,
+    rerecord: &RerecordBudget,
 ) -> anyhow::Result<Vec<LoadPoint>> {
     let Plan {
         cases,
@@ -374,7 +413,7 @@ pub fn run(
     };
     let planned_s: f64 = settings.iter().flat_map(|s| &s.1).map(|p| p.1).sum();
     let points = cases.len() * settings.iter().map(|s| s.1.len()).sum::<usize>();
-    let mut budget = Budget::new(cases.len() as f64 * planned_s, points);
+    let mut budget = Budget::new(cases.len() as f64 * planned_s, points, rerecord);
     let mut out = Vec::new();
     for name in cases {
         let case = Case::parse(name)?;
@@ -405,49 +444,6 @@ pub fn run(
     }
     anyhow::ensure!(!out.is_empty(), "no load point could be run");
     Ok(out)
-}
-
-/// The load test's time budget: its planned recordings and what calibration may add,
-/// so that the full evaluation stays within 15 minutes on 2 cores however the machine
-/// behaves. Warm-ups and repeats are spent while the points still to come fit; past
-/// that, a point warms up once and a recording off target is reported missed.
-pub(super) struct Budget {
-    start: std::time::Instant,
-    limit_s: f64,
-    /// Planned recording seconds of the points not yet run.
-    remaining_s: f64,
-}
-
-impl Budget {
-    /// Overhead of a recording beyond its window (gateway start, key shares, drain,
-    /// models), as a factor, and the calibration's allowance per point (s): warm-ups of
-    /// up to 1.5 s, and a repeat of a point that missed its rho. At 4 s a point the
-    /// first full run spent the allowance before its last (RSA) points, which then
-    /// warmed up once, were not repeated, and four of them missed their target rho.
-    const OVERHEAD: f64 = 1.15;
-    const PER_POINT_S: f64 = 6.0;
-
-    pub(super) fn new(planned_s: f64, points: usize) -> Self {
-        Budget {
-            start: std::time::Instant::now(),
-            limit_s: Self::OVERHEAD * planned_s + Self::PER_POINT_S * points as f64,
-            remaining_s: planned_s,
-        }
-    }
-
-    /// Whether `extra_s` more seconds still leave room for the points to come.
-    fn allows(&self, extra_s: f64) -> bool {
-        self.allows_at(self.start.elapsed().as_secs_f64(), extra_s)
-    }
-
-    /// [`Budget::allows`] once `elapsed_s` seconds have passed.
-    fn allows_at(&self, elapsed_s: f64, extra_s: f64) -> bool {
-        elapsed_s + Self::OVERHEAD * (self.remaining_s + extra_s) <= self.limit_s
-    }
-
-    pub(super) fn done(&mut self, planned_s: f64) {
-        self.remaining_s = (self.remaining_s - planned_s).max(0.0);
-    }
 }
 
 /// The utilisation a run tells the calibration: what it measured, except that a run in
@@ -550,6 +546,24 @@ impl<'a> Conditions<'a> {
         spec
     }
 
+    /// Whether a judgement reads the point: the bearer setting at target rho <= 0.8.
+    fn judged_setting(&self) -> bool {
+        self.round_trip_ms > 0.0 && self.rho <= 0.8 + 1e-9
+    }
+
+    /// [`Conditions::spec`] with the evaluation's interference injector, if any, seeded
+    /// from the run's own seed.
+    fn spec_in(&self, ctx: &Ctx, lambda: f64, seconds: f64, seed: u64) -> LoadSpec {
+        let mut spec = self.spec(lambda, seconds, seed);
+        spec.interference = ctx
+            .interference
+            .map(|i| wtlsperf_drivers::load::Interference {
+                seed: i.seed ^ seed.rotate_left(17),
+                ..i
+            });
+        spec
+    }
+
     /// The seed of a point's runs: warm-ups and recordings draw different arrivals.
     fn seed(&self, run: u64) -> u64 {
         2004 + (self.rho * 10.0).round() as u64 + 100 * run
@@ -558,14 +572,15 @@ impl<'a> Conditions<'a> {
 
 /// One load point calibrated while it runs (see `calibrate`): warm-ups until the
 /// measured rho is on target, then the recording, repeated while it misses (at most
-/// [`MAX_RECORDINGS`](super::calibrate::MAX_RECORDINGS) in all).
+/// [`MAX_RECORDINGS`](super::calibrate::MAX_RECORDINGS) undisturbed recordings), and
+/// recorded again while disturbed (see `disturbance`) and the part's allowance lasts.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn calibrated_point(
     ctx: &Ctx,
     store: &PkiStore,
     c: &Conditions<'_>,
     estimate: &mut RateEstimate,
-    budget: &Budget,
+    budget: &Budget<'_>,
     warmup: WarmupLength,
     seconds: f64,
     sim_jobs: usize,
@@ -582,20 +597,30 @@ pub(super) fn calibrated_point(
             c.rho,
             c.setting()
         ));
-        let rep = ctx.without_ticker(|| run_load(&c.spec(lambda, s, c.seed(runs)), store))?;
+        let spec = c.spec_in(ctx, lambda, s, c.seed(runs));
+        let rep = ctx.without_ticker(|| run_load(&spec, store))?;
         let rho = SteadyQueue::of(&rep.jobs, &[]).map_or(0.0, |q| q.utilisation);
-        Ok(calibration_rho(rho, rep.success_ratio))
+        let disturbed = recording_load(&rep).disturbed().is_some();
+        Ok((calibration_rho(rho, rep.success_ratio), disturbed))
     })?;
     let recorded = record(
         c.rho,
         calibration.lambda_hs_per_s,
         estimate,
         || budget.allows(seconds),
+        // Only points a judgement reads spend the part's allowance: the loopback contrast
+        // and the points beyond rho 0.8 come first in the plan and would otherwise take
+        // it from the designed points after them.
+        || c.judged_setting() && budget.rerecord(seconds),
         |lambda, attempt| {
-            let spec = c.spec(lambda, seconds, c.seed(10 * attempt as u64));
+            let spec = c.spec_in(ctx, lambda, seconds, c.seed(10 * attempt as u64));
             let p = point(ctx, store, c, spec, sim_jobs)?;
             let rho = calibration_rho(p.calibration.measured_rho, p.run.success_ratio);
-            Ok((p, rho))
+            Ok(Take {
+                disturbed: p.recording.disturbed.is_some(),
+                point: p,
+                rho,
+            })
         },
     )?;
     let mut p = recorded.point;
@@ -603,7 +628,26 @@ pub(super) fn calibrated_point(
     p.calibration.warmup_rho = calibration.last_rho();
     p.calibration.attempts = recorded.attempts;
     p.calibration.rho_missed = recorded.missed;
+    p.recording.rerecords = recorded.rerecords;
     Ok(p)
+}
+
+/// What the kernel's counters say of a run (see `disturbance`); all unknown for a run
+/// whose gateway was not in process.
+fn recording_load(rep: &LoadReport) -> RecordingLoad {
+    let cpus = wtlsperf_drivers::setup::available_cpus();
+    let injected = rep.interference.map(|i| i.busy_ms);
+    rep.window_load
+        .map(|w| RecordingLoad::of(&w, cpus, injected))
+        .unwrap_or_default()
+}
+
+/// The disturbance rule's verdict on a recording: the kernel's counters, and for a point
+/// the undisturbed judgement reads (bearer setting, target rho <= 0.8), an undisturbed
+/// part too small to read (stalls).
+fn recording_verdict(c: &Conditions<'_>, load: &RecordingLoad, undisturbed: bool) -> Option<Cause> {
+    load.disturbed()
+        .or_else(|| (c.judged_setting() && !undisturbed).then_some(Cause::Stalls))
 }
 
 /// One recorded load point: the run, the steady-window queue and every model beside it.
@@ -614,7 +658,8 @@ fn point(
     spec: LoadSpec,
     sim_jobs: usize,
 ) -> anyhow::Result<LoadPoint> {
-    let (rep, steal) = recording(ctx, store, c, &spec)?;
+    let rep = recording(ctx, store, c, &spec)?;
+    let steal = rep.window_load.and_then(|w| w.steal_ms);
     let k = if rep.started > 0 {
         rep.jobs.len() as f64 / rep.started as f64
     } else {
@@ -646,6 +691,7 @@ fn point(
     let corrected = steady.flights.pk_ms();
     let chains = ChainReading::of(&rep.jobs, &steady, arrived_hs, c.round_trip_ms, sim_jobs);
     let undisturbed = steady.undisturbed.as_ref();
+    let load = recording_load(&rep);
     Ok(LoadPoint {
         protocol: spec.protocol(),
         case: c.name.to_owned(),
@@ -697,6 +743,12 @@ fn point(
             wait_ci95_ms: undisturbed.and_then(|u| u.queueing_wait_ci95_ms),
             opening_delivery_ms: undisturbed.map(|u| u.opening_delivery_ms),
         },
+        recording: RecordingFigures {
+            disturbed: recording_verdict(c, &load, undisturbed.is_some()),
+            load,
+            rerecords: 0,
+            undisturbed_rho: undisturbed.map(|u| u.job_rate_per_s * u.service_mean_ms / 1e3),
+        },
     })
 }
 
@@ -705,14 +757,13 @@ fn point_authentication(c: &Conditions<'_>) -> Authentication {
     c.contender.auth()
 }
 
-/// Runs a recording (and writes its job log when asked); returns the report and the
-/// hypervisor's steal meanwhile (ms).
+/// Runs a recording (and writes its job log when asked).
 fn recording(
     ctx: &Ctx,
     store: &PkiStore,
     c: &Conditions<'_>,
     spec: &LoadSpec,
-) -> anyhow::Result<(LoadReport, Option<f64>)> {
+) -> anyhow::Result<LoadReport> {
     let (name, rho, round_trip_ms) = (c.name, c.rho, c.round_trip_ms);
     ctx.step(&format!(
         "queue load test: {name} rho {rho:.1} {} ({:.0} handshakes/s, {:.1} s)",
@@ -720,9 +771,7 @@ fn recording(
         spec.arrivals.offered_rate().unwrap_or(0.0),
         spec.duration.as_secs_f64()
     ));
-    let steal0 = steal_ms();
     let rep = ctx.without_ticker(|| run_load(spec, store))?;
-    let steal = steal0.zip(steal_ms()).map(|(a, b)| b - a);
     if let Some(dir) = &ctx.job_logs {
         std::fs::create_dir_all(dir)?;
         // The load test's own points keep their names; the others say how they differ.
@@ -746,7 +795,7 @@ fn recording(
         rep.gateway.is_some(),
         "{name}: the in-process gateway returned no job statistics"
     );
-    Ok((rep, steal))
+    Ok(rep)
 }
 
 /// The shared machine's interruptions a run logged.
@@ -814,19 +863,6 @@ impl ChainReading {
     }
 }
 
-/// Time the hypervisor ran something else while this machine's CPUs had work ("steal",
-/// /proc/stat), summed over the CPUs, in ms; `None` where /proc/stat cannot be read. On
-/// a shared virtual machine a point with steal is one whose worker was sometimes not
-/// running, which no queue model of the gateway describes.
-fn steal_ms() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/stat").ok()?;
-    let line = stat.lines().next()?;
-    let steal: f64 = line.split_whitespace().nth(8)?.parse().ok()?;
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    (hz > 0).then(|| steal * 1000.0 / hz as f64)
-}
-
 /// The think time left when the emulated round trip is taken out: the median think time
 /// of the run minus the median of an exponential law of mean `round_trip_ms` (ln 2 x
 /// mean), not below the smallest think time seen.
@@ -834,7 +870,10 @@ fn fixed_think_ms(median_think_ms: f64, round_trip_ms: f64) -> f64 {
     (median_think_ms - std::f64::consts::LN_2 * round_trip_ms).max(0.0)
 }
 
+mod budget;
 mod steady;
+
+pub(super) use budget::Budget;
 
 pub use steady::{
     delivery_delay_ms, disturbed_intervals, job_chains, job_chains_and_first_wait, settle_ns,
@@ -848,7 +887,8 @@ mod tests {
     #[test]
     fn the_budget_keeps_room_for_the_points_to_come() {
         // 100 s planned over 10 points: 115 s of recordings and 60 s of calibration.
-        let mut b = Budget::new(100.0, 10);
+        let rerecord = RerecordBudget::new(0.0);
+        let mut b = Budget::new(100.0, 10, &rerecord);
         assert!(b.allows_at(0.0, 0.0));
         // A 20 s repeat fits at the start, not once the slack is spent.
         assert!(b.allows_at(0.0, 20.0));
@@ -867,6 +907,16 @@ mod tests {
         // too high.
         assert_eq!(calibration_rho(0.03, 0.5), 1.0);
         assert_eq!(calibration_rho(1.2, 0.5), 1.2);
+    }
+
+    #[test]
+    fn the_full_runs_planned_recordings_size_the_re_recording_allowance() {
+        // WTLS: 2 cases x (3 x 2 s loopback + 84 s bearer); DTLS 1.2 and EDHOC: 2 x 18 s.
+        assert_eq!(planned_seconds(Mode::Full), 216.0);
+        assert_eq!(designed_points(Mode::Full), 16);
+        assert_eq!(designed_points(Mode::Quick), 6);
+        let rerecord = RerecordBudget::for_part(planned_seconds(Mode::Full));
+        assert!((rerecord.summary().limit_s - 43.2).abs() < 1e-9);
     }
 
     #[test]

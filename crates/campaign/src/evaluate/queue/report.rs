@@ -456,7 +456,7 @@ impl QueueResults {
         let m = ctx.measured();
         let inputs = "measured per-job service moments of the same load run";
         let mut t = Table::new(id, title)
-            .caption("Each point's arrival rate is calibrated while it runs: short warm-ups in the point's own conditions scale the rate until the worker's measured occupancy is within 0.03 of the target rho, then the point records; a recording whose measured rho is more than 0.05 from the target is repeated, up to three recordings in all, and otherwise marked missed and not judged. Every model is evaluated at the point's measured load. Waits are per job (datagram), from the gateway's job records, from the kernel's receive timestamp to the start of service, over each run's steady window (a tenth of the run, at most 0.25 s, cut at either end). 'measured wait' is the queueing wait the models predict: a job's wait when it arrived while the worker was busy with earlier jobs, zero when it found the worker idle; what jobs that found the worker idle waited (the path from the kernel to the worker, and any time the shared machine did not run the worker) is shown apart, with the total. Generator and gateway worker on separate cores.")
+            .caption("Each point's arrival rate is calibrated while it runs: short warm-ups in the point's own conditions scale the rate until the worker's measured occupancy is within 0.03 of the target rho, then the point records; a recording whose measured rho is more than 0.05 from the target is repeated, up to three recordings in all, and otherwise marked missed and not judged. A recording in which the worker lost more than 10 % of the window (waiting on its run queue, or to the hypervisor's steal) or the generator waited on its run queue for more than 10 % is disturbed: it is recorded again while the queue part's allowance lasts, and a point whose every recording was disturbed is marked and not judged. Every model is evaluated at the point's measured load. Waits are per job (datagram), from the gateway's job records, from the kernel's receive timestamp to the start of service, over each run's steady window (a tenth of the run, at most 0.25 s, cut at either end). 'measured wait' is the queueing wait the models predict: a job's wait when it arrived while the worker was busy with earlier jobs, zero when it found the worker idle; what jobs that found the worker idle waited (the path from the kernel to the worker, and any time the shared machine did not run the worker) is shown apart, with the total. Generator and gateway worker on separate cores.")
             .column(Column::label("case"))
             .column(Column::label("auth"))
             .column(Column::new("round trip", Some("ms"), Provenance::derived("emulated bearer round trip before each client answer, mean (exponential unless the table says otherwise); 0 = bare loopback")))
@@ -465,8 +465,11 @@ impl QueueResults {
             .column(Column::new("measured rho", None, m.clone()))
             .column(Column::new("warm-ups", None, Provenance::derived("short runs in the point's conditions until the measured rho is within 0.03 of the target")))
             .column(Column::new("warm-up rho", None, m.clone()))
-            .column(Column::new("recordings", None, Provenance::derived("more than 1 when a recording's rho missed the target by more than 0.05; at most 3")))
+            .column(Column::new("recordings", None, Provenance::derived("more than 1 when a recording's rho missed the target by more than 0.05 (at most 3) or was disturbed and recorded again (at most 2 more)")))
             .column(Column::label("rho missed"))
+            .column(Column::new("disturbed", None, Provenance::derived("the kept recording: worker run-queue wait plus steal on its CPU, or the generator's run-queue wait, over 10 % of the window (steal or stalls); for a designed point also an undisturbed part too small to read")))
+            .column(Column::new("re-recorded", None, Provenance::derived("disturbed recordings of the point recorded again, within the queue part's allowance")))
+            .column(Column::new("worker run queue", Some("ms"), m.clone()))
             .column(Column::new("k jobs/handshake", None, m.clone()))
             .column(Column::new("measured wait", Some("ms"), m.clone()))
             .column(Column::new("95 % interval", Some("+- %"), Provenance::derived("batch means: 20 batches of the window's jobs in service order, Student's t")))
@@ -675,7 +678,9 @@ fn error_cell(judged: bool, w: Option<f64>, measured: Option<f64>, ci: Option<f6
 
 /// The cells of a load point's row of the load-test table.
 fn load_row(p: &LoadPoint) -> Vec<Cell> {
-    let judged = p.calibration.target_rho <= 0.8 && !p.calibration.rho_missed;
+    let judged = p.calibration.target_rho <= 0.8
+        && !p.calibration.rho_missed
+        && p.recording.disturbed.is_none();
     let err_against = |w, measured, ci| error_cell(judged, w, measured, ci);
     let err = |w: Option<f64>| {
         err_against(
@@ -694,6 +699,12 @@ fn load_row(p: &LoadPoint) -> Vec<Cell> {
     } else {
         Cell::text("-")
     };
+    let disturbed = match p.recording.disturbed {
+        Some(cause) => Cell::text(cause.name()).flag(
+            "every recording of the point was disturbed beyond 10 % of its window: not judged",
+        ),
+        None => Cell::text("-"),
+    };
     vec![
         Cell::text(if p.protocol == wtls::handshake::WTLS {
             p.case.clone()
@@ -709,6 +720,9 @@ fn load_row(p: &LoadPoint) -> Vec<Cell> {
         Cell::opt(p.calibration.warmup_rho, 2),
         Cell::num(p.calibration.attempts as f64, 0),
         missed,
+        disturbed,
+        Cell::num(p.recording.rerecords as f64, 0),
+        Cell::opt(p.recording.load.worker_run_queue_ms, 1),
         Cell::num(p.run.jobs_per_handshake, 2),
         Cell::num(p.window.measured_wait_ms, 3),
         Cell::opt(

@@ -57,6 +57,17 @@ pub struct VariantPlan {
     pub mutual: Vec<VariantPoint>,
 }
 
+impl VariantPlan {
+    /// Planned recording seconds of every point.
+    pub fn planned_s(&self) -> f64 {
+        self.robustness
+            .iter()
+            .chain(&self.mutual)
+            .map(|p| p.seconds)
+            .sum()
+    }
+}
+
 /// The laws the premise is tested under, beside the load test's exponential one.
 pub const ROBUSTNESS_LAWS: [RoundTripLaw; 4] = [
     RoundTripLaw::Jittered,
@@ -180,6 +191,7 @@ pub fn run(
     store: &PkiStore,
     processing: &ProcessingResults,
     scope: VariantScope,
+    rerecord: &super::disturbance::RerecordBudget,
 ) -> anyhow::Result<(Vec<LoadPoint>, Vec<LoadPoint>)> {
     let plan = variant_plan(ctx.mode, scope);
     let sim_jobs = if ctx.mode == Mode::Full {
@@ -193,7 +205,7 @@ pub fn run(
         .chain(&plan.mutual)
         .copied()
         .collect();
-    let mut budget = Budget::new(all.iter().map(|p| p.seconds).sum(), all.len());
+    let mut budget = Budget::new(all.iter().map(|p| p.seconds).sum(), all.len(), rerecord);
     // One rate estimate per case, authentication and packing: the law of the round trip
     // does not change what a handshake costs the gateway.
     let mut estimates: Vec<((Case, AuthMode, Packing), RateEstimate)> = Vec::new();
