@@ -186,13 +186,80 @@ fn lossy<C: Handshake, S: Handshake>(
     Some((waited_ms + link_ms, rtx))
 }
 
-/// One run to make: which curve, bearer, level and repetition.
+/// One run to make: which curve, bearer, level and repetition (indices into a
+/// [`LossStudy`]'s lists).
 #[derive(Debug, Clone, Copy)]
-struct Job {
-    curve: usize,
-    bearer: usize,
-    level: usize,
-    rep: usize,
+pub(crate) struct Job {
+    pub curve: usize,
+    pub bearer: usize,
+    pub level: usize,
+    pub rep: usize,
+}
+
+/// What a loss study runs: every contender on every bearer at every level, `reps` runs
+/// a point. The evaluation's curves are one; an experiment file's are another.
+pub(crate) struct LossStudy<'a> {
+    pub contenders: &'a [Contender],
+    pub bearers: &'a [LinkProfile],
+    pub levels: &'a [f64],
+    pub reps: usize,
+}
+
+impl LossStudy<'_> {
+    /// Every run of the study, contender by contender.
+    fn jobs(&self) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        for curve in 0..self.contenders.len() {
+            for bearer in 0..self.bearers.len() {
+                for level in 0..self.levels.len() {
+                    for rep in 0..self.reps {
+                        jobs.push(Job {
+                            curve,
+                            bearer,
+                            level,
+                            rep,
+                        });
+                    }
+                }
+            }
+        }
+        jobs
+    }
+
+    /// Runs the study, each run seeded with `seed_of(job)` (give every contender of a
+    /// point the same seed: each then meets the same loss stream), one row per point.
+    pub(crate) fn run(
+        &self,
+        ctx: &Ctx,
+        store: &PkiStore,
+        seed_of: impl Fn(&Job) -> u64 + Sync,
+    ) -> anyhow::Result<Vec<LossCurveRow>> {
+        let prepared = Prepared::new(Bench { store }, self.contenders, self.bearers)?;
+        let jobs = self.jobs();
+        ctx.step(&format!(
+            "loss curves: {} handshakes in virtual time",
+            jobs.len()
+        ));
+        let results = run_concurrently(&jobs, PARALLEL_RUNS, |_, j| {
+            let p = &self.bearers[j.bearer];
+            prepared.run(j.curve, p, self.levels[j.level], seed_of(j))
+        });
+        let mut rows = Vec::new();
+        for (ci, curve) in self.contenders.iter().enumerate() {
+            for (bi, p) in self.bearers.iter().enumerate() {
+                for (li, &loss) in self.levels.iter().enumerate() {
+                    let mine: Vec<&RunResult> = jobs
+                        .iter()
+                        .zip(&results)
+                        .filter(|(j, _)| j.curve == ci && j.bearer == bi && j.level == li)
+                        .map(|(_, r)| r)
+                        .collect();
+                    rows.push(point(curve, &p.name, loss, &mine));
+                }
+            }
+        }
+        Ok(rows)
+    }
 }
 
 /// Runs every curve at every level on every bearer.
@@ -203,47 +270,17 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<LossCurves> {
         .map(|b| ctx.catalogue.bearer(b).cloned())
         .collect::<anyhow::Result<_>>()?;
     let curves = curves();
-    let prepared = Prepared::new(Bench { store }, &curves, &bearers)?;
     let reps = runs_per_point(ctx.mode);
-    let mut jobs = Vec::new();
-    for curve in 0..curves.len() {
-        for bearer in 0..bearers.len() {
-            for level in 0..LEVELS.len() {
-                for rep in 0..reps {
-                    jobs.push(Job {
-                        curve,
-                        bearer,
-                        level,
-                        rep,
-                    });
-                }
-            }
-        }
-    }
-    ctx.step(&format!(
-        "loss curves: {} handshakes in virtual time",
-        jobs.len()
-    ));
-    let results = run_concurrently(&jobs, PARALLEL_RUNS, |_, j| {
-        // the same seeds for every protocol: each meets the same loss stream
-        let seed = 90_000 + (j.bearer * 1000 + j.level * 100 + j.rep) as u64;
-        let p = &bearers[j.bearer];
-        prepared.run(j.curve, p, LEVELS[j.level], seed)
-    });
-    let mut rows = Vec::new();
-    for (ci, curve) in curves.iter().enumerate() {
-        for (bi, p) in bearers.iter().enumerate() {
-            for (li, &loss) in LEVELS.iter().enumerate() {
-                let mine: Vec<&RunResult> = jobs
-                    .iter()
-                    .zip(&results)
-                    .filter(|(j, _)| j.curve == ci && j.bearer == bi && j.level == li)
-                    .map(|(_, r)| r)
-                    .collect();
-                rows.push(point(curve, &p.name, loss, &mine));
-            }
-        }
-    }
+    let study = LossStudy {
+        contenders: &curves,
+        bearers: &bearers,
+        levels: &LEVELS,
+        reps,
+    };
+    // the same seeds for every protocol: each meets the same loss stream
+    let rows = study.run(ctx, store, |j| {
+        90_000 + (j.bearer * 1000 + j.level * 100 + j.rep) as u64
+    })?;
     Ok(LossCurves {
         rows,
         runs_per_point: reps,
