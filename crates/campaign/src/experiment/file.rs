@@ -28,12 +28,13 @@ pub const DEFAULT_LOAD_SECONDS: f64 = 2.0;
 /// Why a file was refused: where, which key, and what is wrong with it (with the known
 /// values where the key takes a name).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}:{}: {key}: {message}", file.display(), line.map_or("?".to_owned(), |l| l.to_string()))]
+#[error("{}{}: {}{message}", file.display(), line.map_or(String::new(), |l| format!(":{l}")), if key.is_empty() { String::new() } else { format!("{key}: ") })]
 pub struct FileError {
     pub file: PathBuf,
     /// 1-based; `None` when the file could not be read at all.
     pub line: Option<usize>,
-    /// The key as a path: `bearers[2].mtu`, `measure.load.rho[0]`.
+    /// The key as a path: `bearers[2].mtu`, `measure.load.rho[0]`; empty when the
+    /// file could not be read.
     pub key: String,
     pub message: String,
 }
@@ -46,7 +47,7 @@ struct RawFile {
     #[serde(default)]
     description: String,
     contenders: Spanned<Vec<Spanned<String>>>,
-    bearers: Spanned<Vec<Spanned<RawBearer>>>,
+    bearers: Option<Spanned<Vec<Spanned<RawBearer>>>>,
     devices: Option<Spanned<Vec<Spanned<String>>>>,
     loss: Option<Spanned<Vec<Spanned<f64>>>>,
     runs: Option<Spanned<i64>>,
@@ -244,7 +245,7 @@ impl Experiment {
         let text = std::fs::read_to_string(path).map_err(|e| FileError {
             file: path.to_path_buf(),
             line: None,
-            key: "(file)".to_owned(),
+            key: String::new(),
             message: format!("cannot read it: {e}"),
         })?;
         Experiment::parse(path, &text, catalogue)
@@ -265,7 +266,7 @@ impl Experiment {
             title,
             description: raw.description.trim().to_owned(),
             contenders: contenders(&src, &raw.contenders)?,
-            bearers: bearers(&src, &raw.bearers, catalogue)?,
+            bearers: bearers(&src, raw.bearers.as_ref(), &measure, catalogue)?,
             devices: devices(&src, raw.devices.as_ref(), catalogue)?,
             levels,
             runs: runs(&src, raw.runs.as_ref())?,
@@ -313,9 +314,12 @@ fn contenders(
     Ok(out)
 }
 
+/// The bearers: needed by every measurement but the load points (which run on
+/// loopback).
 fn bearers(
     src: &Source,
-    list: &Spanned<Vec<Spanned<RawBearer>>>,
+    list: Option<&Spanned<Vec<Spanned<RawBearer>>>>,
+    measure: &Measure,
     catalogue: &Catalogue,
 ) -> Result<Vec<Bearer>, FileError> {
     let names = || {
@@ -326,6 +330,20 @@ fn bearers(
             .map(|p| p.name.as_str())
             .collect::<Vec<_>>()
             .join(", ")
+    };
+    let Some(list) = list else {
+        if measure.flights || measure.bearer_runs || measure.loss_curves {
+            return Err(FileError {
+                file: src.file.to_path_buf(),
+                line: None,
+                key: "bearers".to_owned(),
+                message: format!(
+                    "flights, bearer runs and loss curves need at least one bearer; known: {}, or an inline table",
+                    names()
+                ),
+            });
+        }
+        return Ok(Vec::new());
     };
     non_empty(
         src,

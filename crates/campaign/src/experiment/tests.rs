@@ -159,11 +159,19 @@ fn values_out_of_range_and_wrong_types_are_named() {
 }
 
 #[test]
-fn loss_curves_need_loss_levels_and_a_file_must_measure_something() {
+fn loss_curves_need_loss_levels_bearers_are_needed_and_a_file_must_measure_something() {
     let e = refused(&with(5, ""));
     assert_eq!(e.key, "loss");
     let none = "title = \"t\"\ncontenders = [\"dtls1.2:psk-ccm8\"]\nbearers = [\"lte-m\"]\n[measure]\nflights = false\nbearer_runs = false\n";
     assert_eq!(refused(none).key, "measure");
+    let e = refused(&with(3, ""));
+    assert_eq!(e.key, "bearers");
+    assert!(e.message.contains("nb-iot"), "{e}");
+    // the load points alone need no bearer
+    let load = "title = \"t\"\ncontenders = [\"dtls1.2:psk-ccm8\"]\n[measure]\nflights = false\nbearer_runs = false\nload = { rho = [0.5] }\n";
+    let x = parse(load).unwrap();
+    assert!(x.bearers.is_empty());
+    assert_eq!(x.measure.load.unwrap().seconds, file::DEFAULT_LOAD_SECONDS);
 }
 
 #[test]
