@@ -31,7 +31,7 @@ use crate::evaluate::output::MachineInfo;
 use crate::evaluate::utc_stamp;
 use crate::evaluate::vocabulary::Catalogue;
 pub use file::{Experiment, FileError};
-use measure::{BearerRunRow, FlightRow, LoadPointRow};
+use measure::{BearerRunRow, Failure, FlightRow, LoadPointRow};
 
 /// What `wtlsperf run` was asked.
 #[derive(Debug, Clone)]
@@ -50,6 +50,8 @@ pub struct Results {
     pub bearer_runs: Vec<BearerRunRow>,
     pub loss_curves: Vec<LossCurveRow>,
     pub load_points: Vec<LoadPointRow>,
+    /// What a measurement could not take, and why.
+    pub failures: Vec<Failure>,
     /// Wall time of the measurements (s).
     pub seconds: f64,
 }
@@ -134,7 +136,9 @@ pub fn measure_all(ctx: &Ctx, store: &PkiStore, x: &Experiment) -> anyhow::Resul
         Vec::new()
     };
     if m.flights {
-        r.flights = measure::flights(ctx, store, &x.contenders, &memory, &x.bearers)?;
+        let (rows, failures) = measure::flights(ctx, store, &x.contenders, &memory, &x.bearers);
+        r.flights = rows;
+        r.failures.extend(failures);
         ctx.progress.inc(1);
     }
     if m.bearer_runs {
@@ -150,6 +154,22 @@ pub fn measure_all(ctx: &Ctx, store: &PkiStore, x: &Experiment) -> anyhow::Resul
             &published,
             (x.runs, x.seed),
         )?;
+        r.failures.extend(
+            r.bearer_runs
+                .iter()
+                .filter_map(|row| Some((row, row.first_error.as_ref()?)))
+                .map(|(row, e)| Failure {
+                    measurement: "bearer_runs",
+                    contender: row.contender.clone(),
+                    bearer: row.bearer.clone(),
+                    error: format!(
+                        "{} of {} runs as {} failed; the first: {e}",
+                        row.runs - row.completed,
+                        row.runs,
+                        row.device
+                    ),
+                }),
+        );
         ctx.progress.inc(1);
     }
     if m.loss_curves {
@@ -167,14 +187,12 @@ pub fn measure_all(ctx: &Ctx, store: &PkiStore, x: &Experiment) -> anyhow::Resul
         ctx.progress.inc(1);
     }
     if let Some(load) = &m.load {
-        r.load_points = measure::load_points(
-            ctx,
-            store,
-            &x.contenders,
-            &memory,
-            &load.rho,
-            (load.seconds, x.seed),
-        )?;
+        let how = measure::LoadRun {
+            seconds: load.seconds,
+            warmups: load.warmups,
+            seed: x.seed,
+        };
+        r.load_points = measure::load_points(ctx, store, &x.contenders, &memory, &load.rho, how)?;
         ctx.progress.inc(1);
     }
     r.seconds = clock.elapsed().as_secs_f64();
@@ -228,6 +246,9 @@ fn write(
     }
     if m.load.is_some() {
         write_csv(&out.join("load_points.csv"), &r.load_points)?;
+    }
+    if !r.failures.is_empty() {
+        write_csv(&out.join("failures.csv"), &r.failures)?;
     }
     std::fs::copy(&x.file, out.join("experiment.toml"))
         .with_context(|| format!("copying {} into {}", x.file.display(), out.display()))?;

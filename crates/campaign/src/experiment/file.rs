@@ -24,6 +24,9 @@ pub const MAX_RUNS: usize = 10_000;
 pub const MAX_LOAD_SECONDS: f64 = 120.0;
 /// The load points' default length (s).
 pub const DEFAULT_LOAD_SECONDS: f64 = 2.0;
+/// The load points' default and largest number of calibrating warm-ups.
+pub const DEFAULT_WARMUPS: usize = 3;
+pub const MAX_WARMUPS: usize = 6;
 
 /// Why a file was refused: where, which key, and what is wrong with it (with the known
 /// values where the key takes a name).
@@ -103,6 +106,7 @@ struct RawMeasure {
 struct RawLoad {
     rho: Spanned<Vec<Spanned<f64>>>,
     seconds: Option<Spanned<f64>>,
+    warmups: Option<Spanned<i64>>,
 }
 
 /// A device an experiment runs its clients as.
@@ -142,6 +146,9 @@ pub struct Measure {
 pub struct LoadPlan {
     pub rho: Vec<f64>,
     pub seconds: f64,
+    /// Short runs that correct the first rate by the utilisation they measure (0: offer
+    /// rho over the in-memory server CPU as it is).
+    pub warmups: usize,
 }
 
 /// A checked experiment: what [`super::run`] runs.
@@ -574,5 +581,22 @@ fn load_plan(src: &Source, load: &Spanned<RawLoad>) -> Result<LoadPlan, FileErro
             v
         }
     };
-    Ok(LoadPlan { rho, seconds })
+    let warmups = match &l.warmups {
+        None => DEFAULT_WARMUPS,
+        Some(w) => usize::try_from(*w.get_ref())
+            .ok()
+            .filter(|n| *n <= MAX_WARMUPS)
+            .ok_or_else(|| {
+                src.error(
+                    w.span(),
+                    "measure.load.warmups",
+                    format!("{} warm-ups: must lie in 0..={MAX_WARMUPS}", w.get_ref()),
+                )
+            })?,
+    };
+    Ok(LoadPlan {
+        rho,
+        seconds,
+        warmups,
+    })
 }

@@ -35,6 +35,8 @@ use wtlsperf_models::transmission::Direction;
 use super::bearer::Bearer;
 use super::file::Device;
 use crate::evaluate::context::Ctx;
+use crate::evaluate::queue::calibrate::{calibrate, RateEstimate};
+use crate::evaluate::queue::reality::calibration_rho;
 use crate::evaluate::vocabulary::auth_name;
 
 /// In-memory handshakes per contender for the processing terms and the load rate (after
@@ -132,31 +134,48 @@ fn flight_rows(c: &Contender, bearer: &LinkProfile, shape: &MemoryRun) -> Vec<Fl
         .collect()
 }
 
+/// A contender a measurement could not take on a bearer, and why (`failures.csv`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Failure {
+    /// `flights`, `bearer_runs`, `loss_curves` or `load`.
+    pub measurement: &'static str,
+    pub contender: String,
+    pub bearer: String,
+    pub error: String,
+}
+
 /// Every contender's flights on every bearer: its in-memory shape, or, for a contender
-/// that fragments to the bearer's MTU, one handshake at that bearer's payload limit.
+/// that fragments to the bearer's MTU, one handshake at that bearer's payload limit. A
+/// contender that cannot complete at a limit (a library's smallest MTU) is a failure,
+/// not the end of the experiment.
 pub fn flights(
     ctx: &Ctx,
     store: &PkiStore,
     contenders: &[Contender],
     memory: &[SuiteMeasurement],
     bearers: &[Bearer],
-) -> anyhow::Result<Vec<FlightRow>> {
-    let mut rows = Vec::new();
+) -> (Vec<FlightRow>, Vec<Failure>) {
+    let (mut rows, mut failures) = (Vec::new(), Vec::new());
     for (c, m) in contenders.iter().zip(memory) {
         for b in bearers {
             ctx.step(&format!("flights: {c} over {}", b.profile.name));
             let limit = b.profile.datagram_payload_limit();
-            let fragmented = c
-                .shape_at(Bench { store }, limit)
-                .with_context(|| format!("{c} at a {limit}-byte payload limit"))?;
-            rows.extend(flight_rows(
-                c,
-                &b.profile,
-                fragmented.as_ref().unwrap_or(&m.shape),
-            ));
+            match c.shape_at(Bench { store }, limit) {
+                Ok(shape) => rows.extend(flight_rows(
+                    c,
+                    &b.profile,
+                    shape.as_ref().unwrap_or(&m.shape),
+                )),
+                Err(e) => failures.push(Failure {
+                    measurement: "flights",
+                    contender: c.to_string(),
+                    bearer: b.profile.name.clone(),
+                    error: format!("at a {limit}-byte payload limit: {e:#}"),
+                }),
+            }
         }
     }
-    Ok(rows)
+    (rows, failures)
 }
 
 /// One point of the bearer runs (`bearer_runs.csv`): a contender over a bearer as a
@@ -378,9 +397,13 @@ pub struct LoadPointRow {
     pub suite: String,
     pub auth: &'static str,
     pub target_rho: f64,
-    /// The gateway's in-memory CPU per handshake the rate was set from (us).
+    /// The gateway's in-memory CPU per handshake (us).
     pub memory_server_us: f64,
-    /// Offered handshakes/s: target_rho / memory_server_us.
+    /// The first rate tried (handshakes/s): target_rho / memory_server_us.
+    pub first_guess_hs_per_s: f64,
+    /// Warm-ups run to correct it by the utilisation they measured.
+    pub warmups: usize,
+    /// Handshakes/s the recording offered.
     pub offered_hs_per_s: f64,
     pub achieved_hs_per_s: f64,
     pub success_ratio: f64,
@@ -405,33 +428,70 @@ pub struct LoadPointRow {
     pub worker_stall_ms: f64,
 }
 
+/// How a load point is run: its recording's length, the warm-ups that calibrate its
+/// rate, and the seed of its arrivals.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadRun {
+    pub seconds: f64,
+    pub warmups: usize,
+    pub seed: u64,
+}
+
 /// Every contender at every target utilisation on the real gateway: one pinned worker,
-/// Poisson arrivals conditioned on their count at rho / (in-memory server time).
+/// Poisson arrivals conditioned on their count. The first rate is rho over the
+/// contender's in-memory server CPU per handshake; up to `warmups` short runs then
+/// correct it by the utilisation they measure (the evaluation's calibration: the real
+/// gateway's occupancy per handshake is more than the in-memory CPU), and the recording
+/// offers the corrected rate.
 pub fn load_points(
     ctx: &Ctx,
     store: &PkiStore,
     contenders: &[Contender],
     memory: &[SuiteMeasurement],
     rhos: &[f64],
-    (seconds, seed): (f64, u64),
+    how: LoadRun,
 ) -> anyhow::Result<Vec<LoadPointRow>> {
     let mut rows = Vec::new();
     for (ci, (c, m)) in contenders.iter().zip(memory).enumerate() {
+        let mut estimate = RateEstimate::from_handshake_ms(m.server_cpu_us / 1e3);
         for (ri, &rho) in rhos.iter().enumerate() {
-            let rate = rho / (m.server_cpu_us / 1e6);
+            let first = estimate.rate_for(rho);
+            let seed = seed_of(&[how.seed, ci as u64, ri as u64]);
+            let run = |rate: f64, seconds: f64, seed: u64| {
+                let mut spec =
+                    LoadSpec::offering(c.clone(), rate, Duration::from_secs_f64(seconds));
+                spec.arrivals = Arrivals::PoissonExactCount { rate };
+                spec.workers = 1;
+                spec.pin_cores = true;
+                spec.seed = seed;
+                spec.max_handshakes = (rate * seconds * 1.5) as usize + 10;
+                ctx.without_ticker(|| run_load(&spec, store))
+                    .with_context(|| format!("load of {c} at {rate:.0} handshakes/s"))
+            };
+            let mut warmups = 0;
+            let rate = if how.warmups == 0 {
+                first
+            } else {
+                let warmup_s = (how.seconds / 3.0).clamp(0.3, 2.0);
+                calibrate(rho, how.warmups, &mut estimate, |rate| {
+                    warmups += 1;
+                    ctx.step(&format!(
+                        "load: {c} at rho {rho}, warm-up {warmups} at {rate:.0} handshakes/s"
+                    ));
+                    let r = run(rate, warmup_s, seed_of(&[seed, warmups]))?;
+                    let rho = SteadyQueue::of(&r.jobs, &[]).map_or(0.0, |q| q.utilisation);
+                    Ok(calibration_rho(rho, r.success_ratio))
+                })?
+                .lambda_hs_per_s
+            };
             ctx.step(&format!(
-                "load: {c} at rho {rho} ({rate:.0} handshakes/s, {seconds} s)"
+                "load: {c} at rho {rho} ({rate:.0} handshakes/s, {} s)",
+                how.seconds
             ));
-            let mut spec = LoadSpec::offering(c.clone(), rate, Duration::from_secs_f64(seconds));
-            spec.arrivals = Arrivals::PoissonExactCount { rate };
-            spec.workers = 1;
-            spec.pin_cores = true;
-            spec.seed = seed_of(&[seed, ci as u64, ri as u64]);
-            spec.max_handshakes = (rate * seconds * 1.5) as usize + 10;
-            let report = ctx
-                .without_ticker(|| run_load(&spec, store))
-                .with_context(|| format!("load of {c} at rho {rho}"))?;
-            rows.push(load_row(c, m, rho, rate, seconds, &report));
+            let report = run(rate, how.seconds, seed)?;
+            let mut row = load_row(c, m, rho, rate, how.seconds, &report);
+            (row.first_guess_hs_per_s, row.warmups) = (first, warmups as usize);
+            rows.push(row);
         }
     }
     Ok(rows)
@@ -457,6 +517,8 @@ fn load_row(
         auth: auth_name(c.auth()),
         target_rho: rho,
         memory_server_us: m.server_cpu_us,
+        first_guess_hs_per_s: rate,
+        warmups: 0,
         offered_hs_per_s: rate,
         achieved_hs_per_s: r.achieved_rate,
         success_ratio: r.success_ratio,
