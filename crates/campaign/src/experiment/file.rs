@@ -236,7 +236,9 @@ impl Source<'_> {
                 }
             }
         }
-        let key = if here.is_empty() { key } else { Some(here) };
+        // a bare word at the span is the key only when `=` follows it (else a value)
+        let is_key = !here.is_empty() && rest[here.len()..].trim_start().starts_with('=');
+        let key = if is_key { Some(here) } else { key };
         match (table, key) {
             (Some(t), Some(k)) => format!("{t}.{k}"),
             (Some(t), None) => t,
@@ -266,7 +268,7 @@ impl Experiment {
         if title.is_empty() {
             return Err(src.error(raw.title.span(), "title", "must not be empty"));
         }
-        let measure = measure(&src, raw.measure.as_ref())?;
+        let measure = measure(&src, raw.measure.as_ref(), raw.loss.is_some())?;
         let levels = levels(&src, raw.loss.as_ref(), measure.loss_curves)?;
         Ok(Experiment {
             file: file.to_path_buf(),
@@ -517,12 +519,18 @@ fn runs(src: &Source, runs: Option<&Spanned<i64>>) -> Result<usize, FileError> {
         })
 }
 
-fn measure(src: &Source, raw: Option<&Spanned<RawMeasure>>) -> Result<Measure, FileError> {
+/// The measurements: flights and bearer runs unless turned off, the loss curves when
+/// the file gives loss levels.
+fn measure(
+    src: &Source,
+    raw: Option<&Spanned<RawMeasure>>,
+    has_levels: bool,
+) -> Result<Measure, FileError> {
     let Some(raw) = raw else {
         return Ok(Measure {
             flights: true,
             bearer_runs: true,
-            loss_curves: false,
+            loss_curves: has_levels,
             load: None,
         });
     };
@@ -534,7 +542,7 @@ fn measure(src: &Source, raw: Option<&Spanned<RawMeasure>>) -> Result<Measure, F
     let measure = Measure {
         flights: m.flights.unwrap_or(true),
         bearer_runs: m.bearer_runs.unwrap_or(true),
-        loss_curves: m.loss_curves.unwrap_or(false),
+        loss_curves: m.loss_curves.unwrap_or(has_levels),
         load,
     };
     if !(measure.flights || measure.bearer_runs || measure.loss_curves || measure.load.is_some()) {

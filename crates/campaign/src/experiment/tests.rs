@@ -56,7 +56,8 @@ fn a_good_file_gives_the_typed_plan() {
         x.measure.load,
         Some(file::LoadPlan {
             rho: vec![0.3],
-            seconds: 0.5
+            seconds: 0.5,
+            warmups: file::DEFAULT_WARMUPS,
         })
     );
 }
@@ -145,6 +146,10 @@ fn values_out_of_range_and_wrong_types_are_named() {
     assert_eq!((e.line, e.key.as_str()), (Some(6), "runs"));
     let e = refused(&with(6, r#"runs = "three""#));
     assert_eq!((e.line, e.key.as_str()), (Some(6), "runs"));
+    let e = refused(&with(7, "seed = 1.5"));
+    assert_eq!((e.line, e.key.as_str()), (Some(7), "seed"));
+    let e = refused(&GOOD.replace("loss_curves = true", "loss_curves = 1"));
+    assert_eq!((e.line, e.key.as_str()), (Some(10), "measure.loss_curves"));
     let e = refused(&GOOD.replace("rho = [0.3]", "rho = [1.2]"));
     assert_eq!((e.line, e.key.as_str()), (Some(11), "measure.load.rho[0]"));
     let e = refused(&with(1, r#"title = " ""#));
