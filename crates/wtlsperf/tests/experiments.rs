@@ -129,7 +129,7 @@ fn a_tiny_experiment_writes_every_file_and_section() {
     for f in [
         "experiment.toml",
         "figures/flights_model.svg",
-        "figures/bearer_runs.png",
+        "figures/bearer_runs_quick.png",
         "figures/loss_curves_quick.svg",
         "figures/load_points.svg",
         "tables/bearers.csv",

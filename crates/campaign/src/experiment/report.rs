@@ -245,7 +245,6 @@ pub fn bearer_runs(ctx: &Ctx, rows: &[BearerRunRow]) -> Section {
             Provenance::derived("median / model T_H"),
         ))
         .column(Column::label("status"));
-    let measured: Vec<&BearerRunRow> = rows.iter().filter(|r| r.completed > 0).collect();
     for r in rows {
         t = t.row(vec![
             Cell::text(&r.contender),
@@ -266,35 +265,54 @@ pub fn bearer_runs(ctx: &Ctx, rows: &[BearerRunRow]) -> Section {
             ),
         ]);
     }
-    let cats: Vec<String> = measured
+    let mut s = Section::new("bearer_runs", "Handshakes over the emulated bearers")
+        .intro("Real handshakes through the bearer relay (rates, one-way delay with its jitter, loss) against the gateway on loopback, the client's flights held to the device's priced time; beside each, T_H of the model for the flights the run exchanged. Times are client start to completion; percentiles by nearest rank over the completed runs.");
+    for b in dedup(rows.iter().map(|r| r.bearer.as_str())) {
+        let mine: Vec<&BearerRunRow> = rows
+            .iter()
+            .filter(|r| r.bearer == b && r.completed > 0)
+            .collect();
+        if !mine.is_empty() {
+            s = s.figure(bearer_figure(&b, &mine, &m, &th));
+        }
+    }
+    s.table(t)
+}
+
+/// One bearer's measured medians beside T_H, a pair of bars per contender and device.
+fn bearer_figure(bearer: &str, rows: &[&BearerRunRow], m: &Provenance, th: &Provenance) -> Figure {
+    let cats: Vec<String> = rows
         .iter()
-        .map(|r| format!("{} / {} / {}", r.contender, r.bearer, r.device))
+        .map(|r| format!("{} / {}", r.contender, r.device))
         .collect();
     let chart = GroupedBarChart::new(
-        "contender / bearer / device",
+        "contender / device",
         cats,
         Axis::new("time to complete", "ms").log(),
     )
     .series(
         BarSeries::new(
             "measured median",
-            m,
-            measured.iter().map(|r| r.median_ms).collect(),
+            m.clone(),
+            rows.iter().map(|r| r.median_ms).collect(),
         )
         .colour(0),
     )
     .series(
         BarSeries::new(
             "model T_H",
-            th,
-            measured.iter().map(|r| r.model_ms).collect(),
+            th.clone(),
+            rows.iter().map(|r| r.model_ms).collect(),
         )
         .colour(1),
     );
-    Section::new("bearer_runs", "Handshakes over the emulated bearers")
-        .intro("Real handshakes through the bearer relay (rates, one-way delay with its jitter, loss) against the gateway on loopback, the client's flights held to the device's priced time; beside each, T_H of the model for the flights the run exchanged. Times are client start to completion; percentiles by nearest rank over the completed runs.")
-        .figure(Figure::new("bearer_runs", "Measured handshake time beside the model", chart).caption("Median of the completed runs (measured) beside T_H (modelled)."))
-        .table(t)
+    Figure::new(
+        format!("bearer_runs_{}", id(bearer)),
+        format!("Measured handshake time beside the model over {bearer}"),
+        chart,
+    )
+    .size(1000, 700)
+    .caption("Median of the completed runs (measured) beside T_H (modelled).")
 }
 
 /// The loss curves: modelled, one figure per bearer.
