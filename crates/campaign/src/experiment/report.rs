@@ -12,6 +12,7 @@ use super::measure::{BearerRunRow, FlightRow, LoadPointRow};
 use super::Results;
 use crate::evaluate::context::Ctx;
 use crate::evaluate::loss_curves::LossCurveRow;
+use crate::evaluate::queue::calibrate::MISS_TOLERANCE;
 
 /// What a loss curve's time is, as every label of its section says it.
 pub const LOSS_CURVE_MODEL: &str = "virtual time on protocol timers + Eq. 3.84";
@@ -36,15 +37,28 @@ fn eq_384() -> Provenance {
     )
 }
 
-/// The experiment as run: its file, lists and bearers.
+/// The experiment as run: its settings, its bearers, and what could not be measured.
 pub fn overview(x: &Experiment, r: &Results) -> Section {
-    let list = |v: Vec<String>| {
-        if v.is_empty() {
-            "none".to_owned()
-        } else {
-            v.join(", ")
-        }
+    let intro = if x.description.is_empty() {
+        x.title.clone()
+    } else {
+        x.description.clone()
     };
+    let mut s = Section::new("experiment", "The experiment")
+        .intro(intro)
+        .key_values("Settings", settings(x, r));
+    if !x.bearers.is_empty() {
+        s = s.table(bearers_table(x));
+    }
+    if !r.failures.is_empty() {
+        s = s.table(failures_table(r));
+    }
+    s
+}
+
+/// The file's settings, those the measurements taken use.
+fn settings(x: &Experiment, r: &Results) -> Vec<(String, String)> {
+    let list = |v: Vec<String>| v.join(", ");
     let m = &x.measure;
     let mut taken = Vec::new();
     for (on, what) in [
@@ -57,17 +71,22 @@ pub fn overview(x: &Experiment, r: &Results) -> Section {
             taken.push(what.to_owned());
         }
     }
-    let pairs = vec![
+    let mut pairs = vec![
         ("file".to_owned(), x.file.display().to_string()),
+        ("measurements".to_owned(), list(taken)),
         (
             "contenders".to_owned(),
             list(x.contenders.iter().map(|c| c.to_string()).collect()),
         ),
-        (
+    ];
+    if m.bearer_runs {
+        pairs.push((
             "devices".to_owned(),
             list(x.devices.iter().map(|d| d.name().to_owned()).collect()),
-        ),
-        (
+        ));
+    }
+    if m.loss_curves {
+        pairs.push((
             "loss levels".to_owned(),
             list(
                 x.levels
@@ -75,13 +94,30 @@ pub fn overview(x: &Experiment, r: &Results) -> Section {
                     .map(|l| format!("{} %", l * 100.0))
                     .collect(),
             ),
-        ),
-        ("runs per point".to_owned(), x.runs.to_string()),
-        ("seed".to_owned(), x.seed.to_string()),
-        ("measurements".to_owned(), list(taken)),
-        ("wall time".to_owned(), format!("{:.1} s", r.seconds)),
-    ];
+        ));
+    }
+    if m.bearer_runs || m.loss_curves {
+        pairs.push(("runs per point".to_owned(), x.runs.to_string()));
+    }
+    if let Some(load) = &m.load {
+        let rho = list(load.rho.iter().map(|r| r.to_string()).collect());
+        pairs.push((
+            "load points".to_owned(),
+            format!(
+                "rho {rho}; {} s each after up to {} warm-ups",
+                load.seconds, load.warmups
+            ),
+        ));
+    }
+    pairs.push(("seed".to_owned(), x.seed.to_string()));
+    pairs.push(("wall time".to_owned(), format!("{:.1} s", r.seconds)));
+    pairs
+}
+
+/// The bearers with their nominal and effective rates.
+fn bearers_table(x: &Experiment) -> Table {
     let given = Provenance::derived("as the file or data/bearers/profiles.csv gives it");
+    let effective = Provenance::derived("rate x duty / 100");
     let mut t = Table::new("bearers", "Bearers")
         .caption("A duty cycle stretches every flight's serialisation time by 100 / duty (the effective rates); docs/experiments.md.")
         .column(Column::label("bearer"))
@@ -89,8 +125,8 @@ pub fn overview(x: &Experiment, r: &Results) -> Section {
         .column(Column::new("up", Some("kbit/s"), given.clone()))
         .column(Column::new("down", Some("kbit/s"), given.clone()))
         .column(Column::new("duty cycle", Some("%"), given.clone()))
-        .column(Column::new("effective up", Some("kbit/s"), Provenance::derived("rate x duty / 100")))
-        .column(Column::new("effective down", Some("kbit/s"), Provenance::derived("rate x duty / 100")))
+        .column(Column::new("effective up", Some("kbit/s"), effective.clone()))
+        .column(Column::new("effective down", Some("kbit/s"), effective))
         .column(Column::new("one-way delay", Some("ms"), given.clone()))
         .column(Column::new("MTU", Some("B"), given.clone()))
         .column(Column::new("payload limit", Some("B"), Provenance::derived("MTU - overhead")))
@@ -113,15 +149,25 @@ pub fn overview(x: &Experiment, r: &Results) -> Section {
             Cell::text(&p.source),
         ]);
     }
-    let intro = if x.description.is_empty() {
-        x.title.clone()
-    } else {
-        x.description.clone()
-    };
-    Section::new("experiment", "The experiment")
-        .intro(intro)
-        .key_values("Settings", pairs)
-        .table(t)
+    t
+}
+
+/// What a measurement could not take, and why (`failures.csv`).
+fn failures_table(r: &Results) -> Table {
+    let mut t = Table::new("failures", "Not measured, and why")
+        .column(Column::label("measurement"))
+        .column(Column::label("contender"))
+        .column(Column::label("bearer"))
+        .column(Column::label("error"));
+    for e in &r.failures {
+        t = t.row(vec![
+            Cell::text(e.measurement),
+            Cell::text(&e.contender),
+            Cell::text(&e.bearer),
+            Cell::text(&e.error),
+        ]);
+    }
+    t
 }
 
 /// Bytes and flights, and Eq. 3.84 over them per bearer.
@@ -191,13 +237,22 @@ pub fn flights(ctx: &Ctx, rows: &[FlightRow]) -> Section {
             .collect();
         chart = chart.series(BarSeries::new(*b, eq_384(), values).colour(i));
     }
-    Section::new("flights", "Bytes and flights")
-        .intro("Each contender's flights as they crossed in memory, at each bearer's UDP payload limit where the contender fragments to it; flights.csv has one row per flight. Eq. 3.84 charges each flight its serialisation and one mean traversal.")
-        .figure(
-            Figure::new("flights_model", "Transmission time of the handshake's flights (Eq. 3.84)", chart)
-                .caption("Modelled: Eq. 3.84 over the flights counted in memory, per bearer."),
+    let s = Section::new("flights", "Bytes and flights")
+        .intro("Each contender's flights as they crossed in memory, at each bearer's UDP payload limit where the contender fragments to it; flights.csv has one row per flight. Eq. 3.84 charges each flight its serialisation and one mean traversal.");
+    // a figure needs a category: none when every contender failed on every bearer
+    let s = if contenders.is_empty() {
+        s
+    } else {
+        s.figure(
+            Figure::new(
+                "flights_model",
+                "Transmission time of the handshake's flights (Eq. 3.84)",
+                chart,
+            )
+            .caption("Modelled: Eq. 3.84 over the flights counted in memory, per bearer."),
         )
-        .table(t)
+    };
+    s.table(t)
 }
 
 fn dedup<'a>(items: impl Iterator<Item = &'a str>) -> Vec<String> {
@@ -463,7 +518,11 @@ pub fn load_points(ctx: &Ctx, rows: &[LoadPointRow]) -> Section {
             Cell::text(&r.contender),
             Cell::num(r.target_rho, 2),
             Cell::num(r.offered_hs_per_s, 0),
-            Cell::opt(r.measured_rho, 3),
+            match r.measured_rho {
+                Some(rho) if (rho - r.target_rho).abs() > MISS_TOLERANCE => Cell::num(rho, 3)
+                    .flag("more than 0.05 from its target: read the wait at the measured rho (the machine's stalls: worker_stalls in load_points.csv)"),
+                rho => Cell::opt(rho, 3),
+            },
             Cell::opt(r.measured_wait_ms, 4),
             Cell::opt(r.pk_wait_ms, 4),
             Cell::opt(r.pk_error, 2),
@@ -472,8 +531,19 @@ pub fn load_points(ctx: &Ctx, rows: &[LoadPointRow]) -> Section {
             Cell::num(r.success_ratio, 3),
         ]);
     }
-    Section::new("load_points", "Load on the real gateway")
-        .intro("Open-loop Poisson arrivals (conditioned on their count) against one pinned gateway worker, offered at the target utilisation over the contender's in-memory server CPU per handshake. The measured utilisation, wait and service moments are over the run's steady window; P-K (Eq. 3.12) takes the measured job rate and service moments. On a shared machine the hypervisor's stalls inflate the measured wait (worker_stalls in load_points.csv).")
-        .figure(Figure::new("load_points", "Mean queueing wait against utilisation", chart).caption("Measured waits (markers) beside P-K from the same run's moments (lines)."))
-        .table(t)
+    let s = Section::new("load_points", "Load on the real gateway")
+        .intro("Open-loop Poisson arrivals (conditioned on their count) against one pinned gateway worker, first offered at the target utilisation over the contender's in-memory server CPU per handshake, then at the rate the warm-ups' measured utilisation implies. The measured utilisation, wait and service moments are over the recording's steady window; P-K (Eq. 3.12) takes the measured job rate and service moments. On a shared machine the hypervisor's stalls inflate the measured wait (worker_stalls in load_points.csv); a measured rho more than 0.05 from its target is flagged.");
+    let s = if rows.is_empty() {
+        s
+    } else {
+        s.figure(
+            Figure::new(
+                "load_points",
+                "Mean queueing wait against utilisation",
+                chart,
+            )
+            .caption("Measured waits (markers) beside P-K from the same run's moments (lines)."),
+        )
+    };
+    s.table(t)
 }

@@ -225,3 +225,55 @@ fn every_example_in_experiments_parses_and_validates() {
     }
     assert!(seen >= 4, "{seen} examples in {}", dir.display());
 }
+
+#[test]
+fn the_page_has_a_section_per_measurement_and_lists_what_failed() {
+    let x = parse(GOOD).unwrap();
+    let ctx = Ctx {
+        mode: Mode::Full,
+        catalogue: catalogue(),
+        run_id: "20260101T000000Z".into(),
+        machine: "test".into(),
+        progress: indicatif::ProgressBar::hidden(),
+        job_logs: None,
+    };
+    let r = Results {
+        failures: vec![Failure {
+            measurement: "flights",
+            contender: "dtls1.2:psk-ccm8".into(),
+            bearer: "slow".into(),
+            error: "too small".into(),
+        }],
+        ..Results::default()
+    };
+    let html = page(&ctx, &x, &r, &MachineInfo::collect())
+        .to_html()
+        .unwrap();
+    for id in [
+        "sec-experiment",
+        "sec-flights",
+        "sec-bearer_runs",
+        "sec-loss_curves",
+        "sec-load_points",
+    ] {
+        assert!(html.contains(id), "{id}");
+    }
+    assert!(html.contains("Not measured, and why") && html.contains("too small"));
+    assert!(html.contains("Modelled (virtual time on protocol timers + Eq. 3.84)"));
+    // a file that measures flights only has that section alone
+    let flights_only = GOOD
+        .replace(
+            "loss_curves = true",
+            "bearer_runs = false\nloss_curves = false",
+        )
+        .replace("load = { rho = [0.3], seconds = 0.5 }", "");
+    let x = parse(&flights_only).unwrap();
+    let html = page(&ctx, &x, &Results::default(), &MachineInfo::collect())
+        .to_html()
+        .unwrap();
+    assert!(
+        html.contains("sec-flights")
+            && !html.contains("sec-bearer_runs")
+            && !html.contains("sec-load_points")
+    );
+}
