@@ -382,6 +382,9 @@ pub fn loss_curves(rows: &[LossCurveRow], runs: usize) -> Section {
             Axis::new("time to complete (modelled)", "ms").log(),
         );
         let mine: Vec<&LossCurveRow> = rows.iter().filter(|r| r.bearer == b).collect();
+        if mine.iter().all(|r| r.median_ms.is_none()) {
+            continue; // no run completed: nothing to draw
+        }
         let names: Vec<String> = mine
             .iter()
             .map(|r| format!("{}:{}", r.protocol, r.suite))
@@ -533,7 +536,7 @@ pub fn load_points(ctx: &Ctx, rows: &[LoadPointRow]) -> Section {
     }
     let s = Section::new("load_points", "Load on the real gateway")
         .intro("Open-loop Poisson arrivals (conditioned on their count) against one pinned gateway worker, first offered at the target utilisation over the contender's in-memory server CPU per handshake, then at the rate the warm-ups' measured utilisation implies. The measured utilisation, wait and service moments are over the recording's steady window; P-K (Eq. 3.12) takes the measured job rate and service moments. On a shared machine the hypervisor's stalls inflate the measured wait (worker_stalls in load_points.csv); a measured rho more than 0.05 from its target is flagged.");
-    let s = if rows.is_empty() {
+    let s = if rows.iter().all(|r| r.measured_rho.is_none()) {
         s
     } else {
         s.figure(
