@@ -212,7 +212,8 @@ impl Source<'_> {
     /// The dotted key a byte offset belongs to: the nearest `key =` at or above it and
     /// the nearest `[table]` header above that.
     fn key_at(&self, offset: usize) -> String {
-        let before = &self.text[..offset.min(self.text.len())];
+        // toml's spans fall on character boundaries; a bad one reads as the whole text
+        let before = self.text.get(..offset).unwrap_or(self.text);
         // The key itself when the span starts on it (an unknown key's span).
         let rest = &self.text[before.len()..];
         let here: String = rest

@@ -183,6 +183,14 @@ fn loss_curves_need_loss_levels_bearers_are_needed_and_a_file_must_measure_somet
 fn a_syntax_error_names_its_line() {
     let e = refused(&with(6, "runs = = 2"));
     assert_eq!(e.line, Some(6));
+    // multi-byte text before the error
+    let e = refused(&with(
+        1,
+        "title = \"Übertragung über GSM — 2001\"\nrüns = 2",
+    ));
+    assert_eq!(e.line, Some(2));
+    let e = refused("\u{feff}title = [");
+    assert_eq!(e.line, Some(1));
 }
 
 #[test]
