@@ -14,6 +14,9 @@
 # redis-server (Debian's redis-server, with redis-cli) is the gateways' shared session
 # store (`gateway --session-store`); crates/wtlsperf/tests/session_store.rs starts its own
 # servers on loopback, so the package's service is not needed.
+# chromium (Debian's, run headless) opens report.html at 1280 px in
+# crates/report/tests/browser.rs, which fails on a console error, horizontal overflow or a
+# figure whose legend and series disagree; it is also how to screenshot a report.
 # nginx (with its stream module) is the fleet's balancer (scripts/fleet.sh), run by the
 # fleet scripts as their own process on loopback; its service is not needed either.
 # Rust itself comes from rustup (not installed here).
@@ -39,6 +42,8 @@ command -v nginx >/dev/null 2>&1 || need+=(nginx)
 [ -e /usr/lib/nginx/modules/ngx_stream_module.so ] || need+=(libnginx-mod-stream)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# The report's browser test (crates/report/tests/browser.rs): headless Chromium.
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}" >&2
   SUDO=""

@@ -12,6 +12,9 @@ export WTLSPERF_REQUIRE_VALGRIND=1
 export WTLSPERF_REQUIRE_KANNEL=1
 # redis-server (tests/session_store.rs), installed by setup.sh.
 export WTLSPERF_REQUIRE_REDIS_SERVER=1
+# chromium (crates/report/tests/browser.rs: the report in a real browser), installed by
+# setup.sh.
+export WTLSPERF_REQUIRE_CHROMIUM=1
 # `dtls13`: DTLS 1.3 and ML-KEM through wolfSSL (GPL-2.0-or-later; README, "Licence").
 cargo test --workspace --features wtlsperf/dtls13
 # The fleet's short fault run and one minute of soak (nginx, Redis: setup.sh). Each

@@ -8,6 +8,7 @@
 //! did not model but a real datagram transport must survive.
 
 use std::time::Duration;
+use wtlsperf_models::transmission::{DatagramOverhead, LinkRates};
 
 use rand::{Rng, RngExt};
 use rand_distr::{Distribution, LogNormal, Normal};
@@ -260,6 +261,22 @@ impl LinkProfile {
     pub fn datagram_payload_limit(&self) -> u16 {
         let overhead = u16::try_from(self.per_datagram_overhead_bytes).unwrap_or(u16::MAX);
         self.mtu_bytes.saturating_sub(overhead)
+    }
+
+    /// What Eq. 3.84 per flight needs of this link: the rates, the per-datagram UDP (8
+    /// bytes) and network headers, and the mean traversal.
+    pub fn rates(&self) -> LinkRates {
+        let overhead = u32::try_from(self.per_datagram_overhead_bytes).unwrap_or(u32::MAX);
+        LinkRates {
+            up_bps: self.up_bps,
+            down_bps: self.down_bps,
+            overhead: DatagramOverhead {
+                transport_bytes: 8.min(overhead),
+                network_bytes: overhead.saturating_sub(8),
+                link_bytes: 0,
+            },
+            traversal_mean_ms: self.traversal.mean_ms(),
+        }
     }
 
     /// Overrides the loss probability.

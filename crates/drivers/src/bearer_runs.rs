@@ -11,18 +11,19 @@
 //! a guess of the message sizes.
 
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::Context;
 use serde::Serialize;
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 use wtlsperf_bearer::{DelayDistribution, LinkProfile, Relay};
-use wtlsperf_models::transmission::{flights_transmission_ms, DatagramOverhead, Direction, Flight};
+use wtlsperf_models::transmission::{group_flights, link_ms, Flight};
 
 use crate::pki_store::PkiStore;
-use crate::setup::{self, Options};
+pub use crate::registry::wtls::bearer_retransmit_timeout;
+use crate::registry::wtls::wtls_bearer_config;
 use crate::udp_client::{self, ClientRun, WireDatagram};
 
 /// One handshake through an emulated bearer, with the model's prediction for it.
@@ -59,38 +60,6 @@ impl BearerRun {
     }
 }
 
-/// The standard deviation of a traversal distribution (ms), for the timeout margin.
-fn traversal_spread_ms(d: &DelayDistribution) -> f64 {
-    match *d {
-        DelayDistribution::Fixed(_) => 0.0,
-        DelayDistribution::Normal { sd_ms, .. } | DelayDistribution::LogNormal { sd_ms, .. } => {
-            sd_ms
-        }
-        DelayDistribution::Uniform { min_ms, max_ms } => (max_ms - min_ms) / 2.0,
-    }
-}
-
-/// Largest flight the retransmission timer has to allow for (an RSA-2048 mutual
-/// server flight with CertificateRequest is about 1.1 kB).
-const LARGEST_FLIGHT_BYTES: f64 = 2_000.0;
-/// Gateway plus client processing allowance for one round trip (debug builds, RSA-2048).
-const PROCESSING_ALLOWANCE_MS: f64 = 500.0;
-
-/// First retransmission timeout for a profile: 2 x (traversal mean + 4 sd + serialisation
-/// of the largest flight at the slower rate) + processing. A spurious retransmission
-/// would both add a flight and queue behind the real answer on the slow link, so the
-/// timer errs long: on GSM CSD it is about 5.4 s.
-pub fn bearer_retransmit_timeout(p: &LinkProfile) -> Duration {
-    let rate = p.up_bps.min(p.down_bps);
-    let ser_ms = if rate.is_finite() && rate > 0.0 {
-        (LARGEST_FLIGHT_BYTES + p.per_datagram_overhead_bytes as f64) * 8.0 / rate * 1e3
-    } else {
-        0.0
-    };
-    let one_way = p.traversal.mean_ms() + 4.0 * traversal_spread_ms(&p.traversal) + ser_ms;
-    Duration::from_secs_f64((2.0 * one_way + PROCESSING_ALLOWANCE_MS) / 1e3)
-}
-
 /// The same profile with every datagram delayed by exactly the mean traversal: validates
 /// the model without jitter.
 pub fn fixed_delay(p: &LinkProfile) -> LinkProfile {
@@ -106,43 +75,6 @@ pub fn flights_of(log: &[WireDatagram]) -> Vec<Flight> {
     group_flights(log.iter().map(|d| (d.sent, d.bytes)))
 }
 
-/// Groups datagrams, (sent by the client, bytes) in the order they crossed, into
-/// flights: runs in one direction, each one traversal (Eq. 3.84's unit).
-pub fn group_flights(datagrams: impl IntoIterator<Item = (bool, usize)>) -> Vec<Flight> {
-    let mut flights: Vec<Flight> = Vec::new();
-    for (up, bytes) in datagrams {
-        let direction = if up { Direction::Up } else { Direction::Down };
-        match flights.last_mut() {
-            Some(f) if f.direction == direction => {
-                f.bytes += bytes as u32;
-                f.datagrams += 1;
-            }
-            _ => flights.push(Flight {
-                direction,
-                bytes: bytes as u32,
-                datagrams: 1,
-            }),
-        }
-    }
-    flights
-}
-
-/// The model's prediction (ms) for these flights over `p`, at its mean traversal.
-pub fn predicted_ms(flights: &[Flight], p: &LinkProfile) -> f64 {
-    let overhead = DatagramOverhead {
-        transport_bytes: 8.min(p.per_datagram_overhead_bytes as u32),
-        network_bytes: (p.per_datagram_overhead_bytes as u32).saturating_sub(8),
-        link_bytes: 0,
-    };
-    flights_transmission_ms(
-        flights,
-        overhead,
-        p.up_bps,
-        p.down_bps,
-        p.traversal.mean_ms(),
-    )
-}
-
 /// Starts a relay in front of `gateway`, runs one handshake of `case` through it with a
 /// retransmission timeout suited to the profile, and stops the relay.
 pub fn handshake_over_bearer(
@@ -154,10 +86,8 @@ pub fn handshake_over_bearer(
     seed: u64,
 ) -> anyhow::Result<BearerRun> {
     let creds = store.case(&case)?;
-    let mut cfg = setup::client_config(&creds, &Options::default(), false);
+    let cfg = wtls_bearer_config(&creds, &profile);
     let rto = bearer_retransmit_timeout(&profile);
-    cfg.retransmit_timeout_ns = rto.as_nanos() as u64;
-    cfg.max_retransmissions = 6;
     let mut relay = Relay::start("127.0.0.1:0".parse()?, gateway, profile.clone(), seed)
         .context("starting the bearer relay")?;
     let sock = UdpSocket::bind("127.0.0.1:0")?;
@@ -176,7 +106,7 @@ pub fn handshake_over_bearer(
     relay.shutdown();
     let client = result.with_context(|| format!("{case} {} over {}", auth.name(), profile.name))?;
     let flights = flights_of(&client.wire);
-    let predicted = predicted_ms(&flights, &profile);
+    let predicted = link_ms(&flights, &profile.rates());
     Ok(BearerRun {
         case,
         auth,
@@ -202,41 +132,16 @@ pub fn run_concurrently(
     parallelism: usize,
     seed: u64,
 ) -> Vec<anyhow::Result<BearerRun>> {
-    let n = work.len();
-    let next = Mutex::new(0usize);
-    let results: Mutex<Vec<Option<anyhow::Result<BearerRun>>>> =
-        Mutex::new((0..n).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..parallelism.clamp(1, n.max(1)) {
-            s.spawn(|| loop {
-                let i = {
-                    let mut g = next.lock().unwrap_or_else(|e| e.into_inner());
-                    let i = *g;
-                    *g += 1;
-                    i
-                };
-                if i >= n {
-                    break;
-                }
-                let (case, auth) = work[i];
-                let r = handshake_over_bearer(
-                    store,
-                    gateway,
-                    case,
-                    auth,
-                    profile.clone(),
-                    seed.wrapping_add(i as u64),
-                );
-                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(anyhow::anyhow!("not run"))))
-        .collect()
+    crate::pool::run_concurrently(&work, parallelism, |i, &(case, auth)| {
+        handshake_over_bearer(
+            store,
+            gateway,
+            case,
+            auth,
+            profile.clone(),
+            seed.wrapping_add(i as u64),
+        )
+    })
 }
 
 /// Summary of repeated bearer runs of one case: the median of measured / predicted.
@@ -286,6 +191,7 @@ pub fn model_check(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
     use wtlsperf_bearer::profile;
 
     fn d(sent: bool, bytes: usize) -> WireDatagram {
@@ -301,7 +207,7 @@ mod tests {
         let f = flights_of(&[d(true, 100), d(false, 700), d(false, 50), d(true, 300)]);
         assert_eq!(f.len(), 3);
         assert_eq!((f[1].bytes, f[1].datagrams), (750, 2));
-        assert_eq!(f[2].direction, Direction::Up);
+        assert_eq!(f[2].direction, wtlsperf_models::transmission::Direction::Up);
     }
 
     #[test]
@@ -310,7 +216,7 @@ mod tests {
         let f = flights_of(&[d(true, 92), d(false, 572)]);
         // (92 + 28) and (572 + 28) bytes at 9600 bit/s, plus two mean traversals.
         let expected = (120.0 + 600.0) * 8.0 / 9600.0 * 1e3 + 2.0 * 391.3;
-        assert!((predicted_ms(&f, &p) - expected).abs() < 1e-9);
+        assert!((link_ms(&f, &p.rates()) - expected).abs() < 1e-9);
     }
 
     #[test]

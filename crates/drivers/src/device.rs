@@ -67,24 +67,7 @@ pub fn model_case(case: Case, auth: AuthMode) -> anyhow::Result<WtlsCase> {
     })
 }
 
-/// The client's processing time per step on an emulated device (ms): `flights[k]` for
-/// the k-th flight the client sends (0 = the first), `finish` for the last flight it
-/// receives. The UDP driver ([`crate::udp_client::drive`]) holds each flight until that
-/// time has passed since its computation began, for every protocol alike.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ClientSteps {
-    /// Per client flight, in order.
-    pub flights: Vec<f64>,
-    /// Processing the server's last flight.
-    pub finish: f64,
-}
-
-impl ClientSteps {
-    /// The device's whole client time of the handshake (ms).
-    pub fn total_ms(&self) -> f64 {
-        self.flights.iter().sum::<f64>() + self.finish
-    }
-}
+pub use wtlsperf_models::device::ClientSteps;
 
 /// An emulated client device of `wtlsperf client --device`: its profile and the
 /// holds of the command's case.

@@ -383,15 +383,19 @@ fn schedule(spec: &LoadSpec) -> anyhow::Result<Run<'_>> {
     Ok(run)
 }
 
-/// Runs the load and reports it: the contender's entry chooses its sides
-/// ([`crate::registry::Configuration::offer_load`]).
+/// Runs the load and reports it. A WTLS case runs against the engine's own endpoint
+/// with clients that keep caches, key pools and sessions ([`run_wtls`]); every other
+/// configuration with the sides its registry entry gives ([`run_spine`]).
 pub fn run_load(spec: &LoadSpec, store: &PkiStore) -> anyhow::Result<LoadReport> {
-    spec.contender.offer_load(spec, Bench { store })
+    match spec.contender.downcast::<WtlsCase>() {
+        Some(w) => run_wtls(spec, store, w.case, w.mode()),
+        None => run_spine(spec, spec.contender.load_sides(Bench { store })?),
+    }
 }
 
 /// A WTLS load run: the engine's own endpoint, and clients with their caches, key pool
 /// and resumed sessions.
-pub(crate) fn run_wtls(
+fn run_wtls(
     spec: &LoadSpec,
     store: &PkiStore,
     case: Case,
@@ -420,7 +424,7 @@ pub(crate) fn run_wtls(
 }
 
 /// A load run of a protocol on the spine: fresh clients, a server per address.
-pub(crate) fn run_spine(spec: &LoadSpec, sides: LoadSides) -> anyhow::Result<LoadReport> {
+fn run_spine(spec: &LoadSpec, sides: LoadSides) -> anyhow::Result<LoadReport> {
     let run = schedule(spec)?;
     let LoadSides {
         client,
@@ -720,10 +724,6 @@ mod tests {
         assert!(closed.schedule(window, 100, 7).unwrap().is_empty());
         assert_eq!(closed.offered_rate(), None);
     }
-
-    /// DTLS 1.2 and EDHOC under open-loop load against their own servers behind the
-    /// gateway worker: every handshake completes (nothing is lost on loopback and the
-    /// rate is far below capacity) and the worker records their jobs.
 
     /// Every protocol on the spine through the same open loop and gateway worker, as
     /// its registry entry gives its sides: every handshake completes (nothing is lost on

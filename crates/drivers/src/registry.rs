@@ -17,6 +17,8 @@ pub mod dtls12;
 #[cfg(feature = "dtls13")]
 pub mod dtls13;
 pub mod edhoc;
+#[cfg(feature = "quic")]
+pub mod quic;
 mod served;
 pub mod wtls;
 
@@ -33,7 +35,6 @@ use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
 
 use crate::device::ClientSteps;
 use crate::gateway::HandshakeServers;
-use crate::load::{LoadReport, LoadSpec};
 use crate::pki_store::PkiStore;
 use crate::protocols::{measure_in_memory, run_in_memory, MemoryRun, SuiteMeasurement};
 pub use served::{run_over_bearer, serve_spine, ServedCache, BEARER_HANDSHAKE_TIMEOUT};
@@ -49,6 +50,8 @@ pub fn protocols() -> &'static [&'static dyn ProtocolEntry] {
         &dtls13::Dtls13,
         #[cfg(not(feature = "dtls13"))]
         &dtls13_unavailable::Dtls13Unavailable,
+        #[cfg(feature = "quic")]
+        &quic::Quic,
     ]
 }
 
@@ -92,7 +95,7 @@ pub const P256_LEVEL: &str = "P-256 (category 3)";
 /// Why a contender's text does not name one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ContenderError {
-    #[error("{0:?} is not protocol:configuration (e.g. dtls1.3:mlkem768-ecdsa-ccm8)")]
+    #[error("{given:?} is not protocol:configuration (e.g. dtls1.2:psk-ccm8); protocols: {known}", given = .0, known = protocol_names())]
     NoColon(String),
     #[error("{0}")]
     Unknown(UnknownName),
@@ -101,6 +104,11 @@ pub enum ContenderError {
         protocol: &'static str,
         why: &'static str,
     },
+}
+
+/// The protocols' names, for messages.
+fn protocol_names() -> String {
+    ids().map(|p| p.name()).collect::<Vec<_>>().join(", ")
 }
 
 /// Parses `protocol:configuration` against the registry.
@@ -146,6 +154,11 @@ pub trait ProtocolEntry: Send + Sync + 'static {
     }
     /// Every configuration the bench offers, in report order.
     fn configurations(&self) -> Vec<Contender>;
+    /// The configurations an evaluation compares when it names none of this protocol's
+    /// (its first by default).
+    fn compared(&self) -> Vec<Contender> {
+        self.configurations().into_iter().take(1).collect()
+    }
     /// The configuration whose text form (after the colon) is `text`; the error lists
     /// the known ones.
     fn parse(&self, text: &str) -> Result<Contender, UnknownName> {
@@ -162,6 +175,19 @@ pub trait ProtocolEntry: Send + Sync + 'static {
     /// Its retransmission defaults over `bearer` (a protocol whose timer follows the
     /// bearer, as our WTLS client's does, says so in `source`).
     fn timers(&self, bearer: &LinkProfile) -> Timers;
+}
+
+impl Traits {
+    /// Which half of the channel is post-quantum: `key exchange`, `signature`, `both`,
+    /// or `none`.
+    pub fn post_quantum_part(&self) -> &'static str {
+        match (self.post_quantum_key_exchange, self.post_quantum_signature) {
+            (true, true) => "both",
+            (true, false) => "key exchange",
+            (false, true) => "signature",
+            (false, false) => "none",
+        }
+    }
 }
 
 /// Why a device profile cannot price a configuration's client.
@@ -209,6 +235,8 @@ pub struct Traits {
     pub forward_secrecy: bool,
     /// Whether the key exchange includes ML-KEM (alone or in a hybrid).
     pub post_quantum_key_exchange: bool,
+    /// Whether the certificates and their CertificateVerify are signed with ML-DSA.
+    pub post_quantum_signature: bool,
     /// Whether the client needs P-256 operations.
     pub uses_p256: bool,
 }
@@ -314,11 +342,6 @@ pub trait Configuration: fmt::Debug + Send + Sync + 'static {
             }),
         })
     }
-    /// An open- or closed-loop load run of this configuration against the gateway
-    /// worker (in process, or `spec.target`).
-    fn offer_load(&self, spec: &LoadSpec, bench: Bench<'_>) -> anyhow::Result<LoadReport> {
-        crate::load::run_spine(spec, self.load_sides(bench)?)
-    }
 }
 
 /// A configuration's raw public-key work, timed: (server ns, client ns), or `None`
@@ -345,6 +368,42 @@ pub trait Sides: Send + Sync {
     fn client(&self, bearer: &LinkProfile, seed: u64) -> anyhow::Result<AnyHandshake>;
     /// A fresh server for one client.
     fn server(&self) -> anyhow::Result<AnyHandshake>;
+    /// What the server's (or the client's) Certificate and CertificateVerify carry, item
+    /// by item, where the protocol encrypts them on the wire and the entry can say
+    /// (from the loaded certificates); `None` otherwise.
+    fn certificate_items(&self, server: bool) -> anyhow::Result<Option<CertificateItems>> {
+        let _ = server;
+        Ok(None)
+    }
+}
+
+/// One side's Certificate and CertificateVerify message bodies, itemised (bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CertificateItems {
+    /// The subject public keys of the certificates sent (FIPS 204: 1312 B for ML-DSA-44,
+    /// 1952 B for ML-DSA-65, each).
+    pub public_keys: u32,
+    /// The issuers' signatures on them (2420 B / 3309 B each).
+    pub signatures: u32,
+    /// The rest of the Certificate body: each certificate's other fields and DER headers,
+    /// and TLS 1.3's request context, list and entry lengths and empty extensions.
+    pub certificate_encoding: u32,
+    /// The CertificateVerify's signature (2420 B / 3309 B).
+    pub verify_signature: u32,
+    /// The CertificateVerify's SignatureScheme and signature length (4 B).
+    pub verify_encoding: u32,
+}
+
+impl CertificateItems {
+    /// The Certificate message body.
+    pub fn certificate_body(&self) -> u32 {
+        self.public_keys + self.signatures + self.certificate_encoding
+    }
+
+    /// Both message bodies.
+    pub fn total(&self) -> u32 {
+        self.certificate_body() + self.verify_signature + self.verify_encoding
+    }
 }
 
 /// A running server side of one configuration and the clients that reach it.

@@ -9,7 +9,7 @@
 //! flight, or every handshake pays a spurious retransmission (and the measured duration
 //! is no longer the protocol's). On loopback the default of 1 s is ~100x the slowest
 //! (RSA-2048 mutual, debug build) flight; over an emulated bearer
-//! [`crate::bearer_runs::bearer_retransmit_timeout`] derives it from the link profile.
+//! [`crate::registry::wtls::bearer_retransmit_timeout`] derives it from the link profile.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -22,9 +22,9 @@ use wtls::handshake::{
 use wtls::probe::{HandshakeProbe, Probe, ProbeLevel};
 use wtlsperf_spine::{Handshake, Now, ProtocolId, Role, Status, Step};
 
-use crate::device::ClientSteps;
 use crate::pcap::PcapWriter;
 use crate::setup::{self, ProcessClock};
+use wtlsperf_models::device::ClientSteps;
 
 pub mod drive;
 

@@ -172,6 +172,60 @@ pub fn flights_transmission_ms(
         .sum()
 }
 
+/// What Eq. 3.84 per flight needs of a link: its rate each way, the headers below the
+/// protocol on every datagram, and its mean one-way traversal.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkRates {
+    /// Client to gateway, bit/s.
+    pub up_bps: f64,
+    /// Gateway to client, bit/s.
+    pub down_bps: f64,
+    /// Headers below the protocol on every datagram.
+    pub overhead: DatagramOverhead,
+    /// Mean one-way traversal (ms).
+    pub traversal_mean_ms: f64,
+}
+
+/// Groups datagrams, (sent by the client, bytes) in the order they crossed, into
+/// flights: runs in one direction, each one traversal (Eq. 3.84's unit).
+pub fn group_flights(datagrams: impl IntoIterator<Item = (bool, usize)>) -> Vec<Flight> {
+    let mut flights: Vec<Flight> = Vec::new();
+    for (up, bytes) in datagrams {
+        let direction = if up { Direction::Up } else { Direction::Down };
+        let bytes = u32::try_from(bytes).unwrap_or(u32::MAX);
+        match flights.last_mut() {
+            Some(f) if f.direction == direction => {
+                f.bytes = f.bytes.saturating_add(bytes);
+                f.datagrams += 1;
+            }
+            _ => flights.push(Flight {
+                direction,
+                bytes,
+                datagrams: 1,
+            }),
+        }
+    }
+    flights
+}
+
+/// The link's part of a handshake (ms): Eq. 3.84 per flight at the link's mean
+/// traversal ([`flights_transmission_ms`]).
+pub fn link_ms(flights: &[Flight], link: &LinkRates) -> f64 {
+    flights_transmission_ms(
+        flights,
+        link.overhead,
+        link.up_bps,
+        link.down_bps,
+        link.traversal_mean_ms,
+    )
+}
+
+/// A handshake's duration T_H = T_TD + T_PD_C + T_PD_S (ms): the link's part over the
+/// protocol's own flights ([`link_ms`]) plus the client's and the server's processing.
+pub fn handshake_ms(flights: &[Flight], link: &LinkRates, client_ms: f64, server_ms: f64) -> f64 {
+    link_ms(flights, link) + client_ms + server_ms
+}
+
 /// Transmission time with separate byte counts and rates per direction (ms):
 /// up_bytes/R_up + down_bytes/R_down + traversals · T_traversal.
 pub fn asymmetric_transmission_ms(

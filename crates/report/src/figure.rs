@@ -4,18 +4,32 @@
 //! The drawing conventions are fixed so that a reader learns them once: the provenance of
 //! a series decides its style (model = solid line, measured = filled markers, published =
 //! dashed line with hollow markers, derived = dotted line), its colour only tells series
-//! apart. The legend sits in its own panel to the right of the plot, grouped by
-//! provenance, so it never hides data.
+//! apart. A second quantity of the same source (a p95 beside its median) is drawn with a
+//! dashed line and hollow markers ([`Trace::Secondary`]), and points set apart (missed or
+//! degraded) with hollow markers and no line ([`Trace::Apart`]), so neither relies on
+//! colour alone. The legend sits in its own panel to the right of the plot, grouped by
+//! provenance, so it never hides data, and it is built from the series that have a
+//! plottable value, so it lists exactly the series drawn; the figure grows taller when
+//! the legend needs the room.
+//!
+//! In the SVG, every drawn series and every legend entry is a `<g>` element carrying the
+//! series' name (`data-series`), so that a test can compare a figure's legend with its
+//! series from the SVG's own structure (`marks`).
 //!
 //! This file describes a figure (axes, series, charts, [`Figure`]) and checks it;
-//! drawing is in `draw` (shared kit), `xy` (line and scatter charts), `bars` (grouped
-//! bars) and `legend`; writing it out as SVG, PNG, CSV and HTML in `export`.
+//! drawing is in `draw` (shared kit), `look` (how a series is drawn, shared by the plot
+//! and its legend sample), `xy` (line and scatter charts), `bars` (grouped bars) and
+//! `legend`; writing it out as SVG, PNG, CSV and HTML in `export`.
 
 mod bars;
 mod draw;
 mod export;
 mod legend;
+mod look;
+mod marks;
 mod xy;
+
+pub use marks::{svg_series_and_legend, SvgLegendCheck};
 
 use crate::provenance::Provenance;
 use crate::{check_id, ReportError};
@@ -94,6 +108,20 @@ impl Point {
     }
 }
 
+/// How a series' points are joined and marked, beside what its provenance decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Trace {
+    /// The provenance's convention (module documentation).
+    #[default]
+    Primary,
+    /// A second quantity of the same source and colour (a p95 beside its median, a
+    /// second reading of one model): dashed line, hollow markers.
+    Secondary,
+    /// Points set apart from their curve (missed their target, degraded): hollow
+    /// markers, no line through them.
+    Apart,
+}
+
 /// A named series of points for a line or scatter chart.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
@@ -103,6 +131,8 @@ pub struct Series {
     /// Palette index; None means "the series' position in the chart". Give a measured
     /// series and its model the same index to pair them visually.
     pub colour: Option<usize>,
+    /// Line and markers beside the provenance's convention.
+    pub trace: Trace,
 }
 
 impl Series {
@@ -130,12 +160,25 @@ impl Series {
             provenance,
             points,
             colour: None,
+            trace: Trace::Primary,
         }
     }
 
     /// Fixes the palette index (see [`Series::colour`]).
     pub fn colour(mut self, index: usize) -> Self {
         self.colour = Some(index);
+        self
+    }
+
+    /// Draws the series as a second quantity of its source ([`Trace::Secondary`]).
+    pub fn secondary(mut self) -> Self {
+        self.trace = Trace::Secondary;
+        self
+    }
+
+    /// Draws the series' points apart, unjoined and hollow ([`Trace::Apart`]).
+    pub fn apart(mut self) -> Self {
+        self.trace = Trace::Apart;
         self
     }
 }

@@ -1,8 +1,11 @@
 //! Findings: a claim, the evidence gathered for it, the verdict, and what kind of test
 //! it was, with the badges the report shows for them.
 
-/// What a finding concluded about its claim. The name is also the CSS class; the
-/// words a reader sees depend on the finding's [`FindingKind`] ([`Finding::verdict_label`]).
+/// What a finding concluded about its claim. Its name is the one word the report,
+/// `findings.csv` and `summary.json` all use, whatever the finding's [`FindingKind`]:
+/// the kind is shown beside it and says what the word means there (for our emulator
+/// against our model, "confirmed" says the emulator is faithful to the model, not that
+/// the model fits a real bearer). The name is also the CSS class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     Confirmed,
@@ -131,20 +134,6 @@ impl FindingKind {
             Self::EmulatorAgainstModel => "emulator",
         }
     }
-
-    /// What the verdict says for this kind: only a claim or hypothesis is "confirmed".
-    fn verdict_words(self, verdict: Verdict) -> &'static str {
-        use Verdict::*;
-        match (self, verdict) {
-            (_, Inconclusive) => "inconclusive",
-            (Self::StudyClaim | Self::Hypothesis, Confirmed) => "confirmed",
-            (Self::StudyClaim | Self::Hypothesis, Contradicted) => "contradicted",
-            (Self::ModelAgainstRun, Confirmed) => "model holds",
-            (Self::ModelAgainstRun, Contradicted) => "model fails",
-            (Self::EmulatorAgainstModel, Confirmed) => "consistent",
-            (Self::EmulatorAgainstModel, Contradicted) => "inconsistent",
-        }
-    }
 }
 
 /// A claim, the evidence gathered here, the verdict, and what kind of test it was.
@@ -160,6 +149,29 @@ pub struct Finding {
     pub rule: String,
     /// The passage of the study the claim rests on; set exactly for a study's claim.
     pub passage: Option<Passage>,
+    /// Caveats shared with other findings, written once in the report and referred to.
+    pub caveats: Vec<Caveat>,
+}
+
+/// A caveat several findings share (e.g. that a bearer's rates are nominal): the report
+/// writes its text once and each finding refers to it by title, so that the same
+/// paragraph is not repeated under every finding it concerns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caveat {
+    /// Anchor and reference (`caveat-<id>`); `[A-Za-z0-9_.-]`.
+    pub id: String,
+    pub title: String,
+    pub text: String,
+}
+
+impl Caveat {
+    pub fn new(id: impl Into<String>, title: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            title: title.into(),
+            text: text.into(),
+        }
+    }
 }
 
 impl Finding {
@@ -173,6 +185,7 @@ impl Finding {
             kind: FindingKind::Hypothesis,
             rule: String::new(),
             passage: None,
+            caveats: Vec::new(),
         }
     }
 
@@ -200,19 +213,27 @@ impl Finding {
         self
     }
 
-    /// The verdict in the words of the finding's kind (`confirmed`, `model holds`,
-    /// `consistent`, ...).
+    /// The same finding with a shared caveat (written once in the report); a caveat
+    /// already carried is not added twice.
+    pub fn caveat(mut self, caveat: Caveat) -> Self {
+        if !self.caveats.iter().any(|c| c.id == caveat.id) {
+            self.caveats.push(caveat);
+        }
+        self
+    }
+
+    /// The verdict's word: the same in the report, `findings.csv` and `summary.json`.
     pub fn verdict_label(&self) -> &'static str {
-        self.kind.verdict_words(self.verdict)
+        self.verdict.name()
     }
 }
 
 pub(crate) fn finding_kind_explanation(kind: FindingKind) -> &'static str {
     match kind {
-        FindingKind::StudyClaim => "a source study's statement, quoted with its section, table or equation, checked against the study's own published data or against this run (verdict: confirmed or contradicted)",
+        FindingKind::StudyClaim => "a source study's statement, quoted with its section, table or equation, checked against the study's own published data or against this run (confirmed or contradicted)",
         FindingKind::Hypothesis => "a statement of ours (about our implementation, our measurement method, today's protocols or an earlier run of ours) checked against this run (confirmed or contradicted)",
-        FindingKind::ModelAgainstRun => "a model of ours (a corrected equation, a simulation, a replay) against this run's measurements (model holds or fails)",
-        FindingKind::EmulatorAgainstModel => "our bearer emulator against the model whose rate and traversal parameters it enforces: agreement shows the emulator is faithful, not that the model fits a real bearer (consistent or inconsistent)",
+        FindingKind::ModelAgainstRun => "a model of ours (a corrected equation, a simulation, a replay) against this run's measurements (confirmed: the model holds; contradicted: it fails)",
+        FindingKind::EmulatorAgainstModel => "our bearer emulator against the model whose rate and traversal parameters it enforces (confirmed: the emulator is faithful to the model, which says nothing about how well the model fits a real bearer; contradicted: it is not)",
     }
 }
 

@@ -5,7 +5,9 @@
 //! with numbers and hands them to a [`Report`], which writes
 //!
 //! ```text
-//! <dir>/report.html            inline CSS and inline SVG, no scripts, no external URLs
+//! <dir>/report.html            inline CSS and inline SVG, no scripts, no external URLs;
+//!                              its first screen holds the run's status, headline
+//!                              numbers and verdicts (`front`)
 //! <dir>/tables/<id>.csv        one header row, `name [unit]`
 //! <dir>/tables/<id>.columns.csv  column, unit, provenance (the CSV's own legend)
 //! <dir>/figures/<id>.svg|png   the same drawing, for slides and papers
@@ -15,19 +17,24 @@
 //! exists to put measured, modelled and published values side by side, and a reader must
 //! always be able to tell which is which.
 
+pub mod browser;
 mod figure;
 mod finding;
+mod front;
 mod html;
 mod provenance;
 mod table;
 mod whole_file;
 
 pub use figure::{
-    Axis, BarSeries, Chart, ErrorBar, Figure, GroupedBarChart, LineChart, Point, ScatterChart,
-    Series,
+    svg_series_and_legend, Axis, BarSeries, Chart, ErrorBar, Figure, GroupedBarChart, LineChart,
+    Point, ScatterChart, Series, SvgLegendCheck, Trace,
 };
 pub use finding::{Passage, Study};
-pub use html::{escape_html, Finding, FindingKind, Item, Report, ReportOutput, Section, Verdict};
+pub use html::{
+    escape_html, Caveat, Finding, FindingKind, HeadlineNumber, Item, Report, ReportOutput,
+    RunStatus, Section, Verdict,
+};
 pub use provenance::{Provenance, ProvenanceKind};
 pub use table::{Cell, Column, Table};
 pub use whole_file::{write_whole, write_whole_with, Readers};

@@ -5,7 +5,8 @@
 //! install it. In CI it must not: a skipped check that passes looks like a check that
 //! ran. A missing tool is therefore a failure when `CI` is `true` (or `1`), or when the
 //! tool's own switch `WTLSPERF_REQUIRE_<TOOL>` is set (`WTLSPERF_REQUIRE_TSHARK`,
-//! `WTLSPERF_REQUIRE_VALGRIND`; `scripts/test.sh` sets both).
+//! `WTLSPERF_REQUIRE_VALGRIND`, `WTLSPERF_REQUIRE_CHROMIUM` for the report's browser
+//! test; `scripts/test.sh` sets them).
 //!
 //! [`redis::RedisServer`] runs a test's own `redis-server` (the shared session store's
 //! tests).

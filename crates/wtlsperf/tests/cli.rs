@@ -182,7 +182,11 @@ fn an_endless_duration_runs_until_stopped_and_a_taken_port_is_refused() {
 #[test]
 fn flood_offers_every_protocol_its_own_first_flights() {
     let p = pki().to_str().unwrap();
-    for suite in [None, Some("ecdhe-ecdsa-p256-ccm8"), Some("method3-suite2")] {
+    for suite in [
+        None,
+        Some("dtls1.2:ecdhe-ecdsa-p256-ccm8"),
+        Some("edhoc:method3-suite2"),
+    ] {
         let mut args = vec![
             "flood",
             "--in-process",
@@ -195,7 +199,7 @@ fn flood_offers_every_protocol_its_own_first_flights() {
             "--legit-rate",
             "0",
         ];
-        args.extend(suite.iter().flat_map(|s| ["--suite", *s]));
+        args.extend(suite.iter().flat_map(|s| ["--contender", *s]));
         let out = run(&args);
         assert!(out.status.success(), "{suite:?}: {out:?}");
         let text = String::from_utf8_lossy(&out.stdout);
@@ -219,12 +223,15 @@ fn flood_offers_every_protocol_its_own_first_flights() {
             "flood",
             "--in-process",
             "--reflection",
-            "--suite",
-            "psk-ccm8",
+            "--contender",
+            "dtls1.2:psk-ccm8",
         ],
         "--reflection",
     );
-    refused(&["flood", "--in-process", "--suite", "nonsense"], "--suite");
+    refused(
+        &["flood", "--in-process", "--contender", "nonsense"],
+        "--contender",
+    );
 }
 
 #[test]

@@ -31,6 +31,22 @@ fn smoke_evaluation_writes_every_file_and_section() {
     check_loss_curves(&out);
     let html = check_report(&out);
     check_findings(&out, &html, &summary);
+    check_in_browser(&out, &html);
+}
+
+/// The whole report in headless Chromium at 1280 px: no console error, no horizontal
+/// overflow, every figure's legend and series in agreement (`wtlsperf_report::browser`).
+fn check_in_browser(out: &Path, html: &str) {
+    if !wtlsperf_testtools::tool_runs(
+        "chromium",
+        "smoke_evaluation_writes_every_file_and_section (browser)",
+    ) {
+        return;
+    }
+    let found =
+        wtlsperf_report::browser::check_in_chromium(html, out).unwrap_or_else(|e| panic!("{e}"));
+    assert!(found.figures > 10, "{} figures", found.figures);
+    assert!(found.problems.is_empty(), "{:#?}", found.problems);
 }
 
 /// Every file, with its documented columns first and at least one data row.
@@ -218,8 +234,27 @@ fn check_findings(out: &Path, html: &str, summary: &serde_json::Value) {
         if f["kind"] == "study's claim" {
             assert!(f["passage"].as_str().is_some_and(|p| !p.is_empty()));
         }
+        // One verdict vocabulary: the report's word is summary.json's.
+        let verdict = f["verdict"].as_str().unwrap();
+        assert!(["confirmed", "contradicted", "inconclusive"].contains(&verdict));
+        let end = html[at..].find("</p>").unwrap() + at;
+        assert!(
+            html[at..end].contains(&format!(">{verdict}</span>")),
+            "F{}: the report's verdict is not {verdict}",
+            i + 1
+        );
     }
     let audit = std::fs::read_to_string(out.join("findings.csv")).unwrap();
+    let mut rows = csv::Reader::from_reader(audit.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let verdict_at = header.iter().position(|h| h == "verdict").unwrap();
+    for (row, f) in rows.records().zip(findings) {
+        assert_eq!(
+            &row.unwrap()[verdict_at],
+            f["verdict"].as_str().unwrap(),
+            "findings.csv"
+        );
+    }
     // One row a finding, numbered 1.. in summary.json's order.
     for n in 1..=findings.len() {
         assert!(

@@ -17,9 +17,14 @@ fn compare(args: &[&str]) -> (bool, String) {
 
 #[test]
 fn unknown_suite_device_and_profile_are_named_with_the_known_ones() {
-    let (ok, err) = compare(&["--suite", "rsa-kx", "--no-peers"]);
+    let (ok, err) = compare(&["--over", "edhoc:rsa-kx", "--no-peers"]);
     assert!(
-        !ok && err.contains("--suite") && err.contains("method3-suite2"),
+        !ok && err.contains("--over") && err.contains("method3-suite2"),
+        "{err}"
+    );
+    let (ok, err) = compare(&["--contender", "tls:x", "--no-peers"]);
+    assert!(
+        !ok && err.contains("--contender") && err.contains("dtls1.2"),
         "{err}"
     );
     let (ok, err) = compare(&["--device", "pdp11", "--no-peers"]);
@@ -41,16 +46,13 @@ fn unknown_suite_device_and_profile_are_named_with_the_known_ones() {
 }
 
 #[test]
-fn compare_runs_every_suite_in_memory_and_one_over_a_bearer() {
+fn compare_runs_its_contenders_in_memory_and_one_over_a_bearer() {
     let out = Command::new(env!("CARGO_BIN_EXE_wtlsperf"))
-        .args([
-            "compare",
-            "--reps",
-            "2",
-            "--no-peers",
-            "--suite",
-            "method3-suite2",
-        ])
+        .args(["compare", "--reps", "2", "--no-peers"])
+        .args(["--contender", "dtls1.2:ecdhe-ecdsa-p256-ccm8"])
+        .args(["--contender", "dtls1.2:psk-ccm8"])
+        .args(["--contender", "edhoc:method3-suite2"])
+        .args(["--over", "edhoc:method3-suite2"])
         .args(["--profile", "loopback", "--device", "nrf52840"])
         .output()
         .expect("run wtlsperf");

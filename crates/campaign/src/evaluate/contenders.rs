@@ -1,5 +1,6 @@
 //! The evaluation's choice of contenders: named configurations of the registry, and
-//! every protocol the registry adds beyond them by its default (first) configuration,
+//! every protocol the registry adds beyond them by the configurations its entry says
+//! are compared ([`registry::ProtocolEntry::compared`]),
 //! so a protocol registered in the drivers appears in each comparison without being
 //! named here.
 
@@ -16,7 +17,7 @@ pub fn with_every_protocol(named: &[&str]) -> Vec<Contender> {
     for p in registry::available() {
         let listed = p.id() == wtls::handshake::WTLS || out.iter().any(|c| c.protocol() == p.id());
         if !listed {
-            out.extend(p.configurations().into_iter().take(1));
+            out.extend(p.compared());
         }
     }
     out

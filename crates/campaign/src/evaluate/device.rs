@@ -422,7 +422,7 @@ impl DeviceResults {
             )
             // The emulated handset and link enforce the model's own inputs.
             .kind(FindingKind::EmulatorAgainstModel)
-            .rule("consistent when the median |measured / model - 1| over the emulated GSM CSD and GPRS rows is at most the 5 % target, inconsistent above."));
+            .rule("confirmed (the emulator is consistent with the model) when the median |measured / model - 1| over the emulated GSM CSD and GPRS rows is at most the 5 % target, contradicted above."));
         }
         if let [a, b] = self.transmission.as_slice() {
             let better = if a.median_abs_error <= b.median_abs_error {

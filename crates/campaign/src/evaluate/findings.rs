@@ -243,7 +243,7 @@ fn corrected_queue_model(q: &QueueResults) -> Option<Finding> {
             .verdict(),
     )
     .kind(FindingKind::ModelAgainstRun)
-    .rule("over the undisturbed jobs of every bearer-setting load point: a point holds within 15 % of the measured mean wait and fails outside both 15 % and its 95 % interval; the model holds when every point holds, fails when every point fails, otherwise inconclusive."))
+    .rule("over the undisturbed jobs of every bearer-setting load point: a point holds within 15 % of the measured mean wait and fails outside both 15 % and its 95 % interval; confirmed (the model holds) when every point holds, contradicted when every point fails, otherwise inconclusive."))
 }
 
 /// The handshakes the load test's own points ran: "server-authenticated WTLS handshakes
@@ -333,7 +333,7 @@ fn poisson_premise(q: &QueueResults) -> Option<Finding> {
             tally.verdict(),
         )
         .kind(FindingKind::ModelAgainstRun)
-        .rule("over the undisturbed jobs of every bearer-setting load point: a point holds within 15 % of the measured mean wait and fails outside both 15 % and its 95 % interval; the model holds when every point holds, fails when every point fails, otherwise inconclusive."),
+        .rule("over the undisturbed jobs of every bearer-setting load point: a point holds within 15 % of the measured mean wait and fails outside both 15 % and its 95 % interval; confirmed (the model holds) when every point holds, contradicted when every point fails, otherwise inconclusive."),
     )
 }
 
@@ -384,7 +384,7 @@ fn fifo_server(q: &QueueResults) -> Option<Finding> {
         },
     )
     .kind(FindingKind::ModelAgainstRun)
-    .rule("every load point of both settings, the replay against the whole window's measured mean wait: a point holds within 15 % and fails outside both 15 % and the measured 95 % interval; the model holds when every point holds, fails when every point fails, otherwise inconclusive."))
+    .rule("every load point of both settings, the replay against the whole window's measured mean wait: a point holds within 15 % and fails outside both 15 % and the measured 95 % interval; confirmed (the model holds) when every point holds, contradicted when every point fails, otherwise inconclusive."))
 }
 
 /// Says that the load test did not run, and why.
@@ -595,7 +595,7 @@ fn transmission_model(t: &TransmissionResults) -> Option<Finding> {
         if worst_bearer <= 0.05 { Verdict::Confirmed } else { Verdict::Inconclusive },
     )
     .kind(FindingKind::EmulatorAgainstModel)
-    .rule("consistent when every bearer's median |model - measured| / measured is at most the 5 % target; inconclusive otherwise. The traversal counts are reported, not judged."))
+    .rule("confirmed (the emulator is consistent with the model) when every bearer's median |model - measured| / measured is at most the 5 % target; inconclusive otherwise. The traversal counts are reported, not judged."))
 }
 
 /// Traversals per bearer row: (thesis' 2 x applicable messages, datagram crossings).

@@ -20,7 +20,7 @@ use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::protocols::dtls::DtlsConfig;
 use wtlsperf_drivers::protocols::edhoc::EdhocConfig;
 use wtlsperf_drivers::protocols::{Suite, DTLS12, EDHOC};
-use wtlsperf_drivers::registry::{self, Bench, TimeBase, DEFAULT_PAYLOAD_LIMIT};
+use wtlsperf_drivers::registry::{self, Bench, CertificateItems, TimeBase, DEFAULT_PAYLOAD_LIMIT};
 
 /// UDP's header, per datagram (RFC 768).
 pub const UDP_HEADER: u32 = 8;
@@ -51,6 +51,31 @@ pub struct FlightRow {
     pub handshake_header_bytes: Option<u32>,
     pub certificate_bytes: Option<u32>,
     pub cookie_bytes: Option<u32>,
+    /// DTLS 1.3 with ML-DSA certificates only (empty otherwise; 0 in a flight without
+    /// them): the sender's Certificate and CertificateVerify bodies itemised (see
+    /// [`FlightRow::set_certificate_items`]).
+    pub certificate_public_key_bytes: Option<u32>,
+    pub certificate_signature_bytes: Option<u32>,
+    pub certificate_encoding_bytes: Option<u32>,
+    pub certificate_verify_signature_bytes: Option<u32>,
+    pub certificate_verify_encoding_bytes: Option<u32>,
+}
+
+impl FlightRow {
+    /// Fills the ML-DSA certificate items: the certificates' public keys and their
+    /// issuers' signatures (FIPS 204 sizes each), the rest of the Certificate body (X.509
+    /// fields and DER headers, TLS 1.3's length prefixes), and the CertificateVerify's
+    /// signature and its 4-byte scheme and length. DTLS 1.3 encrypts both messages, so
+    /// the items come from the DER the configuration loaded (the drivers' test
+    /// `ml_dsa_flights_grow_by_their_itemised_certificates_and_fragment_framing` ties
+    /// them to the wire).
+    pub fn set_certificate_items(&mut self, [keys, sigs, encoding, verify, verify_enc]: [u32; 5]) {
+        self.certificate_public_key_bytes = Some(keys);
+        self.certificate_signature_bytes = Some(sigs);
+        self.certificate_encoding_bytes = Some(encoding);
+        self.certificate_verify_signature_bytes = Some(verify);
+        self.certificate_verify_encoding_bytes = Some(verify_enc);
+    }
 }
 
 /// How a protocol's datagrams split into its own bytes and its carrier's.
@@ -177,6 +202,11 @@ pub fn flight_rows(
                 handshake_header_bytes: none,
                 certificate_bytes: none,
                 cookie_bytes: none,
+                certificate_public_key_bytes: None,
+                certificate_signature_bytes: None,
+                certificate_encoding_bytes: None,
+                certificate_verify_signature_bytes: None,
+                certificate_verify_encoding_bytes: None,
             });
             last = Some(*dir);
         }
@@ -235,7 +265,8 @@ pub fn measure(store: &PkiStore, now: Now) -> anyhow::Result<Vec<FlightRow>> {
         &ex,
     )?);
     // Every configuration of the registry's other protocols (DTLS 1.3, ...), in memory
-    // at the default payload limit.
+    // at the default payload limit, with the certificate flights itemised where the
+    // entry can say what they carry (ML-DSA chains: the wire encrypts them).
     let bench = Bench { store };
     let done = [wtls::handshake::WTLS, DTLS12, EDHOC];
     for entry in registry::available().filter(|p| !done.contains(&p.id())) {
@@ -243,10 +274,38 @@ pub fn measure(store: &PkiStore, now: Now) -> anyhow::Result<Vec<FlightRow>> {
             let sides = c.sides(bench, DEFAULT_PAYLOAD_LIMIT, TimeBase::Virtual)?;
             let client = sides.client(&LinkProfile::loopback(), 0)?;
             let ex = exchange(client, sides.server()?, now)?;
-            rows.extend(flight_rows(entry.id(), &c.suite(), Carrier::Udp, &ex)?);
+            let mut flights = flight_rows(entry.id(), &c.suite(), Carrier::Udp, &ex)?;
+            let items = [
+                sides.certificate_items(true)?,
+                sides.certificate_items(false)?,
+            ];
+            if items.iter().any(Option::is_some) {
+                itemise_certificates(&mut flights, items);
+            }
+            rows.extend(flights);
         }
     }
     Ok(rows)
+}
+
+/// Fills the certificate items of the flights that carry them: the server's second
+/// flight and the client's third.
+fn itemise_certificates(flights: &mut [FlightRow], items: [Option<CertificateItems>; 2]) {
+    let mut seen = [0; 2];
+    for row in flights {
+        let side = usize::from(row.sender == "client");
+        seen[side] += 1;
+        let i = items[side]
+            .filter(|_| seen[side] == 2 + side)
+            .unwrap_or_default();
+        row.set_certificate_items([
+            i.public_keys,
+            i.signatures,
+            i.certificate_encoding,
+            i.verify_signature,
+            i.verify_encoding,
+        ]);
+    }
 }
 
 /// Writes `flights.csv`.

@@ -148,7 +148,7 @@ fn every_registry_configuration_has_rows_and_ml_kem_crosses_the_mtu() {
 /// reasons are in docs/dtls13.md, "Against the protocol comparison").
 const PSK_EXTRA: [(&str, i64); 6] = [
     ("pre_shared_key", 7),
-    ("signature_algorithms", 32),
+    ("signature_algorithms", 38),
     ("encrypt_then_mac", 4),
     ("key_share", 6),
     ("renegotiation_info", 5),
@@ -157,7 +157,7 @@ const PSK_EXTRA: [(&str, i64); 6] = [
 const PSK_DHE_EXTRA: [(&str, i64); 5] = [
     ("psk_key_exchange_modes", 1),
     ("pre_shared_key", 7),
-    ("signature_algorithms", 32),
+    ("signature_algorithms", 38),
     ("encrypt_then_mac", 4),
     ("renegotiation_info", 5),
 ];
@@ -233,4 +233,52 @@ fn dtls12_sends_the_leaf_only_and_the_cookie_exchange_is_itemised_both_ways() {
         assert!(items <= r.protocol_bytes, "{r:?}");
         assert_eq!(r.record_header_bytes.unwrap() % 13, 0);
     }
+}
+
+/// The ML-DSA rows itemise their certificate flights with FIPS 204's sizes: the server's
+/// flight after the cookie exchange and, when mutual, the client's last one; every other
+/// flight of those configurations has none, and the other configurations are not itemised.
+#[test]
+fn ml_dsa_certificate_flights_carry_fips_204_keys_and_signatures_itemised() {
+    if registry::contender("dtls1.3:mlkem768-mldsa44-ccm8-mutual").is_err() {
+        eprintln!("DTLS 1.3 with ML-DSA is not in this build");
+        return;
+    }
+    let (_dir, store) = store();
+    let rows = measure(&store, t0()).unwrap();
+    let of = |suite: &str| -> Vec<&FlightRow> {
+        rows.iter()
+            .filter(|r| r.protocol == "dtls1.3" && r.suite == suite)
+            .collect()
+    };
+    let cases = [
+        ("mlkem768-mldsa44-ccm8-mutual", 1, 1312, 2420),
+        ("mlkem768-mldsa44-ccm8-mutual-ca", 2, 1312, 2420),
+        ("mlkem1024-mldsa65-ccm8-mutual", 1, 1952, 3309),
+    ];
+    for (suite, certs, pk, sig) in cases {
+        let flights = of(suite);
+        for (i, r) in flights.iter().enumerate() {
+            let carries = i == 3 || i == 4;
+            let want = if carries {
+                (certs * pk, certs * sig, sig, 4)
+            } else {
+                (0, 0, 0, 0)
+            };
+            let got = (
+                r.certificate_public_key_bytes.unwrap(),
+                r.certificate_signature_bytes.unwrap(),
+                r.certificate_verify_signature_bytes.unwrap(),
+                r.certificate_verify_encoding_bytes.unwrap(),
+            );
+            assert_eq!(got, want, "{suite} flight {}", r.flight);
+            let items = got.0 + got.1 + got.2 + got.3 + r.certificate_encoding_bytes.unwrap();
+            assert!(items < r.protocol_bytes || !carries, "{r:?}");
+        }
+    }
+    let server_only = of("mlkem768-mldsa44-ccm8");
+    assert_eq!(server_only[4].certificate_public_key_bytes, Some(0));
+    assert!(of("mlkem768-ecdsa-ccm8")
+        .iter()
+        .all(|r| r.certificate_public_key_bytes.is_none()));
 }

@@ -49,12 +49,13 @@ pub const BEARERS: [&str; 3] = ["gsm-csd", "lte-m", "nb-iot"];
 /// The curves: WTLS's category 3 case (P-256) and each successor's certificate
 /// configuration at the same level, server-authenticated, and DTLS 1.3 with ML-KEM-768;
 /// a protocol the registry adds beyond these by its default configuration.
-pub const CURVES: [&str; 5] = [
+pub const CURVES: [&str; 6] = [
     "wtls:256p/256p",
     "dtls1.2:ecdhe-ecdsa-p256-ccm8",
     "edhoc:method3-suite2",
     "dtls1.3:ecdhe-p256-ecdsa-ccm8",
     "dtls1.3:mlkem768-ecdsa-ccm8",
+    "dtls1.3:mlkem768-mldsa44-ccm8",
 ];
 
 /// Timers the in-memory driver fires at most per run: past every protocol's own
@@ -84,12 +85,50 @@ pub struct LossCurveRow {
     pub loss: f64,
     pub runs: usize,
     pub completed: usize,
-    /// Over the completed runs (ms).
+    /// Over the completed runs (ms): lower bounds of the percentiles over all runs when
+    /// some failed.
     pub median_ms: Option<f64>,
     pub p95_ms: Option<f64>,
     pub p99_ms: Option<f64>,
     /// Datagrams either side sent again on its timer, median over the completed runs.
     pub median_retransmissions: Option<f64>,
+    /// Over all runs, a failed run counted as beyond every time (ms); empty where the
+    /// percentile falls on a failed run (then unbounded: beyond every time observed).
+    pub median_all_runs_ms: Option<f64>,
+    pub p95_all_runs_ms: Option<f64>,
+    pub p99_all_runs_ms: Option<f64>,
+    /// `exact` (the all-runs percentile is a completed run's time) or `unbounded` (it
+    /// falls on a failed run); empty when no run was made.
+    pub median_bound: Option<Bound>,
+    pub p95_bound: Option<Bound>,
+    pub p99_bound: Option<Bound>,
+    /// The largest completed time (ms): an unbounded percentile is above it.
+    pub max_completed_ms: Option<f64>,
+}
+
+/// Whether a percentile over all runs is a time or lies beyond every observed time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    Exact,
+    Unbounded,
+}
+
+/// Percentile `p` over all runs, failures (`None`) counted as beyond every time: the
+/// time and whether it is one (median by linear interpolation, p95 and p99 by nearest
+/// rank, as over the completed runs).
+fn over_all_runs(runs: &[Option<f64>], p: f64) -> (Option<f64>, Option<Bound>) {
+    let all: Vec<f64> = runs.iter().map(|r| r.unwrap_or(f64::INFINITY)).collect();
+    let value = if p == 50.0 {
+        median(&all)
+    } else {
+        percentile(&all, p, Rank::Nearest)
+    };
+    match value {
+        None => (None, None),
+        Some(v) if v.is_finite() => (Some(v), Some(Bound::Exact)),
+        Some(_) => (None, Some(Bound::Unbounded)),
+    }
 }
 
 /// The curves of one run.
@@ -181,7 +220,7 @@ fn lossy<C: Handshake, S: Handshake>(
             bytes: l.bytes,
         })
         .collect();
-    let link_ms = wtlsperf_drivers::bearer_runs::predicted_ms(&flights_of(&delivered), profile);
+    let link_ms = wtlsperf_models::transmission::link_ms(&flights_of(&delivered), &profile.rates());
     let rtx = pair.client.retransmissions() + pair.server.retransmissions();
     Some((waited_ms + link_ms, rtx))
 }
@@ -291,7 +330,18 @@ fn point(curve: &Contender, bearer: &str, loss: f64, runs: &[&RunResult]) -> Los
     let ok: Vec<(f64, u32)> = runs.iter().filter_map(|r| **r).collect();
     let ms: Vec<f64> = ok.iter().map(|x| x.0).collect();
     let rtx: Vec<f64> = ok.iter().map(|x| f64::from(x.1)).collect();
+    let times: Vec<Option<f64>> = runs.iter().map(|r| r.map(|x| x.0)).collect();
+    let (median_all_runs_ms, median_bound) = over_all_runs(&times, 50.0);
+    let (p95_all_runs_ms, p95_bound) = over_all_runs(&times, 95.0);
+    let (p99_all_runs_ms, p99_bound) = over_all_runs(&times, 99.0);
     LossCurveRow {
+        median_all_runs_ms,
+        p95_all_runs_ms,
+        p99_all_runs_ms,
+        median_bound,
+        p95_bound,
+        p99_bound,
+        max_completed_ms: ms.iter().copied().max_by(f64::total_cmp),
         protocol: curve.protocol().name(),
         suite: curve.suite(),
         bearer: bearer.to_owned(),
@@ -312,14 +362,18 @@ impl LossCurves {
     }
 
     /// The report section: one figure per bearer (median and p95 against loss) and the
-    /// table of every point.
+    /// table of every point. Every time here is modelled (virtual time on the protocols'
+    /// timers plus Eq. 3.84), and the percentiles are over all runs, a failed run counted
+    /// as beyond every time.
     pub fn section(&self, ctx: &Ctx) -> Section {
         let mut intro = format!(
-            "Each protocol with its own retransmission rules, {} runs a point, in virtual time \
-             through the in-memory pair with seeded loss on every datagram both ways (the same \
-             loss stream for every protocol). Time = the timers waited + Eq. 3.84 over the \
-             flights delivered; percentiles (nearest rank) over the completed runs. DTLS 1.3 \
-             fragments to each bearer's MTU.",
+            "Modelled, not measured: each protocol with its own retransmission rules, {} runs a \
+             point, in virtual time through the in-memory pair with seeded loss on every \
+             datagram both ways (the same loss stream for every protocol). A run's time is \
+             {LABEL}: the timers waited plus Eq. 3.84 over the flights delivered. Percentiles \
+             are over all runs, a run that did not complete counted as beyond every time: where \
+             more than 5 % of the runs failed, the p95 is unbounded and shown as \"> max\" (the \
+             largest completed time, a lower bound). DTLS 1.3 fragments to each bearer's MTU.",
             self.runs_per_point
         );
         // The curves over the modern bearers rest on nominal rates: say so where they
@@ -328,7 +382,8 @@ impl LossCurves {
             intro.push(' ');
             intro.push_str(&note);
         }
-        let mut s = Section::new("loss_curves", "Completion under loss, 0 to 20 %").intro(intro);
+        let mut s =
+            Section::new("loss_curves", "Completion under loss, 0 to 20 % (modelled)").intro(intro);
         let mut bearers: Vec<&str> = Vec::new();
         for r in &self.rows {
             if !bearers.contains(&r.bearer.as_str()) {
@@ -341,10 +396,13 @@ impl LossCurves {
         s.table(self.table(ctx))
     }
 
+    /// Per protocol: the median over all runs (solid), the p95 (dashed, hollow markers),
+    /// and the p95s that are unbounded drawn apart at the largest completed time, the
+    /// lower bound they are above.
     fn figure(&self, ctx: &Ctx, bearer: &str) -> Figure {
         let mut chart = LineChart::new(
             Axis::new("datagram loss", "%"),
-            Axis::new("time to complete", "ms").log(),
+            Axis::new("time to complete (modelled)", "ms").log(),
         );
         let mut labels: Vec<(&'static str, &str)> = Vec::new();
         for r in self.rows.iter().filter(|r| r.bearer == bearer) {
@@ -352,53 +410,97 @@ impl LossCurves {
                 labels.push((r.protocol, &r.suite));
             }
         }
+        let model = modelled(ctx, self.runs_per_point);
         for (i, (protocol, suite)) in labels.into_iter().enumerate() {
             let mine = || {
                 self.rows.iter().filter(move |r| {
                     r.bearer == bearer && r.protocol == protocol && r.suite == suite
                 })
             };
-            let med: Vec<(f64, f64)> = mine()
-                .filter_map(|r| r.median_ms.map(|m| (r.loss * 100.0, m)))
-                .collect();
-            let p95: Vec<(f64, f64)> = mine()
-                .filter_map(|r| r.p95_ms.map(|m| (r.loss * 100.0, m)))
+            let at = |v: Option<f64>, r: &LossCurveRow| v.map(|m| (r.loss * 100.0, m));
+            let med: Vec<(f64, f64)> = mine().filter_map(|r| at(r.median_all_runs_ms, r)).collect();
+            let p95: Vec<(f64, f64)> = mine().filter_map(|r| at(r.p95_all_runs_ms, r)).collect();
+            let beyond: Vec<(f64, f64)> = mine()
+                .filter(|r| r.p95_bound == Some(Bound::Unbounded))
+                .filter_map(|r| at(r.max_completed_ms, r))
                 .collect();
             chart = chart
                 .series(
-                    Series::new(format!("{protocol} {suite} median"), ctx.measured(), med)
-                        .colour(i),
+                    Series::new(format!("{protocol} {suite} median"), model.clone(), med).colour(i),
                 )
                 .series(
-                    Series::new(format!("{protocol} {suite} p95"), ctx.measured(), p95).colour(i),
+                    Series::new(format!("{protocol} {suite} p95"), model.clone(), p95)
+                        .colour(i)
+                        .secondary(),
+                )
+                .series(
+                    Series::new(
+                        format!("{protocol} {suite} p95 unbounded (> max completed)"),
+                        model.clone(),
+                        beyond,
+                    )
+                    .colour(i)
+                    .apart(),
                 );
         }
         Figure::new(
             format!("loss_curves_{bearer}"),
-            format!("Time to complete a handshake against loss over {bearer}"),
+            format!("Time to complete a handshake against loss over {bearer} (modelled)"),
             chart,
         )
-        .caption("Median and p95 of the completed runs; each protocol's own retransmission timers.")
+        .caption(format!(
+            "Modelled ({LABEL}), not measured. Median (solid) and p95 (dashed, hollow markers) \
+             over all runs, a failed run counted as beyond every time; where the p95 is \
+             unbounded, a hollow marker without a line stands at the largest completed time, \
+             which the p95 exceeds. Each protocol's own retransmission timers."
+        ))
     }
 
     fn table(&self, ctx: &Ctx) -> Table {
-        let m = ctx.measured();
-        let mut t = Table::new("loss_curves", "Completion and time to complete under loss")
-            .column(Column::label("protocol"))
-            .column(Column::label("suite"))
-            .column(Column::label("bearer"))
-            .column(Column::new(
-                "loss",
-                Some("%"),
-                Provenance::derived("the hook's probability"),
-            ))
-            .column(Column::new("completed", None, m.clone()))
-            .column(Column::new("runs", None, m.clone()))
-            .column(Column::new("median", Some("ms"), m.clone()))
-            .column(Column::new("p95", Some("ms"), m.clone()))
-            .column(Column::new("p99", Some("ms"), m.clone()))
-            .column(Column::new("retransmissions (median)", None, m));
+        let m = modelled(ctx, self.runs_per_point);
+        let counted = Provenance::derived("runs of the virtual-time model, counted");
+        let mut t = Table::new(
+            "loss_curves",
+            "Completion and time to complete under loss (modelled)",
+        )
+        .caption(format!(
+            "Modelled ({LABEL}). Median, p95 and p99 over all runs, a failed run counted as \
+             beyond every time: \"> max\" marks a percentile that falls on a failed run, \
+             unbounded, above the largest completed time shown. The p95 over the completed \
+             runs alone is a lower bound of the p95 over all runs wherever a run failed."
+        ))
+        .column(Column::label("protocol"))
+        .column(Column::label("suite"))
+        .column(Column::label("bearer"))
+        .column(Column::new(
+            "loss",
+            Some("%"),
+            Provenance::derived("the hook's probability"),
+        ))
+        .column(Column::new("completed", None, counted.clone()))
+        .column(Column::new("runs", None, counted))
+        .column(Column::new("median, all runs", Some("ms"), m.clone()))
+        .column(Column::new("p95, all runs", Some("ms"), m.clone()))
+        .column(Column::new("p99, all runs", Some("ms"), m.clone()))
+        .column(Column::new(
+            "p95, completed runs only",
+            Some("ms"),
+            m.clone(),
+        ))
+        .column(Column::new("retransmissions (median)", None, m));
         for r in &self.rows {
+            let all = |v: Option<f64>, b: Option<Bound>| match b {
+                Some(Bound::Unbounded) => Cell::text(match r.max_completed_ms {
+                    Some(max) => format!("> {max:.0}"),
+                    None => "unbounded".to_owned(),
+                }),
+                _ => Cell::opt(v, 0),
+            };
+            let completed_p95 = match r.p95_ms {
+                Some(v) if r.completed < r.runs => Cell::num(v, 0)
+                    .flag("a lower bound: runs failed, and the p95 over all runs is at least this"),
+                v => Cell::opt(v, 0),
+            };
             t = t.row(vec![
                 Cell::text(r.protocol),
                 Cell::text(&r.suite),
@@ -406,14 +508,30 @@ impl LossCurves {
                 Cell::num(r.loss * 100.0, 0),
                 Cell::num(r.completed as f64, 0),
                 Cell::num(r.runs as f64, 0),
-                Cell::opt(r.median_ms, 0),
-                Cell::opt(r.p95_ms, 0),
-                Cell::opt(r.p99_ms, 0),
+                all(r.median_all_runs_ms, r.median_bound),
+                all(r.p95_all_runs_ms, r.p95_bound),
+                all(r.p99_all_runs_ms, r.p99_bound),
+                completed_p95,
                 Cell::opt(r.median_retransmissions, 0),
             ]);
         }
         t
     }
+}
+
+/// What a run's time is, in the words every label of the section uses.
+const LABEL: &str = "virtual time on protocol timers plus Eq. 3.84";
+
+/// The provenance of every time of the section: modelled, not measured.
+fn modelled(ctx: &Ctx, runs: usize) -> Provenance {
+    Provenance::modelled(
+        LABEL,
+        format!(
+            "seeded loss, {runs} runs a point, each protocol's timers; flights from the \
+             in-memory runs of run {}",
+            ctx.run_id
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -430,6 +548,90 @@ mod tests {
         assert_eq!(row.median_ms, Some(200.0));
         assert_eq!(row.p95_ms, Some(300.0));
         assert_eq!(row.median_retransmissions, Some(1.0));
+        // Over all runs, the failure is beyond every time: the median moves up to the
+        // mean of 200 and 300, and the p95 is unbounded, above the largest time.
+        assert_eq!(row.median_all_runs_ms, Some(250.0));
+        assert_eq!(row.median_bound, Some(Bound::Exact));
+        assert_eq!(
+            (row.p95_all_runs_ms, row.p95_bound),
+            (None, Some(Bound::Unbounded))
+        );
+        assert_eq!(row.max_completed_ms, Some(300.0));
+    }
+
+    /// The figure and table of a point where runs failed: modelled, the unbounded p95
+    /// drawn apart and printed as "> max", and the legend in agreement with the series.
+    #[test]
+    fn failed_runs_make_an_unbounded_p95_that_is_labelled_and_drawn_apart() {
+        let ctx = Ctx {
+            mode: Mode::Smoke,
+            catalogue: super::super::vocabulary::Catalogue::shipped().unwrap(),
+            run_id: "r1".into(),
+            machine: "testbox".into(),
+            progress: indicatif::ProgressBar::hidden(),
+            job_logs: None,
+        };
+        let mut rows = Vec::new();
+        for (loss, failed) in [(0.0, 0), (0.1, 1), (0.2, 3)] {
+            let runs: Vec<RunResult> = (0..20)
+                .map(|i| (i >= failed).then_some((1000.0 + 100.0 * f64::from(i as u32), 1)))
+                .collect();
+            let refs: Vec<&RunResult> = runs.iter().collect();
+            let curve = registry::contender("dtls1.2:ecdhe-ecdsa-p256-ccm8").unwrap();
+            rows.push(point(&curve, "lte-m", loss, &refs));
+        }
+        let curves = LossCurves {
+            rows,
+            runs_per_point: 20,
+        };
+        assert_eq!(curves.rows[2].p95_bound, Some(Bound::Unbounded));
+        let figure = curves.figure(&ctx, "lte-m");
+        assert!(
+            figure.title.contains("modelled")
+                && figure
+                    .caption
+                    .starts_with("Modelled (virtual time on protocol timers plus Eq. 3.84)")
+        );
+        let svg = figure.to_svg().unwrap();
+        let check = wtlsperf_report::svg_series_and_legend(&svg);
+        assert!(check.disagreements().is_empty(), "{check:?}");
+        assert!(check
+            .series
+            .iter()
+            .any(|s| s.ends_with("p95 unbounded (> max completed)")));
+        assert!(svg.contains("data-trace=\"apart\"") && svg.contains("data-trace=\"secondary\""));
+        let table = curves.table(&ctx);
+        let csv = table.to_csv().unwrap();
+        assert!(csv.contains("> 2900"), "{csv}");
+        assert!(table
+            .columns
+            .iter()
+            .skip(6)
+            .all(|c| c.provenance.kind() == wtlsperf_report::ProvenanceKind::Modelled));
+    }
+
+    #[test]
+    fn a_p95_is_bounded_while_at_most_5_percent_of_runs_fail() {
+        // 40 runs: two failures leave the p95 (38th of 40) on a completed run, three
+        // put it on a failure.
+        let times = |failed: usize| -> Vec<Option<f64>> {
+            (0..40)
+                .map(|i| (i >= failed).then(|| f64::from(i as u32)))
+                .collect()
+        };
+        assert_eq!(
+            over_all_runs(&times(2), 95.0),
+            (Some(39.0), Some(Bound::Exact))
+        );
+        assert_eq!(
+            over_all_runs(&times(3), 95.0),
+            (None, Some(Bound::Unbounded))
+        );
+        assert_eq!(
+            over_all_runs(&times(0), 50.0),
+            (Some(19.5), Some(Bound::Exact))
+        );
+        assert_eq!(over_all_runs(&[], 95.0), (None, None));
     }
 
     #[test]

@@ -22,7 +22,8 @@
 //! * [`pq_cost`]: what ML-KEM-768 adds to DTLS 1.3 per device and bearer, and where it
 //!   stops being affordable;
 //! * [`findings`]: what the numbers confirm and contradict, each verdict by the rule of
-//!   [`verdict`] and each attribution to a study resting on a passage of [`passages`];
+//!   [`verdict`] and each attribution to a study resting on a passage of [`passages`],
+//!   the caveats several of them repeat kept once by [`caveats`];
 //! * [`output`]: the machine-readable files and `summary.json`;
 //! * [`interrupt`]: a run stopped by a signal or killed leaves nothing that passes for a
 //!   complete one.
@@ -37,12 +38,15 @@
 //! within its 15-minute budget), `--quick` (about 160 s) and a hidden `--smoke`, which
 //! the test suite runs, that only proves every part runs end to end.
 
+pub mod caveats;
+pub mod citations;
 pub mod contenders;
 pub mod context;
 pub mod csv_file;
 pub mod device;
 pub mod findings;
 pub mod flights;
+pub mod front;
 pub mod instructions;
 pub mod interrupt;
 pub mod loss_curves;
@@ -241,6 +245,7 @@ pub fn run(args: EvaluateConfig) -> anyhow::Result<()> {
                 .iter()
                 .map(output::FindingSummary::from)
                 .collect(),
+            caveats: output::caveats_of(&parts.findings),
         };
         output::write_findings_csv(&out, &summary.findings)?;
         output::write_summary(&out, &summary)
@@ -389,6 +394,7 @@ impl Parts {
         let wap_model = page_load_model::WapModelResults::build(&page_load, &processing);
         findings.extend(wap_model.findings());
         overall.add_wtp_series(&wap_model.herwono_modelled, &wap_model.herwono_measured);
+        let findings = caveats::share(findings);
         Ok(Parts {
             processing,
             instructions,
@@ -410,8 +416,19 @@ impl Parts {
         })
     }
 
-    /// The report: one section per part, the findings last.
+    /// The report: the first screen from the headline numbers (and the degraded-run
+    /// banner when the headline says so: `front`), then the sections.
     fn report(&self, ctx: &Ctx, machine: &output::MachineInfo) -> anyhow::Result<Report> {
+        let headline = self.headline();
+        let json = serde_json::to_value(&headline)?;
+        let mut report = self.sections(ctx, machine)?;
+        report.headlines = front::headline_numbers(&headline, &json);
+        report.status = front::run_status(&json);
+        Ok(report)
+    }
+
+    /// The report's sections: one per part, the findings last.
+    fn sections(&self, ctx: &Ctx, machine: &output::MachineInfo) -> anyhow::Result<Report> {
         Ok(
             Report::new("wtlsperf evaluation: the WTLS handshake, re-measured")
                 .subtitle(format!(

@@ -78,7 +78,8 @@ pub struct FindingSummary {
     pub claim: String,
     /// The evidence.
     pub evidence: String,
-    /// confirmed / contradicted / inconclusive.
+    /// confirmed / contradicted / inconclusive: the word the report shows
+    /// (`Finding::verdict_label`), whatever the kind.
     pub verdict: String,
     /// What the finding tests (`FindingKind::name`).
     pub kind: String,
@@ -88,6 +89,32 @@ pub struct FindingSummary {
     pub study: Option<String>,
     pub place: Option<String>,
     pub passage: Option<String>,
+    /// The ids of the shared caveats the finding refers to (their text is written once,
+    /// in `summary.json`'s `caveats`).
+    pub caveats: Vec<String>,
+}
+
+/// A caveat several findings share, written once in `summary.json`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CaveatSummary {
+    pub id: String,
+    pub title: String,
+    pub text: String,
+}
+
+/// The distinct caveats of `findings`, in order of first use.
+pub fn caveats_of(findings: &[Finding]) -> Vec<CaveatSummary> {
+    let mut out: Vec<CaveatSummary> = Vec::new();
+    for c in findings.iter().flat_map(|f| &f.caveats) {
+        if !out.iter().any(|o| o.id == c.id) {
+            out.push(CaveatSummary {
+                id: c.id.clone(),
+                title: c.title.clone(),
+                text: c.text.clone(),
+            });
+        }
+    }
+    out
 }
 
 impl From<&Finding> for FindingSummary {
@@ -95,12 +122,13 @@ impl From<&Finding> for FindingSummary {
         FindingSummary {
             claim: f.claim.clone(),
             evidence: f.evidence.clone(),
-            verdict: f.verdict.name().to_owned(),
+            verdict: f.verdict_label().to_owned(),
             kind: f.kind.name().to_owned(),
             rule: f.rule.clone(),
             study: f.passage.map(|p| p.study.citation().to_owned()),
             place: f.passage.map(|p| p.place.to_owned()),
             passage: f.passage.map(|p| p.quote.to_owned()),
+            caveats: f.caveats.iter().map(|c| c.id.clone()).collect(),
         }
     }
 }
@@ -119,6 +147,8 @@ struct FindingCsv<'a> {
     study: Option<&'a str>,
     place: Option<&'a str>,
     passage: Option<&'a str>,
+    /// The shared caveats' ids, `; `-separated (their text: `summary.json`'s `caveats`).
+    caveats: String,
 }
 
 /// Writes `findings.csv` beside `summary.json`.
@@ -138,6 +168,7 @@ pub fn write_findings_csv(
             study: f.study.as_deref(),
             place: f.place.as_deref(),
             passage: f.passage.as_deref(),
+            caveats: f.caveats.join("; "),
         }),
     )
 }
@@ -316,6 +347,8 @@ pub struct Summary {
     pub headline: Headline,
     /// Findings.
     pub findings: Vec<FindingSummary>,
+    /// The caveats the findings share, each written once.
+    pub caveats: Vec<CaveatSummary>,
 }
 
 /// One row of `cases.csv`. New columns go where they belong in the struct, in
@@ -473,7 +506,9 @@ pub fn write_queue(dir: &Path, q: &QueueResults) -> anyhow::Result<()> {
             .chain(&q.variants.robustness)
             .chain(&q.variants.mutual),
     )?;
-    write_csv(&dir.join("queue_robustness.csv"), q.robustness_rows())
+    // A full evaluation runs no robustness points (`--only robustness` does): the file
+    // then has its header alone.
+    super::csv_file::write_csv_or_header(&dir.join("queue_robustness.csv"), q.robustness_rows())
 }
 
 /// `part.json` of a run of one part (`evaluate --only`): where its time went and the

@@ -508,10 +508,7 @@ impl OverallResults {
         Some(
             Figure::new(
                 format!("fig4_{figure}_queued_handshake"),
-                format!(
-                    "Figure 4.{figure}: mutual handshake time with queue delay (category 3, leaf strength level {}), GSM CSD",
-                    figure - 43
-                ),
+                queued_figure_title(figure),
                 chart,
             )
             .caption(
@@ -574,21 +571,16 @@ impl OverallResults {
             .filter(|r| r.auth == auth && r.bearer == "GSM CSD")
             .collect();
         let labels: Vec<String> = rows.iter().map(|r| r.case.to_string()).collect();
-        let n = if auth == Authentication::Mutual {
-            42
-        } else {
-            43
-        };
         Figure::new(
             format!(
-                "fig4_{n}_overall_{}",
+                "overall_gsm_csd_{}",
                 if auth == Authentication::Mutual {
                     "mutual"
                 } else {
                     "server"
                 }
             ),
-            format!("Figure 4.{n}: overall handshake time over GSM CSD, {auth:?}"),
+            overall_figure_title(auth),
             GroupedBarChart::new("case", labels, Axis::new("T_H", "ms"))
                 .series(BarSeries::new(
                     "thesis inputs",
@@ -692,7 +684,8 @@ impl OverallResults {
                         ),
                         published,
                     )
-                    .colour(i),
+                    .colour(i)
+                    .secondary(),
                 );
             }
         }
@@ -723,6 +716,25 @@ impl OverallResults {
         )
         .size(1000, 520)
     }
+}
+
+/// "Mutual handshake time with queue delay, category 3, leaf strength level 1, GSM CSD
+/// (thesis Figure 4.44)": Figures 4.44-4.46, one per level.
+pub(crate) fn queued_figure_title(figure: u8) -> String {
+    format!(
+        "Mutual handshake time with queue delay, category 3, leaf strength level {}, GSM CSD (thesis Figure 4.{figure})",
+        figure - 43
+    )
+}
+
+/// The overall handshake time of every case of one mode over GSM CSD: the GSM CSD bars
+/// of the thesis' Figures 4.39-4.41 (one per category, both modes). Figures 4.42 and
+/// 4.43 compare GSM CSD with GPRS, which the table beside this figure does.
+pub(crate) fn overall_figure_title(auth: Authentication) -> String {
+    format!(
+        "Overall handshake time over GSM CSD, {} cases (as thesis Figures 4.39-4.41)",
+        super::citations::mode_words(auth)
+    )
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use std::net::{SocketAddr, UdpSocket};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -26,7 +26,7 @@ use super::csv_file::write_csv;
 use wtlsperf_drivers::auth::auth_mode;
 use wtlsperf_drivers::bearer_runs::bearer_retransmit_timeout;
 use wtlsperf_drivers::pki_store::PkiStore;
-use wtlsperf_drivers::setup::{self, gateway_server_config, ClientAuth, Options};
+use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
 use wtlsperf_drivers::wap_client::{self, Limits, Socket, WspMode, WtlsPipe};
 use wtlsperf_drivers::wap_gateway::{self, lab_origin::LabOrigin, WapGatewayConfig, ROLES};
 
@@ -246,39 +246,18 @@ fn run_all(
     auth: AuthMode,
     work: &[(Case, Fetch)],
 ) -> Vec<anyhow::Result<Run>> {
-    let next = Mutex::new(0usize);
-    let results: Mutex<Vec<Option<anyhow::Result<Run>>>> =
-        Mutex::new((0..work.len()).map(|_| None).collect());
-    std::thread::scope(|s| {
-        for _ in 0..work.len().clamp(1, 48) {
-            s.spawn(|| loop {
-                let i = {
-                    let mut g = next.lock().unwrap_or_else(|e| e.into_inner());
-                    *g += 1;
-                    *g - 1
-                };
-                let Some((case, fetch)) = work.get(i) else {
-                    break;
-                };
-                let r = one_run(
-                    store,
-                    targets,
-                    link.clone(),
-                    *case,
-                    auth,
-                    *fetch,
-                    31 + i as u64,
-                );
-                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
-            });
-        }
-    });
-    results
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(anyhow::anyhow!("not run"))))
-        .collect()
+    // Many at once: each run mostly waits on its emulated link.
+    wtlsperf_drivers::pool::run_concurrently(work, 48, |i, &(case, fetch)| {
+        one_run(
+            store,
+            targets,
+            link.clone(),
+            case,
+            auth,
+            fetch,
+            31 + i as u64,
+        )
+    })
 }
 
 /// One handshake (and page) through a fresh relay.
@@ -292,10 +271,8 @@ fn one_run(
     seed: u64,
 ) -> anyhow::Result<Run> {
     let creds = store.case(&case)?;
-    let mut cfg = setup::client_config(&creds, &Options::default(), false);
+    let cfg = wtlsperf_drivers::registry::wtls::wtls_bearer_config(&creds, &link);
     let rto = bearer_retransmit_timeout(&link);
-    cfg.retransmit_timeout_ns = u64::try_from(rto.as_nanos()).unwrap_or(u64::MAX);
-    cfg.max_retransmissions = 6;
     let upstream = match fetch {
         Fetch::Connection => targets.connection,
         _ => targets.connectionless,

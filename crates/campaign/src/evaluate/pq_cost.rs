@@ -131,6 +131,11 @@ pub struct PqCostRow {
     pub budget_ms: f64,
     #[serde(serialize_with = "crate::evaluate::csv_file::display")]
     pub affordable: Affordability,
+    /// The protocol of both handshakes (`dtls1.3`, `quic`).
+    pub protocol: String,
+    /// Which half of the post-quantum handshake is post-quantum: `key exchange`,
+    /// `signature` or `both`.
+    pub post_quantum_part: String,
 }
 
 impl PqCostRow {
@@ -242,6 +247,8 @@ fn row(classical: &Side, pq: &Side, bearer: &LinkProfile, device: &Device) -> Pq
         .into_iter()
         .find_map(|c| c.as_ref().err().cloned());
     let mut r = PqCostRow {
+        protocol: pq.config.protocol().name().to_owned(),
+        post_quantum_part: pq.config.contender.traits().post_quantum_part().to_owned(),
         pq_suite: pq.config.suite(),
         classical_suite: classical.config.suite(),
         bearer: bearer.name.clone(),

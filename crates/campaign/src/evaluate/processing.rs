@@ -16,7 +16,7 @@ use wtlsperf_models::processing::{
 use wtlsperf_models::reference::{self, ProcessingTimeRow};
 use wtlsperf_models::{Authentication, Side, SuiteFamily};
 
-mod report;
+pub(crate) mod report;
 
 use super::context::{Ctx, Mode};
 use wtlsperf_drivers::pki_store::PkiStore;

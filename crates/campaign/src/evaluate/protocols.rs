@@ -52,7 +52,7 @@ pub const LOSS_BEARER: &str = "lte-m";
 /// one, and DTLS 1.3's classical and ML-KEM certificate configurations. A protocol this
 /// build lacks is left out; one the registry adds is compared by its first (default)
 /// configuration.
-pub const COMPARED: [&str; 8] = [
+pub const COMPARED: [&str; 10] = [
     "dtls1.2:ecdhe-ecdsa-p256-ccm8",
     "dtls1.2:ecdhe-ecdsa-p256-ccm8-mutual",
     "dtls1.2:psk-ccm8",
@@ -61,6 +61,8 @@ pub const COMPARED: [&str; 8] = [
     "dtls1.3:psk-ccm8",
     "dtls1.3:mlkem768-ecdsa-ccm8",
     "dtls1.3:x25519mlkem768-ecdsa-ccm8",
+    "dtls1.3:ecdhe-p256-mldsa44-ccm8",
+    "dtls1.3:mlkem768-mldsa44-ccm8",
 ];
 
 /// The compared configurations this build has (see [`COMPARED`]), beyond WTLS.
@@ -142,7 +144,7 @@ impl Config {
     }
 
     /// Server-authenticated with certificates, with ML-KEM in its key exchange (alone
-    /// or in a hybrid).
+    /// or in a hybrid), ML-DSA signing its certificates, or both.
     pub fn is_post_quantum(&self) -> bool {
         self.pq_certificate_group() == Some(true)
     }
@@ -154,7 +156,7 @@ impl Config {
     }
 
     /// Whether a server-authenticated certificate configuration of a protocol with
-    /// post-quantum configurations has a post-quantum key exchange; `None` for every
+    /// post-quantum configurations is post-quantum in either half; `None` for every
     /// other configuration.
     fn pq_certificate_group(&self) -> Option<bool> {
         let t = self.contender.traits();
@@ -163,12 +165,12 @@ impl Config {
             .entry()
             .configurations()
             .iter()
-            .any(|c| c.traits().post_quantum_key_exchange);
+            .any(|c| c.traits().post_quantum_part() != "none");
         let certificate_server = t.forward_secrecy
             && self.auth() == Authentication::ServerAuth
             && t.uses_p256
             && !self.contender.configuration().ends_with("-cid");
-        (has_pq && certificate_server).then_some(t.post_quantum_key_exchange)
+        (has_pq && certificate_server).then_some(t.post_quantum_part() != "none")
     }
 
     /// WTLS 256p/256p: the like-for-like case of the P-256 suites.

@@ -616,7 +616,7 @@ pub mod calibrate;
 pub mod fleet_sizing;
 mod modelled;
 pub mod reality;
-mod report;
+pub(crate) mod report;
 
 mod point;
 mod rows;

@@ -89,12 +89,13 @@ fn selected_modern(c: &Config) -> bool {
 }
 
 /// Today's configurations on the axes, by contender text.
-const SELECTED: [&str; 5] = [
+const SELECTED: [&str; 6] = [
     "dtls1.2:ecdhe-ecdsa-p256-ccm8",
     "edhoc:method3-suite2",
     "dtls1.3:ecdhe-p256-ecdsa-ccm8",
     "dtls1.3:mlkem768-ecdsa-ccm8",
     "dtls1.3:x25519mlkem768-ecdsa-ccm8",
+    "dtls1.3:mlkem768-mldsa44-ccm8",
 ];
 
 /// The configurations on the axes: WTLS's cases from the processing part, today's from
@@ -217,28 +218,39 @@ impl ThenAndNow {
             categories,
             Axis::new("time to a secure channel (modelled)", "ms").log(),
         );
+        // A handshake without a bar in any setting has no legend entry either (the
+        // legend lists the series drawn): the caption names it and says why.
+        let mut undrawn: Vec<String> = Vec::new();
         for h in self.handshakes() {
-            let values = settings
+            let values: Vec<Option<f64>> = settings
                 .iter()
                 .map(|(b, d)| self.find(&h, b, d).and_then(|r| r.modelled_ms))
                 .collect();
-            chart = chart.series(BarSeries::new(
-                format!("{} {} ({})", h.0, h.1, h.2),
-                modelled(),
-                values,
-            ));
+            let name = format!("{} {} ({})", h.0, h.1, h.2);
+            if values.iter().all(Option::is_none) {
+                undrawn.push(name.clone());
+            }
+            chart = chart.series(BarSeries::new(name, modelled(), values));
         }
+        let undrawn = if undrawn.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " Not drawn, no price on these devices for one of its operations: {}.",
+                undrawn.join("; ")
+            )
+        };
         Figure::new(
             "then_and_now",
             "Time to a secure channel, 2001 to today",
             chart,
         )
-        .caption(
+        .caption(format!(
             "Modelled T_H per handshake; missing bars: the device profile has no published \
              or executed price for an operation of the handshake (X25519 on every profile, \
              binary curves or RSA on some libraries, ML-KEM where neither pqm4 publishes \
-             nor this project executed it).",
-        )
+             nor this project executed it).{undrawn}"
+        ))
     }
 
     /// One row per device and bearer, one column per handshake: the model, and the

@@ -353,7 +353,7 @@ impl TransmissionResults {
         let p = Provenance::published("Bayoglu 2004, Table 4.11 (incl. WTP ACK packets)");
         let mut t = Table::new(
             "t4_11_handshake_bytes",
-            "Table 4.11: handshake bytes per case (ours beside published)",
+            "Handshake bytes per case, ours beside published (thesis Table 4.11)",
         )
         .caption(
             "Ours: WTLS bytes in UDP payloads both ways, no ACKs (WTLS over WDP has none), \

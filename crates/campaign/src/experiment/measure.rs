@@ -17,7 +17,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use wtlsperf_bearer::LinkProfile;
-use wtlsperf_drivers::bearer_runs::predicted_ms;
 use wtlsperf_drivers::load::{run_load, Arrivals, LoadReport, LoadSpec};
 use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::pool::run_concurrently;
@@ -30,6 +29,7 @@ use wtlsperf_models::device::published_pq::PublishedPqCost;
 use wtlsperf_models::queue::pk_mean_wait_ms;
 use wtlsperf_models::queue::trace::SteadyQueue;
 use wtlsperf_models::stats::{median, percentile, Rank};
+use wtlsperf_models::transmission::link_ms;
 use wtlsperf_models::transmission::Direction;
 
 use super::bearer::Bearer;
@@ -128,7 +128,7 @@ fn flight_rows(c: &Contender, bearer: &LinkProfile, shape: &MemoryRun) -> Vec<Fl
                 bytes: f.bytes,
                 largest_datagram: sizes.iter().copied().max().unwrap_or(0),
                 over_payload_limit: sizes.iter().filter(|s| **s > usize::from(limit)).count(),
-                model_ms: predicted_ms(std::slice::from_ref(f), bearer),
+                model_ms: link_ms(std::slice::from_ref(f), &bearer.rates()),
             }
         })
         .collect()
@@ -313,7 +313,7 @@ pub fn bearer_runs(
         let client_ms = p.client_ms(m).unwrap_or(0.0);
         Ok(RunFigures {
             measured_ms: run.duration_ms,
-            link_ms: predicted_ms(&flights, bearer),
+            link_ms: link_ms(&flights, &bearer.rates()),
             model_ms: duration_ms(&flights, bearer, client_ms, m.server_cpu_us / 1e3),
             retransmissions: run.client_retransmissions,
             bytes: run.bytes(),

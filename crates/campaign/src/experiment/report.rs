@@ -11,7 +11,7 @@ use super::file::Experiment;
 use super::measure::{BearerRunRow, FlightRow, LoadPointRow};
 use super::Results;
 use crate::evaluate::context::Ctx;
-use crate::evaluate::loss_curves::LossCurveRow;
+use crate::evaluate::loss_curves::{Bound, LossCurveRow};
 use crate::evaluate::queue::calibrate::MISS_TOLERANCE;
 
 /// What a loss curve's time is, as every label of its section says it.
@@ -374,7 +374,7 @@ fn bearer_figure(bearer: &str, rows: &[&BearerRunRow], m: &Provenance, th: &Prov
 pub fn loss_curves(rows: &[LossCurveRow], runs: usize) -> Section {
     let model = Provenance::modelled(LOSS_CURVE_MODEL, format!("seeded loss on every datagram both ways, {runs} runs a point, each protocol's own timers"));
     let mut s = Section::new("loss_curves", "Completion under loss (modelled)").intro(format!(
-        "Modelled (virtual time on protocol timers + Eq. 3.84), not measured: each run is an in-memory handshake whose datagrams are dropped with the level's probability from a seeded stream (the same stream for every contender at a point); its time is the virtual time waited on the protocols' own retransmission timers plus Eq. 3.84 over the flights delivered. Percentiles by nearest rank over the completed runs: where runs failed, they are lower bounds. {runs} runs a point."
+        "Modelled (virtual time on protocol timers + Eq. 3.84), not measured: each run is an in-memory handshake whose datagrams are dropped with the level's probability from a seeded stream (the same stream for every contender at a point); its time is the virtual time waited on the protocols' own retransmission timers plus Eq. 3.84 over the flights delivered. Percentiles over all runs, a run that did not complete counted as beyond every time (the evaluation's rule): where one falls on a failed run it is unbounded, shown as \"> max\" (the largest completed time). The figures draw median and p95 over the completed runs. {runs} runs a point."
     ));
     for b in dedup(rows.iter().map(|r| r.bearer.as_str())) {
         let mut chart = LineChart::new(
@@ -434,16 +434,18 @@ pub fn loss_curves(rows: &[LossCurveRow], runs: usize) -> Section {
         ))
         .column(Column::new("completed", None, counted.clone()))
         .column(Column::new("runs", None, counted))
-        .column(Column::new("median", Some("ms"), model.clone()))
-        .column(Column::new("p95", Some("ms"), model.clone()))
-        .column(Column::new("p99", Some("ms"), model.clone()))
+        .column(Column::new("median, all runs", Some("ms"), model.clone()))
+        .column(Column::new("p95, all runs", Some("ms"), model.clone()))
+        .column(Column::new("p99, all runs", Some("ms"), model.clone()))
         .column(Column::new("retransmissions (median)", None, model));
     for r in rows {
-        let lower = |v: Option<f64>| match v {
-            Some(x) if r.completed < r.runs => {
-                Cell::num(x, 0).flag("a lower bound: some runs did not complete")
-            }
-            v => Cell::opt(v, 0),
+        // a percentile that falls on a failed run is unbounded: above the largest time
+        let all = |v: Option<f64>, b: Option<Bound>| match b {
+            Some(Bound::Unbounded) => Cell::text(
+                r.max_completed_ms
+                    .map_or("unbounded".to_owned(), |m| format!("> {m:.0}")),
+            ),
+            _ => Cell::opt(v, 0),
         };
         t = t.row(vec![
             Cell::text(r.protocol),
@@ -452,9 +454,9 @@ pub fn loss_curves(rows: &[LossCurveRow], runs: usize) -> Section {
             Cell::num(r.loss * 100.0, 1),
             Cell::num(r.completed as f64, 0),
             Cell::num(r.runs as f64, 0),
-            lower(r.median_ms),
-            lower(r.p95_ms),
-            lower(r.p99_ms),
+            all(r.median_all_runs_ms, r.median_bound),
+            all(r.p95_all_runs_ms, r.p95_bound),
+            all(r.p99_all_runs_ms, r.p99_bound),
             Cell::opt(r.median_retransmissions, 0),
         ]);
     }

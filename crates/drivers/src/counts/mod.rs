@@ -16,7 +16,6 @@ mod one;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -130,30 +129,17 @@ pub fn count(
             numbering,
         )?;
     }
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<CaseCounts>>>> =
-        Mutex::new((0..plan.len()).map(|_| None).collect());
     let progress = Mutex::new((&mut progress, 0usize));
-    std::thread::scope(|s| {
-        for _ in 0..jobs.max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(p) = plan.get(i) else { break };
-                let r = count_one(&program, &dir.0, i, *p, seed);
-                results.lock().expect("results")[i] = Some(r);
-                let mut g = progress.lock().expect("progress");
-                g.1 += 1;
-                let done = g.1;
-                (g.0)(done, plan.len());
-            });
-        }
-    });
-    results
-        .into_inner()
-        .expect("results")
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err(anyhow!("a case was not run"))))
-        .collect()
+    crate::pool::run_concurrently(plan, jobs, |i, p| {
+        let r = count_one(&program, &dir.0, i, *p, seed);
+        let mut g = progress.lock().unwrap_or_else(|e| e.into_inner());
+        g.1 += 1;
+        let done = g.1;
+        (g.0)(done, plan.len());
+        r
+    })
+    .into_iter()
+    .collect()
 }
 
 /// The handshakes `count` runs: the selected cases (default every case the local

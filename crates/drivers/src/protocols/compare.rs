@@ -59,8 +59,7 @@ pub fn default_contenders() -> Vec<Contender> {
 /// Runs the command.
 pub fn run(args: CompareConfig) -> anyhow::Result<()> {
     anyhow::ensure!(args.reps > 0, "--reps must be at least 1");
-    let store = PkiStore::load_or_init(&args.pki_dir)
-        .with_context(|| format!("--pki {}", args.pki_dir.display()))?;
+    let (store, _scratch) = pki_for(&args)?;
     let bench = Bench { store: &store };
     println!(
         "{:<44} {:>6} {:>7} {:>10} {:>6} {:>10} {:>10}",
@@ -99,6 +98,26 @@ pub fn run(args: CompareConfig) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The PKI of the WTLS cases and anchors (`--pki`, issued on first use) where a WTLS
+/// contender or the anchors need it; otherwise an empty one in a scratch directory (the
+/// other protocols bring their own credentials), removed when the guard drops.
+fn pki_for(args: &CompareConfig) -> anyhow::Result<(PkiStore, Option<tempfile::TempDir>)> {
+    let wtls = args
+        .contenders
+        .iter()
+        .chain(&args.over)
+        .any(|c| c.protocol() == wtls::handshake::WTLS);
+    if args.peers || wtls {
+        let store = PkiStore::load_or_init(&args.pki_dir)
+            .with_context(|| format!("--pki {}", args.pki_dir.display()))?;
+        return Ok((store, None));
+    }
+    let dir = tempfile::tempdir()?;
+    let now = crate::pki_store::unix_now()?;
+    let store = PkiStore::create(&dir.path().join("pki"), true, now, &[])?;
+    Ok((store, Some(dir)))
 }
 
 /// The device `--device` names (`this-machine` when absent), or an error listing the

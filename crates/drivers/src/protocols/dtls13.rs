@@ -5,8 +5,11 @@
 //! Why these settings:
 //! * Cipher suite TLS_AES_128_CCM_8_SHA256 throughout: the RFC 7925 profile's AEAD
 //!   (8-byte tag), as the DTLS 1.2 rows use AES-128-CCM-8.
-//! * Certificates: the same small P-256 chain as DTLS 1.2 ([`P256Pki`]), ECDSA with
-//!   SHA-256; server-authenticated or mutual.
+//! * Certificates: the same small P-256 chain as DTLS 1.2
+//!   ([`P256Pki`](super::dtls::P256Pki)), ECDSA with SHA-256, or an ML-DSA-44/65 chain
+//!   of the same shape ([`MlDsaPki`](crate::protocols::ml_dsa::MlDsaPki): FIPS 204, the
+//!   certificate's signature and the CertificateVerify alike); server-authenticated or
+//!   mutual; each side sends its leaf alone (RFC 7925's profile) or its leaf and the CA.
 //! * PSK: external PSK, either `psk_ke` (no key exchange: the lightest case) or
 //!   `psk_dhe_ke` with P-256 (forward secrecy). A PSK authenticates both sides.
 //! * Connection ID (RFC 9147 section 9): when on, the server asks for a 1-byte CID in the
@@ -42,8 +45,16 @@ use std::sync::OnceLock;
 use wolfssl_sys as w;
 use wtlsperf_spine::{Failure, Handshake, Now, ProtocolId, Role, Status, Step};
 
-use super::dtls::P256Pki;
 use super::dtls13_wolf::{check, set_clock, Connection, Context, WolfError};
+pub use crate::protocols::ml_dsa::MlDsa;
+
+#[path = "dtls13_certs.rs"]
+mod certs;
+use certs::Credentials;
+pub use certs::{
+    certificate_alternatives, priced_flight, CertificateAlternatives, CertificateItems,
+    CACHED_INFO_CLIENT_HELLO, CACHED_INFO_SERVER, FRAGMENT_FRAMING,
+};
 
 /// The initial retransmission timer (seconds) recommended for constrained links
 /// (RFC 7925 section 11), as for DTLS 1.2.
@@ -64,6 +75,8 @@ pub enum Group {
     MlKem512,
     /// ML-KEM-768 alone.
     MlKem768,
+    /// ML-KEM-1024 alone: NIST category 5, the highest level.
+    MlKem1024,
     /// X25519 + ML-KEM-768 (draft-ietf-tls-ecdhe-mlkem).
     X25519MlKem768,
     /// secp256r1 + ML-KEM-768.
@@ -71,10 +84,11 @@ pub enum Group {
 }
 
 impl Group {
-    pub const ALL: [Group; 5] = [
+    pub const ALL: [Group; 6] = [
         Group::P256,
         Group::MlKem512,
         Group::MlKem768,
+        Group::MlKem1024,
         Group::X25519MlKem768,
         Group::P256MlKem768,
     ];
@@ -85,6 +99,7 @@ impl Group {
             Group::P256 => w::WOLFSSL_ECC_SECP256R1,
             Group::MlKem512 => w::WOLFSSL_ML_KEM_512,
             Group::MlKem768 => w::WOLFSSL_ML_KEM_768,
+            Group::MlKem1024 => w::WOLFSSL_ML_KEM_1024,
             Group::X25519MlKem768 => w::WOLFSSL_X25519MLKEM768,
             Group::P256MlKem768 => w::WOLFSSL_SECP256R1MLKEM768,
         }) as c_int
@@ -95,6 +110,7 @@ impl Group {
             Group::P256 => "p256",
             Group::MlKem512 => "mlkem512",
             Group::MlKem768 => "mlkem768",
+            Group::MlKem1024 => "mlkem1024",
             Group::X25519MlKem768 => "x25519mlkem768",
             Group::P256MlKem768 => "p256mlkem768",
         }
@@ -109,12 +125,69 @@ impl Group {
 /// How the two sides authenticate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Credential {
-    /// ECDSA P-256 certificates; `mutual` adds the client's.
+    /// Certificates (of the suite's [`Signature`]); `mutual` adds the client's.
     Certificate { mutual: bool },
     /// External PSK, `psk_ke`: no key exchange.
     Psk,
     /// External PSK with a key exchange (`psk_dhe_ke`).
     PskDhe,
+}
+
+/// The signature scheme of a certificate configuration: the chain's keys and
+/// signatures, and the CertificateVerify's SignatureScheme.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Signature {
+    /// ECDSA P-256 with SHA-256 (`ecdsa_secp256r1_sha256`, 0x0403).
+    EcdsaP256,
+    /// ML-DSA (FIPS 204; `mldsa44` 0x0904, `mldsa65` 0x0905, draft-ietf-tls-mldsa).
+    MlDsa(MlDsa),
+}
+
+impl Signature {
+    pub const ALL: [Signature; 3] = [
+        Signature::EcdsaP256,
+        Signature::MlDsa(MlDsa::MlDsa44),
+        Signature::MlDsa(MlDsa::MlDsa65),
+    ];
+
+    /// Name in configuration names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signature::EcdsaP256 => "ecdsa",
+            Signature::MlDsa(l) => l.name(),
+        }
+    }
+
+    /// Name in tables' prose (`ML-DSA-44`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Signature::EcdsaP256 => "ECDSA P-256",
+            Signature::MlDsa(MlDsa::MlDsa44) => "ML-DSA-44",
+            Signature::MlDsa(MlDsa::MlDsa65) => "ML-DSA-65",
+        }
+    }
+
+    /// The TLS SignatureScheme code point of the CertificateVerify.
+    pub fn scheme(self) -> u16 {
+        match self {
+            Signature::EcdsaP256 => 0x0403,
+            Signature::MlDsa(l) => l.signature_scheme(),
+        }
+    }
+
+    /// Whether it is a post-quantum signature.
+    pub fn post_quantum(self) -> bool {
+        self != Signature::EcdsaP256
+    }
+}
+
+/// Which certificates a certificate-authenticated side sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Chain {
+    /// The end-entity certificate alone, the peer holding the CA (RFC 7925 section 4.4.2).
+    Leaf,
+    /// The end-entity certificate and the CA's.
+    LeafAndCa,
 }
 
 /// One DTLS 1.3 configuration on the bench.
@@ -125,19 +198,37 @@ pub struct Dtls13Suite {
     pub group: Group,
     /// Connection ID negotiated (see the module's documentation).
     pub cid: bool,
+    /// The certificates' signature scheme (unused by PSK, kept at ECDSA).
+    pub signature: Signature,
+    /// What a certificate side sends (unused by PSK, kept at the leaf alone).
+    pub chain: Chain,
 }
 
 impl Dtls13Suite {
+    /// A configuration with ECDSA P-256 leaf certificates where it has certificates.
     pub const fn new(credential: Credential, group: Group, cid: bool) -> Dtls13Suite {
         Dtls13Suite {
             credential,
             group,
             cid,
+            signature: Signature::EcdsaP256,
+            chain: Chain::Leaf,
         }
     }
 
+    /// The same configuration signing with `signature`.
+    pub const fn signed_with(self, signature: Signature) -> Dtls13Suite {
+        Dtls13Suite { signature, ..self }
+    }
+
+    /// The same configuration sending `chain`.
+    pub const fn sending(self, chain: Chain) -> Dtls13Suite {
+        Dtls13Suite { chain, ..self }
+    }
+
     /// Every configuration: the classical ones with and without a CID, then each ML-KEM
-    /// group with certificates, server-authenticated and mutual.
+    /// group with ECDSA certificates, server-authenticated and mutual, then the ML-DSA
+    /// ones ([`Dtls13Suite::ml_dsa`]).
     pub fn all() -> Vec<Dtls13Suite> {
         let classical = [
             Credential::Certificate { mutual: false },
@@ -160,19 +251,56 @@ impl Dtls13Suite {
                 ));
             }
         }
+        out.extend(Dtls13Suite::ml_dsa());
         out
     }
 
-    /// Name for tables, CSV and the command line, e.g. `ecdhe-p256-ecdsa-ccm8-mutual-cid`.
+    /// The ML-DSA configurations, server-authenticated and mutual: the signature alone
+    /// post-quantum (P-256 with ML-DSA-44); both halves post-quantum (ML-KEM-768 or the
+    /// X25519 hybrid with ML-DSA-44, ML-KEM-1024 with ML-DSA-65 at the highest level);
+    /// and ML-KEM-768 with ML-DSA-44 sending the CA too, against its leaf alone.
+    pub fn ml_dsa() -> Vec<Dtls13Suite> {
+        let pairs = [
+            (Group::P256, MlDsa::MlDsa44),
+            (Group::MlKem768, MlDsa::MlDsa44),
+            (Group::X25519MlKem768, MlDsa::MlDsa44),
+            (Group::MlKem1024, MlDsa::MlDsa65),
+        ];
+        let mut out = Vec::new();
+        for (group, level) in pairs {
+            for mutual in [false, true] {
+                out.push(
+                    Dtls13Suite::new(Credential::Certificate { mutual }, group, false)
+                        .signed_with(Signature::MlDsa(level)),
+                );
+            }
+        }
+        let full = Dtls13Suite::new(
+            Credential::Certificate { mutual: true },
+            Group::MlKem768,
+            false,
+        )
+        .signed_with(Signature::MlDsa(MlDsa::MlDsa44));
+        out.push(full.sending(Chain::LeafAndCa));
+        out
+    }
+
+    /// Name for tables, CSV and the command line, e.g. `ecdhe-p256-ecdsa-ccm8-mutual-cid`
+    /// or `mlkem768-mldsa44-ccm8-mutual-ca`.
     pub fn name(self) -> String {
         let base = match self.credential {
             Credential::Certificate { mutual } => format!(
-                "{}-ecdsa-ccm8{}",
+                "{}-{}-ccm8{}{}",
                 match self.group {
                     Group::P256 => "ecdhe-p256",
                     g => g.name(),
                 },
-                if mutual { "-mutual" } else { "" }
+                self.signature.name(),
+                if mutual { "-mutual" } else { "" },
+                match self.chain {
+                    Chain::Leaf => "",
+                    Chain::LeafAndCa => "-ca",
+                }
             ),
             Credential::Psk => "psk-ccm8".to_owned(),
             Credential::PskDhe => format!("psk-{}-ccm8", self.group.name()),
@@ -204,6 +332,11 @@ impl Dtls13Suite {
             Credential::Certificate { mutual } => mutual,
             Credential::Psk | Credential::PskDhe => true,
         }
+    }
+
+    /// The signature scheme when the configuration has certificates.
+    pub fn certificate_signature(self) -> Option<Signature> {
+        matches!(self.credential, Credential::Certificate { .. }).then_some(self.signature)
     }
 }
 
@@ -272,7 +405,7 @@ unsafe extern "C" fn psk_server_cb(
 }
 
 /// One side's wolfSSL context for `suite`.
-fn context(suite: Dtls13Suite, pki: &P256Pki, server: bool) -> anyhow::Result<Context> {
+fn context(suite: Dtls13Suite, creds: &Credentials, server: bool) -> anyhow::Result<Context> {
     let ctx = Context::new(server)?;
     let c = ctx.as_ptr();
     // SAFETY: every call below configures our live context with valid buffers.
@@ -287,7 +420,9 @@ fn context(suite: Dtls13Suite, pki: &P256Pki, server: bool) -> anyhow::Result<Co
             w::wolfSSL_CTX_set_groups(c, groups.as_mut_ptr(), 1),
         )?;
         match suite.credential {
-            Credential::Certificate { mutual } => certificates(c, pki, server, mutual)?,
+            Credential::Certificate { mutual } => {
+                certificates(c, creds, server, mutual, suite.chain)?
+            }
             Credential::Psk | Credential::PskDhe => {
                 if server {
                     w::wolfSSL_CTX_set_psk_server_tls13_callback(c, Some(psk_server_cb));
@@ -311,12 +446,13 @@ fn context(suite: Dtls13Suite, pki: &P256Pki, server: bool) -> anyhow::Result<Co
 /// `c` is a live context.
 unsafe fn certificates(
     c: *mut w::WOLFSSL_CTX,
-    pki: &P256Pki,
+    creds: &Credentials,
     server: bool,
     mutual: bool,
+    chain: Chain,
 ) -> anyhow::Result<()> {
     let der = w::WOLFSSL_FILETYPE_ASN1 as c_int;
-    let ca = pki.ca_cert.to_der()?;
+    let ca = &creds.ca;
     // SAFETY: the caller's context; each buffer lives across its call.
     unsafe {
         // The CA's dates are not checked here, where no caller's time is known yet; the
@@ -333,24 +469,34 @@ unsafe fn certificates(
             ),
         )?;
         if server || mutual {
-            let (cert, key) = if server {
-                (
-                    pki.server_cert.to_der()?,
-                    pki.server_key.private_key_to_der()?,
-                )
-            } else {
-                (
-                    pki.client_cert.to_der()?,
-                    pki.client_key.private_key_to_der()?,
-                )
-            };
-            check(
-                "use_certificate_buffer",
-                w::wolfSSL_CTX_use_certificate_buffer(c, cert.as_ptr(), cert.len() as _, der),
-            )?;
+            let me = if server { &creds.server } else { &creds.client };
+            match chain {
+                Chain::Leaf => check(
+                    "use_certificate_buffer",
+                    w::wolfSSL_CTX_use_certificate_buffer(
+                        c,
+                        me.cert.as_ptr(),
+                        me.cert.len() as _,
+                        der,
+                    ),
+                )?,
+                Chain::LeafAndCa => {
+                    // wolfSSL reads a DER chain as certificates back to back, leaf first.
+                    let both = [me.cert.as_slice(), ca].concat();
+                    check(
+                        "use_certificate_chain_buffer_format",
+                        w::wolfSSL_CTX_use_certificate_chain_buffer_format(
+                            c,
+                            both.as_ptr(),
+                            both.len() as _,
+                            der,
+                        ),
+                    )?
+                }
+            }
             check(
                 "use_PrivateKey_buffer",
-                w::wolfSSL_CTX_use_PrivateKey_buffer(c, key.as_ptr(), key.len() as _, der),
+                w::wolfSSL_CTX_use_PrivateKey_buffer(c, me.key.as_ptr(), me.key.len() as _, der),
             )?;
         }
         let mode = match (server, mutual) {
@@ -372,20 +518,64 @@ pub struct Dtls13Config {
     pub initial_timer_s: u32,
     /// Datagram payload limit wolfSSL fragments to.
     pub mtu: u16,
+    /// The certificates (DER, leaf first) the server and the client send; empty where
+    /// a side sends none.
+    server_chain: Vec<Vec<u8>>,
+    client_chain: Vec<Vec<u8>>,
 }
 
 impl Dtls13Config {
-    /// Contexts for `suite` with a fresh certificate chain, the RFC 7925 initial timer
-    /// and the 1280-byte MTU.
+    /// Contexts for `suite` with a fresh certificate chain of its signature scheme, the
+    /// RFC 7925 initial timer and the 1280-byte MTU.
     pub fn new(suite: Dtls13Suite) -> anyhow::Result<Dtls13Config> {
-        let pki = P256Pki::generate()?;
+        let creds = Credentials::issue(suite.signature)?;
+        let sends = |server| match suite.credential {
+            Credential::Certificate { mutual } if server || mutual => {
+                creds.chain(server, suite.chain)
+            }
+            _ => Vec::new(),
+        };
         Ok(Dtls13Config {
             suite,
-            client_ctx: context(suite, &pki, false)?,
-            server_ctx: context(suite, &pki, true)?,
+            client_ctx: context(suite, &creds, false)?,
+            server_ctx: context(suite, &creds, true)?,
             initial_timer_s: RFC7925_INITIAL_TIMER_S,
             mtu: DEFAULT_MTU,
+            server_chain: sends(true),
+            client_chain: sends(false),
         })
+    }
+
+    /// The certificates the server (or the client) sends, leaf first; `None` where that
+    /// side sends none.
+    fn chain_sent(&self, server: bool) -> Option<&[Vec<u8>]> {
+        let chain = if server {
+            &self.server_chain
+        } else {
+            &self.client_chain
+        };
+        (!chain.is_empty()).then_some(chain.as_slice())
+    }
+
+    /// What the server's (or the client's) Certificate and CertificateVerify carry,
+    /// itemised, for an ML-DSA configuration ([`certs::certificate_items`]); `None`
+    /// where that side sends no certificate or signs with ECDSA.
+    pub fn certificate_items(&self, server: bool) -> anyhow::Result<Option<CertificateItems>> {
+        match self.chain_sent(server) {
+            Some(chain) => certs::certificate_items(chain, self.suite.signature),
+            None => Ok(None),
+        }
+    }
+
+    /// The server's (or the client's) Certificate body priced with RFC 8879 compression
+    /// and RFC 7924 cached information; `None` where that side sends no certificate.
+    pub fn certificate_alternatives(
+        &self,
+        server: bool,
+    ) -> anyhow::Result<Option<CertificateAlternatives>> {
+        self.chain_sent(server)
+            .map(certs::certificate_alternatives)
+            .transpose()
     }
 
     /// The same contexts fragmenting to another MTU (a bearer's).

@@ -38,6 +38,7 @@ fn every_configuration_completes_in_memory_with_ccm8_and_its_group() {
                 Group::P256 => "SECP256R1",
                 Group::MlKem512 => "ML_KEM_512",
                 Group::MlKem768 => "ML_KEM_768",
+                Group::MlKem1024 => "ML_KEM_1024",
                 Group::X25519MlKem768 => "X25519MLKEM768",
                 Group::P256MlKem768 => "SecP256r1MLKEM768",
             };
@@ -283,5 +284,184 @@ fn classical_and_ml_kem_complete_over_emulated_lte_m_through_the_gateway() {
         if group == Group::MlKem768 {
             assert!(run.bytes() > 3000, "{}", run.bytes());
         }
+    }
+}
+
+/// The flights of one lossless in-memory handshake.
+fn flights_of_suite(cfg: &Dtls13Config) -> Vec<wtlsperf_models::transmission::Flight> {
+    run_in_memory(cfg.client().unwrap(), || cfg.server())
+        .unwrap()
+        .flights()
+}
+
+#[test]
+fn ml_dsa_items_are_fips_204_sizes_with_their_encoding() {
+    let cert = |mutual| Credential::Certificate { mutual };
+    for (level, pk, sig) in [(MlDsa::MlDsa44, 1312, 2420), (MlDsa::MlDsa65, 1952, 3309)] {
+        let suite =
+            Dtls13Suite::new(cert(true), Group::P256, false).signed_with(Signature::MlDsa(level));
+        for (chain, certs) in [(Chain::Leaf, 1), (Chain::LeafAndCa, 2)] {
+            let cfg = Dtls13Config::new(suite.sending(chain)).unwrap();
+            for server in [true, false] {
+                let i = cfg.certificate_items(server).unwrap().unwrap();
+                assert_eq!((i.public_keys, i.signatures), (certs * pk, certs * sig));
+                assert_eq!((i.verify_signature, i.verify_encoding), (sig, 4));
+                // X.509 around each key and signature: names, validity, OIDs, DER headers
+                // (one to two hundred bytes), and TLS 1.3's 5 per certificate
+                let per_cert = (i.certificate_encoding - 4) / certs;
+                assert!((100..300).contains(&per_cert), "{level:?} {chain:?}: {i:?}");
+            }
+        }
+    }
+    let server_only = Dtls13Config::new(
+        Dtls13Suite::new(cert(false), Group::P256, false)
+            .signed_with(Signature::MlDsa(MlDsa::MlDsa44)),
+    )
+    .unwrap();
+    assert!(server_only.certificate_items(false).unwrap().is_none());
+    let ecdsa = Dtls13Config::new(Dtls13Suite::new(cert(true), Group::P256, false)).unwrap();
+    assert!(ecdsa.certificate_items(true).unwrap().is_none());
+}
+
+/// The itemised messages tied to the wire: between two configurations that differ in
+/// their certificates alone, each certificate flight grows by exactly the difference of
+/// the itemised bodies plus one fragment's framing per added datagram.
+#[test]
+fn ml_dsa_flights_grow_by_their_itemised_certificates_and_fragment_framing() {
+    let mutual = Dtls13Suite::new(Credential::Certificate { mutual: true }, Group::P256, false);
+    let ml44 = mutual.signed_with(Signature::MlDsa(MlDsa::MlDsa44));
+    let pairs = [
+        (ml44, mutual.signed_with(Signature::MlDsa(MlDsa::MlDsa65))),
+        (ml44, ml44.sending(Chain::LeafAndCa)),
+    ];
+    for (a, b) in pairs {
+        let (ca, cb) = (Dtls13Config::new(a).unwrap(), Dtls13Config::new(b).unwrap());
+        let (fa, fb) = (flights_of_suite(&ca), flights_of_suite(&cb));
+        assert_eq!(fa.len(), fb.len());
+        // the server's flight (after the cookie exchange) and the client's last one
+        for (flight, server) in [(3, true), (4, false)] {
+            let items = |c: &Dtls13Config| c.certificate_items(server).unwrap().unwrap().total();
+            let grown = fb[flight].bytes - fa[flight].bytes;
+            let added = fb[flight].datagrams - fa[flight].datagrams;
+            assert_eq!(
+                grown,
+                items(&cb) - items(&ca) + FRAGMENT_FRAMING * added,
+                "{} -> {}, flight {}",
+                a.name(),
+                b.name(),
+                flight + 1
+            );
+        }
+    }
+}
+
+/// RFC 8879 with zlib and RFC 7924, priced (wolfSSL has neither): an ML-DSA leaf does
+/// not compress (its key and signature are as random as zlib's input can be), a leaf and
+/// CA chain by its repeated names and OIDs only; cached information leaves a 33-byte hash
+/// and the flight model drops the whole fragments that saves.
+#[test]
+fn ml_dsa_certificates_do_not_compress_and_cached_information_drops_whole_fragments() {
+    let suite = Dtls13Suite::new(
+        Credential::Certificate { mutual: true },
+        Group::MlKem768,
+        false,
+    )
+    .signed_with(Signature::MlDsa(MlDsa::MlDsa44));
+    for chain in [Chain::Leaf, Chain::LeafAndCa] {
+        let cfg = Dtls13Config::new(suite.sending(chain)).unwrap();
+        for server in [true, false] {
+            let alt = cfg.certificate_alternatives(server).unwrap().unwrap();
+            let items = cfg.certificate_items(server).unwrap().unwrap();
+            assert_eq!(alt.body, items.certificate_body());
+            assert_eq!(alt.cached, 33);
+            let saved = i64::from(alt.body) - i64::from(alt.zlib);
+            match chain {
+                Chain::Leaf => assert!(saved <= 0, "{alt:?}"),
+                Chain::LeafAndCa => assert!(saved > 0 && saved < i64::from(alt.body) / 20),
+            }
+        }
+    }
+    // the server flight of mlkem768-mldsa44-ccm8-mutual at the 1280-byte MTU, as
+    // measured: ServerHello, two small records, then the certificate's and the
+    // CertificateVerify's fragments (780 B datagrams) and the Finished
+    let sizes = [
+        1175, 36, 75, 780, 780, 780, 780, 780, 162, 780, 780, 780, 188, 58,
+    ];
+    let total: u32 = sizes.iter().sum();
+    let saved = 3906 - 33;
+    let fewer = saved / (780 - FRAGMENT_FRAMING);
+    assert_eq!(fewer, 5);
+    assert_eq!(
+        priced_flight(&sizes, saved),
+        (total - saved - FRAGMENT_FRAMING * fewer, 14 - fewer)
+    );
+    assert_eq!(priced_flight(&sizes, 0), (total, 14));
+}
+
+/// The same ML-DSA chains are usable by rustls (TLS 1.3 through its aws-lc-rs provider,
+/// which verifies and signs ML-DSA-44/65 with FIPS 204's OIDs and draft-ietf-tls-mldsa's
+/// code points): a mutual handshake with X25519MLKEM768 completes in memory and
+/// each side verifies the other's ML-DSA leaf and CertificateVerify, so a QUIC entry on
+/// rustls can take them.
+#[test]
+fn rustls_completes_a_mutual_handshake_with_the_ml_dsa_chains() {
+    use crate::protocols::ml_dsa::MlDsaPki;
+    use rustls::crypto::aws_lc_rs as provider;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName};
+    use rustls::server::WebPkiClientVerifier;
+    use rustls::{ClientConfig, ClientConnection, RootCertStore, ServerConfig, ServerConnection};
+    use std::sync::Arc;
+    for level in MlDsa::ALL {
+        let pki = MlDsaPki::generate(level).unwrap();
+        let prov = Arc::new(rustls::crypto::CryptoProvider {
+            kx_groups: vec![provider::kx_group::X25519MLKEM768],
+            ..provider::default_provider()
+        });
+        let mut roots = RootCertStore::empty();
+        roots
+            .add(CertificateDer::from(pki.ca_cert.clone()))
+            .unwrap();
+        let roots = Arc::new(roots);
+        let key = |k: &[u8]| PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(k.to_vec()));
+        let verifier = WebPkiClientVerifier::builder_with_provider(roots.clone(), prov.clone())
+            .build()
+            .unwrap();
+        let server = ServerConfig::builder_with_provider(prov.clone())
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(
+                vec![CertificateDer::from(pki.server.cert.clone())],
+                key(pki.server.key_pkcs8()),
+            )
+            .unwrap();
+        let client = ClientConfig::builder_with_provider(prov)
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_client_auth_cert(
+                vec![CertificateDer::from(pki.client.cert.clone())],
+                key(pki.client.key_pkcs8()),
+            )
+            .unwrap();
+        let name = ServerName::try_from("localhost").unwrap();
+        let mut c = ClientConnection::new(Arc::new(client), name).unwrap();
+        let mut s = ServerConnection::new(Arc::new(server)).unwrap();
+        let (mut up, mut down) = (Vec::new(), Vec::new());
+        for _ in 0..4 {
+            if !c.is_handshaking() && !s.is_handshaking() {
+                break;
+            }
+            crate::protocols::peers::rustls_round(&mut c, &mut s, &mut up, &mut down).unwrap();
+        }
+        assert!(!c.is_handshaking() && !s.is_handshaking(), "{level:?}");
+        assert_eq!(
+            c.negotiated_key_exchange_group().map(|g| g.name()),
+            Some(rustls::NamedGroup::X25519MLKEM768)
+        );
+        // each side verified the other's ML-DSA leaf and its CertificateVerify
+        let leaf = |p: Option<&[CertificateDer<'_>]>| p.map(|p| p[0].to_vec());
+        assert_eq!(leaf(c.peer_certificates()), Some(pki.server.cert.clone()));
+        assert_eq!(leaf(s.peer_certificates()), Some(pki.client.cert.clone()));
     }
 }

@@ -25,6 +25,9 @@ pub mod dtls13;
 mod dtls13_wolf;
 pub mod edhoc;
 pub mod key_shares;
+/// The ML-DSA chains of the DTLS 1.3 rows (issued through aws-lc-rs, hence `dtls13`).
+#[cfg(feature = "dtls13")]
+pub mod ml_dsa;
 pub mod model;
 #[cfg(feature = "dtls13")]
 pub mod model_dtls13;
@@ -34,20 +37,15 @@ pub mod peers;
 pub mod pipe;
 pub mod udp;
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::bail;
-use wtls::handshake::{AuthMode, Client};
-use wtls::probe::Probe;
-use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::stats::median;
 use wtlsperf_models::transmission::Flight;
 use wtlsperf_spine::pair::Ended;
 use wtlsperf_spine::{Handshake, Pair, ProtocolId};
 
-use crate::pki_store::CaseCredentials;
-use crate::setup::{self, thread_cpu_ns, Options};
+use crate::setup::{self, thread_cpu_ns};
 
 /// DTLS 1.2's identity on the bench (its registry entry: [`crate::registry::dtls12`]).
 pub const DTLS12: ProtocolId = ProtocolId::new(1, "dtls1.2");
@@ -208,20 +206,6 @@ impl PkOps {
     }
 }
 
-/// Retransmissions our WTLS client allows before giving up over a bearer.
-pub const WTLS_MAX_RETRANSMISSIONS: u32 = 6;
-
-/// Our WTLS client of a case's credentials, with the retransmission timer suited to
-/// `profile` (the one `wtlsperf bearer` runs use:
-/// [`crate::bearer_runs::bearer_retransmit_timeout`]).
-pub fn wtls_client(creds: &CaseCredentials, auth: AuthMode, profile: &LinkProfile) -> Client {
-    let mut cfg = setup::client_config(creds, &Options::default(), false);
-    cfg.retransmit_timeout_ns =
-        crate::bearer_runs::bearer_retransmit_timeout(profile).as_nanos() as u64;
-    cfg.max_retransmissions = WTLS_MAX_RETRANSMISSIONS;
-    Client::new(Arc::new(cfg), auth, None, Probe::off(), setup::now())
-}
-
 /// One datagram of a handshake as the client saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Logged {
@@ -233,7 +217,7 @@ pub struct Logged {
 
 /// Groups a datagram log into flights (runs in one direction), each one traversal.
 pub fn flights_of(log: &[Logged]) -> Vec<Flight> {
-    crate::bearer_runs::group_flights(log.iter().map(|d| (d.up, d.bytes)))
+    wtlsperf_models::transmission::group_flights(log.iter().map(|d| (d.up, d.bytes)))
 }
 
 /// One in-memory handshake: what crossed and what each side's thread spent.
@@ -418,6 +402,10 @@ impl SuiteBench {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::setup::Options;
+    use std::sync::Arc;
+    use wtls::handshake::AuthMode;
+    use wtlsperf_bearer::LinkProfile;
 
     #[test]
     fn flights_group_consecutive_datagrams() {
@@ -474,7 +462,11 @@ mod tests {
         // The timer of GSM CSD (about 5 s) on a lossless loopback link: a retransmission
         // (a fifth flight) could only come from an answer slower than that.
         let gsm = wtlsperf_bearer::profile("gsm-csd").unwrap();
-        let client = wtls_client(&store.case(&case).unwrap(), AuthMode::ServerAuth, &gsm);
+        let client = crate::registry::wtls::wtls_client(
+            &store.case(&case).unwrap(),
+            AuthMode::ServerAuth,
+            &gsm,
+        );
         let run = udp::client_over_bearer(
             client,
             gw.local_addr(),

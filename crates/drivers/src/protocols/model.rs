@@ -1,7 +1,7 @@
 //! The models applied to the modern protocols: the client's processing on a device
 //! profile ([`DeviceProfile`], priced operation by operation as for WTLS) and
 //! the handshake duration T_H = T_TD + T_PD_C + T_PD_S, with T_TD from Eq. 3.84 per
-//! flight ([`crate::bearer_runs::predicted_ms`]: every flight pays its serialisation at
+//! flight ([`wtlsperf_models::transmission::link_ms`]: every flight pays its serialisation at
 //! its direction's rate, 28 B UDP/IPv4 per datagram, plus one one-way traversal at the
 //! profile's mean) over the protocol's own flights.
 
@@ -10,8 +10,8 @@ use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::device::{DeviceProfile, KeyType, Operation, Primitive};
 use wtlsperf_models::transmission::Flight;
 
-use super::udp::ClientSteps;
 use super::{PkOps, Suite};
+use wtlsperf_models::device::ClientSteps;
 
 /// Where the client runs: this machine (its measured CPU) or an emulated device.
 #[derive(Debug, Clone)]
@@ -154,37 +154,19 @@ pub fn duration_ms(
     client_ms: f64,
     server_ms: f64,
 ) -> f64 {
-    crate::bearer_runs::predicted_ms(flights, profile) + client_ms + server_ms
+    wtlsperf_models::transmission::handshake_ms(flights, &profile.rates(), client_ms, server_ms)
 }
 
-/// The device's client time per WTLS flight (its per-message costs): the ClientHello;
-/// the server's flight and the client's key-exchange flight; the server's
-/// ChangeCipherSpec and Finished.
+/// The client's processing per flight of a WTLS case on `device`
+/// ([`DeviceProfile::wtls_client_steps`]).
 pub fn wtls_steps(
     case: wtls::suite::Case,
     auth: wtlsperf_models::Authentication,
     device: &DeviceProfile,
 ) -> anyhow::Result<ClientSteps> {
-    use wtlsperf_models::device::WtlsCase;
-    use wtlsperf_models::processing::Message;
-    let wc = WtlsCase::parse(case.ca.short(), case.leaf.short(), auth)
+    let wc = wtlsperf_models::device::WtlsCase::parse(case.ca.short(), case.leaf.short(), auth)
         .ok_or_else(|| anyhow!("no device model for {case}"))?;
-    let ms = |m: Message| device.client_message_ms(wc, m).map_err(|e| anyhow!("{e}"));
-    let first = ms(Message::ClientHello)?;
-    let finish = ms(Message::ServerChangeCipherSpec)? + ms(Message::ServerFinished)?;
-    let mut middle = 0.0;
-    for m in Message::ALL {
-        if !matches!(
-            m,
-            Message::ClientHello | Message::ServerChangeCipherSpec | Message::ServerFinished
-        ) {
-            middle += ms(m)?;
-        }
-    }
-    Ok(ClientSteps {
-        flights: vec![first, middle],
-        finish,
-    })
+    device.wtls_client_steps(wc).map_err(|e| anyhow!("{e}"))
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The client's processing time of a DTLS 1.3 handshake on a device profile: its P-256
-//! operations priced as for DTLS 1.2 ([`super::model::op_ms`]), its ML-KEM operations
-//! from the published costs of `data/devices/operations.csv` (pqm4 on the Cortex-M4
+//! operations priced as for DTLS 1.2 ([`super::model::op_ms`]), its ML-KEM and ML-DSA
+//! operations from the published costs of `data/devices/operations.csv` (pqm4 on the Cortex-M4
 //! profile), and "not available" where the device has no published number for an
 //! operation the handshake needs. Nothing is extrapolated from elliptic-curve numbers:
 //! lattice arithmetic does not scale with them.
@@ -9,7 +9,7 @@ use wtlsperf_models::device::executed::{PqPrimitive, PqScheme};
 use wtlsperf_models::device::published_pq::{profile_cost, PublishedPqCost};
 use wtlsperf_models::device::{DeviceProfile, Primitive};
 
-use super::dtls13::{Credential, Dtls13Suite, Group};
+use super::dtls13::{Credential, Dtls13Suite, Group, MlDsa, Signature};
 use super::model::op_ms;
 use crate::device::ClientSteps;
 
@@ -25,6 +25,16 @@ pub fn client_messages(suite: Dtls13Suite) -> u32 {
     }
 }
 
+/// The ML-KEM parameter set inside a group, if any.
+fn kem_scheme(group: Group) -> Option<PqScheme> {
+    match group {
+        Group::P256 => None,
+        Group::MlKem512 => Some(PqScheme::MlKem512),
+        Group::MlKem768 | Group::X25519MlKem768 | Group::P256MlKem768 => Some(PqScheme::MlKem768),
+        Group::MlKem1024 => Some(PqScheme::MlKem1024),
+    }
+}
+
 /// The client's time on `device` (ms), or why it is not available.
 pub fn client_ms(
     suite: Dtls13Suite,
@@ -32,49 +42,68 @@ pub fn client_ms(
     published: &[PublishedPqCost],
 ) -> Result<f64, String> {
     let p256 = |p: Primitive| op_ms(device, p).map_err(|e| format!("not available: {e}"));
-    let kem =
-        |p: PqPrimitive| profile_cost(published, &device.name, p, PqScheme::MlKem768).map(|c| c.ms);
+    let pq =
+        |p: PqPrimitive, s: PqScheme| profile_cost(published, &device.name, p, s).map(|c| c.ms);
     let mut ms = f64::from(client_messages(suite)) * device.per_message_ms();
     let exchanges = !matches!(suite.credential, Credential::Psk);
     if exchanges {
-        ms += match suite.group {
-            Group::P256 => p256(Primitive::Keygen)? + p256(Primitive::Ecdh)?,
-            // the client generates the key pair and decapsulates the server's ciphertext
-            Group::MlKem768 => kem(PqPrimitive::KemKeygen)? + kem(PqPrimitive::KemDecaps)?,
-            Group::MlKem512 => {
-                let c = |p| profile_cost(published, &device.name, p, PqScheme::MlKem512);
-                c(PqPrimitive::KemKeygen)?.ms + c(PqPrimitive::KemDecaps)?.ms
-            }
-            Group::P256MlKem768 => {
-                p256(Primitive::Keygen)?
-                    + p256(Primitive::Ecdh)?
-                    + kem(PqPrimitive::KemKeygen)?
-                    + kem(PqPrimitive::KemDecaps)?
-            }
-            Group::X25519MlKem768 => {
-                return Err(format!(
+        if suite.group == Group::X25519MlKem768 {
+            return Err(format!(
                 "not available: no published X25519 cost for {} (the profiles price P-256 only)",
                 device.name
-            ))
-            }
-        };
-    }
-    if let Credential::Certificate { mutual } = suite.credential {
-        // the CA's signature on the server's certificate and its CertificateVerify
-        ms += 2.0 * p256(Primitive::EcdsaVerify)?;
-        if mutual {
-            ms += p256(Primitive::EcdsaSign)?;
+            ));
+        }
+        if matches!(suite.group, Group::P256 | Group::P256MlKem768) {
+            ms += p256(Primitive::Keygen)? + p256(Primitive::Ecdh)?;
+        }
+        // the client generates the key pair and decapsulates the server's ciphertext
+        if let Some(kem) = kem_scheme(suite.group) {
+            ms += pq(PqPrimitive::KemKeygen, kem)? + pq(PqPrimitive::KemDecaps, kem)?;
         }
     }
+    if let Credential::Certificate { mutual } = suite.credential {
+        // the CA's signature on the server's certificate and its CertificateVerify (a CA
+        // certificate the server sends too is the client's trust anchor: not verified)
+        let (verify, sign) = match suite.signature {
+            Signature::EcdsaP256 => (
+                p256(Primitive::EcdsaVerify)?,
+                if mutual {
+                    p256(Primitive::EcdsaSign)?
+                } else {
+                    0.0
+                },
+            ),
+            Signature::MlDsa(level) => {
+                let scheme = ml_dsa_scheme(level);
+                (
+                    pq(PqPrimitive::SigVerify, scheme)?,
+                    if mutual {
+                        pq(PqPrimitive::SigSign, scheme)?
+                    } else {
+                        0.0
+                    },
+                )
+            }
+        };
+        ms += 2.0 * verify + sign;
+    }
     Ok(ms)
+}
+
+/// The device-cost scheme of an ML-DSA parameter set.
+fn ml_dsa_scheme(level: MlDsa) -> PqScheme {
+    match level {
+        MlDsa::MlDsa44 => PqScheme::MlDsa44,
+        MlDsa::MlDsa65 => PqScheme::MlDsa65,
+    }
 }
 
 /// The client's time per flight on `device`, for the UDP driver's holds: its first
 /// ClientHello, its second (after the cookie), its last flight (Finished, after the
 /// server's flight), and the server's ACK. The key pair is priced where wolfSSL makes
-/// it: with the first ClientHello, except ML-KEM-768 alone or in a hybrid, whose first
-/// ClientHello goes without a key share (docs/dtls13.md, "Measured sizes"). The
-/// operations on the server's flight go to the last flight. The holds add up to
+/// it: with the first ClientHello, except ML-KEM-768 and larger, alone or in a hybrid,
+/// whose first ClientHello goes without a key share (docs/dtls13.md, "Measured sizes").
+/// The operations on the server's flight go to the last flight. The holds add up to
 /// [`client_ms`].
 pub fn client_steps(
     suite: Dtls13Suite,
@@ -83,32 +112,13 @@ pub fn client_steps(
 ) -> Result<ClientSteps, String> {
     let total = client_ms(suite, device, published)?;
     let per = device.per_message_ms();
-    let keygen = match (suite.credential, suite.group) {
+    let keygen = match (suite.credential, kem_scheme(suite.group)) {
         (Credential::Psk, _) => 0.0,
-        (_, Group::P256) => op_ms(device, Primitive::Keygen).map_err(|e| e.to_string())?,
-        (_, Group::MlKem512) => {
-            profile_cost(
-                published,
-                &device.name,
-                PqPrimitive::KemKeygen,
-                PqScheme::MlKem512,
-            )?
-            .ms
-        }
-        (_, Group::MlKem768 | Group::X25519MlKem768 | Group::P256MlKem768) => {
-            profile_cost(
-                published,
-                &device.name,
-                PqPrimitive::KemKeygen,
-                PqScheme::MlKem768,
-            )?
-            .ms
-        }
+        (_, None) => op_ms(device, Primitive::Keygen).map_err(|e| e.to_string())?,
+        (_, Some(kem)) => profile_cost(published, &device.name, PqPrimitive::KemKeygen, kem)?.ms,
     };
-    let late_share = matches!(
-        suite.group,
-        Group::MlKem768 | Group::X25519MlKem768 | Group::P256MlKem768
-    ) && !matches!(suite.credential, Credential::Psk);
+    let late_share = !matches!(suite.group, Group::P256 | Group::MlKem512)
+        && !matches!(suite.credential, Credential::Psk);
     let (first, second) = if late_share {
         (per, 2.0 * per + keygen)
     } else {
@@ -176,5 +186,50 @@ mod tests {
             client_ms(psk, &esp, &published).unwrap()
                 < client_ms(classical, &esp, &published).unwrap()
         );
+    }
+
+    #[test]
+    fn ml_dsa_replaces_the_ecdsa_operations_by_pqm4s_verify_and_sign() {
+        let published = published_pq_costs().unwrap();
+        let m4 = profile("nrf52840");
+        let mutual = Credential::Certificate { mutual: true };
+        let ms = |s| client_ms(s, &m4, &published).unwrap();
+        let ecdsa = |op| op_ms(&m4, op).unwrap();
+        let cycles = |c: f64| c / 64_000.0;
+        // pqm4 m4f: ML-DSA-44 verify 1421623 and sign 3943121 cycles; ML-DSA-65 verify
+        // 2415944 and sign 6193171; ML-KEM-1024 m4fspeed keygen 1018976, decaps 1094008
+        let cases = [
+            (Group::MlKem768, MlDsa::MlDsa44, 1_421_623.0, 3_943_121.0),
+            (Group::MlKem1024, MlDsa::MlDsa65, 2_415_944.0, 6_193_171.0),
+        ];
+        for (group, level, verify, sign) in cases {
+            let classical = Dtls13Suite::new(mutual, group, false);
+            let pq = classical.signed_with(Signature::MlDsa(level));
+            let ecdsa_ops = 2.0 * ecdsa(Primitive::EcdsaVerify) + ecdsa(Primitive::EcdsaSign);
+            let want = ms(classical) - ecdsa_ops + cycles(2.0 * verify + sign);
+            // operations.csv keeps six significant digits of each cycles/64 MHz
+            assert!(
+                (ms(pq) - want).abs() < 1e-3,
+                "{}: {} {want}",
+                pq.name(),
+                ms(pq)
+            );
+        }
+        let kem1024 = Dtls13Suite::new(mutual, Group::MlKem1024, false);
+        let kem768 = Dtls13Suite::new(mutual, Group::MlKem768, false);
+        let kem = cycles(1_018_976.0 + 1_094_008.0) - cycles(642_096.0 + 707_827.0);
+        assert!((ms(kem1024) - ms(kem768) - kem).abs() < 1e-3);
+        let steps = client_steps(kem1024, &m4, &published).unwrap();
+        assert!(
+            steps.flights[1] > steps.flights[0],
+            "ML-KEM-1024's share goes late"
+        );
+        let esp = profile("esp32");
+        let e = client_ms(
+            kem768.signed_with(Signature::MlDsa(MlDsa::MlDsa44)),
+            &esp,
+            &published,
+        );
+        assert!(e.unwrap_err().starts_with("not available"));
     }
 }

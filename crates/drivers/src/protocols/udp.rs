@@ -16,8 +16,8 @@ use wtlsperf_bearer::{LinkProfile, Relay};
 use wtlsperf_spine::Handshake;
 
 use super::{flights_of, Logged};
-pub use crate::device::ClientSteps;
 use crate::udp_client::drive::run_handshake;
+pub use wtlsperf_models::device::ClientSteps;
 use wtlsperf_models::transmission::Flight;
 
 /// One handshake over an emulated bearer, as the client saw it.

@@ -83,6 +83,7 @@ impl Configuration for Dtls12Suite {
             },
             forward_secrecy: !psk,
             post_quantum_key_exchange: false,
+            post_quantum_signature: false,
             uses_p256: !psk,
         }
     }

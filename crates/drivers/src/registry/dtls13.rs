@@ -14,11 +14,11 @@ use wtlsperf_models::Authentication;
 use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
 
 use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, RawOps, Sides};
-use super::{TimeBase, Timers, Traits};
+use super::{CertificateItems, TimeBase, Timers, Traits};
 use crate::device::ClientSteps;
 use crate::protocols::dtls::DtlsConfig;
 use crate::protocols::dtls13::RFC7925_INITIAL_TIMER_S;
-use crate::protocols::dtls13::{Credential, Dtls13Config, Dtls13Suite, Group};
+use crate::protocols::dtls13::{Credential, Dtls13Config, Dtls13Suite, Group, Signature};
 use crate::protocols::{model_dtls13, Suite, DTLS13};
 
 /// wolfSSL's ceiling of the doubling timer (`DTLS_TIMEOUT_MAX`, seconds): the expiry
@@ -82,16 +82,18 @@ impl Configuration for Dtls13Suite {
         }
     }
     fn traits(&self) -> Traits {
-        let level = match (self.credential, self.group) {
-            (Credential::Psk, _) => "PSK 128-bit (category 3)".to_owned(),
-            (_, Group::P256) => super::P256_LEVEL.to_owned(),
-            (_, g) => format!("{} key exchange, ECDSA P-256", g.name()),
+        let level = match (self.credential, self.group, self.signature) {
+            (Credential::Psk, _, _) => "PSK 128-bit (category 3)".to_owned(),
+            (_, Group::P256, Signature::EcdsaP256) => super::P256_LEVEL.to_owned(),
+            (_, g, sig) => format!("{} key exchange, {}", g.name(), sig.label()),
         };
         Traits {
             level,
             forward_secrecy: self.credential != Credential::Psk,
             post_quantum_key_exchange: self.credential != Credential::Psk
                 && self.group.post_quantum(),
+            post_quantum_signature: matches!(self.credential, Credential::Certificate { .. })
+                && self.signature.post_quantum(),
             uses_p256: self.credential != Credential::Psk,
         }
     }
@@ -145,5 +147,8 @@ impl Sides for Dtls13Sides {
     }
     fn server(&self) -> anyhow::Result<AnyHandshake> {
         Ok(AnyHandshake::new(self.0.server()?))
+    }
+    fn certificate_items(&self, server: bool) -> anyhow::Result<Option<CertificateItems>> {
+        self.0.certificate_items(server)
     }
 }

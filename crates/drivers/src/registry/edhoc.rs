@@ -73,6 +73,7 @@ impl Configuration for EdhocSuite {
             level: super::P256_LEVEL.to_owned(),
             forward_secrecy: true,
             post_quantum_key_exchange: false,
+            post_quantum_signature: false,
             uses_p256: true,
         }
     }

@@ -76,8 +76,11 @@ pub fn run_over_bearer(
 /// every later run (a configuration may cost a certificate chain and two contexts).
 pub struct ServedCache<'b> {
     bench: Bench<'b>,
-    served: Mutex<Vec<(Contender, u16, Arc<dyn Served>)>>,
+    served: Mutex<Vec<ServedAt>>,
 }
+
+/// A configuration served at one payload limit.
+type ServedAt = (Contender, u16, Arc<dyn Served>);
 
 impl<'b> ServedCache<'b> {
     pub fn new(bench: Bench<'b>) -> ServedCache<'b> {

@@ -4,10 +4,12 @@
 
 use std::sync::Arc;
 
-use wtls::handshake::{AuthMode, ServerConfig, ServerConnection};
+use std::time::Duration;
+
+use wtls::handshake::{AuthMode, Client, ServerConfig, ServerConnection};
 use wtls::probe::Probe;
 use wtls::suite::Case;
-use wtlsperf_bearer::LinkProfile;
+use wtlsperf_bearer::{DelayDistribution, LinkProfile};
 use wtlsperf_models::device::published_pq::PublishedPqCost;
 use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::Authentication;
@@ -16,12 +18,10 @@ use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
 use super::served::bearer_gateway;
 use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, Served, Sides};
 use super::{TimeBase, Timers, Traits};
-use crate::bearer_runs::bearer_retransmit_timeout;
 use crate::device::ClientSteps;
 use crate::gateway::GatewayHandle;
-use crate::load::{LoadReport, LoadSpec};
 use crate::pki_store::CaseCredentials;
-use crate::protocols::{model, wtls_client};
+use crate::protocols::model;
 use crate::setup::{self, gateway_server_config, ClientAuth, Options};
 
 /// The entry.
@@ -69,7 +69,7 @@ impl ProtocolEntry for Wtls {
             initial: bearer_retransmit_timeout(bearer),
             backoff: 2.0,
             ceiling: None,
-            max_retransmissions: crate::protocols::WTLS_MAX_RETRANSMISSIONS,
+            max_retransmissions: WTLS_MAX_RETRANSMISSIONS,
             source: "WAP-261 leaves the timer to the transport (WAP-224 WTP or the \
                      application); ours follows the bearer: 2 x (mean + 4 sd traversal + \
                      largest flight's serialisation) + processing, doubling",
@@ -116,6 +116,7 @@ impl Configuration for WtlsCase {
             // recorded session.
             forward_secrecy: false,
             post_quantum_key_exchange: false,
+            post_quantum_signature: false,
             uses_p256: true,
         }
     }
@@ -146,11 +147,6 @@ impl Configuration for WtlsCase {
             creds: bench.store.case(&self.case)?,
             mode: self.mode(),
         }))
-    }
-    /// The engine's own endpoint at the gateway, and clients with the caches and key
-    /// pools that keep a load generator's work small, and resumed sessions.
-    fn offer_load(&self, spec: &LoadSpec, bench: Bench<'_>) -> anyhow::Result<LoadReport> {
-        crate::load::run_wtls(spec, bench.store, self.case, self.mode())
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
@@ -200,4 +196,62 @@ impl Sides for WtlsSides {
             now,
         )))
     }
+}
+
+/// Retransmissions our WTLS client allows before giving up over a bearer.
+pub const WTLS_MAX_RETRANSMISSIONS: u32 = 6;
+
+/// Our WTLS client of a case's credentials, with the retransmission timer suited to
+/// `profile` (the one `wtlsperf bearer` runs use:
+/// [`bearer_retransmit_timeout`]).
+pub fn wtls_client(creds: &CaseCredentials, auth: AuthMode, profile: &LinkProfile) -> Client {
+    let cfg = wtls_bearer_config(creds, profile);
+    Client::new(Arc::new(cfg), auth, None, Probe::off(), setup::now())
+}
+
+/// Our WTLS client configuration over a bearer: the first retransmission timer suited
+/// to `profile` ([`bearer_retransmit_timeout`]), doubling, and
+/// [`WTLS_MAX_RETRANSMISSIONS`]; every WTLS run over an emulated bearer takes it (the
+/// registry's WTLS entry states it as its timers).
+pub fn wtls_bearer_config(
+    creds: &CaseCredentials,
+    profile: &LinkProfile,
+) -> wtls::handshake::ClientConfig {
+    let mut cfg = setup::client_config(creds, &Options::default(), false);
+    cfg.retransmit_timeout_ns =
+        u64::try_from(bearer_retransmit_timeout(profile).as_nanos()).unwrap_or(u64::MAX);
+    cfg.max_retransmissions = WTLS_MAX_RETRANSMISSIONS;
+    cfg
+}
+
+/// The standard deviation of a traversal distribution (ms), for the timeout margin.
+fn traversal_spread_ms(d: &DelayDistribution) -> f64 {
+    match *d {
+        DelayDistribution::Fixed(_) => 0.0,
+        DelayDistribution::Normal { sd_ms, .. } | DelayDistribution::LogNormal { sd_ms, .. } => {
+            sd_ms
+        }
+        DelayDistribution::Uniform { min_ms, max_ms } => (max_ms - min_ms) / 2.0,
+    }
+}
+
+/// Largest flight the retransmission timer has to allow for (an RSA-2048 mutual
+/// server flight with CertificateRequest is about 1.1 kB).
+const LARGEST_FLIGHT_BYTES: f64 = 2_000.0;
+/// Gateway plus client processing allowance for one round trip (debug builds, RSA-2048).
+const PROCESSING_ALLOWANCE_MS: f64 = 500.0;
+
+/// First retransmission timeout for a profile: 2 x (traversal mean + 4 sd + serialisation
+/// of the largest flight at the slower rate) + processing. A spurious retransmission
+/// would both add a flight and queue behind the real answer on the slow link, so the
+/// timer errs long: on GSM CSD it is about 5.4 s.
+pub fn bearer_retransmit_timeout(p: &LinkProfile) -> Duration {
+    let rate = p.up_bps.min(p.down_bps);
+    let ser_ms = if rate.is_finite() && rate > 0.0 {
+        (LARGEST_FLIGHT_BYTES + p.per_datagram_overhead_bytes as f64) * 8.0 / rate * 1e3
+    } else {
+        0.0
+    };
+    let one_way = p.traversal.mean_ms() + 4.0 * traversal_spread_ms(&p.traversal) + ser_ms;
+    Duration::from_secs_f64((2.0 * one_way + PROCESSING_ALLOWANCE_MS) / 1e3)
 }

@@ -14,9 +14,9 @@ use wtls::probe::Clock;
 use wtlsperf_spine::{Failure, Handshake, Status};
 
 use super::{source_address, WireDatagram, MAX_DATAGRAM};
-use crate::device::ClientSteps;
 use crate::pcap::PcapWriter;
 use crate::setup::{self, ProcessClock};
+use wtlsperf_models::device::ClientSteps;
 
 /// What one handshake over UDP cost, whatever the protocol.
 #[derive(Debug, Clone)]

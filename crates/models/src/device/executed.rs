@@ -27,19 +27,31 @@ pub enum PqScheme {
     MlKem512,
     /// ML-KEM-768 (FIPS 203).
     MlKem768,
+    /// ML-KEM-1024 (FIPS 203).
+    MlKem1024,
     /// ML-DSA-44 (FIPS 204).
     MlDsa44,
+    /// ML-DSA-65 (FIPS 204).
+    MlDsa65,
 }
 
 impl PqScheme {
-    const ALL: [PqScheme; 3] = [PqScheme::MlKem512, PqScheme::MlKem768, PqScheme::MlDsa44];
+    const ALL: [PqScheme; 5] = [
+        PqScheme::MlKem512,
+        PqScheme::MlKem768,
+        PqScheme::MlKem1024,
+        PqScheme::MlDsa44,
+        PqScheme::MlDsa65,
+    ];
 
     /// Name in the CSV files (`mlkem768`).
     pub fn name(self) -> &'static str {
         match self {
             PqScheme::MlKem512 => "mlkem512",
             PqScheme::MlKem768 => "mlkem768",
+            PqScheme::MlKem1024 => "mlkem1024",
             PqScheme::MlDsa44 => "mldsa44",
+            PqScheme::MlDsa65 => "mldsa65",
         }
     }
 
@@ -48,7 +60,7 @@ impl PqScheme {
     }
 
     pub(super) fn is_kem(self) -> bool {
-        self != PqScheme::MlDsa44
+        !matches!(self, PqScheme::MlDsa44 | PqScheme::MlDsa65)
     }
 }
 

@@ -421,6 +421,29 @@ impl DeviceProfile {
         offered(case.ca) && offered(case.leaf) && self.client_processing_ms(case).is_ok()
     }
 
+    /// The client's processing per flight of a full WTLS handshake on this device: its
+    /// first flight (ClientHello), its second (everything from the server's hello to
+    /// its Finished), and the server's ChangeCipherSpec and Finished last. The holds
+    /// add up to [`DeviceProfile::client_processing_ms`].
+    pub fn wtls_client_steps(&self, case: WtlsCase) -> Result<ClientSteps, UnknownOperation> {
+        let first = self.client_message_ms(case, Message::ClientHello)?;
+        let last = [Message::ServerChangeCipherSpec, Message::ServerFinished];
+        let mut finish = 0.0;
+        for m in last {
+            finish += self.client_message_ms(case, m)?;
+        }
+        let mut middle = 0.0;
+        for &m in Message::ALL.iter() {
+            if m != Message::ClientHello && !last.contains(&m) {
+                middle += self.client_message_ms(case, m)?;
+            }
+        }
+        Ok(ClientSteps {
+            flights: vec![first, middle],
+            finish,
+        })
+    }
+
     /// The client's processing time T_PD_C of a full handshake (thesis Eq. 3.2 mutual,
     /// Eq. 3.5 server-authenticated): the sum of [`DeviceProfile::client_message_ms`].
     pub fn client_processing_ms(&self, case: WtlsCase) -> Result<f64, UnknownOperation> {
@@ -428,6 +451,25 @@ impl DeviceProfile {
             .iter()
             .map(|&m| self.client_message_ms(case, m))
             .sum()
+    }
+}
+
+/// The client's processing time per step on an emulated device (ms): `flights[k]` for
+/// the k-th flight the client sends (0 = the first), `finish` for the last flight it
+/// receives. The UDP driver holds each flight until that time has passed since its
+/// computation began, for every protocol alike.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ClientSteps {
+    /// Per client flight, in order.
+    pub flights: Vec<f64>,
+    /// Processing the server's last flight.
+    pub finish: f64,
+}
+
+impl ClientSteps {
+    /// The device's whole client time of the handshake (ms).
+    pub fn total_ms(&self) -> f64 {
+        self.flights.iter().sum::<f64>() + self.finish
     }
 }
 

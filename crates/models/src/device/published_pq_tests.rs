@@ -3,7 +3,7 @@
 
 use super::*;
 
-const SCHEMES: [(PqScheme, [PqPrimitive; 2]); 3] = [
+const SCHEMES: [(PqScheme, [PqPrimitive; 2]); 5] = [
     (
         PqScheme::MlKem512,
         [PqPrimitive::KemEncaps, PqPrimitive::KemDecaps],
@@ -13,7 +13,15 @@ const SCHEMES: [(PqScheme, [PqPrimitive; 2]); 3] = [
         [PqPrimitive::KemEncaps, PqPrimitive::KemDecaps],
     ),
     (
+        PqScheme::MlKem1024,
+        [PqPrimitive::KemEncaps, PqPrimitive::KemDecaps],
+    ),
+    (
         PqScheme::MlDsa44,
+        [PqPrimitive::SigSign, PqPrimitive::SigVerify],
+    ),
+    (
+        PqScheme::MlDsa65,
         [PqPrimitive::SigSign, PqPrimitive::SigVerify],
     ),
 ];

@@ -11,7 +11,7 @@ use super::draw::{
     axis_range, fit_label, log_axis, no_data, palette, plottable, tick, OrMessage, AXIS_TITLE_SIZE,
     FONT, LABEL_SIZE, MARGIN, Y_LABEL_AREA,
 };
-use super::legend::{Glyph, LegendEntry};
+use super::marks::{Marks, Role};
 use super::GroupedBarChart;
 use crate::provenance::ProvenanceKind;
 
@@ -33,7 +33,8 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     area: &DrawingArea<DB, Shift>,
     chart_spec: &GroupedBarChart,
-) -> Result<Vec<LegendEntry>, String> {
+    marks: &Marks,
+) -> Result<(), String> {
     let n = chart_spec.categories.len();
     let ylog = chart_spec.y.log;
     let values = chart_spec.series.iter().flat_map(|s| {
@@ -90,14 +91,14 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
     let x_range = 0.0..n as f64;
     let entries = if ylog {
         let chart = builder.build_cartesian_2d(x_range, log_axis(yr)).msg()?;
-        plot_bars(chart, chart_spec, yr)?
+        plot_bars(chart, chart_spec, yr, marks)?
     } else {
         let chart = builder.build_cartesian_2d(x_range, yr.0..yr.1).msg()?;
-        plot_bars(chart, chart_spec, yr)?
+        plot_bars(chart, chart_spec, yr, marks)?
     };
 
     // Category labels, drawn on the root in absolute pixels at each group's centre.
-    let (label_x, label_y) = entries.1;
+    let (label_x, label_y) = entries;
     let mut style = label_font.color(&BLACK);
     style = if vertical {
         style
@@ -109,17 +110,19 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
     for (label, x) in labels.iter().zip(label_x) {
         root.draw_text(label, &style, (x, label_y + 6)).msg()?;
     }
-    Ok(entries.0)
+    Ok(())
 }
 
-/// Draws shading, mesh, bars and error bars; returns the legend entries and the pixel
+/// Draws shading, mesh, bars and error bars, each series with a bar in its own group
+/// (the series [`Figure::legend_entries`](super::Figure) lists); returns the pixel
 /// positions (centres, axis line) where the category labels go.
 #[allow(clippy::type_complexity)]
 fn plot_bars<DB, Y>(
     mut chart: ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
     spec: &GroupedBarChart,
     yr: (f64, f64),
-) -> Result<(Vec<LegendEntry>, (Vec<i32>, i32)), String>
+    marks: &Marks,
+) -> Result<(Vec<i32>, i32), String>
 where
     DB: DrawingBackend,
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
@@ -149,7 +152,9 @@ where
         .draw()
         .msg()?;
 
-    let m = spec.series.len().max(1) as f64;
+    // Only series with a bar take a slot in each group (and an entry in the legend).
+    let has_bar = |s: &super::BarSeries| s.values.iter().flatten().any(|v| plottable(*v, ylog));
+    let m = spec.series.iter().filter(|s| has_bar(s)).count().max(1) as f64;
     let group = 0.8;
     let bar = group / m;
     let base = if ylog {
@@ -157,16 +162,19 @@ where
     } else {
         0.0_f64.clamp(yr.0, yr.1)
     };
-    let mut entries = Vec::new();
     let mut any_bar = false;
+    let mut slot = 0usize;
     for (j, series) in spec.series.iter().enumerate() {
+        if !has_bar(series) {
+            continue;
+        }
         let colour = palette(series.colour.unwrap_or(j));
         let kind = series.provenance.kind();
         let (fill, outline) = bar_style(kind, colour);
         let mut rects = Vec::new();
         let mut bars = Vec::new();
         for (i, value) in series.values.iter().enumerate() {
-            let x0 = i as f64 + (1.0 - group) / 2.0 + j as f64 * bar;
+            let x0 = i as f64 + (1.0 - group) / 2.0 + slot as f64 * bar;
             let (x0, x1) = (x0 + bar * 0.06, x0 + bar * 0.94);
             if let Some(v) = value.filter(|v| plottable(*v, ylog)) {
                 rects.push([(x0, base), (x1, v)]);
@@ -178,7 +186,16 @@ where
                 }
             }
         }
-        any_bar |= !rects.is_empty();
+        if rects.is_empty() {
+            continue;
+        }
+        any_bar = true;
+        marks.open(
+            chart.plotting_area(),
+            Role::Series,
+            &series.name,
+            &[("kind", kind.name())],
+        )?;
         chart
             .draw_series(rects.iter().map(|r| Rectangle::new(*r, fill)))
             .msg()?;
@@ -192,12 +209,8 @@ where
                 PlotErrorBar::new_vertical(x, low, v, high, BLACK.stroke_width(1), 5)
             }))
             .msg()?;
-        entries.push(LegendEntry {
-            name: series.name.clone(),
-            kind,
-            colour,
-            glyph: Glyph::Bar,
-        });
+        marks.close(chart.plotting_area())?;
+        slot += 1;
     }
     if !any_bar {
         no_data(chart.plotting_area())?;
@@ -206,5 +219,5 @@ where
         .map(|i| chart.backend_coord(&(i as f64 + 0.5, yr.0)).0)
         .collect();
     let axis_y = chart.backend_coord(&(0.0, yr.0)).1;
-    Ok((entries, (centres, axis_y)))
+    Ok((centres, axis_y))
 }

@@ -11,9 +11,10 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::bars::draw_bars;
-use super::legend::draw_legend;
+use super::legend::{draw_legend, split_widths};
+use super::marks::Marks;
 use super::xy::draw_xy;
-use super::{Chart, Figure};
+use super::{Axis, Chart, Figure, Series};
 use crate::ReportError;
 
 /// Font family name under which the embedded DejaVu Sans is registered; plotters' SVG
@@ -27,10 +28,12 @@ pub(super) const Y_LABEL_AREA: u32 = 80;
 
 impl Figure {
     /// Draws the whole figure: title, the chart on the left, its legend panel on the
-    /// right (so the legend never hides data).
+    /// right (so the legend never hides data); `marks` groups each series and legend
+    /// entry in the SVG.
     pub(super) fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
+        marks: &Marks,
     ) -> Result<(), String> {
         root.fill(&WHITE).msg()?;
         let body = root
@@ -40,10 +43,18 @@ impl Figure {
             )
             .msg()?;
         let (width, _) = body.dim_in_pixel();
-        let legend_width = (width / 4).clamp(150, 280);
-        let (plot, legend) = body.split_horizontally(width.saturating_sub(legend_width));
-        let entries = match &self.chart {
-            Chart::Line(chart) => draw_xy(&plot, &chart.x, &chart.y, &chart.series, false, false)?,
+        let (plot_width, _) = split_widths(width);
+        let (plot, legend) = body.split_horizontally(plot_width);
+        match &self.chart {
+            Chart::Line(chart) => draw_xy(
+                &plot,
+                &chart.x,
+                &chart.y,
+                &chart.series,
+                false,
+                false,
+                marks,
+            )?,
             Chart::Scatter(chart) => draw_xy(
                 &plot,
                 &chart.x,
@@ -51,13 +62,51 @@ impl Figure {
                 &chart.series,
                 true,
                 chart.identity_line,
+                marks,
             )?,
-            Chart::GroupedBar(chart) => draw_bars(root, &plot, chart)?,
+            Chart::GroupedBar(chart) => draw_bars(root, &plot, chart, marks)?,
         };
-        draw_legend(&legend, &entries)?;
+        draw_legend(&legend, &self.legend_entries(), marks)?;
         root.present().msg()?;
         Ok(())
     }
+}
+
+/// The x and y ranges of a line or scatter chart (one shared range when a scatter
+/// chart's y = x guide joins axes of the same scale).
+pub(super) fn xy_ranges(
+    x: &Axis,
+    y: &Axis,
+    series: &[Series],
+    scatter: bool,
+    identity: bool,
+) -> ((f64, f64), (f64, f64)) {
+    let xs = || series.iter().flat_map(|s| s.points.iter().map(|p| p.x));
+    let ys = || {
+        series.iter().flat_map(|s| {
+            s.points.iter().flat_map(|p| {
+                [Some(p.y), p.err.map(|e| e.low), p.err.map(|e| e.high)]
+                    .into_iter()
+                    .flatten()
+            })
+        })
+    };
+    let (mut xr, mut yr) = if identity && x.log == y.log {
+        let both = axis_range(xs().chain(ys()), y.log, true);
+        (both, both)
+    } else {
+        (
+            axis_range(xs(), x.log, scatter),
+            axis_range(ys(), y.log, true),
+        )
+    };
+    if xr.0 >= xr.1 {
+        xr = (0.0, 1.0);
+    }
+    if yr.0 >= yr.1 {
+        yr = (0.0, 1.0);
+    }
+    (xr, yr)
 }
 
 /// Registers the embedded DejaVu Sans once per process. Embedding the font keeps PNG
@@ -106,7 +155,8 @@ pub(super) fn palette(index: usize) -> RGBColor {
 /// Tick labels with as many decimals as the magnitude needs, without trailing zeros.
 pub(super) fn tick(v: f64) -> String {
     let a = v.abs();
-    if a == 0.0 {
+    // A tick computed as a sum of steps lands a rounding error away from zero.
+    if a < 1e-12 {
         return "0".into();
     }
     if !(1e-3..1e6).contains(&a) {
@@ -157,7 +207,9 @@ pub(super) fn axis_range(
         hi = hi.max(0.0);
     }
     if hi - lo < f64::EPSILON * hi.abs().max(1.0) {
-        let half = (hi.abs() * 0.1).max(1.0);
+        // One value: a tenth of it either side (a utilisation of 0.43 is not drawn on
+        // -0.6..1.4), or 1 around zero.
+        let half = if hi.abs() > 0.0 { hi.abs() * 0.1 } else { 1.0 };
         lo -= half;
         hi += half;
     }
@@ -198,6 +250,20 @@ pub(super) fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
     }
     if bold.len() < 3 {
         bold = in_range(&all);
+    }
+    if bold.len() < 2 {
+        // A range inside one step of the mantissas (11..19 ms): evenly spaced round
+        // values, as on a linear axis.
+        let raw = (hi - lo) / 4.0;
+        let magnitude = 10f64.powf(raw.log10().floor());
+        let step = [1.0, 2.0, 5.0, 10.0]
+            .iter()
+            .map(|m| m * magnitude)
+            .find(|s| *s >= raw)
+            .unwrap_or(raw);
+        let first = (lo / step).ceil() as i64;
+        let last = (hi / step).floor() as i64;
+        bold = (first..=last).map(|k| k as f64 * step).collect();
     }
     let light = in_range(&all)
         .into_iter()

@@ -4,8 +4,11 @@
 use plotters::prelude::*;
 
 use super::draw::ensure_font;
-use super::{Chart, Figure, LineChart, ScatterChart};
+use super::look::Look;
+use super::marks::Marks;
+use super::{Chart, Figure, LineChart, ScatterChart, Series, Trace};
 use crate::html::escape_html;
+use crate::provenance::Provenance;
 use crate::provenance::ProvenanceKind;
 use crate::table::paragraphs;
 use crate::ReportError;
@@ -16,24 +19,25 @@ impl Figure {
         self.validate()?;
         ensure_font()?;
         let mut svg = String::new();
+        let marks = Marks::new(true);
         {
-            let root =
-                SVGBackend::with_string(&mut svg, (self.width, self.height)).into_drawing_area();
-            self.draw(&root)
+            let root = SVGBackend::with_string(&mut svg, (self.width, self.drawn_height()))
+                .into_drawing_area();
+            self.draw(&root, &marks)
                 .map_err(|message| self.plot_error(message))?;
         }
-        Ok(svg)
+        Ok(marks.finish(&svg))
     }
 
     /// The figure as PNG bytes (8-bit RGB).
     pub fn to_png(&self) -> Result<Vec<u8>, ReportError> {
         self.validate()?;
         ensure_font()?;
-        let (w, h) = (self.width, self.height);
+        let (w, h) = (self.width, self.drawn_height());
         let mut rgb = vec![0u8; w as usize * h as usize * 3];
         {
             let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-            self.draw(&root)
+            self.draw(&root, &Marks::new(false))
                 .map_err(|message| self.plot_error(message))?;
         }
         let png_err = |source| ReportError::Png {
@@ -142,10 +146,10 @@ impl Figure {
         out.push_str("<ul class=\"sources\">");
         for p in self.provenances() {
             let kind = p.kind();
-            let convention = match self.chart {
-                Chart::GroupedBar(_) => bar_convention(kind),
-                Chart::Line(_) => kind.line_convention(),
-                Chart::Scatter(_) => marker_convention(kind),
+            let convention = match &self.chart {
+                Chart::GroupedBar(_) => bar_convention(kind).to_string(),
+                Chart::Line(LineChart { series, .. }) => looks(series, p, false),
+                Chart::Scatter(ScatterChart { series, .. }) => looks(series, p, true),
             };
             out.push_str(&format!(
                 "<li><span class=\"key prov-{}\">{}</span> <span class=\"conv\">({})</span> {}</li>",
@@ -176,11 +180,20 @@ fn bar_convention(kind: ProvenanceKind) -> &'static str {
     }
 }
 
-fn marker_convention(kind: ProvenanceKind) -> &'static str {
-    match kind {
-        ProvenanceKind::Measured => "filled circles",
-        ProvenanceKind::Modelled => "crosses",
-        ProvenanceKind::Published => "hollow squares",
-        ProvenanceKind::Derived => "hollow triangles",
+/// How the series of provenance `p` are drawn, each distinct look once, a second
+/// quantity and points set apart named as such.
+fn looks(series: &[Series], p: &Provenance, scatter: bool) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for s in series.iter().filter(|s| &s.provenance == p) {
+        let look = Look::of(p.kind(), s.trace, scatter, s.points.len() == 1).describe();
+        let text = match s.trace {
+            Trace::Primary => look,
+            Trace::Secondary => format!("{look} for the second quantity"),
+            Trace::Apart => format!("{look} for points set apart"),
+        };
+        if !out.contains(&text) {
+            out.push(text);
+        }
     }
+    out.join("; ")
 }

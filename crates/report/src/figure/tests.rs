@@ -100,7 +100,10 @@ fn ranges_and_ticks() {
     assert_eq!(axis_range(std::iter::empty(), true, true), (1.0, 10.0));
     let (lo, hi) = axis_range([3.0, 3.0].into_iter(), false, false);
     assert!(lo < 3.0 && hi > 3.0);
+    let (lo, hi) = axis_range([0.43].into_iter(), false, false);
+    assert!(lo > 0.3 && hi < 0.6, "{lo}..{hi}");
     assert_eq!(tick(0.0), "0");
+    assert_eq!(tick(-1e-16), "0");
     assert_eq!(tick(250.0), "250");
     assert_eq!(tick(12.5), "12.5");
     assert_eq!(tick(2.0), "2");
@@ -111,6 +114,8 @@ fn ranges_and_ticks() {
     let (bold, light) = log_ticks(31.0, 117.0);
     assert_eq!(bold, vec![40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0]);
     assert!(light.is_empty());
+    // Within one mantissa step: round values all the same.
+    assert_eq!(log_ticks(11.4, 19.2).0, vec![12.0, 14.0, 16.0, 18.0]);
 }
 
 #[test]
@@ -151,4 +156,72 @@ fn data_csv_lists_every_bar_with_provenance() {
         "measured,measured: run r1 on testbox,RSA 1024,4.5,4,5"
     );
     assert_eq!(lines[2], "measured,measured: run r1 on testbox,ECDH 163,,,");
+}
+
+#[test]
+fn the_legend_lists_exactly_the_series_with_data_and_the_svg_says_so() {
+    let run = measured();
+    let mut chart = LineChart::new(Axis::new("x", "1"), Axis::new("y", "ms").log())
+        .series(Series::new("median", run.clone(), [(1.0, 2.0), (2.0, 3.0)]).colour(0))
+        .series(
+            Series::new("p95", run.clone(), [(1.0, 4.0), (2.0, 6.0)])
+                .colour(0)
+                .secondary(),
+        )
+        .series(Series::new("missed", run.clone(), [(3.0, 9.0)]).apart())
+        .series(Series::new(
+            "nothing on a log axis",
+            run.clone(),
+            [(1.0, 0.0), (2.0, -1.0)],
+        ));
+    for i in 0..14 {
+        chart = chart.series(Series::new(
+            format!("a long series name number {i} that wraps"),
+            run.clone(),
+            [(1.0, 1.0 + f64::from(i))],
+        ));
+    }
+    let figure = Figure::new("many", "Many series", chart).size(800, 300);
+    let names: Vec<String> = figure
+        .legend_entries()
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
+    assert_eq!(names.len(), 17);
+    assert!(!names.iter().any(|n| n == "nothing on a log axis"));
+    // 17 wrapped entries do not fit 300 px: the figure grows to hold them.
+    assert!(figure.drawn_height() > 300);
+    let svg = figure.to_svg().unwrap();
+    assert!(svg.contains(&format!("height=\"{}\"", figure.drawn_height())));
+    let check = svg_series_and_legend(&svg);
+    assert_eq!(check.legend, names);
+    assert!(check.disagreements().is_empty(), "{check:?}");
+    assert!(!svg.contains("@@wtlsperf-mark"));
+    // A removed legend entry is a disagreement.
+    let at = svg
+        .find("<g class=\"legend-entry\" data-series=\"missed\"")
+        .unwrap();
+    let end = svg[at..].find("</g>").unwrap() + at + 4;
+    let broken = format!("{}{}", &svg[..at], &svg[end..]);
+    assert_eq!(
+        svg_series_and_legend(&broken).disagreements(),
+        vec!["series \"missed\" is drawn but has no legend entry".to_string()]
+    );
+}
+
+#[test]
+fn a_second_quantity_and_points_set_apart_look_different_from_the_first() {
+    use super::look::Look;
+    use crate::provenance::ProvenanceKind::*;
+    for kind in [Measured, Modelled, Published, Derived] {
+        let primary = Look::of(kind, Trace::Primary, false, false);
+        let secondary = Look::of(kind, Trace::Secondary, false, false);
+        let apart = Look::of(kind, Trace::Apart, false, false);
+        assert_ne!(primary.line, secondary.line, "{kind:?}");
+        assert!(apart.line.is_none() && apart.marker.is_some_and(|m| !m.filled));
+    }
+    assert_eq!(
+        Look::of(Measured, Trace::Secondary, false, false).describe(),
+        "dashed line, hollow circles"
+    );
 }

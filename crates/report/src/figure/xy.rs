@@ -6,13 +6,16 @@ use plotters::coord::Shift;
 use plotters::element::ErrorBar as PlotErrorBar;
 use plotters::prelude::*;
 
+use plotters::element::DashedPathElement;
+
 use super::draw::{
-    axis_range, log_axis, no_data, palette, plottable, tick, OrMessage, AXIS_TITLE_SIZE, FONT,
+    log_axis, no_data, palette, plottable, tick, xy_ranges, OrMessage, AXIS_TITLE_SIZE, FONT,
     LABEL_SIZE, MARGIN, Y_LABEL_AREA,
 };
-use super::legend::{Glyph, LegendEntry};
-use super::{Axis, Series};
-use crate::provenance::ProvenanceKind;
+use super::legend::{GUIDE_GREY, IDENTITY_NAME};
+use super::look::{draw_line, draw_markers, Look};
+use super::marks::{Marks, Role};
+use super::{Axis, Series, Trace};
 
 pub(super) fn draw_xy<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -21,32 +24,9 @@ pub(super) fn draw_xy<DB: DrawingBackend>(
     series: &[Series],
     scatter: bool,
     identity: bool,
-) -> Result<Vec<LegendEntry>, String> {
-    let xs = || series.iter().flat_map(|s| s.points.iter().map(|p| p.x));
-    let ys = || {
-        series.iter().flat_map(|s| {
-            s.points.iter().flat_map(|p| {
-                [Some(p.y), p.err.map(|e| e.low), p.err.map(|e| e.high)]
-                    .into_iter()
-                    .flatten()
-            })
-        })
-    };
-    let (mut xr, mut yr) = if identity && x.log == y.log {
-        let both = axis_range(xs().chain(ys()), y.log, true);
-        (both, both)
-    } else {
-        (
-            axis_range(xs(), x.log, scatter),
-            axis_range(ys(), y.log, true),
-        )
-    };
-    if xr.0 >= xr.1 {
-        xr = (0.0, 1.0);
-    }
-    if yr.0 >= yr.1 {
-        yr = (0.0, 1.0);
-    }
+    marks: &Marks,
+) -> Result<(), String> {
+    let (xr, yr) = xy_ranges(x, y, series, scatter, identity);
     let mut builder = ChartBuilder::on(area);
     builder
         .margin(MARGIN)
@@ -60,6 +40,7 @@ pub(super) fn draw_xy<DB: DrawingBackend>(
         identity,
         xr,
         yr,
+        marks,
     };
     match (x.log, y.log) {
         (false, false) => ctx.plot(builder.build_cartesian_2d(xr.0..xr.1, yr.0..yr.1).msg()?),
@@ -83,14 +64,16 @@ struct XyContext<'s> {
     identity: bool,
     xr: (f64, f64),
     yr: (f64, f64),
+    marks: &'s Marks,
 }
 
 impl XyContext<'_> {
-    /// Mesh, the y = x guide if asked for, then every series; returns the legend entries.
+    /// Mesh, the y = x guide if asked for, then every series with a placeable point
+    /// (the series [`Figure::legend_entries`](super::Figure) lists).
     fn plot<DB, X, Y>(
         &self,
         mut chart: ChartContext<'_, DB, Cartesian2d<X, Y>>,
-    ) -> Result<Vec<LegendEntry>, String>
+    ) -> Result<(), String>
     where
         DB: DrawingBackend,
         X: Ranged<ValueType = f64> + ValueFormatter<f64>,
@@ -110,24 +93,22 @@ impl XyContext<'_> {
             .draw()
             .msg()?;
 
-        let mut entries: Vec<LegendEntry> = self.identity_line(&mut chart)?.into_iter().collect();
+        self.identity_line(&mut chart)?;
         let mut any_point = false;
         for (index, series) in self.series.iter().enumerate() {
-            let (entry, drawn) = self.one_series(&mut chart, index, series)?;
-            any_point |= drawn;
-            entries.push(entry);
+            any_point |= self.one_series(&mut chart, index, series)?;
         }
         if !any_point {
             no_data(chart.plotting_area())?;
         }
-        Ok(entries)
+        Ok(())
     }
 
     /// The dashed y = x guide of a scatter chart, where the two ranges overlap.
     fn identity_line<DB, X, Y>(
         &self,
         chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
-    ) -> Result<Option<LegendEntry>, String>
+    ) -> Result<(), String>
     where
         DB: DrawingBackend,
         X: Ranged<ValueType = f64>,
@@ -136,33 +117,30 @@ impl XyContext<'_> {
         let lo = self.xr.0.max(self.yr.0);
         let hi = self.xr.1.min(self.yr.1);
         if !self.identity || lo >= hi {
-            return Ok(None);
+            return Ok(());
         }
-        let grey = RGBColor(120, 120, 120);
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(lo, lo), (hi, hi)],
-                6,
-                4,
-                grey.stroke_width(1),
-            ))
-            .msg()?;
-        Ok(Some(LegendEntry {
-            name: "y = x (perfect agreement)".into(),
-            kind: ProvenanceKind::Derived,
-            colour: grey,
-            glyph: Glyph::Identity,
-        }))
+        let area = chart.plotting_area();
+        self.marks
+            .open(area, Role::Series, IDENTITY_NAME, &[("kind", "guide")])?;
+        area.draw(&DashedPathElement::new(
+            [(lo, lo), (hi, hi)],
+            6,
+            4,
+            GUIDE_GREY.stroke_width(1),
+        ))
+        .msg()?;
+        self.marks.close(area)
     }
 
-    /// One series: its error bars, its line (line charts) and its markers. Returns its
-    /// legend entry and whether any of its points could be placed on the axes.
+    /// One series, in its own group: its error bars, its line and its markers, styled
+    /// by its [`Look`]. Returns whether any of its points could be placed on the axes
+    /// (a series without one is not drawn, and has no legend entry).
     fn one_series<DB, X, Y>(
         &self,
         chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
         index: usize,
         series: &Series,
-    ) -> Result<(LegendEntry, bool), String>
+    ) -> Result<bool, String>
     where
         DB: DrawingBackend,
         X: Ranged<ValueType = f64>,
@@ -177,27 +155,27 @@ impl XyContext<'_> {
             .filter(|p| plottable(p.x, xlog) && plottable(p.y, ylog))
             .map(|p| (p.x, p.y))
             .collect();
+        if points.is_empty() {
+            return Ok(false);
+        }
+        let look = Look::of(kind, series.trace, self.scatter, points.len() == 1);
+        let area = chart.plotting_area();
+        self.marks.open(
+            area,
+            Role::Series,
+            &series.name,
+            &[("kind", kind.name()), ("trace", trace_name(series.trace))],
+        )?;
         self.error_bars(chart, series, colour)?;
-        if !self.scatter && points.len() > 1 {
-            draw_line(chart, points.clone(), kind, colour)?;
+        let area = chart.plotting_area();
+        if let Some(line) = look.line.filter(|_| points.len() > 1) {
+            draw_line(area, points.clone(), line, colour)?;
         }
-        // A model drawn as a line needs no markers, except when a single point would
-        // otherwise be invisible.
-        let markers = self.scatter || kind != ProvenanceKind::Modelled || points.len() == 1;
-        if markers {
-            draw_markers(chart, &points, kind, colour)?;
+        if let Some(marker) = look.marker {
+            draw_markers(area, points.iter().copied(), marker, colour)?;
         }
-        let entry = LegendEntry {
-            name: series.name.clone(),
-            kind,
-            colour,
-            glyph: if self.scatter {
-                Glyph::Marker
-            } else {
-                Glyph::Line
-            },
-        };
-        Ok((entry, !points.is_empty()))
+        self.marks.close(area)?;
+        Ok(true)
     }
 
     /// The vertical error bars of a series' placeable points.
@@ -239,64 +217,11 @@ impl XyContext<'_> {
     }
 }
 
-/// A series' line, styled by its provenance.
-fn draw_line<DB, X, Y>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
-    pts: Vec<(f64, f64)>,
-    kind: ProvenanceKind,
-    colour: RGBColor,
-) -> Result<(), String>
-where
-    DB: DrawingBackend,
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
-{
-    match kind {
-        ProvenanceKind::Modelled => chart
-            .draw_series(LineSeries::new(pts, colour.stroke_width(3)))
-            .map(|_| ()),
-        ProvenanceKind::Measured => chart
-            .draw_series(LineSeries::new(pts, colour.mix(0.55).stroke_width(1)))
-            .map(|_| ()),
-        ProvenanceKind::Published => chart
-            .draw_series(DashedLineSeries::new(pts, 10, 6, colour.stroke_width(2)))
-            .map(|_| ()),
-        ProvenanceKind::Derived => chart
-            .draw_series(DashedLineSeries::new(pts, 2, 4, colour.stroke_width(2)))
-            .map(|_| ()),
+/// The `data-trace` value of a series' group.
+fn trace_name(trace: Trace) -> &'static str {
+    match trace {
+        Trace::Primary => "primary",
+        Trace::Secondary => "secondary",
+        Trace::Apart => "apart",
     }
-    .msg()
-}
-
-fn draw_markers<DB, X, Y>(
-    chart: &mut ChartContext<'_, DB, Cartesian2d<X, Y>>,
-    points: &[(f64, f64)],
-    kind: ProvenanceKind,
-    colour: RGBColor,
-) -> Result<(), String>
-where
-    DB: DrawingBackend,
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
-{
-    let pts = points.iter().copied();
-    match kind {
-        ProvenanceKind::Measured => chart
-            .draw_series(pts.map(|p| Circle::new(p, 4, colour.filled())))
-            .map(|_| ()),
-        ProvenanceKind::Modelled => chart
-            .draw_series(pts.map(|p| Cross::new(p, 5, colour.stroke_width(2))))
-            .map(|_| ()),
-        ProvenanceKind::Published => chart
-            .draw_series(pts.map(|p| {
-                EmptyElement::at(p)
-                    + Rectangle::new([(-4, -4), (4, 4)], WHITE.filled())
-                    + Rectangle::new([(-4, -4), (4, 4)], colour.stroke_width(2))
-            }))
-            .map(|_| ()),
-        ProvenanceKind::Derived => chart
-            .draw_series(pts.map(|p| TriangleMarker::new(p, 5, colour.stroke_width(1))))
-            .map(|_| ()),
-    }
-    .msg()
 }

@@ -5,7 +5,7 @@
 //! so the runs overlap instead of queueing).
 
 use std::net::UdpSocket;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -20,12 +20,13 @@ use crate::evaluate::context::Mode;
 use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
 use crate::evaluate::vocabulary::{BearerName, DeviceName};
 use wtlsperf_drivers::auth::authentication;
-use wtlsperf_drivers::bearer_runs::{bearer_retransmit_timeout, flights_of, predicted_ms};
+use wtlsperf_drivers::bearer_runs::{bearer_retransmit_timeout, flights_of};
 use wtlsperf_drivers::device::{model_case, ClientSteps};
 use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf_drivers::pki_store::PkiStore;
+use wtlsperf_drivers::pool::run_concurrently;
 use wtlsperf_drivers::protocols::model::wtls_steps;
-use wtlsperf_drivers::setup::{self, gateway_server_config, ClientAuth, Options};
+use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
 use wtlsperf_drivers::udp_client;
 
 /// The bearers the thesis measured (Table 4.12 over GSM CSD, GPRS average of Table 4.15).
@@ -146,11 +147,9 @@ fn one(
     let model = model_case(case, auth)?;
     device.client_processing_ms(model)?;
     let steps = wtls_steps(case, model.auth, &device)?;
-    let mut cfg = setup::client_config(&creds, &Options::default(), false);
     // The driver starts the timer as each held flight leaves: the link's timer suffices.
+    let cfg = wtlsperf_drivers::registry::wtls::wtls_bearer_config(&creds, &link);
     let rto = bearer_retransmit_timeout(&link);
-    cfg.retransmit_timeout_ns = rto.as_nanos() as u64;
-    cfg.max_retransmissions = 6;
     let hold = Duration::from_secs_f64(steps.total_ms() / 1e3);
     // The relay forgets an idle client: the device's longest hold must not look idle.
     let options = RelayOptions {
@@ -173,7 +172,7 @@ fn one(
     relay.shutdown();
     let (run, _) =
         result.with_context(|| format!("{case} {} over {} on a device", auth.name(), link.name))?;
-    let predicted = predicted_ms(&flights_of(&run.wire), &link);
+    let predicted = wtlsperf_models::transmission::link_ms(&flights_of(&run.wire), &link.rates());
     Ok((run, steps, predicted))
 }
 
@@ -244,30 +243,24 @@ pub fn run(
         }
     }
     let device = Arc::new(device.clone());
-    let results: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..work.len()).map(|_| None).collect());
     // Longest first, so the pool's last handshakes are short ones.
     let mut order: Vec<usize> = (0..work.len()).collect();
     order.sort_by(|&a, &b| device_ms(&device, &work[b]).total_cmp(&device_ms(&device, &work[a])));
-    let next = Mutex::new(order.into_iter());
-    std::thread::scope(|s| {
-        for _ in 0..work.len().min(MAX_AT_ONCE) {
-            s.spawn(|| loop {
-                let Some(i) = next.lock().unwrap_or_else(|e| e.into_inner()).next() else {
-                    break;
-                };
-                let r = one(
-                    store,
-                    addr,
-                    device.clone(),
-                    work[i].clone(),
-                    1_000 + i as u64,
-                );
-                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
-            });
-        }
+    let ordered = run_concurrently(&order, MAX_AT_ONCE, |_, &i| {
+        let r = one(
+            store,
+            addr,
+            device.clone(),
+            work[i].clone(),
+            1_000 + i as u64,
+        );
+        (i, r)
     });
+    let mut results: Vec<Option<Outcome>> = (0..work.len()).map(|_| None).collect();
+    for (i, r) in ordered {
+        results[i] = Some(r);
+    }
     gateway.shutdown();
-    let results = results.into_inner().unwrap_or_else(|e| e.into_inner());
     let mut rows = Vec::new();
     let mut done: Vec<(Case, AuthMode, String)> = Vec::new();
     for (case, auth, link) in &work {

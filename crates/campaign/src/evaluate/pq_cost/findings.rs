@@ -203,7 +203,7 @@ impl PqCost {
             )
             .kind(FindingKind::ModelAgainstRun)
             .rule(format!(
-                "a row holds when the measured increment lies within {:.0} % of the post-quantum handshake's modelled duration of the modelled increment (the model's tolerance, taken of the whole handshake because the increment is the difference of two durations each carrying it), and fails otherwise; the model holds when every row holds, fails when every row fails, otherwise inconclusive.",
+                "a row holds when the measured increment lies within {:.0} % of the post-quantum handshake's modelled duration of the modelled increment (the model's tolerance, taken of the whole handshake because the increment is the difference of two durations each carrying it), and fails otherwise; confirmed (the model holds) when every row holds, contradicted when every row fails, otherwise inconclusive.",
                 100.0 * MODEL_TOLERANCE
             )),
         )

@@ -29,6 +29,8 @@ fn fixture(device: &str, bearer: &str, classical_ms: f64, pq_ms: f64) -> PqCostR
         basis: "modelled".to_owned(),
         budget_ms: BUDGET_MS,
         affordable: Affordability::decide(classical_ms, pq_ms),
+        protocol: "dtls1.3".to_owned(),
+        post_quantum_part: "key exchange".to_owned(),
     }
 }
 

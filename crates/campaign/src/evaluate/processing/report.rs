@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 
 use wtlsperf_models::processing::{percent_layout, percentage_row, PercentColumn};
 use wtlsperf_models::reference::PercentTable;
-use wtlsperf_models::{Authentication, Side};
+use wtlsperf_models::{Authentication, Side, SuiteFamily};
 use wtlsperf_report::{
     Axis, BarSeries, Cell, Column, Figure, GroupedBarChart, Provenance, Section, Table,
 };
 
 use super::{CaseResult, ProcessingResults};
+use crate::evaluate::citations::mode_words;
 use crate::evaluate::context::Ctx;
 use wtlsperf_drivers::runner::BoundRatio;
 
@@ -68,7 +69,7 @@ impl ProcessingResults {
         let m = ctx.measured();
         let p = Provenance::published(format!("Bayoglu 2004, {label}"));
         let d = Provenance::derived("published / ours (median wall)");
-        let mut t = Table::new(id, format!("{label}: processing time per case, {auth:?}"))
+        let mut t = Table::new(id, processing_table_title(auth, label))
             .caption(
                 "T_PD_C and T_PD_S per case; ours is the median (and p95) over the repetitions.",
             )
@@ -134,7 +135,6 @@ impl ProcessingResults {
     }
 
     fn category_figure(&self, ctx: &Ctx, category: u8, side: Side) -> Option<Figure> {
-        let number = (category - 1) * 2 + if side == Side::Client { 1 } else { 2 };
         let mut labels = Vec::new();
         let mut ours = Vec::new();
         let mut published = Vec::new();
@@ -176,8 +176,11 @@ impl ProcessingResults {
         ));
         Some(
             Figure::new(
-                format!("fig4_{number}_cat{category}_{side_name}"),
-                format!("Figure 4.{number}: category {category} {side_name} processing times"),
+                format!(
+                    "fig4_{}_cat{category}_{side_name}",
+                    category_figure_number(category, side)
+                ),
+                category_figure_title(category, side),
                 chart,
             )
             .caption("Log scale: the published 2004 times are orders of magnitude above ours.")
@@ -200,10 +203,7 @@ impl ProcessingResults {
                 "t{}_percent",
                 table.label().trim_start_matches("Table ").replace('.', "_")
             ),
-            format!(
-                "{}: {side:?} processing shares, {auth:?} {family:?} (ours | published)",
-                table.label()
-            ),
+            percent_table_title(table),
         )
         .caption(
             "Headline messages as % of the side's T_PD, key exchange operations as % of \
@@ -259,14 +259,12 @@ impl ProcessingResults {
                 .collect()
         };
         let figure = (!ours_sum.is_empty()).then(|| {
-            let n = table.label().trim_start_matches("Table 4.").parse::<u32>().unwrap_or(3);
             Figure::new(
-                format!("fig_pct_{}", table.label().replace(' ', "").replace('.', "_")),
                 format!(
-                    "Shares of {side:?} processing, {auth:?} {family:?} (mean over cases; as {} / Figure 4.{})",
-                    table.label(),
-                    (n + 4).min(12)
+                    "fig_pct_{}",
+                    table.label().replace(' ', "").replace('.', "_")
                 ),
+                percent_figure_title(table),
                 GroupedBarChart::new("column", headers.clone(), Axis::new("share", "%"))
                     .series(BarSeries::new("ours", ctx.measured(), avg(&ours_sum)))
                     .series(BarSeries::new(
@@ -302,4 +300,77 @@ impl ProcessingResults {
         )
         .size(1400, 450)
     }
+}
+
+/// The thesis' figure of a category's processing times per side: Figures 4.1-4.6.
+pub(crate) fn category_figure_number(category: u8, side: Side) -> u8 {
+    (category - 1) * 2 + if side == Side::Client { 1 } else { 2 }
+}
+
+/// "Category 3 client processing times (thesis Figure 4.5)".
+pub(crate) fn category_figure_title(category: u8, side: Side) -> String {
+    let side_name = if side == Side::Client {
+        "client"
+    } else {
+        "server"
+    };
+    format!(
+        "Category {category} {side_name} processing times (thesis Figure 4.{})",
+        category_figure_number(category, side)
+    )
+}
+
+/// "Processing time per case, mutual (thesis Table 4.1)".
+pub(crate) fn processing_table_title(auth: Authentication, label: &str) -> String {
+    format!(
+        "Processing time per case, {} (thesis {label})",
+        mode_words(auth)
+    )
+}
+
+/// The thesis' figure drawn from a shares table: Tables 4.3-4.8 have Figures 4.7-4.12;
+/// Tables 4.9 and 4.10 have none.
+pub(crate) fn percent_figure_number(table: PercentTable) -> Option<u8> {
+    match table {
+        PercentTable::T4_3 => Some(7),
+        PercentTable::T4_4 => Some(8),
+        PercentTable::T4_5 => Some(9),
+        PercentTable::T4_6 => Some(10),
+        PercentTable::T4_7 => Some(11),
+        PercentTable::T4_8 => Some(12),
+        PercentTable::T4_9 | PercentTable::T4_10 => None,
+    }
+}
+
+/// "client processing shares, mutual, ECDH_ECDSA": the subject of a shares table.
+fn percent_subject(table: PercentTable) -> String {
+    let (auth, side, family) = table.case();
+    let side = if side == Side::Client {
+        "Client"
+    } else {
+        "Server"
+    };
+    let family = match family {
+        SuiteFamily::Rsa => "RSA",
+        _ => "ECDH_ECDSA",
+    };
+    format!("{side} processing shares, {}, {family}", mode_words(auth))
+}
+
+/// "Client processing shares, mutual, ECDH_ECDSA: ours | published (thesis Table 4.3)".
+pub(crate) fn percent_table_title(table: PercentTable) -> String {
+    format!(
+        "{}: ours | published (thesis {})",
+        percent_subject(table),
+        table.label()
+    )
+}
+
+/// The shares figure's title, citing the thesis' figure where there is one.
+pub(crate) fn percent_figure_title(table: PercentTable) -> String {
+    let cited = match percent_figure_number(table) {
+        Some(n) => format!("thesis {} and Figure 4.{n}", table.label()),
+        None => format!("thesis {}, which has no figure", table.label()),
+    };
+    format!("{}, mean over cases ({cited})", percent_subject(table))
 }

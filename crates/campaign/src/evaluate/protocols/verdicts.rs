@@ -50,7 +50,7 @@ impl ProtocolResults {
             )
             // Measured through the emulated bearers, which enforce the model's rates.
             .kind(FindingKind::EmulatorAgainstModel)
-            .rule("consistent when the median |measured / modelled - 1| over every measured row is at most 5 % (the target), inconsistent above."));
+            .rule("confirmed (the emulator is consistent with the model) when the median |measured / modelled - 1| over every measured row is at most 5 % (the target), contradicted above."));
         }
         out
     }

@@ -323,10 +323,7 @@ impl QueueResults {
     }
 
     fn published_figure(&self, group: &Group, auth: Authentication) -> Option<Figure> {
-        let number = match (auth, group.group) {
-            (Authentication::Mutual, g) => 12 + g as u32,
-            (Authentication::ServerAuth, g) => 19 + g as u32,
-        };
+        let number = published_figure_number(group.group, auth);
         let mut chart = LineChart::new(
             Axis::new("arrival rate lambda", "handshakes/s"),
             Axis::new("mean wait of a job", "ms").log(),
@@ -344,17 +341,20 @@ impl QueueResults {
                 if pts.is_empty() {
                     continue;
                 }
-                chart = chart.series(
-                    Series::new(
-                        format!("{mix} {} (modelled)", RowVariant::Model(variant)),
-                        Provenance::modelled(
-                            format!("Bayoglu 2004 Eq. 3.12, {}", RowVariant::Model(variant)),
-                            "published service times (Tables 4.1/4.2 x server % tables)",
-                        ),
-                        pts,
-                    )
-                    .colour(i),
-                );
+                let series = Series::new(
+                    format!("{mix} {} (modelled)", RowVariant::Model(variant)),
+                    Provenance::modelled(
+                        format!("Bayoglu 2004 Eq. 3.12, {}", RowVariant::Model(variant)),
+                        "published service times (Tables 4.1/4.2 x server % tables)",
+                    ),
+                    pts,
+                )
+                .colour(i);
+                // One colour per mix; the two readings of Eq. 3.12 told apart by line.
+                chart = chart.series(match variant {
+                    Variant::AsPublished => series.secondary(),
+                    _ => series,
+                });
             }
         }
         if chart.series.is_empty() {
@@ -363,13 +363,10 @@ impl QueueResults {
         Some(
             Figure::new(
                 format!("fig4_{number}_queue_{}_{}", group.id(), auth_name(auth)),
-                format!(
-                    "Figure 4.{number}: category 3 group {} queue delay, {auth:?} (published service times)",
-                    group.group
-                ),
+                published_figure_title(group.group, auth),
                 chart,
             )
-            .caption("Both curves are our models on the thesis' published service times, not the thesis' plotted curves: 'as_published' reads lambda as handshakes/s as Eq. 3.12 is printed, 'corrected' saturates k times earlier.")
+            .caption("Both curves are our models on the thesis' published service times, not the thesis' plotted curves: 'as_published' (dashed) reads lambda as handshakes/s as Eq. 3.12 is printed, 'corrected' (solid) saturates k times earlier; one colour per mix.")
             .size(900, 480),
         )
     }
@@ -544,26 +541,39 @@ impl QueueResults {
                 "Gateway wait vs queue models: bare loopback".to_owned(),
             ),
         };
-        Figure::new(id, title, chart).size(900, 480)
+        Figure::new(id, title, chart).size(900, 480).caption(
+            "Hollow circles without a line: load points whose measured rho stayed more than \
+             0.05 off their target after the repeats; reported, not judged, and left out of \
+             every curve.",
+        )
     }
 }
 
 /// A case's curves of the load figure: measured and modelled waits against measured rho,
-/// the `i`-th of `n` cases (one colour per curve: the case, then the model).
+/// the `i`-th of `n` cases (one colour per curve: the case, then the model). The points
+/// that missed their target rho (reported, not judged) are left out of every curve and
+/// drawn apart, hollow and unjoined, so that no line runs through them.
 fn case_series(
     chart: LineChart,
     ctx: &Ctx,
     case: &str,
-    points: &[&LoadPoint],
+    all_points: &[&LoadPoint],
     i: usize,
     n: usize,
 ) -> LineChart {
+    let (missed, points): (Vec<&LoadPoint>, Vec<&LoadPoint>) =
+        all_points.iter().partition(|p| p.calibration.rho_missed);
     let pts = |f: &dyn Fn(&LoadPoint) -> Option<f64>| -> Vec<(f64, f64)> {
         points
             .iter()
             .filter_map(|p| Some((p.calibration.measured_rho, f(p).filter(|w| *w > 0.0)?)))
             .collect()
     };
+    let missed_waits: Vec<(f64, f64)> = missed
+        .iter()
+        .filter(|p| p.window.measured_wait_ms > 0.0)
+        .map(|p| (p.calibration.measured_rho, p.window.measured_wait_ms))
+        .collect();
     let undisturbed: Vec<Point> = points
         .iter()
         .filter_map(|p| {
@@ -633,6 +643,15 @@ fn case_series(
                 pts(&|p| p.models.as_published_ms),
             )
             .colour(i + 3 * n),
+        )
+        .series(
+            Series::new(
+                format!("{case} measured, missed its target rho (not judged)"),
+                ctx.measured(),
+                missed_waits,
+            )
+            .colour(i)
+            .apart(),
         )
 }
 
@@ -743,4 +762,22 @@ fn load_row(p: &LoadPoint) -> Vec<Cell> {
         Cell::opt(p.models.replay_ms, 3),
         err(p.models.replay_ms),
     ]
+}
+
+/// The thesis' figure of a category 3 group's queue delays: Figures 4.13-4.16 (mutual)
+/// and 4.20-4.23 (server-authenticated).
+pub(crate) fn published_figure_number(group: u8, auth: Authentication) -> u32 {
+    match auth {
+        Authentication::Mutual => 12 + u32::from(group),
+        Authentication::ServerAuth => 19 + u32::from(group),
+    }
+}
+
+/// "Category 3 group 1 queue delay, mutual, published service times (thesis Figure 4.13)".
+pub(crate) fn published_figure_title(group: u8, auth: Authentication) -> String {
+    format!(
+        "Category 3 group {group} queue delay, {}, published service times (thesis Figure 4.{})",
+        crate::evaluate::citations::mode_words(auth),
+        published_figure_number(group, auth)
+    )
 }

@@ -358,7 +358,7 @@ impl VerdictCounts {
 
 /// One row of `queue_robustness.csv`: a point of the premise's test (the load test's own
 /// exponential points of the case at the same utilisations included, as the baseline).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
 pub struct RobustnessRow {
     pub round_trip_law: &'static str,
     pub round_trip_ms: f64,

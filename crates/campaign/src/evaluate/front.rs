@@ -1,0 +1,196 @@
+//! What the report's first screen says about the run: its headline numbers (from
+//! `summary.json`'s `headline`, each with its kind and the section that shows it) and its
+//! status, the "degraded run" banner, read from the same headline's `degraded` field
+//! (docs/results.md, "The report's first screen").
+
+use serde_json::Value;
+use wtlsperf_report::{HeadlineNumber, ProvenanceKind, RunStatus};
+
+use super::output::Headline;
+
+/// The headline numbers of the first screen; a number the run did not produce is left
+/// out rather than shown empty. `json` is the same headline as `summary.json` writes it:
+/// where its `degraded` object gives the designed points, the judged ones are counted
+/// against them.
+pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
+    use ProvenanceKind::*;
+    let pct = |v: f64| format!("{:.1} %", 100.0 * v);
+    let mut out = vec![HeadlineNumber::new(
+        "Handshake cases measured (case x authentication)",
+        h.cases_measured.to_string(),
+        Measured,
+        "processing",
+    )];
+    if let (Some(c), Some(s)) = (h.client_speedup_median, h.server_speedup_median) {
+        out.push(HeadlineNumber::new(
+            "Published 2004 time over ours, median: client | gateway",
+            format!("{c:.0}x | {s:.0}x"),
+            Derived,
+            "processing",
+        ));
+    }
+    if let Some(r) = h.worst_bound_ratio {
+        out.push(HeadlineNumber::new(
+            format!(
+                "Gateway CPU over its public-key operations, largest ({}); measurement failures",
+                h.worst_bound_case.as_deref().unwrap_or("?")
+            ),
+            format!("{r:.2}x; {}", h.bound_failures),
+            Measured,
+            "processing",
+        ));
+    }
+    let (within, judged) = h.queue_undisturbed_within_15_percent;
+    let designed = DEGRADED_FIELDS
+        .iter()
+        .find_map(|k| json.get(*k))
+        .and_then(|d| d.get("designed"))
+        .and_then(Value::as_u64);
+    out.push(HeadlineNumber::new(
+        "Corrected queue model within 15 % of the load test (undisturbed jobs, rho <= 0.8)",
+        match designed {
+            Some(d) => format!("{within} of {judged} judged points ({d} designed)"),
+            None => format!("{within} of {judged} judged points"),
+        },
+        Modelled,
+        "queue",
+    ));
+    out.push(HeadlineNumber::new(
+        "Load points that missed their target utilisation (reported, not judged)",
+        h.queue_points_missed.to_string(),
+        Measured,
+        "queue",
+    ));
+    if let Some(e) = h.transmission_model_median_error {
+        out.push(HeadlineNumber::new(
+            "Transmission model against the emulated-bearer runs, median |error|",
+            pct(e),
+            Modelled,
+            "transmission",
+        ));
+    }
+    if let Some(e) = h.protocols.protocols_model_median_error {
+        out.push(HeadlineNumber::new(
+            "Handshake model against the real runs of WTLS, DTLS and EDHOC, median |error|",
+            pct(e),
+            Modelled,
+            "protocols",
+        ));
+    }
+    if let (Some(m), Some(c)) = (h.record_best_mbit_s, &h.record_best_cipher) {
+        out.push(HeadlineNumber::new(
+            format!("Fastest WTLS record protection ({c})"),
+            format!("{m:.0} Mbit/s"),
+            Measured,
+            "record_layer",
+        ));
+    }
+    out
+}
+
+/// The field names the banner reads, in `summary.json`'s `headline` (docs/results.md).
+pub const DEGRADED_FIELDS: [&str; 2] = ["degraded", "degraded_run"];
+
+/// The run's status from the headline as `summary.json` writes it: none when it has no
+/// `degraded` (or `degraded_run`) field; otherwise degraded or not, with every detail
+/// the field carries. A bool says only whether; an object may carry `degraded` (bool,
+/// true when absent), `judged` and `designed` (points) and `cause`, and any other field,
+/// each shown.
+pub fn run_status(headline: &Value) -> Option<RunStatus> {
+    let field = DEGRADED_FIELDS.iter().find_map(|k| headline.get(*k))?;
+    match field {
+        Value::Bool(degraded) => Some(RunStatus {
+            degraded: *degraded,
+            summary: if *degraded {
+                "This run did not hold its design; the sections below say where.".into()
+            } else {
+                "Every designed point was judged.".into()
+            },
+            details: Vec::new(),
+        }),
+        Value::Object(map) => {
+            let degraded = map.get("degraded").and_then(Value::as_bool).unwrap_or(true);
+            let count = |k: &str| map.get(k).and_then(Value::as_u64);
+            let mut summary = match (count("judged"), count("designed")) {
+                (Some(j), Some(d)) => format!("{j} of the {d} designed points were judged."),
+                _ if degraded => "This run did not hold its design.".to_owned(),
+                _ => "Every designed point was judged.".to_owned(),
+            };
+            if let Some(cause) = map.get("cause").and_then(Value::as_str) {
+                summary.push_str(&format!(" Cause: {cause}."));
+            }
+            let details = map
+                .iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "degraded" | "cause"))
+                .map(|(k, v)| (k.replace('_', " "), plain(v)))
+                .collect();
+            Some(RunStatus {
+                degraded,
+                summary,
+                details,
+            })
+        }
+        other => Some(RunStatus {
+            degraded: true,
+            summary: format!("summary.json's headline says degraded: {}", plain(other)),
+            details: Vec::new(),
+        }),
+    }
+}
+
+/// A JSON value as a reader wants it: strings without quotes, lists joined.
+fn plain(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(", "),
+        Value::Null => "none".into(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_banner_follows_the_degraded_field() {
+        assert_eq!(run_status(&json!({"cases_measured": 48})), None);
+        let yes = run_status(&json!({"degraded": true})).unwrap();
+        assert!(yes.degraded);
+        let no = run_status(&json!({"degraded_run": false})).unwrap();
+        assert!(!no.degraded);
+        let detailed = run_status(&json!({"degraded": {"judged": 10, "designed": 16, "cause": "steal", "steal_ms": 5100}})).unwrap();
+        assert!(detailed.degraded);
+        assert_eq!(
+            detailed.summary,
+            "10 of the 16 designed points were judged. Cause: steal."
+        );
+        assert!(detailed
+            .details
+            .contains(&("steal ms".into(), "5100".into())));
+        let held =
+            run_status(&json!({"degraded": {"degraded": false, "judged": 16, "designed": 16}}))
+                .unwrap();
+        assert!(!held.degraded);
+    }
+
+    #[test]
+    fn the_headline_numbers_link_to_sections_that_exist() {
+        let numbers = headline_numbers(&Headline::default(), &json!({}));
+        assert!(numbers.iter().all(|n| [
+            "processing",
+            "queue",
+            "transmission",
+            "protocols",
+            "record_layer"
+        ]
+        .contains(&n.section.as_str())));
+        assert!(numbers.iter().any(|n| n.value == "0 of 0 judged points"));
+        let degraded = json!({"degraded": {"judged": 10, "designed": 16}});
+        let numbers = headline_numbers(&Headline::default(), &degraded);
+        assert!(numbers
+            .iter()
+            .any(|n| n.value == "0 of 0 judged points (16 designed)"));
+    }
+}

@@ -1,0 +1,256 @@
+//! The rustls and quinn-proto configurations of both sides, and the wall clock they
+//! read (the caller's).
+
+use std::cell::Cell;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{anyhow, Context as _};
+use quinn_proto::crypto::rustls::{QuicClientConfig, QuicServerConfig};
+use quinn_proto::{
+    ClientConfig, Endpoint, EndpointConfig, IdleTimeout, ServerConfig, TimeSource, TransportConfig,
+    ValidationTokenConfig,
+};
+use rustls::crypto::{aws_lc_rs as provider, CryptoProvider};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, UnixTime};
+use rustls::server::WebPkiClientVerifier;
+use rustls::time_provider::TimeProvider;
+use rustls::RootCertStore;
+
+use super::raw::RawWork;
+use super::{
+    Group, P256Pki, QuicEndpoint, QuicSuite, ALPN, HANDSHAKE_TIMEOUT, INITIAL_RTT, MIN_DATAGRAM,
+    PACKET_THRESHOLD, TIME_THRESHOLD,
+};
+
+thread_local! {
+    /// The caller's Unix seconds of the call in progress on this thread: the wall clock
+    /// rustls (certificate validity) and quinn-proto (token dates) read.
+    pub(super) static CALLER_UNIX_SECS: Cell<Option<u32>> = const { Cell::new(None) };
+}
+
+/// The wall clock of rustls and quinn-proto: the caller's time, not the machine's.
+#[derive(Debug)]
+struct CallerClock;
+
+impl TimeProvider for CallerClock {
+    fn current_time(&self) -> Option<UnixTime> {
+        CALLER_UNIX_SECS
+            .get()
+            .map(|s| UnixTime::since_unix_epoch(Duration::from_secs(u64::from(s))))
+    }
+}
+
+impl TimeSource for CallerClock {
+    fn now(&self) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(u64::from(CALLER_UNIX_SECS.get().unwrap_or(0)))
+    }
+}
+
+/// The transport settings both sides use (see the module's documentation).
+fn transport(initial_rtt: Duration, timeout: Duration) -> anyhow::Result<TransportConfig> {
+    let mut t = TransportConfig::default();
+    t.initial_rtt(initial_rtt)
+        .packet_threshold(PACKET_THRESHOLD)
+        .time_threshold(TIME_THRESHOLD)
+        .max_idle_timeout(Some(
+            IdleTimeout::try_from(timeout).context("idle timeout")?,
+        ))
+        .initial_mtu(MIN_DATAGRAM)
+        .min_mtu(MIN_DATAGRAM)
+        .mtu_discovery_config(None)
+        .keep_alive_interval(None);
+    Ok(t)
+}
+
+/// rustls' provider for `group` alone, with QUIC's AEAD alone.
+fn crypto_provider(group: Group) -> Arc<CryptoProvider> {
+    Arc::new(CryptoProvider {
+        cipher_suites: vec![provider::cipher_suite::TLS13_AES_128_GCM_SHA256],
+        kx_groups: vec![group.kx()],
+        ..provider::default_provider()
+    })
+}
+
+/// One side's DER chain (leaf only: the peer holds the CA) and PKCS#8 key.
+fn identity(
+    cert: &openssl::x509::X509,
+    key: &openssl::pkey::PKey<openssl::pkey::Private>,
+) -> anyhow::Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
+    let chain = vec![CertificateDer::from(cert.to_der()?)];
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.private_key_to_pkcs8()?));
+    Ok((chain, key))
+}
+
+/// The rustls configurations of both sides for `suite`.
+fn tls(
+    suite: QuicSuite,
+    pki: &P256Pki,
+) -> anyhow::Result<(rustls::ClientConfig, rustls::ServerConfig)> {
+    let prov = crypto_provider(suite.group);
+    let clock: Arc<CallerClock> = Arc::new(CallerClock);
+    let mut roots = RootCertStore::empty();
+    roots.add(CertificateDer::from(pki.ca_cert.to_der()?))?;
+    let roots = Arc::new(roots);
+    let client = rustls::ClientConfig::builder_with_details(prov.clone(), clock.clone())
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_root_certificates(roots.clone());
+    let mut client = if suite.mutual {
+        let (chain, key) = identity(&pki.client_cert, &pki.client_key)?;
+        client.with_client_auth_cert(chain, key)?
+    } else {
+        client.with_no_client_auth()
+    };
+    client.resumption = rustls::client::Resumption::disabled();
+    client.alpn_protocols = vec![ALPN.to_vec()];
+    let server = rustls::ServerConfig::builder_with_details(prov.clone(), clock)
+        .with_protocol_versions(&[&rustls::version::TLS13])?;
+    let server = if suite.mutual {
+        let verifier = WebPkiClientVerifier::builder_with_provider(roots, prov).build()?;
+        server.with_client_cert_verifier(verifier)
+    } else {
+        server.with_no_client_auth()
+    };
+    let (chain, key) = identity(&pki.server_cert, &pki.server_key)?;
+    let mut server = server.with_single_cert(chain, key)?;
+    server.send_tls13_tickets = 0;
+    server.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+    server.alpn_protocols = vec![ALPN.to_vec()];
+    Ok((client, server))
+}
+
+/// Both sides' configurations of one suite, built once for many handshakes.
+pub struct QuicConfig {
+    pub suite: QuicSuite,
+    client: ClientConfig,
+    server: Arc<ServerConfig>,
+    endpoint: Arc<EndpointConfig>,
+    /// The seed of both sides' endpoint randomness, if fixed ([`QuicConfig::with_seed`]).
+    pub seed: Option<u64>,
+    initial_rtt: Duration,
+    handshake_timeout: Duration,
+    pki: P256Pki,
+    raw: RawWork,
+}
+
+impl QuicConfig {
+    /// Configurations for `suite` with a fresh certificate chain and RFC 9002's initial
+    /// RTT.
+    pub fn new(suite: QuicSuite) -> anyhow::Result<QuicConfig> {
+        QuicConfig::build(suite, P256Pki::generate()?, INITIAL_RTT, HANDSHAKE_TIMEOUT)
+    }
+
+    /// The same configurations with both sides' endpoint randomness (connection IDs,
+    /// and the packet numbers quinn-proto skips at random against optimistic ACKs, RFC
+    /// 9000 section 21.4) drawn from `seed`, so that every handshake has the same shape.
+    /// Unseeded, about one handshake in 64 has the client skip its first 1-RTT packet
+    /// number, which the server acknowledges at once (a gap, RFC 9000 section 13.2.1):
+    /// a sixth flight of one small ACK, after both sides have completed. The TLS
+    /// randomness (hellos, key shares) stays random; it changes no size.
+    pub fn with_seed(mut self, seed: u64) -> QuicConfig {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// The endpoint randomness of one side: seeded per side if a seed is fixed.
+    fn rng_seed(&self, server: bool) -> Option<[u8; 32]> {
+        self.seed.map(|s| {
+            let mut bytes = [0u8; 32];
+            bytes[..8].copy_from_slice(&s.to_le_bytes());
+            bytes[8] = u8::from(server);
+            bytes
+        })
+    }
+
+    /// The same certificates with another initial RTT (a bearer's own round trip, so
+    /// that the first probe timeout does not fire before a slow link could answer).
+    pub fn with_initial_rtt(self, initial_rtt: Duration) -> anyhow::Result<QuicConfig> {
+        let seed = self.seed;
+        let c = QuicConfig::build(
+            self.suite,
+            self.pki,
+            initial_rtt.max(Duration::from_millis(1)),
+            self.handshake_timeout,
+        )?;
+        Ok(QuicConfig { seed, ..c })
+    }
+
+    /// The same certificates with another bound on a handshake that hears nothing.
+    pub fn with_handshake_timeout(self, timeout: Duration) -> anyhow::Result<QuicConfig> {
+        let seed = self.seed;
+        let c = QuicConfig::build(self.suite, self.pki, self.initial_rtt, timeout)?;
+        Ok(QuicConfig { seed, ..c })
+    }
+
+    fn build(
+        suite: QuicSuite,
+        pki: P256Pki,
+        initial_rtt: Duration,
+        handshake_timeout: Duration,
+    ) -> anyhow::Result<QuicConfig> {
+        let transport = Arc::new(transport(initial_rtt, handshake_timeout)?);
+        let (client_tls, server_tls) = tls(suite, &pki)?;
+        let mut client = ClientConfig::new(Arc::new(
+            QuicClientConfig::try_from(client_tls).map_err(|e| anyhow!("QUIC client: {e}"))?,
+        ));
+        client.transport_config(transport.clone());
+        let mut server = ServerConfig::with_crypto(Arc::new(
+            QuicServerConfig::try_from(server_tls).map_err(|e| anyhow!("QUIC server: {e}"))?,
+        ));
+        let mut tokens = ValidationTokenConfig::default();
+        tokens.sent(0);
+        server
+            .transport_config(transport)
+            .validation_token_config(tokens)
+            .migration(false)
+            .time_source(Arc::new(CallerClock));
+        Ok(QuicConfig {
+            suite,
+            client,
+            server: Arc::new(server),
+            endpoint: Arc::new(EndpointConfig::default()),
+            seed: None,
+            initial_rtt,
+            handshake_timeout,
+            raw: RawWork::new(suite, &pki)?,
+            pki,
+        })
+    }
+
+    /// The RTT both sides assume before their first sample.
+    pub fn initial_rtt(&self) -> Duration {
+        self.initial_rtt
+    }
+
+    /// The idle timeout that ends a handshake hearing nothing (both sides).
+    pub fn handshake_timeout(&self) -> Duration {
+        self.handshake_timeout
+    }
+
+    /// Times the raw public-key work of one handshake in aws-lc-rs, server then client:
+    /// (server ns, client ns) of thread CPU ([`super::raw`]).
+    pub fn raw_ops(&self) -> anyhow::Result<(u64, u64)> {
+        Ok((self.raw.server_ns()?, self.raw.client_ns()?))
+    }
+
+    /// A fresh client (it connects when started).
+    pub fn client(&self) -> anyhow::Result<QuicEndpoint> {
+        let endpoint = Endpoint::new(self.endpoint.clone(), None, false, self.rng_seed(false));
+        Ok(QuicEndpoint::new(
+            self.suite,
+            endpoint,
+            Some(self.client.clone()),
+        ))
+    }
+
+    /// A fresh server, waiting for one client.
+    pub fn server(&self) -> anyhow::Result<QuicEndpoint> {
+        let endpoint = Endpoint::new(
+            self.endpoint.clone(),
+            Some(self.server.clone()),
+            false,
+            self.rng_seed(true),
+        );
+        Ok(QuicEndpoint::new(self.suite, endpoint, None))
+    }
+}

@@ -1,0 +1,129 @@
+//! QUIC's entry in the registry: its configurations ([`QuicSuite`]), both sides, its
+//! timers (RFC 9002) and its client's price on a device ([`super::pricing`]).
+
+use std::sync::Arc;
+
+use wtlsperf_bearer::LinkProfile;
+use wtlsperf_models::device::published_pq::PublishedPqCost;
+use wtlsperf_models::device::DeviceProfile;
+use wtlsperf_models::Authentication;
+use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
+
+use super::{client_steps, QuicConfig, QuicSuite, HANDSHAKE_TIMEOUT, INITIAL_RTT, QUIC};
+use crate::device::ClientSteps;
+use crate::registry::{
+    Bench, Configuration, Contender, NotPriced, ProtocolEntry, RawOps, Sides, TimeBase, Timers,
+    Traits, P256_LEVEL,
+};
+
+/// The entry.
+pub struct Quic;
+
+impl ProtocolEntry for Quic {
+    fn id(&self) -> ProtocolId {
+        QUIC
+    }
+    fn title(&self) -> &'static str {
+        "QUIC v1 (RFC 9000/9001) through quinn-proto and rustls"
+    }
+    fn configurations(&self) -> Vec<Contender> {
+        QuicSuite::ALL.into_iter().map(Contender::new).collect()
+    }
+    /// P-256 and its ML-KEM-768 hybrid, server-authenticated: the groups a device
+    /// profile can price (none publishes an X25519 cost) beside the DTLS rows' P-256.
+    fn compared(&self) -> Vec<Contender> {
+        ["p256-ecdsa", "p256mlkem768-ecdsa"]
+            .iter()
+            .filter_map(|t| self.parse(t).ok())
+            .collect()
+    }
+    fn parse(&self, text: &str) -> Result<Contender, UnknownName> {
+        text.parse::<QuicSuite>().map(Contender::new)
+    }
+    fn timers(&self, _: &LinkProfile) -> Timers {
+        // The first probe timeout before any RTT sample: smoothed_rtt + 4 x rttvar
+        // with rttvar = initial_rtt / 2 (RFC 9002 section 6.2.2), so 3 x 333 ms.
+        Timers {
+            initial: INITIAL_RTT * 3,
+            backoff: 2.0,
+            ceiling: None,
+            max_retransmissions: probes_within(HANDSHAKE_TIMEOUT),
+            source: "RFC 9002 section 6.2 (probe timeout from the 333 ms initial RTT of \
+                     section 6.2.2, doubling); no probe count: the idle timeout of RFC 9000 \
+                     section 10.1 (60 s here) ends it",
+        }
+    }
+}
+
+/// Probe timeouts that expire within `idle`, each twice the one before from the first.
+fn probes_within(idle: std::time::Duration) -> u32 {
+    let (mut at, mut pto, mut n) = (INITIAL_RTT * 3, INITIAL_RTT * 3, 0);
+    while at < idle {
+        n += 1;
+        pto *= 2;
+        at += pto;
+    }
+    n
+}
+
+impl Configuration for QuicSuite {
+    fn entry(&self) -> &'static dyn ProtocolEntry {
+        &Quic
+    }
+    fn name(&self) -> String {
+        QuicSuite::name(*self).to_owned()
+    }
+    fn auth(&self) -> Authentication {
+        if self.mutual {
+            Authentication::Mutual
+        } else {
+            Authentication::ServerAuth
+        }
+    }
+    fn traits(&self) -> Traits {
+        let level = if self.group.post_quantum() {
+            format!("{} key exchange, ECDSA P-256", self.group.name())
+        } else {
+            P256_LEVEL.to_owned()
+        };
+        Traits {
+            level,
+            forward_secrecy: true,
+            post_quantum_key_exchange: self.group.post_quantum(),
+            post_quantum_signature: false,
+            uses_p256: true,
+        }
+    }
+    /// Datagrams of at most 1200 bytes on every bearer (RFC 9000 section 14), and
+    /// quinn-proto's timers run on the caller's time either way.
+    fn sides(&self, _: Bench<'_>, _: u16, _: TimeBase) -> anyhow::Result<Arc<dyn Sides>> {
+        Ok(Arc::new(QuicSides(QuicConfig::new(*self)?)))
+    }
+    fn client_steps(
+        &self,
+        device: &DeviceProfile,
+        published: &[PublishedPqCost],
+    ) -> Result<ClientSteps, NotPriced> {
+        client_steps(*self, device, published).map_err(NotPriced::listed)
+    }
+    /// The raw public-key work of each side in aws-lc-rs, rustls' provider.
+    fn raw_ops(&self) -> anyhow::Result<Option<RawOps>> {
+        let cfg = QuicConfig::new(*self)?;
+        Ok(Some(Box::new(move || cfg.raw_ops().map(Some))))
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Both sides' rustls and quinn-proto configurations.
+struct QuicSides(QuicConfig);
+
+impl Sides for QuicSides {
+    fn client(&self, _: &LinkProfile, _: u64) -> anyhow::Result<AnyHandshake> {
+        Ok(AnyHandshake::new(self.0.client()?))
+    }
+    fn server(&self) -> anyhow::Result<AnyHandshake> {
+        Ok(AnyHandshake::new(self.0.server()?))
+    }
+}
