@@ -217,7 +217,7 @@ pub fn page(ctx: &Ctx, x: &Experiment, r: &Results, machine: &MachineInfo) -> Re
         page = page.section(report::bearer_runs(ctx, &r.bearer_runs));
     }
     if m.loss_curves {
-        page = page.section(report::loss_curves(&r.loss_curves, x.runs));
+        page = page.section(report::loss_curves(ctx, &r.loss_curves, x.runs));
     }
     if m.load.is_some() {
         page = page.section(report::load_points(ctx, &r.load_points));

@@ -399,7 +399,7 @@ impl LossCurves {
     /// Per protocol: the median over all runs (solid), the p95 (dashed, hollow markers),
     /// and the p95s that are unbounded drawn apart at the largest completed time, the
     /// lower bound they are above.
-    fn figure(&self, ctx: &Ctx, bearer: &str) -> Figure {
+    pub(crate) fn figure(&self, ctx: &Ctx, bearer: &str) -> Figure {
         let mut chart = LineChart::new(
             Axis::new("datagram loss", "%"),
             Axis::new("time to complete (modelled)", "ms").log(),
@@ -456,7 +456,7 @@ impl LossCurves {
         ))
     }
 
-    fn table(&self, ctx: &Ctx) -> Table {
+    pub(crate) fn table(&self, ctx: &Ctx) -> Table {
         let m = modelled(ctx, self.runs_per_point);
         let counted = Provenance::derived("runs of the virtual-time model, counted");
         let mut t = Table::new(

@@ -144,12 +144,15 @@ impl InlineBearer {
 
     /// The profile, or the key at fault and why.
     pub fn profile(&self) -> Result<Bearer, (String, String)> {
-        if self.name.trim().is_empty()
-            || self.name.contains(|c: char| c.is_whitespace() || c == ',')
-        {
+        // the name becomes figure ids and file names: letters, digits, '-', '_', '.'
+        let allowed = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+        if self.name.is_empty() || !self.name.chars().all(allowed) {
             return Err((
                 "name".into(),
-                format!("{:?}: a name without spaces or commas", self.name),
+                format!(
+                    "{:?}: a name of letters, digits, '-', '_' and '.' only",
+                    self.name
+                ),
             ));
         }
         let up = Self::rate(self.up_bps, self.up_kbps, "up")?;
@@ -236,6 +239,13 @@ mod tests {
     #[test]
     fn each_bad_field_is_named() {
         let field = |b: InlineBearer| b.profile().unwrap_err().0;
+        assert_eq!(
+            field(InlineBearer {
+                name: "lora/eu".into(),
+                ..lorawan()
+            }),
+            "name"
+        );
         assert_eq!(
             field(InlineBearer {
                 up_bps: Some(1.0),

@@ -11,10 +11,10 @@ use super::file::Experiment;
 use super::measure::{BearerRunRow, FlightRow, LoadPointRow};
 use super::Results;
 use crate::evaluate::context::Ctx;
-use crate::evaluate::loss_curves::{Bound, LossCurveRow};
+use crate::evaluate::loss_curves::{LossCurveRow, LossCurves};
 use crate::evaluate::queue::calibrate::MISS_TOLERANCE;
 
-/// What a loss curve's time is, as every label of its section says it.
+/// What a loss curve's time is, as the section's intro says it.
 pub const LOSS_CURVE_MODEL: &str = "virtual time on protocol timers + Eq. 3.84";
 
 /// A figure or table id from free text (a bearer's name): `[A-Za-z0-9_.-]` only.
@@ -370,97 +370,23 @@ fn bearer_figure(bearer: &str, rows: &[&BearerRunRow], m: &Provenance, th: &Prov
     .caption("Median of the completed runs (measured) beside T_H (modelled).")
 }
 
-/// The loss curves: modelled, one figure per bearer.
-pub fn loss_curves(rows: &[LossCurveRow], runs: usize) -> Section {
-    let model = Provenance::modelled(LOSS_CURVE_MODEL, format!("seeded loss on every datagram both ways, {runs} runs a point, each protocol's own timers"));
+/// The loss curves: modelled, drawn and tabled as the evaluation draws and tables its
+/// own (one figure per bearer, percentiles over all runs), under the experiment's intro.
+pub fn loss_curves(ctx: &Ctx, rows: &[LossCurveRow], runs: usize) -> Section {
+    let curves = LossCurves {
+        rows: rows.to_vec(),
+        runs_per_point: runs,
+    };
     let mut s = Section::new("loss_curves", "Completion under loss (modelled)").intro(format!(
-        "Modelled (virtual time on protocol timers + Eq. 3.84), not measured: each run is an in-memory handshake whose datagrams are dropped with the level's probability from a seeded stream (the same stream for every contender at a point); its time is the virtual time waited on the protocols' own retransmission timers plus Eq. 3.84 over the flights delivered. Percentiles over all runs, a run that did not complete counted as beyond every time (the evaluation's rule): where one falls on a failed run it is unbounded, shown as \"> max\" (the largest completed time). The figures draw median and p95 over the completed runs. {runs} runs a point."
+        "Modelled ({LOSS_CURVE_MODEL}), not measured: each run is an in-memory handshake whose datagrams are dropped with the level's probability from a seeded stream (the same stream for every contender at a point); its time is the virtual time waited on the protocols' own retransmission timers plus Eq. 3.84 over the flights delivered, so a timer that fires while a slow link still carries a flight does not show here (the bearer runs show it). Percentiles over all runs, a run that did not complete counted as beyond every time: where one falls on a failed run it is unbounded, shown as \"> max\" (the largest completed time). {runs} runs a point."
     ));
     for b in dedup(rows.iter().map(|r| r.bearer.as_str())) {
-        let mut chart = LineChart::new(
-            Axis::new("datagram loss", "%"),
-            Axis::new("time to complete (modelled)", "ms").log(),
-        );
-        let mine: Vec<&LossCurveRow> = rows.iter().filter(|r| r.bearer == b).collect();
-        if mine.iter().all(|r| r.median_ms.is_none()) {
-            continue; // no run completed: nothing to draw
+        // no figure where no run completed: nothing to draw
+        if rows.iter().any(|r| r.bearer == b && r.median_ms.is_some()) {
+            s = s.figure(curves.figure(ctx, &b));
         }
-        let names: Vec<String> = mine
-            .iter()
-            .map(|r| format!("{}:{}", r.protocol, r.suite))
-            .collect();
-        let labels = dedup(names.iter().map(String::as_str));
-        for (i, label) in labels.iter().enumerate() {
-            let of = |f: fn(&LossCurveRow) -> Option<f64>| -> Vec<(f64, f64)> {
-                mine.iter()
-                    .filter(|r| format!("{}:{}", r.protocol, r.suite) == *label)
-                    .filter_map(|r| f(r).map(|v| (r.loss * 100.0, v)))
-                    .collect()
-            };
-            chart = chart
-                .series(
-                    Series::new(
-                        format!("{label} median"),
-                        model.clone(),
-                        of(|r| r.median_ms),
-                    )
-                    .colour(2 * i),
-                )
-                .series(
-                    Series::new(format!("{label} p95"), model.clone(), of(|r| r.p95_ms))
-                        .colour(2 * i + 1),
-                );
-        }
-        s = s.figure(
-            Figure::new(
-                format!("loss_curves_{}", id(&b)),
-                format!("Time to complete against loss over {b} (modelled)"),
-                chart,
-            )
-            .caption(format!(
-                "Modelled ({LOSS_CURVE_MODEL}): median and p95 of the completed runs."
-            )),
-        );
     }
-    let counted = Provenance::derived("runs of the virtual-time model, counted");
-    let mut t = Table::new("loss_curves", "Completion under loss (modelled)")
-        .column(Column::label("protocol"))
-        .column(Column::label("suite"))
-        .column(Column::label("bearer"))
-        .column(Column::new(
-            "loss",
-            Some("%"),
-            Provenance::derived("the file's level"),
-        ))
-        .column(Column::new("completed", None, counted.clone()))
-        .column(Column::new("runs", None, counted))
-        .column(Column::new("median, all runs", Some("ms"), model.clone()))
-        .column(Column::new("p95, all runs", Some("ms"), model.clone()))
-        .column(Column::new("p99, all runs", Some("ms"), model.clone()))
-        .column(Column::new("retransmissions (median)", None, model));
-    for r in rows {
-        // a percentile that falls on a failed run is unbounded: above the largest time
-        let all = |v: Option<f64>, b: Option<Bound>| match b {
-            Some(Bound::Unbounded) => Cell::text(
-                r.max_completed_ms
-                    .map_or("unbounded".to_owned(), |m| format!("> {m:.0}")),
-            ),
-            _ => Cell::opt(v, 0),
-        };
-        t = t.row(vec![
-            Cell::text(r.protocol),
-            Cell::text(&r.suite),
-            Cell::text(&r.bearer),
-            Cell::num(r.loss * 100.0, 1),
-            Cell::num(r.completed as f64, 0),
-            Cell::num(r.runs as f64, 0),
-            all(r.median_all_runs_ms, r.median_bound),
-            all(r.p95_all_runs_ms, r.p95_bound),
-            all(r.p99_all_runs_ms, r.p99_bound),
-            Cell::opt(r.median_retransmissions, 0),
-        ]);
-    }
-    s.table(t)
+    s.table(curves.table(ctx))
 }
 
 /// The load points beside P-K.
