@@ -2,3 +2,4 @@
 //! share and the report they write, on top of the drivers in `wtlsperf-drivers`.
 
 pub mod evaluate;
+pub mod experiment;

@@ -15,4 +15,5 @@ pub mod gateway_cmd;
 pub mod handshake_cmd;
 pub mod load_cmd;
 pub mod pki_show;
+pub mod run_cmd;
 pub mod session_file;

@@ -45,6 +45,10 @@ enum Command {
     Flood(wtlsperf::flood_cmd::Args),
     /// Run the whole evaluation and write the report.
     Evaluate(wtlsperf::evaluate_cmd::Args),
+    /// Run an experiment file: contenders, bearers, devices, loss levels and the
+    /// measurements to take (docs/experiments.md; examples in experiments/). A bad file
+    /// exits 2 before anything runs.
+    Run(wtlsperf::run_cmd::Args),
     /// DTLS 1.2 (OpenSSL) and EDHOC (lakers) beside WTLS: in memory, over an emulated
     /// bearer, and the peer anchors' bound ratios beside ours.
     Compare(wtlsperf::compare_cmd::Args),
@@ -76,7 +80,11 @@ fn main() {
     // The evaluation and the load tools start in-process gateways many times; their
     // start-up lines would only interleave with the progress bar. RUST_LOG overrides.
     let default_level = match cli.command {
-        Command::Evaluate(_) | Command::Load(_) | Command::Flood(_) | Command::Compare(_) => "warn",
+        Command::Evaluate(_)
+        | Command::Run(_)
+        | Command::Load(_)
+        | Command::Flood(_)
+        | Command::Compare(_) => "warn",
         _ => "info",
     };
     tracing_subscriber::fmt()
@@ -88,7 +96,11 @@ fn main() {
         .init();
     if let Err(e) = dispatch(cli) {
         eprintln!("wtlsperf: {e:#}");
-        std::process::exit(1);
+        // A refused experiment file is a usage error, as clap's own are.
+        let bad_file = e
+            .downcast_ref::<wtlsperf_campaign::experiment::FileError>()
+            .is_some();
+        std::process::exit(if bad_file { 2 } else { 1 });
     }
 }
 
@@ -138,6 +150,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<()> {
         Command::Load(a) => wtlsperf::load_cmd::run(a),
         Command::Flood(a) => wtlsperf::flood_cmd::run(a),
         Command::Evaluate(a) => wtlsperf::evaluate_cmd::run(a),
+        Command::Run(a) => wtlsperf::run_cmd::run(a),
         Command::Compare(a) => wtlsperf::compare_cmd::run(a),
         Command::Count(a) => wtlsperf::count_cmd::run(a),
     }

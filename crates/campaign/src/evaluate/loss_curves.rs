@@ -216,6 +216,12 @@ impl Prepared {
         Ok(Prepared { sides })
     }
 
+    /// Whether curve `ci` has sides at `profile`'s payload limit.
+    fn has(&self, ci: usize, profile: &LinkProfile) -> bool {
+        let limit = profile.datagram_payload_limit();
+        self.sides.iter().any(|(i, l, _)| *i == ci && *l == limit)
+    }
+
     /// One run of curve `ci` over `profile` at `loss`, seeded with `seed`.
     fn run(&self, ci: usize, profile: &LinkProfile, loss: f64, seed: u64) -> RunResult {
         let limit = profile.datagram_payload_limit();
@@ -266,15 +272,94 @@ fn lossy<C: Handshake, S: Handshake>(
     Some((waited_ms + link_ms, rtx))
 }
 
-/// One run to make: which curve, bearer, level and repetition.
+/// One run to make: which curve, bearer, level and repetition (indices into a
+/// [`LossStudy`]'s lists).
 #[derive(Debug, Clone, Copy)]
-struct Job {
-    curve: usize,
-    bearer: usize,
-    level: usize,
-    rep: usize,
-    /// The equal-timer variant (over [`EQUAL_TIMER_BEARER`] only).
-    equal: bool,
+pub(crate) struct Job {
+    pub curve: usize,
+    pub bearer: usize,
+    pub level: usize,
+    pub rep: usize,
+}
+
+/// What a loss study runs: every contender on every bearer at every level, `reps` runs
+/// a point. The evaluation's curves are one; an experiment file's are another.
+pub(crate) struct LossStudy<'a> {
+    pub contenders: &'a [Contender],
+    pub bearers: &'a [LinkProfile],
+    pub levels: &'a [f64],
+    pub reps: usize,
+    /// Every protocol's first retransmission timer fixed at this, doubling (the
+    /// equal-timer variant), or each protocol's own (`None`).
+    pub first_timer: Option<Duration>,
+    /// The rows' `timers` value: `default`, or the variant's [`equal_label`].
+    pub timers: String,
+}
+
+impl LossStudy<'_> {
+    /// Every run of the study, contender by contender.
+    fn jobs(&self) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        for curve in 0..self.contenders.len() {
+            for bearer in 0..self.bearers.len() {
+                for level in 0..self.levels.len() {
+                    for rep in 0..self.reps {
+                        jobs.push(Job {
+                            curve,
+                            bearer,
+                            level,
+                            rep,
+                        });
+                    }
+                }
+            }
+        }
+        jobs
+    }
+
+    /// Runs the study, each run seeded with `seed_of(job)` (give every contender of a
+    /// point the same seed: each then meets the same loss stream), one row per point.
+    pub(crate) fn run(
+        &self,
+        ctx: &Ctx,
+        store: &PkiStore,
+        seed_of: impl Fn(&Job) -> u64 + Sync,
+    ) -> anyhow::Result<Vec<LossCurveRow>> {
+        let prepared = Prepared::new(
+            Bench { store },
+            self.contenders,
+            self.bearers,
+            self.first_timer,
+        )?;
+        let jobs = self.jobs();
+        ctx.step(&format!(
+            "loss curves: {} handshakes in virtual time",
+            jobs.len()
+        ));
+        let results = run_concurrently(&jobs, PARALLEL_RUNS, |_, j| {
+            let p = &self.bearers[j.bearer];
+            prepared.run(j.curve, p, self.levels[j.level], seed_of(j))
+        });
+        let mut rows = Vec::new();
+        for (ci, curve) in self.contenders.iter().enumerate() {
+            for (bi, p) in self.bearers.iter().enumerate() {
+                // a protocol without the variant's setting has no curve of it
+                if !prepared.has(ci, p) {
+                    continue;
+                }
+                for (li, &loss) in self.levels.iter().enumerate() {
+                    let mine: Vec<&RunResult> = jobs
+                        .iter()
+                        .zip(&results)
+                        .filter(|(j, _)| j.curve == ci && j.bearer == bi && j.level == li)
+                        .map(|(_, r)| r)
+                        .collect();
+                    rows.push(point(curve, &p.name, loss, &mine, &self.timers));
+                }
+            }
+        }
+        Ok(rows)
+    }
 }
 
 /// Runs every curve at every level on every bearer.
@@ -285,79 +370,28 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<LossCurves> {
         .map(|b| ctx.catalogue.bearer(b).cloned())
         .collect::<anyhow::Result<_>>()?;
     let curves = curves();
-    let bench = Bench { store };
-    let prepared = Prepared::new(bench, &curves, &bearers, None)?;
-    let equal_bearer = bearers.iter().position(|b| b.name == EQUAL_TIMER_BEARER);
-    let equal_first_s = equal_bearer.map(|b| equal_first_timer_s(&bearers[b]));
-    let equal_sides = match (equal_bearer, equal_first_s) {
-        (Some(b), Some(t)) => Some(Prepared::new(
-            bench,
-            &curves,
-            std::slice::from_ref(&bearers[b]),
-            Some(Duration::from_secs(u64::from(t))),
-        )?),
-        _ => None,
-    };
     let reps = runs_per_point(ctx.mode);
-    let mut jobs = Vec::new();
-    for equal in [false, true] {
-        for curve in 0..curves.len() {
-            for bearer in 0..bearers.len() {
-                if equal && Some(bearer) != equal_bearer {
-                    continue;
-                }
-                for level in 0..LEVELS.len() {
-                    for rep in 0..reps {
-                        jobs.push(Job {
-                            curve,
-                            bearer,
-                            level,
-                            rep,
-                            equal,
-                        });
-                    }
-                }
-            }
-        }
-    }
-    ctx.step(&format!(
-        "loss curves: {} handshakes in virtual time",
-        jobs.len()
-    ));
-    let results = run_concurrently(&jobs, PARALLEL_RUNS, |_, j| {
-        // the same seeds for every protocol: each meets the same loss stream
-        let seed = 90_000 + (j.bearer * 1000 + j.level * 100 + j.rep) as u64;
-        let p = &bearers[j.bearer];
-        let sides = match (&equal_sides, j.equal) {
-            (Some(e), true) => e,
-            _ => &prepared,
+    let study = LossStudy {
+        contenders: &curves,
+        bearers: &bearers,
+        levels: &LEVELS,
+        reps,
+        first_timer: None,
+        timers: "default".to_owned(),
+    };
+    // the same seeds for every protocol: each meets the same loss stream
+    let seed = |bearer: usize, j: &Job| 90_000 + (bearer * 1000 + j.level * 100 + j.rep) as u64;
+    let mut rows = study.run(ctx, store, |j| seed(j.bearer, j))?;
+    if let Some(bi) = bearers.iter().position(|b| b.name == EQUAL_TIMER_BEARER) {
+        let first_s = equal_first_timer_s(&bearers[bi]);
+        let equal = LossStudy {
+            bearers: std::slice::from_ref(&bearers[bi]),
+            first_timer: Some(Duration::from_secs(u64::from(first_s))),
+            timers: equal_label(first_s),
+            ..study
         };
-        sides.run(j.curve, p, LEVELS[j.level], seed)
-    });
-    let mut rows = Vec::new();
-    for equal in [false, true] {
-        let timers = match (equal, equal_first_s) {
-            (false, _) => "default".to_owned(),
-            (true, Some(t)) => equal_label(t),
-            (true, None) => continue,
-        };
-        for (ci, curve) in curves.iter().enumerate() {
-            for (bi, p) in bearers.iter().enumerate() {
-                for (li, &loss) in LEVELS.iter().enumerate() {
-                    let mine: Vec<&RunResult> = jobs
-                        .iter()
-                        .zip(&results)
-                        .filter(|(j, _)| {
-                            j.equal == equal && j.curve == ci && j.bearer == bi && j.level == li
-                        })
-                        .map(|(_, r)| r)
-                        .collect();
-                    if !mine.is_empty() {
-                        rows.push(point(curve, &p.name, loss, &mine, &timers));
-                    }
-                }
-            }
-        }
+        // the default curves' loss streams over the same bearer
+        rows.extend(equal.run(ctx, store, |j| seed(bi, j))?);
     }
     Ok(LossCurves {
         rows,
@@ -457,7 +491,7 @@ impl LossCurves {
     /// Per protocol: the median over all runs (solid), the p95 (dashed, hollow markers),
     /// and the p95s that are unbounded drawn apart at the largest completed time, the
     /// lower bound they are above.
-    fn figure(&self, ctx: &Ctx, bearer: &str, timers: &str) -> Figure {
+    pub(crate) fn figure(&self, ctx: &Ctx, bearer: &str, timers: &str) -> Figure {
         let mut chart = LineChart::new(
             Axis::new("datagram loss", "%"),
             Axis::new("time to complete (modelled)", "ms").log(),
@@ -531,7 +565,7 @@ impl LossCurves {
         ))
     }
 
-    fn table(&self, ctx: &Ctx) -> Table {
+    pub(crate) fn table(&self, ctx: &Ctx) -> Table {
         let m = modelled(ctx, self.runs_per_point);
         let counted = Provenance::derived("runs of the virtual-time model, counted");
         let mut t = Table::new(

@@ -451,7 +451,7 @@ pub fn run(
 /// (the gateway fell behind, handshakes timed out and the worker served retransmissions),
 /// and counts as rho = 1 at least. Read as measured, such a run's low occupancy over the
 /// window would make the next rate higher still.
-fn calibration_rho(measured: f64, success_ratio: f64) -> f64 {
+pub(crate) fn calibration_rho(measured: f64, success_ratio: f64) -> f64 {
     if success_ratio < COLLAPSED_SUCCESS {
         measured.max(1.0)
     } else {
