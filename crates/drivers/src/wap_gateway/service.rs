@@ -2,9 +2,18 @@
 //! the secure ports), datagrams and origin requests out. Connectionless ports answer a
 //! Get or Post by transaction id; connection-mode ports run a WTP responder per
 //! transaction and a WSP session per client address.
+//!
+//! Every table is bounded ([`ServiceLimits`], docs/security.md): a full transaction or
+//! session table evicts its least recently active entry, the TID cache forgets its least
+//! recently seen peer, and a segmented invoke (SAR) is refused with a provider abort when
+//! it would exceed the segments or bytes of one reassembly, or the reassemblies one peer
+//! or the port may have under way.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+
+use lru::LruCache;
 
 use wtlsperf_wap::wsp::{self, Capabilities, Headers};
 use wtlsperf_wap::wtp::{
@@ -14,11 +23,76 @@ use wtlsperf_wap::wtp::{
 use super::origin::OriginRequest;
 use crate::wap_client::WspMode;
 
-/// Most WTP transactions one port keeps at once; an Invoke beyond them is aborted with
-/// CAPTEMPEXCEEDED.
-const MAX_TRANSACTIONS: usize = 4096;
-/// Most sessions one port keeps.
-const MAX_SESSIONS: usize = 4096;
+/// The bounds of one port's tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServiceLimits {
+    /// WTP transactions held at once; a new one beyond them evicts the least recently
+    /// active.
+    pub max_transactions: usize,
+    /// WSP sessions held at once; a Connect beyond them evicts the least recently used.
+    pub max_sessions: usize,
+    /// Peers whose last TID is kept for the TID test (WAP-224 §9.2); the least recently
+    /// seen is forgotten, as a restart of the gateway would forget it.
+    pub max_tid_peers: usize,
+    pub sar: SarLimits,
+}
+
+impl Default for ServiceLimits {
+    fn default() -> Self {
+        ServiceLimits {
+            max_transactions: 4096,
+            max_sessions: 4096,
+            max_tid_peers: 16_384,
+            sar: SarLimits::default(),
+        }
+    }
+}
+
+/// The bounds of segmented invokes (WAP-224 §9.6) under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SarLimits {
+    /// Packets of one message (PSN 0 to this minus one; WTP itself allows 256).
+    pub max_segments: u16,
+    /// Octets of one message once reassembled.
+    pub max_bytes: usize,
+    /// Reassemblies one peer (address and port) may have under way.
+    pub per_peer: usize,
+    /// Reassemblies the port has under way.
+    pub total: usize,
+}
+
+impl Default for SarLimits {
+    /// 64 packets, 64 KiB, 4 per peer, 256 in all: a WAP 1.x Post of a form or a
+    /// picture fits; 256 x 64 KiB is the most a port holds.
+    fn default() -> Self {
+        SarLimits {
+            max_segments: 64,
+            max_bytes: 64 * 1024,
+            per_peer: 4,
+            total: 256,
+        }
+    }
+}
+
+/// A segmented invoke under way: its octets so far and the packets seen.
+#[derive(Debug, Clone, Default)]
+struct Reassembling {
+    bytes: usize,
+    seen: [u64; 4],
+}
+
+impl Reassembling {
+    /// Counts a packet once; false when it was seen before.
+    fn add(&mut self, psn: u8, len: usize) -> bool {
+        let (word, bit) = (usize::from(psn / 64), psn % 64);
+        if self.seen[word] & (1 << bit) != 0 {
+            return false;
+        }
+        self.seen[word] |= 1 << bit;
+        self.bytes += len;
+        true
+    }
+}
 
 /// Where an origin's answer goes back to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,6 +112,10 @@ pub enum Action {
         request: OriginRequest,
         reply_to: ReplyTo,
     },
+    /// The peer finished a WTP exchange only a reader of our answers could (a TID
+    /// verification confirmed, a class 2 Result acknowledged): the reflection bound's
+    /// proof of address.
+    Proven { peer: SocketAddr },
 }
 
 #[derive(Debug, Clone)]
@@ -55,6 +133,16 @@ pub struct ServiceStats {
     pub sessions_opened: u64,
     pub transactions_aborted: u64,
     pub undecodable: u64,
+    /// Transactions dropped to make room for a new one (the table was full).
+    pub transactions_evicted: u64,
+    /// Sessions dropped to make room for a new one.
+    pub sessions_evicted: u64,
+    /// Segmented invokes refused (a SAR limit) with a provider abort.
+    pub sar_refused: u64,
+    /// Held now: transactions, sessions, reassemblies under way.
+    pub transactions: usize,
+    pub sessions: usize,
+    pub reassemblies: usize,
 }
 
 /// The protocol state of one port.
@@ -62,19 +150,28 @@ pub struct ServiceStats {
 pub struct WapService {
     mode: WspMode,
     timers: Timers,
+    limits: ServiceLimits,
     server_caps: Capabilities,
-    responders: HashMap<(SocketAddr, Tid), Responder>,
+    /// Ordered by activity: the least recently active is evicted first.
+    responders: LruCache<(SocketAddr, Tid), Responder>,
+    reassemblies: HashMap<(SocketAddr, Tid), Reassembling>,
     tids: TidCache<SocketAddr>,
-    sessions: HashMap<SocketAddr, Session>,
+    tid_peers: LruCache<SocketAddr, ()>,
+    sessions: LruCache<SocketAddr, Session>,
     next_session: u32,
     pub stats: ServiceStats,
 }
 
 impl WapService {
     pub fn new(mode: WspMode, timers: Timers) -> WapService {
+        WapService::with_limits(mode, timers, ServiceLimits::default())
+    }
+
+    pub fn with_limits(mode: WspMode, timers: Timers, limits: ServiceLimits) -> WapService {
         WapService {
             mode,
             timers,
+            limits,
             // What this gateway takes and gives: SDUs up to one UDP datagram, one
             // outstanding method at a time per session, no push.
             server_caps: Capabilities {
@@ -85,19 +182,33 @@ impl WapService {
                 push_mor: Some(0),
                 other: Vec::new(),
             },
-            responders: HashMap::new(),
+            responders: LruCache::unbounded(),
+            reassemblies: HashMap::new(),
             tids: TidCache::default(),
-            sessions: HashMap::new(),
+            tid_peers: LruCache::new(
+                NonZeroUsize::new(limits.max_tid_peers).unwrap_or(NonZeroUsize::MIN),
+            ),
+            sessions: LruCache::unbounded(),
             next_session: 1,
             stats: ServiceStats::default(),
+        }
+    }
+
+    /// The counters, with the tables' occupancy now.
+    pub fn stats(&self) -> ServiceStats {
+        ServiceStats {
+            transactions: self.responders.len(),
+            sessions: self.sessions.len(),
+            reassemblies: self.reassemblies.len(),
+            ..self.stats.clone()
         }
     }
 
     /// The earliest WTP timer, in the virtual time's nanoseconds.
     pub fn deadline(&self) -> Option<u64> {
         self.responders
-            .values()
-            .filter_map(Responder::deadline)
+            .iter()
+            .filter_map(|(_, r)| r.deadline())
             .min()
     }
 
@@ -137,6 +248,9 @@ impl WapService {
                 continue;
             }
             let key = (peer, pdu.tid);
+            if !self.sar_admits(key, &pdu, &mut actions) {
+                continue;
+            }
             let out = match self.responders.get_mut(&key) {
                 Some(r) if !r.is_finished() => r.handle(&pdu, now),
                 _ => match self.open(peer, &pdu, now) {
@@ -154,31 +268,90 @@ impl WapService {
         let wtp::Body::Invoke { class, tid_new, .. } = &pdu.body else {
             return None;
         };
-        if self.responders.len() >= MAX_TRANSACTIONS {
-            let abort = wtp::Pdu {
-                tid: pdu.tid,
-                direction: Direction::FromResponder,
-                rid: false,
-                tpis: vec![],
-                body: wtp::Body::Abort(wtp::AbortReason::Provider(
-                    wtp::ProviderReason::CapacityTemporarilyExceeded,
-                )),
-            };
-            return Some(wtp::Output {
-                send: vec![abort.encode()],
-                events: vec![],
-            });
-        }
         // Class 0 keeps no state to protect (Kannel's fakewap reuses the Get's TID for
         // its Disconnect); the TID test guards the reliable classes.
         let verdict = if *class == TransactionClass::Zero {
             TidVerdict::Accept
         } else {
+            self.remember_tid_peer(peer);
             self.tids.verdict(peer, pdu.tid, *tid_new)
         };
         let (responder, out) = Responder::on_invoke(pdu, verdict, self.timers, now)?;
-        self.responders.insert((peer, pdu.tid), responder);
+        while self.responders.len() >= self.limits.max_transactions.max(1) {
+            let Some((key, _)) = self.responders.pop_lru() else {
+                break;
+            };
+            self.reassemblies.remove(&key);
+            self.stats.transactions_evicted += 1;
+        }
+        self.responders.put((peer, pdu.tid), responder);
         Some(out)
+    }
+
+    /// Keeps `peer` among the TID cache's peers, forgetting the least recently seen one
+    /// when they are too many.
+    fn remember_tid_peer(&mut self, peer: SocketAddr) {
+        if let Some((old, ())) = self.tid_peers.push(peer, ()) {
+            if old != peer {
+                self.tids.forget(&old);
+            }
+        }
+    }
+
+    /// The SAR limits: whether a PDU may go on to its transaction. A segmented invoke
+    /// that would break one is aborted (CAPTEMPEXCEEDED for too many under way,
+    /// MESSAGETOOLARGE for too many packets or octets) and its transaction dropped.
+    fn sar_admits(
+        &mut self,
+        key: (SocketAddr, Tid),
+        pdu: &wtp::Pdu,
+        actions: &mut Vec<Action>,
+    ) -> bool {
+        let sar = self.limits.sar;
+        let refusal = match &pdu.body {
+            wtp::Body::Invoke { trailer, data, .. }
+                if !trailer.ends_message()
+                    && !self.responders.peek(&key).is_some_and(|r| !r.is_finished()) =>
+            {
+                let of_peer = self.reassemblies.keys().filter(|k| k.0 == key.0).count();
+                if of_peer >= sar.per_peer || self.reassemblies.len() >= sar.total {
+                    Some(wtp::ProviderReason::CapacityTemporarilyExceeded)
+                } else if data.len() > sar.max_bytes {
+                    Some(wtp::ProviderReason::MessageTooLarge)
+                } else {
+                    let mut r = Reassembling::default();
+                    r.add(0, data.len());
+                    self.reassemblies.insert(key, r);
+                    None
+                }
+            }
+            wtp::Body::SegmentedInvoke { psn, data, .. } => {
+                let over = self.reassemblies.get_mut(&key).is_some_and(|r| {
+                    u16::from(*psn) >= sar.max_segments
+                        || (r.add(*psn, data.len()) && r.bytes > sar.max_bytes)
+                });
+                over.then_some(wtp::ProviderReason::MessageTooLarge)
+            }
+            _ => None,
+        };
+        let Some(reason) = refusal else {
+            return true;
+        };
+        self.stats.sar_refused += 1;
+        self.reassemblies.remove(&key);
+        self.responders.pop(&key);
+        let abort = wtp::Pdu {
+            tid: key.1,
+            direction: Direction::FromResponder,
+            rid: false,
+            tpis: vec![],
+            body: wtp::Body::Abort(wtp::AbortReason::Provider(reason)),
+        };
+        actions.push(Action::Send {
+            to: key.0,
+            bytes: abort.encode(),
+        });
+        false
     }
 
     fn apply(
@@ -194,20 +367,34 @@ impl WapService {
                 .into_iter()
                 .map(|bytes| Action::Send { to: peer, bytes }),
         );
+        let class = self.responders.peek(&(peer, tid)).map(Responder::class);
         for event in out.events {
             match event {
-                Event::Invoke { data, .. } => self.on_invoke(peer, tid, &data, now, actions),
-                Event::TidConfirmed => self.tids.confirm(peer, tid),
+                Event::Invoke { data, .. } => {
+                    self.reassemblies.remove(&(peer, tid));
+                    self.on_invoke(peer, tid, &data, now, actions)
+                }
+                Event::TidConfirmed => {
+                    self.remember_tid_peer(peer);
+                    self.tids.confirm(peer, tid);
+                    actions.push(Action::Proven { peer });
+                }
+                // A class 2 transaction completes when the initiator acknowledges its
+                // Result: the peer read it.
+                Event::Completed if class == Some(TransactionClass::Two) => {
+                    actions.push(Action::Proven { peer })
+                }
                 Event::Aborted { .. } => self.stats.transactions_aborted += 1,
                 _ => {}
             }
         }
         if self
             .responders
-            .get(&(peer, tid))
+            .peek(&(peer, tid))
             .is_some_and(Responder::is_finished)
         {
-            self.responders.remove(&(peer, tid));
+            self.responders.pop(&(peer, tid));
+            self.reassemblies.remove(&(peer, tid));
         }
     }
 
@@ -234,12 +421,12 @@ impl WapService {
                 ..
             } => self.connect(peer, tid, &capabilities, headers, now, actions),
             wsp::Pdu::Disconnect { session_id } => {
-                if self.sessions.get(&peer).is_some_and(|s| s.id == session_id) {
-                    self.sessions.remove(&peer);
+                if self.sessions.peek(&peer).is_some_and(|s| s.id == session_id) {
+                    self.sessions.pop(&peer);
                 }
             }
             wsp::Pdu::Suspend { session_id } => {
-                if let Some(s) = self.sessions.get_mut(&peer).filter(|s| s.id == session_id) {
+                if let Some(s) = self.sessions.peek_mut(&peer).filter(|s| s.id == session_id) {
                     s.suspended = true;
                 }
             }
@@ -272,12 +459,17 @@ impl WapService {
         now: Now,
         actions: &mut Vec<Action>,
     ) {
-        if self.sessions.len() >= MAX_SESSIONS && !self.sessions.contains_key(&peer) {
-            return self.abort(peer, tid, wsp::AbortReason::Congestion, actions);
+        if !self.sessions.contains(&peer) {
+            while self.sessions.len() >= self.limits.max_sessions.max(1) {
+                if self.sessions.pop_lru().is_none() {
+                    break;
+                }
+                self.stats.sessions_evicted += 1;
+            }
         }
         let id = self.next_session;
         self.next_session = self.next_session.wrapping_add(1).max(1);
-        self.sessions.insert(
+        self.sessions.put(
             peer,
             Session {
                 id,
@@ -324,7 +516,7 @@ impl WapService {
         reason: wsp::AbortReason,
         actions: &mut Vec<Action>,
     ) {
-        if let Some(r) = self.responders.get_mut(&(peer, tid)) {
+        if let Some(r) = self.responders.peek_mut(&(peer, tid)) {
             let out = r.user_abort(reason as u8);
             actions.extend(
                 out.send
@@ -343,8 +535,8 @@ impl WapService {
         now: Now,
         actions: &mut Vec<Action>,
     ) {
-        let Some(r) = self.responders.get_mut(&(peer, tid)) else {
-            return; // the transaction ended meanwhile (aborted or timed out)
+        let Some(r) = self.responders.peek_mut(&(peer, tid)) else {
+            return; // the transaction ended meanwhile (aborted, timed out or evicted)
         };
         if let Ok(out) = r.result(pdu.encode(), now) {
             self.stats.replies += 1;
@@ -378,7 +570,7 @@ impl WapService {
             .collect();
         let mut actions = Vec::new();
         for (peer, tid) in due {
-            if let Some(r) = self.responders.get_mut(&(peer, tid)) {
+            if let Some(r) = self.responders.peek_mut(&(peer, tid)) {
                 let out = r.on_timeout(now);
                 self.apply(peer, tid, out, now, &mut actions);
             }
