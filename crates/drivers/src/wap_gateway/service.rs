@@ -713,4 +713,162 @@ mod tests {
         assert_eq!(svc.stats.requests, 1);
         assert_eq!(svc.stats.sessions_opened, 1);
     }
+
+    fn connect_pdu() -> Vec<u8> {
+        wsp::Pdu::Connect {
+            version: wsp::Version::V1_0,
+            capabilities: Capabilities::default(),
+            headers: Headers::default(),
+        }
+        .encode()
+    }
+
+    /// An initiator of `data` in packets of 10 octets, groups of 3.
+    fn segmented(tid: u16, data: Vec<u8>) -> (Initiator, wtp::Output) {
+        let timers = Timers {
+            segment_size: 10,
+            group_size: 3,
+            ..Timers::default()
+        };
+        Initiator::start(Tid::new(tid), TransactionClass::Two, data, timers, at(0)).unwrap()
+    }
+
+    fn aborted_with(events: &[Event]) -> Option<wtp::AbortReason> {
+        events.iter().find_map(|e| match e {
+            Event::Aborted { reason, .. } => Some(*reason),
+            _ => None,
+        })
+    }
+
+    fn sar(limits: SarLimits) -> WapService {
+        let limits = ServiceLimits {
+            sar: limits,
+            ..ServiceLimits::default()
+        };
+        WapService::with_limits(WspMode::Connection, Timers::default(), limits)
+    }
+
+    #[test]
+    fn a_full_transaction_table_evicts_the_least_recently_active() {
+        let limits = ServiceLimits {
+            max_transactions: 2,
+            max_sessions: 1,
+            ..ServiceLimits::default()
+        };
+        let mut svc = WapService::with_limits(WspMode::Connection, Timers::default(), limits);
+        let peer: SocketAddr = "127.0.0.1:4000".parse().unwrap();
+        // Three Connects whose ConnectReplies are never acknowledged: each transaction
+        // waits for its Ack, and the third pushes the first out.
+        for tid in 1..=3 {
+            let (_, out) = Initiator::start(
+                Tid::new(tid),
+                TransactionClass::Two,
+                connect_pdu(),
+                Timers::default(),
+                at(u64::from(tid)),
+            )
+            .unwrap();
+            svc.on_datagram(peer, &out.send[0], at(u64::from(tid)));
+        }
+        let stats = svc.stats();
+        assert_eq!((stats.transactions, stats.transactions_evicted), (2, 1));
+        // One session per address, at most one held: the last Connect's.
+        assert_eq!((stats.sessions, stats.sessions_opened), (1, 3));
+        let other: SocketAddr = "127.0.0.2:4000".parse().unwrap();
+        let (_, out) = Initiator::start(
+            Tid::new(9),
+            TransactionClass::Two,
+            connect_pdu(),
+            Timers::default(),
+            at(9),
+        )
+        .unwrap();
+        svc.on_datagram(other, &out.send[0], at(9));
+        assert_eq!(svc.stats().sessions_evicted, 1);
+    }
+
+    #[test]
+    fn a_result_acknowledged_proves_the_address() {
+        let mut svc = WapService::new(WspMode::Connection, Timers::default());
+        let (mut init, out) = Initiator::start(
+            Tid::new(1),
+            TransactionClass::Two,
+            connect_pdu(),
+            Timers::default(),
+            at(0),
+        )
+        .unwrap();
+        let (actions, events) = exchange(&mut svc, &mut init, out.send, at(0));
+        assert!(matches!(result_of(&events), wsp::Pdu::ConnectReply { .. }));
+        let peer: SocketAddr = "127.0.0.1:4000".parse().unwrap();
+        assert_eq!(actions, vec![Action::Proven { peer }]);
+    }
+
+    #[test]
+    fn sar_over_its_segments_or_bytes_is_aborted_message_too_large() {
+        // 100 octets in 10 packets: the fifth (PSN 4) is over a limit of 4 packets.
+        let mut svc = sar(SarLimits {
+            max_segments: 4,
+            ..SarLimits::default()
+        });
+        let (mut init, out) = segmented(1, vec![0x40; 100]);
+        let (_, events) = exchange(&mut svc, &mut init, out.send, at(0));
+        let too_large = wtp::AbortReason::Provider(wtp::ProviderReason::MessageTooLarge);
+        assert_eq!(aborted_with(&events), Some(too_large));
+        // 25 octets at most: the third packet brings 30.
+        let mut svc = sar(SarLimits {
+            max_bytes: 25,
+            ..SarLimits::default()
+        });
+        let (mut init, out) = segmented(2, vec![0x40; 100]);
+        let (_, events) = exchange(&mut svc, &mut init, out.send, at(0));
+        assert_eq!(aborted_with(&events), Some(too_large));
+        let stats = svc.stats();
+        assert_eq!((stats.sar_refused, stats.reassemblies, stats.transactions), (1, 0, 0));
+        // Within the limits the same message goes through (a Get outside a session is
+        // then refused by WSP, which shows it was reassembled and decoded).
+        let mut svc = sar(SarLimits::default());
+        let get = wsp::Pdu::Get {
+            method: wsp::GetMethod::Get,
+            uri: format!("http://o/{}", "p".repeat(80)),
+            headers: Headers::default(),
+        };
+        let (mut init, out) = segmented(3, get.encode());
+        let (_, events) = exchange(&mut svc, &mut init, out.send, at(0));
+        assert_eq!(aborted_with(&events), Some(wtp::AbortReason::User(0xE0)));
+        assert_eq!(svc.stats().sar_refused, 0);
+    }
+
+    #[test]
+    fn reassemblies_under_way_are_bounded_per_peer_and_in_all() {
+        let mut svc = sar(SarLimits {
+            per_peer: 1,
+            total: 2,
+            ..SarLimits::default()
+        });
+        let busy = wtp::AbortReason::Provider(wtp::ProviderReason::CapacityTemporarilyExceeded);
+        // The first group of a message of 10 packets, never finished, from one peer and
+        // then from others.
+        let first_group = |svc: &mut WapService, peer: &str, tid: u16| {
+            let (_, out) = segmented(tid, vec![0x40; 100]);
+            let mut back = Vec::new();
+            for d in &out.send {
+                for a in svc.on_datagram(peer.parse().unwrap(), d, at(0)) {
+                    if let Action::Send { bytes, .. } = a {
+                        back.extend(wtp::decode_datagram(&bytes).unwrap());
+                    }
+                }
+            }
+            back.into_iter().find_map(|p| match p.body {
+                wtp::Body::Abort(reason) => Some(reason),
+                _ => None,
+            })
+        };
+        assert_eq!(first_group(&mut svc, "127.0.0.1:1", 1), None);
+        assert_eq!(first_group(&mut svc, "127.0.0.1:1", 2), Some(busy));
+        assert_eq!(first_group(&mut svc, "127.0.0.2:1", 3), None);
+        assert_eq!(first_group(&mut svc, "127.0.0.3:1", 4), Some(busy));
+        let stats = svc.stats();
+        assert_eq!((stats.reassemblies, stats.sar_refused), (2, 2));
+    }
 }
