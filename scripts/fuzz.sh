@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SECONDS_PER_TARGET="${FUZZ_SECONDS:-20}"
-TARGETS=(record handshake_message alert certificate server endpoint wap)
+TARGETS=(record handshake_message alert certificate server endpoint wap wap_gateway)
 
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
     echo "fuzz: installing cargo-fuzz"

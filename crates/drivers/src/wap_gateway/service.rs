@@ -139,10 +139,11 @@ pub struct ServiceStats {
     pub sessions_evicted: u64,
     /// Segmented invokes refused (a SAR limit) with a provider abort.
     pub sar_refused: u64,
-    /// Held now: transactions, sessions, reassemblies under way.
+    /// Held now: transactions, sessions, reassemblies under way, peers in the TID cache.
     pub transactions: usize,
     pub sessions: usize,
     pub reassemblies: usize,
+    pub tid_peers: usize,
 }
 
 /// The protocol state of one port.
@@ -200,6 +201,7 @@ impl WapService {
             transactions: self.responders.len(),
             sessions: self.sessions.len(),
             reassemblies: self.reassemblies.len(),
+            tid_peers: self.tids.len(),
             ..self.stats.clone()
         }
     }
