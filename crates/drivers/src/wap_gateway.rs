@@ -838,13 +838,13 @@ pub fn run(
         }
         if let Some(log) = &mut stats_log {
             if log.due() {
-                log.write_line(&StatsSample::of(log, &gateway.stats(), false))?;
+                log.write_line(&StatsSample::of(log, &args.limits.service, &gateway.stats(), false))?;
             }
         }
     }
     let stats = gateway.shutdown();
     if let Some(log) = &mut stats_log {
-        log.write_line(&StatsSample::of(log, &stats, true))?;
+        log.write_line(&StatsSample::of(log, &args.limits.service, &stats, true))?;
     }
     println!("{}", serde_json::to_string_pretty(&stats)?);
     Ok(())
@@ -866,6 +866,9 @@ fn on_hangup(access_log: Option<&Mutex<AccessLog>>) {
 struct StatsSample<'a> {
     t_s: f64,
     rss_bytes: u64,
+    /// The fullest table of any port (transactions, sessions, reassemblies) over its
+    /// bound: what the soak watches for growth, as it watches the WTLS peer table.
+    occupancy: f64,
     shutdown: bool,
     #[serde(flatten)]
     stats: &'a WapStats,
@@ -874,12 +877,25 @@ struct StatsSample<'a> {
 impl<'a> StatsSample<'a> {
     fn of(
         log: &crate::gateway::stats_log::StatsLog,
+        limits: &ServiceLimits,
         stats: &'a WapStats,
         shutdown: bool,
     ) -> Self {
+        let share = |n: usize, of: usize| n as f64 / of.max(1) as f64;
+        let occupancy = stats
+            .ports
+            .iter()
+            .map(|p| {
+                let s = &p.service;
+                share(s.transactions, limits.max_transactions)
+                    .max(share(s.sessions, limits.max_sessions))
+                    .max(share(s.reassemblies, limits.sar.total))
+            })
+            .fold(0.0, f64::max);
         StatsSample {
             t_s: log.elapsed_s(),
             rss_bytes: crate::flood::rss_bytes(),
+            occupancy,
             shutdown,
             stats,
         }
