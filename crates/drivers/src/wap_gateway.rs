@@ -19,6 +19,7 @@
 //! SIGHUP to reopen the log.
 
 pub mod access_log;
+mod command;
 pub mod deck_cache;
 pub mod lab_origin;
 pub mod origin;
@@ -33,7 +34,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 use wtls::endpoint::{Endpoint, EndpointConfig, EndpointEvent, Handled, ResponseLimiter};
 use wtls::handshake::ServerConfig;
 use wtlsperf_wap::wsp;
@@ -46,6 +47,8 @@ use deck_cache::{CacheStats, DeckCache, DeckKey, Freshness, Lookup};
 use origin::{Origin, OriginAnswer, OriginFailure, OriginRequest, OriginTimeouts};
 use reflection::{Allowance, ReflectionGuard, ReflectionLimit, ReflectionStats};
 use service::{Action, ReplyTo, ServiceLimits, ServiceStats, WapService};
+
+pub use command::{open_roles, run};
 
 /// The gateway's bounds, beyond the WTLS endpoint's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -642,7 +645,10 @@ impl Port {
             match action {
                 Action::Send { to, bytes } => self.send(to, &bytes),
                 Action::Fetch { request, reply_to } => self.fetch(request, reply_to),
-                Action::Proven { peer } => self.shared.guard.prove(peer.ip(), setup::now().mono_ns),
+                Action::Proven { peer } if self.limits.reflection.wtp_proves => {
+                    self.shared.guard.prove(peer.ip(), setup::now().mono_ns)
+                }
+                Action::Proven { .. } => {}
             }
         }
     }
@@ -761,143 +767,4 @@ fn wire_size(to: ReplyTo, reply: &wsp::Pdu, segment: usize) -> usize {
 fn wtp_now() -> wtp::Now {
     let now = setup::now();
     wtp::Now::new(now.mono_ns, now.unix_secs)
-}
-
-/// The roles `--wap-off` leaves open.
-pub fn open_roles(args: &WapPorts) -> anyhow::Result<Vec<PortRole>> {
-    for off in &args.wap_off {
-        let known = (args.wap_base_port..args.wap_base_port + 4).contains(off);
-        anyhow::ensure!(
-            known,
-            "--wap-off {off}: not one of the WAP ports {}-{}",
-            args.wap_base_port,
-            args.wap_base_port + 3
-        );
-    }
-    let roles: Vec<PortRole> = ROLES
-        .iter()
-        .filter(|r| !args.wap_off.contains(&(args.wap_base_port + r.offset)))
-        .copied()
-        .collect();
-    if roles.is_empty() {
-        return Err(anyhow!(
-            "--wap-off closes all four WAP ports: nothing to serve"
-        ));
-    }
-    Ok(roles)
-}
-
-/// `wtlsperf gateway --wap` until SIGINT/SIGTERM or `run_for`. SIGHUP reopens the
-/// access log (logrotate's `postrotate`) and the gateway keeps serving.
-pub fn run(
-    listen: SocketAddr,
-    args: &WapPorts,
-    server: Arc<ServerConfig>,
-    run_for: Option<Duration>,
-) -> anyhow::Result<()> {
-    let access_log = match &args.access_log {
-        Some(path) => Some(Arc::new(Mutex::new(AccessLog::open(path)?))),
-        None => None,
-    };
-    let mut stats_log = match &args.stats_file {
-        Some((path, every)) => Some(crate::gateway::stats_log::StatsLog::create(path, *every)?),
-        None => None,
-    };
-    let cfg = WapGatewayConfig {
-        ip: listen.ip(),
-        base_port: args.wap_base_port,
-        roles: open_roles(args)?,
-        server,
-        origin_timeout: Duration::from_millis(args.origin_timeout_ms),
-        timers: Timers::default(),
-        limits: args.limits,
-        access_log: access_log.clone(),
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    let hangup = Arc::new(AtomicBool::new(false));
-    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
-    signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
-    signal_hook::flag::register(signal_hook::consts::SIGHUP, hangup.clone())?;
-    let gateway = spawn(cfg)?;
-    for (role, addr) in &gateway.addrs {
-        eprintln!(
-            "wtlsperf WAP gateway: {} WSP{} on {addr}",
-            if role.mode == WspMode::Connection {
-                "connection-mode"
-            } else {
-                "connectionless"
-            },
-            if role.secure { " over WTLS" } else { "" }
-        );
-    }
-    let deadline = run_for.and_then(|d| Instant::now().checked_add(d));
-    while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
-        std::thread::sleep(Duration::from_millis(50));
-        if hangup.swap(false, Ordering::SeqCst) {
-            on_hangup(access_log.as_deref());
-        }
-        if let Some(log) = &mut stats_log {
-            if log.due() {
-                log.write_line(&StatsSample::of(log, &args.limits.service, &gateway.stats(), false))?;
-            }
-        }
-    }
-    let stats = gateway.shutdown();
-    if let Some(log) = &mut stats_log {
-        log.write_line(&StatsSample::of(log, &args.limits.service, &stats, true))?;
-    }
-    println!("{}", serde_json::to_string_pretty(&stats)?);
-    Ok(())
-}
-
-/// SIGHUP: the access log is opened again at its path; serving goes on.
-fn on_hangup(access_log: Option<&Mutex<AccessLog>>) {
-    let reopened = access_log.map(|log| log.lock().map_err(|_| anyhow!("poisoned"))?.reopen());
-    match reopened {
-        Some(Err(e)) => tracing::warn!(error = %e, "SIGHUP: the access log was not reopened"),
-        Some(Ok(())) => eprintln!("wtlsperf WAP gateway: SIGHUP, access log reopened"),
-        None => eprintln!("wtlsperf WAP gateway: SIGHUP, nothing to reopen"),
-    }
-}
-
-/// One line of `--stats-file` for the WAP gateway: when, the process's memory, and
-/// every port's counters.
-#[derive(Debug, serde::Serialize)]
-struct StatsSample<'a> {
-    t_s: f64,
-    rss_bytes: u64,
-    /// The fullest table of any port (transactions, sessions, reassemblies) over its
-    /// bound: what the soak watches for growth, as it watches the WTLS peer table.
-    occupancy: f64,
-    shutdown: bool,
-    #[serde(flatten)]
-    stats: &'a WapStats,
-}
-
-impl<'a> StatsSample<'a> {
-    fn of(
-        log: &crate::gateway::stats_log::StatsLog,
-        limits: &ServiceLimits,
-        stats: &'a WapStats,
-        shutdown: bool,
-    ) -> Self {
-        let share = |n: usize, of: usize| n as f64 / of.max(1) as f64;
-        let occupancy = stats
-            .ports
-            .iter()
-            .map(|p| {
-                let s = &p.service;
-                share(s.transactions, limits.max_transactions)
-                    .max(share(s.sessions, limits.max_sessions))
-                    .max(share(s.reassemblies, limits.sar.total))
-            })
-            .fold(0.0, f64::max);
-        StatsSample {
-            t_s: log.elapsed_s(),
-            rss_bytes: crate::flood::rss_bytes(),
-            occupancy,
-            shutdown,
-            stats,
-        }
-    }
 }

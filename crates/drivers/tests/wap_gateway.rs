@@ -262,6 +262,20 @@ fn forged_connectionless_gets_draw_at_most_twice_what_they_sent() {
     assert_eq!(page.status.http(), Some(403));
     let stats = guarded.shutdown();
     assert!(stats.reflection.proofs >= 1, "{:?}", stats.reflection);
+    // Where only WTLS proves an address, a connection-mode session does not: its Get
+    // of the deck is a 403 too.
+    let strict = gateway(
+        WapLimits {
+            reflection: ReflectionLimit {
+                wtp_proves: false,
+                ..ReflectionLimit::default()
+            },
+            ..WapLimits::default()
+        },
+        None,
+    );
+    let page = fetch(&strict, [127, 0, 0, 7].into(), WspMode::Connection, &uri);
+    assert_eq!(page.status.http(), Some(403));
 }
 
 #[test]

@@ -190,6 +190,11 @@ pub struct WapArgs {
     /// docs/security.md says what proves an address).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(0..=1000))]
     pub wap_reflection_factor: u64,
+    /// With --wap, prove an address only by a WTLS handshake, not by a WTP exchange (a
+    /// TID verification, an acknowledged Result), which a blind forger can finish: for
+    /// unsecured ports on a network where forged sources are expected.
+    #[arg(long)]
+    pub wap_proof_wtls_only: bool,
     /// With --wap, bytes of compiled decks cached (0: no cache).
     #[arg(long, default_value_t = 4 << 20, value_parser = clap::value_parser!(u64).range(0..=1 << 34))]
     pub wap_cache_bytes: u64,
@@ -215,6 +220,7 @@ impl WapArgs {
             },
             reflection: ReflectionLimit {
                 factor: self.wap_reflection_factor,
+                wtp_proves: !self.wap_proof_wtls_only,
                 ..ReflectionLimit::default()
             },
             max_page_bytes: self.wap_max_page_bytes as usize,

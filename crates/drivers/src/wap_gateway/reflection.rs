@@ -34,6 +34,10 @@ pub struct ReflectionLimit {
     pub addresses: usize,
     /// How long a proof lasts after the address's last one (monotonic ns).
     pub proof_ns: u64,
+    /// Whether a WTP exchange counts as a proof (a confirmed TID verification, an
+    /// acknowledged Result). WTP carries nothing the gateway chose, so a blind forger can
+    /// finish one; without it only a WTLS handshake proves an address.
+    pub wtp_proves: bool,
 }
 
 impl ReflectionLimit {
@@ -41,16 +45,19 @@ impl ReflectionLimit {
         factor: 0,
         addresses: WAYS,
         proof_ns: 0,
+        wtp_proves: true,
     };
 }
 
 impl Default for ReflectionLimit {
-    /// 2x, 16 384 addresses, proofs valid 10 minutes after the last.
+    /// 2x, 16 384 addresses, proofs valid 10 minutes after the last, WTP exchanges
+    /// accepted as proofs (what WAP clients without WTLS need).
     fn default() -> Self {
         ReflectionLimit {
             factor: 2,
             addresses: 16_384,
             proof_ns: 600_000_000_000,
+            wtp_proves: true,
         }
     }
 }
