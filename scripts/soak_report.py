@@ -154,7 +154,8 @@ def verdict(directories, max_loss):
         bad.extend(wap_checks(d, name))
         started, failed = legit(d)
         loss = failed / started if started else 1.0
-        print(f"{name:>6} legitimate handshakes: {started} started, {failed} failed ({loss:.4f})")
+        what = "WSP Gets" if os.path.exists(os.path.join(d, "load-wap.json")) else "handshakes"
+        print(f"{name:>6} legitimate {what}: {started} started, {failed} failed ({loss:.4f})")
         if started == 0:
             bad.append(f"{name}: no legitimate handshake ran")
         elif loss > max_loss:
