@@ -99,7 +99,10 @@ fn answer(request: tiny_http::Request, if_none_match: Option<String>) {
         "/big.wml" => (deck(30_000), vec![]),
         "/cached.wml" => (
             deck(500),
-            vec![header("Cache-Control", "max-age=60"), header("ETag", "\"v1\"")],
+            vec![
+                header("Cache-Control", "max-age=60"),
+                header("ETag", "\"v1\""),
+            ],
         ),
         "/revalidate.wml" if if_none_match.as_deref() == Some("\"v2\"") => {
             let _ = request.respond(tiny_http::Response::empty(304));
@@ -107,7 +110,10 @@ fn answer(request: tiny_http::Request, if_none_match: Option<String>) {
         }
         "/revalidate.wml" => (
             deck(500),
-            vec![header("Cache-Control", "no-cache"), header("ETag", "\"v2\"")],
+            vec![
+                header("Cache-Control", "no-cache"),
+                header("ETag", "\"v2\""),
+            ],
         ),
         "/silent" => {
             std::thread::spawn(move || {
@@ -239,7 +245,10 @@ fn forged_connectionless_gets_draw_at_most_twice_what_they_sent() {
         None,
     );
     let (sent, received) = forged_gets(&open, &uri, 10);
-    assert!(received > 100 * sent, "without the bound: {received} B for {sent} B");
+    assert!(
+        received > 100 * sent,
+        "without the bound: {received} B for {sent} B"
+    );
     drop(open);
     // With it: at most 2x, every large page replaced by a small 403.
     let guarded = gateway(WapLimits::default(), None);
@@ -254,11 +263,21 @@ fn forged_connectionless_gets_draw_at_most_twice_what_they_sent() {
     // on its connectionless Gets get the whole deck.
     let page = fetch(&guarded, [127, 0, 0, 9].into(), WspMode::Connection, &uri);
     assert_eq!(page.status, wsp::Status::OK);
-    let page = fetch(&guarded, [127, 0, 0, 9].into(), WspMode::Connectionless, &uri);
+    let page = fetch(
+        &guarded,
+        [127, 0, 0, 9].into(),
+        WspMode::Connectionless,
+        &uri,
+    );
     assert_eq!(page.status, wsp::Status::OK);
     assert!(page.body.len() > 19_000, "{}", page.body.len());
     // 127.0.0.8 never proved itself: a 403 that fits its allowance.
-    let page = fetch(&guarded, [127, 0, 0, 8].into(), WspMode::Connectionless, &uri);
+    let page = fetch(
+        &guarded,
+        [127, 0, 0, 8].into(),
+        WspMode::Connectionless,
+        &uri,
+    );
     assert_eq!(page.status.http(), Some(403));
     let stats = guarded.shutdown();
     assert!(stats.reflection.proofs >= 1, "{:?}", stats.reflection);
@@ -320,7 +339,10 @@ fn limits_cache_keep_alive_and_access_log() {
         all.len()
     );
     let stats = gw.shutdown();
-    let port = stats.ports.iter().find(|p| p.role.is_some_and(|r| r.mode == WspMode::Connection));
+    let port = stats
+        .ports
+        .iter()
+        .find(|p| p.role.is_some_and(|r| r.mode == WspMode::Connection));
     let port = port.unwrap();
     assert_eq!(port.pages_over_limit, 1);
     assert_eq!(port.cache_answers, 2, "{port:?}");

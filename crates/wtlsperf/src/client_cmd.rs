@@ -144,7 +144,8 @@ const TRUSTED_IDS_HINT: &str = "the gateway refused the handshake: if it does no
 /// Whether a failed handshake ended with the gateway's handshake_failure: what a gateway
 /// that rejects the trusted-key list answers.
 fn refuses_trusted_ids(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.to_string().contains("handshake_failure"))
+    e.chain()
+        .any(|c| c.to_string().contains("handshake_failure"))
 }
 
 /// A URL for `--wsp-get`: non-empty, printable, and small enough for one datagram.

@@ -74,15 +74,35 @@ fn line_count(path: &Path) -> usize {
 fn sighup_reopens_the_access_log_and_the_gateway_keeps_serving() {
     let dir = tempfile::tempdir().unwrap();
     let pki = dir.path().join("pki");
-    PkiStore::create(&pki, true, unix_now().unwrap(), &[Case::parse("160p/160p").unwrap()])
-        .unwrap();
-    let (log, stats) = (dir.path().join("access.log"), dir.path().join("stats.jsonl"));
+    PkiStore::create(
+        &pki,
+        true,
+        unix_now().unwrap(),
+        &[Case::parse("160p/160p").unwrap()],
+    )
+    .unwrap();
+    let (log, stats) = (
+        dir.path().join("access.log"),
+        dir.path().join("stats.jsonl"),
+    );
     let mut child = Command::new(env!("CARGO_BIN_EXE_wtlsperf"))
         .args(["gateway", "--wap", "--listen", &format!("{IP}:9200")])
-        .args(["--wap-off", "9202", "--wap-off", "9203", "--duration-s", "120"])
+        .args([
+            "--wap-off",
+            "9202",
+            "--wap-off",
+            "9203",
+            "--duration-s",
+            "120",
+        ])
         .args(["--pki", pki.to_str().unwrap()])
         .args(["--access-log", log.to_str().unwrap()])
-        .args(["--stats-file", stats.to_str().unwrap(), "--stats-every-s", "0.2"])
+        .args([
+            "--stats-file",
+            stats.to_str().unwrap(),
+            "--stats-every-s",
+            "0.2",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -96,7 +116,10 @@ fn sighup_reopens_the_access_log_and_the_gateway_keeps_serving() {
     std::fs::rename(&log, dir.path().join("access.log.1")).unwrap();
     signal(&child, "HUP");
     wait_for(&rx, "SIGHUP, access log reopened");
-    assert!(child.try_wait().unwrap().is_none(), "SIGHUP ended the gateway");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "SIGHUP ended the gateway"
+    );
     assert_eq!(get(9201, &origin.url()), Status::OK);
     assert_eq!(line_count(&dir.path().join("access.log.1")), 1);
     assert_eq!(line_count(&log), 1);
@@ -104,8 +127,10 @@ fn sighup_reopens_the_access_log_and_the_gateway_keeps_serving() {
     let end = Instant::now() + Duration::from_secs(30);
     let requests = loop {
         let text = std::fs::read_to_string(&stats).unwrap_or_default();
-        let last: Option<serde_json::Value> =
-            text.lines().last().and_then(|l| serde_json::from_str(l).ok());
+        let last: Option<serde_json::Value> = text
+            .lines()
+            .last()
+            .and_then(|l| serde_json::from_str(l).ok());
         let requests: u64 = last
             .iter()
             .flat_map(|v| v["ports"].as_array().cloned().unwrap_or_default())

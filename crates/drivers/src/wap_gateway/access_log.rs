@@ -115,7 +115,9 @@ mod tests {
             status: 200,
             bytes: 1183,
         };
-        let at = chrono::Utc.with_ymd_and_hms(2026, 11, 28, 7, 41, 2).unwrap();
+        let at = chrono::Utc
+            .with_ymd_and_hms(2026, 11, 28, 7, 41, 2)
+            .unwrap();
         assert_eq!(
             entry.line(at),
             "127.0.0.5 - - [28/Nov/2026:07:41:02 +0000] \"GET http://o/a?.wml WSP/CO WTLS\" 200 1183"

@@ -92,7 +92,12 @@ pub fn run(
         }
         if let Some(log) = &mut stats_log {
             if log.due() {
-                log.write_line(&StatsSample::of(log, &args.limits.service, &gateway.stats(), false))?;
+                log.write_line(&StatsSample::of(
+                    log,
+                    &args.limits.service,
+                    &gateway.stats(),
+                    false,
+                ))?;
             }
         }
     }
@@ -129,12 +134,7 @@ struct StatsSample<'a> {
 }
 
 impl<'a> StatsSample<'a> {
-    fn of(
-        log: &StatsLog,
-        limits: &ServiceLimits,
-        stats: &'a WapStats,
-        shutdown: bool,
-    ) -> Self {
+    fn of(log: &StatsLog, limits: &ServiceLimits, stats: &'a WapStats, shutdown: bool) -> Self {
         let share = |n: usize, of: usize| n as f64 / of.max(1) as f64;
         let occupancy = stats
             .ports

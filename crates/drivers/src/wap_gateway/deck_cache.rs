@@ -247,13 +247,21 @@ mod tests {
         let mut c = DeckCache::new(1 << 20);
         let key = DeckKey::of(&get("http://o/a.wml")).unwrap();
         assert_eq!(c.lookup(&key, 0), Lookup::Miss);
-        c.store(key.clone(), &deck(10), Freshness::of(&headers("max-age=60", Some("\"v1\""))), 0);
+        c.store(
+            key.clone(),
+            &deck(10),
+            Freshness::of(&headers("max-age=60", Some("\"v1\""))),
+            0,
+        );
         assert_eq!(c.lookup(&key, 59 * S), Lookup::Fresh(deck(10)));
         let Lookup::Stale(v) = c.lookup(&key, 60 * S) else {
             panic!("stale after max-age")
         };
         assert_eq!(v.etag.as_deref(), Some("\"v1\""));
-        assert_eq!(c.revalidated(&key, &headers("max-age=30", None), 60 * S), Some(deck(10)));
+        assert_eq!(
+            c.revalidated(&key, &headers("max-age=30", None), 60 * S),
+            Some(deck(10))
+        );
         assert_eq!(c.lookup(&key, 89 * S), Lookup::Fresh(deck(10)));
         // The same URL for a client that reads WML text is another deck.
         let text = OriginRequest {
@@ -280,7 +288,12 @@ mod tests {
             headers: wsp::Headers::default(),
             body: vec![],
         };
-        c.store(key.clone(), &error, Freshness::of(&headers("max-age=60", None)), 0);
+        c.store(
+            key.clone(),
+            &error,
+            Freshness::of(&headers("max-age=60", None)),
+            0,
+        );
         assert_eq!(c.lookup(&key, 0), Lookup::Miss);
         let mut personal = get("http://o/a.wml");
         personal.headers.push(("Cookie".into(), "id=1".into()));

@@ -164,11 +164,7 @@ impl ReflectionGuard {
             if e.proven(now_ns) {
                 Allowance::Unlimited
             } else {
-                Allowance::Bytes(
-                    e.received
-                        .saturating_mul(factor)
-                        .saturating_sub(e.sent),
-                )
+                Allowance::Bytes(e.received.saturating_mul(factor).saturating_sub(e.sent))
             }
         })
     }

@@ -115,7 +115,9 @@ pub enum Action {
     /// The peer finished a WTP exchange only a reader of our answers could (a TID
     /// verification confirmed, a class 2 Result acknowledged): the reflection bound's
     /// proof of address.
-    Proven { peer: SocketAddr },
+    Proven {
+        peer: SocketAddr,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -313,7 +315,10 @@ impl WapService {
         let refusal = match &pdu.body {
             wtp::Body::Invoke { trailer, data, .. }
                 if !trailer.ends_message()
-                    && !self.responders.peek(&key).is_some_and(|r| !r.is_finished()) =>
+                    && self
+                        .responders
+                        .peek(&key)
+                        .is_none_or(Responder::is_finished) =>
             {
                 let of_peer = self.reassemblies.keys().filter(|k| k.0 == key.0).count();
                 if of_peer >= sar.per_peer || self.reassemblies.len() >= sar.total {
@@ -423,7 +428,11 @@ impl WapService {
                 ..
             } => self.connect(peer, tid, &capabilities, headers, now, actions),
             wsp::Pdu::Disconnect { session_id } => {
-                if self.sessions.peek(&peer).is_some_and(|s| s.id == session_id) {
+                if self
+                    .sessions
+                    .peek(&peer)
+                    .is_some_and(|s| s.id == session_id)
+                {
                     self.sessions.pop(&peer);
                 }
             }
@@ -826,7 +835,10 @@ mod tests {
         let (_, events) = exchange(&mut svc, &mut init, out.send, at(0));
         assert_eq!(aborted_with(&events), Some(too_large));
         let stats = svc.stats();
-        assert_eq!((stats.sar_refused, stats.reassemblies, stats.transactions), (1, 0, 0));
+        assert_eq!(
+            (stats.sar_refused, stats.reassemblies, stats.transactions),
+            (1, 0, 0)
+        );
         // Within the limits the same message goes through (a Get outside a session is
         // then refused by WSP, which shows it was reassembled and decoded).
         let mut svc = sar(SarLimits::default());
