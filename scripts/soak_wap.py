@@ -27,6 +27,8 @@ import socket
 import sys
 import time
 
+from soak_hostile import forged_sockets, send_paced
+
 
 def uintvar(n):
     """WAP-230 §8.1.2's variable-length unsigned integer."""
@@ -78,26 +80,12 @@ def hostile(rng):
 
 def run_hostile(host, base, rate, seconds):
     rng = random.Random(37)
-    socks = []
-    for i in range(16):
-        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        try:
-            s.bind((f"127.3.{i}.{2 + i}", 0))
-        except OSError:
-            s.bind(("127.0.0.1", 0))
-        socks.append(s)
-    end = time.monotonic() + seconds
-    sent = 0
-    next_at = time.monotonic()
-    while time.monotonic() < end:
-        datagram, offset = hostile(rng)
-        try:
-            rng.choice(socks).sendto(datagram, (host, base + offset))
-            sent += 1
-        except OSError:
-            pass
-        next_at += 1.0 / rate
-        time.sleep(max(0.0, next_at - time.monotonic()))
+
+    def make(r):
+        datagram, offset = hostile(r)
+        return datagram, (host, base + offset)
+
+    sent = send_paced(forged_sockets("127.3"), rate, seconds, make, rng)
     print(json.dumps({"sent": sent}))
 
 
