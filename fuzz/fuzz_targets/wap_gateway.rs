@@ -25,6 +25,7 @@ use wtlsperf_wap::wtp::{Now, Timers};
 const LIMITS: ServiceLimits = ServiceLimits {
     max_transactions: 8,
     max_sessions: 4,
+    max_per_client: 3,
     max_tid_peers: 8,
     sar: SarLimits {
         max_segments: 8,

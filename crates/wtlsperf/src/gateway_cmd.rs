@@ -173,6 +173,10 @@ pub struct WapArgs {
     /// evicted.
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub wap_max_sessions: u64,
+    /// With --wap, WTP transactions, and WSP sessions, one client address may hold per
+    /// port; beyond them its own least recently active one is evicted.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub wap_max_per_client: u64,
     /// With --wap, packets of one segmented invoke (WTP SAR; WTP allows 256).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=256))]
     pub wap_sar_max_segments: u16,
@@ -210,6 +214,7 @@ impl WapArgs {
             service: ServiceLimits {
                 max_transactions: self.wap_max_transactions as usize,
                 max_sessions: self.wap_max_sessions as usize,
+                max_per_client: self.wap_max_per_client as usize,
                 sar: SarLimits {
                     max_segments: self.wap_sar_max_segments,
                     max_bytes: self.wap_sar_max_bytes as usize,

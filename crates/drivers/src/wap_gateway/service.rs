@@ -31,6 +31,10 @@ pub struct ServiceLimits {
     pub max_transactions: usize,
     /// WSP sessions held at once; a Connect beyond them evicts the least recently used.
     pub max_sessions: usize,
+    /// Transactions, and sessions, one client address (all its ports) may hold; beyond
+    /// them its own least recently active one goes, so one address cannot push the
+    /// others out of a table.
+    pub max_per_client: usize,
     /// Peers whose last TID is kept for the TID test (WAP-224 §9.2); the least recently
     /// seen is forgotten, as a restart of the gateway would forget it.
     pub max_tid_peers: usize,
@@ -42,6 +46,7 @@ impl Default for ServiceLimits {
         ServiceLimits {
             max_transactions: 4096,
             max_sessions: 4096,
+            max_per_client: 64,
             max_tid_peers: 16_384,
             sar: SarLimits::default(),
         }
@@ -146,6 +151,20 @@ pub struct ServiceStats {
     pub sessions: usize,
     pub reassemblies: usize,
     pub tid_peers: usize,
+}
+
+/// The key of `ip`'s least recently used entry when it holds `max` or more: the one to
+/// evict before it takes another. A scan of the table, done only when an entry is made.
+fn oldest_of_client<K: Copy + std::hash::Hash + Eq, V>(
+    table: &LruCache<K, V>,
+    ip: std::net::IpAddr,
+    max: usize,
+    ip_of: impl Fn(&K) -> std::net::IpAddr,
+) -> Option<K> {
+    let mut held = table.iter().filter(|(k, _)| ip_of(k) == ip);
+    // The iterator runs from the most to the least recently used.
+    let oldest = held.by_ref().nth(max.max(1) - 1).map(|(k, _)| *k);
+    oldest.map(|first| held.last().map_or(first, |(k, _)| *k))
 }
 
 /// The protocol state of one port.
@@ -281,6 +300,12 @@ impl WapService {
             self.tids.verdict(peer, pdu.tid, *tid_new)
         };
         let (responder, out) = Responder::on_invoke(pdu, verdict, self.timers, now)?;
+        let max = self.limits.max_per_client;
+        if let Some(key) = oldest_of_client(&self.responders, peer.ip(), max, |k| k.0.ip()) {
+            self.responders.pop(&key);
+            self.reassemblies.remove(&key);
+            self.stats.transactions_evicted += 1;
+        }
         while self.responders.len() >= self.limits.max_transactions.max(1) {
             let Some((key, _)) = self.responders.pop_lru() else {
                 break;
@@ -471,6 +496,11 @@ impl WapService {
         actions: &mut Vec<Action>,
     ) {
         if !self.sessions.contains(&peer) {
+            let max = self.limits.max_per_client;
+            if let Some(key) = oldest_of_client(&self.sessions, peer.ip(), max, SocketAddr::ip) {
+                self.sessions.pop(&key);
+                self.stats.sessions_evicted += 1;
+            }
             while self.sessions.len() >= self.limits.max_sessions.max(1) {
                 if self.sessions.pop_lru().is_none() {
                     break;
@@ -796,6 +826,43 @@ mod tests {
         .unwrap();
         svc.on_datagram(other, &out.send[0], at(9));
         assert_eq!(svc.stats().sessions_evicted, 1);
+    }
+
+    #[test]
+    fn one_client_cannot_hold_more_than_its_share() {
+        let limits = ServiceLimits {
+            max_per_client: 2,
+            ..ServiceLimits::default()
+        };
+        let mut svc = WapService::with_limits(WspMode::Connection, Timers::default(), limits);
+        // One address, three ports: three Connects whose replies stay unacknowledged.
+        for port in 1..=3u16 {
+            let (_, out) = Initiator::start(
+                Tid::new(port),
+                TransactionClass::Two,
+                connect_pdu(),
+                Timers::default(),
+                at(u64::from(port)),
+            )
+            .unwrap();
+            let peer = SocketAddr::from(([127, 0, 0, 5], port));
+            svc.on_datagram(peer, &out.send[0], at(u64::from(port)));
+        }
+        let stats = svc.stats();
+        assert_eq!((stats.transactions, stats.transactions_evicted), (2, 1));
+        assert_eq!((stats.sessions, stats.sessions_evicted), (2, 1));
+        // Another address is not touched by that one's share.
+        let (_, out) = Initiator::start(
+            Tid::new(9),
+            TransactionClass::Two,
+            connect_pdu(),
+            Timers::default(),
+            at(9),
+        )
+        .unwrap();
+        svc.on_datagram(SocketAddr::from(([127, 0, 0, 6], 1)), &out.send[0], at(9));
+        let stats = svc.stats();
+        assert_eq!((stats.transactions, stats.transactions_evicted), (3, 1));
     }
 
     #[test]
