@@ -76,8 +76,8 @@ impl Default for WapLimits {
             reflection: ReflectionLimit::default(),
             max_page_bytes: 60_000,
             origin_max_body: origin::MAX_BODY,
-            origin_connect_timeout: Duration::from_secs(3),
-            origin_read_timeout: Duration::from_secs(5),
+            origin_connect_timeout: Duration::from_secs(5),
+            origin_read_timeout: Duration::from_secs(10),
             max_in_flight: 64,
             cache_bytes: 4 << 20,
         }

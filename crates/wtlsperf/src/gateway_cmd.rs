@@ -155,11 +155,11 @@ pub struct WapArgs {
     pub origin_timeout_ms: u64,
     /// With --wap, time allowed for the TCP connect to the origin (within
     /// --origin-timeout-ms).
-    #[arg(long, default_value_t = 3_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub origin_connect_timeout_ms: u64,
     /// With --wap, time allowed for each read of the origin's answer (its head, each
     /// part of its body).
-    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub origin_read_timeout_ms: u64,
     /// With --wap, the largest page (Reply body, after WML compilation) the gateway
     /// sends; a larger one is answered 502.
@@ -175,7 +175,7 @@ pub struct WapArgs {
     pub wap_max_sessions: u64,
     /// With --wap, WTP transactions, and WSP sessions, one client address may hold per
     /// port; beyond them its own least recently active one is evicted.
-    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
     pub wap_max_per_client: u64,
     /// With --wap, packets of one segmented invoke (WTP SAR; WTP allows 256).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=256))]

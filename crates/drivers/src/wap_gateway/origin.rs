@@ -20,18 +20,6 @@ pub struct OriginTimeouts {
     pub read: Duration,
 }
 
-impl OriginTimeouts {
-    /// `total` for the whole call; connect and each read within it, at most 3 s and
-    /// 5 s.
-    pub fn within(total: Duration) -> OriginTimeouts {
-        OriginTimeouts {
-            total,
-            connect: total.min(Duration::from_secs(3)),
-            read: total.min(Duration::from_secs(5)),
-        }
-    }
-}
-
 /// The headers a cache keeps an answer by (RFC 9111 §4.2 and §4.3).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CacheHeaders {

@@ -33,7 +33,11 @@ pub struct ServiceLimits {
     pub max_sessions: usize,
     /// Transactions, and sessions, one client address (all its ports) may hold; beyond
     /// them its own least recently active one goes, so one address cannot push the
-    /// others out of a table.
+    /// others out of a table. As large as the tables by default: a carrier's NAT, or a
+    /// load generator (Kannel's fakewap runs all its threads from one address), puts
+    /// many clients behind one address, and a class 2 transaction whose Result is never
+    /// acknowledged stays until WTP's retransmissions end (up to a minute), so a lower
+    /// bound evicts such an address's live transactions under load (docs/security.md).
     pub max_per_client: usize,
     /// Peers whose last TID is kept for the TID test (WAP-224 §9.2); the least recently
     /// seen is forgotten, as a restart of the gateway would forget it.
@@ -46,7 +50,7 @@ impl Default for ServiceLimits {
         ServiceLimits {
             max_transactions: 4096,
             max_sessions: 4096,
-            max_per_client: 64,
+            max_per_client: 4096,
             max_tid_peers: 16_384,
             sar: SarLimits::default(),
         }
