@@ -728,6 +728,9 @@ impl Port {
             return;
         }
         self.in_flight.fetch_add(1, Ordering::SeqCst);
+        // Kept to answer 503 if no thread can be started (the transaction must not wait
+        // for an answer that will never come).
+        let kept = (reply_to, request.clone());
         let origin = self.origin.clone();
         let tx = self.answers_tx.clone();
         let in_flight = self.in_flight.clone();
@@ -747,6 +750,9 @@ impl Port {
         if let Err(e) = spawned {
             self.in_flight.fetch_sub(1, Ordering::SeqCst);
             tracing::warn!(error = %e, "could not start an origin request");
+            let (to, request) = kept;
+            let busy = origin::plain(503, "the gateway could not start the request".into());
+            self.answer(to, &request, busy);
         }
     }
 }

@@ -464,11 +464,13 @@ impl WapService {
                 {
                     self.sessions.pop(&peer);
                 }
+                self.no_result(peer, tid, actions);
             }
             wsp::Pdu::Suspend { session_id } => {
                 if let Some(s) = self.sessions.peek_mut(&peer).filter(|s| s.id == session_id) {
                     s.suspended = true;
                 }
+                self.no_result(peer, tid, actions);
             }
             wsp::Pdu::Resume { session_id, .. } => self.resume(peer, tid, session_id, now, actions),
             method => {
@@ -487,6 +489,16 @@ impl WapService {
                     None => self.abort(peer, tid, wsp::AbortReason::ProtocolError, actions),
                 }
             }
+        }
+    }
+
+    /// Disconnect and Suspend have no result: WSP sends them in class 0 (WAP-230
+    /// §8.2.2.4, §8.2.2.5). In a class 2 transaction, which waits for a result that will
+    /// never come, they are a protocol error: done, then aborted with PROTOERR.
+    fn no_result(&mut self, peer: SocketAddr, tid: Tid, actions: &mut Vec<Action>) {
+        let class = self.responders.peek(&(peer, tid)).map(Responder::class);
+        if class == Some(TransactionClass::Two) {
+            self.abort(peer, tid, wsp::AbortReason::ProtocolError, actions);
         }
     }
 
@@ -867,6 +879,23 @@ mod tests {
         svc.on_datagram(SocketAddr::from(([127, 0, 0, 6], 1)), &out.send[0], at(9));
         let stats = svc.stats();
         assert_eq!((stats.transactions, stats.transactions_evicted), (3, 1));
+    }
+
+    #[test]
+    fn a_disconnect_in_class_2_is_aborted_not_left_waiting() {
+        let mut svc = WapService::new(WspMode::Connection, Timers::default());
+        let disconnect = wsp::Pdu::Disconnect { session_id: 1 }.encode();
+        let (mut init, out) = Initiator::start(
+            Tid::new(7),
+            TransactionClass::Two,
+            disconnect,
+            Timers::default(),
+            at(0),
+        )
+        .unwrap();
+        let (_, events) = exchange(&mut svc, &mut init, out.send, at(0));
+        assert_eq!(aborted_with(&events), Some(wtp::AbortReason::User(0xE0)));
+        assert_eq!(svc.stats().transactions, 0);
     }
 
     #[test]
