@@ -214,6 +214,8 @@ fn our_gateway(ip: &str, origin_timeout: Duration) -> WapGateway {
         server: Arc::new(server),
         origin_timeout,
         timers: Timers::default(),
+        limits: wap_gateway::WapLimits::default(),
+        access_log: None,
     })
     .unwrap()
 }
@@ -248,7 +250,7 @@ fn our_client_fetches_through_our_gateway_on_all_four_ports() {
     assert!(count(wap_gateway::JobKind::Request) >= 4, "{jobs:?}");
     assert_eq!(count(wap_gateway::JobKind::Reply), 4, "{jobs:?}");
     assert!(jobs.iter().all(|j| j.end_ns >= j.start_ns));
-    let reports = gateway.shutdown();
+    let reports = gateway.shutdown().ports;
     assert_eq!(reports.len(), 4);
     for r in &reports {
         assert_eq!(
@@ -456,7 +458,7 @@ fn kannel_fakewap_completes_against_our_connection_mode_port() {
         "{log}"
     );
     assert!(log.contains("made total 3 transactions"), "{log}");
-    let reports = gateway.shutdown();
+    let reports = gateway.shutdown().ports;
     let connection = reports.iter().find(|r| r.port == 9201).unwrap();
     assert_eq!(connection.service.requests, 3, "{connection:?}");
     assert_eq!(connection.service.sessions_opened, 3, "{connection:?}");
@@ -506,6 +508,9 @@ fn wap_off_leaves_a_port_closed() {
         wap_off: vec![9202, 9203],
         wap_base_port: 9200,
         origin_timeout_ms: 1000,
+        limits: wap_gateway::WapLimits::default(),
+        access_log: None,
+        stats_file: None,
     };
     let roles = wap_gateway::open_roles(&args).unwrap();
     assert_eq!(roles.len(), 2);

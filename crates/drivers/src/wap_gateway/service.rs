@@ -2,9 +2,18 @@
 //! the secure ports), datagrams and origin requests out. Connectionless ports answer a
 //! Get or Post by transaction id; connection-mode ports run a WTP responder per
 //! transaction and a WSP session per client address.
+//!
+//! Every table is bounded ([`ServiceLimits`], docs/security.md): a full transaction or
+//! session table evicts its least recently active entry, the TID cache forgets its least
+//! recently seen peer, and a segmented invoke (SAR) is refused with a provider abort when
+//! it would exceed the segments or bytes of one reassembly, or the reassemblies one peer
+//! or the port may have under way.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+
+use lru::LruCache;
 
 use wtlsperf_wap::wsp::{self, Capabilities, Headers};
 use wtlsperf_wap::wtp::{
@@ -14,11 +23,85 @@ use wtlsperf_wap::wtp::{
 use super::origin::OriginRequest;
 use crate::wap_client::WspMode;
 
-/// Most WTP transactions one port keeps at once; an Invoke beyond them is aborted with
-/// CAPTEMPEXCEEDED.
-const MAX_TRANSACTIONS: usize = 4096;
-/// Most sessions one port keeps.
-const MAX_SESSIONS: usize = 4096;
+/// The bounds of one port's tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServiceLimits {
+    /// WTP transactions held at once; a new one beyond them evicts the least recently
+    /// active.
+    pub max_transactions: usize,
+    /// WSP sessions held at once; a Connect beyond them evicts the least recently used.
+    pub max_sessions: usize,
+    /// Transactions, and sessions, one client address (all its ports) may hold; beyond
+    /// them its own least recently active one goes, so one address cannot push the
+    /// others out of a table. As large as the tables by default: a carrier's NAT, or a
+    /// load generator (Kannel's fakewap runs all its threads from one address), puts
+    /// many clients behind one address, and a class 2 transaction whose Result is never
+    /// acknowledged stays until WTP's retransmissions end (up to a minute), so a lower
+    /// bound evicts such an address's live transactions under load (docs/security.md).
+    pub max_per_client: usize,
+    /// Peers whose last TID is kept for the TID test (WAP-224 §9.2); the least recently
+    /// seen is forgotten, as a restart of the gateway would forget it.
+    pub max_tid_peers: usize,
+    pub sar: SarLimits,
+}
+
+impl Default for ServiceLimits {
+    fn default() -> Self {
+        ServiceLimits {
+            max_transactions: 4096,
+            max_sessions: 4096,
+            max_per_client: 4096,
+            max_tid_peers: 16_384,
+            sar: SarLimits::default(),
+        }
+    }
+}
+
+/// The bounds of segmented invokes (WAP-224 §9.6) under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SarLimits {
+    /// Packets of one message (PSN 0 to this minus one; WTP itself allows 256).
+    pub max_segments: u16,
+    /// Octets of one message once reassembled.
+    pub max_bytes: usize,
+    /// Reassemblies one peer (address and port) may have under way.
+    pub per_peer: usize,
+    /// Reassemblies the port has under way.
+    pub total: usize,
+}
+
+impl Default for SarLimits {
+    /// 64 packets, 64 KiB, 4 per peer, 256 in all: a WAP 1.x Post of a form or a
+    /// picture fits; 256 x 64 KiB is the most a port holds.
+    fn default() -> Self {
+        SarLimits {
+            max_segments: 64,
+            max_bytes: 64 * 1024,
+            per_peer: 4,
+            total: 256,
+        }
+    }
+}
+
+/// A segmented invoke under way: its octets so far and the packets seen.
+#[derive(Debug, Clone, Default)]
+struct Reassembling {
+    bytes: usize,
+    seen: [u64; 4],
+}
+
+impl Reassembling {
+    /// Counts a packet once; false when it was seen before.
+    fn add(&mut self, psn: u8, len: usize) -> bool {
+        let (word, bit) = (usize::from(psn / 64), psn % 64);
+        if self.seen[word] & (1 << bit) != 0 {
+            return false;
+        }
+        self.seen[word] |= 1 << bit;
+        self.bytes += len;
+        true
+    }
+}
 
 /// Where an origin's answer goes back to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,6 +121,12 @@ pub enum Action {
         request: OriginRequest,
         reply_to: ReplyTo,
     },
+    /// The peer finished a WTP exchange only a reader of our answers could (a TID
+    /// verification confirmed, a class 2 Result acknowledged): the reflection bound's
+    /// proof of address.
+    Proven {
+        peer: SocketAddr,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -55,6 +144,31 @@ pub struct ServiceStats {
     pub sessions_opened: u64,
     pub transactions_aborted: u64,
     pub undecodable: u64,
+    /// Transactions dropped to make room for a new one (the table was full).
+    pub transactions_evicted: u64,
+    /// Sessions dropped to make room for a new one.
+    pub sessions_evicted: u64,
+    /// Segmented invokes refused (a SAR limit) with a provider abort.
+    pub sar_refused: u64,
+    /// Held now: transactions, sessions, reassemblies under way, peers in the TID cache.
+    pub transactions: usize,
+    pub sessions: usize,
+    pub reassemblies: usize,
+    pub tid_peers: usize,
+}
+
+/// The key of `ip`'s least recently used entry when it holds `max` or more: the one to
+/// evict before it takes another. A scan of the table, done only when an entry is made.
+fn oldest_of_client<K: Copy + std::hash::Hash + Eq, V>(
+    table: &LruCache<K, V>,
+    ip: std::net::IpAddr,
+    max: usize,
+    ip_of: impl Fn(&K) -> std::net::IpAddr,
+) -> Option<K> {
+    let mut held = table.iter().filter(|(k, _)| ip_of(k) == ip);
+    // The iterator runs from the most to the least recently used.
+    let oldest = held.by_ref().nth(max.max(1) - 1).map(|(k, _)| *k);
+    oldest.map(|first| held.last().map_or(first, |(k, _)| *k))
 }
 
 /// The protocol state of one port.
@@ -62,19 +176,28 @@ pub struct ServiceStats {
 pub struct WapService {
     mode: WspMode,
     timers: Timers,
+    limits: ServiceLimits,
     server_caps: Capabilities,
-    responders: HashMap<(SocketAddr, Tid), Responder>,
+    /// Ordered by activity: the least recently active is evicted first.
+    responders: LruCache<(SocketAddr, Tid), Responder>,
+    reassemblies: HashMap<(SocketAddr, Tid), Reassembling>,
     tids: TidCache<SocketAddr>,
-    sessions: HashMap<SocketAddr, Session>,
+    tid_peers: LruCache<SocketAddr, ()>,
+    sessions: LruCache<SocketAddr, Session>,
     next_session: u32,
     pub stats: ServiceStats,
 }
 
 impl WapService {
     pub fn new(mode: WspMode, timers: Timers) -> WapService {
+        WapService::with_limits(mode, timers, ServiceLimits::default())
+    }
+
+    pub fn with_limits(mode: WspMode, timers: Timers, limits: ServiceLimits) -> WapService {
         WapService {
             mode,
             timers,
+            limits,
             // What this gateway takes and gives: SDUs up to one UDP datagram, one
             // outstanding method at a time per session, no push.
             server_caps: Capabilities {
@@ -85,19 +208,34 @@ impl WapService {
                 push_mor: Some(0),
                 other: Vec::new(),
             },
-            responders: HashMap::new(),
+            responders: LruCache::unbounded(),
+            reassemblies: HashMap::new(),
             tids: TidCache::default(),
-            sessions: HashMap::new(),
+            tid_peers: LruCache::new(
+                NonZeroUsize::new(limits.max_tid_peers).unwrap_or(NonZeroUsize::MIN),
+            ),
+            sessions: LruCache::unbounded(),
             next_session: 1,
             stats: ServiceStats::default(),
+        }
+    }
+
+    /// The counters, with the tables' occupancy now.
+    pub fn stats(&self) -> ServiceStats {
+        ServiceStats {
+            transactions: self.responders.len(),
+            sessions: self.sessions.len(),
+            reassemblies: self.reassemblies.len(),
+            tid_peers: self.tids.len(),
+            ..self.stats.clone()
         }
     }
 
     /// The earliest WTP timer, in the virtual time's nanoseconds.
     pub fn deadline(&self) -> Option<u64> {
         self.responders
-            .values()
-            .filter_map(Responder::deadline)
+            .iter()
+            .filter_map(|(_, r)| r.deadline())
             .min()
     }
 
@@ -137,6 +275,9 @@ impl WapService {
                 continue;
             }
             let key = (peer, pdu.tid);
+            if !self.sar_admits(key, &pdu, &mut actions) {
+                continue;
+            }
             let out = match self.responders.get_mut(&key) {
                 Some(r) if !r.is_finished() => r.handle(&pdu, now),
                 _ => match self.open(peer, &pdu, now) {
@@ -154,31 +295,99 @@ impl WapService {
         let wtp::Body::Invoke { class, tid_new, .. } = &pdu.body else {
             return None;
         };
-        if self.responders.len() >= MAX_TRANSACTIONS {
-            let abort = wtp::Pdu {
-                tid: pdu.tid,
-                direction: Direction::FromResponder,
-                rid: false,
-                tpis: vec![],
-                body: wtp::Body::Abort(wtp::AbortReason::Provider(
-                    wtp::ProviderReason::CapacityTemporarilyExceeded,
-                )),
-            };
-            return Some(wtp::Output {
-                send: vec![abort.encode()],
-                events: vec![],
-            });
-        }
         // Class 0 keeps no state to protect (Kannel's fakewap reuses the Get's TID for
         // its Disconnect); the TID test guards the reliable classes.
         let verdict = if *class == TransactionClass::Zero {
             TidVerdict::Accept
         } else {
+            self.remember_tid_peer(peer);
             self.tids.verdict(peer, pdu.tid, *tid_new)
         };
         let (responder, out) = Responder::on_invoke(pdu, verdict, self.timers, now)?;
-        self.responders.insert((peer, pdu.tid), responder);
+        let max = self.limits.max_per_client;
+        if let Some(key) = oldest_of_client(&self.responders, peer.ip(), max, |k| k.0.ip()) {
+            self.responders.pop(&key);
+            self.reassemblies.remove(&key);
+            self.stats.transactions_evicted += 1;
+        }
+        while self.responders.len() >= self.limits.max_transactions.max(1) {
+            let Some((key, _)) = self.responders.pop_lru() else {
+                break;
+            };
+            self.reassemblies.remove(&key);
+            self.stats.transactions_evicted += 1;
+        }
+        self.responders.put((peer, pdu.tid), responder);
         Some(out)
+    }
+
+    /// Keeps `peer` among the TID cache's peers, forgetting the least recently seen one
+    /// when they are too many.
+    fn remember_tid_peer(&mut self, peer: SocketAddr) {
+        if let Some((old, ())) = self.tid_peers.push(peer, ()) {
+            if old != peer {
+                self.tids.forget(&old);
+            }
+        }
+    }
+
+    /// The SAR limits: whether a PDU may go on to its transaction. A segmented invoke
+    /// that would break one is aborted (CAPTEMPEXCEEDED for too many under way,
+    /// MESSAGETOOLARGE for too many packets or octets) and its transaction dropped.
+    fn sar_admits(
+        &mut self,
+        key: (SocketAddr, Tid),
+        pdu: &wtp::Pdu,
+        actions: &mut Vec<Action>,
+    ) -> bool {
+        let sar = self.limits.sar;
+        let refusal = match &pdu.body {
+            wtp::Body::Invoke { trailer, data, .. }
+                if !trailer.ends_message()
+                    && self
+                        .responders
+                        .peek(&key)
+                        .is_none_or(Responder::is_finished) =>
+            {
+                let of_peer = self.reassemblies.keys().filter(|k| k.0 == key.0).count();
+                if of_peer >= sar.per_peer || self.reassemblies.len() >= sar.total {
+                    Some(wtp::ProviderReason::CapacityTemporarilyExceeded)
+                } else if data.len() > sar.max_bytes {
+                    Some(wtp::ProviderReason::MessageTooLarge)
+                } else {
+                    let mut r = Reassembling::default();
+                    r.add(0, data.len());
+                    self.reassemblies.insert(key, r);
+                    None
+                }
+            }
+            wtp::Body::SegmentedInvoke { psn, data, .. } => {
+                let over = self.reassemblies.get_mut(&key).is_some_and(|r| {
+                    u16::from(*psn) >= sar.max_segments
+                        || (r.add(*psn, data.len()) && r.bytes > sar.max_bytes)
+                });
+                over.then_some(wtp::ProviderReason::MessageTooLarge)
+            }
+            _ => None,
+        };
+        let Some(reason) = refusal else {
+            return true;
+        };
+        self.stats.sar_refused += 1;
+        self.reassemblies.remove(&key);
+        self.responders.pop(&key);
+        let abort = wtp::Pdu {
+            tid: key.1,
+            direction: Direction::FromResponder,
+            rid: false,
+            tpis: vec![],
+            body: wtp::Body::Abort(wtp::AbortReason::Provider(reason)),
+        };
+        actions.push(Action::Send {
+            to: key.0,
+            bytes: abort.encode(),
+        });
+        false
     }
 
     fn apply(
@@ -194,20 +403,34 @@ impl WapService {
                 .into_iter()
                 .map(|bytes| Action::Send { to: peer, bytes }),
         );
+        let class = self.responders.peek(&(peer, tid)).map(Responder::class);
         for event in out.events {
             match event {
-                Event::Invoke { data, .. } => self.on_invoke(peer, tid, &data, now, actions),
-                Event::TidConfirmed => self.tids.confirm(peer, tid),
+                Event::Invoke { data, .. } => {
+                    self.reassemblies.remove(&(peer, tid));
+                    self.on_invoke(peer, tid, &data, now, actions)
+                }
+                Event::TidConfirmed => {
+                    self.remember_tid_peer(peer);
+                    self.tids.confirm(peer, tid);
+                    actions.push(Action::Proven { peer });
+                }
+                // A class 2 transaction completes when the initiator acknowledges its
+                // Result: the peer read it.
+                Event::Completed if class == Some(TransactionClass::Two) => {
+                    actions.push(Action::Proven { peer })
+                }
                 Event::Aborted { .. } => self.stats.transactions_aborted += 1,
                 _ => {}
             }
         }
         if self
             .responders
-            .get(&(peer, tid))
+            .peek(&(peer, tid))
             .is_some_and(Responder::is_finished)
         {
-            self.responders.remove(&(peer, tid));
+            self.responders.pop(&(peer, tid));
+            self.reassemblies.remove(&(peer, tid));
         }
     }
 
@@ -234,14 +457,20 @@ impl WapService {
                 ..
             } => self.connect(peer, tid, &capabilities, headers, now, actions),
             wsp::Pdu::Disconnect { session_id } => {
-                if self.sessions.get(&peer).is_some_and(|s| s.id == session_id) {
-                    self.sessions.remove(&peer);
+                if self
+                    .sessions
+                    .peek(&peer)
+                    .is_some_and(|s| s.id == session_id)
+                {
+                    self.sessions.pop(&peer);
                 }
+                self.no_result(peer, tid, actions);
             }
             wsp::Pdu::Suspend { session_id } => {
-                if let Some(s) = self.sessions.get_mut(&peer).filter(|s| s.id == session_id) {
+                if let Some(s) = self.sessions.peek_mut(&peer).filter(|s| s.id == session_id) {
                     s.suspended = true;
                 }
+                self.no_result(peer, tid, actions);
             }
             wsp::Pdu::Resume { session_id, .. } => self.resume(peer, tid, session_id, now, actions),
             method => {
@@ -263,6 +492,16 @@ impl WapService {
         }
     }
 
+    /// Disconnect and Suspend have no result: WSP sends them in class 0 (WAP-230
+    /// §8.2.2.4, §8.2.2.5). In a class 2 transaction, which waits for a result that will
+    /// never come, they are a protocol error: done, then aborted with PROTOERR.
+    fn no_result(&mut self, peer: SocketAddr, tid: Tid, actions: &mut Vec<Action>) {
+        let class = self.responders.peek(&(peer, tid)).map(Responder::class);
+        if class == Some(TransactionClass::Two) {
+            self.abort(peer, tid, wsp::AbortReason::ProtocolError, actions);
+        }
+    }
+
     fn connect(
         &mut self,
         peer: SocketAddr,
@@ -272,12 +511,22 @@ impl WapService {
         now: Now,
         actions: &mut Vec<Action>,
     ) {
-        if self.sessions.len() >= MAX_SESSIONS && !self.sessions.contains_key(&peer) {
-            return self.abort(peer, tid, wsp::AbortReason::Congestion, actions);
+        if !self.sessions.contains(&peer) {
+            let max = self.limits.max_per_client;
+            if let Some(key) = oldest_of_client(&self.sessions, peer.ip(), max, SocketAddr::ip) {
+                self.sessions.pop(&key);
+                self.stats.sessions_evicted += 1;
+            }
+            while self.sessions.len() >= self.limits.max_sessions.max(1) {
+                if self.sessions.pop_lru().is_none() {
+                    break;
+                }
+                self.stats.sessions_evicted += 1;
+            }
         }
         let id = self.next_session;
         self.next_session = self.next_session.wrapping_add(1).max(1);
-        self.sessions.insert(
+        self.sessions.put(
             peer,
             Session {
                 id,
@@ -324,7 +573,7 @@ impl WapService {
         reason: wsp::AbortReason,
         actions: &mut Vec<Action>,
     ) {
-        if let Some(r) = self.responders.get_mut(&(peer, tid)) {
+        if let Some(r) = self.responders.peek_mut(&(peer, tid)) {
             let out = r.user_abort(reason as u8);
             actions.extend(
                 out.send
@@ -343,8 +592,8 @@ impl WapService {
         now: Now,
         actions: &mut Vec<Action>,
     ) {
-        let Some(r) = self.responders.get_mut(&(peer, tid)) else {
-            return; // the transaction ended meanwhile (aborted or timed out)
+        let Some(r) = self.responders.peek_mut(&(peer, tid)) else {
+            return; // the transaction ended meanwhile (aborted, timed out or evicted)
         };
         if let Ok(out) = r.result(pdu.encode(), now) {
             self.stats.replies += 1;
@@ -378,7 +627,7 @@ impl WapService {
             .collect();
         let mut actions = Vec::new();
         for (peer, tid) in due {
-            if let Some(r) = self.responders.get_mut(&(peer, tid)) {
+            if let Some(r) = self.responders.peek_mut(&(peer, tid)) {
                 let out = r.on_timeout(now);
                 self.apply(peer, tid, out, now, &mut actions);
             }
@@ -520,5 +769,220 @@ mod tests {
         assert_eq!(result_of(&out.events), reply);
         assert_eq!(svc.stats.requests, 1);
         assert_eq!(svc.stats.sessions_opened, 1);
+    }
+
+    fn connect_pdu() -> Vec<u8> {
+        wsp::Pdu::Connect {
+            version: wsp::Version::V1_0,
+            capabilities: Capabilities::default(),
+            headers: Headers::default(),
+        }
+        .encode()
+    }
+
+    /// An initiator of `data` in packets of 10 octets, groups of 3.
+    fn segmented(tid: u16, data: Vec<u8>) -> (Initiator, wtp::Output) {
+        let timers = Timers {
+            segment_size: 10,
+            group_size: 3,
+            ..Timers::default()
+        };
+        Initiator::start(Tid::new(tid), TransactionClass::Two, data, timers, at(0)).unwrap()
+    }
+
+    fn aborted_with(events: &[Event]) -> Option<wtp::AbortReason> {
+        events.iter().find_map(|e| match e {
+            Event::Aborted { reason, .. } => Some(*reason),
+            _ => None,
+        })
+    }
+
+    fn sar(limits: SarLimits) -> WapService {
+        let limits = ServiceLimits {
+            sar: limits,
+            ..ServiceLimits::default()
+        };
+        WapService::with_limits(WspMode::Connection, Timers::default(), limits)
+    }
+
+    #[test]
+    fn a_full_transaction_table_evicts_the_least_recently_active() {
+        let limits = ServiceLimits {
+            max_transactions: 2,
+            max_sessions: 1,
+            ..ServiceLimits::default()
+        };
+        let mut svc = WapService::with_limits(WspMode::Connection, Timers::default(), limits);
+        let peer: SocketAddr = "127.0.0.1:4000".parse().unwrap();
+        // Three Connects whose ConnectReplies are never acknowledged: each transaction
+        // waits for its Ack, and the third pushes the first out.
+        for tid in 1..=3 {
+            let (_, out) = Initiator::start(
+                Tid::new(tid),
+                TransactionClass::Two,
+                connect_pdu(),
+                Timers::default(),
+                at(u64::from(tid)),
+            )
+            .unwrap();
+            svc.on_datagram(peer, &out.send[0], at(u64::from(tid)));
+        }
+        let stats = svc.stats();
+        assert_eq!((stats.transactions, stats.transactions_evicted), (2, 1));
+        // One session per address, at most one held: the last Connect's.
+        assert_eq!((stats.sessions, stats.sessions_opened), (1, 3));
+        let other: SocketAddr = "127.0.0.2:4000".parse().unwrap();
+        let (_, out) = Initiator::start(
+            Tid::new(9),
+            TransactionClass::Two,
+            connect_pdu(),
+            Timers::default(),
+            at(9),
+        )
+        .unwrap();
+        svc.on_datagram(other, &out.send[0], at(9));
+        assert_eq!(svc.stats().sessions_evicted, 1);
+    }
+
+    #[test]
+    fn one_client_cannot_hold_more_than_its_share() {
+        let limits = ServiceLimits {
+            max_per_client: 2,
+            ..ServiceLimits::default()
+        };
+        let mut svc = WapService::with_limits(WspMode::Connection, Timers::default(), limits);
+        // One address, three ports: three Connects whose replies stay unacknowledged.
+        for port in 1..=3u16 {
+            let (_, out) = Initiator::start(
+                Tid::new(port),
+                TransactionClass::Two,
+                connect_pdu(),
+                Timers::default(),
+                at(u64::from(port)),
+            )
+            .unwrap();
+            let peer = SocketAddr::from(([127, 0, 0, 5], port));
+            svc.on_datagram(peer, &out.send[0], at(u64::from(port)));
+        }
+        let stats = svc.stats();
+        assert_eq!((stats.transactions, stats.transactions_evicted), (2, 1));
+        assert_eq!((stats.sessions, stats.sessions_evicted), (2, 1));
+        // Another address is not touched by that one's share.
+        let (_, out) = Initiator::start(
+            Tid::new(9),
+            TransactionClass::Two,
+            connect_pdu(),
+            Timers::default(),
+            at(9),
+        )
+        .unwrap();
+        svc.on_datagram(SocketAddr::from(([127, 0, 0, 6], 1)), &out.send[0], at(9));
+        let stats = svc.stats();
+        assert_eq!((stats.transactions, stats.transactions_evicted), (3, 1));
+    }
+
+    #[test]
+    fn a_disconnect_in_class_2_is_aborted_not_left_waiting() {
+        let mut svc = WapService::new(WspMode::Connection, Timers::default());
+        let disconnect = wsp::Pdu::Disconnect { session_id: 1 }.encode();
+        let (mut init, out) = Initiator::start(
+            Tid::new(7),
+            TransactionClass::Two,
+            disconnect,
+            Timers::default(),
+            at(0),
+        )
+        .unwrap();
+        let (_, events) = exchange(&mut svc, &mut init, out.send, at(0));
+        assert_eq!(aborted_with(&events), Some(wtp::AbortReason::User(0xE0)));
+        assert_eq!(svc.stats().transactions, 0);
+    }
+
+    #[test]
+    fn a_result_acknowledged_proves_the_address() {
+        let mut svc = WapService::new(WspMode::Connection, Timers::default());
+        let (mut init, out) = Initiator::start(
+            Tid::new(1),
+            TransactionClass::Two,
+            connect_pdu(),
+            Timers::default(),
+            at(0),
+        )
+        .unwrap();
+        let (actions, events) = exchange(&mut svc, &mut init, out.send, at(0));
+        assert!(matches!(result_of(&events), wsp::Pdu::ConnectReply { .. }));
+        let peer: SocketAddr = "127.0.0.1:4000".parse().unwrap();
+        assert_eq!(actions, vec![Action::Proven { peer }]);
+    }
+
+    #[test]
+    fn sar_over_its_segments_or_bytes_is_aborted_message_too_large() {
+        // 100 octets in 10 packets: the fifth (PSN 4) is over a limit of 4 packets.
+        let mut svc = sar(SarLimits {
+            max_segments: 4,
+            ..SarLimits::default()
+        });
+        let (mut init, out) = segmented(1, vec![0x40; 100]);
+        let (_, events) = exchange(&mut svc, &mut init, out.send, at(0));
+        let too_large = wtp::AbortReason::Provider(wtp::ProviderReason::MessageTooLarge);
+        assert_eq!(aborted_with(&events), Some(too_large));
+        // 25 octets at most: the third packet brings 30.
+        let mut svc = sar(SarLimits {
+            max_bytes: 25,
+            ..SarLimits::default()
+        });
+        let (mut init, out) = segmented(2, vec![0x40; 100]);
+        let (_, events) = exchange(&mut svc, &mut init, out.send, at(0));
+        assert_eq!(aborted_with(&events), Some(too_large));
+        let stats = svc.stats();
+        assert_eq!(
+            (stats.sar_refused, stats.reassemblies, stats.transactions),
+            (1, 0, 0)
+        );
+        // Within the limits the same message goes through (a Get outside a session is
+        // then refused by WSP, which shows it was reassembled and decoded).
+        let mut svc = sar(SarLimits::default());
+        let get = wsp::Pdu::Get {
+            method: wsp::GetMethod::Get,
+            uri: format!("http://o/{}", "p".repeat(80)),
+            headers: Headers::default(),
+        };
+        let (mut init, out) = segmented(3, get.encode());
+        let (_, events) = exchange(&mut svc, &mut init, out.send, at(0));
+        assert_eq!(aborted_with(&events), Some(wtp::AbortReason::User(0xE0)));
+        assert_eq!(svc.stats().sar_refused, 0);
+    }
+
+    #[test]
+    fn reassemblies_under_way_are_bounded_per_peer_and_in_all() {
+        let mut svc = sar(SarLimits {
+            per_peer: 1,
+            total: 2,
+            ..SarLimits::default()
+        });
+        let busy = wtp::AbortReason::Provider(wtp::ProviderReason::CapacityTemporarilyExceeded);
+        // The first group of a message of 10 packets, never finished, from one peer and
+        // then from others.
+        let first_group = |svc: &mut WapService, peer: &str, tid: u16| {
+            let (_, out) = segmented(tid, vec![0x40; 100]);
+            let mut back = Vec::new();
+            for d in &out.send {
+                for a in svc.on_datagram(peer.parse().unwrap(), d, at(0)) {
+                    if let Action::Send { bytes, .. } = a {
+                        back.extend(wtp::decode_datagram(&bytes).unwrap());
+                    }
+                }
+            }
+            back.into_iter().find_map(|p| match p.body {
+                wtp::Body::Abort(reason) => Some(reason),
+                _ => None,
+            })
+        };
+        assert_eq!(first_group(&mut svc, "127.0.0.1:1", 1), None);
+        assert_eq!(first_group(&mut svc, "127.0.0.1:1", 2), Some(busy));
+        assert_eq!(first_group(&mut svc, "127.0.0.2:1", 3), None);
+        assert_eq!(first_group(&mut svc, "127.0.0.3:1", 4), Some(busy));
+        let stats = svc.stats();
+        assert_eq!((stats.reassemblies, stats.sar_refused), (2, 2));
     }
 }
