@@ -237,6 +237,17 @@ impl Responder {
             (Body::NegativeAck { missing }, State::ResultSent) => {
                 self.resend_missing(missing, &mut out)
             }
+            (Body::Invoke { .. }, State::TidVerifying) if pdu.rid => {
+                // Our Tve (or the initiator's Tok) was lost: ask again (WAP-224's
+                // responder table, TIDOK WAIT on a retransmitted invoke).
+                out.send(self.pdu(
+                    true,
+                    vec![],
+                    Body::Ack {
+                        tid_verification: true,
+                    },
+                ));
+            }
             (Body::Invoke { .. }, state) if pdu.rid && state != State::UserAckWait => {
                 // A retransmitted invoke: the Ack we sent was lost.
                 if let Some(ack) = &self.invoke_ack {
