@@ -2,8 +2,18 @@
 //! the secure ports), datagrams and origin requests out. Connectionless ports answer a
 //! Get or Post by transaction id; connection-mode ports run a WTP responder per
 //! transaction and a WSP session per client address.
+//!
+//! A session's end ends its transactions. WSP's session state table (WAP-230 §7.1.5,
+//! the server session tables) aborts the Connect transaction and every method
+//! transaction with DISCONNECT when the client disconnects, and a new Connect from the
+//! same client disconnects its other sessions first. Without that, a result whose
+//! acknowledgement never arrived stays in WTP's retransmission (timer R) after the
+//! session is gone, and reaches the next session of the same address, whose client may
+//! take it for the answer to its own request: Kannel's `fakewap` matches results by PDU
+//! type, not TID, and acknowledges with a TID that its threads share (docs/wap.md).
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::net::SocketAddr;
 
 use wtlsperf_wap::wsp::{self, Capabilities, Headers};
@@ -23,8 +33,18 @@ const MAX_SESSIONS: usize = 4096;
 /// Where an origin's answer goes back to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReplyTo {
-    Connectionless { peer: SocketAddr, tid: u8 },
-    Transaction { peer: SocketAddr, tid: Tid },
+    Connectionless {
+        peer: SocketAddr,
+        tid: u8,
+    },
+    /// `serial` names the transaction itself: the address and TID may belong to a newer
+    /// transaction by the time a slow origin answers (the old one aborted, the client's
+    /// TIDs restarted), and that one must not get the old request's answer.
+    Transaction {
+        peer: SocketAddr,
+        tid: Tid,
+        serial: u64,
+    },
 }
 
 /// What the port's driver must do.
@@ -45,6 +65,9 @@ struct Session {
     id: u32,
     headers: Headers,
     suspended: bool,
+    /// Its transactions (the Connect and each method), by TID and serial: the session's
+    /// end aborts those still running, and no transaction of a newer session.
+    transactions: Vec<(Tid, u64)>,
 }
 
 /// Counters of what the port did.
@@ -64,6 +87,16 @@ pub struct WapService {
     timers: Timers,
     server_caps: Capabilities,
     responders: HashMap<(SocketAddr, Tid), Responder>,
+    /// Each transaction's serial number (unique in the port's life; see
+    /// [`ReplyTo::Transaction`]).
+    serials: HashMap<(SocketAddr, Tid), u64>,
+    /// A digest of the invoke that opened each transaction, to tell a duplicate of it
+    /// from a new invoke reusing the TID (see [`WapService::reuses_tid`]).
+    invokes: HashMap<(SocketAddr, Tid), u64>,
+    next_serial: u64,
+    /// Every deadline a transaction has set, earliest first; an entry whose transaction
+    /// has since moved its timer or ended is skipped when it comes due.
+    timers_due: BinaryHeap<Reverse<(u64, SocketAddr, Tid)>>,
     tids: TidCache<SocketAddr>,
     sessions: HashMap<SocketAddr, Session>,
     next_session: u32,
@@ -86,6 +119,10 @@ impl WapService {
                 other: Vec::new(),
             },
             responders: HashMap::new(),
+            serials: HashMap::new(),
+            invokes: HashMap::new(),
+            next_serial: 0,
+            timers_due: BinaryHeap::new(),
             tids: TidCache::default(),
             sessions: HashMap::new(),
             next_session: 1,
@@ -93,12 +130,70 @@ impl WapService {
         }
     }
 
-    /// The earliest WTP timer, in the virtual time's nanoseconds.
+    /// The earliest WTP timer, in the virtual time's nanoseconds (possibly one that has
+    /// been moved since: [`WapService::on_timeout`] then finds nothing due).
     pub fn deadline(&self) -> Option<u64> {
-        self.responders
-            .values()
-            .filter_map(Responder::deadline)
-            .min()
+        self.timers_due.peek().map(|Reverse((at, _, _))| *at)
+    }
+
+    /// Transactions running (not yet ended).
+    pub fn transactions(&self) -> usize {
+        self.responders.len()
+    }
+
+    fn insert(&mut self, peer: SocketAddr, tid: Tid, responder: Responder) {
+        self.responders.insert((peer, tid), responder);
+        self.next_serial += 1;
+        self.serials.insert((peer, tid), self.next_serial);
+        self.schedule(peer, tid);
+    }
+
+    fn forget(&mut self, peer: SocketAddr, tid: Tid) {
+        self.responders.remove(&(peer, tid));
+        self.serials.remove(&(peer, tid));
+        self.invokes.remove(&(peer, tid));
+    }
+
+    /// `(tid, serial)` of the transaction running as (peer, tid), if any.
+    fn running(&self, peer: SocketAddr, tid: Tid) -> Option<(Tid, u64)> {
+        self.serials.get(&(peer, tid)).map(|s| (tid, *s))
+    }
+
+    fn schedule(&mut self, peer: SocketAddr, tid: Tid) {
+        if let Some(at) = self
+            .responders
+            .get(&(peer, tid))
+            .and_then(Responder::deadline)
+        {
+            self.timers_due.push(Reverse((at, peer, tid)));
+        }
+    }
+
+    /// Aborts with DISCONNECT those of an ended session's transactions still running
+    /// (a TID since taken by a newer transaction has another serial and is left alone).
+    fn end_transactions(
+        &mut self,
+        peer: SocketAddr,
+        transactions: Vec<(Tid, u64)>,
+        actions: &mut Vec<Action>,
+    ) {
+        for (tid, serial) in transactions {
+            if self.serials.get(&(peer, tid)) != Some(&serial) {
+                continue;
+            }
+            if let Some(r) = self.responders.get_mut(&(peer, tid)) {
+                let out = r.user_abort(wsp::AbortReason::Disconnect as u8);
+                if !out.send.is_empty() {
+                    self.stats.transactions_aborted += 1;
+                }
+                actions.extend(
+                    out.send
+                        .into_iter()
+                        .map(|bytes| Action::Send { to: peer, bytes }),
+                );
+            }
+            self.forget(peer, tid);
+        }
     }
 
     pub fn on_datagram(&mut self, peer: SocketAddr, bytes: &[u8], now: Now) -> Vec<Action> {
@@ -137,6 +232,11 @@ impl WapService {
                 continue;
             }
             let key = (peer, pdu.tid);
+            if self.reuses_tid(peer, &pdu) {
+                // The old transaction is dropped without an Abort: one would carry this
+                // TID and reach the new transaction's initiator.
+                self.forget(peer, pdu.tid);
+            }
             let out = match self.responders.get_mut(&key) {
                 Some(r) if !r.is_finished() => r.handle(&pdu, now),
                 _ => match self.open(peer, &pdu, now) {
@@ -147,6 +247,22 @@ impl WapService {
             self.apply(peer, pdu.tid, out, now, &mut actions);
         }
         actions
+    }
+
+    /// Whether an invoke for a running transaction's TID starts a new transaction. A
+    /// first transmission (RID clear) that carries TIDnew comes from an initiator whose
+    /// TIDs restarted or wrapped (WAP-224 §9.2): if it is not a copy of the running
+    /// transaction's own invoke (a duplicate the network made), the running one is an
+    /// old transaction that the initiator has forgotten. Without TIDnew, WTP's rule holds:
+    /// an invoke for a running transaction is a duplicate and is ignored.
+    fn reuses_tid(&self, peer: SocketAddr, pdu: &wtp::Pdu) -> bool {
+        match &pdu.body {
+            wtp::Body::Invoke { tid_new: true, .. } if !pdu.rid => self
+                .invokes
+                .get(&(peer, pdu.tid))
+                .is_some_and(|d| *d != invoke_digest(pdu)),
+            _ => false,
+        }
     }
 
     /// A transaction for an Invoke that matches none running.
@@ -177,7 +293,8 @@ impl WapService {
             self.tids.verdict(peer, pdu.tid, *tid_new)
         };
         let (responder, out) = Responder::on_invoke(pdu, verdict, self.timers, now)?;
-        self.responders.insert((peer, pdu.tid), responder);
+        self.insert(peer, pdu.tid, responder);
+        self.invokes.insert((peer, pdu.tid), invoke_digest(pdu));
         Some(out)
     }
 
@@ -207,7 +324,9 @@ impl WapService {
             .get(&(peer, tid))
             .is_some_and(Responder::is_finished)
         {
-            self.responders.remove(&(peer, tid));
+            self.forget(peer, tid);
+        } else {
+            self.schedule(peer, tid);
         }
     }
 
@@ -235,26 +354,38 @@ impl WapService {
             } => self.connect(peer, tid, &capabilities, headers, now, actions),
             wsp::Pdu::Disconnect { session_id } => {
                 if self.sessions.get(&peer).is_some_and(|s| s.id == session_id) {
-                    self.sessions.remove(&peer);
+                    if let Some(ended) = self.sessions.remove(&peer) {
+                        self.end_transactions(peer, ended.transactions, actions);
+                    }
                 }
             }
             wsp::Pdu::Suspend { session_id } => {
                 if let Some(s) = self.sessions.get_mut(&peer).filter(|s| s.id == session_id) {
                     s.suspended = true;
+                    let ended = std::mem::take(&mut s.transactions);
+                    self.end_transactions(peer, ended, actions);
                 }
             }
             wsp::Pdu::Resume { session_id, .. } => self.resume(peer, tid, session_id, now, actions),
             method => {
-                let Some(session) = self.sessions.get(&peer).filter(|s| !s.suspended) else {
+                let running = self.running(peer, tid);
+                let serials = &self.serials;
+                let Some(session) = self.sessions.get_mut(&peer).filter(|s| !s.suspended) else {
                     // A method outside a session (WAP-230 §8.3.1) is refused.
                     return self.abort(peer, tid, wsp::AbortReason::ProtocolError, actions);
                 };
+                // The method is the session's; those that ended leave its list.
+                session
+                    .transactions
+                    .retain(|(t, s)| serials.get(&(peer, *t)) == Some(s));
+                session.transactions.extend(running);
+                let serial = running.map_or(0, |(_, s)| s);
                 match OriginRequest::from_pdu(&method, &session.headers) {
                     Some(request) => {
                         self.stats.requests += 1;
                         actions.push(Action::Fetch {
                             request,
-                            reply_to: ReplyTo::Transaction { peer, tid },
+                            reply_to: ReplyTo::Transaction { peer, tid, serial },
                         });
                     }
                     None => self.abort(peer, tid, wsp::AbortReason::ProtocolError, actions),
@@ -275,6 +406,10 @@ impl WapService {
         if self.sessions.len() >= MAX_SESSIONS && !self.sessions.contains_key(&peer) {
             return self.abort(peer, tid, wsp::AbortReason::Congestion, actions);
         }
+        // The client's earlier session, if any, ends here with its transactions.
+        if let Some(ended) = self.sessions.remove(&peer) {
+            self.end_transactions(peer, ended.transactions, actions);
+        }
         let id = self.next_session;
         self.next_session = self.next_session.wrapping_add(1).max(1);
         self.sessions.insert(
@@ -283,6 +418,7 @@ impl WapService {
                 id,
                 headers,
                 suspended: false,
+                transactions: self.running(peer, tid).into_iter().collect(),
             },
         );
         self.stats.sessions_opened += 1;
@@ -363,28 +499,52 @@ impl WapService {
                     bytes: wsp::encode_connectionless(tid, &reply),
                 });
             }
-            ReplyTo::Transaction { peer, tid } => self.result(peer, tid, reply, now, &mut actions),
+            ReplyTo::Transaction { peer, tid, serial } => {
+                if self.serials.get(&(peer, tid)) == Some(&serial) {
+                    self.result(peer, tid, reply, now, &mut actions);
+                }
+                // Otherwise the transaction has ended: the answer has nobody to go to.
+            }
         }
         actions
     }
 
     /// Runs the WTP timers that are due.
     pub fn on_timeout(&mut self, now: Now) -> Vec<Action> {
-        let due: Vec<(SocketAddr, Tid)> = self
-            .responders
-            .iter()
-            .filter(|(_, r)| r.deadline().is_some_and(|d| d <= now.mono_ns))
-            .map(|(k, _)| *k)
-            .collect();
         let mut actions = Vec::new();
-        for (peer, tid) in due {
-            if let Some(r) = self.responders.get_mut(&(peer, tid)) {
-                let out = r.on_timeout(now);
-                self.apply(peer, tid, out, now, &mut actions);
+        while let Some(Reverse((at, peer, tid))) = self.timers_due.peek().copied() {
+            if at > now.mono_ns {
+                break;
             }
+            self.timers_due.pop();
+            let Some(r) = self.responders.get_mut(&(peer, tid)) else {
+                continue; // ended meanwhile
+            };
+            if r.deadline() != Some(at) {
+                continue; // moved meanwhile: its current deadline has its own entry
+            }
+            let out = r.on_timeout(now);
+            self.apply(peer, tid, out, now, &mut actions);
         }
         actions
     }
+}
+
+/// A digest of an invoke's class, flags and user data.
+fn invoke_digest(pdu: &wtp::Pdu) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut h = DefaultHasher::new();
+    if let wtp::Body::Invoke {
+        class,
+        tid_new,
+        user_ack,
+        data,
+        ..
+    } = &pdu.body
+    {
+        (*class as u8, *tid_new, *user_ack, data).hash(&mut h);
+    }
+    h.finish()
 }
 
 #[cfg(test)]
