@@ -4,9 +4,11 @@
 //! named in the URL ([`origin`]); WML comes back compiled when the client accepts WMLC;
 //! an origin that fails answers 502, one that is too slow 504.
 //!
-//! Each port is one thread with a blocking socket; origin requests run on their own
-//! threads (bounded in number) and come back through a channel, so a slow origin never
-//! stalls a port (connection mode sends WTP's hold-on Ack meanwhile). The protocol state
+//! Each port is one thread waiting in `mio` on its socket and on a waker; origin requests
+//! run on their own threads (bounded in number) and come back through a channel, whose
+//! sender wakes the port at once, so a slow origin never stalls a port (connection mode
+//! sends WTP's hold-on Ack meanwhile) and a fast one is answered without waiting for a
+//! poll interval. The protocol state
 //! is the sans-IO [`service::WapService`]; WTLS is the engine's endpoint. Without
 //! `--wap` the gateway stays the echo server of the load tests.
 
@@ -14,7 +16,7 @@ pub mod lab_origin;
 pub mod origin;
 pub mod service;
 
-use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
@@ -22,6 +24,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
+use mio::net::UdpSocket;
+use mio::{Events, Interest, Poll, Token, Waker};
 use wtls::endpoint::{Endpoint, EndpointConfig, EndpointEvent, Handled};
 use wtls::handshake::ServerConfig;
 use wtlsperf_wap::wsp;
@@ -34,8 +38,15 @@ use service::{Action, ReplyTo, ServiceStats, WapService};
 
 /// Most origin requests in flight per port; beyond them a request is answered 503.
 const MAX_IN_FLIGHT: usize = 64;
-/// Longest a port sleeps between looks at its timers and the origin's answers.
-const POLL: Duration = Duration::from_millis(10);
+/// Longest a port sleeps without a datagram, an origin's answer or a WTP timer: how
+/// often it looks at its stop flag and sweeps its WTLS endpoint's time-outs.
+const POLL: Duration = Duration::from_millis(50);
+/// The port's socket and the waker its origin threads use.
+const SOCKET: Token = Token(0);
+const WAKE: Token = Token(1);
+/// The kernel's queue for one port: a burst of clients (each Ack, Disconnect and next
+/// Connect back to back) must queue there, not be dropped (capped by net.core.rmem_max).
+const RECV_BUFFER: usize = 4 << 20;
 
 /// The ports `wtlsperf gateway --wap` serves, and how long it waits for the origin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,12 +219,11 @@ pub fn spawn(cfg: WapGatewayConfig) -> anyhow::Result<WapGateway> {
             cfg.base_port + role.offset
         };
         let addr = SocketAddr::new(cfg.ip, port);
-        let socket = UdpSocket::bind(addr).with_context(|| {
+        let socket = bind(addr).with_context(|| {
             format!("binding the WAP port {addr} (--wap-off {port} leaves it closed)")
         })?;
-        socket.set_read_timeout(Some(POLL))?;
         addrs.push((*role, socket.local_addr()?));
-        let port_state = Port::new(*role, socket, &cfg, jobs.clone());
+        let port_state = Port::new(*role, socket, &cfg, jobs.clone())?;
         let flag = stop.clone();
         threads.push(
             std::thread::Builder::new()
@@ -229,9 +239,20 @@ pub fn spawn(cfg: WapGatewayConfig) -> anyhow::Result<WapGateway> {
     })
 }
 
+fn bind(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    let _ = socket.set_recv_buffer_size(RECV_BUFFER);
+    socket.bind(&addr.into())?;
+    socket.set_nonblocking(true)?;
+    Ok(UdpSocket::from_std(socket.into()))
+}
+
 /// One port: its socket, its WTLS endpoint (secure ports), its WSP/WTP state.
 struct Port {
     socket: UdpSocket,
+    poll: Poll,
+    waker: Arc<Waker>,
     endpoint: Option<Endpoint>,
     handled: Handled,
     service: WapService,
@@ -249,11 +270,18 @@ impl Port {
         socket: UdpSocket,
         cfg: &WapGatewayConfig,
         jobs: Arc<Mutex<Vec<WapJob>>>,
-    ) -> Port {
+    ) -> anyhow::Result<Port> {
         let (answers_tx, answers) = channel();
+        let mut socket = socket;
         let port = socket.local_addr().map_or(0, |a| a.port());
-        Port {
+        let poll = Poll::new()?;
+        poll.registry()
+            .register(&mut socket, SOCKET, Interest::READABLE)?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+        Ok(Port {
             socket,
+            poll,
+            waker,
             endpoint: role
                 .secure
                 .then(|| Endpoint::new(cfg.server.clone(), EndpointConfig::default())),
@@ -269,35 +297,30 @@ impl Port {
                 role: Some(role),
                 ..PortReport::default()
             })),
-        }
+        })
     }
 
     fn serve(mut self, stop: &AtomicBool) -> PortReport {
         let mut buf = vec![0u8; 65_535];
+        let mut events = Events::with_capacity(16);
+        let mut swept = Instant::now();
         while !stop.load(Ordering::SeqCst) {
             let wait = self.wait();
-            let _ = self.socket.set_read_timeout(Some(wait));
-            if let Ok((n, peer)) = self.socket.recv_from(&mut buf) {
-                let datagram = buf[..n].to_vec();
-                let start_ns = setup::now().mono_ns;
-                let kind = self.on_datagram(peer, &datagram);
-                self.record(kind, start_ns, n);
+            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    tracing::warn!(error = %e, "the WAP port's poll failed");
+                    std::thread::sleep(POLL);
+                }
             }
-            while let Ok((to, request, answer)) = self.answers.try_recv() {
-                let start_ns = setup::now().mono_ns;
-                let reply = origin::reply_for(&request, answer);
-                let bytes = match &reply {
-                    wsp::Pdu::Reply { body, .. } => body.len(),
-                    _ => 0,
-                };
-                let actions = self.service.on_reply(to, reply, wtp_now());
-                self.run(actions);
-                self.record(JobKind::Reply, start_ns, bytes);
-            }
+            self.receive_all(&mut buf);
+            self.answer_all();
             let actions = self.service.on_timeout(wtp_now());
             self.run(actions);
-            if let Some(e) = &mut self.endpoint {
-                e.handle_timeout(setup::now().mono_ns);
+            if swept.elapsed() >= POLL {
+                swept = Instant::now();
+                if let Some(e) = &mut self.endpoint {
+                    e.handle_timeout(setup::now().mono_ns);
+                }
             }
         }
         let mut report = self.report.lock().map(|r| r.clone()).unwrap_or_default();
@@ -305,15 +328,45 @@ impl Port {
         report
     }
 
+    /// Serves every datagram queued on the socket (edge-triggered: until it would block).
+    fn receive_all(&mut self, buf: &mut [u8]) {
+        loop {
+            match self.socket.recv_from(buf) {
+                Ok((n, peer)) => {
+                    let datagram = buf[..n].to_vec();
+                    let start_ns = setup::now().mono_ns;
+                    let kind = self.on_datagram(peer, &datagram);
+                    self.record(kind, start_ns, n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // An ICMP error for an earlier send (a client gone): nothing to serve.
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Turns every origin answer that has come back into its Reply.
+    fn answer_all(&mut self) {
+        while let Ok((to, request, answer)) = self.answers.try_recv() {
+            let start_ns = setup::now().mono_ns;
+            let reply = origin::reply_for(&request, answer);
+            let bytes = match &reply {
+                wsp::Pdu::Reply { body, .. } => body.len(),
+                _ => 0,
+            };
+            let actions = self.service.on_reply(to, reply, wtp_now());
+            self.run(actions);
+            self.record(JobKind::Reply, start_ns, bytes);
+        }
+    }
+
     /// Until the next WTP timer, at most [`POLL`].
     fn wait(&self) -> Duration {
         let now = wtp_now().mono_ns;
-        self.service
-            .deadline()
-            .map_or(POLL, |d| {
-                Duration::from_nanos(d.saturating_sub(now)).min(POLL)
-            })
-            .max(Duration::from_millis(1))
+        self.service.deadline().map_or(POLL, |d| {
+            Duration::from_nanos(d.saturating_sub(now)).min(POLL)
+        })
     }
 
     fn record(&mut self, kind: JobKind, start_ns: u64, bytes: usize) {
@@ -344,7 +397,7 @@ impl Port {
             JobKind::Request
         };
         for t in &self.handled.transmits {
-            let _ = self.socket.send_to(&t.payload, t.destination);
+            let _ = send_to(&self.socket, &t.payload, t.destination);
         }
         let events: Vec<EndpointEvent> = self.handled.events.drain(..).collect();
         for event in events {
@@ -376,7 +429,7 @@ impl Port {
             },
             None => bytes.to_vec(),
         };
-        if let Err(e) = self.socket.send_to(&payload, to) {
+        if let Err(e) = send_to(&self.socket, &payload, to) {
             tracing::debug!(peer = %to, error = %e, "send failed");
         }
     }
@@ -413,6 +466,7 @@ impl Port {
         let tx = self.answers_tx.clone();
         let in_flight = self.in_flight.clone();
         let report = self.report.clone();
+        let waker = self.waker.clone();
         let spawned = std::thread::Builder::new()
             .name("wap-origin".into())
             .spawn(move || {
@@ -423,7 +477,9 @@ impl Port {
                     }
                 }
                 in_flight.fetch_sub(1, Ordering::SeqCst);
-                let _ = tx.send((reply_to, request, answer));
+                if tx.send((reply_to, request, answer)).is_ok() {
+                    let _ = waker.wake();
+                }
             });
         if let Err(e) = spawned {
             self.in_flight.fetch_sub(1, Ordering::SeqCst);
@@ -431,6 +487,24 @@ impl Port {
         }
     }
 }
+
+/// Sends one datagram on the non-blocking socket; a full send buffer is waited out
+/// briefly (at most [`SEND_RETRIES`] times 1 ms) rather than the answer dropped.
+fn send_to(socket: &UdpSocket, payload: &[u8], to: SocketAddr) -> std::io::Result<usize> {
+    let mut tries = 0;
+    loop {
+        match socket.send_to(payload, to) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && tries < SEND_RETRIES => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// How often [`send_to`] waits for room in the send buffer.
+const SEND_RETRIES: u32 = 10;
 
 /// The process clock as WTP's virtual time.
 fn wtp_now() -> wtp::Now {

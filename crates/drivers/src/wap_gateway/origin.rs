@@ -10,6 +10,9 @@ use wtlsperf_wap::wsp::{self, ContentType, GetMethod, Headers, PostMethod, Statu
 /// Largest origin body the gateway forwards (a WAP 1.x handset held a few kB per deck).
 pub const MAX_BODY: u64 = 256 * 1024;
 
+/// Idle connections the origin client keeps (the bound on a port's requests in flight).
+const IDLE_CONNECTIONS: usize = 64;
+
 /// An HTTP request for the origin, built from a WSP Get or Post.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OriginRequest {
@@ -122,8 +125,13 @@ pub struct Origin {
 
 impl Origin {
     /// An agent whose whole call (connect, send, headers, body) ends within `timeout`.
+    /// Its connections stay open for the next request (HTTP/1.1 keep-alive, ureq's pool):
+    /// as many per origin as a port has requests in flight, so that concurrent requests
+    /// do not open and close connections beyond ureq's default of three idle per host.
     pub fn new(timeout: Duration) -> Origin {
         let config = ureq::Agent::config_builder()
+            .max_idle_connections(IDLE_CONNECTIONS)
+            .max_idle_connections_per_host(IDLE_CONNECTIONS)
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
             .max_redirects(0)
