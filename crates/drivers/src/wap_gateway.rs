@@ -57,6 +57,111 @@ pub struct WapPorts {
     pub wap_base_port: u16,
     /// Time allowed for the origin's whole answer before 504.
     pub origin_timeout_ms: u64,
+    /// WTP's retry interval R, acknowledgement interval A and retransmission limit
+    /// RCR_MAX, for both connection-mode ports or one.
+    pub wtp_retry_ms: Vec<PortSetting>,
+    pub wtp_ack_ms: Vec<PortSetting>,
+    pub wtp_max_retransmissions: Vec<PortSetting>,
+}
+
+/// A value of a `gateway --wap` option for one port (`PORT=VALUE`) or, without a port,
+/// for every port it applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortSetting {
+    pub port: Option<u16>,
+    pub value: u64,
+}
+
+impl std::str::FromStr for PortSetting {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<PortSetting, String> {
+        let (port, value) = match s.split_once('=') {
+            Some((p, v)) => (Some(p.parse().map_err(|e| format!("port {p:?}: {e}"))?), v),
+            None => (None, s),
+        };
+        let value = value
+            .parse()
+            .map_err(|e| format!("{value:?} is not a whole number ({e})"))?;
+        Ok(PortSetting { port, value })
+    }
+}
+
+/// The WTP timers of each connection-mode port (by role offset) that the options set:
+/// WAP-224 leaves the values to the bearer (§9.12), so an operator may tune them per
+/// port; unset values keep [`Timers::default`]. Settings without a port come first,
+/// then those naming one.
+pub fn port_timers(args: &WapPorts) -> anyhow::Result<Vec<(u16, Timers)>> {
+    let connection: Vec<u16> = ROLES
+        .iter()
+        .filter(|r| r.mode == WspMode::Connection)
+        .map(|r| r.offset)
+        .collect();
+    let mut timers: Vec<(u16, Timers)> =
+        connection.iter().map(|o| (*o, Timers::default())).collect();
+    for (option, settings, range, set) in timer_options(args) {
+        let mut ordered: Vec<&PortSetting> = settings.iter().filter(|s| s.port.is_none()).collect();
+        ordered.extend(settings.iter().filter(|s| s.port.is_some()));
+        for setting in ordered {
+            anyhow::ensure!(
+                range.contains(&setting.value),
+                "{option} {}: must be {} to {}",
+                setting.value,
+                range.start(),
+                range.end()
+            );
+            let offset = match setting.port {
+                None => None,
+                Some(p) => Some(
+                    p.checked_sub(args.wap_base_port)
+                        .filter(|o| connection.contains(o))
+                        .ok_or_else(|| {
+                            anyhow!(
+                                "{option} {p}={}: not a connection-mode WAP port ({} or {})",
+                                setting.value,
+                                args.wap_base_port + 1,
+                                args.wap_base_port + 3
+                            )
+                        })?,
+                ),
+            };
+            for (_, t) in timers
+                .iter_mut()
+                .filter(|(o, _)| offset.is_none_or(|x| x == *o))
+            {
+                set(t, setting.value);
+            }
+        }
+    }
+    Ok(timers)
+}
+
+/// Each timer option: its name, its settings, the values it takes, and what it sets.
+type TimerOption<'a> = (
+    &'static str,
+    &'a [PortSetting],
+    std::ops::RangeInclusive<u64>,
+    fn(&mut Timers, u64),
+);
+
+fn timer_options(args: &WapPorts) -> [TimerOption<'_>; 3] {
+    [
+        (
+            "--wtp-retry-ms",
+            &args.wtp_retry_ms,
+            1..=600_000,
+            |t, ms| t.retry_interval_ns = ms * 1_000_000,
+        ),
+        ("--wtp-ack-ms", &args.wtp_ack_ms, 1..=600_000, |t, ms| {
+            t.ack_interval_ns = ms * 1_000_000
+        }),
+        (
+            "--wtp-max-retransmissions",
+            &args.wtp_max_retransmissions,
+            0..=255,
+            |t, n| t.max_retransmissions = u8::try_from(n).unwrap_or(u8::MAX),
+        ),
+    ]
 }
 
 /// One of the four ports.
@@ -111,7 +216,19 @@ pub struct WapGatewayConfig {
     /// The WTLS server of the secure ports.
     pub server: Arc<ServerConfig>,
     pub origin_timeout: Duration,
+    /// WTP's timers on every connection-mode port not in `port_timers`.
     pub timers: Timers,
+    /// Those of single ports, by role offset (from [`port_timers`]).
+    pub port_timers: Vec<(u16, Timers)>,
+}
+
+impl WapGatewayConfig {
+    fn timers_for(&self, role: PortRole) -> Timers {
+        self.port_timers
+            .iter()
+            .find(|(o, _)| *o == role.offset)
+            .map_or(self.timers, |(_, t)| *t)
+    }
 }
 
 /// What one port did, for the stop report.
@@ -286,7 +403,7 @@ impl Port {
                 .secure
                 .then(|| Endpoint::new(cfg.server.clone(), EndpointConfig::default())),
             handled: Handled::default(),
-            service: WapService::new(role.mode, cfg.timers),
+            service: WapService::new(role.mode, cfg.timers_for(role)),
             origin: Origin::new(cfg.origin_timeout),
             answers_tx,
             answers,
@@ -550,6 +667,7 @@ pub fn run(
         server,
         origin_timeout: Duration::from_millis(args.origin_timeout_ms),
         timers: Timers::default(),
+        port_timers: port_timers(args)?,
     };
     let stop = Arc::new(AtomicBool::new(false));
     signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;

@@ -13,7 +13,7 @@ use wtlsperf_drivers::gateway::stats_log::StatsLog;
 use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf_drivers::session_store::SessionStoreOptions;
 use wtlsperf_drivers::setup::{self, ClientAuth};
-use wtlsperf_drivers::wap_gateway::{self, WapPorts};
+use wtlsperf_drivers::wap_gateway::{self, PortSetting, WapPorts};
 
 use crate::cli_args::{
     self, at_least_one, positive_seconds, run_length, PackingArgs, RunLength, ServedPkiArgs,
@@ -151,6 +151,19 @@ pub struct WapArgs {
     /// With --wap, time allowed for the origin's whole answer before 504.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub origin_timeout_ms: u64,
+    /// With --wap, WTP's retry interval R on the connection-mode ports (9201, 9203):
+    /// how long a result waits for its acknowledgement before it is sent again. PORT=MS
+    /// sets one port; repeat for several (docs/wap.md, "WTP's timers").
+    #[arg(long, value_name = "[PORT=]MS")]
+    pub wtp_retry_ms: Vec<PortSetting>,
+    /// With --wap, WTP's acknowledgement interval A: how long a request's result may take
+    /// before the gateway sends a hold-on Ack. [PORT=]MS as --wtp-retry-ms.
+    #[arg(long, value_name = "[PORT=]MS")]
+    pub wtp_ack_ms: Vec<PortSetting>,
+    /// With --wap, WTP's retransmission limit RCR_MAX: retransmissions of a result before
+    /// the transaction is aborted (NORESPONSE). [PORT=]N as --wtp-retry-ms.
+    #[arg(long, value_name = "[PORT=]N")]
+    pub wtp_max_retransmissions: Vec<PortSetting>,
 }
 
 impl WapArgs {
@@ -159,6 +172,9 @@ impl WapArgs {
             wap_off: self.wap_off.clone(),
             wap_base_port: self.wap_base_port,
             origin_timeout_ms: self.origin_timeout_ms,
+            wtp_retry_ms: self.wtp_retry_ms.clone(),
+            wtp_ack_ms: self.wtp_ack_ms.clone(),
+            wtp_max_retransmissions: self.wtp_max_retransmissions.clone(),
         }
     }
 }

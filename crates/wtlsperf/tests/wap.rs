@@ -134,15 +134,15 @@ fn serve_http(mut stream: TcpStream) {
             Ok(n) => request.extend_from_slice(&buf[..n]),
         }
     }
-    let text = String::from_utf8_lossy(&request);
+    let text = String::from_utf8_lossy(&request).into_owned();
     let path = text.split_whitespace().nth(1).unwrap_or("/");
     let (status, content_type, body) = match path {
-        "/page.wml" => ("200 OK", "text/vnd.wap.wml", PAGE),
+        "/page.wml" => ("200 OK", "text/vnd.wap.wml", PAGE.to_string()),
         "/slow" => {
             std::thread::sleep(Duration::from_secs(3));
-            ("200 OK", "text/plain", "late")
+            ("200 OK", "text/plain", "late".to_string())
         }
-        _ => ("404 Not Found", "text/plain", "no such page"),
+        _ => ("404 Not Found", "text/plain", "no such page".to_string()),
     };
     let answer = format!(
         "HTTP/1.0 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
@@ -214,6 +214,7 @@ fn our_gateway(ip: &str, origin_timeout: Duration) -> WapGateway {
         server: Arc::new(server),
         origin_timeout,
         timers: Timers::default(),
+        port_timers: Vec::new(),
     })
     .unwrap()
 }
@@ -506,6 +507,9 @@ fn wap_off_leaves_a_port_closed() {
         wap_off: vec![9202, 9203],
         wap_base_port: 9200,
         origin_timeout_ms: 1000,
+        wtp_retry_ms: Vec::new(),
+        wtp_ack_ms: Vec::new(),
+        wtp_max_retransmissions: Vec::new(),
     };
     let roles = wap_gateway::open_roles(&args).unwrap();
     assert_eq!(roles.len(), 2);
@@ -523,4 +527,45 @@ fn wap_off_leaves_a_port_closed() {
         ..args
     };
     assert!(wap_gateway::open_roles(&all).is_err());
+}
+
+/// WTP's timers: both connection-mode ports, or one by its number; errors name the option.
+#[test]
+fn wtp_timers_are_set_for_both_connection_ports_or_one() {
+    let setting = |s: &str| s.parse::<wap_gateway::PortSetting>().unwrap();
+    let args = wap_gateway::WapPorts {
+        wap_off: vec![],
+        wap_base_port: 9200,
+        origin_timeout_ms: 1000,
+        wtp_retry_ms: vec![setting("9203=5000"), setting("2000")],
+        wtp_ack_ms: vec![setting("9201=300")],
+        wtp_max_retransmissions: vec![setting("4")],
+    };
+    let timers = wap_gateway::port_timers(&args).unwrap();
+    let of = |offset: u16| timers.iter().find(|(o, _)| *o == offset).unwrap().1;
+    let ms = 1_000_000;
+    // The port's own value wins over the one for both, whatever their order.
+    assert_eq!(of(1).retry_interval_ns, 2000 * ms);
+    assert_eq!(of(3).retry_interval_ns, 5000 * ms);
+    assert_eq!(of(1).ack_interval_ns, 300 * ms);
+    assert_eq!(of(3).ack_interval_ns, Timers::default().ack_interval_ns);
+    assert_eq!(
+        (of(1).max_retransmissions, of(3).max_retransmissions),
+        (4, 4)
+    );
+    let connectionless = wap_gateway::WapPorts {
+        wtp_retry_ms: vec![setting("9200=100")],
+        ..args.clone()
+    };
+    let err = wap_gateway::port_timers(&connectionless)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("--wtp-retry-ms 9200=100"), "{err}");
+    let zero = wap_gateway::WapPorts {
+        wtp_ack_ms: vec![setting("0")],
+        ..args
+    };
+    let err = wap_gateway::port_timers(&zero).unwrap_err().to_string();
+    assert!(err.contains("--wtp-ack-ms 0"), "{err}");
+    assert!("9201=x".parse::<wap_gateway::PortSetting>().is_err());
 }

@@ -190,6 +190,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<PageLoadResults> {
         server: Arc::new(server),
         origin_timeout: Duration::from_secs(30),
         timers: Timers::default(),
+        port_timers: Vec::new(),
     })?;
     let targets = Targets {
         connectionless: gateway
