@@ -142,7 +142,18 @@ fn serve_http(mut stream: TcpStream) {
             std::thread::sleep(Duration::from_secs(3));
             ("200 OK", "text/plain", "late".to_string())
         }
-        _ => ("404 Not Found", "text/plain", "no such page".to_string()),
+        "/post" => {
+            let received = read_body(&mut stream, &text, &request);
+            ("200 OK", "text/plain", format!("{received} bytes"))
+        }
+        _ => match path
+            .strip_prefix("/deck-")
+            .and_then(|p| p.strip_suffix(".wml"))
+            .and_then(|kb| kb.parse().ok())
+        {
+            Some(kb) => ("200 OK", "text/vnd.wap.wml", deck(kb)),
+            None => ("404 Not Found", "text/plain", "no such page".to_string()),
+        },
     };
     let answer = format!(
         "HTTP/1.0 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
@@ -150,6 +161,52 @@ fn serve_http(mut stream: TcpStream) {
         body.len()
     );
     let _ = stream.write_all(answer.as_bytes());
+}
+
+/// The length of a request's body (by its Content-Length), read to the end.
+fn read_body(stream: &mut TcpStream, head: &str, request: &[u8]) -> usize {
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    let start = request.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let mut got = request.len() - start;
+    let mut buf = [0u8; 4096];
+    while got < length {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n,
+        }
+    }
+    got
+}
+
+/// A WML deck of at least `kb` KiB of text, paragraphs numbered so that a missing or
+/// misplaced segment shows.
+fn deck(kb: usize) -> String {
+    let mut wml = String::from(
+        "<?xml version=\"1.0\"?>\n<!DOCTYPE wml PUBLIC \"-//WAPFORUM//DTD WML 1.1//EN\" \
+         \"http://www.wapforum.org/DTD/wml_1.1.xml\">\n<wml><card id=\"big\" title=\"Deck\">",
+    );
+    let mut line = 0;
+    while wml.len() < kb * 1024 {
+        line += 1;
+        wml.push_str(&format!(
+            "<p>Line {line} of a deck of {kb} KB from the origin.</p>"
+        ));
+    }
+    wml.push_str("</card></wml>\n");
+    wml
+}
+
+fn last_line(kb: usize) -> String {
+    let text = deck(kb);
+    let start = text.rfind("<p>").unwrap();
+    text[start..text.rfind("</p>").unwrap() + 4].to_string()
 }
 
 fn wtlsperf(args: &[&str]) -> Output {
@@ -568,4 +625,90 @@ fn wtp_timers_are_set_for_both_connection_ports_or_one() {
     let err = wap_gateway::port_timers(&zero).unwrap_err().to_string();
     assert!(err.contains("--wtp-ack-ms 0"), "{err}");
     assert!("9201=x".parse::<wap_gateway::PortSetting>().is_err());
+}
+
+/// Decks of 1, 10 and 30 KB from Kannel's wapbox to our client: Kannel segments the
+/// result (WTP SAR, 1400-octet packets in groups of 3), our initiator reassembles it.
+#[test]
+fn our_client_reassembles_1_to_30_kb_decks_from_kannel_wapbox() {
+    if !have(BEARERBOX) || !have(WAPBOX) {
+        return;
+    }
+    let origin = Origin::start();
+    let dir = temp_dir("kannel-sar");
+    let ip = "127.0.3.6";
+    let (_bearerbox, _wapbox) = kannel(ip, &dir);
+    let addr: SocketAddr = format!("{ip}:9201").parse().unwrap();
+    for kb in [1, 10, 30] {
+        let url = origin.url(&format!("/deck-{kb}.wml"));
+        let out = fetch(addr, WspMode::Connection, false, &url);
+        assert!(
+            out.contains(&format!("WSP GET {url}: status 200")),
+            "{kb} KB: {out}"
+        );
+        assert!(
+            out.contains(&last_line(kb)),
+            "{kb} KB: the last paragraph: {out}"
+        );
+        let body: usize = out
+            .split(" B body")
+            .next()
+            .and_then(|s| s.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        // Kannel's WMLC of the deck, larger than one 1400-octet packet from 10 KB on.
+        assert!(kb == 1 || body > 1400 * 3, "{kb} KB: {body} B");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Kannel's fakewap against our connection-mode port, both directions of WTP SAR: it
+/// fetches decks of 1, 10 and 30 KB (our responder segments the result, fakewap
+/// reassembles and acknowledges each group) and posts bodies of the same sizes (fakewap
+/// segments its invoke in groups of 4, our responder acknowledges each group).
+#[test]
+fn fakewap_gets_and_posts_1_to_30_kb_through_our_wtp_sar() {
+    let fakewap = format!("{KANNEL_TEST}/fakewap");
+    if !have(&fakewap) {
+        return;
+    }
+    let origin = Origin::start();
+    let gateway = our_gateway("127.0.3.7", Duration::from_secs(10));
+    let addr = gateway.addr(WspMode::Connection, false).unwrap();
+    let dir = temp_dir("fakewap-sar");
+    let run = |extra: &[&str], url: &str, out: &Path| {
+        let status = Command::new(&fakewap)
+            .args(["-g", &addr.ip().to_string(), "-p", &addr.port().to_string()])
+            .args(["-M", "1", "-m", "1", "-w"])
+            .arg(out)
+            .args(extra)
+            .arg(url)
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&status.stderr).into_owned();
+        assert!(status.status.success(), "{url}: {log}");
+        assert!(
+            log.contains("Received WSP Reply with status code 200"),
+            "{url}: {log}"
+        );
+        std::fs::read(out).unwrap()
+    };
+    for kb in [1, 10, 30] {
+        let got = run(
+            &[],
+            &origin.url(&format!("/deck-{kb}.wml")),
+            &dir.join("get"),
+        );
+        assert_eq!(got, wml::compile(&deck(kb)).unwrap(), "{kb} KB deck");
+        let body = dir.join(format!("post-{kb}"));
+        std::fs::write(&body, vec![b'x'; kb * 1024]).unwrap();
+        let post = ["-P", body.to_str().unwrap(), "-C", "text"];
+        let got = run(&post, &origin.url("/post"), &dir.join("posted"));
+        assert_eq!(
+            got,
+            format!("{} bytes", kb * 1024).into_bytes(),
+            "{kb} KB post"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
