@@ -39,6 +39,9 @@ command -v nginx >/dev/null 2>&1 || need+=(nginx)
 [ -e /usr/lib/nginx/modules/ngx_stream_module.so ] || need+=(libnginx-mod-stream)
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# scripts/bench-wap-kannel.sh times the origin alone with curl (and captures with tshark's
+# dumpcap).
+command -v curl >/dev/null 2>&1 || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}" >&2
   SUDO=""

@@ -3,10 +3,11 @@
 //! Get or Post by transaction id; connection-mode ports run a WTP responder per
 //! transaction and a WSP session per client address.
 //!
-//! A session's end ends its transactions. WSP's session state table (WAP-230 §7.1.5,
-//! the server session tables) aborts the Connect transaction and every method
-//! transaction with DISCONNECT when the client disconnects, and a new Connect from the
-//! same client disconnects its other sessions first. Without that, a result whose
+//! A session's end ends its transactions. WSP's server session state table (WAP-230)
+//! aborts the Connect transaction and every method transaction with DISCONNECT when the
+//! client disconnects, and a new Connect from the same client disconnects its other
+//! sessions first (Kannel's wapbox does both: `wsp_server_session_states.def`,
+//! `disconnect_other_sessions`). Without that, a result whose
 //! acknowledgement never arrived stays in WTP's retransmission (timer R) after the
 //! session is gone, and reaches the next session of the same address, whose client may
 //! take it for the answer to its own request: Kannel's `fakewap` matches results by PDU
