@@ -59,40 +59,22 @@ done
 DIR="${BENCH_DIR:-$(mktemp -d -t wtlsperf-bench-wap.XXXXXX)}"
 mkdir -p "$DIR"
 chmod 755 "$DIR"
-PIDS=()
+# shellcheck source=scripts/fleet-lib.sh
+. scripts/fleet-lib.sh
 log() { echo "bench-wap-kannel: $*" >&2; }
-
-stop_all() {
-  local p tries
-  for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do
-    tries=0
-    while kill -0 "$p" 2>/dev/null && [ "$tries" -lt 50 ]; do sleep 0.1; tries=$((tries + 1)); done
-    kill -KILL "$p" 2>/dev/null || true
-    wait "$p" 2>/dev/null || true
-  done
-  PIDS=()
-}
-trap stop_all EXIT
+# fleet_stop stops every pid in FLEET_PIDS (SIGTERM, then SIGKILL after 5 s).
+trap fleet_stop EXIT
 trap 'exit 130' INT TERM
-
-# Waits (at most $2 tenths of a second) until the command $1 succeeds.
-wait_for() {
-  local tries=0
-  until eval "$1" >/dev/null 2>&1; do
-    tries=$((tries + 1))
-    [ "$tries" -ge "$2" ] && return 1
-    sleep 0.1
-  done
-}
-
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+# Takes a pid that has been waited for out of FLEET_PIDS (its number may be reused).
+drop_pid() {
+  local keep=() p
+  for p in "${FLEET_PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+  FLEET_PIDS=("${keep[@]}")
 }
 
 # The origin: nginx serving one WML deck over HTTP/1.1 with keep-alive, unprivileged.
 start_nginx() {
-  ORIGIN_PORT=$(free_port)
+  ORIGIN_PORT=$(fleet_free_port tcp)
   mkdir -p "$DIR/nginx/www"
   cp /usr/lib/kannel/test/hello.wml "$DIR/nginx/www/page.wml"
   cat >"$DIR/nginx/nginx.conf" <<EOF
@@ -118,9 +100,9 @@ EOF
   setpriv --reuid=nobody --regid=nogroup --clear-groups \
     nginx -p "$DIR/nginx" -c "$DIR/nginx/nginx.conf" -e "$DIR/nginx/error.log" \
     >>"$DIR/nginx/stderr.log" 2>&1 &
-  PIDS+=("$!")
+  FLEET_PIDS+=("$!")
   URL="http://127.0.0.1:$ORIGIN_PORT/page.wml"
-  wait_for "python3 -c 'import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=1)' '$URL'" 100 ||
+  fleet_wait_for "python3 -c 'import urllib.request,sys; urllib.request.urlopen(sys.argv[1], timeout=1)' '$URL'" 100 ||
     { log "nginx did not serve $URL (log: $DIR/nginx/error.log)"; return 1; }
 }
 
@@ -129,8 +111,8 @@ start_ours() {
   "$BIN" pki init --dir "$DIR/pki" >"$DIR/pki.log" 2>&1 || { log "pki init failed ($DIR/pki.log)"; return 1; }
   "$BIN" gateway --wap --listen "$OURS_IP:9200" --pki "$DIR/pki" --duration-s 86400 \
     >"$DIR/ours.json" 2>"$DIR/ours.log" &
-  PIDS+=("$!")
-  wait_for "grep -q 'connection-mode WSP over WTLS' '$DIR/ours.log'" 300 ||
+  FLEET_PIDS+=("$!")
+  fleet_wait_for "grep -q 'connection-mode WSP over WTLS' '$DIR/ours.log'" 300 ||
     { log "our gateway did not start (log: $DIR/ours.log)"; return 1; }
 }
 
@@ -139,8 +121,8 @@ start_ours() {
 # level spends its time logging).
 start_kannel() {
   local admin wapbox_port
-  admin=$(free_port)
-  wapbox_port=$(free_port)
+  admin=$(fleet_free_port tcp)
+  wapbox_port=$(fleet_free_port tcp)
   cat >"$DIR/kannel.conf" <<EOF
 group = core
 admin-port = $admin
@@ -160,11 +142,11 @@ log-level = 2
 syslog-level = none
 EOF
   /usr/sbin/bearerbox "$DIR/kannel.conf" >"$DIR/bearerbox.out" 2>&1 &
-  PIDS+=("$!")
-  wait_for "ss -Htln | grep -q ':$wapbox_port '" 300 || { log "bearerbox did not start ($DIR/bearerbox.log)"; return 1; }
+  FLEET_PIDS+=("$!")
+  fleet_wait_for "ss -Htln | grep -q ':$wapbox_port '" 300 || { log "bearerbox did not start ($DIR/bearerbox.log)"; return 1; }
   /usr/sbin/wapbox "$DIR/kannel.conf" >"$DIR/wapbox.out" 2>&1 &
-  PIDS+=("$!")
-  wait_for "ss -Htn state established | grep -q ':$wapbox_port '" 300 ||
+  FLEET_PIDS+=("$!")
+  fleet_wait_for "ss -Htn state established | grep -q ':$wapbox_port '" 300 ||
     { log "wapbox did not connect ($DIR/wapbox.log)"; return 1; }
 }
 
@@ -174,8 +156,8 @@ fakewap_run() {
   base="$DIR/$name-c$t-r$r"
   dumpcap -q -i lo -P -B 64 -f "udp and host $ip and port 9201" -w "$base.pcap" >"$base.dumpcap.log" 2>&1 &
   cap=$!
-  PIDS+=("$cap")
-  wait_for "grep -q 'Capturing on' '$base.dumpcap.log'" 100 || { log "dumpcap did not start ($base.dumpcap.log)"; return 1; }
+  FLEET_PIDS+=("$cap")
+  fleet_wait_for "grep -q 'Capturing on' '$base.dumpcap.log'" 100 || { log "dumpcap did not start ($base.dumpcap.log)"; return 1; }
   start=$(date +%s.%N)
   set +e
   timeout "$RUN_LIMIT_S" "$FAKEWAP" -g "$ip" -p 9201 -M 1 -t 2 -c "$t" -m "$sessions" -i 0 "$URL" \
@@ -186,6 +168,7 @@ fakewap_run() {
   sleep 0.5
   kill -INT "$cap" 2>/dev/null || true
   wait "$cap" 2>/dev/null || true
+  drop_pid "$cap"
   python3 scripts/bench_wap_kannel.py run --gateway "$name" --threads "$t" --run "$r" \
     --sessions "$sessions" --wall-s "$(echo "$end - $start" | bc)" --rc "$(cat "$base.rc")" \
     --pcap "$base.pcap" --log "$base.err" >>"$DIR/runs.csv"

@@ -490,15 +490,24 @@ fn our_client_fetches_through_kannel_wapbox_on_9200_and_9201() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn kannel_fakewap_completes_against_our_connection_mode_port() {
+/// Kannel's fakewap, an origin and our gateway on `ip` with its connection-mode port's
+/// address; `None` (the test skips) without fakewap.
+fn fakewap_and_our_gateway(ip: &str) -> Option<(String, Origin, WapGateway, SocketAddr)> {
     let fakewap = format!("{KANNEL_TEST}/fakewap");
     if !have(&fakewap) {
-        return;
+        return None;
     }
     let origin = Origin::start();
-    let gateway = our_gateway("127.0.3.4", Duration::from_secs(10));
+    let gateway = our_gateway(ip, Duration::from_secs(10));
     let addr = gateway.addr(WspMode::Connection, false).unwrap();
+    Some((fakewap, origin, gateway, addr))
+}
+
+#[test]
+fn kannel_fakewap_completes_against_our_connection_mode_port() {
+    let Some((fakewap, origin, gateway, addr)) = fakewap_and_our_gateway("127.0.3.4") else {
+        return;
+    };
     let out = Command::new(&fakewap)
         .args(["-g", &addr.ip().to_string(), "-p", &addr.port().to_string()])
         .args(["-m", "3", "-i", "0.05"])
@@ -668,13 +677,9 @@ fn our_client_reassembles_1_to_30_kb_decks_from_kannel_wapbox() {
 /// segments its invoke in groups of 4, our responder acknowledges each group).
 #[test]
 fn fakewap_gets_and_posts_1_to_30_kb_through_our_wtp_sar() {
-    let fakewap = format!("{KANNEL_TEST}/fakewap");
-    if !have(&fakewap) {
+    let Some((fakewap, origin, _gateway, addr)) = fakewap_and_our_gateway("127.0.3.7") else {
         return;
-    }
-    let origin = Origin::start();
-    let gateway = our_gateway("127.0.3.7", Duration::from_secs(10));
-    let addr = gateway.addr(WspMode::Connection, false).unwrap();
+    };
     let dir = temp_dir("fakewap-sar");
     let run = |extra: &[&str], url: &str, out: &Path| {
         let status = Command::new(&fakewap)

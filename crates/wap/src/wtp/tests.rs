@@ -409,10 +409,10 @@ fn tid_verification_asks_and_the_initiator_confirms() {
     );
 }
 
-#[test]
-fn a_lost_tve_is_asked_again_when_the_invoke_is_retransmitted() {
-    let (mut init, out) = Initiator::start(
-        Tid::new(7),
+/// A class 2 initiator with TID `tid` and its invoke.
+fn class2_get(tid: u16) -> (Initiator, Pdu) {
+    let (init, out) = Initiator::start(
+        Tid::new(tid),
         TransactionClass::Two,
         b"GET".to_vec(),
         fast(),
@@ -420,6 +420,12 @@ fn a_lost_tve_is_asked_again_when_the_invoke_is_retransmitted() {
     )
     .unwrap();
     let invoke = Pdu::decode(&out.send[0]).unwrap();
+    (init, invoke)
+}
+
+#[test]
+fn a_lost_tve_is_asked_again_when_the_invoke_is_retransmitted() {
+    let (mut init, invoke) = class2_get(7);
     let (mut resp, out) = Responder::on_invoke(&invoke, TidVerdict::Verify, fast(), at(0)).unwrap();
     assert!(
         Pdu::decode(&out.send[0]).unwrap().body
@@ -449,15 +455,7 @@ fn a_lost_tve_is_asked_again_when_the_invoke_is_retransmitted() {
 
 #[test]
 fn a_late_duplicate_invoke_is_refused_once_the_result_is_in() {
-    let (mut init, out) = Initiator::start(
-        Tid::new(9),
-        TransactionClass::Two,
-        b"GET".to_vec(),
-        fast(),
-        at(0),
-    )
-    .unwrap();
-    let invoke = Pdu::decode(&out.send[0]).unwrap();
+    let (mut init, invoke) = class2_get(9);
     let (mut resp, _) = Responder::on_invoke(&invoke, TidVerdict::Accept, fast(), at(0)).unwrap();
     let result = resp.result(b"page".to_vec(), at(0)).unwrap();
     let done = init.handle(&Pdu::decode(&result.send[0]).unwrap(), at(0));
