@@ -22,7 +22,7 @@ import sys
 
 RUN_COLUMNS = [
     "gateway", "threads", "run", "sessions", "completed", "wall_s", "sessions_per_s",
-    "p50_ms", "p95_ms", "p99_ms", "max_ms", "unanswered", "not_reply", "panics",
+    "p50_ms", "p95_ms", "p99_ms", "max_ms", "unanswered", "not_reply", "not_200", "panics",
     "fakewap_worst_s", "fakewap_rc",
 ]
 WTLS_COLUMNS = ["port", "run", "pages", "ok", "wall_s", "pages_per_s", "get_p50_ms",
@@ -97,6 +97,8 @@ def fakewap_log(path):
     return {
         "completed": int(total.group(1)) if total else 0,
         "not_reply": len(re.findall(r"is not Reply", text)),
+        # A Reply whose status is not 200 (e.g. 503 from a gateway that refuses work).
+        "not_200": len(re.findall(r"received reply with status \d+", text)),
         "panics": len(re.findall(r"PANIC", text)),
         "fakewap_worst_s": worst.group(2) if worst else "",
     }
@@ -110,7 +112,8 @@ def row_run(a):
         "gateway": a.gateway, "threads": a.threads, "run": a.run, "sessions": a.sessions,
         "completed": log["completed"], "wall_s": f"{wall:.3f}",
         "sessions_per_s": f"{log['completed'] / wall:.1f}" if wall > 0 else "",
-        "unanswered": unanswered, "not_reply": log["not_reply"], "panics": log["panics"],
+        "unanswered": unanswered, "not_reply": log["not_reply"], "not_200": log["not_200"],
+        "panics": log["panics"],
         "fakewap_worst_s": log["fakewap_worst_s"], "fakewap_rc": a.rc,
     }
     for name, q in (("p50_ms", 50), ("p95_ms", 95), ("p99_ms", 99), ("max_ms", 100)):
@@ -148,8 +151,8 @@ def median_of(rows, key):
 def table(a):
     rows = list(csv.DictReader(open(a.runs)))
     out = ["| threads | gateway | runs | sessions/s | p50 ms | p95 ms | p99 ms | max ms "
-           "| not Reply | unanswered | fakewap worst s |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "| not Reply | not 200 | unanswered | fakewap worst s |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     threads = sorted({int(r["threads"]) for r in rows})
     for t in threads:
         for g in ("ours", "kannel"):
@@ -158,18 +161,20 @@ def table(a):
                 continue
             errors = [int(r["not_reply"]) for r in rs]
             unanswered = [int(r["unanswered"]) for r in rs]
+            not_200 = [int(r["not_200"]) for r in rs]
             out.append(
                 f"| {t} | {g} | {len(rs)} | {median_of(rs, 'sessions_per_s'):.0f} "
                 f"| {median_of(rs, 'p50_ms'):.2f} | {median_of(rs, 'p95_ms'):.2f} "
                 f"| {median_of(rs, 'p99_ms'):.2f} | {max(float(r['max_ms'] or 'nan') for r in rs):.1f} "
-                f"| {'/'.join(map(str, errors))} | {'/'.join(map(str, unanswered))} "
+                f"| {'/'.join(map(str, errors))} | {'/'.join(map(str, not_200))} "
+                f"| {'/'.join(map(str, unanswered))} "
                 f"| {max(float(r['fakewap_worst_s'] or 'nan') for r in rs):.1f} |")
         ours = [r for r in rows if int(r["threads"]) == t and r["gateway"] == "ours"]
         kannel = [r for r in rows if int(r["threads"]) == t and r["gateway"] == "kannel"]
-        if ours and kannel:
+        if ours and kannel and median_of(kannel, "sessions_per_s") > 0:
             ratio = median_of(ours, "sessions_per_s") / median_of(kannel, "sessions_per_s")
             out.append(f"| {t} | ours / kannel | | {ratio:.1f}x | | | "
-                       f"{median_of(ours, 'p99_ms') / median_of(kannel, 'p99_ms'):.2f}x | | | | |")
+                       f"{median_of(ours, 'p99_ms') / median_of(kannel, 'p99_ms'):.2f}x | | | | | |")
     if a.wtls:
         wrows = list(csv.DictReader(open(a.wtls)))
         out += ["", "| port | runs | pages ok | pages/s (handshake + GET) | GET p50 ms "

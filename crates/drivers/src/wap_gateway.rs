@@ -16,6 +16,7 @@ pub mod lab_origin;
 pub mod origin;
 pub mod service;
 
+use std::collections::VecDeque;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -36,8 +37,12 @@ use crate::wap_client::WspMode;
 use origin::{Origin, OriginRequest};
 use service::{Action, ReplyTo, ServiceStats, WapService};
 
-/// Most origin requests in flight per port; beyond them a request is answered 503.
+/// Most origin requests in flight per port; beyond them a request waits its turn.
 const MAX_IN_FLIGHT: usize = 64;
+/// Most requests waiting for a turn per port; beyond them a request is answered 503. A
+/// burst of clients (fakewap's 128 threads each with a Get out) waits a few milliseconds
+/// here instead of being refused.
+const MAX_WAITING: usize = 1024;
 /// Longest a port sleeps without a datagram, an origin's answer or a WTP timer: how
 /// often it looks at its stop flag and sweeps its WTLS endpoint's time-outs.
 const POLL: Duration = Duration::from_millis(50);
@@ -378,6 +383,8 @@ struct Port {
     answers: Receiver<Answer>,
     jobs: Arc<Mutex<Vec<WapJob>>>,
     in_flight: Arc<AtomicUsize>,
+    /// Requests waiting for one of the [`MAX_IN_FLIGHT`] turns, oldest first.
+    waiting: VecDeque<(OriginRequest, ReplyTo)>,
     report: Arc<Mutex<PortReport>>,
 }
 
@@ -409,6 +416,7 @@ impl Port {
             answers,
             jobs,
             in_flight: Arc::new(AtomicUsize::new(0)),
+            waiting: VecDeque::new(),
             report: Arc::new(Mutex::new(PortReport {
                 port,
                 role: Some(role),
@@ -431,6 +439,7 @@ impl Port {
             }
             self.receive_all(&mut buf);
             self.answer_all();
+            self.start_waiting();
             let actions = self.service.on_timeout(wtp_now());
             self.run(actions);
             if swept.elapsed() >= POLL {
@@ -551,33 +560,52 @@ impl Port {
         }
     }
 
-    /// Asks the origin on a thread of its own; the answer comes back by channel.
+    /// Asks the origin, now if a turn is free, else when one is (answered 503 when too
+    /// many wait already).
     fn fetch(&mut self, request: OriginRequest, reply_to: ReplyTo) {
-        if self.in_flight.load(Ordering::SeqCst) >= MAX_IN_FLIGHT {
-            if let Ok(mut r) = self.report.lock() {
-                r.busy_refusals += 1;
-            }
-            let busy = origin::reply_for(
-                &request,
-                Err(origin::OriginFailure::Failed("the gateway is busy".into())),
-            );
-            let busy = match busy {
-                wsp::Pdu::Reply {
-                    content_type,
-                    headers,
-                    body,
-                    ..
-                } => wsp::Pdu::Reply {
-                    status: wsp::Status::from_http_or_class(503),
-                    content_type,
-                    headers,
-                    body,
-                },
-                other => other,
-            };
-            let actions = self.service.on_reply(reply_to, busy, wtp_now());
-            return self.run(actions);
+        if self.in_flight.load(Ordering::SeqCst) < MAX_IN_FLIGHT {
+            return self.start(request, reply_to);
         }
+        if self.waiting.len() < MAX_WAITING {
+            return self.waiting.push_back((request, reply_to));
+        }
+        if let Ok(mut r) = self.report.lock() {
+            r.busy_refusals += 1;
+        }
+        let busy = origin::reply_for(
+            &request,
+            Err(origin::OriginFailure::Failed("the gateway is busy".into())),
+        );
+        let busy = match busy {
+            wsp::Pdu::Reply {
+                content_type,
+                headers,
+                body,
+                ..
+            } => wsp::Pdu::Reply {
+                status: wsp::Status::from_http_or_class(503),
+                content_type,
+                headers,
+                body,
+            },
+            other => other,
+        };
+        let actions = self.service.on_reply(reply_to, busy, wtp_now());
+        self.run(actions);
+    }
+
+    /// Starts waiting requests while turns are free.
+    fn start_waiting(&mut self) {
+        while self.in_flight.load(Ordering::SeqCst) < MAX_IN_FLIGHT {
+            let Some((request, reply_to)) = self.waiting.pop_front() else {
+                return;
+            };
+            self.start(request, reply_to);
+        }
+    }
+
+    /// Asks the origin on a thread of its own; the answer comes back by channel.
+    fn start(&mut self, request: OriginRequest, reply_to: ReplyTo) {
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         let origin = self.origin.clone();
         let tx = self.answers_tx.clone();
