@@ -4,9 +4,11 @@
 //! named in the URL ([`origin`]); WML comes back compiled when the client accepts WMLC;
 //! an origin that fails answers 502, one that is too slow 504.
 //!
-//! Each port is one thread with a blocking socket; origin requests run on their own
-//! threads (bounded in number) and come back through a channel, so a slow origin never
-//! stalls a port (connection mode sends WTP's hold-on Ack meanwhile). The protocol state
+//! Each port is one thread waiting in `mio` on its socket and on a waker; origin requests
+//! run on their own threads (bounded in number) and come back through a channel, whose
+//! sender wakes the port at once, so a slow origin never stalls a port (connection mode
+//! sends WTP's hold-on Ack meanwhile) and a fast one is answered without waiting for a
+//! poll interval. The protocol state
 //! is the sans-IO [`service::WapService`]; WTLS is the engine's endpoint. Without
 //! `--wap` the gateway stays the echo server of the load tests.
 //!
@@ -23,10 +25,12 @@ mod command;
 pub mod deck_cache;
 pub mod lab_origin;
 pub mod origin;
+mod port_timers;
 pub mod reflection;
 pub mod service;
 
-use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::collections::VecDeque;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
@@ -35,6 +39,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use mio::net::UdpSocket;
+use mio::{Events, Interest, Poll, Token, Waker};
 use wtls::endpoint::{Endpoint, EndpointConfig, EndpointEvent, Handled, ResponseLimiter};
 use wtls::handshake::ServerConfig;
 use wtlsperf_wap::wsp;
@@ -49,6 +55,7 @@ use reflection::{Allowance, ReflectionGuard, ReflectionLimit, ReflectionStats};
 use service::{Action, ReplyTo, ServiceLimits, ServiceStats, WapService};
 
 pub use command::{open_roles, run};
+pub use port_timers::{port_timers, PortSetting};
 
 /// The gateway's bounds, beyond the WTLS endpoint's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +70,8 @@ pub struct WapLimits {
     /// call has `WapGatewayConfig::origin_timeout`).
     pub origin_connect_timeout: Duration,
     pub origin_read_timeout: Duration,
-    /// Origin requests in flight per port; beyond them a request is answered 503.
+    /// Origin requests in flight per port; beyond them a request waits its turn (at most
+    /// [`MAX_WAITING`] wait), then is answered 503.
     pub max_in_flight: usize,
     /// Bytes of compiled decks cached (0: no cache).
     pub cache_bytes: usize,
@@ -83,8 +91,20 @@ impl Default for WapLimits {
         }
     }
 }
-/// Longest a port sleeps between looks at its timers and the origin's answers.
-const POLL: Duration = Duration::from_millis(10);
+
+/// Most requests waiting for a turn per port; beyond them a request is answered 503. A
+/// burst of clients (fakewap's 128 threads each with a Get out) waits a few milliseconds
+/// here instead of being refused.
+pub const MAX_WAITING: usize = 1024;
+/// Longest a port sleeps without a datagram, an origin's answer or a WTP timer: how
+/// often it looks at its stop flag and sweeps its WTLS endpoint's time-outs.
+const POLL: Duration = Duration::from_millis(50);
+/// The port's socket and the waker its origin threads use.
+const SOCKET: Token = Token(0);
+const WAKE: Token = Token(1);
+/// The kernel's queue for one port: a burst of clients (each Ack, Disconnect and next
+/// Connect back to back) must queue there, not be dropped (capped by net.core.rmem_max).
+const RECV_BUFFER: usize = 4 << 20;
 
 /// The ports `wtlsperf gateway --wap` serves, and how long it waits for the origin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,6 +120,11 @@ pub struct WapPorts {
     pub access_log: Option<PathBuf>,
     /// `--stats-file` and its interval.
     pub stats_file: Option<(PathBuf, Duration)>,
+    /// WTP's retry interval R, acknowledgement interval A and retransmission limit
+    /// RCR_MAX, for both connection-mode ports or one.
+    pub wtp_retry_ms: Vec<PortSetting>,
+    pub wtp_ack_ms: Vec<PortSetting>,
+    pub wtp_max_retransmissions: Vec<PortSetting>,
 }
 
 /// One of the four ports.
@@ -154,10 +179,22 @@ pub struct WapGatewayConfig {
     /// The WTLS server of the secure ports.
     pub server: Arc<ServerConfig>,
     pub origin_timeout: Duration,
+    /// WTP's timers on every connection-mode port not in `port_timers`.
     pub timers: Timers,
     pub limits: WapLimits,
     /// Where every port logs the requests it answers.
     pub access_log: Option<Arc<Mutex<AccessLog>>>,
+    /// Those of single ports, by role offset (from [`port_timers`]).
+    pub port_timers: Vec<(u16, Timers)>,
+}
+
+impl WapGatewayConfig {
+    fn timers_for(&self, role: PortRole) -> Timers {
+        self.port_timers
+            .iter()
+            .find(|(o, _)| *o == role.offset)
+            .map_or(self.timers, |(_, t)| *t)
+    }
 }
 
 /// What one port did, for the stop report and the statistics file.
@@ -225,6 +262,15 @@ type Answer = (
     Option<DeckKey>,
     Result<OriginAnswer, OriginFailure>,
 );
+
+/// An origin request for a Get or Post: what it answers, and the deck cache's key and
+/// validators (a stale deck is asked for conditionally).
+struct Fetch {
+    request: OriginRequest,
+    reply_to: ReplyTo,
+    key: Option<DeckKey>,
+    validators: Option<origin::Validators>,
+}
 
 /// What the ports of one gateway share.
 #[derive(Clone)]
@@ -329,12 +375,11 @@ pub fn spawn(cfg: WapGatewayConfig) -> anyhow::Result<WapGateway> {
             cfg.base_port + role.offset
         };
         let addr = SocketAddr::new(cfg.ip, port);
-        let socket = UdpSocket::bind(addr).with_context(|| {
+        let socket = bind(addr).with_context(|| {
             format!("binding the WAP port {addr} (--wap-off {port} leaves it closed)")
         })?;
-        socket.set_read_timeout(Some(POLL))?;
         addrs.push((*role, socket.local_addr()?));
-        let port_state = Port::new(*role, socket, &cfg, &shared, jobs.clone());
+        let port_state = Port::new(*role, socket, &cfg, &shared, jobs.clone())?;
         reports.push(port_state.report.clone());
         let flag = stop.clone();
         threads.push(
@@ -356,10 +401,21 @@ pub fn spawn(cfg: WapGatewayConfig) -> anyhow::Result<WapGateway> {
 /// How often a port copies its counters where [`WapGateway::stats`] reads them.
 const PUBLISH: Duration = Duration::from_millis(200);
 
+fn bind(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    let _ = socket.set_recv_buffer_size(RECV_BUFFER);
+    socket.bind(&addr.into())?;
+    socket.set_nonblocking(true)?;
+    Ok(UdpSocket::from_std(socket.into()))
+}
+
 /// One port: its socket, its WTLS endpoint (secure ports), its WSP/WTP state.
 struct Port {
     role: PortRole,
     socket: UdpSocket,
+    poll: Poll,
+    waker: Arc<Waker>,
     endpoint: Option<Endpoint>,
     handled: Handled,
     service: WapService,
@@ -370,6 +426,8 @@ struct Port {
     answers: Receiver<Answer>,
     jobs: Arc<Mutex<Vec<WapJob>>>,
     in_flight: Arc<AtomicUsize>,
+    /// Requests waiting for one of the `max_in_flight` turns, oldest first.
+    waiting: VecDeque<Fetch>,
     /// This port's counters (the origin threads count failures in it too).
     report: Arc<Mutex<PortReport>>,
     /// What the port thread counts alone, published with the service's counters.
@@ -386,8 +444,9 @@ impl Port {
         cfg: &WapGatewayConfig,
         shared: &Shared,
         jobs: Arc<Mutex<Vec<WapJob>>>,
-    ) -> Port {
+    ) -> anyhow::Result<Port> {
         let (answers_tx, answers) = channel();
+        let mut socket = socket;
         let port = socket.local_addr().map_or(0, |a| a.port());
         let limits = cfg.limits;
         let timeouts = OriginTimeouts {
@@ -400,9 +459,16 @@ impl Port {
             role: Some(role),
             ..PortReport::default()
         };
-        Port {
+        let poll = Poll::new()?;
+        poll.registry()
+            .register(&mut socket, SOCKET, Interest::READABLE)?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+        let timers = cfg.timers_for(role);
+        Ok(Port {
             role,
             socket,
+            poll,
+            waker,
             endpoint: role.secure.then(|| {
                 Endpoint::with_limiter(
                     cfg.server.clone(),
@@ -411,7 +477,7 @@ impl Port {
                 )
             }),
             handled: Handled::default(),
-            service: WapService::with_limits(role.mode, cfg.timers, limits.service),
+            service: WapService::with_limits(role.mode, timers, limits.service),
             origin: Origin::new(timeouts, limits.origin_max_body, limits.max_in_flight),
             limits,
             shared: shared.clone(),
@@ -419,39 +485,36 @@ impl Port {
             answers,
             jobs,
             in_flight: Arc::new(AtomicUsize::new(0)),
+            waiting: VecDeque::new(),
             report: Arc::new(Mutex::new(report.clone())),
             own: report,
-            segment_size: cfg.timers.segment_size.max(1),
+            segment_size: timers.segment_size.max(1),
             published: Instant::now(),
-        }
+        })
     }
 
     fn serve(mut self, stop: &AtomicBool) -> PortReport {
         let mut buf = vec![0u8; 65_535];
+        let mut events = Events::with_capacity(16);
+        let mut swept = Instant::now();
         while !stop.load(Ordering::SeqCst) {
             let wait = self.wait();
-            let _ = self.socket.set_read_timeout(Some(wait));
-            if let Ok((n, peer)) = self.socket.recv_from(&mut buf) {
-                let datagram = buf[..n].to_vec();
-                let start_ns = setup::now().mono_ns;
-                self.own.datagrams_received += 1;
-                self.own.bytes_received += n as u64;
-                if self.endpoint.is_none() {
-                    self.shared.guard.received(peer.ip(), n, start_ns);
+            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    tracing::warn!(error = %e, "the WAP port's poll failed");
+                    std::thread::sleep(POLL);
                 }
-                let kind = self.on_datagram(peer, &datagram);
-                self.record(kind, start_ns, n);
             }
-            while let Ok((to, request, key, answer)) = self.answers.try_recv() {
-                let start_ns = setup::now().mono_ns;
-                let reply = self.reply_of(&request, key, answer);
-                let bytes = self.answer(to, &request, reply);
-                self.record(JobKind::Reply, start_ns, bytes);
-            }
+            self.receive_all(&mut buf);
+            self.answer_all();
+            self.start_waiting();
             let actions = self.service.on_timeout(wtp_now());
             self.run(actions);
-            if let Some(e) = &mut self.endpoint {
-                e.handle_timeout(setup::now().mono_ns);
+            if swept.elapsed() >= POLL {
+                swept = Instant::now();
+                if let Some(e) = &mut self.endpoint {
+                    e.handle_timeout(setup::now().mono_ns);
+                }
             }
             if self.published.elapsed() >= PUBLISH {
                 self.publish();
@@ -580,15 +643,45 @@ impl Port {
         }
     }
 
+    /// Serves every datagram queued on the socket (edge-triggered: until it would block).
+    fn receive_all(&mut self, buf: &mut [u8]) {
+        loop {
+            match self.socket.recv_from(buf) {
+                Ok((n, peer)) => {
+                    let datagram = buf[..n].to_vec();
+                    let start_ns = setup::now().mono_ns;
+                    self.own.datagrams_received += 1;
+                    self.own.bytes_received += n as u64;
+                    if self.endpoint.is_none() {
+                        self.shared.guard.received(peer.ip(), n, start_ns);
+                    }
+                    let kind = self.on_datagram(peer, &datagram);
+                    self.record(kind, start_ns, n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // An ICMP error for an earlier send (a client gone): nothing to serve.
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Turns every origin answer that has come back into its Reply.
+    fn answer_all(&mut self) {
+        while let Ok((to, request, key, answer)) = self.answers.try_recv() {
+            let start_ns = setup::now().mono_ns;
+            let reply = self.reply_of(&request, key, answer);
+            let bytes = self.answer(to, &request, reply);
+            self.record(JobKind::Reply, start_ns, bytes);
+        }
+    }
+
     /// Until the next WTP timer, at most [`POLL`].
     fn wait(&self) -> Duration {
         let now = wtp_now().mono_ns;
-        self.service
-            .deadline()
-            .map_or(POLL, |d| {
-                Duration::from_nanos(d.saturating_sub(now)).min(POLL)
-            })
-            .max(Duration::from_millis(1))
+        self.service.deadline().map_or(POLL, |d| {
+            Duration::from_nanos(d.saturating_sub(now)).min(POLL)
+        })
     }
 
     fn record(&mut self, kind: JobKind, start_ns: u64, bytes: usize) {
@@ -619,7 +712,7 @@ impl Port {
             JobKind::Request
         };
         for t in &self.handled.transmits {
-            if self.socket.send_to(&t.payload, t.destination).is_ok() {
+            if send_to(&self.socket, &t.payload, t.destination).is_ok() {
                 self.own.datagrams_sent += 1;
                 self.own.bytes_sent += t.payload.len() as u64;
             }
@@ -675,7 +768,7 @@ impl Port {
                 bytes.to_vec()
             }
         };
-        match self.socket.send_to(&payload, to) {
+        match send_to(&self.socket, &payload, to) {
             Ok(n) => {
                 self.own.datagrams_sent += 1;
                 self.own.bytes_sent += n as u64;
@@ -685,8 +778,8 @@ impl Port {
     }
 
     /// Answers from the deck cache when it holds the deck fresh; otherwise asks the
-    /// origin (conditionally, for a stale deck) on a thread of its own, whose answer
-    /// comes back by channel.
+    /// origin (conditionally, for a stale deck), now if a turn is free, else when one is
+    /// (answered 503 when too many wait already).
     fn fetch(&mut self, request: OriginRequest, reply_to: ReplyTo) {
         let key = DeckKey::of(&request).filter(|_| self.limits.cache_bytes > 0);
         let now_ns = setup::now().mono_ns;
@@ -702,31 +795,64 @@ impl Port {
             Some(Lookup::Stale(v)) => Some(v),
             _ => None,
         };
-        if self.in_flight.load(Ordering::SeqCst) >= self.limits.max_in_flight {
-            if let Ok(mut r) = self.report.lock() {
-                r.busy_refusals += 1;
-            }
-            let busy = origin::reply_for(
-                &request,
-                Err(origin::OriginFailure::Failed("the gateway is busy".into())),
-            );
-            let busy = match busy {
-                wsp::Pdu::Reply {
-                    content_type,
-                    headers,
-                    body,
-                    ..
-                } => wsp::Pdu::Reply {
-                    status: wsp::Status::from_http_or_class(503),
-                    content_type,
-                    headers,
-                    body,
-                },
-                other => other,
-            };
-            self.answer(reply_to, &request, busy);
-            return;
+        let fetch = Fetch {
+            request,
+            reply_to,
+            key,
+            validators,
+        };
+        if self.in_flight.load(Ordering::SeqCst) < self.limits.max_in_flight {
+            return self.start(fetch);
         }
+        if self.waiting.len() < MAX_WAITING {
+            return self.waiting.push_back(fetch);
+        }
+        if let Ok(mut r) = self.report.lock() {
+            r.busy_refusals += 1;
+        }
+        let Fetch {
+            request, reply_to, ..
+        } = fetch;
+        let busy = origin::reply_for(
+            &request,
+            Err(origin::OriginFailure::Failed("the gateway is busy".into())),
+        );
+        let busy = match busy {
+            wsp::Pdu::Reply {
+                content_type,
+                headers,
+                body,
+                ..
+            } => wsp::Pdu::Reply {
+                status: wsp::Status::from_http_or_class(503),
+                content_type,
+                headers,
+                body,
+            },
+            other => other,
+        };
+        self.answer(reply_to, &request, busy);
+    }
+
+    /// Starts waiting requests while turns are free.
+    fn start_waiting(&mut self) {
+        while self.in_flight.load(Ordering::SeqCst) < self.limits.max_in_flight {
+            let Some(fetch) = self.waiting.pop_front() else {
+                return;
+            };
+            self.start(fetch);
+        }
+    }
+
+    /// Asks the origin on a thread of its own; the answer comes back by channel and
+    /// wakes the port.
+    fn start(&mut self, fetch: Fetch) {
+        let Fetch {
+            request,
+            reply_to,
+            key,
+            validators,
+        } = fetch;
         self.in_flight.fetch_add(1, Ordering::SeqCst);
         // Kept to answer 503 if no thread can be started (the transaction must not wait
         // for an answer that will never come).
@@ -735,6 +861,7 @@ impl Port {
         let tx = self.answers_tx.clone();
         let in_flight = self.in_flight.clone();
         let report = self.report.clone();
+        let waker = self.waker.clone();
         let spawned = std::thread::Builder::new()
             .name("wap-origin".into())
             .spawn(move || {
@@ -745,7 +872,9 @@ impl Port {
                     }
                 }
                 in_flight.fetch_sub(1, Ordering::SeqCst);
-                let _ = tx.send((reply_to, request, key, answer));
+                if tx.send((reply_to, request, key, answer)).is_ok() {
+                    let _ = waker.wake();
+                }
             });
         if let Err(e) = spawned {
             self.in_flight.fetch_sub(1, Ordering::SeqCst);
@@ -768,6 +897,24 @@ fn wire_size(to: ReplyTo, reply: &wsp::Pdu, segment: usize) -> usize {
         }
     }
 }
+
+/// Sends one datagram on the non-blocking socket; a full send buffer is waited out
+/// briefly (at most [`SEND_RETRIES`] times 1 ms) rather than the answer dropped.
+fn send_to(socket: &UdpSocket, payload: &[u8], to: SocketAddr) -> std::io::Result<usize> {
+    let mut tries = 0;
+    loop {
+        match socket.send_to(payload, to) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && tries < SEND_RETRIES => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// How often [`send_to`] waits for room in the send buffer.
+const SEND_RETRIES: u32 = 10;
 
 /// The process clock as WTP's virtual time.
 fn wtp_now() -> wtp::Now {

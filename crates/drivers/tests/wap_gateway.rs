@@ -156,6 +156,7 @@ fn gateway(limits: WapLimits, access_log: Option<&std::path::Path>) -> WapGatewa
         timers: Timers::default(),
         limits,
         access_log: access_log.map(|p| Arc::new(Mutex::new(AccessLog::open(p).unwrap()))),
+        port_timers: Vec::new(),
     })
     .unwrap()
 }

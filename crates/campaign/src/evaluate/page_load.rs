@@ -193,6 +193,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<PageLoadResults> {
         // The secure ports only: every client proves its address by its handshake.
         limits: wap_gateway::WapLimits::default(),
         access_log: None,
+        port_timers: Vec::new(),
     })?;
     let targets = Targets {
         connectionless: gateway

@@ -66,6 +66,7 @@ pub fn run(
         timers: Timers::default(),
         limits: args.limits,
         access_log: access_log.clone(),
+        port_timers: super::port_timers(args)?,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let hangup = Arc::new(AtomicBool::new(false));

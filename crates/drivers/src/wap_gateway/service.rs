@@ -8,8 +8,19 @@
 //! recently seen peer, and a segmented invoke (SAR) is refused with a provider abort when
 //! it would exceed the segments or bytes of one reassembly, or the reassemblies one peer
 //! or the port may have under way.
+//!
+//! A session's end ends its transactions. WSP's server session state table (WAP-230)
+//! aborts the Connect transaction and every method transaction with DISCONNECT when the
+//! client disconnects, and a new Connect from the same client disconnects its other
+//! sessions first (Kannel's wapbox does both: `wsp_server_session_states.def`,
+//! `disconnect_other_sessions`). Without that, a result whose
+//! acknowledgement never arrived stays in WTP's retransmission (timer R) after the
+//! session is gone, and reaches the next session of the same address, whose client may
+//! take it for the answer to its own request: Kannel's `fakewap` matches results by PDU
+//! type, not TID, and acknowledges with a TID that its threads share (docs/wap.md).
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
 
@@ -106,8 +117,18 @@ impl Reassembling {
 /// Where an origin's answer goes back to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReplyTo {
-    Connectionless { peer: SocketAddr, tid: u8 },
-    Transaction { peer: SocketAddr, tid: Tid },
+    Connectionless {
+        peer: SocketAddr,
+        tid: u8,
+    },
+    /// `serial` names the transaction itself: the address and TID may belong to a newer
+    /// transaction by the time a slow origin answers (the old one aborted, the client's
+    /// TIDs restarted), and that one must not get the old request's answer.
+    Transaction {
+        peer: SocketAddr,
+        tid: Tid,
+        serial: u64,
+    },
 }
 
 /// What the port's driver must do.
@@ -134,6 +155,9 @@ struct Session {
     id: u32,
     headers: Headers,
     suspended: bool,
+    /// Its transactions (the Connect and each method), by TID and serial: the session's
+    /// end aborts those still running, and no transaction of a newer session.
+    transactions: Vec<(Tid, u64)>,
 }
 
 /// Counters of what the port did.
@@ -181,6 +205,16 @@ pub struct WapService {
     /// Ordered by activity: the least recently active is evicted first.
     responders: LruCache<(SocketAddr, Tid), Responder>,
     reassemblies: HashMap<(SocketAddr, Tid), Reassembling>,
+    /// Each transaction's serial number (unique in the port's life; see
+    /// [`ReplyTo::Transaction`]).
+    serials: HashMap<(SocketAddr, Tid), u64>,
+    /// A digest of the invoke that opened each transaction, to tell a duplicate of it
+    /// from a new invoke reusing the TID (see [`WapService::reuses_tid`]).
+    invokes: HashMap<(SocketAddr, Tid), u64>,
+    next_serial: u64,
+    /// Every deadline a transaction has set, earliest first; an entry whose transaction
+    /// has since moved its timer or ended is skipped when it comes due.
+    timers_due: BinaryHeap<Reverse<(u64, SocketAddr, Tid)>>,
     tids: TidCache<SocketAddr>,
     tid_peers: LruCache<SocketAddr, ()>,
     sessions: LruCache<SocketAddr, Session>,
@@ -210,6 +244,10 @@ impl WapService {
             },
             responders: LruCache::unbounded(),
             reassemblies: HashMap::new(),
+            serials: HashMap::new(),
+            invokes: HashMap::new(),
+            next_serial: 0,
+            timers_due: BinaryHeap::new(),
             tids: TidCache::default(),
             tid_peers: LruCache::new(
                 NonZeroUsize::new(limits.max_tid_peers).unwrap_or(NonZeroUsize::MIN),
@@ -231,12 +269,85 @@ impl WapService {
         }
     }
 
-    /// The earliest WTP timer, in the virtual time's nanoseconds.
+    /// The earliest WTP timer, in the virtual time's nanoseconds (possibly one that has
+    /// been moved since: [`WapService::on_timeout`] then finds nothing due).
     pub fn deadline(&self) -> Option<u64> {
-        self.responders
-            .iter()
-            .filter_map(|(_, r)| r.deadline())
-            .min()
+        self.timers_due.peek().map(|Reverse((at, _, _))| *at)
+    }
+
+    /// Transactions running (not yet ended).
+    pub fn transactions(&self) -> usize {
+        self.responders.len()
+    }
+
+    fn insert(&mut self, peer: SocketAddr, tid: Tid, responder: Responder) {
+        self.responders.put((peer, tid), responder);
+        self.next_serial += 1;
+        self.serials.insert((peer, tid), self.next_serial);
+        self.schedule(peer, tid);
+    }
+
+    /// Ends the transaction (peer, tid) in every table: its responder, serial, invoke
+    /// digest and reassembly. Its timer entries stay in the heap and are skipped.
+    fn forget(&mut self, peer: SocketAddr, tid: Tid) {
+        self.responders.pop(&(peer, tid));
+        self.serials.remove(&(peer, tid));
+        self.invokes.remove(&(peer, tid));
+        self.reassemblies.remove(&(peer, tid));
+    }
+
+    /// `(tid, serial)` of the transaction running as (peer, tid), if any.
+    fn running(&self, peer: SocketAddr, tid: Tid) -> Option<(Tid, u64)> {
+        self.serials.get(&(peer, tid)).map(|s| (tid, *s))
+    }
+
+    fn schedule(&mut self, peer: SocketAddr, tid: Tid) {
+        if let Some(at) = self
+            .responders
+            .peek(&(peer, tid))
+            .and_then(Responder::deadline)
+        {
+            self.timers_due.push(Reverse((at, peer, tid)));
+        }
+        // Entries of evicted, ended or rescheduled transactions wait in the heap until
+        // they come due; past twice the live transactions they are swept, so that the
+        // heap stays within the transaction table's bound.
+        if self.timers_due.len() > 2 * self.responders.len() + 64 {
+            let responders = &self.responders;
+            self.timers_due.retain(|Reverse((at, peer, tid))| {
+                responders
+                    .peek(&(*peer, *tid))
+                    .and_then(Responder::deadline)
+                    == Some(*at)
+            });
+        }
+    }
+
+    /// Aborts with DISCONNECT those of an ended session's transactions still running
+    /// (a TID since taken by a newer transaction has another serial and is left alone).
+    fn end_transactions(
+        &mut self,
+        peer: SocketAddr,
+        transactions: Vec<(Tid, u64)>,
+        actions: &mut Vec<Action>,
+    ) {
+        for (tid, serial) in transactions {
+            if self.serials.get(&(peer, tid)) != Some(&serial) {
+                continue;
+            }
+            if let Some(r) = self.responders.peek_mut(&(peer, tid)) {
+                let out = r.user_abort(wsp::AbortReason::Disconnect as u8);
+                if !out.send.is_empty() {
+                    self.stats.transactions_aborted += 1;
+                }
+                actions.extend(
+                    out.send
+                        .into_iter()
+                        .map(|bytes| Action::Send { to: peer, bytes }),
+                );
+            }
+            self.forget(peer, tid);
+        }
     }
 
     pub fn on_datagram(&mut self, peer: SocketAddr, bytes: &[u8], now: Now) -> Vec<Action> {
@@ -275,6 +386,11 @@ impl WapService {
                 continue;
             }
             let key = (peer, pdu.tid);
+            if self.reuses_tid(peer, &pdu) {
+                // The old transaction is dropped without an Abort: one would carry this
+                // TID and reach the new transaction's initiator.
+                self.forget(peer, pdu.tid);
+            }
             if !self.sar_admits(key, &pdu, &mut actions) {
                 continue;
             }
@@ -288,6 +404,22 @@ impl WapService {
             self.apply(peer, pdu.tid, out, now, &mut actions);
         }
         actions
+    }
+
+    /// Whether an invoke for a running transaction's TID starts a new transaction. A
+    /// first transmission (RID clear) that carries TIDnew comes from an initiator whose
+    /// TIDs restarted or wrapped (WAP-224 §9.2): if it is not a copy of the running
+    /// transaction's own invoke (a duplicate the network made), the running one is an
+    /// old transaction that the initiator has forgotten. Without TIDnew, WTP's rule holds:
+    /// an invoke for a running transaction is a duplicate and is ignored.
+    fn reuses_tid(&self, peer: SocketAddr, pdu: &wtp::Pdu) -> bool {
+        match &pdu.body {
+            wtp::Body::Invoke { tid_new: true, .. } if !pdu.rid => self
+                .invokes
+                .get(&(peer, pdu.tid))
+                .is_some_and(|d| *d != invoke_digest(pdu)),
+            _ => false,
+        }
     }
 
     /// A transaction for an Invoke that matches none running.
@@ -306,18 +438,19 @@ impl WapService {
         let (responder, out) = Responder::on_invoke(pdu, verdict, self.timers, now)?;
         let max = self.limits.max_per_client;
         if let Some(key) = oldest_of_client(&self.responders, peer.ip(), max, |k| k.0.ip()) {
-            self.responders.pop(&key);
-            self.reassemblies.remove(&key);
+            self.forget(key.0, key.1);
             self.stats.transactions_evicted += 1;
         }
         while self.responders.len() >= self.limits.max_transactions.max(1) {
-            let Some((key, _)) = self.responders.pop_lru() else {
+            let Some(((old_peer, old_tid), _)) = self.responders.peek_lru() else {
                 break;
             };
-            self.reassemblies.remove(&key);
+            let (old_peer, old_tid) = (*old_peer, *old_tid);
+            self.forget(old_peer, old_tid);
             self.stats.transactions_evicted += 1;
         }
-        self.responders.put((peer, pdu.tid), responder);
+        self.insert(peer, pdu.tid, responder);
+        self.invokes.insert((peer, pdu.tid), invoke_digest(pdu));
         Some(out)
     }
 
@@ -374,8 +507,7 @@ impl WapService {
             return true;
         };
         self.stats.sar_refused += 1;
-        self.reassemblies.remove(&key);
-        self.responders.pop(&key);
+        self.forget(key.0, key.1);
         let abort = wtp::Pdu {
             tid: key.1,
             direction: Direction::FromResponder,
@@ -429,8 +561,9 @@ impl WapService {
             .peek(&(peer, tid))
             .is_some_and(Responder::is_finished)
         {
-            self.responders.pop(&(peer, tid));
-            self.reassemblies.remove(&(peer, tid));
+            self.forget(peer, tid);
+        } else {
+            self.schedule(peer, tid);
         }
     }
 
@@ -462,28 +595,40 @@ impl WapService {
                     .peek(&peer)
                     .is_some_and(|s| s.id == session_id)
                 {
-                    self.sessions.pop(&peer);
+                    if let Some(ended) = self.sessions.pop(&peer) {
+                        self.end_transactions(peer, ended.transactions, actions);
+                    }
                 }
                 self.no_result(peer, tid, actions);
             }
             wsp::Pdu::Suspend { session_id } => {
                 if let Some(s) = self.sessions.peek_mut(&peer).filter(|s| s.id == session_id) {
                     s.suspended = true;
+                    let ended = std::mem::take(&mut s.transactions);
+                    self.end_transactions(peer, ended, actions);
                 }
                 self.no_result(peer, tid, actions);
             }
             wsp::Pdu::Resume { session_id, .. } => self.resume(peer, tid, session_id, now, actions),
             method => {
-                let Some(session) = self.sessions.get(&peer).filter(|s| !s.suspended) else {
+                let running = self.running(peer, tid);
+                let serials = &self.serials;
+                let Some(session) = self.sessions.get_mut(&peer).filter(|s| !s.suspended) else {
                     // A method outside a session (WAP-230 §8.3.1) is refused.
                     return self.abort(peer, tid, wsp::AbortReason::ProtocolError, actions);
                 };
+                // The method is the session's; those that ended leave its list.
+                session
+                    .transactions
+                    .retain(|(t, s)| serials.get(&(peer, *t)) == Some(s));
+                session.transactions.extend(running);
+                let serial = running.map_or(0, |(_, s)| s);
                 match OriginRequest::from_pdu(&method, &session.headers) {
                     Some(request) => {
                         self.stats.requests += 1;
                         actions.push(Action::Fetch {
                             request,
-                            reply_to: ReplyTo::Transaction { peer, tid },
+                            reply_to: ReplyTo::Transaction { peer, tid, serial },
                         });
                     }
                     None => self.abort(peer, tid, wsp::AbortReason::ProtocolError, actions),
@@ -513,16 +658,24 @@ impl WapService {
     ) {
         if !self.sessions.contains(&peer) {
             let max = self.limits.max_per_client;
+            // An evicted session ends like a disconnected one, with its transactions.
             if let Some(key) = oldest_of_client(&self.sessions, peer.ip(), max, SocketAddr::ip) {
-                self.sessions.pop(&key);
-                self.stats.sessions_evicted += 1;
-            }
-            while self.sessions.len() >= self.limits.max_sessions.max(1) {
-                if self.sessions.pop_lru().is_none() {
-                    break;
+                if let Some(evicted) = self.sessions.pop(&key) {
+                    self.end_transactions(key, evicted.transactions, actions);
                 }
                 self.stats.sessions_evicted += 1;
             }
+            while self.sessions.len() >= self.limits.max_sessions.max(1) {
+                let Some((key, evicted)) = self.sessions.pop_lru() else {
+                    break;
+                };
+                self.end_transactions(key, evicted.transactions, actions);
+                self.stats.sessions_evicted += 1;
+            }
+        }
+        // The client's earlier session, if any, ends here with its transactions.
+        if let Some(ended) = self.sessions.pop(&peer) {
+            self.end_transactions(peer, ended.transactions, actions);
         }
         let id = self.next_session;
         self.next_session = self.next_session.wrapping_add(1).max(1);
@@ -532,6 +685,7 @@ impl WapService {
                 id,
                 headers,
                 suspended: false,
+                transactions: self.running(peer, tid).into_iter().collect(),
             },
         );
         self.stats.sessions_opened += 1;
@@ -612,28 +766,53 @@ impl WapService {
                     bytes: wsp::encode_connectionless(tid, &reply),
                 });
             }
-            ReplyTo::Transaction { peer, tid } => self.result(peer, tid, reply, now, &mut actions),
+            ReplyTo::Transaction { peer, tid, serial } => {
+                if self.serials.get(&(peer, tid)) == Some(&serial) {
+                    self.result(peer, tid, reply, now, &mut actions);
+                }
+                // Otherwise the transaction has ended: the answer has nobody to go to.
+            }
         }
         actions
     }
 
     /// Runs the WTP timers that are due.
     pub fn on_timeout(&mut self, now: Now) -> Vec<Action> {
-        let due: Vec<(SocketAddr, Tid)> = self
-            .responders
-            .iter()
-            .filter(|(_, r)| r.deadline().is_some_and(|d| d <= now.mono_ns))
-            .map(|(k, _)| *k)
-            .collect();
         let mut actions = Vec::new();
-        for (peer, tid) in due {
-            if let Some(r) = self.responders.peek_mut(&(peer, tid)) {
-                let out = r.on_timeout(now);
-                self.apply(peer, tid, out, now, &mut actions);
+        while let Some(Reverse((at, peer, tid))) = self.timers_due.peek().copied() {
+            if at > now.mono_ns {
+                break;
             }
+            self.timers_due.pop();
+            // A timer is not the client's activity: the LRU order stays as it is.
+            let Some(r) = self.responders.peek_mut(&(peer, tid)) else {
+                continue; // ended meanwhile
+            };
+            if r.deadline() != Some(at) {
+                continue; // moved meanwhile: its current deadline has its own entry
+            }
+            let out = r.on_timeout(now);
+            self.apply(peer, tid, out, now, &mut actions);
         }
         actions
     }
+}
+
+/// A digest of an invoke's class, flags and user data.
+fn invoke_digest(pdu: &wtp::Pdu) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut h = DefaultHasher::new();
+    if let wtp::Body::Invoke {
+        class,
+        tid_new,
+        user_ack,
+        data,
+        ..
+    } = &pdu.body
+    {
+        (*class as u8, *tid_new, *user_ack, data).hash(&mut h);
+    }
+    h.finish()
 }
 
 #[cfg(test)]
@@ -805,43 +984,90 @@ mod tests {
         WapService::with_limits(WspMode::Connection, Timers::default(), limits)
     }
 
+    /// A class 2 Connect from `peer` with TID `tid` at `t` ms, whose ConnectReply is
+    /// never acknowledged.
+    fn unacknowledged_connect(svc: &mut WapService, peer: SocketAddr, tid: u16, t: u64) {
+        let (_, out) = Initiator::start(
+            Tid::new(tid),
+            TransactionClass::Two,
+            connect_pdu(),
+            Timers::default(),
+            at(t),
+        )
+        .unwrap();
+        svc.on_datagram(peer, &out.send[0], at(t));
+    }
+
     #[test]
     fn a_full_transaction_table_evicts_the_least_recently_active() {
         let limits = ServiceLimits {
             max_transactions: 2,
+            max_sessions: 2,
+            ..ServiceLimits::default()
+        };
+        let mut svc = WapService::with_limits(WspMode::Connection, Timers::default(), limits);
+        // Three clients' Connects whose ConnectReplies are never acknowledged: each
+        // transaction waits for its Ack, and the third pushes the first out. (Three
+        // Connects from one client would not: each ends the client's earlier session and
+        // its transactions.)
+        let peers: Vec<SocketAddr> = (1..=3u8)
+            .map(|i| SocketAddr::from(([127, 0, 0, i], 4000)))
+            .collect();
+        for (tid, peer) in (1..).zip(&peers) {
+            unacknowledged_connect(&mut svc, *peer, tid, u64::from(tid));
+        }
+        let stats = svc.stats();
+        assert_eq!((stats.transactions, stats.transactions_evicted), (2, 1));
+        assert!(svc.running(peers[0], Tid::new(1)).is_none());
+        assert!(svc.invokes.get(&(peers[0], Tid::new(1))).is_none());
+        // Two sessions held at most: the third Connect's pushed the first out.
+        assert_eq!((stats.sessions, stats.sessions_opened), (2, 3));
+        assert_eq!(stats.sessions_evicted, 1);
+        let other: SocketAddr = "127.0.0.9:4000".parse().unwrap();
+        unacknowledged_connect(&mut svc, other, 9, 9);
+        let stats = svc.stats();
+        assert_eq!(stats.sessions_evicted, 2);
+        assert_eq!((stats.transactions, stats.transactions_evicted), (2, 2));
+    }
+
+    #[test]
+    fn an_evicted_session_ends_its_transactions() {
+        let limits = ServiceLimits {
             max_sessions: 1,
             ..ServiceLimits::default()
         };
         let mut svc = WapService::with_limits(WspMode::Connection, Timers::default(), limits);
-        let peer: SocketAddr = "127.0.0.1:4000".parse().unwrap();
-        // Three Connects whose ConnectReplies are never acknowledged: each transaction
-        // waits for its Ack, and the third pushes the first out.
-        for tid in 1..=3 {
-            let (_, out) = Initiator::start(
-                Tid::new(tid),
-                TransactionClass::Two,
-                connect_pdu(),
-                Timers::default(),
-                at(u64::from(tid)),
-            )
-            .unwrap();
-            svc.on_datagram(peer, &out.send[0], at(u64::from(tid)));
-        }
-        let stats = svc.stats();
-        assert_eq!((stats.transactions, stats.transactions_evicted), (2, 1));
-        // One session per address, at most one held: the last Connect's.
-        assert_eq!((stats.sessions, stats.sessions_opened), (1, 3));
-        let other: SocketAddr = "127.0.0.2:4000".parse().unwrap();
+        let first: SocketAddr = "127.0.0.1:4000".parse().unwrap();
+        let second: SocketAddr = "127.0.0.2:4000".parse().unwrap();
+        unacknowledged_connect(&mut svc, first, 1, 1);
+        assert_eq!(svc.transactions(), 1);
         let (_, out) = Initiator::start(
-            Tid::new(9),
+            Tid::new(2),
             TransactionClass::Two,
             connect_pdu(),
             Timers::default(),
-            at(9),
+            at(2),
         )
         .unwrap();
-        svc.on_datagram(other, &out.send[0], at(9));
-        assert_eq!(svc.stats().sessions_evicted, 1);
+        let actions = svc.on_datagram(second, &out.send[0], at(2));
+        // The first client's ConnectReply is no longer retransmitted: its transaction is
+        // aborted with DISCONNECT, as a Disconnect would have.
+        let aborts: Vec<wtp::Pdu> = actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send { to, bytes } if *to == first => wtp::Pdu::decode(bytes).ok(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(aborts.len(), 1);
+        assert!(matches!(
+            aborts[0].body,
+            wtp::Body::Abort(wtp::AbortReason::User(r)) if r == wsp::AbortReason::Disconnect as u8
+        ));
+        let stats = svc.stats();
+        assert_eq!((stats.sessions, stats.sessions_evicted), (1, 1));
+        assert_eq!((stats.transactions, stats.transactions_aborted), (1, 1));
+        assert!(svc.running(first, Tid::new(1)).is_none());
     }
 
     #[test]
