@@ -1019,7 +1019,7 @@ mod tests {
         let stats = svc.stats();
         assert_eq!((stats.transactions, stats.transactions_evicted), (2, 1));
         assert!(svc.running(peers[0], Tid::new(1)).is_none());
-        assert!(svc.invokes.get(&(peers[0], Tid::new(1))).is_none());
+        assert!(!svc.invokes.contains_key(&(peers[0], Tid::new(1))));
         // Two sessions held at most: the third Connect's pushed the first out.
         assert_eq!((stats.sessions, stats.sessions_opened), (2, 3));
         assert_eq!(stats.sessions_evicted, 1);
@@ -1028,6 +1028,36 @@ mod tests {
         let stats = svc.stats();
         assert_eq!(stats.sessions_evicted, 2);
         assert_eq!((stats.transactions, stats.transactions_evicted), (2, 2));
+    }
+
+    #[test]
+    fn evicted_transactions_leave_no_live_timer_and_the_heap_stays_bounded() {
+        let limits = ServiceLimits {
+            max_transactions: 2,
+            max_sessions: 2,
+            ..ServiceLimits::default()
+        };
+        let mut svc = WapService::with_limits(WspMode::Connection, Timers::default(), limits);
+        let peers: Vec<SocketAddr> = (0..500u16)
+            .map(|i| SocketAddr::from(([127, 0, 1, (i % 250) as u8], 4000 + i / 250)))
+            .collect();
+        for (tid, peer) in (1..).zip(&peers) {
+            unacknowledged_connect(&mut svc, *peer, tid, u64::from(tid));
+        }
+        assert_eq!(svc.transactions(), 2);
+        assert!(svc.timers_due.len() <= 2 * 2 + 64 + 1);
+        assert_eq!((svc.serials.len(), svc.invokes.len()), (2, 2));
+        // The retry timer R: only the two live transactions retransmit their replies.
+        let later = at(Timers::default().retry_interval_ns / 1_000_000 + 1_000);
+        let sent: Vec<SocketAddr> = svc
+            .on_timeout(later)
+            .iter()
+            .filter_map(|a| match a {
+                Action::Send { to, .. } => Some(*to),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(sent, vec![peers[498], peers[499]]);
     }
 
     #[test]
