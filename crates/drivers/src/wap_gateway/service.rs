@@ -350,6 +350,19 @@ impl WapService {
         }
     }
 
+    /// Drops, without an Abort, those of an evicted session's transactions still running
+    /// (counted as evicted). The eviction is caused by another address's Connect, and
+    /// the port answers only a datagram's source (docs/security.md); dropped, they no
+    /// longer retransmit a Result into that client's next session either.
+    fn drop_transactions(&mut self, peer: SocketAddr, transactions: Vec<(Tid, u64)>) {
+        for (tid, serial) in transactions {
+            if self.serials.get(&(peer, tid)) == Some(&serial) {
+                self.forget(peer, tid);
+                self.stats.transactions_evicted += 1;
+            }
+        }
+    }
+
     pub fn on_datagram(&mut self, peer: SocketAddr, bytes: &[u8], now: Now) -> Vec<Action> {
         match self.mode {
             WspMode::Connectionless => self.connectionless(peer, bytes),
@@ -658,10 +671,11 @@ impl WapService {
     ) {
         if !self.sessions.contains(&peer) {
             let max = self.limits.max_per_client;
-            // An evicted session ends like a disconnected one, with its transactions.
+            // An evicted session's transactions end with it, silently (see
+            // `drop_transactions`).
             if let Some(key) = oldest_of_client(&self.sessions, peer.ip(), max, SocketAddr::ip) {
                 if let Some(evicted) = self.sessions.pop(&key) {
-                    self.end_transactions(key, evicted.transactions, actions);
+                    self.drop_transactions(key, evicted.transactions);
                 }
                 self.stats.sessions_evicted += 1;
             }
@@ -669,7 +683,7 @@ impl WapService {
                 let Some((key, evicted)) = self.sessions.pop_lru() else {
                     break;
                 };
-                self.end_transactions(key, evicted.transactions, actions);
+                self.drop_transactions(key, evicted.transactions);
                 self.stats.sessions_evicted += 1;
             }
         }
@@ -1061,7 +1075,7 @@ mod tests {
     }
 
     #[test]
-    fn an_evicted_session_ends_its_transactions() {
+    fn an_evicted_session_ends_its_transactions_without_a_datagram_to_it() {
         let limits = ServiceLimits {
             max_sessions: 1,
             ..ServiceLimits::default()
@@ -1079,25 +1093,26 @@ mod tests {
             at(2),
         )
         .unwrap();
+        let to = |actions: &[Action]| -> Vec<SocketAddr> {
+            actions
+                .iter()
+                .filter_map(|a| match a {
+                    Action::Send { to, .. } => Some(*to),
+                    _ => None,
+                })
+                .collect()
+        };
+        // Only the second client is answered: the first's transaction is dropped, not
+        // aborted toward it.
         let actions = svc.on_datagram(second, &out.send[0], at(2));
-        // The first client's ConnectReply is no longer retransmitted: its transaction is
-        // aborted with DISCONNECT, as a Disconnect would have.
-        let aborts: Vec<wtp::Pdu> = actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::Send { to, bytes } if *to == first => wtp::Pdu::decode(bytes).ok(),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(aborts.len(), 1);
-        assert!(matches!(
-            aborts[0].body,
-            wtp::Body::Abort(wtp::AbortReason::User(r)) if r == wsp::AbortReason::Disconnect as u8
-        ));
+        assert_eq!(to(&actions), vec![second]);
         let stats = svc.stats();
         assert_eq!((stats.sessions, stats.sessions_evicted), (1, 1));
-        assert_eq!((stats.transactions, stats.transactions_aborted), (1, 1));
+        assert_eq!((stats.transactions, stats.transactions_evicted), (1, 1));
         assert!(svc.running(first, Tid::new(1)).is_none());
+        // Its ConnectReply is not retransmitted (timer R) into a later session.
+        let later = at(Timers::default().retry_interval_ns / 1_000_000 + 1_000);
+        assert_eq!(to(&svc.on_timeout(later)), vec![second]);
     }
 
     #[test]
