@@ -1000,7 +1000,12 @@ mod tests {
 
     /// A class 2 Connect from `peer` with TID `tid` at `t` ms, whose ConnectReply is
     /// never acknowledged.
-    fn unacknowledged_connect(svc: &mut WapService, peer: SocketAddr, tid: u16, t: u64) {
+    fn unacknowledged_connect(
+        svc: &mut WapService,
+        peer: SocketAddr,
+        tid: u16,
+        t: u64,
+    ) -> Vec<Action> {
         let (_, out) = Initiator::start(
             Tid::new(tid),
             TransactionClass::Two,
@@ -1009,17 +1014,22 @@ mod tests {
             at(t),
         )
         .unwrap();
-        svc.on_datagram(peer, &out.send[0], at(t));
+        svc.on_datagram(peer, &out.send[0], at(t))
+    }
+
+    /// A connection-mode service whose tables hold `transactions` and `sessions`.
+    fn small_tables(transactions: usize, sessions: usize) -> WapService {
+        let limits = ServiceLimits {
+            max_transactions: transactions,
+            max_sessions: sessions,
+            ..ServiceLimits::default()
+        };
+        WapService::with_limits(WspMode::Connection, Timers::default(), limits)
     }
 
     #[test]
     fn a_full_transaction_table_evicts_the_least_recently_active() {
-        let limits = ServiceLimits {
-            max_transactions: 2,
-            max_sessions: 2,
-            ..ServiceLimits::default()
-        };
-        let mut svc = WapService::with_limits(WspMode::Connection, Timers::default(), limits);
+        let mut svc = small_tables(2, 2);
         // Three clients' Connects whose ConnectReplies are never acknowledged: each
         // transaction waits for its Ack, and the third pushes the first out. (Three
         // Connects from one client would not: each ends the client's earlier session and
@@ -1046,12 +1056,7 @@ mod tests {
 
     #[test]
     fn evicted_transactions_leave_no_live_timer_and_the_heap_stays_bounded() {
-        let limits = ServiceLimits {
-            max_transactions: 2,
-            max_sessions: 2,
-            ..ServiceLimits::default()
-        };
-        let mut svc = WapService::with_limits(WspMode::Connection, Timers::default(), limits);
+        let mut svc = small_tables(2, 2);
         let peers: Vec<SocketAddr> = (0..500u16)
             .map(|i| SocketAddr::from(([127, 0, 1, (i % 250) as u8], 4000 + i / 250)))
             .collect();
@@ -1076,23 +1081,11 @@ mod tests {
 
     #[test]
     fn an_evicted_session_ends_its_transactions_without_a_datagram_to_it() {
-        let limits = ServiceLimits {
-            max_sessions: 1,
-            ..ServiceLimits::default()
-        };
-        let mut svc = WapService::with_limits(WspMode::Connection, Timers::default(), limits);
+        let mut svc = small_tables(ServiceLimits::default().max_transactions, 1);
         let first: SocketAddr = "127.0.0.1:4000".parse().unwrap();
         let second: SocketAddr = "127.0.0.2:4000".parse().unwrap();
         unacknowledged_connect(&mut svc, first, 1, 1);
         assert_eq!(svc.transactions(), 1);
-        let (_, out) = Initiator::start(
-            Tid::new(2),
-            TransactionClass::Two,
-            connect_pdu(),
-            Timers::default(),
-            at(2),
-        )
-        .unwrap();
         let to = |actions: &[Action]| -> Vec<SocketAddr> {
             actions
                 .iter()
@@ -1104,7 +1097,7 @@ mod tests {
         };
         // Only the second client is answered: the first's transaction is dropped, not
         // aborted toward it.
-        let actions = svc.on_datagram(second, &out.send[0], at(2));
+        let actions = unacknowledged_connect(&mut svc, second, 2, 2);
         assert_eq!(to(&actions), vec![second]);
         let stats = svc.stats();
         assert_eq!((stats.sessions, stats.sessions_evicted), (1, 1));
