@@ -44,6 +44,9 @@ command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 # The report's browser test (crates/report/tests/browser.rs): headless Chromium.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# scripts/bench-wap-kannel.sh times the origin alone with curl (and captures with tshark's
+# dumpcap).
+command -v curl >/dev/null 2>&1 || need+=(curl)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}" >&2
   SUDO=""

@@ -20,6 +20,15 @@
 # records (scripts/soak_hostile.py); flood: `wtlsperf flood` at 100 ClientHellos/s.
 # Everything on 127.0.0.1, every loop bounded by the end time, every process stopped by
 # pid. The gateways forget idle peers and unfinished handshakes after 5 s. --out keeps the samples (samples-TARGET.csv) there.
+#
+# Third, the WAP gateway (`gateway --wap` on 127.0.38.1, ports 9200-9203, an HTTP origin
+# of python's http.server): legitimate Gets in turn on 9201 (connection mode), 9200
+# (connectionless, from the address 9201 proved) and 9203 (connection mode over WTLS),
+# each a `wtlsperf client` of at most 10 s, every one of which must answer 200; hostile
+# WTP/WSP datagrams toward all four ports at 50/s (scripts/soak_wap.py: random bytes,
+# PDUs cut short, absurd TIDs and SAR counts, forged sources); and, at the end, 400
+# connectionless Gets of a 20 KB deck from eight forged sources, which must draw at most
+# twice the bytes they sent. The same RSS and occupancy rules apply to it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=600
@@ -30,7 +39,7 @@ while [ $# -gt 0 ]; do
     --seconds) seconds="$2"; shift 2 ;;
     --max-loss) max_loss="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n 2,24p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,33p "$0"; exit 0 ;;
     [0-9]*) seconds=$(( $1 * 60 )); shift ;;
     *) echo "soak: unknown option $1 (--help)" >&2; exit 2 ;;
   esac
@@ -138,6 +147,57 @@ soak_target() {
   return 0
 }
 
+# Legitimate WSP Gets against the WAP gateway at $1 (its address) until $2: each a
+# `wtlsperf client` run of at most 10 s; the tally goes to load-wap.json.
+wap_legit_loop() {
+  local ip=$1 end=$2 dir=$3 url=$4 started=0 failed=0 n=0 out
+  while [ "$(date +%s)" -lt $((end - 2)) ]; do
+    local args
+    case $((n % 3)) in
+      0) args=(--connect "$ip:9201" --no-wtls --wsp-mode connection) ;;
+      1) args=(--connect "$ip:9200" --no-wtls --wsp-mode connectionless) ;;
+      *) args=(--connect "$ip:9203" --pki "$dir/../single/pki" --case 160p/160p --wsp-mode connection) ;;
+    esac
+    started=$((started + 1))
+    out=$(timeout 10 "$FLEET_BIN" client "${args[@]}" --wsp-get "$url" 2>>"$dir/wap-client.err" || true)
+    case "$out" in *"status 200"*) ;; *) failed=$((failed + 1)); echo "$n ${args[*]}: $out" >>"$dir/wap-client.err" ;; esac
+    n=$((n + 1))
+    printf '{"started": %d, "failed": %d}\n' "$started" "$failed" >"$dir/load-wap.json"
+    sleep 0.2
+  done
+}
+
+# The WAP gateway: legitimate Gets, hostile datagrams, then the reflection check.
+soak_wap() {
+  local dir="$work/wap" ip=127.0.38.1 port
+  mkdir -p "$dir/www"
+  python3 scripts/soak_wap.py decks "$dir/www"
+  port=$(fleet_free_port tcp)
+  python3 -m http.server "$port" --bind 127.0.0.1 -d "$dir/www" >"$dir/origin.log" 2>&1 &
+  FLEET_PIDS+=("$!")
+  "$FLEET_BIN" gateway --wap --listen "$ip:9200" --pki "$work/single/pki" \
+    --stats-file "$dir/node0.stats.jsonl" --stats-every-s "$every" --access-log "$dir/access.log" \
+    >"$dir/node0.out" 2>"$dir/node0.err" &
+  FLEET_PIDS+=("$!")
+  fleet_wait_for "grep -q 'connection-mode WSP over WTLS' '$dir/node0.err'" 300 ||
+    { echo "soak: the WAP gateway did not start (log: $dir/node0.err)" >&2; return 1; }
+  local end=$(( $(date +%s) + seconds ))
+  echo "soak: wap at $ip:9200-9203 for $seconds s, samples every $every s" >&2
+  wap_legit_loop "$ip" "$end" "$dir" "http://127.0.0.1:$port/deck2k.wml" & pids+=("$!")
+  python3 scripts/soak_wap.py hostile "$ip" 9200 50 "$seconds" >"$dir/hostile.log" 2>&1 & pids+=("$!")
+  monitor "$dir" "$end" & pids+=("$!")
+  local p
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  pids=()
+  python3 scripts/soak_wap.py reflect "$ip:9200" "http://127.0.0.1:$port/deck20k.wml" 400 \
+    --sources 127.4.0 >"$dir/reflection.json"
+  echo "soak: wap reflection $(cat "$dir/reflection.json")" >&2
+  fleet_stop
+  [ -n "$out" ] && cp "$dir/node0.stats.jsonl" "$out/wap-node0.stats.jsonl"
+  return 0
+}
+
 soak_target single
 soak_target fleet
-python3 scripts/soak_report.py verdict "$work/single" "$work/fleet" --max-loss "$max_loss"
+soak_wap
+python3 scripts/soak_report.py verdict "$work/single" "$work/fleet" "$work/wap" --max-loss "$max_loss"

@@ -25,29 +25,44 @@ def datagram(rng):
     return b""
 
 
-def main(argv):
-    host, port = argv[1].rsplit(":", 1)
-    rate, seconds = float(argv[2]), float(argv[3])
-    rng = random.Random(7)
+def forged_sockets(prefix):
+    """Sixteen sockets on forged-looking loopback sources PREFIX.i.(2+i) (127.0.0.1 where
+    such an address cannot be bound)."""
     socks = []
     for i in range(16):
         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         try:
-            s.bind((f"127.2.{i}.{2 + i}", 0))
+            s.bind((f"{prefix}.{i}.{2 + i}", 0))
         except OSError:
             s.bind(("127.0.0.1", 0))
         socks.append(s)
+    return socks
+
+
+def send_paced(socks, rate, seconds, make, rng):
+    """Sends make(rng) -> (datagram, (host, port)) from a random socket of `socks` at
+    `rate` per second for `seconds`; returns how many were sent."""
     end = time.monotonic() + seconds
     sent = 0
     next_at = time.monotonic()
     while time.monotonic() < end:
+        datagram, to = make(rng)
         try:
-            rng.choice(socks).sendto(datagram(rng), (host, int(port)))
+            rng.choice(socks).sendto(datagram, to)
             sent += 1
         except OSError:
             pass
         next_at += 1.0 / rate
         time.sleep(max(0.0, next_at - time.monotonic()))
+    return sent
+
+
+def main(argv):
+    host, port = argv[1].rsplit(":", 1)
+    rate, seconds = float(argv[2]), float(argv[3])
+    rng = random.Random(7)
+    socks = forged_sockets("127.2")
+    sent = send_paced(socks, rate, seconds, lambda r: (datagram(r), (host, int(port))), rng)
     print(f"sent {sent}")
 
 

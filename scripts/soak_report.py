@@ -6,7 +6,9 @@
       per gateway: samples, RSS and occupancy at the start, in the middle third (max)
       and in the last third (mean), and whether either grew without bound (the rule is
       in soak.sh); the legitimate handshakes (load-*.json, flood-*.json) started and
-      failed. Exits 1 when a rule fails.
+      failed. A WAP gateway's directory (its samples have `ports`) counts its WSP Gets
+      (load-wap.json) instead, must have stopped cleanly (a shutdown sample), and its
+      reflection.json must show at most 2x. Exits 1 when a rule fails.
 """
 
 import glob
@@ -32,12 +34,31 @@ def samples(path):
     return out
 
 
+def live_wap(directory, path, x):
+    ports = " ".join(
+        f"{p['port']}:req={p['service']['requests']},tx={p['service']['transactions']},"
+        f"sess={p['service']['sessions']},sar={p['service']['reassemblies']}"
+        for p in x["ports"]
+    )
+    r = x["reflection"]
+    print(
+        f"{os.path.basename(directory):>6} {os.path.basename(path).split('.')[0]:>5}"
+        f" t={x['t_s']:6.0f}s rss={x['rss_bytes'] / MIB:6.1f}MiB"
+        f" occupancy={x['occupancy']:.4f} {ports} refused_pages={r['refused_pages']}"
+        f" withheld={r['withheld']} proofs={r['proofs']}",
+        flush=True,
+    )
+
+
 def live(directory):
     for path in sorted(glob.glob(os.path.join(directory, "node*.stats.jsonl"))):
         s = samples(path)
         if not s:
             continue
         x = s[-1]
+        if "ports" in x:
+            live_wap(directory, path, x)
+            continue
         done = sum(x["handshakes_completed"].values())
         print(
             f"{os.path.basename(directory):>6} {os.path.basename(path).split('.')[0]:>5}"
@@ -83,6 +104,27 @@ def legit(directory):
     return started, failed
 
 
+def wap_checks(directory, name):
+    """A WAP gateway's own rules: it stopped cleanly, and the reflection stayed <= 2x."""
+    path = os.path.join(directory, "reflection.json")
+    if not os.path.exists(path):
+        return []
+    bad = []
+    stats = os.path.join(directory, "node0.stats.jsonl")
+    with open(stats) as f:
+        if not any('"shutdown":true' in line for line in f):
+            bad.append(f"{name}: the WAP gateway did not stop cleanly (no shutdown sample)")
+    try:
+        r = json.load(open(path))
+        print(f"{name:>6} reflection: {r['bytes_received']} B back for {r['bytes_sent']} B"
+              f" sent ({r['factor']}x)")
+        if r["bytes_received"] > 2 * r["bytes_sent"]:
+            bad.append(f"{name}: reflection {r['factor']}x (> 2x)")
+    except (OSError, json.JSONDecodeError, KeyError) as e:
+        bad.append(f"{name}: no reflection measurement ({e})")
+    return bad
+
+
 def verdict(directories, max_loss):
     bad = []
     print(
@@ -109,9 +151,11 @@ def verdict(directories, max_loss):
                 bad.append(f"{name} {node}: RSS grows ({rp / MIB:.1f} -> {rm / MIB:.1f} MiB)")
             if obad:
                 bad.append(f"{name} {node}: occupancy grows ({op:.4f} -> {om:.4f})")
+        bad.extend(wap_checks(d, name))
         started, failed = legit(d)
         loss = failed / started if started else 1.0
-        print(f"{name:>6} legitimate handshakes: {started} started, {failed} failed ({loss:.4f})")
+        what = "WSP Gets" if os.path.exists(os.path.join(d, "load-wap.json")) else "handshakes"
+        print(f"{name:>6} legitimate {what}: {started} started, {failed} failed ({loss:.4f})")
         if started == 0:
             bad.append(f"{name}: no legitimate handshake ran")
         elif loss > max_loss:

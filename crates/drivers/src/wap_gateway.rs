@@ -4,38 +4,109 @@
 //! named in the URL ([`origin`]); WML comes back compiled when the client accepts WMLC;
 //! an origin that fails answers 502, one that is too slow 504.
 //!
-//! Each port is one thread with a blocking socket; origin requests run on their own
-//! threads (bounded in number) and come back through a channel, so a slow origin never
-//! stalls a port (connection mode sends WTP's hold-on Ack meanwhile). The protocol state
+//! Each port is one thread waiting in `mio` on its socket and on a waker; origin requests
+//! run on their own threads (bounded in number) and come back through a channel, whose
+//! sender wakes the port at once, so a slow origin never stalls a port (connection mode
+//! sends WTP's hold-on Ack meanwhile) and a fast one is answered without waiting for a
+//! poll interval. The protocol state
 //! is the sans-IO [`service::WapService`]; WTLS is the engine's endpoint. Without
 //! `--wap` the gateway stays the echo server of the load tests.
+//!
+//! Hardening ([`WapLimits`], docs/security.md): bounded tables and SAR in the service;
+//! on the unsecured ports the [`reflection`] bound (at most twice the bytes received
+//! toward an address until it proves it reads our answers; a page that does not fit is
+//! answered with a small 403); the secure ports share one WTLS response limiter; origin
+//! time-outs for the connect and each read; a page limit (502 over it). For operators:
+//! the [`access_log`], the [`deck_cache`], per-port statistics in `--stats-file`, and
+//! SIGHUP to reopen the log.
 
+pub mod access_log;
+mod command;
+pub mod deck_cache;
+mod fetch;
 pub mod lab_origin;
 pub mod origin;
+mod port_timers;
+pub mod reflection;
 pub mod service;
 
-use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::collections::VecDeque;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Context};
-use wtls::endpoint::{Endpoint, EndpointConfig, EndpointEvent, Handled};
+use anyhow::Context;
+use mio::net::UdpSocket;
+use mio::{Events, Interest, Poll, Token, Waker};
+use wtls::endpoint::{Endpoint, EndpointConfig, EndpointEvent, Handled, ResponseLimiter};
 use wtls::handshake::ServerConfig;
 use wtlsperf_wap::wsp;
 use wtlsperf_wap::wtp::{self, Timers};
 
 use crate::setup;
 use crate::wap_client::WspMode;
-use origin::{Origin, OriginRequest};
-use service::{Action, ReplyTo, ServiceStats, WapService};
+use access_log::AccessLog;
+use deck_cache::{CacheStats, DeckCache, DeckKey, Freshness};
+use fetch::Fetch;
+use origin::{Origin, OriginAnswer, OriginFailure, OriginRequest, OriginTimeouts};
+use reflection::{Allowance, ReflectionGuard, ReflectionLimit, ReflectionStats};
+use service::{Action, ReplyTo, ServiceLimits, ServiceStats, WapService};
 
-/// Most origin requests in flight per port; beyond them a request is answered 503.
-const MAX_IN_FLIGHT: usize = 64;
-/// Longest a port sleeps between looks at its timers and the origin's answers.
-const POLL: Duration = Duration::from_millis(10);
+pub use command::{open_roles, run};
+pub use port_timers::{port_timers, PortSetting};
+
+/// The gateway's bounds, beyond the WTLS endpoint's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WapLimits {
+    pub service: ServiceLimits,
+    pub reflection: ReflectionLimit,
+    /// Largest Reply body (after WML compilation); a larger page is answered 502.
+    pub max_page_bytes: usize,
+    /// Largest origin body read; a larger one is answered 502.
+    pub origin_max_body: u64,
+    /// Origin time-outs for the TCP connect and for each read of the answer (the whole
+    /// call has `WapGatewayConfig::origin_timeout`).
+    pub origin_connect_timeout: Duration,
+    pub origin_read_timeout: Duration,
+    /// Origin requests in flight per port; beyond them a request waits its turn (at most
+    /// [`MAX_WAITING`] wait), then is answered 503.
+    pub max_in_flight: usize,
+    /// Bytes of compiled decks cached (0: no cache).
+    pub cache_bytes: usize,
+}
+
+impl Default for WapLimits {
+    fn default() -> Self {
+        WapLimits {
+            service: ServiceLimits::default(),
+            reflection: ReflectionLimit::default(),
+            max_page_bytes: 60_000,
+            origin_max_body: origin::MAX_BODY,
+            origin_connect_timeout: Duration::from_secs(5),
+            origin_read_timeout: Duration::from_secs(10),
+            max_in_flight: 64,
+            cache_bytes: 4 << 20,
+        }
+    }
+}
+
+/// Most requests waiting for a turn per port; beyond them a request is answered 503. A
+/// burst of clients (fakewap's 128 threads each with a Get out) waits a few milliseconds
+/// here instead of being refused.
+pub const MAX_WAITING: usize = 1024;
+/// Longest a port sleeps without a datagram, an origin's answer or a WTP timer: how
+/// often it looks at its stop flag and sweeps its WTLS endpoint's time-outs.
+const POLL: Duration = Duration::from_millis(50);
+/// The port's socket and the waker its origin threads use.
+const SOCKET: Token = Token(0);
+const WAKE: Token = Token(1);
+/// The kernel's queue for one port: a burst of clients (each Ack, Disconnect and next
+/// Connect back to back) must queue there, not be dropped (capped by net.core.rmem_max).
+const RECV_BUFFER: usize = 4 << 20;
 
 /// The ports `wtlsperf gateway --wap` serves, and how long it waits for the origin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +117,16 @@ pub struct WapPorts {
     pub wap_base_port: u16,
     /// Time allowed for the origin's whole answer before 504.
     pub origin_timeout_ms: u64,
+    pub limits: WapLimits,
+    /// `--access-log`: one line per request answered.
+    pub access_log: Option<PathBuf>,
+    /// `--stats-file` and its interval.
+    pub stats_file: Option<(PathBuf, Duration)>,
+    /// WTP's retry interval R, acknowledgement interval A and retransmission limit
+    /// RCR_MAX, for both connection-mode ports or one.
+    pub wtp_retry_ms: Vec<PortSetting>,
+    pub wtp_ack_ms: Vec<PortSetting>,
+    pub wtp_max_retransmissions: Vec<PortSetting>,
 }
 
 /// One of the four ports.
@@ -100,10 +181,25 @@ pub struct WapGatewayConfig {
     /// The WTLS server of the secure ports.
     pub server: Arc<ServerConfig>,
     pub origin_timeout: Duration,
+    /// WTP's timers on every connection-mode port not in `port_timers`.
     pub timers: Timers,
+    pub limits: WapLimits,
+    /// Where every port logs the requests it answers.
+    pub access_log: Option<Arc<Mutex<AccessLog>>>,
+    /// Those of single ports, by role offset (from [`port_timers`]).
+    pub port_timers: Vec<(u16, Timers)>,
 }
 
-/// What one port did, for the stop report.
+impl WapGatewayConfig {
+    fn timers_for(&self, role: PortRole) -> Timers {
+        self.port_timers
+            .iter()
+            .find(|(o, _)| *o == role.offset)
+            .map_or(self.timers, |(_, t)| *t)
+    }
+}
+
+/// What one port did, for the stop report and the statistics file.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct PortReport {
     pub port: u16,
@@ -111,6 +207,22 @@ pub struct PortReport {
     pub service: ServiceStats,
     pub origin_failures: u64,
     pub busy_refusals: u64,
+    /// Pages over `--wap-max-page-bytes`, answered 502.
+    pub pages_over_limit: u64,
+    /// Answers served from the deck cache (fresh, or revalidated by a 304).
+    pub cache_answers: u64,
+    pub datagrams_received: u64,
+    pub bytes_received: u64,
+    pub datagrams_sent: u64,
+    pub bytes_sent: u64,
+}
+
+/// The whole gateway's counters: each port's, and those the ports share.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct WapStats {
+    pub ports: Vec<PortReport>,
+    pub reflection: ReflectionStats,
+    pub deck_cache: CacheStats,
 }
 
 /// What one job of a port was: a datagram of a WTLS handshake, a datagram carrying WSP or
@@ -144,29 +256,66 @@ impl WapJob {
 /// Most jobs a port keeps for [`WapGateway::take_jobs`].
 const MAX_JOBS: usize = 200_000;
 
-/// An origin's answer on its way back to the port.
+/// An origin's answer on its way back to the port, with the deck-cache key it is kept
+/// under.
 type Answer = (
     ReplyTo,
     OriginRequest,
-    Result<origin::OriginAnswer, origin::OriginFailure>,
+    Option<DeckKey>,
+    Result<OriginAnswer, OriginFailure>,
 );
+
+/// What the ports of one gateway share.
+#[derive(Clone)]
+struct Shared {
+    guard: Arc<ReflectionGuard>,
+    cache: Arc<Mutex<DeckCache>>,
+    /// The secure ports' WTLS response limiter: one budget per address for both.
+    wtls_limiter: Arc<ResponseLimiter>,
+    access_log: Option<Arc<Mutex<AccessLog>>>,
+}
 
 /// Running ports; dropping it stops them.
 pub struct WapGateway {
     stop: Arc<AtomicBool>,
     jobs: Arc<Mutex<Vec<WapJob>>>,
     threads: Vec<JoinHandle<PortReport>>,
+    reports: Vec<Arc<Mutex<PortReport>>>,
+    shared: Shared,
     pub addrs: Vec<(PortRole, SocketAddr)>,
 }
 
 impl WapGateway {
-    /// Stops every port and returns their reports.
-    pub fn shutdown(mut self) -> Vec<PortReport> {
+    /// Stops every port and returns the gateway's counters.
+    pub fn shutdown(mut self) -> WapStats {
         self.stop.store(true, Ordering::SeqCst);
-        self.threads
+        let ports = self
+            .threads
             .drain(..)
             .filter_map(|t| t.join().ok())
-            .collect()
+            .collect();
+        WapStats {
+            ports,
+            ..self.stats()
+        }
+    }
+
+    /// The counters now (each port publishes its own every [`PUBLISH`]).
+    pub fn stats(&self) -> WapStats {
+        WapStats {
+            ports: self
+                .reports
+                .iter()
+                .filter_map(|r| r.lock().ok().map(|r| r.clone()))
+                .collect(),
+            reflection: self.shared.guard.stats(),
+            deck_cache: self
+                .shared
+                .cache
+                .lock()
+                .map(|c| c.stats())
+                .unwrap_or_default(),
+        }
     }
 
     /// The jobs every port has recorded since the last call.
@@ -199,7 +348,18 @@ impl Drop for WapGateway {
 pub fn spawn(cfg: WapGatewayConfig) -> anyhow::Result<WapGateway> {
     let stop = Arc::new(AtomicBool::new(false));
     let jobs = Arc::new(Mutex::new(Vec::new()));
+    let wtls = EndpointConfig::default();
+    let shared = Shared {
+        guard: Arc::new(ReflectionGuard::new(cfg.limits.reflection)),
+        cache: Arc::new(Mutex::new(DeckCache::new(cfg.limits.cache_bytes))),
+        wtls_limiter: Arc::new(ResponseLimiter::new(
+            wtls.response_limit,
+            wtls.idle_timeout_ns,
+        )),
+        access_log: cfg.access_log.clone(),
+    };
     let mut threads = Vec::new();
+    let mut reports = Vec::new();
     let mut addrs = Vec::new();
     for role in &cfg.roles {
         let port = if cfg.base_port == 0 {
@@ -208,12 +368,12 @@ pub fn spawn(cfg: WapGatewayConfig) -> anyhow::Result<WapGateway> {
             cfg.base_port + role.offset
         };
         let addr = SocketAddr::new(cfg.ip, port);
-        let socket = UdpSocket::bind(addr).with_context(|| {
+        let socket = bind(addr).with_context(|| {
             format!("binding the WAP port {addr} (--wap-off {port} leaves it closed)")
         })?;
-        socket.set_read_timeout(Some(POLL))?;
         addrs.push((*role, socket.local_addr()?));
-        let port_state = Port::new(*role, socket, &cfg, jobs.clone());
+        let port_state = Port::new(*role, socket, &cfg, &shared, jobs.clone())?;
+        reports.push(port_state.report.clone());
         let flag = stop.clone();
         threads.push(
             std::thread::Builder::new()
@@ -225,22 +385,49 @@ pub fn spawn(cfg: WapGatewayConfig) -> anyhow::Result<WapGateway> {
         stop,
         jobs,
         threads,
+        reports,
+        shared,
         addrs,
     })
 }
 
+/// How often a port copies its counters where [`WapGateway::stats`] reads them.
+const PUBLISH: Duration = Duration::from_millis(200);
+
+fn bind(addr: SocketAddr) -> anyhow::Result<UdpSocket> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    let _ = socket.set_recv_buffer_size(RECV_BUFFER);
+    socket.bind(&addr.into())?;
+    socket.set_nonblocking(true)?;
+    Ok(UdpSocket::from_std(socket.into()))
+}
+
 /// One port: its socket, its WTLS endpoint (secure ports), its WSP/WTP state.
 struct Port {
+    role: PortRole,
     socket: UdpSocket,
+    poll: Poll,
+    waker: Arc<Waker>,
     endpoint: Option<Endpoint>,
     handled: Handled,
     service: WapService,
     origin: Origin,
+    limits: WapLimits,
+    shared: Shared,
     answers_tx: Sender<Answer>,
     answers: Receiver<Answer>,
     jobs: Arc<Mutex<Vec<WapJob>>>,
     in_flight: Arc<AtomicUsize>,
+    /// Requests waiting for one of the `max_in_flight` turns, oldest first.
+    waiting: VecDeque<Fetch>,
+    /// This port's counters (the origin threads count failures in it too).
     report: Arc<Mutex<PortReport>>,
+    /// What the port thread counts alone, published with the service's counters.
+    own: PortReport,
+    /// WTP's segment size, to price a Result.
+    segment_size: usize,
+    published: Instant,
 }
 
 impl Port {
@@ -248,72 +435,246 @@ impl Port {
         role: PortRole,
         socket: UdpSocket,
         cfg: &WapGatewayConfig,
+        shared: &Shared,
         jobs: Arc<Mutex<Vec<WapJob>>>,
-    ) -> Port {
+    ) -> anyhow::Result<Port> {
         let (answers_tx, answers) = channel();
+        let mut socket = socket;
         let port = socket.local_addr().map_or(0, |a| a.port());
-        Port {
+        let limits = cfg.limits;
+        let timeouts = OriginTimeouts {
+            total: cfg.origin_timeout,
+            connect: limits.origin_connect_timeout.min(cfg.origin_timeout),
+            read: limits.origin_read_timeout.min(cfg.origin_timeout),
+        };
+        let report = PortReport {
+            port,
+            role: Some(role),
+            ..PortReport::default()
+        };
+        let poll = Poll::new()?;
+        poll.registry()
+            .register(&mut socket, SOCKET, Interest::READABLE)?;
+        let waker = Arc::new(Waker::new(poll.registry(), WAKE)?);
+        let timers = cfg.timers_for(role);
+        Ok(Port {
+            role,
             socket,
-            endpoint: role
-                .secure
-                .then(|| Endpoint::new(cfg.server.clone(), EndpointConfig::default())),
+            poll,
+            waker,
+            endpoint: role.secure.then(|| {
+                Endpoint::with_limiter(
+                    cfg.server.clone(),
+                    EndpointConfig::default(),
+                    shared.wtls_limiter.clone(),
+                )
+            }),
             handled: Handled::default(),
-            service: WapService::new(role.mode, cfg.timers),
-            origin: Origin::new(cfg.origin_timeout),
+            service: WapService::with_limits(role.mode, timers, limits.service),
+            origin: Origin::new(timeouts, limits.origin_max_body, limits.max_in_flight),
+            limits,
+            shared: shared.clone(),
             answers_tx,
             answers,
             jobs,
             in_flight: Arc::new(AtomicUsize::new(0)),
-            report: Arc::new(Mutex::new(PortReport {
-                port,
-                role: Some(role),
-                ..PortReport::default()
-            })),
-        }
+            waiting: VecDeque::new(),
+            report: Arc::new(Mutex::new(report.clone())),
+            own: report,
+            segment_size: timers.segment_size.max(1),
+            published: Instant::now(),
+        })
     }
 
     fn serve(mut self, stop: &AtomicBool) -> PortReport {
         let mut buf = vec![0u8; 65_535];
+        let mut events = Events::with_capacity(16);
+        let mut swept = Instant::now();
         while !stop.load(Ordering::SeqCst) {
             let wait = self.wait();
-            let _ = self.socket.set_read_timeout(Some(wait));
-            if let Ok((n, peer)) = self.socket.recv_from(&mut buf) {
-                let datagram = buf[..n].to_vec();
-                let start_ns = setup::now().mono_ns;
-                let kind = self.on_datagram(peer, &datagram);
-                self.record(kind, start_ns, n);
+            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    tracing::warn!(error = %e, "the WAP port's poll failed");
+                    std::thread::sleep(POLL);
+                }
             }
-            while let Ok((to, request, answer)) = self.answers.try_recv() {
-                let start_ns = setup::now().mono_ns;
-                let reply = origin::reply_for(&request, answer);
-                let bytes = match &reply {
-                    wsp::Pdu::Reply { body, .. } => body.len(),
-                    _ => 0,
-                };
-                let actions = self.service.on_reply(to, reply, wtp_now());
-                self.run(actions);
-                self.record(JobKind::Reply, start_ns, bytes);
-            }
+            self.receive_all(&mut buf);
+            self.answer_all();
+            self.start_waiting();
             let actions = self.service.on_timeout(wtp_now());
             self.run(actions);
-            if let Some(e) = &mut self.endpoint {
-                e.handle_timeout(setup::now().mono_ns);
+            if swept.elapsed() >= POLL {
+                swept = Instant::now();
+                if let Some(e) = &mut self.endpoint {
+                    e.handle_timeout(setup::now().mono_ns);
+                }
+            }
+            if self.published.elapsed() >= PUBLISH {
+                self.publish();
             }
         }
-        let mut report = self.report.lock().map(|r| r.clone()).unwrap_or_default();
-        report.service = self.service.stats.clone();
-        report
+        self.publish();
+        self.report.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// Copies the port thread's counters where the gateway reads them.
+    fn publish(&mut self) {
+        self.published = Instant::now();
+        if let Ok(mut r) = self.report.lock() {
+            r.service = self.service.stats();
+            r.pages_over_limit = self.own.pages_over_limit;
+            r.cache_answers = self.own.cache_answers;
+            r.datagrams_received = self.own.datagrams_received;
+            r.bytes_received = self.own.bytes_received;
+            r.datagrams_sent = self.own.datagrams_sent;
+            r.bytes_sent = self.own.bytes_sent;
+        }
+    }
+
+    /// The Reply for an origin's answer: compiled, held to the page limit, kept in the
+    /// deck cache when the origin allows it, or the cached deck a 304 confirmed.
+    fn reply_of(
+        &mut self,
+        request: &OriginRequest,
+        key: Option<DeckKey>,
+        answer: Result<OriginAnswer, OriginFailure>,
+    ) -> wsp::Pdu {
+        let now_ns = setup::now().mono_ns;
+        let Ok(answer) = answer else {
+            return origin::reply_for(request, answer);
+        };
+        if let (304, Some(key)) = (answer.status, &key) {
+            let cached = self.cache(|c| c.revalidated(key, &answer.cache, now_ns));
+            if let Some(reply) = cached.flatten() {
+                self.own.cache_answers += 1;
+                return reply;
+            }
+        }
+        let freshness = Freshness::of(&answer.cache);
+        let reply = origin::reply_for(request, Ok(answer));
+        let size = match &reply {
+            wsp::Pdu::Reply { body, .. } => body.len(),
+            _ => 0,
+        };
+        if size > self.limits.max_page_bytes {
+            self.own.pages_over_limit += 1;
+            return origin::plain(
+                502,
+                format!(
+                    "the page is {size} octets, over the gateway's limit of {}",
+                    self.limits.max_page_bytes
+                ),
+            );
+        }
+        if let Some(key) = key {
+            self.cache(|c| c.store(key, &reply, freshness, now_ns));
+        }
+        reply
+    }
+
+    fn cache<T>(&self, f: impl FnOnce(&mut DeckCache) -> T) -> Option<T> {
+        self.shared.cache.lock().ok().map(|mut c| f(&mut c))
+    }
+
+    /// Sends `reply` as the answer to `to` (within the reflection bound), logs it, and
+    /// says its body's size.
+    fn answer(&mut self, to: ReplyTo, request: &OriginRequest, reply: wsp::Pdu) -> usize {
+        let reply = self.within_reflection_bound(to, reply);
+        let (status, bytes) = match &reply {
+            wsp::Pdu::Reply { status, body, .. } => (status.http().unwrap_or(0), body.len()),
+            _ => (0, 0),
+        };
+        if let Some(log) = &self.shared.access_log {
+            let (peer, mode) = match to {
+                ReplyTo::Connectionless { peer, .. } => (peer, "WSP/CL"),
+                ReplyTo::Transaction { peer, .. } => (peer, "WSP/CO"),
+            };
+            let protocol = if self.role.secure {
+                format!("{mode} WTLS")
+            } else {
+                mode.to_string()
+            };
+            if let Ok(mut log) = log.lock() {
+                log.write(&access_log::Entry {
+                    client: peer,
+                    method: request.method,
+                    uri: &request.uri,
+                    protocol: &protocol,
+                    status,
+                    bytes,
+                });
+            }
+        }
+        let actions = self.service.on_reply(to, reply, wtp_now());
+        self.run(actions);
+        bytes
+    }
+
+    /// On an unsecured port, a Reply too large for what an unproven address may still
+    /// receive becomes a 403 that fits (its text only if that fits too).
+    fn within_reflection_bound(&self, to: ReplyTo, reply: wsp::Pdu) -> wsp::Pdu {
+        if self.endpoint.is_some() {
+            return reply; // a WTLS peer proved its address by its handshake
+        }
+        let segment = self.segment_size;
+        let (ReplyTo::Connectionless { peer, .. } | ReplyTo::Transaction { peer, .. }) = to;
+        let size = wire_size(to, &reply, segment);
+        let allowance = self.shared.guard.allowance(peer.ip(), setup::now().mono_ns);
+        if allowance.fits(size) {
+            return reply;
+        }
+        self.shared.guard.count_refused_page();
+        let text = "this address has not proven it reads the gateway's answers: use \
+                    connection mode or WTLS first";
+        let refusal = origin::plain(403, text.into());
+        let overhead = wire_size(to, &origin::plain(403, String::new()), segment);
+        match allowance {
+            Allowance::Bytes(b) if (b as usize) < overhead + text.len() => {
+                origin::plain(403, String::new())
+            }
+            _ => refusal,
+        }
+    }
+
+    /// Serves every datagram queued on the socket (edge-triggered: until it would block).
+    fn receive_all(&mut self, buf: &mut [u8]) {
+        loop {
+            match self.socket.recv_from(buf) {
+                Ok((n, peer)) => {
+                    let datagram = buf[..n].to_vec();
+                    let start_ns = setup::now().mono_ns;
+                    self.own.datagrams_received += 1;
+                    self.own.bytes_received += n as u64;
+                    if self.endpoint.is_none() {
+                        self.shared.guard.received(peer.ip(), n, start_ns);
+                    }
+                    let kind = self.on_datagram(peer, &datagram);
+                    self.record(kind, start_ns, n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // An ICMP error for an earlier send (a client gone): nothing to serve.
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Turns every origin answer that has come back into its Reply.
+    fn answer_all(&mut self) {
+        while let Ok((to, request, key, answer)) = self.answers.try_recv() {
+            let start_ns = setup::now().mono_ns;
+            let reply = self.reply_of(&request, key, answer);
+            let bytes = self.answer(to, &request, reply);
+            self.record(JobKind::Reply, start_ns, bytes);
+        }
     }
 
     /// Until the next WTP timer, at most [`POLL`].
     fn wait(&self) -> Duration {
         let now = wtp_now().mono_ns;
-        self.service
-            .deadline()
-            .map_or(POLL, |d| {
-                Duration::from_nanos(d.saturating_sub(now)).min(POLL)
-            })
-            .max(Duration::from_millis(1))
+        self.service.deadline().map_or(POLL, |d| {
+            Duration::from_nanos(d.saturating_sub(now)).min(POLL)
+        })
     }
 
     fn record(&mut self, kind: JobKind, start_ns: u64, bytes: usize) {
@@ -344,13 +705,22 @@ impl Port {
             JobKind::Request
         };
         for t in &self.handled.transmits {
-            let _ = self.socket.send_to(&t.payload, t.destination);
+            if send_to(&self.socket, &t.payload, t.destination).is_ok() {
+                self.own.datagrams_sent += 1;
+                self.own.bytes_sent += t.payload.len() as u64;
+            }
         }
         let events: Vec<EndpointEvent> = self.handled.events.drain(..).collect();
         for event in events {
-            if let EndpointEvent::ApplicationData { peer, data } = event {
-                let actions = self.service.on_datagram(peer, &data, wtp_now());
-                self.run(actions);
+            match event {
+                EndpointEvent::ApplicationData { peer, data } => {
+                    let actions = self.service.on_datagram(peer, &data, wtp_now());
+                    self.run(actions);
+                }
+                // The peer's Finished verified: it read our flight.
+                EndpointEvent::HandshakeComplete { peer, .. } => {
+                    self.shared.guard.prove(peer.ip(), setup::now().mono_ns)
+                }
             }
         }
         kind
@@ -361,6 +731,10 @@ impl Port {
             match action {
                 Action::Send { to, bytes } => self.send(to, &bytes),
                 Action::Fetch { request, reply_to } => self.fetch(request, reply_to),
+                Action::Proven { peer } if self.limits.reflection.wtp_proves => {
+                    self.shared.guard.prove(peer.ip(), setup::now().mono_ns)
+                }
+                Action::Proven { .. } => {}
             }
         }
     }
@@ -374,129 +748,61 @@ impl Port {
                     return;
                 }
             },
-            None => bytes.to_vec(),
-        };
-        if let Err(e) = self.socket.send_to(&payload, to) {
-            tracing::debug!(peer = %to, error = %e, "send failed");
-        }
-    }
-
-    /// Asks the origin on a thread of its own; the answer comes back by channel.
-    fn fetch(&mut self, request: OriginRequest, reply_to: ReplyTo) {
-        if self.in_flight.load(Ordering::SeqCst) >= MAX_IN_FLIGHT {
-            if let Ok(mut r) = self.report.lock() {
-                r.busy_refusals += 1;
-            }
-            let busy = origin::reply_for(
-                &request,
-                Err(origin::OriginFailure::Failed("the gateway is busy".into())),
-            );
-            let busy = match busy {
-                wsp::Pdu::Reply {
-                    content_type,
-                    headers,
-                    body,
-                    ..
-                } => wsp::Pdu::Reply {
-                    status: wsp::Status::from_http_or_class(503),
-                    content_type,
-                    headers,
-                    body,
-                },
-                other => other,
-            };
-            let actions = self.service.on_reply(reply_to, busy, wtp_now());
-            return self.run(actions);
-        }
-        self.in_flight.fetch_add(1, Ordering::SeqCst);
-        let origin = self.origin.clone();
-        let tx = self.answers_tx.clone();
-        let in_flight = self.in_flight.clone();
-        let report = self.report.clone();
-        let spawned = std::thread::Builder::new()
-            .name("wap-origin".into())
-            .spawn(move || {
-                let answer = origin.fetch(&request);
-                if answer.is_err() {
-                    if let Ok(mut r) = report.lock() {
-                        r.origin_failures += 1;
-                    }
+            None => {
+                // The unsecured ports' reflection bound: the hard stop, whatever the
+                // datagram (a Result, its retransmission, an Abort).
+                if !self
+                    .shared
+                    .guard
+                    .charge(to.ip(), bytes.len(), setup::now().mono_ns)
+                {
+                    return;
                 }
-                in_flight.fetch_sub(1, Ordering::SeqCst);
-                let _ = tx.send((reply_to, request, answer));
-            });
-        if let Err(e) = spawned {
-            self.in_flight.fetch_sub(1, Ordering::SeqCst);
-            tracing::warn!(error = %e, "could not start an origin request");
+                bytes.to_vec()
+            }
+        };
+        match send_to(&self.socket, &payload, to) {
+            Ok(n) => {
+                self.own.datagrams_sent += 1;
+                self.own.bytes_sent += n as u64;
+            }
+            Err(e) => tracing::debug!(peer = %to, error = %e, "send failed"),
         }
     }
 }
+
+/// Octets a Reply takes on the wire: one datagram connectionless; in a transaction, the
+/// WSP PDU and WTP's 3-octet header per segment.
+fn wire_size(to: ReplyTo, reply: &wsp::Pdu, segment: usize) -> usize {
+    match to {
+        ReplyTo::Connectionless { tid, .. } => wsp::encode_connectionless(tid, reply).len(),
+        ReplyTo::Transaction { .. } => {
+            let pdu = reply.encode().len();
+            pdu + 3 * pdu.div_ceil(segment).max(1)
+        }
+    }
+}
+
+/// Sends one datagram on the non-blocking socket; a full send buffer is waited out
+/// briefly (at most [`SEND_RETRIES`] times 1 ms) rather than the answer dropped.
+fn send_to(socket: &UdpSocket, payload: &[u8], to: SocketAddr) -> std::io::Result<usize> {
+    let mut tries = 0;
+    loop {
+        match socket.send_to(payload, to) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && tries < SEND_RETRIES => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// How often [`send_to`] waits for room in the send buffer.
+const SEND_RETRIES: u32 = 10;
 
 /// The process clock as WTP's virtual time.
 fn wtp_now() -> wtp::Now {
     let now = setup::now();
     wtp::Now::new(now.mono_ns, now.unix_secs)
-}
-
-/// The roles `--wap-off` leaves open.
-pub fn open_roles(args: &WapPorts) -> anyhow::Result<Vec<PortRole>> {
-    for off in &args.wap_off {
-        let known = (args.wap_base_port..args.wap_base_port + 4).contains(off);
-        anyhow::ensure!(
-            known,
-            "--wap-off {off}: not one of the WAP ports {}-{}",
-            args.wap_base_port,
-            args.wap_base_port + 3
-        );
-    }
-    let roles: Vec<PortRole> = ROLES
-        .iter()
-        .filter(|r| !args.wap_off.contains(&(args.wap_base_port + r.offset)))
-        .copied()
-        .collect();
-    if roles.is_empty() {
-        return Err(anyhow!(
-            "--wap-off closes all four WAP ports: nothing to serve"
-        ));
-    }
-    Ok(roles)
-}
-
-/// `wtlsperf gateway --wap` until SIGINT/SIGTERM or `run_for`.
-pub fn run(
-    listen: SocketAddr,
-    args: &WapPorts,
-    server: Arc<ServerConfig>,
-    run_for: Option<Duration>,
-) -> anyhow::Result<()> {
-    let cfg = WapGatewayConfig {
-        ip: listen.ip(),
-        base_port: args.wap_base_port,
-        roles: open_roles(args)?,
-        server,
-        origin_timeout: Duration::from_millis(args.origin_timeout_ms),
-        timers: Timers::default(),
-    };
-    let stop = Arc::new(AtomicBool::new(false));
-    signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone())?;
-    signal_hook::flag::register(signal_hook::consts::SIGTERM, stop.clone())?;
-    let gateway = spawn(cfg)?;
-    for (role, addr) in &gateway.addrs {
-        eprintln!(
-            "wtlsperf WAP gateway: {} WSP{} on {addr}",
-            if role.mode == WspMode::Connection {
-                "connection-mode"
-            } else {
-                "connectionless"
-            },
-            if role.secure { " over WTLS" } else { "" }
-        );
-    }
-    let deadline = run_for.and_then(|d| Instant::now().checked_add(d));
-    while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let reports = gateway.shutdown();
-    println!("{}", serde_json::to_string_pretty(&reports)?);
-    Ok(())
 }

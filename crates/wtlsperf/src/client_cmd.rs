@@ -136,6 +136,18 @@ const TRUSTED_IDS: [(TrustedKeyIds, &str, &str); 3] = [
     ),
 ];
 
+/// What a failed handshake says when the gateway may have refused the trusted-key list.
+const TRUSTED_IDS_HINT: &str = "the gateway refused the handshake: if it does not accept \
+     the trusted key ids the ClientHello lists (Kannel's WTLS answers handshake_failure to \
+     --trusted-ids name, the default), try --trusted-ids none";
+
+/// Whether a failed handshake ended with the gateway's handshake_failure: what a gateway
+/// that rejects the trusted-key list answers.
+fn refuses_trusted_ids(e: &anyhow::Error) -> bool {
+    e.chain()
+        .any(|c| c.to_string().contains("handshake_failure"))
+}
+
 /// A URL for `--wsp-get`: non-empty, printable, and small enough for one datagram.
 fn parse_wsp_url(text: &str) -> Result<String, String> {
     const MAX: usize = 16_384;
@@ -235,6 +247,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 return Err(e.context(
                     "with --trusted-ids none the gateway cannot tell which CA the client trusts",
                 ))
+            }
+            Err(e) if refuses_trusted_ids(&e) && args.trusted_ids != TrustedKeyIds::None => {
+                return Err(e.context(TRUSTED_IDS_HINT))
             }
             other => other?,
         };
@@ -463,4 +478,21 @@ fn run_unsecured(args: &Args) -> anyhow::Result<()> {
         p.flush()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handshake_failure_names_trusted_ids_none() {
+        let quiet = anyhow::anyhow!(
+            "the gateway 127.0.0.1:9202 sent handshake_failure (unauthenticated), then \
+             stopped answering (the alert was not acted on: unauthenticated)"
+        );
+        assert!(refuses_trusted_ids(&quiet.context("handshake")));
+        assert!(TRUSTED_IDS_HINT.contains("--trusted-ids none"));
+        let other = anyhow::anyhow!("127.0.0.1:9202 stopped answering after 3 datagrams");
+        assert!(!refuses_trusted_ids(&other));
+    }
 }

@@ -13,7 +13,9 @@ use wtlsperf_drivers::gateway::stats_log::StatsLog;
 use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf_drivers::session_store::SessionStoreOptions;
 use wtlsperf_drivers::setup::{self, ClientAuth};
-use wtlsperf_drivers::wap_gateway::{self, WapPorts};
+use wtlsperf_drivers::wap_gateway::reflection::ReflectionLimit;
+use wtlsperf_drivers::wap_gateway::service::{SarLimits, ServiceLimits};
+use wtlsperf_drivers::wap_gateway::{self, PortSetting, WapLimits, WapPorts};
 
 use crate::cli_args::{
     self, at_least_one, positive_seconds, run_length, PackingArgs, RunLength, ServedPkiArgs,
@@ -151,14 +153,110 @@ pub struct WapArgs {
     /// With --wap, time allowed for the origin's whole answer before 504.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub origin_timeout_ms: u64,
+    /// With --wap, time allowed for the TCP connect to the origin (within
+    /// --origin-timeout-ms).
+    #[arg(long, default_value_t = 5_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub origin_connect_timeout_ms: u64,
+    /// With --wap, time allowed for each read of the origin's answer (its head, each
+    /// part of its body).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub origin_read_timeout_ms: u64,
+    /// With --wap, the largest page (Reply body, after WML compilation) the gateway
+    /// sends; a larger one is answered 502.
+    #[arg(long, default_value_t = 60_000, value_parser = clap::value_parser!(u64).range(1..=16_000_000))]
+    pub wap_max_page_bytes: u64,
+    /// With --wap, WTP transactions held per port; beyond them the least recently
+    /// active is evicted.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub wap_max_transactions: u64,
+    /// With --wap, WSP sessions held per port; beyond them the least recently used is
+    /// evicted.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub wap_max_sessions: u64,
+    /// With --wap, WTP transactions, and WSP sessions, one client address may hold per
+    /// port; beyond them its own least recently active one is evicted.
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub wap_max_per_client: u64,
+    /// With --wap, packets of one segmented invoke (WTP SAR; WTP allows 256).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub wap_sar_max_segments: u16,
+    /// With --wap, octets of one segmented invoke once reassembled.
+    #[arg(long, default_value_t = 65_536, value_parser = clap::value_parser!(u64).range(1..=16_000_000))]
+    pub wap_sar_max_bytes: u64,
+    /// With --wap, segmented invokes one client (address and port) may have under way.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    pub wap_sar_per_peer: u64,
+    /// With --wap, segmented invokes a port may have under way.
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub wap_sar_total: u64,
+    /// With --wap, most bytes sent toward an address that has not proven it reads the
+    /// gateway's answers, per byte received from it, on 9200 and 9201 (0: no bound;
+    /// docs/security.md says what proves an address).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(0..=1000))]
+    pub wap_reflection_factor: u64,
+    /// With --wap, prove an address only by a WTLS handshake, not by a WTP exchange (a
+    /// TID verification, an acknowledged Result), which a blind forger can finish: for
+    /// unsecured ports on a network where forged sources are expected.
+    #[arg(long)]
+    pub wap_proof_wtls_only: bool,
+    /// With --wap, bytes of compiled decks cached (0: no cache).
+    #[arg(long, default_value_t = 4 << 20, value_parser = clap::value_parser!(u64).range(0..=1 << 34))]
+    pub wap_cache_bytes: u64,
+    /// With --wap, append one line per request answered to FILE (Common Log Format;
+    /// SIGHUP reopens it).
+    #[arg(long, value_name = "FILE")]
+    pub access_log: Option<PathBuf>,
+    /// With --wap, WTP's retry interval R on the connection-mode ports (9201, 9203):
+    /// how long a result waits for its acknowledgement before it is sent again. PORT=MS
+    /// sets one port; repeat for several (docs/wap.md, "WTP's timers").
+    #[arg(long, value_name = "[PORT=]MS")]
+    pub wtp_retry_ms: Vec<PortSetting>,
+    /// With --wap, WTP's acknowledgement interval A: how long a request's result may take
+    /// before the gateway sends a hold-on Ack. [PORT=]MS as --wtp-retry-ms.
+    #[arg(long, value_name = "[PORT=]MS")]
+    pub wtp_ack_ms: Vec<PortSetting>,
+    /// With --wap, WTP's retransmission limit RCR_MAX: retransmissions of a result before
+    /// the transaction is aborted (NORESPONSE). [PORT=]N as --wtp-retry-ms.
+    #[arg(long, value_name = "[PORT=]N")]
+    pub wtp_max_retransmissions: Vec<PortSetting>,
 }
 
 impl WapArgs {
-    fn ports(&self) -> WapPorts {
+    fn ports(&self, stats_file: Option<(PathBuf, Duration)>) -> WapPorts {
+        let limits = WapLimits {
+            service: ServiceLimits {
+                max_transactions: self.wap_max_transactions as usize,
+                max_sessions: self.wap_max_sessions as usize,
+                max_per_client: self.wap_max_per_client as usize,
+                sar: SarLimits {
+                    max_segments: self.wap_sar_max_segments,
+                    max_bytes: self.wap_sar_max_bytes as usize,
+                    per_peer: self.wap_sar_per_peer as usize,
+                    total: self.wap_sar_total as usize,
+                },
+                ..ServiceLimits::default()
+            },
+            reflection: ReflectionLimit {
+                factor: self.wap_reflection_factor,
+                wtp_proves: !self.wap_proof_wtls_only,
+                ..ReflectionLimit::default()
+            },
+            max_page_bytes: self.wap_max_page_bytes as usize,
+            origin_connect_timeout: Duration::from_millis(self.origin_connect_timeout_ms),
+            origin_read_timeout: Duration::from_millis(self.origin_read_timeout_ms),
+            cache_bytes: self.wap_cache_bytes as usize,
+            ..WapLimits::default()
+        };
         WapPorts {
             wap_off: self.wap_off.clone(),
             wap_base_port: self.wap_base_port,
             origin_timeout_ms: self.origin_timeout_ms,
+            limits,
+            access_log: self.access_log.clone(),
+            stats_file,
+            wtp_retry_ms: self.wtp_retry_ms.clone(),
+            wtp_ack_ms: self.wtp_ack_ms.clone(),
+            wtp_max_retransmissions: self.wtp_max_retransmissions.clone(),
         }
     }
 }
@@ -175,7 +273,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
     if args.wap.wap {
         let run_for = args.duration_s.and_then(|r| r.0);
-        return wap_gateway::run(args.listen, &args.wap.ports(), Arc::new(server), run_for);
+        let stats_file = args
+            .stats_file
+            .clone()
+            .map(|p| (p, Duration::from_secs_f64(args.stats_every_s)));
+        let ports = args.wap.ports(stats_file);
+        return wap_gateway::run(args.listen, &ports, Arc::new(server), run_for);
     }
     let cfg = GatewayConfig {
         listen: args.listen,

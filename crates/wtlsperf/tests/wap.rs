@@ -134,15 +134,26 @@ fn serve_http(mut stream: TcpStream) {
             Ok(n) => request.extend_from_slice(&buf[..n]),
         }
     }
-    let text = String::from_utf8_lossy(&request);
+    let text = String::from_utf8_lossy(&request).into_owned();
     let path = text.split_whitespace().nth(1).unwrap_or("/");
     let (status, content_type, body) = match path {
-        "/page.wml" => ("200 OK", "text/vnd.wap.wml", PAGE),
+        "/page.wml" => ("200 OK", "text/vnd.wap.wml", PAGE.to_string()),
         "/slow" => {
             std::thread::sleep(Duration::from_secs(3));
-            ("200 OK", "text/plain", "late")
+            ("200 OK", "text/plain", "late".to_string())
         }
-        _ => ("404 Not Found", "text/plain", "no such page"),
+        "/post" => {
+            let received = read_body(&mut stream, &text, &request);
+            ("200 OK", "text/plain", format!("{received} bytes"))
+        }
+        _ => match path
+            .strip_prefix("/deck-")
+            .and_then(|p| p.strip_suffix(".wml"))
+            .and_then(|kb| kb.parse().ok())
+        {
+            Some(kb) => ("200 OK", "text/vnd.wap.wml", deck(kb)),
+            None => ("404 Not Found", "text/plain", "no such page".to_string()),
+        },
     };
     let answer = format!(
         "HTTP/1.0 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
@@ -150,6 +161,52 @@ fn serve_http(mut stream: TcpStream) {
         body.len()
     );
     let _ = stream.write_all(answer.as_bytes());
+}
+
+/// The length of a request's body (by its Content-Length), read to the end.
+fn read_body(stream: &mut TcpStream, head: &str, request: &[u8]) -> usize {
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-length")
+                .then(|| value.trim().parse().ok())?
+        })
+        .unwrap_or(0);
+    let start = request.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let mut got = request.len() - start;
+    let mut buf = [0u8; 4096];
+    while got < length {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n,
+        }
+    }
+    got
+}
+
+/// A WML deck of at least `kb` KiB of text, paragraphs numbered so that a missing or
+/// misplaced segment shows.
+fn deck(kb: usize) -> String {
+    let mut wml = String::from(
+        "<?xml version=\"1.0\"?>\n<!DOCTYPE wml PUBLIC \"-//WAPFORUM//DTD WML 1.1//EN\" \
+         \"http://www.wapforum.org/DTD/wml_1.1.xml\">\n<wml><card id=\"big\" title=\"Deck\">",
+    );
+    let mut line = 0;
+    while wml.len() < kb * 1024 {
+        line += 1;
+        wml.push_str(&format!(
+            "<p>Line {line} of a deck of {kb} KB from the origin.</p>"
+        ));
+    }
+    wml.push_str("</card></wml>\n");
+    wml
+}
+
+fn last_line(kb: usize) -> String {
+    let text = deck(kb);
+    let start = text.rfind("<p>").unwrap();
+    text[start..text.rfind("</p>").unwrap() + 4].to_string()
 }
 
 fn wtlsperf(args: &[&str]) -> Output {
@@ -214,6 +271,9 @@ fn our_gateway(ip: &str, origin_timeout: Duration) -> WapGateway {
         server: Arc::new(server),
         origin_timeout,
         timers: Timers::default(),
+        limits: wap_gateway::WapLimits::default(),
+        access_log: None,
+        port_timers: Vec::new(),
     })
     .unwrap()
 }
@@ -248,7 +308,7 @@ fn our_client_fetches_through_our_gateway_on_all_four_ports() {
     assert!(count(wap_gateway::JobKind::Request) >= 4, "{jobs:?}");
     assert_eq!(count(wap_gateway::JobKind::Reply), 4, "{jobs:?}");
     assert!(jobs.iter().all(|j| j.end_ns >= j.start_ns));
-    let reports = gateway.shutdown();
+    let reports = gateway.shutdown().ports;
     assert_eq!(reports.len(), 4);
     for r in &reports {
         assert_eq!(
@@ -432,15 +492,24 @@ fn our_client_fetches_through_kannel_wapbox_on_9200_and_9201() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn kannel_fakewap_completes_against_our_connection_mode_port() {
+/// Kannel's fakewap, an origin and our gateway on `ip` with its connection-mode port's
+/// address; `None` (the test skips) without fakewap.
+fn fakewap_and_our_gateway(ip: &str) -> Option<(String, Origin, WapGateway, SocketAddr)> {
     let fakewap = format!("{KANNEL_TEST}/fakewap");
     if !have(&fakewap) {
-        return;
+        return None;
     }
     let origin = Origin::start();
-    let gateway = our_gateway("127.0.3.4", Duration::from_secs(10));
+    let gateway = our_gateway(ip, Duration::from_secs(10));
     let addr = gateway.addr(WspMode::Connection, false).unwrap();
+    Some((fakewap, origin, gateway, addr))
+}
+
+#[test]
+fn kannel_fakewap_completes_against_our_connection_mode_port() {
+    let Some((fakewap, origin, gateway, addr)) = fakewap_and_our_gateway("127.0.3.4") else {
+        return;
+    };
     let out = Command::new(&fakewap)
         .args(["-g", &addr.ip().to_string(), "-p", &addr.port().to_string()])
         .args(["-m", "3", "-i", "0.05"])
@@ -456,7 +525,7 @@ fn kannel_fakewap_completes_against_our_connection_mode_port() {
         "{log}"
     );
     assert!(log.contains("made total 3 transactions"), "{log}");
-    let reports = gateway.shutdown();
+    let reports = gateway.shutdown().ports;
     let connection = reports.iter().find(|r| r.port == 9201).unwrap();
     assert_eq!(connection.service.requests, 3, "{connection:?}");
     assert_eq!(connection.service.sessions_opened, 3, "{connection:?}");
@@ -506,6 +575,12 @@ fn wap_off_leaves_a_port_closed() {
         wap_off: vec![9202, 9203],
         wap_base_port: 9200,
         origin_timeout_ms: 1000,
+        limits: wap_gateway::WapLimits::default(),
+        access_log: None,
+        stats_file: None,
+        wtp_retry_ms: Vec::new(),
+        wtp_ack_ms: Vec::new(),
+        wtp_max_retransmissions: Vec::new(),
     };
     let roles = wap_gateway::open_roles(&args).unwrap();
     assert_eq!(roles.len(), 2);
@@ -523,4 +598,130 @@ fn wap_off_leaves_a_port_closed() {
         ..args
     };
     assert!(wap_gateway::open_roles(&all).is_err());
+}
+
+/// WTP's timers: both connection-mode ports, or one by its number; errors name the option.
+#[test]
+fn wtp_timers_are_set_for_both_connection_ports_or_one() {
+    let setting = |s: &str| s.parse::<wap_gateway::PortSetting>().unwrap();
+    let args = wap_gateway::WapPorts {
+        wap_off: vec![],
+        wap_base_port: 9200,
+        origin_timeout_ms: 1000,
+        limits: wap_gateway::WapLimits::default(),
+        access_log: None,
+        stats_file: None,
+        wtp_retry_ms: vec![setting("9203=5000"), setting("2000")],
+        wtp_ack_ms: vec![setting("9201=300")],
+        wtp_max_retransmissions: vec![setting("4")],
+    };
+    let timers = wap_gateway::port_timers(&args).unwrap();
+    let of = |offset: u16| timers.iter().find(|(o, _)| *o == offset).unwrap().1;
+    let ms = 1_000_000;
+    // The port's own value wins over the one for both, whatever their order.
+    assert_eq!(of(1).retry_interval_ns, 2000 * ms);
+    assert_eq!(of(3).retry_interval_ns, 5000 * ms);
+    assert_eq!(of(1).ack_interval_ns, 300 * ms);
+    assert_eq!(of(3).ack_interval_ns, Timers::default().ack_interval_ns);
+    assert_eq!(
+        (of(1).max_retransmissions, of(3).max_retransmissions),
+        (4, 4)
+    );
+    let connectionless = wap_gateway::WapPorts {
+        wtp_retry_ms: vec![setting("9200=100")],
+        ..args.clone()
+    };
+    let err = wap_gateway::port_timers(&connectionless)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("--wtp-retry-ms 9200=100"), "{err}");
+    let zero = wap_gateway::WapPorts {
+        wtp_ack_ms: vec![setting("0")],
+        ..args
+    };
+    let err = wap_gateway::port_timers(&zero).unwrap_err().to_string();
+    assert!(err.contains("--wtp-ack-ms 0"), "{err}");
+    assert!("9201=x".parse::<wap_gateway::PortSetting>().is_err());
+}
+
+/// Decks of 1, 10 and 30 KB from Kannel's wapbox to our client: Kannel segments the
+/// result (WTP SAR, 1400-octet packets in groups of 3), our initiator reassembles it.
+#[test]
+fn our_client_reassembles_1_to_30_kb_decks_from_kannel_wapbox() {
+    if !have(BEARERBOX) || !have(WAPBOX) {
+        return;
+    }
+    let origin = Origin::start();
+    let dir = temp_dir("kannel-sar");
+    let ip = "127.0.3.6";
+    let (_bearerbox, _wapbox) = kannel(ip, &dir);
+    let addr: SocketAddr = format!("{ip}:9201").parse().unwrap();
+    for kb in [1, 10, 30] {
+        let url = origin.url(&format!("/deck-{kb}.wml"));
+        let out = fetch(addr, WspMode::Connection, false, &url);
+        assert!(
+            out.contains(&format!("WSP GET {url}: status 200")),
+            "{kb} KB: {out}"
+        );
+        assert!(
+            out.contains(&last_line(kb)),
+            "{kb} KB: the last paragraph: {out}"
+        );
+        let body: usize = out
+            .split(" B body")
+            .next()
+            .and_then(|s| s.rsplit(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        // Kannel's WMLC of the deck, larger than one 1400-octet packet from 10 KB on.
+        assert!(kb == 1 || body > 1400 * 3, "{kb} KB: {body} B");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Kannel's fakewap against our connection-mode port, both directions of WTP SAR: it
+/// fetches decks of 1, 10 and 30 KB (our responder segments the result, fakewap
+/// reassembles and acknowledges each group) and posts bodies of the same sizes (fakewap
+/// segments its invoke in groups of 4, our responder acknowledges each group).
+#[test]
+fn fakewap_gets_and_posts_1_to_30_kb_through_our_wtp_sar() {
+    let Some((fakewap, origin, _gateway, addr)) = fakewap_and_our_gateway("127.0.3.7") else {
+        return;
+    };
+    let dir = temp_dir("fakewap-sar");
+    let run = |extra: &[&str], url: &str, out: &Path| {
+        let status = Command::new(&fakewap)
+            .args(["-g", &addr.ip().to_string(), "-p", &addr.port().to_string()])
+            .args(["-M", "1", "-m", "1", "-w"])
+            .arg(out)
+            .args(extra)
+            .arg(url)
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&status.stderr).into_owned();
+        assert!(status.status.success(), "{url}: {log}");
+        assert!(
+            log.contains("Received WSP Reply with status code 200"),
+            "{url}: {log}"
+        );
+        std::fs::read(out).unwrap()
+    };
+    for kb in [1, 10, 30] {
+        let got = run(
+            &[],
+            &origin.url(&format!("/deck-{kb}.wml")),
+            &dir.join("get"),
+        );
+        assert_eq!(got, wml::compile(&deck(kb)).unwrap(), "{kb} KB deck");
+        let body = dir.join(format!("post-{kb}"));
+        std::fs::write(&body, vec![b'x'; kb * 1024]).unwrap();
+        let post = ["-P", body.to_str().unwrap(), "-C", "text"];
+        let got = run(&post, &origin.url("/post"), &dir.join("posted"));
+        assert_eq!(
+            got,
+            format!("{} bytes", kb * 1024).into_bytes(),
+            "{kb} KB post"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

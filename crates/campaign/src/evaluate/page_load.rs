@@ -190,6 +190,10 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<PageLoadResults> {
         server: Arc::new(server),
         origin_timeout: Duration::from_secs(30),
         timers: Timers::default(),
+        // The secure ports only: every client proves its address by its handshake.
+        limits: wap_gateway::WapLimits::default(),
+        access_log: None,
+        port_timers: Vec::new(),
     })?;
     let targets = Targets {
         connectionless: gateway

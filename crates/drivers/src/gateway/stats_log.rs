@@ -59,12 +59,35 @@ impl StatsLog {
         max_peers: usize,
         stats: impl FnOnce() -> GatewayStats,
     ) -> anyhow::Result<()> {
-        let now = Instant::now();
-        if now < self.next {
+        if !self.due() {
             return Ok(());
         }
-        self.next = now + self.every;
         self.sample(max_peers, &stats(), false)
+    }
+
+    /// Whether a sample is due (and, if so, the next one is due an interval from now):
+    /// for a gateway whose samples are its own type (the WAP gateway's).
+    pub fn due(&mut self) -> bool {
+        let now = Instant::now();
+        if now < self.next {
+            return false;
+        }
+        self.next = now + self.every;
+        true
+    }
+
+    /// Seconds since the file was created.
+    pub fn elapsed_s(&self) -> f64 {
+        self.started.elapsed().as_secs_f64()
+    }
+
+    /// Writes one line of JSON, flushed.
+    pub fn write_line(&mut self, value: &impl Serialize) -> anyhow::Result<()> {
+        serde_json::to_writer(&mut self.file, value)?;
+        self.file.write_all(b"\n")?;
+        self.file
+            .flush()
+            .with_context(|| format!("--stats-file {}", self.path.display()))
     }
 
     /// Writes the last sample, as the gateway stops.
@@ -86,11 +109,7 @@ impl StatsLog {
             shutdown,
             stats,
         };
-        serde_json::to_writer(&mut self.file, &sample)?;
-        self.file.write_all(b"\n")?;
-        self.file
-            .flush()
-            .with_context(|| format!("--stats-file {}", self.path.display()))
+        self.write_line(&sample)
     }
 }
 

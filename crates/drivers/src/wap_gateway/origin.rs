@@ -7,8 +7,33 @@ use std::time::Duration;
 use wtlsperf_wap::wbxml::wml;
 use wtlsperf_wap::wsp::{self, ContentType, GetMethod, Headers, PostMethod, Status};
 
-/// Largest origin body the gateway forwards (a WAP 1.x handset held a few kB per deck).
+/// Largest origin body the gateway reads by default (a WAP 1.x handset held a few kB per
+/// deck); a larger one is a 502.
 pub const MAX_BODY: u64 = 256 * 1024;
+
+/// How long the origin may take: the whole call, the TCP connect, and each read of the
+/// answer (its head, then each part of the body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OriginTimeouts {
+    pub total: Duration,
+    pub connect: Duration,
+    pub read: Duration,
+}
+
+/// The headers a cache keeps an answer by (RFC 9111 §4.2 and §4.3).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CacheHeaders {
+    pub cache_control: Option<String>,
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
+
+/// The validators of a cached answer, sent again to ask whether it is still current.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Validators {
+    pub etag: Option<String>,
+    pub last_modified: Option<String>,
+}
 
 /// An HTTP request for the origin, built from a WSP Get or Post.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,6 +126,7 @@ pub struct OriginAnswer {
     pub status: u16,
     pub content_type: String,
     pub body: Vec<u8>,
+    pub cache: CacheHeaders,
 }
 
 /// Why the origin gave no answer.
@@ -118,22 +144,38 @@ pub enum OriginFailure {
 #[derive(Debug, Clone)]
 pub struct Origin {
     agent: ureq::Agent,
+    max_body: u64,
 }
 
 impl Origin {
-    /// An agent whose whole call (connect, send, headers, body) ends within `timeout`.
-    pub fn new(timeout: Duration) -> Origin {
+    /// An agent whose whole call (connect, send, headers, body) ends within
+    /// `timeouts.total`, reading at most `max_body` octets of an answer. Its connections
+    /// stay open for the next request to the same origin (ureq's pool, shared by the
+    /// clones of one `Origin`), as many as `keep_alive` per origin.
+    pub fn new(timeouts: OriginTimeouts, max_body: u64, keep_alive: usize) -> Origin {
         let config = ureq::Agent::config_builder()
-            .timeout_global(Some(timeout))
+            .timeout_global(Some(timeouts.total))
+            .timeout_connect(Some(timeouts.connect))
+            .timeout_recv_response(Some(timeouts.read))
+            .timeout_recv_body(Some(timeouts.read))
             .http_status_as_error(false)
             .max_redirects(0)
+            .max_idle_connections(keep_alive.max(1) * 4)
+            .max_idle_connections_per_host(keep_alive.max(1))
             .build();
         Origin {
             agent: config.into(),
+            max_body,
         }
     }
 
-    pub fn fetch(&self, request: &OriginRequest) -> Result<OriginAnswer, OriginFailure> {
+    /// The origin's answer; with `validators`, a conditional request (a 304 says the
+    /// cached answer is still current).
+    pub fn fetch(
+        &self,
+        request: &OriginRequest,
+        validators: Option<&Validators>,
+    ) -> Result<OriginAnswer, OriginFailure> {
         if !request.uri.starts_with("http://") {
             return Err(OriginFailure::BadUri(request.uri.clone()));
         }
@@ -142,6 +184,14 @@ impl Origin {
             .uri(request.uri.as_str());
         for (name, value) in &request.headers {
             builder = builder.header(name.as_str(), value.as_str());
+        }
+        if let Some(v) = validators {
+            if let Some(etag) = &v.etag {
+                builder = builder.header("If-None-Match", etag.as_str());
+            }
+            if let Some(date) = &v.last_modified {
+                builder = builder.header("If-Modified-Since", date.as_str());
+            }
         }
         let body = match &request.body {
             Some((content_type, body)) => {
@@ -155,22 +205,31 @@ impl Origin {
             .map_err(|e| OriginFailure::BadUri(format!("{}: {e}", request.uri)))?;
         let mut response = self.agent.run(http).map_err(failure)?;
         let status = response.status().as_u16();
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("application/octet-stream")
-            .to_string();
+        let header = |name: &str| {
+            response
+                .headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        };
+        let content_type =
+            header("content-type").unwrap_or_else(|| "application/octet-stream".into());
+        let cache = CacheHeaders {
+            cache_control: header("cache-control"),
+            etag: header("etag"),
+            last_modified: header("last-modified"),
+        };
         let body = response
             .body_mut()
             .with_config()
-            .limit(MAX_BODY)
+            .limit(self.max_body)
             .read_to_vec()
             .map_err(failure)?;
         Ok(OriginAnswer {
             status,
             content_type,
             body,
+            cache,
         })
     }
 }
@@ -221,7 +280,8 @@ pub fn reply_for(request: &OriginRequest, answer: Result<OriginAnswer, OriginFai
     }
 }
 
-fn plain(code: u16, text: String) -> wsp::Pdu {
+/// A Reply of the gateway's own: `code` and a line of text saying why.
+pub fn plain(code: u16, text: String) -> wsp::Pdu {
     wsp::Pdu::Reply {
         status: Status::from_http_or_class(code),
         content_type: ContentType::Text("text/plain".into()),

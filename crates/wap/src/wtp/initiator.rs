@@ -160,7 +160,7 @@ impl Initiator {
         match &pdu.body {
             Body::Ack {
                 tid_verification: true,
-            } => {
+            } if matches!(self.state, State::InvokeSent | State::ResultWait) => {
                 // Tve: the responder asks whether this TID is current; it is.
                 out.send(self.pdu(
                     false,
@@ -168,6 +168,19 @@ impl Initiator {
                     Body::Ack {
                         tid_verification: true,
                     },
+                ));
+            }
+            Body::Ack {
+                tid_verification: true,
+            } => {
+                // The result is in: the invoke being verified is a late duplicate of
+                // ours, and confirming it would run the request twice. WAP-224 §9.2:
+                // a TID with no outstanding transaction is refused with INVALIDTID (our
+                // transaction stays, to re-acknowledge a retransmitted result until W).
+                out.send(self.pdu(
+                    false,
+                    vec![],
+                    Body::Abort(AbortReason::Provider(ProviderReason::InvalidTid)),
                 ));
             }
             Body::Ack { .. } => self.on_ack(pdu.acked_psn(), now, &mut out),

@@ -162,6 +162,21 @@ impl<K: Hash + Eq> TidCache<K> {
     pub fn confirm(&mut self, peer: K, tid: Tid) {
         self.last.insert(peer, tid);
     }
+
+    /// Forgets a peer, as a restart would (its next TID is accepted): what bounds the
+    /// cache when its user keeps only so many peers.
+    pub fn forget(&mut self, peer: &K) {
+        self.last.remove(peer);
+    }
+
+    /// Peers with a cached TID.
+    pub fn len(&self) -> usize {
+        self.last.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.last.is_empty()
+    }
 }
 
 /// The one timer a transaction runs, and when it expires.

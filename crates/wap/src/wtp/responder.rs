@@ -42,6 +42,8 @@ pub struct Responder {
     result: Option<Segmenter>,
     /// An Ack already sent for the invoke, repeated for a retransmitted invoke.
     invoke_ack: Option<Pdu>,
+    /// The last PSN of a segmented invoke, which a class 2 hold-on Ack names.
+    invoke_last_psn: Option<u8>,
     timer: Option<Timer>,
     retransmissions: u8,
     ack_expirations: u8,
@@ -78,6 +80,7 @@ impl Responder {
             pending: None,
             result: None,
             invoke_ack: None,
+            invoke_last_psn: None,
             timer: None,
             retransmissions: 0,
             ack_expirations: 0,
@@ -188,12 +191,11 @@ impl Responder {
                 self.enter_wait_timeout(now, out);
             }
             TransactionClass::Two => {
-                // A segmented invoke's last group is acknowledged at once; a whole one
-                // is acknowledged by the result, or by a hold-on Ack when A expires.
-                if last_psn.is_some() {
-                    out.send(ack.clone());
-                    self.invoke_ack = Some(ack);
-                }
+                // The invoke, whole or the last group of a segmented one, is acknowledged
+                // by the result, or by a hold-on Ack when A expires (as Kannel's wapbox
+                // does: fakewap, having sent its last group, peeks for the result and
+                // takes an Ack there for a TID verification, forever).
+                self.invoke_last_psn = last_psn;
                 self.state = State::InvokeDelivered;
                 self.timer = Some(Timer::Ack(now.mono_ns + self.timers.ack_interval_ns));
             }
@@ -236,6 +238,17 @@ impl Responder {
             }
             (Body::NegativeAck { missing }, State::ResultSent) => {
                 self.resend_missing(missing, &mut out)
+            }
+            (Body::Invoke { .. }, State::TidVerifying) if pdu.rid => {
+                // Our Tve (or the initiator's Tok) was lost: ask again (WAP-224's
+                // responder table, TIDOK WAIT on a retransmitted invoke).
+                out.send(self.pdu(
+                    true,
+                    vec![],
+                    Body::Ack {
+                        tid_verification: true,
+                    },
+                ));
             }
             (Body::Invoke { .. }, state) if pdu.rid && state != State::UserAckWait => {
                 // A retransmitted invoke: the Ack we sent was lost.
@@ -345,7 +358,7 @@ impl Responder {
     }
 
     fn send_hold_on(&mut self, out: &mut Output) {
-        let ack = self.ack(None);
+        let ack = self.ack(self.invoke_last_psn);
         out.send(ack.clone());
         self.invoke_ack = Some(ack);
         // The result may take as long as the origin needs; the initiator's W bounds it.

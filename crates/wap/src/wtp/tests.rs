@@ -409,6 +409,72 @@ fn tid_verification_asks_and_the_initiator_confirms() {
     );
 }
 
+/// A class 2 initiator with TID `tid` and its invoke.
+fn class2_get(tid: u16) -> (Initiator, Pdu) {
+    let (init, out) = Initiator::start(
+        Tid::new(tid),
+        TransactionClass::Two,
+        b"GET".to_vec(),
+        fast(),
+        at(0),
+    )
+    .unwrap();
+    let invoke = Pdu::decode(&out.send[0]).unwrap();
+    (init, invoke)
+}
+
+#[test]
+fn a_lost_tve_is_asked_again_when_the_invoke_is_retransmitted() {
+    let (mut init, invoke) = class2_get(7);
+    let (mut resp, out) = Responder::on_invoke(&invoke, TidVerdict::Verify, fast(), at(0)).unwrap();
+    assert!(
+        Pdu::decode(&out.send[0]).unwrap().body
+            == Body::Ack {
+                tid_verification: true
+            }
+    );
+    // The Tve is lost; the initiator's timer R sends the invoke again, with RID.
+    let retry = init.on_timeout(at(init.deadline().unwrap()));
+    let again = Pdu::decode(&retry.send[0]).unwrap();
+    assert!(again.rid);
+    let out = resp.handle(&again, at(2 * S));
+    let tve = Pdu::decode(&out.send[0]).unwrap();
+    assert_eq!(
+        tve.body,
+        Body::Ack {
+            tid_verification: true
+        }
+    );
+    assert!(tve.rid);
+    // The initiator confirms it and the responder delivers the invoke.
+    let tok = init.handle(&tve, at(2 * S));
+    let out = resp.handle(&Pdu::decode(&tok.send[0]).unwrap(), at(2 * S));
+    assert!(out.events.contains(&Event::TidConfirmed));
+    assert!(out.events.iter().any(|e| matches!(e, Event::Invoke { .. })));
+}
+
+#[test]
+fn a_late_duplicate_invoke_is_refused_once_the_result_is_in() {
+    let (mut init, invoke) = class2_get(9);
+    let (mut resp, _) = Responder::on_invoke(&invoke, TidVerdict::Accept, fast(), at(0)).unwrap();
+    let result = resp.result(b"page".to_vec(), at(0)).unwrap();
+    let done = init.handle(&Pdu::decode(&result.send[0]).unwrap(), at(0));
+    assert!(done.events.contains(&Event::Result(b"page".to_vec())));
+    // A copy of the invoke, delayed in the network, reaches the responder after the
+    // transaction ended there: the TID test asks the initiator, which must not confirm
+    // a transaction it has finished (the request would run twice).
+    let (mut dup, out) = Responder::on_invoke(&invoke, TidVerdict::Verify, fast(), at(S)).unwrap();
+    let answer = init.handle(&Pdu::decode(&out.send[0]).unwrap(), at(S));
+    let refusal = Pdu::decode(&answer.send[0]).unwrap();
+    assert_eq!(
+        refusal.body,
+        Body::Abort(AbortReason::Provider(ProviderReason::InvalidTid))
+    );
+    let out = dup.handle(&refusal, at(S));
+    assert!(dup.is_finished());
+    assert!(!out.events.iter().any(|e| matches!(e, Event::Invoke { .. })));
+}
+
 #[test]
 fn tidnew_forces_verification() {
     let mut cache = TidCache::default();
