@@ -1,6 +1,6 @@
 //! The reflection bound of the unsecured WAP ports: toward an address that has not proven
 //! it reads our answers, the gateway sends at most `factor` times the bytes it received
-//! from that address (QUIC's anti-amplification rule, RFC 9000 §8.1, which allows 3x).
+//! from that address (RFC 9000 §8.1's anti-amplification rule, which allows 3x).
 //!
 //! Why: a connectionless WSP Get of 35 bytes with a forged source makes the gateway send
 //! a whole deck, 20 KB, to whoever owns that source. Unlike the WTLS limiter's budget per
