@@ -2,8 +2,9 @@
 # Bounded fuzz run for CI: every target of fuzz/ for FUZZ_SECONDS (default 20) each,
 # starting from the committed seed corpus. Five targets x 20 s plus one build stays
 # well under five minutes (eight targets now: under three, plus the build of the WAP
-# gateway's crate for the `wap_gateway` target: about 30 minutes cold on two cores,
-# a minute after a change). Long campaigns: see docs/security.md.
+# gateway's crate for the `wap_gateway` target: 4 minutes cold on two cores, measured
+# once on a quieter machine; 30 on one shared with other builds). Long campaigns: see
+# docs/security.md.
 #
 # cargo-fuzz needs nightly-only -Z flags; RUSTC_BOOTSTRAP=1 lets the stable toolchain
 # accept them. If cargo-fuzz cannot be installed, the script says so and exits 0 (skipped,
