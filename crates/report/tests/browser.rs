@@ -27,8 +27,58 @@ fn open_in_chromium(html: &str, dir: &Path) -> BrowserFindings {
 /// with a series that has no bar, long legends; a degraded-run banner, headline numbers,
 /// findings with a shared caveat, and a wide table.
 fn small_report() -> Report {
-    let run = Provenance::measured("r1", "testbox");
-    let model = Provenance::modelled("Eq. 3.12", "service 20 ms");
+    let caveat = Caveat::new(
+        "nominal-rates",
+        "Nominal bearer rates",
+        "nb-iot (peak): typical figures, not measured on a network.",
+    );
+    Report::new("browser check")
+        .meta("run id", "r1")
+        .status(RunStatus {
+            degraded: true,
+            summary: "13 of the 16 designed load points judged.".into(),
+            details: vec![("cause".into(), "steal".into())],
+        })
+        .headline(HeadlineNumber::new(
+            "corrected model within 15 %",
+            "10 of 16 designed points",
+            ProvenanceKind::Modelled,
+            "queue",
+        ))
+        .section(
+            Section::new("queue", "Queue")
+                .figure(Figure::new(
+                    "queue_load_test",
+                    "Load test",
+                    load_test_chart(),
+                ))
+                .figure(Figure::new("loss", "Loss curves", loss_chart()))
+                .figure(Figure::new("scatter", "Scatter", scatter_chart()))
+                .figure(Figure::new("bars", "Bars", bar_chart()).size(1100, 480))
+                .table(wide_table()),
+        )
+        .section(
+            Section::new("findings", "Findings")
+                .finding(
+                    Finding::new("a", "evidence", Verdict::Confirmed)
+                        .kind(FindingKind::EmulatorAgainstModel)
+                        .caveat(caveat.clone()),
+                )
+                .finding(Finding::new("b", "evidence", Verdict::Inconclusive).caveat(caveat)),
+        )
+}
+
+fn run() -> Provenance {
+    Provenance::measured("r1", "testbox")
+}
+
+fn model() -> Provenance {
+    Provenance::modelled("Eq. 3.12", "service 20 ms")
+}
+
+/// Six groups of a model beside its load test, points set apart, a series without data.
+fn load_test_chart() -> LineChart {
+    let (run, model) = (run(), model());
     let mut line = LineChart::new(
         Axis::new("arrival rate", "handshakes/s"),
         Axis::new("mean wait", "ms").log(),
@@ -70,7 +120,13 @@ fn small_report() -> Report {
             run.clone(),
             Vec::<(f64, f64)>::new(),
         ));
-    let curves = LineChart::new(
+    line
+}
+
+/// A median and its p95 (secondary) in one colour.
+fn loss_chart() -> LineChart {
+    let model = model();
+    LineChart::new(
         Axis::new("datagram loss", "%"),
         Axis::new("time to complete", "ms").log(),
     )
@@ -86,18 +142,28 @@ fn small_report() -> Report {
         Series::new("DTLS 1.2 p95", model.clone(), [(0.0, 950.0), (5.0, 9900.0)])
             .colour(0)
             .secondary(),
-    );
-    let scatter = ScatterChart::new(Axis::new("modelled", "ms"), Axis::new("measured", "ms"))
+    )
+}
+
+/// A scatter with its y = x guide.
+fn scatter_chart() -> ScatterChart {
+    let run = run();
+    ScatterChart::new(Axis::new("modelled", "ms"), Axis::new("measured", "ms"))
         .identity_line()
         .series(Series::new(
             "GPRS",
             run.clone(),
             (0..10).map(|i| (100.0 + 9.0 * f64::from(i), 104.0 + 9.0 * f64::from(i))),
-        ));
+        ))
+}
+
+/// Bars with a series that has no bar, and long category labels.
+fn bar_chart() -> GroupedBarChart {
+    let run = run();
     let cases: Vec<String> = (0..24)
         .map(|i| format!("case {i} mutual authentication"))
         .collect();
-    let bars = GroupedBarChart::new("case", cases, Axis::new("client time", "ms").log())
+    GroupedBarChart::new("case", cases, Axis::new("client time", "ms").log())
         .series(BarSeries::new(
             "ours",
             run.clone(),
@@ -114,7 +180,12 @@ fn small_report() -> Report {
             (0..24)
                 .map(|i| (i % 3 != 0).then(|| 40.0 * f64::from(i + 1)))
                 .collect(),
-        ));
+        ))
+}
+
+/// A table wider than the page.
+fn wide_table() -> Table {
+    let run = run();
     let mut wide = Table::new("wide", "A table with many columns").column(Column::label("case"));
     for c in 0..30 {
         wide = wide.column(Column::new(
@@ -128,41 +199,7 @@ fn small_report() -> Report {
             .chain((0..30).map(|c| Cell::num(f64::from(c) * 1234.5, 1)))
             .collect(),
     );
-    let caveat = Caveat::new(
-        "nominal-rates",
-        "Nominal bearer rates",
-        "nb-iot (peak): typical figures, not measured on a network.",
-    );
-    Report::new("browser check")
-        .meta("run id", "r1")
-        .status(RunStatus {
-            degraded: true,
-            summary: "13 of the 16 designed load points judged.".into(),
-            details: vec![("cause".into(), "steal".into())],
-        })
-        .headline(HeadlineNumber::new(
-            "corrected model within 15 %",
-            "10 of 16 designed points",
-            ProvenanceKind::Modelled,
-            "queue",
-        ))
-        .section(
-            Section::new("queue", "Queue")
-                .figure(Figure::new("queue_load_test", "Load test", line))
-                .figure(Figure::new("loss", "Loss curves", curves))
-                .figure(Figure::new("scatter", "Scatter", scatter))
-                .figure(Figure::new("bars", "Bars", bars).size(1100, 480))
-                .table(wide),
-        )
-        .section(
-            Section::new("findings", "Findings")
-                .finding(
-                    Finding::new("a", "evidence", Verdict::Confirmed)
-                        .kind(FindingKind::EmulatorAgainstModel)
-                        .caveat(caveat.clone()),
-                )
-                .finding(Finding::new("b", "evidence", Verdict::Inconclusive).caveat(caveat)),
-        )
+    wide
 }
 
 fn written(report: &Report) -> (tempfile::TempDir, String) {

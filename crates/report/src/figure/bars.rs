@@ -113,23 +113,18 @@ pub(super) fn draw_bars<DB: DrawingBackend>(
     Ok(())
 }
 
-/// Draws shading, mesh, bars and error bars, each series with a bar in its own group
-/// (the series [`Figure::legend_entries`](super::Figure) lists); returns the pixel
-/// positions (centres, axis line) where the category labels go.
-#[allow(clippy::type_complexity)]
-fn plot_bars<DB, Y>(
-    mut chart: ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+/// The alternate shading of the groups (it keeps the eye on the right group when there
+/// are many categories) and the mesh with its axis titles.
+fn draw_frame<DB, Y>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
     spec: &GroupedBarChart,
     yr: (f64, f64),
-    marks: &Marks,
-) -> Result<(Vec<i32>, i32), String>
+) -> Result<(), String>
 where
     DB: DrawingBackend,
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     let n = spec.categories.len();
-    let ylog = spec.y.log;
-    // Alternate shading keeps the eye on the right group when there are many categories.
     chart
         .draw_series((0..n).filter(|i| i % 2 == 1).map(|i| {
             Rectangle::new(
@@ -150,7 +145,56 @@ where
         .bold_line_style(RGBColor(205, 205, 205))
         .light_line_style(RGBColor(238, 238, 238))
         .draw()
-        .msg()?;
+        .msg()
+}
+
+/// A bar's rectangle and its error bar (x, low, value, high).
+type BarShapes = (Vec<[(f64, f64); 2]>, Vec<(f64, f64, f64, f64)>);
+
+/// One series' bars, each in its slot of its group (`slot_x(i)`: the slot's left edge in
+/// group `i`, `bar` wide), from `base` up to a plottable value, with the error bars.
+fn series_shapes(
+    series: &super::BarSeries,
+    slot_x: impl Fn(usize) -> f64,
+    bar: f64,
+    base: f64,
+    ylog: bool,
+) -> BarShapes {
+    let mut rects = Vec::new();
+    let mut bars = Vec::new();
+    for (i, value) in series.values.iter().enumerate() {
+        let x0 = slot_x(i);
+        let (x0, x1) = (x0 + bar * 0.06, x0 + bar * 0.94);
+        if let Some(v) = value.filter(|v| plottable(*v, ylog)) {
+            rects.push([(x0, base), (x1, v)]);
+            let err = series.errors.get(i).copied().flatten();
+            if let Some(e) = err.filter(|e| !e.low.is_nan() && !e.high.is_nan()) {
+                let low = if plottable(e.low, ylog) { e.low } else { base };
+                let high = if plottable(e.high, ylog) { e.high } else { v };
+                bars.push(((x0 + x1) / 2.0, low, v, high));
+            }
+        }
+    }
+    (rects, bars)
+}
+
+/// Draws shading, mesh, bars and error bars, each series with a bar in its own group
+/// (the series [`Figure::legend_entries`](super::Figure) lists); returns the pixel
+/// positions (centres, axis line) where the category labels go.
+#[allow(clippy::type_complexity)]
+fn plot_bars<DB, Y>(
+    mut chart: ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    spec: &GroupedBarChart,
+    yr: (f64, f64),
+    marks: &Marks,
+) -> Result<(Vec<i32>, i32), String>
+where
+    DB: DrawingBackend,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let n = spec.categories.len();
+    let ylog = spec.y.log;
+    draw_frame(&mut chart, spec, yr)?;
 
     // Only series with a bar take a slot in each group (and an entry in the legend).
     let has_bar = |s: &super::BarSeries| s.values.iter().flatten().any(|v| plottable(*v, ylog));
@@ -171,21 +215,8 @@ where
         let colour = palette(series.colour.unwrap_or(j));
         let kind = series.provenance.kind();
         let (fill, outline) = bar_style(kind, colour);
-        let mut rects = Vec::new();
-        let mut bars = Vec::new();
-        for (i, value) in series.values.iter().enumerate() {
-            let x0 = i as f64 + (1.0 - group) / 2.0 + slot as f64 * bar;
-            let (x0, x1) = (x0 + bar * 0.06, x0 + bar * 0.94);
-            if let Some(v) = value.filter(|v| plottable(*v, ylog)) {
-                rects.push([(x0, base), (x1, v)]);
-                let err = series.errors.get(i).copied().flatten();
-                if let Some(e) = err.filter(|e| !e.low.is_nan() && !e.high.is_nan()) {
-                    let low = if plottable(e.low, ylog) { e.low } else { base };
-                    let high = if plottable(e.high, ylog) { e.high } else { v };
-                    bars.push(((x0 + x1) / 2.0, low, v, high));
-                }
-            }
-        }
+        let slot_x = |i: usize| i as f64 + (1.0 - group) / 2.0 + slot as f64 * bar;
+        let (rects, bars) = series_shapes(series, slot_x, bar, base, ylog);
         if rects.is_empty() {
             continue;
         }

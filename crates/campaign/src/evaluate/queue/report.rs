@@ -552,6 +552,24 @@ impl QueueResults {
     }
 }
 
+/// The undisturbed part's mean wait at each point's measured rho, with its 95 % interval
+/// where measured.
+fn undisturbed_points(points: &[&LoadPoint]) -> Vec<Point> {
+    points
+        .iter()
+        .filter_map(|p| {
+            let w = p.undisturbed.wait_ms.filter(|w| *w > 0.0)?;
+            Some(match p.undisturbed.wait_ci95_ms {
+                // The axis is logarithmic: the bar stops above zero.
+                Some(h) => {
+                    Point::with_err(p.calibration.measured_rho, w, (w - h).max(0.01 * w), w + h)
+                }
+                None => Point::new(p.calibration.measured_rho, w),
+            })
+        })
+        .collect()
+}
+
 /// A case's curves of the load figure: measured and modelled waits against measured rho,
 /// the `i`-th of `n` cases (one colour per curve: the case, then the model). The points
 /// that missed their target rho (reported, not judged) are left out of every curve and
@@ -577,19 +595,7 @@ fn case_series(
         .filter(|p| p.window.measured_wait_ms > 0.0)
         .map(|p| (p.calibration.measured_rho, p.window.measured_wait_ms))
         .collect();
-    let undisturbed: Vec<Point> = points
-        .iter()
-        .filter_map(|p| {
-            let w = p.undisturbed.wait_ms.filter(|w| *w > 0.0)?;
-            Some(match p.undisturbed.wait_ci95_ms {
-                // The axis is logarithmic: the bar stops above zero.
-                Some(h) => {
-                    Point::with_err(p.calibration.measured_rho, w, (w - h).max(0.01 * w), w + h)
-                }
-                None => Point::new(p.calibration.measured_rho, w),
-            })
-        })
-        .collect();
+    let undisturbed = undisturbed_points(&points);
     let measured_moments =
         || Provenance::modelled("Eq. 3.12 at k x lambda", "measured per-job moments");
     chart
