@@ -37,7 +37,9 @@ use crate::device::ClientSteps;
 use crate::gateway::HandshakeServers;
 use crate::pki_store::PkiStore;
 use crate::protocols::{measure_in_memory, run_in_memory, MemoryRun, SuiteMeasurement};
-pub use served::{run_over_bearer, serve_spine, ServedCache, BEARER_HANDSHAKE_TIMEOUT};
+pub use served::{
+    run_over_bearer, serve_spine, ConfigSides, Endpoints, ServedCache, BEARER_HANDSHAKE_TIMEOUT,
+};
 
 /// Every protocol on the bench, in report order. Adding a protocol is adding its entry
 /// here.

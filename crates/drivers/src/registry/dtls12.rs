@@ -8,12 +8,12 @@ use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::device::published_pq::PublishedPqCost;
 use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::Authentication;
-use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
+use wtlsperf_spine::{ProtocolId, UnknownName};
 
 use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, RawOps, Sides};
-use super::{RetransmissionTimers, TimeBase, Traits};
+use super::{ConfigSides, Endpoints, RetransmissionTimers, TimeBase, Traits};
 use crate::device::ClientSteps;
-use crate::protocols::dtls::{self, DtlsConfig};
+use crate::protocols::dtls::{self, DtlsConfig, DtlsEndpoint};
 use crate::protocols::{model, Suite, DTLS12};
 
 /// The entry.
@@ -110,7 +110,7 @@ impl Configuration for Dtls12Suite {
         } else {
             DtlsConfig::without_cookie_exchange(self.suite)?
         };
-        Ok(Arc::new(DtlsSides(match time {
+        Ok(Arc::new(ConfigSides(match time {
             TimeBase::Virtual => cfg,
             TimeBase::Real => cfg.in_real_time(),
         })))
@@ -126,7 +126,7 @@ impl Configuration for Dtls12Suite {
         } else {
             DtlsConfig::without_cookie_exchange(self.suite)?
         };
-        Ok(Some(Arc::new(DtlsSides(cfg.with_initial_timer(first)))))
+        Ok(Some(Arc::new(ConfigSides(cfg.with_initial_timer(first)))))
     }
     fn client_steps(
         &self,
@@ -152,14 +152,13 @@ impl Configuration for Dtls12Suite {
     }
 }
 
-/// Both sides' OpenSSL contexts.
-struct DtlsSides(DtlsConfig);
-
-impl Sides for DtlsSides {
-    fn client(&self, _: &LinkProfile, _: u64) -> anyhow::Result<AnyHandshake> {
-        Ok(AnyHandshake::new(self.0.client()?))
+impl Endpoints for DtlsConfig {
+    type Client = DtlsEndpoint;
+    type Server = DtlsEndpoint;
+    fn client(&self) -> anyhow::Result<DtlsEndpoint> {
+        DtlsConfig::client(self)
     }
-    fn server(&self) -> anyhow::Result<AnyHandshake> {
-        Ok(AnyHandshake::new(self.0.server()?))
+    fn server(&self) -> anyhow::Result<DtlsEndpoint> {
+        DtlsConfig::server(self)
     }
 }

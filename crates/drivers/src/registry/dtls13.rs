@@ -12,14 +12,15 @@ use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::device::published_pq::PublishedPqCost;
 use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::Authentication;
-use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
+use wtlsperf_spine::{ProtocolId, UnknownName};
 
 use super::{Bench, Configuration, Contender, NotPriced, ProtocolEntry, RawOps, Sides};
-use super::{CertificateItems, RetransmissionTimers, TimeBase, Traits};
+use super::{CertificateItems, ConfigSides, Endpoints, RetransmissionTimers, TimeBase, Traits};
 use crate::device::ClientSteps;
 use crate::protocols::dtls::DtlsConfig;
+use crate::protocols::dtls13::Signature;
 use crate::protocols::dtls13::{self, RFC7925_INITIAL_TIMER_S};
-use crate::protocols::dtls13::{Credential, Dtls13Config, Dtls13Suite, Group, Signature};
+use crate::protocols::dtls13::{Credential, Dtls13Config, Dtls13Endpoint, Dtls13Suite, Group};
 use crate::protocols::{model_dtls13, Suite, DTLS13};
 
 /// The suffix of a configuration without the cookie exchange.
@@ -127,7 +128,7 @@ impl Configuration for Dtls13Contender {
         } else {
             cfg.without_cookie_exchange()
         };
-        Ok(Arc::new(Dtls13Sides(cfg)))
+        Ok(Arc::new(ConfigSides(cfg)))
     }
     /// wolfSSL's timer is whole seconds: `first` is rounded up.
     fn sides_with_first_timer(
@@ -145,7 +146,7 @@ impl Configuration for Dtls13Contender {
         } else {
             cfg.without_cookie_exchange()
         };
-        Ok(Some(Arc::new(Dtls13Sides(cfg))))
+        Ok(Some(Arc::new(ConfigSides(cfg))))
     }
     fn fragments_to_bearer(&self) -> bool {
         true
@@ -186,17 +187,16 @@ impl Configuration for Dtls13Contender {
     }
 }
 
-/// Both sides' wolfSSL contexts.
-struct Dtls13Sides(Dtls13Config);
-
-impl Sides for Dtls13Sides {
-    fn client(&self, _: &LinkProfile, _: u64) -> anyhow::Result<AnyHandshake> {
-        Ok(AnyHandshake::new(self.0.client()?))
+impl Endpoints for Dtls13Config {
+    type Client = Dtls13Endpoint;
+    type Server = Dtls13Endpoint;
+    fn client(&self) -> anyhow::Result<Dtls13Endpoint> {
+        Dtls13Config::client(self)
     }
-    fn server(&self) -> anyhow::Result<AnyHandshake> {
-        Ok(AnyHandshake::new(self.0.server()?))
+    fn server(&self) -> anyhow::Result<Dtls13Endpoint> {
+        Dtls13Config::server(self)
     }
     fn certificate_items(&self, server: bool) -> anyhow::Result<Option<CertificateItems>> {
-        self.0.certificate_items(server)
+        Dtls13Config::certificate_items(self, server)
     }
 }

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use wtlsperf_bearer::LinkProfile;
-use wtlsperf_spine::{AnyHandshake, ProtocolId};
+use wtlsperf_spine::{AnyHandshake, Handshake, ProtocolId};
 
-use super::{Bench, Contender, Served, Sides};
+use super::{Bench, CertificateItems, Contender, Served, Sides};
 use crate::device::ClientSteps;
 use crate::gateway::{spawn_gateway, GatewayConfig, GatewayHandle, HandshakeServers};
 use crate::protocols::udp::{client_over_bearer, UdpRun};
@@ -43,6 +43,41 @@ impl Served for SpineServed {
     }
     fn client(&self, bearer: &LinkProfile, seed: u64) -> anyhow::Result<AnyHandshake> {
         self.sides.client(bearer, seed)
+    }
+}
+
+/// A configuration value whose clients and servers need nothing but itself (an
+/// OpenSSL, wolfSSL or quinn-proto pair of contexts): its [`Sides`] are [`ConfigSides`].
+pub trait Endpoints: Send + Sync + 'static {
+    type Client: Handshake + Send + 'static;
+    type Server: Handshake + Send + 'static;
+    fn client(&self) -> anyhow::Result<Self::Client>;
+    fn server(&self) -> anyhow::Result<Self::Server>;
+    /// See [`Sides::certificate_items`].
+    fn certificate_items(&self, server: bool) -> anyhow::Result<Option<CertificateItems>> {
+        let _ = server;
+        Ok(None)
+    }
+}
+
+/// The sides of an [`Endpoints`] value: every client and server comes from it.
+pub struct ConfigSides<T>(pub T);
+
+impl<T: Endpoints> Sides for ConfigSides<T>
+where
+    <T::Client as Handshake>::Negotiated: Send + Sync + 'static,
+    <T::Client as Handshake>::Error: Send + Sync + 'static,
+    <T::Server as Handshake>::Negotiated: Send + Sync + 'static,
+    <T::Server as Handshake>::Error: Send + Sync + 'static,
+{
+    fn client(&self, _: &LinkProfile, _: u64) -> anyhow::Result<AnyHandshake> {
+        Ok(AnyHandshake::new(self.0.client()?))
+    }
+    fn server(&self) -> anyhow::Result<AnyHandshake> {
+        Ok(AnyHandshake::new(self.0.server()?))
+    }
+    fn certificate_items(&self, server: bool) -> anyhow::Result<Option<CertificateItems>> {
+        self.0.certificate_items(server)
     }
 }
 

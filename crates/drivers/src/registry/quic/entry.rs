@@ -7,13 +7,14 @@ use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::device::published_pq::PublishedPqCost;
 use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::Authentication;
-use wtlsperf_spine::{AnyHandshake, ProtocolId, UnknownName};
+use wtlsperf_spine::{ProtocolId, UnknownName};
 
-use super::{client_steps, QuicConfig, QuicSuite, HANDSHAKE_TIMEOUT, INITIAL_RTT, QUIC};
+use super::{client_steps, QuicConfig, QuicEndpoint, QuicSuite, HANDSHAKE_TIMEOUT};
+use super::{INITIAL_RTT, QUIC};
 use crate::device::ClientSteps;
 use crate::registry::{
-    Bench, Configuration, Contender, ForwardSecrecy, NotPriced, ProtocolEntry, RawOps,
-    RetransmissionTimers, Sides, TimeBase, Traits, P256_LEVEL,
+    Bench, ConfigSides, Configuration, Contender, Endpoints, ForwardSecrecy, NotPriced,
+    ProtocolEntry, RawOps, RetransmissionTimers, Sides, TimeBase, Traits, P256_LEVEL,
 };
 
 /// The entry.
@@ -102,7 +103,7 @@ impl Configuration for QuicSuite {
     /// Datagrams of at most 1200 bytes on every bearer (RFC 9000 section 14), and
     /// quinn-proto's timers run on the caller's time either way.
     fn sides(&self, _: Bench<'_>, _: u16, _: TimeBase) -> anyhow::Result<Arc<dyn Sides>> {
-        Ok(Arc::new(QuicSides(QuicConfig::new(*self)?)))
+        Ok(Arc::new(ConfigSides(QuicConfig::new(*self)?)))
     }
     fn client_steps(
         &self,
@@ -121,14 +122,13 @@ impl Configuration for QuicSuite {
     }
 }
 
-/// Both sides' rustls and quinn-proto configurations.
-struct QuicSides(QuicConfig);
-
-impl Sides for QuicSides {
-    fn client(&self, _: &LinkProfile, _: u64) -> anyhow::Result<AnyHandshake> {
-        Ok(AnyHandshake::new(self.0.client()?))
+impl Endpoints for QuicConfig {
+    type Client = QuicEndpoint;
+    type Server = QuicEndpoint;
+    fn client(&self) -> anyhow::Result<QuicEndpoint> {
+        QuicConfig::client(self)
     }
-    fn server(&self) -> anyhow::Result<AnyHandshake> {
-        Ok(AnyHandshake::new(self.0.server()?))
+    fn server(&self) -> anyhow::Result<QuicEndpoint> {
+        QuicConfig::server(self)
     }
 }
