@@ -30,8 +30,9 @@
 //! (`wolfSSL_dtls_get_current_timeout`, and `wolfSSL_dtls13_use_quick_timeout` for the
 //! quarter-length ACK timer) and an entry point the application calls when it expires
 //! (`wolfSSL_dtls_got_timeout`): it never waits on its own. The adapter turns the
-//! timer into a deadline in the caller's time when a flight leaves, and calls
-//! `wolfSSL_dtls_got_timeout` when the caller fires it. The clocks wolfSSL does read
+//! timer into a deadline in the caller's time each time wolfSSL has run (a flight left
+//! or a datagram came in: wolfSSL's own receive waits that long for the next datagram),
+//! and calls `wolfSSL_dtls_got_timeout` when the caller fires it. The clocks wolfSSL does read
 //! (its minimum interval between retransmissions, certificate dates) are answered from
 //! the same caller's time ([`super::dtls13_wolf`]), so, unlike OpenSSL's DTLS 1.2 timer,
 //! no real time passes for a virtual retransmission.
@@ -80,7 +81,7 @@ pub fn retransmission_timers(initial_s: u32) -> super::RetransmissionTimers {
         backoff: 2.0,
         ceiling_s: Some(f64::from(WOLFSSL_TIMEOUT_MAX_S)),
         max_retransmissions: retransmissions,
-        source: "RFC 9147 section 5.8 (doubling; ACKs, and partial retransmission of what was not acknowledged) with RFC 7925 section 11's 9 s first timer; wolfSSL ends the handshake at the first timeout past its 64 s maximum, and sends ACKs at a quarter of the timer",
+        source: "RFC 9147 section 5.8 (doubling; ACKs, and partial retransmission of what was not acknowledged) with RFC 7925 section 11's 9 s first timer; wolfSSL ends the handshake at the first timeout past its 64 s maximum, and sends ACKs at a quarter of the timer; each timer runs from the last datagram wolfSSL sent or took in, as its own receive waits",
     }
 }
 
@@ -143,6 +144,11 @@ impl Group {
     /// Whether it includes ML-KEM.
     pub fn post_quantum(self) -> bool {
         self != Group::P256
+    }
+
+    /// Whether it pairs an elliptic curve with ML-KEM.
+    pub fn hybrid(self) -> bool {
+        matches!(self, Group::X25519MlKem768 | Group::P256MlKem768)
     }
 }
 
@@ -793,8 +799,22 @@ impl Dtls13Endpoint {
         }
     }
 
-    /// A step after wolfSSL ran at `now`: a failure ends the handshake; a flight
-    /// (re)starts the timer; completion stops it.
+    /// A step after wolfSSL ran at `now`: a failure ends the handshake; completion
+    /// stops the timer; anything else (re)starts it, whether a flight left or a datagram
+    /// was only taken in.
+    ///
+    /// Why the timer restarts on a datagram that draws no answer: wolfSSL's own receive
+    /// (`EmbedReceive` in wolfio.c) bounds every wait for the next datagram by the
+    /// current timer, a quarter of it while its ACK timer is on, from the moment it starts
+    /// waiting, and its examples' non-blocking loops do the same (the current timeout
+    /// read before each `select`). So wolfSSL ACKs a partial flight after a quarter of
+    /// the timer *without a datagram*, not a quarter after its own last flight left.
+    /// Arming the deadline only when a flight left made the client ACK the first records
+    /// of a flight still arriving (2.25 s after its second ClientHello, while an ML-DSA
+    /// server flight takes 2.5 to 6 s to cross GPRS, NB-IoT or GSM CSD), and wolfSSL's
+    /// server answers any ACK by resending every record not yet acknowledged
+    /// (`DoDtls13Ack`): the rest of its flight again, queued behind the original on the
+    /// downlink (docs/dtls13.md, "ML-DSA over the slow bearers").
     fn step(&mut self, result: Result<Vec<Vec<u8>>, Dtls13Error>, now: Now) -> Step {
         let datagrams = match result {
             Ok(d) => d,
@@ -812,11 +832,11 @@ impl Dtls13Endpoint {
             self.flights_sent += 1;
         }
         let stateless = self.server && self.flights_sent <= 1;
-        if self.complete || stateless {
-            self.deadline_ns = None;
-        } else if !datagrams.is_empty() {
-            self.deadline_ns = Some(now.mono_ns.saturating_add(self.timer_ns()));
-        }
+        self.deadline_ns = if self.complete || stateless {
+            None
+        } else {
+            Some(now.mono_ns.saturating_add(self.timer_ns()))
+        };
         Step::send(datagrams)
     }
 
@@ -924,3 +944,7 @@ impl Handshake for Dtls13Endpoint {
 #[cfg(test)]
 #[path = "dtls13_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "dtls13_link_tests.rs"]
+mod link_tests;
