@@ -149,7 +149,12 @@ fn over_bearer(args: &CompareConfig, bench: Bench<'_>, c: &Contender) -> anyhow:
     let client_ms = steps
         .as_ref()
         .map_or(memory.client_cpu_us / 1e3, |s| s.total_ms());
-    let flights = memory.shape.flights();
+    // the flights the run exchanges: fragmented to the bearer's payload limit where the
+    // protocol fragments to it (DTLS 1.3), as `protocols.csv`'s model takes them
+    let flights = match c.shape_at(bench, p.datagram_payload_limit())? {
+        Some(at_limit) => at_limit.flights(),
+        None => memory.shape.flights(),
+    };
     let modelled = model::duration_ms(&flights, &p, client_ms, memory.server_cpu_us / 1e3);
     let served = c.serve(bench, p.datagram_payload_limit())?;
     let run = run_over_bearer(
