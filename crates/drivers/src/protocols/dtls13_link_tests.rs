@@ -15,13 +15,16 @@ use wtlsperf_models::transmission::{group_flights, link_ms, Flight};
 use super::*;
 use crate::protocols::run_in_memory;
 
+/// A datagram on its way: (delivery ns, sending order, to the server, its bytes).
+type InFlight = (u64, u64, bool, Vec<u8>);
+
 /// Both directions of a virtual bearer and the datagrams crossing it.
 struct VirtualBearer {
     /// Client to server, server to client.
     links: [FifoLink; 2],
     traversal: Duration,
-    /// (delivery ns, sending order, to the server, datagram), earliest first.
-    due: BinaryHeap<Reverse<(u64, u64, bool, Vec<u8>)>>,
+    /// Earliest delivery first.
+    due: BinaryHeap<Reverse<InFlight>>,
     sent: u64,
     /// Every datagram in sending order: (sent by the client, bytes).
     log: Vec<(bool, usize)>,
@@ -91,7 +94,10 @@ fn over_virtual_bearer(cfg: &Dtls13Config, bearer: &LinkProfile) -> VirtualRun {
         }
         let delivery = net.due.peek().map(|Reverse(d)| d.0);
         let timers = [client.deadline(), server.deadline()];
-        let next = delivery.into_iter().chain(timers.into_iter().flatten()).min();
+        let next = delivery
+            .into_iter()
+            .chain(timers.into_iter().flatten())
+            .min();
         let Some(t) = next else {
             panic!("{name} over {}: stalled", bearer.name)
         };
