@@ -225,6 +225,10 @@ pub struct Traits {
     pub forward_secrecy: ForwardSecrecy,
     /// Whether the key exchange includes ML-KEM (alone or in a hybrid).
     pub post_quantum_key_exchange: bool,
+    /// Whether the key exchange is a hybrid: a classical group and ML-KEM together
+    /// (X25519MLKEM768, SecP256r1MLKEM768: draft-ietf-tls-ecdhe-mlkem), secure while
+    /// either half is.
+    pub hybrid_key_exchange: bool,
     /// Whether the certificates and their CertificateVerify are signed with ML-DSA.
     pub post_quantum_signature: bool,
     /// Whether the client needs P-256 operations.

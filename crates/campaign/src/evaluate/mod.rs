@@ -494,6 +494,7 @@ impl Parts {
         );
         headline.devices = self.devices.headline();
         headline.protocols = self.protocols.headline();
+        headline.pq_budget = self.pq_cost.channel_headline();
         headline
     }
 

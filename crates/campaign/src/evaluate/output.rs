@@ -254,6 +254,10 @@ pub struct Headline {
     pub queue_points_missed: usize,
     /// Median |error| of the transmission model vs real bearer runs.
     pub transmission_model_median_error: Option<f64>,
+    /// Where the classical, the hybrid key exchange and the fully post-quantum handshake
+    /// exceed the time-to-secure-channel budget (`evaluate/pq_cost/channel.rs`).
+    #[serde(flatten)]
+    pub pq_budget: super::pq_cost::ChannelHeadline,
     /// Best record throughput (Mbit/s) and its cipher.
     pub record_best_mbit_s: Option<f64>,
     /// Cipher of the best throughput.
@@ -329,6 +333,7 @@ pub fn headline(
         queue_variants: q.variants_headline(),
         queue_points_missed: q.missed_points().len(),
         transmission_model_median_error: t.model_error(),
+        pq_budget: Default::default(),
         record_best_mbit_s: best.map(|b| b.mbit_s),
         record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),
         devices: Default::default(),

@@ -37,6 +37,8 @@ use super::verdict::{self as rule, MODEL_TOLERANCE};
 use super::vocabulary::nominal_rates_note;
 use wtlsperf_drivers::protocols::model::{self, Device};
 
+pub use channel::{Channel, ChannelHeadline};
+
 /// The time-to-a-secure-channel budget (ms): 3GPP TR 45.820's latency objective for a
 /// cellular IoT exception report, 10 s from the event to the report's delivery. A
 /// handshake that must precede the report can take no more than the whole budget.
@@ -136,6 +138,9 @@ pub struct PqCostRow {
     /// Which half of the post-quantum handshake is post-quantum: `key exchange`,
     /// `signature` or `both`.
     pub post_quantum_part: String,
+    /// Whether the post-quantum handshake's key exchange is a hybrid (a classical group
+    /// with ML-KEM-768) rather than ML-KEM alone.
+    pub hybrid_key_exchange: bool,
 }
 
 impl PqCostRow {
@@ -252,6 +257,7 @@ fn row(classical: &Side, pq: &Side, bearer: &LinkProfile, device: &Device) -> Pq
     let mut r = PqCostRow {
         protocol: pq.config.protocol().name().to_owned(),
         post_quantum_part: pq.config.contender.traits().post_quantum_part().to_owned(),
+        hybrid_key_exchange: pq.config.contender.traits().hybrid_key_exchange,
         pq_suite: pq.config.suite(),
         classical_suite: classical.config.suite(),
         bearer: bearer.name.clone(),
@@ -352,6 +358,7 @@ impl PqCost {
     }
 }
 
+mod channel;
 mod findings;
 mod key_share;
 mod report;

@@ -99,6 +99,7 @@ impl Configuration for Dtls12Suite {
             },
             forward_secrecy: dtls::forward_secrecy(self.suite),
             post_quantum_key_exchange: false,
+            hybrid_key_exchange: false,
             post_quantum_signature: false,
             uses_p256: !psk,
         }

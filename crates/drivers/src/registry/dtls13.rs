@@ -109,6 +109,7 @@ impl Configuration for Dtls13Contender {
             level,
             forward_secrecy: s.forward_secrecy(),
             post_quantum_key_exchange: s.credential != Credential::Psk && s.group.post_quantum(),
+            hybrid_key_exchange: s.credential != Credential::Psk && s.group.hybrid(),
             post_quantum_signature: matches!(s.credential, Credential::Certificate { .. })
                 && s.signature.post_quantum(),
             uses_p256: s.credential != Credential::Psk,

@@ -65,6 +65,7 @@ impl Configuration for EdhocSuite {
             level: super::P256_LEVEL.to_owned(),
             forward_secrecy: edhoc::FORWARD_SECRECY,
             post_quantum_key_exchange: false,
+            hybrid_key_exchange: false,
             post_quantum_signature: false,
             uses_p256: true,
         }

@@ -106,6 +106,7 @@ impl Configuration for WtlsCase {
             level: format!("category {}", self.case.category),
             forward_secrecy: wtls_forward_secrecy(self.case),
             post_quantum_key_exchange: false,
+            hybrid_key_exchange: false,
             post_quantum_signature: false,
             uses_p256: true,
         }

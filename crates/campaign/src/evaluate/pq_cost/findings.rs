@@ -143,10 +143,10 @@ impl PqCost {
         Some(
             Finding::new(
                 format!(
-                    "Post-quantum key exchange (DTLS 1.3 with ML-KEM-768, alone or in the X25519 hybrid) keeps the handshake within a {:.0} s time-to-secure-channel budget wherever classical P-256 DTLS 1.3 is within it, on every device whose ML-KEM-768 costs are published (pqm4) or executed on its core model (PQClean, the *-executed profiles), and every bearer of the table (the compared bearers and the 2001-to-today axes).",
+                    "Post-quantum DTLS 1.3 (ML-KEM-768 alone or in a hybrid key exchange, ML-DSA-44 certificates, or both: fully post-quantum) keeps the handshake within a {:.0} s time-to-secure-channel budget wherever classical P-256 DTLS 1.3 is within it, on every device whose post-quantum costs are published (pqm4) or executed on its core model (PQClean, the *-executed profiles), and every bearer of the table (the compared bearers and the 2001-to-today axes). The evidence gives, per device and bearer, the time to a secure channel of the classical, the hybrid key exchange and the fully post-quantum handshake, and where each crosses the budget.",
                     BUDGET_MS / 1e3
                 ),
-                format!(
+                self.channel_paragraph().map_or(String::new(), |p| p + "\n\n") + &format!(
                     "{}. Judged rows: {}. Stops being affordable (classical -> post-quantum): {}. Within the margin of the budget: {}. Not judged: {classical_over} rows whose classical handshake is not within the budget, {unavailable} rows with an operation the device has no published or executed price for (pq_cost.csv, column affordable).",
                     costs.join(". "),
                     tally.text(),

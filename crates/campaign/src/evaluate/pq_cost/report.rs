@@ -3,7 +3,7 @@
 use wtlsperf_report::{Cell, Column, Provenance, Section, Table};
 
 use super::findings::budget_rule;
-use super::{Affordability, PqCost};
+use super::{Affordability, Channel, PqCost};
 use crate::evaluate::context::Ctx;
 
 fn modelled() -> Provenance {
@@ -44,6 +44,10 @@ impl PqCost {
             self.nominal_note.as_deref().unwrap_or_default()
         ))
         .table(self.table(ctx));
+        let s = match self.channel_table() {
+            Some(t) => s.table(t),
+            None => s,
+        };
         if unavailable.is_empty() {
             s
         } else {
@@ -54,6 +58,45 @@ impl PqCost {
                 unavailable.join(", ")
             ))
         }
+    }
+
+    /// The classical, hybrid key exchange and fully post-quantum handshakes' time to a
+    /// secure channel per device and bearer, with the ones over the budget named.
+    fn channel_table(&self) -> Option<Table> {
+        let times = self.channel_times();
+        let protocol = times.first()?.protocol.clone();
+        let time = || {
+            Provenance::derived("the measured mean where the handshake ran over the emulated bearer on the device, else the modelled T_H (pq_cost.csv)")
+        };
+        let mut t = Table::new(
+            "pq_channel",
+            "Time to a secure channel: classical, hybrid key exchange, fully post-quantum",
+        )
+        .caption(format!("{protocol}; empty where the device has no published or executed price for an operation the handshake needs; over the budget: beyond its margin (the rule above)."))
+        .column(Column::label("device"))
+        .column(Column::label("bearer"));
+        for c in Channel::ALL {
+            t = t.column(Column::new(c.label(), Some("s"), time()));
+        }
+        t = t.column(Column::label("over the budget"));
+        for r in times.iter().filter(|r| r.protocol == protocol) {
+            let mut cells = vec![Cell::text(&r.device), Cell::text(&r.bearer)];
+            let mut over: Vec<&str> = Vec::new();
+            for c in Channel::ALL {
+                let timed = r.time(c);
+                if timed.and_then(|x| x.over_budget()) == Some(true) {
+                    over.push(c.label());
+                }
+                cells.push(Cell::opt(timed.map(|x| x.ms / 1e3), 1));
+            }
+            cells.push(Cell::text(if over.is_empty() {
+                "none".to_owned()
+            } else {
+                over.join(", ")
+            }));
+            t = t.row(cells);
+        }
+        Some(t)
     }
 
     fn table(&self, ctx: &Ctx) -> Table {

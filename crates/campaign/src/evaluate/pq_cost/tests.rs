@@ -31,6 +31,7 @@ fn fixture(device: &str, bearer: &str, classical_ms: f64, pq_ms: f64) -> PqCostR
         affordable: Affordability::decide(classical_ms, pq_ms),
         protocol: "dtls1.3".to_owned(),
         post_quantum_part: "key exchange".to_owned(),
+        hybrid_key_exchange: false,
     }
 }
 
@@ -170,4 +171,97 @@ fn flights_pair_up_by_place_and_direction() {
     let pq = [f(Direction::Up, 1364, 2), f(Direction::Down, 1988, 2)];
     assert_eq!(flights_text(&classical, &pq), "u+1184B/2 d+1088B/2");
     assert_eq!(flights_text(&classical[..1], &pq), "u1364B/2 d1988B/2");
+}
+
+/// A post-quantum row of `kind` on a device and bearer: `pq_ms` modelled, or not
+/// available where `None`.
+fn of_kind(kind: Channel, device: &str, bearer: &str, pq_ms: Option<f64>) -> PqCostRow {
+    let mut r = fixture(device, bearer, 4000.0, pq_ms.unwrap_or(0.0));
+    let (suite, part, hybrid) = match kind {
+        Channel::HybridKeyExchange => ("x25519mlkem768-ecdsa-ccm8", "key exchange", true),
+        Channel::FullyPostQuantum => ("mlkem768-mldsa44-ccm8", "both", false),
+        Channel::Classical => unreachable!("the classical handshake is every row's baseline"),
+    };
+    (r.pq_suite, r.post_quantum_part) = (suite.to_owned(), part.to_owned());
+    r.hybrid_key_exchange = hybrid;
+    if pq_ms.is_none() {
+        r.pq_modelled_ms = None;
+        r.affordable = Affordability::NotAvailable("not available: no X25519 cost".into());
+    }
+    r
+}
+
+#[test]
+fn the_three_handshakes_are_timed_per_device_and_bearer_and_their_crossings_named() {
+    let mut gsm_full = of_kind(
+        Channel::FullyPostQuantum,
+        "nrf52840",
+        "gsm-csd",
+        Some(11_800.0),
+    );
+    (gsm_full.classical_measured_ms, gsm_full.pq_measured_ms) = (Some(3900.0), Some(11_750.0));
+    let mut nb_classical_over = of_kind(
+        Channel::FullyPostQuantum,
+        "nokia7650",
+        "nb-iot",
+        Some(16_000.0),
+    );
+    nb_classical_over.classical_modelled_ms = Some(10_300.0);
+    // the protocols part measured the classical handshake on GSM CSD: every row has it
+    let mut gsm_hybrid = of_kind(Channel::HybridKeyExchange, "nrf52840", "gsm-csd", None);
+    gsm_hybrid.classical_measured_ms = Some(3900.0);
+    let t = PqCost {
+        rows: vec![
+            gsm_hybrid,
+            of_kind(Channel::HybridKeyExchange, "nrf52840", "lte-m", Some(700.0)),
+            gsm_full,
+            of_kind(Channel::FullyPostQuantum, "nrf52840", "lte-m", Some(900.0)),
+            nb_classical_over,
+            // a protocol without a fully post-quantum row is left out
+            PqCostRow {
+                protocol: "quic".to_owned(),
+                ..of_kind(
+                    Channel::HybridKeyExchange,
+                    "nrf52840",
+                    "lte-m",
+                    Some(20_000.0),
+                )
+            },
+        ],
+        ..PqCost::default()
+    };
+    let times = t.channel_times();
+    assert_eq!(times.len(), 3, "{times:#?}");
+    // the classical mean measured on GSM CSD, the post-quantum one too; the hybrid not
+    // priced there
+    assert_eq!(
+        times[0].times[2].as_ref().and_then(|(_, t)| *t),
+        Some(channel::Timed {
+            ms: 11_750.0,
+            measured: true
+        })
+    );
+    let full = PqCost::crossings(&times, Channel::FullyPostQuantum);
+    assert_eq!(full.over, ["nrf52840/gsm-csd", "nokia7650/nb-iot"]);
+    let classical = PqCost::crossings(&times, Channel::Classical);
+    // 10.3 s is within the 5 % margin of the budget
+    assert!(classical.over.is_empty());
+    assert_eq!(classical.at_the_budget, ["nokia7650/nb-iot"]);
+    assert!(PqCost::crossings(&times, Channel::HybridKeyExchange)
+        .over
+        .is_empty());
+    let p = t.channel_paragraph().unwrap();
+    assert!(
+        p.contains("nrf52840: gsm-csd 3.9 s / n/a / 11.8 s, lte-m 4.0 s* / 0.7 s* / 0.9 s*"),
+        "{p}"
+    );
+    assert!(
+        p.contains("fully post-quantum over it on nrf52840/gsm-csd, nokia7650/nb-iot"),
+        "{p}"
+    );
+    assert!(t.findings()[0].evidence.starts_with(&p));
+    let h = t.channel_headline();
+    assert_eq!(h.pq_budget_protocol.as_deref(), Some("dtls1.3"));
+    assert_eq!(h.pq_budget_over_fully_post_quantum.len(), 2);
+    assert!(PqCost::default().channel_paragraph().is_none());
 }

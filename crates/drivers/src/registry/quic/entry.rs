@@ -96,6 +96,8 @@ impl Configuration for QuicSuite {
                 why: "an ephemeral key share of the group on both sides",
             },
             post_quantum_key_exchange: self.group.post_quantum(),
+            // both of QUIC's ML-KEM groups are hybrids
+            hybrid_key_exchange: self.group.post_quantum(),
             post_quantum_signature: false,
             uses_p256: true,
         }
