@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the executed-cost firmware: Mbed TLS (Debian's source package) and PQClean's
-# portable `clean` ML-KEM-512/768 and ML-DSA-44 (as bundled in the crates.io crates
+# portable `clean` ML-KEM-512/768 and ML-DSA-44/65 (as bundled in the crates.io crates
 # pqcrypto-mlkem and pqcrypto-mldsa), compiled from the same source with Debian's
 # gcc-arm-none-eabi and newlib for three cores. Sources and images go to target/isa/
 # (never committed). Usage: tools/isa/build.sh OUT_DIR
@@ -74,7 +74,7 @@ build_core() {
   fi
   local inc=("${first[@]}" -I"$HERE/firmware" -I"$OUT" -I"$SRC/mbedtls/include" -I"$SRC/pqclean" -I"$SRC/pqclean/common")
   local sources=("$HERE/firmware/harness.c" "$SRC"/mbedtls/library/{bignum,ecp,ecp_curves,ecdh,ecdsa,asn1parse,asn1write,rsa,rsa_internal,oid,md,sha256,aes,ctr_drbg,platform_util,constant_time}.c "${keccak[@]}")
-  for v in crypto_kem/ml-kem-512 crypto_kem/ml-kem-768 crypto_sign/ml-dsa-44; do
+  for v in crypto_kem/ml-kem-512 crypto_kem/ml-kem-768 crypto_sign/ml-dsa-44 crypto_sign/ml-dsa-65; do
     sources+=("$SRC/pqclean/$v/clean/"*.c)
   done
   local objs=()

@@ -89,9 +89,10 @@ DEVICES = (
 # Operations whose cost depends on random choices are run on several seeds and averaged
 # (ML-DSA signing repeats until a candidate passes its bounds).
 # The Cortex-M4, where pqm4's 1000-run average is the reference, gets more seeds.
-SEEDS = {"sig_sign/mldsa44": tuple(range(1, 5))}
-VALIDATION_SEEDS = {(build, "sig_sign/mldsa44"): tuple(range(1, 21))
-                    for build in ("cortex-m4", "cortex-m4-pqm4keccak")}
+SEEDS = {"sig_sign/mldsa44": tuple(range(1, 5)), "sig_sign/mldsa65": tuple(range(1, 5))}
+VALIDATION_SEEDS = {(build, f"sig_sign/{key}"): tuple(range(1, 21))
+                    for build in ("cortex-m4", "cortex-m4-pqm4keccak")
+                    for key in ("mldsa44", "mldsa65")}
 # micro-ecc's 2013 benchmark (test/speedtest.c) averages its ten fixed vectors: seed n
 # runs vector n. The thingsat benchmark averages 256 fresh key pairs: four seeds here.
 VALIDATION_SEEDS.update({(f"cortex-m0-microecc2013-{key}", f"{op}/{key}"): tuple(range(1, 11))
