@@ -277,7 +277,9 @@ fn classical_and_ml_kem_complete_over_emulated_lte_m_through_the_gateway() {
         // quarter of the timer without a datagram: the flights of a lossless run (their
         // directions and datagrams: an ECDSA signature's length varies by a byte).
         let shape = |f: Vec<wtlsperf_models::transmission::Flight>| {
-            f.iter().map(|f| (f.direction, f.datagrams)).collect::<Vec<_>>()
+            f.iter()
+                .map(|f| (f.direction, f.datagrams))
+                .collect::<Vec<_>>()
         };
         let memory = shape(flights_of_suite(&cfg));
         assert_eq!(shape(run.flights()), memory, "{group:?}: {:?}", run.log);
