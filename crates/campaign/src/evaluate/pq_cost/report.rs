@@ -34,8 +34,9 @@ impl PqCost {
             "What post-quantum key exchange costs, and where it stops being affordable",
         )
         .intro(format!(
-            "DTLS 1.3 with ML-KEM-768 (and the X25519 hybrid) against DTLS 1.3 with P-256 \
-             ECDHE, same certificates, cipher suite and library, per device and bearer: \
+            "DTLS 1.3 with ML-KEM-768 (alone, or in the P-256 or X25519 hybrid), with ML-DSA-44 \
+             certificates, or both, against DTLS 1.3 with P-256 ECDHE and ECDSA, same cipher \
+             suite and library, per device and bearer: \
              extra bytes and datagrams at the bearer's MTU, extra client compute on the \
              device, extra time to a secure channel, modelled everywhere and measured \
              where the protocols part ran both handshakes on that device (pq_cost.csv). \
