@@ -800,21 +800,12 @@ impl Dtls13Endpoint {
     }
 
     /// A step after wolfSSL ran at `now`: a failure ends the handshake; completion
-    /// stops the timer; anything else (re)starts it, whether a flight left or a datagram
-    /// was only taken in.
-    ///
-    /// Why the timer restarts on a datagram that draws no answer: wolfSSL's own receive
-    /// (`EmbedReceive` in wolfio.c) bounds every wait for the next datagram by the
-    /// current timer, a quarter of it while its ACK timer is on, from the moment it starts
-    /// waiting, and its examples' non-blocking loops do the same (the current timeout
-    /// read before each `select`). So wolfSSL ACKs a partial flight after a quarter of
-    /// the timer *without a datagram*, not a quarter after its own last flight left.
-    /// Arming the deadline only when a flight left made the client ACK the first records
-    /// of a flight still arriving (2.25 s after its second ClientHello, while an ML-DSA
-    /// server flight takes 2.5 to 6 s to cross GPRS, NB-IoT or GSM CSD), and wolfSSL's
-    /// server answers any ACK by resending every record not yet acknowledged
-    /// (`DoDtls13Ack`): the rest of its flight again, queued behind the original on the
-    /// downlink (docs/dtls13.md, "ML-DSA over the slow bearers").
+    /// stops the timer; anything else (re)starts it, a datagram taken in as a flight
+    /// sent: wolfSSL's own receive (`EmbedReceive`, wolfio.c) waits the current timer (a
+    /// quarter of it while its ACK timer is on) for each datagram, so it ACKs a partial
+    /// flight after that long *without a datagram*. Armed only as a flight left, the
+    /// timer made the client ACK a flight still crossing a slow bearer, and wolfSSL's
+    /// server resend its rest (docs/dtls13.md, "ML-DSA over the slow bearers").
     fn step(&mut self, result: Result<Vec<Vec<u8>>, Dtls13Error>, now: Now) -> Step {
         let datagrams = match result {
             Ok(d) => d,
