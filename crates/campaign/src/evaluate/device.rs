@@ -28,6 +28,7 @@ use wtlsperf_models::real_bearer::{self, LeaveOneOut, TraversalCount};
 use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
 use wtlsperf_report::{Finding, FindingKind, Verdict};
+use wtlsperf_report::ProvenanceKind;
 
 use super::context::{Ctx, Mode};
 use super::passages;
@@ -430,6 +431,7 @@ impl DeviceResults {
                 if self.nokia.median_abs_error <= 0.10 { Verdict::Confirmed } else { Verdict::Contradicted },
             )
             .study(passages::CLIENT_MESSAGES)
+            .rests_on(&[ProvenanceKind::Published, ProvenanceKind::Modelled])
             .rule("the fit's out-of-sample median |error| over the 48 published client times against a stated 10 % tolerance (a per-operation cost model of a 2004 phone whose timer the thesis averages over 15 runs): confirmed at or below it, contradicted above."));
         }
         out.extend(self.end_to_end_finding());
@@ -469,6 +471,7 @@ impl DeviceResults {
                 Tally::of([decision]).verdict(),
             )
             .study(passages::TRANSMISSION_MODEL)
+            .rests_on(&[ProvenanceKind::Published, ProvenanceKind::Modelled])
             .rule(format!("the thesis' count holds when its out-of-sample median |error| is below the other count's by more than {:.0} % of it and fails when above by more; a constant other count cannot make it fail (it tests flatness, not the count); otherwise inconclusive.", 100.0 * MODEL_TOLERANCE)));
         }
         out.extend(executed::finding(&self.profiles));

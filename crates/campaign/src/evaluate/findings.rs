@@ -23,6 +23,7 @@ use wtlsperf_models::stats::{median, relative_error};
 use wtlsperf_models::transmission::applicable_messages;
 use wtlsperf_models::{Authentication, SuiteFamily};
 use wtlsperf_report::{Finding, FindingKind, Section, Verdict};
+use wtlsperf_report::ProvenanceKind;
 
 use super::passages;
 use super::processing::ProcessingResults;
@@ -79,6 +80,7 @@ fn gsm_csd_traversal(t: &TransmissionResults) -> Option<Finding> {
         if (m - 391.3).abs() < 0.05 && (sd - 90.0).abs() < 0.05 { Verdict::Confirmed } else { Verdict::Contradicted },
     )
     .study(passages::GSM_CSD_TRAVERSAL)
+    .rests_on(&[ProvenanceKind::Published])
     .rule("confirmed when Eq. 4.1 on the thesis' own tables gives the mean and the standard deviation within 0.05 ms of the published 391.3 and 90 ms (the published precision); contradicted otherwise."))
 }
 
@@ -118,6 +120,7 @@ fn gprs_traversal_units(t: &TransmissionResults) -> Option<Finding> {
         .verdict(),
     )
     .study(passages::GPRS_TRAVERSAL)
+    .rests_on(&[ProvenanceKind::Published])
     .rule("a slot decides when one reading of the units reproduces Table 4.14 to within 0.1 ms (its printed precision) and the other does not; contradicted when every slot reproduces 64 / R and not the equation as printed, confirmed when every slot reproduces the equation, otherwise inconclusive per slot."))
 }
 
@@ -142,6 +145,7 @@ fn category3_capacity(q: &QueueResults) -> Option<Finding> {
         if (asp - 72.0).abs() > 0.5 { Verdict::Contradicted } else { Verdict::Confirmed },
     )
     .study(passages::CATEGORY3_LIMIT)
+    .rests_on(&[ProvenanceKind::Published, ProvenanceKind::Modelled])
     .rule("the thesis reads 72 off its figure: confirmed when Eq. 3.12-3.21 as printed give 72 within 0.5 handshakes/s at rho = 1, contradicted otherwise."))
 }
 
@@ -195,6 +199,7 @@ fn published_queue_model(q: &QueueResults) -> Option<Finding> {
         tally.verdict(),
     )
     .study(passages::QUEUE_MODEL)
+    .rests_on(&[ProvenanceKind::Modelled, ProvenanceKind::Measured])
     .rule("over the undisturbed jobs of every bearer-setting load point on its target rho: a point holds when the published model is within 15 % of the measured mean wait and fails when it misses by more than both 15 % and the measured wait's 95 % interval; confirmed when every point holds, contradicted when every point fails, otherwise inconclusive. The whole window is reported beside it, not judged."))
 }
 
@@ -413,6 +418,7 @@ fn published_queue_model_undecided(q: &QueueResults) -> Option<Finding> {
             Verdict::Inconclusive,
         )
         .study(passages::QUEUE_MODEL)
+        .rests_on(&[ProvenanceKind::Modelled, ProvenanceKind::Measured])
         .rule("no load point ran, so no point decides: inconclusive."),
     )
 }
@@ -446,6 +452,7 @@ fn key_exchange_term() -> Option<Finding> {
         tally.verdict(),
     )
     .study(passages::QUEUE_JOBS)
+    .rests_on(&[ProvenanceKind::Published])
     .rule(format!("each case of Table 4.5 holds when T_M_S_CKX is below {:.0} % of T_PD_S (negligible) and fails above; contradicted when every case fails, confirmed when every case holds, otherwise inconclusive.", 100.0 * MODEL_TOLERANCE)))
 }
 
@@ -544,6 +551,7 @@ fn transmission_dominates(p: &ProcessingResults) -> Option<Finding> {
         overall.verdict(),
     )
     .study(passages::OVERALL_PARTS)
+    .rests_on(&[ProvenanceKind::Published])
     .rule(format!("each of the thesis' handshakes holds when the part the sentence names is larger than the other by more than {:.0} % (published numbers, no interval) and fails when smaller by more; confirmed when every handshake of both subsets holds, contradicted when every one fails, otherwise inconclusive with each subset's verdict (a subset decided by one case says which).", 100.0 * MODEL_TOLERANCE)))
 }
 

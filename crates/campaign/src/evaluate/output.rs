@@ -92,6 +92,9 @@ pub struct FindingSummary {
     /// The ids of the shared caveats the finding refers to (their text is written once,
     /// in `summary.json`'s `caveats`).
     pub caveats: Vec<String>,
+    /// The kinds of figure the verdict rests on, `+`-separated (`Finding::evidence`):
+    /// measured, modelled, published, derived.
+    pub rests_on: String,
 }
 
 /// A caveat several findings share, written once in `summary.json`.
@@ -129,6 +132,7 @@ impl From<&Finding> for FindingSummary {
             place: f.passage.map(|p| p.place.to_owned()),
             passage: f.passage.map(|p| p.quote.to_owned()),
             caveats: f.caveats.iter().map(|c| c.id.clone()).collect(),
+            rests_on: f.evidence_label(),
         }
     }
 }
@@ -149,6 +153,7 @@ struct FindingCsv<'a> {
     passage: Option<&'a str>,
     /// The shared caveats' ids, `; `-separated (their text: `summary.json`'s `caveats`).
     caveats: String,
+    rests_on: &'a str,
 }
 
 /// Writes `findings.csv` beside `summary.json`.
@@ -169,6 +174,7 @@ pub fn write_findings_csv(
             place: f.place.as_deref(),
             passage: f.passage.as_deref(),
             caveats: f.caveats.join("; "),
+            rests_on: &f.rests_on,
         }),
     )
 }

@@ -14,7 +14,7 @@ use anyhow::Context;
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 use wtlsperf_bearer::profile;
-use wtlsperf_bearer::relay::Relay;
+use wtlsperf_bearer::RelayOptions;
 use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
@@ -27,6 +27,7 @@ use wtlsperf_drivers::auth::auth_mode;
 use wtlsperf_drivers::bearer_runs::bearer_retransmit_timeout;
 use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
+use wtlsperf_drivers::relay_run::through_relay;
 use wtlsperf_drivers::wap_client::{self, Limits, Socket, WspMode, WtlsPipe};
 use wtlsperf_drivers::wap_gateway::{self, lab_origin::LabOrigin, WapGatewayConfig, ROLES};
 
@@ -281,14 +282,10 @@ fn one_run(
         Fetch::Connection => targets.connection,
         _ => targets.connectionless,
     };
-    let mut relay = Relay::start("127.0.0.1:0".parse()?, upstream, link.clone(), seed)
-        .context("starting the bearer relay")?;
-    let sock = UdpSocket::bind("127.0.0.1:0")?;
-    let peer = relay.local_addr();
     let deadline = Instant::now() + rto * 70;
-    let result = (|| {
+    let fetched = through_relay(upstream, &link, seed, RelayOptions::default(), |sock, peer| {
         let (run, mut client) = wtlsperf_drivers::udp_client::connect(
-            &sock,
+            sock,
             peer,
             Arc::new(cfg),
             auth,
@@ -302,7 +299,7 @@ fn one_run(
             Fetch::Connection => WspMode::Connection,
         };
         let started = Instant::now();
-        let mut pipe = WtlsPipe::new(Socket::new(&sock, peer, None)?, &mut client);
+        let mut pipe = WtlsPipe::new(Socket::new(sock, peer, None)?, &mut client);
         let limits = Limits {
             retry: rto,
             deadline,
@@ -314,11 +311,9 @@ fn one_run(
             page.status
         );
         Ok((run.duration + started.elapsed(), page.body.len()))
-    })();
-    let stats = relay.stats();
-    relay.shutdown();
-    let (elapsed, body_bytes) =
-        result.with_context(|| format!("{case} {} over {}", fetch.name(), link.name))?;
+    });
+    let ((elapsed, body_bytes), stats) =
+        fetched.with_context(|| format!("{case} {} over {}", fetch.name(), link.name))?;
     Ok(Run {
         ms: elapsed.as_secs_f64() * 1e3,
         datagrams: stats.up.datagrams_in + stats.down.datagrams_in,

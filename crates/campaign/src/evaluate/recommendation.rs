@@ -19,6 +19,7 @@ use wtlsperf_models::device::{DeviceProfile, WtlsCase};
 use wtlsperf_models::reference::{categories_groups, processing_times};
 use wtlsperf_models::Authentication;
 use wtlsperf_report::Finding;
+use wtlsperf_report::ProvenanceKind;
 
 use super::csv_file;
 use super::passages;
@@ -451,6 +452,7 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
         all.verdict(),
     )
     .study(passages::FASTEST_GROUP)
+    .rests_on(&[ProvenanceKind::Modelled])
     .rule(format!(
         "each judged (device, category, authentication) holds when the thesis' fastest group's client time is more than {:.0} % (modelled numbers) below every other group's the device offers and fails when more than that above; confirmed when every combination holds, contradicted when every one fails, otherwise inconclusive with each subset's verdict; devices whose library lacks the group are not judged.",
         100.0 * MODEL_TOLERANCE

@@ -3,6 +3,7 @@
 //! predicts the increment the runs measure (our model against our run).
 
 use wtlsperf_report::{Finding, FindingKind};
+use wtlsperf_report::ProvenanceKind;
 
 use super::{Affordability, PqCost, PqCostRow, BUDGET_MS, BUDGET_SOURCE};
 use crate::evaluate::verdict::{self as rule, Tally, MODEL_TOLERANCE};
@@ -155,6 +156,7 @@ impl PqCost {
                 ) + &self.note_paragraph(),
                 tally.verdict(),
             )
+            .rests_on(&[ProvenanceKind::Measured, ProvenanceKind::Modelled])
             .rule(budget_rule()),
         )
     }

@@ -5,6 +5,7 @@
 
 use wtlsperf_models::Authentication;
 use wtlsperf_report::{Finding, FindingKind, Verdict};
+use wtlsperf_report::ProvenanceKind;
 
 use super::{Config, ProtocolResults, ProtocolRow, LOSS};
 use crate::evaluate::verdict::{self as rule, Tally, MODEL_TOLERANCE};
@@ -184,6 +185,7 @@ impl ProtocolResults {
                 ) + &forward_secrecy_clause(&self.configs.iter().filter(|c| edhoc(c) || dtls(c) || wtls(c)).collect::<Vec<_>>()),
                 tally.verdict(),
             )
+            .rests_on(&[ProvenanceKind::Measured, ProvenanceKind::Modelled])
             .rule(format!(
                 "each device x bearer row, modelled and measured apart, decides only when EDHOC's duration is more than {:.0} % (the model's tolerance) below or above the faster of DTLS and WTLS; confirmed when every row holds, contradicted when every row fails, otherwise inconclusive with the devices where it holds and where not.",
                 100.0 * MODEL_TOLERANCE
@@ -231,6 +233,7 @@ impl ProtocolResults {
             ) + &forward_secrecy_clause(&[w, d]),
             tally.verdict(),
         )
+        .rests_on(&[ProvenanceKind::Measured, ProvenanceKind::Modelled])
         .rule(format!(
             "a row fails when DTLS is more than {:.0} % (the model's tolerance) faster than WTLS, and holds otherwise; over every modelled and measured device x bearer row against DTLS with the cookie exchange and without it: confirmed when every row holds, contradicted when every row fails, otherwise inconclusive with each subset's verdict.",
             100.0 * MODEL_TOLERANCE
