@@ -10,7 +10,7 @@
 //! up as the extra flight it is, and the comparison checks the relay and the model, not
 //! a guess of the message sizes.
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -24,8 +24,8 @@ use wtlsperf_models::transmission::{link_ms, Flight};
 use crate::pki_store::PkiStore;
 pub use crate::registry::wtls::bearer_retransmit_timeout;
 use crate::registry::wtls::wtls_bearer_config;
-use crate::udp_client::{self, ClientRun};
 use crate::relay_run::through_relay;
+use crate::udp_client::{self, ClientRun};
 use crate::wire_log::flights_of;
 
 /// One handshake through an emulated bearer, with the model's prediction for it.
@@ -87,9 +87,15 @@ pub fn handshake_over_bearer(
     let rto = bearer_retransmit_timeout(&profile);
     // Enough for every retransmission the timer allows.
     let deadline = Instant::now() + rto * 70;
-    let (client, stats) = through_relay(gateway, &profile, seed, RelayOptions::default(), |sock, relay| {
-        udp_client::handshake_once(sock, relay, Arc::new(cfg), auth, None, None, deadline)
-    })
+    let (client, stats) = through_relay(
+        gateway,
+        &profile,
+        seed,
+        RelayOptions::default(),
+        |sock, relay| {
+            udp_client::handshake_once(sock, relay, Arc::new(cfg), auth, None, None, deadline)
+        },
+    )
     .with_context(|| format!("{case} {} over {}", auth.name(), profile.name))?;
     let flights = flights_of(&client.wire);
     let predicted = link_ms(&flights, &profile.rates());
@@ -177,6 +183,7 @@ pub fn model_check(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire_log::WireDatagram;
     use std::time::Duration;
     use wtlsperf_bearer::profile;
 

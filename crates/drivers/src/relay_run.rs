@@ -49,13 +49,19 @@ mod tests {
             echo.send_to(&buf[..n], from).unwrap();
         });
         let profile = wtlsperf_bearer::profile("lte-m").unwrap();
-        let (answer, stats) = through_relay(upstream, &profile, 1, RelayOptions::default(), |sock, relay| {
-            sock.send_to(b"ping", relay)?;
-            sock.set_read_timeout(Some(Duration::from_secs(30)))?;
-            let mut buf = [0u8; 64];
-            let (n, _) = sock.recv_from(&mut buf)?;
-            Ok(buf[..n].to_vec())
-        })
+        let (answer, stats) = through_relay(
+            upstream,
+            &profile,
+            1,
+            RelayOptions::default(),
+            |sock, relay| {
+                sock.send_to(b"ping", relay)?;
+                sock.set_read_timeout(Some(Duration::from_secs(30)))?;
+                let mut buf = [0u8; 64];
+                let (n, _) = sock.recv_from(&mut buf)?;
+                Ok(buf[..n].to_vec())
+            },
+        )
         .unwrap();
         echoing.join().unwrap();
         assert_eq!(answer, b"ping");
@@ -64,7 +70,10 @@ mod tests {
 
     #[test]
     fn the_clients_error_comes_back_after_the_relay_stopped() {
-        let upstream = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let upstream = UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
         let profile = wtlsperf_bearer::profile("lte-m").unwrap();
         let e = through_relay(upstream, &profile, 1, RelayOptions::default(), |_, _| {
             anyhow::bail!("no answer") as anyhow::Result<()>

@@ -23,8 +23,8 @@ use wtls::probe::{HandshakeProbe, Probe, ProbeLevel};
 use wtlsperf_spine::{Handshake, Now, ProtocolId, Role, Status, Step};
 
 use crate::pcap::PcapWriter;
-use crate::wire_log::WireDatagram;
 use crate::setup::{self, ProcessClock};
+use crate::wire_log::WireDatagram;
 use wtlsperf_models::device::ClientSteps;
 
 pub mod drive;

@@ -74,7 +74,10 @@ mod tests {
     fn consecutive_datagrams_one_way_are_one_flight() {
         let f = flights_of(&[d(true, 100), d(false, 700), d(false, 50), d(true, 300)]);
         assert_eq!(f.len(), 3);
-        assert_eq!((f[1].direction, f[1].bytes, f[1].datagrams), (Direction::Down, 750, 2));
+        assert_eq!(
+            (f[1].direction, f[1].bytes, f[1].datagrams),
+            (Direction::Down, 750, 2)
+        );
         assert_eq!(bytes_of(&[d(true, 100), d(false, 700)]), 800);
     }
 

@@ -242,13 +242,15 @@ impl Finding {
     /// a run: the model's figures and the measurements).
     pub fn evidence(&self) -> Vec<ProvenanceKind> {
         use ProvenanceKind::*;
-        self.evidence_kinds.clone().unwrap_or_else(|| match self.kind {
-            FindingKind::StudyClaim => vec![Published, Measured],
-            FindingKind::Hypothesis => vec![Measured],
-            FindingKind::ModelAgainstRun | FindingKind::EmulatorAgainstModel => {
-                vec![Modelled, Measured]
-            }
-        })
+        self.evidence_kinds
+            .clone()
+            .unwrap_or_else(|| match self.kind {
+                FindingKind::StudyClaim => vec![Published, Measured],
+                FindingKind::Hypothesis => vec![Measured],
+                FindingKind::ModelAgainstRun | FindingKind::EmulatorAgainstModel => {
+                    vec![Modelled, Measured]
+                }
+            })
     }
 
     /// [`Finding::evidence`] in words, `+`-separated: the `findings.csv` and

@@ -27,8 +27,8 @@ use wtlsperf_models::overall::{
 use wtlsperf_models::real_bearer::{self, LeaveOneOut, TraversalCount};
 use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
-use wtlsperf_report::{Finding, FindingKind, Verdict};
 use wtlsperf_report::ProvenanceKind;
+use wtlsperf_report::{Finding, FindingKind, Verdict};
 
 use super::context::{Ctx, Mode};
 use super::passages;

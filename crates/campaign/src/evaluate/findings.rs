@@ -22,8 +22,8 @@ use wtlsperf_models::reference::{self, PercentTable};
 use wtlsperf_models::stats::{median, relative_error};
 use wtlsperf_models::transmission::applicable_messages;
 use wtlsperf_models::{Authentication, SuiteFamily};
-use wtlsperf_report::{Finding, FindingKind, Section, Verdict};
 use wtlsperf_report::ProvenanceKind;
+use wtlsperf_report::{Finding, FindingKind, Section, Verdict};
 
 use super::passages;
 use super::processing::ProcessingResults;

@@ -11,8 +11,8 @@
 use std::path::Path;
 
 use anyhow::{anyhow, bail};
-use wtlsperf_spine::pair::{Direction, Ended};
-use wtlsperf_spine::{Handshake, Now, Pair, ProtocolId};
+use wtlsperf_spine::pair::Direction;
+use wtlsperf_spine::{Now, ProtocolId};
 
 use super::csv_file::write_csv;
 use wtlsperf_bearer::LinkProfile;

@@ -36,8 +36,8 @@ use super::csv_file::write_csv;
 use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::pool::run_concurrently;
 use wtlsperf_drivers::protocols::run_with_loss;
-use wtlsperf_drivers::wire_log::flights_of;
 use wtlsperf_drivers::registry::{self, Bench, Contender, Sides, TimeBase};
+use wtlsperf_drivers::wire_log::flights_of;
 
 /// The loss levels (probability per datagram, each direction).
 pub const LEVELS: [f64; 5] = [0.0, 0.01, 0.05, 0.10, 0.20];
@@ -245,8 +245,12 @@ fn lossy<C: Handshake, S: Handshake>(
     seed: u64,
 ) -> RunResult {
     let run = run_with_loss(client, server, now, loss, seed, DEADLINE_LIMIT)?;
-    let link_ms = wtlsperf_models::transmission::link_ms(&flights_of(&run.delivered), &profile.rates());
-    Some((run.waited.as_secs_f64() * 1e3 + link_ms, run.retransmissions))
+    let link_ms =
+        wtlsperf_models::transmission::link_ms(&flights_of(&run.delivered), &profile.rates());
+    Some((
+        run.waited.as_secs_f64() * 1e3 + link_ms,
+        run.retransmissions,
+    ))
 }
 
 /// One run to make: which curve, bearer, level and repetition (indices into a

@@ -8,16 +8,16 @@
 //! Steps are the client's flights in order, so device emulation is meant for runs
 //! without loss; the lossy runs use this machine's own speed.
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use wtlsperf_bearer::{LinkProfile, RelayOptions};
 use wtlsperf_spine::Handshake;
 
-use crate::wire_log::{self, flights_of, WireDatagram};
 use crate::relay_run::through_relay;
 use crate::udp_client::drive::run_handshake;
+use crate::wire_log::{self, flights_of, WireDatagram};
 pub use wtlsperf_models::device::ClientSteps;
 use wtlsperf_models::transmission::Flight;
 
@@ -55,10 +55,24 @@ pub fn client_over_bearer<C: Handshake>(
     steps: Option<&ClientSteps>,
     deadline: Duration,
 ) -> anyhow::Result<UdpRun> {
-    let (run, _) = through_relay(upstream, profile, seed, RelayOptions::default(), |sock, relay| {
-        sock.connect(relay)?;
-        run_handshake(sock, relay, &mut client, steps, None, Instant::now() + deadline, &|_| None)
-    })
+    let (run, _) = through_relay(
+        upstream,
+        profile,
+        seed,
+        RelayOptions::default(),
+        |sock, relay| {
+            sock.connect(relay)?;
+            run_handshake(
+                sock,
+                relay,
+                &mut client,
+                steps,
+                None,
+                Instant::now() + deadline,
+                &|_| None,
+            )
+        },
+    )
     .with_context(|| format!("over {}", profile.name))?;
     Ok(UdpRun {
         duration_ms: run.duration.as_secs_f64() * 1e3,

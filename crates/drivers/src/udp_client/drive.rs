@@ -14,9 +14,9 @@ use wtls::probe::Clock;
 use wtlsperf_spine::{Failure, Handshake, Status};
 
 use super::{source_address, MAX_DATAGRAM};
-use crate::wire_log::WireDatagram;
 use crate::pcap::PcapWriter;
 use crate::setup::{self, ProcessClock};
+use crate::wire_log::WireDatagram;
 use wtlsperf_models::device::ClientSteps;
 
 /// What one handshake over UDP cost, whatever the protocol.

@@ -2,8 +2,8 @@
 //! decided by the budget rule of the parent module), and whether the flight model
 //! predicts the increment the runs measure (our model against our run).
 
-use wtlsperf_report::{Finding, FindingKind};
 use wtlsperf_report::ProvenanceKind;
+use wtlsperf_report::{Finding, FindingKind};
 
 use super::{Affordability, PqCost, PqCostRow, BUDGET_MS, BUDGET_SOURCE};
 use crate::evaluate::verdict::{self as rule, Tally, MODEL_TOLERANCE};

@@ -4,8 +4,8 @@
 //! judged on every device's modelled and measured rows, with the subsets named.
 
 use wtlsperf_models::Authentication;
-use wtlsperf_report::{Finding, FindingKind, Verdict};
 use wtlsperf_report::ProvenanceKind;
+use wtlsperf_report::{Finding, FindingKind, Verdict};
 
 use super::{Config, ProtocolResults, ProtocolRow, LOSS};
 use crate::evaluate::verdict::{self as rule, Tally, MODEL_TOLERANCE};
