@@ -184,15 +184,10 @@ pub fn model_check(
 mod tests {
     use super::*;
     use crate::wire_log::WireDatagram;
-    use std::time::Duration;
     use wtlsperf_bearer::profile;
 
     fn d(up: bool, bytes: usize) -> WireDatagram {
-        WireDatagram {
-            up,
-            bytes,
-            at: Duration::ZERO,
-        }
+        WireDatagram::untimed(up, bytes)
     }
 
     #[test]

@@ -22,13 +22,18 @@ pub struct WireDatagram {
 }
 
 impl WireDatagram {
-    /// A datagram of the spine's pair log.
-    pub fn from_pair(d: &Logged) -> Self {
+    /// A datagram whose time is not known (in memory).
+    pub fn untimed(up: bool, bytes: usize) -> Self {
         WireDatagram {
-            up: d.up(),
-            bytes: d.bytes,
+            up,
+            bytes,
             at: Duration::ZERO,
         }
+    }
+
+    /// A datagram of the spine's pair log.
+    pub fn from_pair(d: &Logged) -> Self {
+        WireDatagram::untimed(d.up(), d.bytes)
     }
 }
 
@@ -63,11 +68,7 @@ mod tests {
     use wtlsperf_spine::pair::Direction as Way;
 
     fn d(up: bool, bytes: usize) -> WireDatagram {
-        WireDatagram {
-            up,
-            bytes,
-            at: Duration::ZERO,
-        }
+        WireDatagram::untimed(up, bytes)
     }
 
     #[test]
