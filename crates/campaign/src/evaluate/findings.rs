@@ -196,10 +196,10 @@ fn published_queue_model(q: &QueueResults) -> Option<Finding> {
     .rule(format!("{}; over the designed points of the bearer setting, the published model against the undisturbed jobs' mean wait. The whole window is reported beside it, not judged.", verdict::INTERVAL_RULE)))
 }
 
-/// `keeps at 14, stops at 0, undecided at 2 of 16 judged points (not judged 0)`.
+/// `keeps at 14, stops at 0, undecided at 2 of 16 judged points, not judged 0`.
 pub(crate) fn interval_text(c: &VerdictCounts) -> String {
     format!(
-        "keeps at {}, stops at {}, undecided at {} of {} judged points (not judged {})",
+        "keeps at {}, stops at {}, undecided at {} of {} judged points, not judged {}",
         c.keeps,
         c.stops,
         c.undecided,
