@@ -2,9 +2,10 @@
 //!
 //! Three layers, each compared with the next:
 //!
-//! 1. the thesis' M/G/1 Pollaczek-Khinchin model (Eq. 3.12-3.21) on the PUBLISHED service
-//!    times, as printed (lambda handshakes/s against per-message moments) and corrected
-//!    (k jobs per handshake), for the four category-3 groups and both modes;
+//! 1. the thesis' M/G/1 Pollaczek-Khinchin model (Eq. 3.12 with the groups' moments,
+//!    Eq. 3.21-3.82) on the PUBLISHED service times, as printed (lambda handshakes/s
+//!    against per-message moments) and corrected (k jobs per handshake), for the four
+//!    category-3 groups and both modes;
 //! 2. the same models, M/M/1 (Levi-Savas), M/G/c (Allen-Cunneen, c = 1, 2, 4) and a
 //!    discrete-event simulation on OUR measured per-job service times, up to saturation;
 //! 3. reality: the open-loop load generator against the in-process gateway with one
