@@ -1022,6 +1022,69 @@ mod tests {
     }
 
     #[test]
+    fn probe_overhead_is_judged_per_case() {
+        use crate::evaluate::processing::tests::synthetic;
+        let mut high = synthetic("rsa1024/rsa1024", Authentication::ServerAuth, 1.0);
+        high.probe_overhead_pct = Some(6.6);
+        let low = synthetic("256p/256p", Authentication::ServerAuth, 1.0);
+        let p = |cases| ProcessingResults {
+            cases,
+            variants: vec![],
+            skipped: vec![],
+        };
+        // The median of two cases would be within 5 %; the case above it is named and
+        // the verdict is inconclusive.
+        let f = probe_overhead(&p(vec![high.clone(), low.clone(), low.clone()])).unwrap();
+        assert_eq!(f.verdict, Verdict::Inconclusive);
+        assert!(
+            f.evidence
+                .contains("(above it: rsa1024/rsa1024 server 6.6 %)"),
+            "{}",
+            f.evidence
+        );
+        assert_eq!(
+            probe_overhead(&p(vec![low])).unwrap().verdict,
+            Verdict::Confirmed
+        );
+    }
+
+    #[test]
+    fn the_load_test_claims_name_the_points_they_judge_and_leave_out() {
+        let at = |case: &str, rho: f64, rt: f64| {
+            let mut p = premise_point(1.0, 1.0);
+            p.case = case.into();
+            p.round_trip_ms = rt;
+            p.calibration.target_rho = rho;
+            p.calibration.measured_rho = rho;
+            p.models.as_published_ms = Some(1.0);
+            p.models.replay_ms = Some(1.0);
+            p
+        };
+        let q = QueueResults::judgement_view(vec![
+            at("rsa2048/rsa2048", 0.5, 20.0),
+            at("rsa2048/rsa2048", 0.9, 20.0),
+            at("rsa2048/rsa2048", 0.5, 0.0),
+        ]);
+        let f = fifo_server(&q).unwrap();
+        assert!(
+            f.claim
+                .contains("1 with an emulated bearer round trip, 1 on bare loopback")
+                && f.claim.contains("1 points above rho 0.8"),
+            "{}",
+            f.claim
+        );
+        let f = published_queue_model(&q).unwrap();
+        assert!(
+            f.claim.contains("at its 1 designed points")
+                && f.claim
+                    .contains("rsa2048/rsa2048 is category 2 (Table 3.3)")
+                && f.claim.contains("a job being a datagram"),
+            "{}",
+            f.claim
+        );
+    }
+
+    #[test]
     fn the_poisson_premise_is_read_from_the_undisturbed_jobs() {
         // Stalls push the whole window 20 % over the model; the calm jobs sit on it.
         let stalled = vec![premise_point(1.2, 1.02); 4];
