@@ -203,7 +203,7 @@ fn server_of(protocol: wtlsperf_spine::ProtocolId) -> String {
         "dtls1.2" => "DTLS 1.2 through OpenSSL".to_owned(),
         "edhoc" => "EDHOC through lakers".to_owned(),
         "dtls1.3" => "DTLS 1.3 through wolfSSL".to_owned(),
-        "quic" => "QUIC through quinn".to_owned(),
+        "quic" => "QUIC through quinn-proto and rustls".to_owned(),
         other => other.to_owned(),
     }
 }
@@ -216,7 +216,7 @@ fn auth_word(a: Authentication) -> &'static str {
 }
 
 /// "DTLS 1.2 through OpenSSL and EDHOC through lakers, mutually authenticated; QUIC
-/// through quinn, server-authenticated".
+/// through quinn-proto and rustls, server-authenticated".
 fn scope_text(scope: &[(Authentication, String)]) -> String {
     let mut groups: Vec<String> = Vec::new();
     for auth in Authentication::ALL {
