@@ -47,7 +47,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
         .and_then(|d| d.get("designed"))
         .and_then(Value::as_u64);
     out.push(HeadlineNumber::new(
-        "Corrected queue model within 15 % of the load test (undisturbed jobs, rho <= 0.8)",
+        "Corrected queue model's point estimate within 15 % of the load test (undisturbed jobs, designed points, rho <= 0.8; its finding applies the interval rule)",
         match designed {
             Some(d) => format!("{within} of {judged} judged points ({d} designed)"),
             None => format!("{within} of {judged} judged points"),
@@ -56,7 +56,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
         "queue",
     ));
     out.push(HeadlineNumber::new(
-        "Load points that missed their target utilisation (reported, not judged)",
+        "Load points that missed their target utilisation, every protocol and variant (reported, not judged)",
         h.queue_points_missed.to_string(),
         Measured,
         "queue",
@@ -71,7 +71,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     }
     if let Some(e) = h.protocols.protocols_model_median_error {
         out.push(HeadlineNumber::new(
-            "Handshake model against the real runs of WTLS, DTLS and EDHOC, median |error|",
+            "Handshake model against the emulated-bearer runs of every protocol of the registry, median |error| (pooled)",
             pct(e),
             Modelled,
             "protocols",
