@@ -152,7 +152,12 @@ fn a_tiny_experiment_writes_every_file_and_section() {
         html.contains("modelled (virtual time on protocol timers + Eq. 3.84)")
             || html.contains("Modelled (virtual time on protocol timers + Eq. 3.84)")
     );
-    renders_in_chromium(&html, &o, "a_tiny_experiment_writes_every_file_and_section", 4);
+    renders_in_chromium(
+        &html,
+        &o,
+        "a_tiny_experiment_writes_every_file_and_section",
+        4,
+    );
 }
 
 /// The page opens in headless Chromium at 1280 px with no console error, no horizontal
@@ -185,7 +190,12 @@ fn every_shipped_example_runs_and_its_page_renders() {
         let out_dir = dir.path().join(&name);
         let started = std::time::Instant::now();
         let out = wtlsperf(
-            &["run", path.to_str().unwrap(), "--out", out_dir.to_str().unwrap()],
+            &[
+                "run",
+                path.to_str().unwrap(),
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
             dir.path(),
         );
         assert!(
@@ -195,7 +205,13 @@ fn every_shipped_example_runs_and_its_page_renders() {
         );
         let csvs = std::fs::read_dir(&out_dir)
             .unwrap()
-            .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "csv"))
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "csv")
+            })
             .count();
         assert!(csvs >= 1, "{name}: no CSV");
         assert!(out_dir.join("figures").is_dir(), "{name}: no figures");

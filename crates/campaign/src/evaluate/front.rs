@@ -139,10 +139,22 @@ pub fn run_status(headline: &Value) -> Option<RunStatus> {
 }
 
 /// A JSON value as a reader wants it: strings without quotes, lists joined.
+/// A value of the degraded account in words: numbers rounded to what a reader compares
+/// (whole milliseconds, one decimal below ten), an object as `key value` pairs.
 fn plain(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(", "),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| format!("{} {}", k.replace('_', " "), plain(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if n.is_f64() && x.abs() >= 10.0 => format!("{x:.0}"),
+            Some(x) if n.is_f64() => format!("{x:.1}"),
+            _ => n.to_string(),
+        },
         Value::Null => "none".into(),
         other => other.to_string(),
     }
@@ -169,6 +181,20 @@ mod tests {
         assert!(detailed
             .details
             .contains(&("steal ms".into(), "5100".into())));
+        let nested = run_status(&json!({"degraded": {"judged": 3, "designed": 6,
+            "causes": {"stalls": 3, "steal": 0}, "worker_run_queue_ms": 2948.19, "share": 0.26}}))
+        .unwrap();
+        for pair in [
+            ("causes", "stalls 3, steal 0"),
+            ("worker run queue ms", "2948"),
+            ("share", "0.3"),
+        ] {
+            assert!(
+                nested.details.contains(&(pair.0.into(), pair.1.into())),
+                "{:?}",
+                nested.details
+            );
+        }
         let held =
             run_status(&json!({"degraded": {"degraded": false, "judged": 16, "designed": 16}}))
                 .unwrap();

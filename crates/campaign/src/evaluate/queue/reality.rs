@@ -144,7 +144,7 @@ pub fn plan(mode: Mode) -> Plan {
                 max_s: 1.5,
             },
             settings: vec![
-                (0.0, at(&[0.3, 0.6, 0.8], 1.5)),
+                (0.0, at(&[0.3, 0.6, 0.8], 1.0)),
                 (
                     BEARER_ROUND_TRIP_MS,
                     vec![(0.3, 4.0), (0.6, 4.0), (0.8, 5.0)],
@@ -266,7 +266,7 @@ pub fn modern_plan(mode: Mode) -> Plan {
                 min_s: 0.8,
                 max_s: 1.2,
             },
-            at(&[0.3, 0.5], 3.0),
+            at(&[0.3, 0.5], 2.0),
         ),
         Mode::Full => (
             WarmupLength {
