@@ -5,7 +5,7 @@
 //! WTP (Connect, then Get; WTP's acknowledgements really on the link), each run through
 //! its own bearer relay.
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,8 +14,8 @@ use anyhow::Context;
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 use wtlsperf_bearer::profile;
-use wtlsperf_bearer::relay::Relay;
 use wtlsperf_bearer::LinkProfile;
+use wtlsperf_bearer::RelayOptions;
 use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
 use wtlsperf_report::{Cell, Column, Provenance, Section, Table};
@@ -26,6 +26,7 @@ use super::csv_file::write_csv;
 use wtlsperf_drivers::auth::auth_mode;
 use wtlsperf_drivers::bearer_runs::bearer_retransmit_timeout;
 use wtlsperf_drivers::pki_store::PkiStore;
+use wtlsperf_drivers::relay_run::through_relay;
 use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
 use wtlsperf_drivers::wap_client::{self, Limits, Socket, WspMode, WtlsPipe};
 use wtlsperf_drivers::wap_gateway::{self, lab_origin::LabOrigin, WapGatewayConfig, ROLES};
@@ -281,44 +282,44 @@ fn one_run(
         Fetch::Connection => targets.connection,
         _ => targets.connectionless,
     };
-    let mut relay = Relay::start("127.0.0.1:0".parse()?, upstream, link.clone(), seed)
-        .context("starting the bearer relay")?;
-    let sock = UdpSocket::bind("127.0.0.1:0")?;
-    let peer = relay.local_addr();
     let deadline = Instant::now() + rto * 70;
-    let result = (|| {
-        let (run, mut client) = wtlsperf_drivers::udp_client::connect(
-            &sock,
-            peer,
-            Arc::new(cfg),
-            auth,
-            None,
-            None,
-            deadline,
-        )?;
-        let mode = match fetch {
-            Fetch::Handshake => return Ok((run.duration, 0)),
-            Fetch::Connectionless => WspMode::Connectionless,
-            Fetch::Connection => WspMode::Connection,
-        };
-        let started = Instant::now();
-        let mut pipe = WtlsPipe::new(Socket::new(&sock, peer, None)?, &mut client);
-        let limits = Limits {
-            retry: rto,
-            deadline,
-        };
-        let page = wap_client::fetch(&mut pipe, mode, &targets.url, 1, limits)?;
-        anyhow::ensure!(
-            page.status.http() == Some(200),
-            "the page came back {}",
-            page.status
-        );
-        Ok((run.duration + started.elapsed(), page.body.len()))
-    })();
-    let stats = relay.stats();
-    relay.shutdown();
-    let (elapsed, body_bytes) =
-        result.with_context(|| format!("{case} {} over {}", fetch.name(), link.name))?;
+    let fetched = through_relay(
+        upstream,
+        &link,
+        seed,
+        RelayOptions::default(),
+        |sock, peer| {
+            let (run, mut client) = wtlsperf_drivers::udp_client::connect(
+                sock,
+                peer,
+                Arc::new(cfg),
+                auth,
+                None,
+                None,
+                deadline,
+            )?;
+            let mode = match fetch {
+                Fetch::Handshake => return Ok((run.duration, 0)),
+                Fetch::Connectionless => WspMode::Connectionless,
+                Fetch::Connection => WspMode::Connection,
+            };
+            let started = Instant::now();
+            let mut pipe = WtlsPipe::new(Socket::new(sock, peer, None)?, &mut client);
+            let limits = Limits {
+                retry: rto,
+                deadline,
+            };
+            let page = wap_client::fetch(&mut pipe, mode, &targets.url, 1, limits)?;
+            anyhow::ensure!(
+                page.status.http() == Some(200),
+                "the page came back {}",
+                page.status
+            );
+            Ok((run.duration + started.elapsed(), page.body.len()))
+        },
+    );
+    let ((elapsed, body_bytes), stats) =
+        fetched.with_context(|| format!("{case} {} over {}", fetch.name(), link.name))?;
     Ok(Run {
         ms: elapsed.as_secs_f64() * 1e3,
         datagrams: stats.up.datagrams_in + stats.down.datagrams_in,
