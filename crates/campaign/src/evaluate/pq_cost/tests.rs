@@ -265,3 +265,38 @@ fn the_three_handshakes_are_timed_per_device_and_bearer_and_their_crossings_name
     assert_eq!(h.pq_budget_over_fully_post_quantum.len(), 2);
     assert!(PqCost::default().channel_paragraph().is_none());
 }
+
+#[test]
+fn each_post_quantum_half_is_judged_on_its_own_rows() {
+    let kem = fixture("nrf52840", "gsm-csd", 6000.0, 7000.0);
+    let mut sig = fixture("nrf52840", "gsm-csd", 6000.0, 10_900.0);
+    (sig.pq_suite, sig.post_quantum_part) = ("ecdhe-p256-mldsa44-ccm8".into(), "signature".into());
+    let mut quic = fixture("nrf52840", "gsm-csd", 5000.0, 6000.0);
+    (quic.pq_suite, quic.protocol) = ("p256mlkem768-ecdsa".into(), "quic".into());
+    let t = PqCost {
+        rows: vec![kem, sig, quic],
+        ..PqCost::default()
+    };
+    let f = t.findings();
+    // key exchange, signature; no fully post-quantum rows; then the increment model
+    assert_eq!(
+        f.len(),
+        2,
+        "{:#?}",
+        f.iter().map(|f| &f.claim).collect::<Vec<_>>()
+    );
+    assert!(
+        f[0].claim.starts_with("Post-quantum key exchange"),
+        "{}",
+        f[0].claim
+    );
+    assert!(f[0].claim.contains("dtls1.3 and quic"), "{}", f[0].claim);
+    assert!(!f[0].claim.contains("mldsa44"), "{}", f[0].claim);
+    assert_eq!(f[0].verdict, Verdict::Confirmed, "{}", f[0].evidence);
+    assert!(
+        f[1].claim.starts_with("Post-quantum authentication"),
+        "{}",
+        f[1].claim
+    );
+    assert_eq!(f[1].verdict, Verdict::Contradicted, "{}", f[1].evidence);
+}
