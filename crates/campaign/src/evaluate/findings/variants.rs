@@ -134,7 +134,7 @@ fn replay_counts<'a>(points: impl Iterator<Item = &'a LoadPoint>) -> VerdictCoun
 }
 
 /// The corrected model on the other protocols' load points (DTLS 1.2, EDHOC, DTLS 1.3,
-/// QUIC, each against its own real server behind the same gateway worker), decided per
+/// the rest of the registry, each against its own real server behind the same gateway worker), decided per
 /// point by the interval rule on the undisturbed jobs, as the WTLS variants are; the
 /// whole window, the FIFO replay and how late the generator's sends left are reported
 /// beside it, and a point not judged is named with its whole-window figures and why.
@@ -197,15 +197,10 @@ pub(super) fn protocols_queue_model(q: &QueueResults) -> Option<Finding> {
     )
 }
 
-/// The real server of a protocol, as the claim names it.
+/// The real server of a protocol, as the claim names it: its registry entry's title
+/// (the protocol, its standard and the implementation behind it).
 fn server_of(protocol: wtlsperf_spine::ProtocolId) -> String {
-    match protocol.name() {
-        "dtls1.2" => "DTLS 1.2 through OpenSSL".to_owned(),
-        "edhoc" => "EDHOC through lakers".to_owned(),
-        "dtls1.3" => "DTLS 1.3 through wolfSSL".to_owned(),
-        "quic" => "QUIC through quinn-proto and rustls".to_owned(),
-        other => other.to_owned(),
-    }
+    wtlsperf_drivers::registry::entry(protocol).title().to_owned()
 }
 
 fn auth_word(a: Authentication) -> &'static str {
@@ -215,8 +210,8 @@ fn auth_word(a: Authentication) -> &'static str {
     }
 }
 
-/// "DTLS 1.2 through OpenSSL and EDHOC through lakers, mutually authenticated; QUIC
-/// through quinn-proto and rustls, server-authenticated".
+/// "<title> and <title>, mutually authenticated; <title>, server-authenticated", each
+/// title a registry entry's.
 fn scope_text(scope: &[(Authentication, String)]) -> String {
     let mut groups: Vec<String> = Vec::new();
     for auth in Authentication::ALL {

@@ -6,6 +6,7 @@ use wtlsperf_report::ProvenanceKind;
 use wtlsperf_report::{Finding, FindingKind};
 
 use super::{Affordability, PqCost, PqCostRow, BUDGET_MS, BUDGET_SOURCE};
+use crate::evaluate::vocabulary::DeviceName;
 use crate::evaluate::verdict::{self as rule, Tally, MODEL_TOLERANCE};
 
 /// `min-max` of some values, `-` when there are none.
@@ -25,7 +26,7 @@ fn range(values: impl Iterator<Item = f64>, digits: usize) -> String {
 /// The affordability rule in words, as the finding and docs/results.md state it.
 pub fn budget_rule() -> String {
     format!(
-        "each device x bearer row is decided on its measured means where both handshakes ran over the emulated bearer on that device, else on the model; the budget is {:.0} s ({BUDGET_SOURCE}); the margin is {:.0} % of the budget (the verdict rule's model tolerance; the protocols part keeps only the mean of its runs, so measured rows take the same margin). Post-quantum key exchange stops being affordable on a row where classical P-256 DTLS 1.3 is within the budget beyond the margin and the post-quantum handshake exceeds it beyond the margin; a row holds when both are within it; within the margin, undecided. Rows whose classical handshake is not within the budget (the bearer or device, not the key exchange, rules the handshake out) and rows with an operation the device has no published or executed price for are not judged and are counted apart. Confirmed when every judged row holds, contradicted when every one fails, otherwise inconclusive with the rows where it stops being affordable named.",
+        "each device x bearer row is decided on its measured means where both handshakes ran over the emulated bearer on that device (on a device profile other than this machine the run is real but the client's compute is the profile's modelled price held in it: an emulated device), else on the model; the budget is {:.0} s ({BUDGET_SOURCE}); the margin is {:.0} % of the budget (the verdict rule's model tolerance; the protocols part keeps only the mean of its runs, so measured rows take the same margin). A post-quantum configuration stops being affordable on a row where its classical counterpart is within the budget beyond the margin and the post-quantum handshake exceeds it beyond the margin; a row holds when both are within it; within the margin, undecided. Rows whose classical handshake is not within the budget (the bearer or device, not the post-quantum half, rules the handshake out) and rows with an operation the device has no published or executed price for are not judged and are counted apart. Confirmed when every judged row holds, contradicted when every one fails, otherwise inconclusive with the rows where it stops being affordable named.",
         BUDGET_MS / 1e3,
         100.0 * MODEL_TOLERANCE,
     )
@@ -124,7 +125,10 @@ impl PqCost {
                     let (c, p) = r.deciding_ms()?;
                     Some(format!(
                         "{} {}/{} ({}: {c:.0} -> {p:.0} ms)",
-                        r.pq_suite, r.device, r.bearer, r.basis
+                        r.pq_suite,
+                        r.device,
+                        r.bearer,
+                        basis_words(r)
                     ))
                 })
                 .collect()
@@ -199,6 +203,17 @@ const PARTS: [Part; 3] = [
     },
 ];
 
+/// What a row's figures are, in a finding's words: `measured` only for this machine's
+/// client; a device profile's measured row is an emulated device (a real run holding
+/// the profile's modelled compute); `modelled` otherwise.
+fn basis_words(r: &PqCostRow) -> &str {
+    if r.basis == "measured" && r.device != DeviceName::this_machine().as_str() {
+        "emulated device: modelled compute held in a real run"
+    } else {
+        &r.basis
+    }
+}
+
 /// The post-quantum suites of `rows`, in first-seen order.
 fn suites_of<'a>(rows: &[&'a PqCostRow]) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
@@ -210,7 +225,7 @@ fn suites_of<'a>(rows: &[&'a PqCostRow]) -> Vec<&'a str> {
     out
 }
 
-/// The protocols of `rows` (`dtls1.3`, `quic`), in first-seen order.
+/// The protocols of `rows` (their registry names), in first-seen order.
 fn protocols_of<'a>(rows: &[&'a PqCostRow]) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
     for r in rows {

@@ -219,7 +219,7 @@ fn the_three_handshakes_are_timed_per_device_and_bearer_and_their_crossings_name
             nb_classical_over,
             // a protocol without a fully post-quantum row is left out
             PqCostRow {
-                protocol: "quic".to_owned(),
+                protocol: "another".to_owned(),
                 ..of_kind(
                     Channel::HybridKeyExchange,
                     "nrf52840",
@@ -271,10 +271,10 @@ fn each_post_quantum_half_is_judged_on_its_own_rows() {
     let kem = fixture("nrf52840", "gsm-csd", 6000.0, 7000.0);
     let mut sig = fixture("nrf52840", "gsm-csd", 6000.0, 10_900.0);
     (sig.pq_suite, sig.post_quantum_part) = ("ecdhe-p256-mldsa44-ccm8".into(), "signature".into());
-    let mut quic = fixture("nrf52840", "gsm-csd", 5000.0, 6000.0);
-    (quic.pq_suite, quic.protocol) = ("p256mlkem768-ecdsa".into(), "quic".into());
+    let mut other = fixture("nrf52840", "gsm-csd", 5000.0, 6000.0);
+    (other.pq_suite, other.protocol) = ("p256mlkem768-ecdsa".into(), "another".into());
     let t = PqCost {
-        rows: vec![kem, sig, quic],
+        rows: vec![kem, sig, other],
         ..PqCost::default()
     };
     let f = t.findings();
@@ -290,7 +290,7 @@ fn each_post_quantum_half_is_judged_on_its_own_rows() {
         "{}",
         f[0].claim
     );
-    assert!(f[0].claim.contains("dtls1.3 and quic"), "{}", f[0].claim);
+    assert!(f[0].claim.contains("dtls1.3 and another"), "{}", f[0].claim);
     assert!(!f[0].claim.contains("mldsa44"), "{}", f[0].claim);
     assert_eq!(f[0].verdict, Verdict::Confirmed, "{}", f[0].evidence);
     assert!(
