@@ -51,6 +51,15 @@ fn assert_shape(suite: QuicSuite, log: &[WireDatagram]) -> Vec<Flight> {
     flights
 }
 
+/// Flights as `bytes/datagrams`, for the test's output.
+fn shape(flights: &[Flight]) -> String {
+    let each: Vec<String> = flights
+        .iter()
+        .map(|f| format!("{}B/{}dg", f.bytes, f.datagrams))
+        .collect();
+    each.join(" ")
+}
+
 /// The most the server sends before the client's address is validated, having received
 /// `received` bytes: three times that (RFC 9000 section 8.1). quinn-proto starts a
 /// datagram while any of that budget is left (quinn-rs/quinn pull request 1148), so a
@@ -130,11 +139,7 @@ fn every_configuration_completes_in_memory_with_a_padded_initial_and_within_3x()
             "{suite}: {sent} > 3 x {received}"
         );
         let flights = assert_shape(suite, &log_of(&p));
-        let shape: Vec<String> = flights
-            .iter()
-            .map(|f| format!("{}B/{}dg", f.bytes, f.datagrams))
-            .collect();
-        eprintln!("quic {suite}: {}", shape.join(" "));
+        eprintln!("quic {suite}: {}", shape(&flights));
     }
 }
 
@@ -479,11 +484,7 @@ fn ml_dsa_flights_carry_fips_204_sizes_and_the_server_waits_at_3x() {
                 sent_by(&ecdsa, true),
                 pki.server.cert.len(),
             );
-            let shape: Vec<String> = flights
-                .iter()
-                .map(|f| format!("{}B/{}dg", f.bytes, f.datagrams))
-                .collect();
-            eprintln!("quic {suite}: {}", shape.join(" "));
+            eprintln!("quic {suite}: {}", shape(&flights));
         }
     }
 }
