@@ -1,7 +1,7 @@
-//! ML-DSA (FIPS 204) certificate chains for the DTLS 1.3 rows: one CA, a server and a
-//! client leaf, as the ECDSA P-256 chain of the DTLS rows (`protocols::dtls::P256Pki`)
-//! has, so that a post-quantum row differs from a classical one by the signature scheme
-//! alone.
+//! ML-DSA (FIPS 204) certificate chains for the rows that sign with ML-DSA: one CA, a
+//! server and a client leaf, as the ECDSA P-256 chain of the DTLS rows
+//! (`protocols::dtls::P256Pki`) has, so that a post-quantum row differs from a classical
+//! one by the signature scheme alone.
 //!
 //! Issued by `rcgen` through aws-lc-rs (FIPS 204 final: the NIST OIDs
 //! 2.16.840.1.101.3.4.3.17/18 of RFC 9881, the 1312/1952-byte public keys as the

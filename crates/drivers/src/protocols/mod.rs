@@ -25,8 +25,9 @@ pub mod dtls13;
 mod dtls13_wolf;
 pub mod edhoc;
 pub mod key_shares;
-/// The ML-DSA chains of the DTLS 1.3 rows (issued through aws-lc-rs, hence `dtls13`).
-#[cfg(feature = "dtls13")]
+/// The bench's ML-DSA chains (issued through aws-lc-rs, hence the `ml-dsa` feature, which
+/// the protocols that sign with ML-DSA turn on).
+#[cfg(feature = "ml-dsa")]
 pub mod ml_dsa;
 pub mod model;
 #[cfg(feature = "dtls13")]

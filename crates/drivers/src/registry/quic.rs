@@ -16,7 +16,12 @@
 //!   P-256 pair of each (secp256r1, SecP256r1MLKEM768), which the device profiles can
 //!   price: they publish no X25519 cost.
 //! * Certificates: the same small P-256 chain as the DTLS rows ([`P256Pki`]), ECDSA with
-//!   SHA-256; server-authenticated, or mutual.
+//!   SHA-256, or the bench's ML-DSA-44 chain of the same shape
+//!   ([`MlDsaPki`](crate::protocols::ml_dsa::MlDsaPki), FIPS 204), which rustls'
+//!   aws-lc-rs provider verifies and signs (`mldsa44`, draft-ietf-tls-mldsa); the leaf
+//!   alone goes on the wire; server-authenticated, or mutual. An ML-DSA-44 server flight
+//!   (a 1312-byte key and two 2420-byte signatures) is larger than three times the
+//!   client's Initial, so it waits for the client's address validation (below).
 //! * AEAD: TLS_AES_128_GCM_SHA256, the suite QUIC's Initial packets use anyway (RFC 9001
 //!   section 5.2). The DTLS rows' AES-128-CCM-8 is not allowed in QUIC (section 5.3).
 //! * No session tickets and no NEW_TOKEN: a first contact, as the other rows. No Retry
@@ -63,7 +68,7 @@ pub use config::QuicConfig;
 use config::CALLER_UNIX_SECS;
 pub use entry::Quic;
 pub use pricing::{client_messages, client_ms, client_ops, client_steps, ClientOps};
-pub use suite::{Group, QuicSuite};
+pub use suite::{Group, QuicSuite, Signature};
 
 /// QUIC's identity on the bench: after DTLS 1.3 in reports, `quic` in every CSV.
 pub const QUIC: ProtocolId = ProtocolId::new(4, NAME);

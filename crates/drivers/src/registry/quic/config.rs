@@ -19,9 +19,10 @@ use rustls::RootCertStore;
 
 use super::raw::RawWork;
 use super::{
-    Group, P256Pki, QuicEndpoint, QuicSuite, ALPN, HANDSHAKE_TIMEOUT, INITIAL_RTT, MIN_DATAGRAM,
-    PACKET_THRESHOLD, TIME_THRESHOLD,
+    Group, P256Pki, QuicEndpoint, QuicSuite, Signature, ALPN, HANDSHAKE_TIMEOUT, INITIAL_RTT,
+    MIN_DATAGRAM, PACKET_THRESHOLD, TIME_THRESHOLD,
 };
+use crate::protocols::ml_dsa::MlDsaPki;
 
 thread_local! {
     /// The caller's Unix seconds of the call in progress on this thread: the wall clock
@@ -72,31 +73,69 @@ fn crypto_provider(group: Group) -> Arc<CryptoProvider> {
     })
 }
 
-/// One side's DER chain (leaf only: the peer holds the CA) and PKCS#8 key.
-fn identity(
-    cert: &openssl::x509::X509,
-    key: &openssl::pkey::PKey<openssl::pkey::Private>,
-) -> anyhow::Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
-    let chain = vec![CertificateDer::from(cert.to_der()?)];
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.private_key_to_pkcs8()?));
-    Ok((chain, key))
+/// The certificates of a configuration, issued fresh: the DTLS rows' ECDSA P-256 chain
+/// or the bench's ML-DSA chain of the same shape (a CA, a server and a client leaf).
+pub(super) enum Pki {
+    EcdsaP256(P256Pki),
+    MlDsa(MlDsaPki),
+}
+
+impl Pki {
+    fn issue(signature: Signature) -> anyhow::Result<Pki> {
+        Ok(match signature.ml_dsa() {
+            None => Pki::EcdsaP256(P256Pki::generate()?),
+            Some(level) => Pki::MlDsa(MlDsaPki::generate(level)?),
+        })
+    }
+
+    /// The CA both sides trust, DER.
+    fn ca(&self) -> anyhow::Result<CertificateDer<'static>> {
+        Ok(CertificateDer::from(match self {
+            Pki::EcdsaP256(pki) => pki.ca_cert.to_der()?,
+            Pki::MlDsa(pki) => pki.ca_cert.clone(),
+        }))
+    }
+
+    /// The server's (or the client's) DER chain, leaf only (the peer holds the CA), and
+    /// its PKCS#8 key.
+    fn identity(
+        &self,
+        server: bool,
+    ) -> anyhow::Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>)> {
+        let (cert, key) = match self {
+            Pki::EcdsaP256(pki) => {
+                let (cert, key) = if server {
+                    (&pki.server_cert, &pki.server_key)
+                } else {
+                    (&pki.client_cert, &pki.client_key)
+                };
+                (cert.to_der()?, key.private_key_to_pkcs8()?)
+            }
+            Pki::MlDsa(pki) => {
+                let leaf = if server { &pki.server } else { &pki.client };
+                (leaf.cert.clone(), leaf.key_pkcs8().to_vec())
+            }
+        };
+        let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key));
+        Ok((vec![CertificateDer::from(cert)], key))
+    }
 }
 
 /// The rustls configurations of both sides for `suite`.
 fn tls(
     suite: QuicSuite,
-    pki: &P256Pki,
+    pki: &Pki,
 ) -> anyhow::Result<(rustls::ClientConfig, rustls::ServerConfig)> {
     let prov = crypto_provider(suite.group);
     let clock: Arc<CallerClock> = Arc::new(CallerClock);
     let mut roots = RootCertStore::empty();
-    roots.add(CertificateDer::from(pki.ca_cert.to_der()?))?;
+    roots.add(pki.ca()?)?;
     let roots = Arc::new(roots);
     let client = rustls::ClientConfig::builder_with_details(prov.clone(), clock.clone())
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_root_certificates(roots.clone());
     let mut client = if suite.mutual {
-        let (chain, key) = identity(&pki.client_cert, &pki.client_key)?;
+        let (chain, key) = pki.identity(false)?;
         client.with_client_auth_cert(chain, key)?
     } else {
         client.with_no_client_auth()
@@ -111,7 +150,7 @@ fn tls(
     } else {
         server.with_no_client_auth()
     };
-    let (chain, key) = identity(&pki.server_cert, &pki.server_key)?;
+    let (chain, key) = pki.identity(true)?;
     let mut server = server.with_single_cert(chain, key)?;
     server.send_tls13_tickets = 0;
     server.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
@@ -129,15 +168,21 @@ pub struct QuicConfig {
     pub seed: Option<u64>,
     initial_rtt: Duration,
     handshake_timeout: Duration,
-    pki: P256Pki,
-    raw: RawWork,
+    pki: Pki,
+    /// The raw operations of an ECDSA configuration; none is timed for ML-DSA.
+    raw: Option<RawWork>,
 }
 
 impl QuicConfig {
     /// Configurations for `suite` with a fresh certificate chain and RFC 9002's initial
     /// RTT.
     pub fn new(suite: QuicSuite) -> anyhow::Result<QuicConfig> {
-        QuicConfig::build(suite, P256Pki::generate()?, INITIAL_RTT, HANDSHAKE_TIMEOUT)
+        QuicConfig::build(
+            suite,
+            Pki::issue(suite.signature)?,
+            INITIAL_RTT,
+            HANDSHAKE_TIMEOUT,
+        )
     }
 
     /// The same configurations with both sides' endpoint randomness (connection IDs,
@@ -184,7 +229,7 @@ impl QuicConfig {
 
     fn build(
         suite: QuicSuite,
-        pki: P256Pki,
+        pki: Pki,
         initial_rtt: Duration,
         handshake_timeout: Duration,
     ) -> anyhow::Result<QuicConfig> {
@@ -212,9 +257,18 @@ impl QuicConfig {
             seed: None,
             initial_rtt,
             handshake_timeout,
-            raw: RawWork::new(suite, &pki)?,
+            raw: match &pki {
+                Pki::EcdsaP256(p256) => Some(RawWork::new(suite, p256)?),
+                Pki::MlDsa(_) => None,
+            },
             pki,
         })
+    }
+
+    /// The certificates both sides load.
+    #[cfg(test)]
+    pub(super) fn pki(&self) -> &Pki {
+        &self.pki
     }
 
     /// The RTT both sides assume before their first sample.
@@ -228,9 +282,17 @@ impl QuicConfig {
     }
 
     /// Times the raw public-key work of one handshake in aws-lc-rs, server then client:
-    /// (server ns, client ns) of thread CPU ([`super::raw`]).
+    /// (server ns, client ns) of thread CPU ([`super::raw`]). ECDSA configurations only:
+    /// no raw ML-DSA operation is timed, and a bound without it would flatter them.
     pub fn raw_ops(&self) -> anyhow::Result<(u64, u64)> {
-        Ok((self.raw.server_ns()?, self.raw.client_ns()?))
+        let raw = self.raw.as_ref().ok_or_else(|| {
+            anyhow!(
+                "{}: no raw {} operation is timed",
+                self.suite,
+                self.suite.signature.label()
+            )
+        })?;
+        Ok((raw.server_ns()?, raw.client_ns()?))
     }
 
     /// A fresh client (it connects when started).
