@@ -93,6 +93,14 @@ pub const CLIENT_MESSAGES: Passage = Passage {
     quote: "These three messages' client processing time constitutes more than 99% of the overall client processing time and the other processing times can be neglected.",
 };
 
+/// Bayoglu 2004, section 3.1.1 (after Eq. 3.2-3.4): the processing model is additive,
+/// one component per message and side, a few of them weighing most.
+pub const ADDITIVE_MODEL: Passage = Passage {
+    study: Study::Bayoglu2004,
+    place: "section 3.1.1 (Eq. 3.2-3.4)",
+    quote: "Although the model includes 24 additive components of the handshake processing delays, some of these processing delays are expected to be more affective on the total processing time.",
+};
+
 /// Bayoglu 2004, section 4.1 (Table 4.3): the two main operations of a mutual
 /// ECDH_ECDSA handshake's client time.
 pub const CLIENT_MESSAGES_ECDH: Passage = Passage {
@@ -168,6 +176,7 @@ pub const ALL: &[Passage] = &[
     TRANSMISSION_FLAT,
     CLIENT_MESSAGES,
     CLIENT_MESSAGES_ECDH,
+    ADDITIVE_MODEL,
     FASTEST_GROUP,
     FASTEST_GROUP_CATEGORY2,
     FASTEST_GROUP_CATEGORY3,

@@ -200,7 +200,9 @@ pub(super) fn protocols_queue_model(q: &QueueResults) -> Option<Finding> {
 /// The real server of a protocol, as the claim names it: its registry entry's title
 /// (the protocol, its standard and the implementation behind it).
 fn server_of(protocol: wtlsperf_spine::ProtocolId) -> String {
-    wtlsperf_drivers::registry::entry(protocol).title().to_owned()
+    wtlsperf_drivers::registry::entry(protocol)
+        .title()
+        .to_owned()
 }
 
 fn auth_word(a: Authentication) -> &'static str {

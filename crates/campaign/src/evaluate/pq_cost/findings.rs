@@ -6,8 +6,8 @@ use wtlsperf_report::ProvenanceKind;
 use wtlsperf_report::{Finding, FindingKind};
 
 use super::{Affordability, PqCost, PqCostRow, BUDGET_MS, BUDGET_SOURCE};
-use crate::evaluate::vocabulary::DeviceName;
 use crate::evaluate::verdict::{self as rule, Tally, MODEL_TOLERANCE};
+use crate::evaluate::vocabulary::DeviceName;
 
 /// `min-max` of some values, `-` when there are none.
 fn range(values: impl Iterator<Item = f64>, digits: usize) -> String {
