@@ -370,14 +370,14 @@ fn plan(mode: Mode, catalogue: &Catalogue) -> anyhow::Result<Plan> {
             loss_bearer,
             loss_deadline: Duration::from_secs(60),
         },
-        // Three runs a cell, as the full mode, and this machine's client only: the real
+        // Two runs a cell, and this machine's client only: the real
         // runs (and the cookie-free twins', which take the same count) are most of the
         // part's time, and an emulated device holds each flight for its modelled
         // compute (seconds on the 2001 handset). Every device still has modelled rows.
         Mode::Quick => Plan {
             suite_reps: 50,
             peer_reps: 300,
-            runs: 3,
+            runs: 2,
             loss_runs: 6,
             devices: vec![this_machine],
             bearers: compared,

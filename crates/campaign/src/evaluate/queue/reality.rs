@@ -139,9 +139,9 @@ pub fn plan(mode: Mode) -> Plan {
         Mode::Quick => Plan {
             cases,
             warmup: WarmupLength {
-                handshakes: 400.0,
-                min_s: 0.8,
-                max_s: 1.5,
+                handshakes: 300.0,
+                min_s: 0.6,
+                max_s: 1.0,
             },
             settings: vec![
                 (0.0, at(&[0.3, 0.6, 0.8], 1.0)),
@@ -246,7 +246,7 @@ pub fn single_point_contenders() -> Vec<Contender> {
 }
 
 /// The modern protocols' points of a mode: the bearer setting only (the one the model
-/// describes), a low and a middle utilisation in the short modes, three in the full
+/// describes), one point at the middle utilisation in the short modes, three in the full
 /// one. Their clients do as much public-key work per handshake as the server (DTLS's
 /// more: two verifications), and the generator has one core, so no point goes above 0.7.
 pub fn modern_plan(mode: Mode) -> Plan {
@@ -266,7 +266,7 @@ pub fn modern_plan(mode: Mode) -> Plan {
                 min_s: 0.8,
                 max_s: 1.2,
             },
-            at(&[0.3, 0.5], 2.0),
+            at(&[0.5], 2.0),
         ),
         Mode::Full => (
             WarmupLength {
@@ -355,7 +355,7 @@ pub fn run_single_points(
                 min_s: 0.5,
                 max_s: 0.8,
             },
-            2.0,
+            1.5,
         ),
         Mode::Full => (
             WarmupLength {
