@@ -46,6 +46,8 @@ use wtls::endpoint::{Endpoint, EndpointConfig, EndpointEvent, Handled, ResponseL
 use wtls::handshake::ServerConfig;
 use wtlsperf_wap::wsp;
 use wtlsperf_wap::wtp::{self, Timers};
+/// The bearers whose WTP timers `--wtp-bearer` picks (WAP-224 Appendix A).
+pub use wtlsperf_wap::wtp::WtpBearer;
 
 use crate::setup;
 use crate::wap_client::WspMode;
@@ -124,6 +126,8 @@ pub struct WapPorts {
     pub stats_file: Option<(PathBuf, Duration)>,
     /// WTP's retry interval R, acknowledgement interval A and retransmission limit
     /// RCR_MAX, for both connection-mode ports or one.
+    /// The bearer whose table of WAP-224 Appendix A a port's timers start from.
+    pub wtp_bearer: Vec<PortSetting<WtpBearer>>,
     pub wtp_retry_ms: Vec<PortSetting>,
     pub wtp_ack_ms: Vec<PortSetting>,
     pub wtp_max_retransmissions: Vec<PortSetting>,

@@ -146,7 +146,10 @@ impl Initiator {
                 self.timer = None;
                 out.event(Event::Completed);
             }
-            _ => self.timer = Some(Timer::Retry(now.mono_ns + self.timers.retry_interval_ns)),
+            _ => {
+                let interval = self.invoke.retry_interval_ns(&self.timers);
+                self.timer = Some(Timer::Retry(now.mono_ns + interval));
+            }
         }
         out
     }

@@ -318,7 +318,10 @@ impl Responder {
             }
         }
         self.state = State::ResultSent;
-        self.timer = Some(Timer::Retry(now.mono_ns + self.timers.retry_interval_ns));
+        let interval = self.result.as_ref().map_or(self.timers.retry_interval_ns, |r| {
+            r.retry_interval_ns(&self.timers)
+        });
+        self.timer = Some(Timer::Retry(now.mono_ns + interval));
     }
 
     /// The user's result for a class 2 invoke (it acknowledges the invoke implicitly).

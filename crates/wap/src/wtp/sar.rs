@@ -67,6 +67,21 @@ impl Segmenter {
         start..=end
     }
 
+    /// Whether the group in flight is the message's last (or its only packet): its
+    /// retransmission waits R, an earlier group's G_R (WAP-224 Appendix A, "Timer Usage").
+    pub(super) fn last_group_in_flight(&self) -> bool {
+        *self.current_group().end() + 1 >= self.segments.len()
+    }
+
+    /// The retry interval of the group in flight.
+    pub(super) fn retry_interval_ns(&self, timers: &super::Timers) -> u64 {
+        if self.last_group_in_flight() {
+            timers.retry_interval_ns
+        } else {
+            timers.group_retry_interval_ns
+        }
+    }
+
     /// The receiver acknowledged the group ending at `psn`. Returns whether the whole
     /// message is now acknowledged.
     pub(super) fn acknowledge(&mut self, psn: u8) -> bool {

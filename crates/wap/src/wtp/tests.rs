@@ -209,6 +209,7 @@ fn fast() -> Timers {
     Timers {
         ack_interval_ns: S,
         retry_interval_ns: 2 * S,
+        group_retry_interval_ns: 2 * S,
         wait_timeout_ns: 10 * S,
         max_retransmissions: 4,
         max_ack_expirations: 2,
@@ -728,4 +729,52 @@ mod properties {
             }
         }
     }
+}
+
+/// WAP-224 Appendix A's "Timer Usage": the last packet of a packet group waits G_R, the
+/// result message (its last group) R; the initiator's segmented invoke likewise.
+#[test]
+fn a_group_before_the_last_waits_g_r_and_the_last_group_r() {
+    let timers = Timers {
+        group_retry_interval_ns: S,
+        retry_interval_ns: 5 * S,
+        ..fast()
+    };
+    let deadline_after_result = |len: usize| {
+        let (_, out) = Initiator::start(
+            Tid::new(7),
+            TransactionClass::Two,
+            b"GET".to_vec(),
+            timers,
+            at(0),
+        )
+        .unwrap();
+        let invoke = decode_datagram(&out.send[0]).unwrap().remove(0);
+        let (mut resp, _) =
+            Responder::on_invoke(&invoke, TidVerdict::Accept, timers, at(0)).unwrap();
+        resp.result(result_bytes(len), at(0)).unwrap();
+        resp.deadline()
+    };
+    // 9 packets of 100 octets: the first group of 3 is not the last.
+    assert_eq!(deadline_after_result(900), Some(S));
+    // 3 packets: one group, the message's last.
+    assert_eq!(deadline_after_result(250), Some(5 * S));
+    let (init, _) = Initiator::start(
+        Tid::new(8),
+        TransactionClass::Two,
+        vec![0; 900],
+        timers,
+        at(0),
+    )
+    .unwrap();
+    assert_eq!(init.deadline(), Some(S));
+    let (init, _) = Initiator::start(
+        Tid::new(9),
+        TransactionClass::Two,
+        vec![0; 250],
+        timers,
+        at(0),
+    )
+    .unwrap();
+    assert_eq!(init.deadline(), Some(5 * S));
 }
