@@ -45,9 +45,9 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use wtls::endpoint::{Endpoint, EndpointConfig, EndpointEvent, Handled, ResponseLimiter};
 use wtls::handshake::ServerConfig;
 use wtlsperf_wap::wsp;
-use wtlsperf_wap::wtp::{self, Timers};
 /// The bearers whose WTP timers `--wtp-bearer` picks (WAP-224 Appendix A).
 pub use wtlsperf_wap::wtp::WtpBearer;
+use wtlsperf_wap::wtp::{self, Timers};
 
 use crate::setup;
 use crate::wap_client::WspMode;

@@ -318,9 +318,12 @@ impl Responder {
             }
         }
         self.state = State::ResultSent;
-        let interval = self.result.as_ref().map_or(self.timers.retry_interval_ns, |r| {
-            r.retry_interval_ns(&self.timers)
-        });
+        let interval = self
+            .result
+            .as_ref()
+            .map_or(self.timers.retry_interval_ns, |r| {
+                r.retry_interval_ns(&self.timers)
+            });
         self.timer = Some(Timer::Retry(now.mono_ns + interval));
     }
 
