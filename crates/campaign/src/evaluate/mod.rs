@@ -54,6 +54,7 @@ pub mod mcommerce;
 pub mod output;
 pub mod overall;
 pub mod page_load;
+pub mod page_load_decks;
 pub mod page_load_model;
 pub mod passages;
 pub mod pq_cost;
@@ -110,6 +111,9 @@ pub enum Only {
     /// `queue_robustness.csv`, its points in `queue_load_test.csv` and `queue.csv`, and
     /// `part.json` with the finding.
     Robustness,
+    /// The page loads over the emulated bearers (the first page and the decks by size):
+    /// `page_load.csv`, `page_load_decks.csv`, `page_load_gateway.csv` and `part.json`.
+    PageLoad,
 }
 
 /// UTC `YYYYMMDDTHHMMSSZ` of a Unix time, without a date crate: the civil-from-days
@@ -275,6 +279,9 @@ fn part_only(
     clock: Instant,
     guard: &interrupt::RunGuard,
 ) -> anyhow::Result<()> {
+    if only == Only::PageLoad {
+        return page_load_only(ctx, clocks, store, out, clock, guard);
+    }
     let processing = clocks.part(ctx, "processing", || processing::run(ctx, store))?;
     let (name, queue) = match only {
         Only::Queue => (
@@ -287,6 +294,7 @@ fn part_only(
                 Ok(queue::run_robustness(ctx, store, &processing))
             })?,
         ),
+        Only::PageLoad => unreachable!("answered above"),
     };
     let summary = output::PartSummary::queue(
         name,
@@ -309,6 +317,44 @@ fn part_only(
     ctx.progress.finish_and_clear();
     eprintln!(
         "wtlsperf evaluate --only {name}: {} written in {:.1} s",
+        path.display(),
+        clock.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `--only page_load`: the page loads alone (they read no other part), their CSV files
+/// and `part.json` (run id, mode, wall seconds).
+fn page_load_only(
+    ctx: &Ctx,
+    clocks: &PartClock,
+    store: &PkiStore,
+    out: &std::path::Path,
+    clock: Instant,
+    guard: &interrupt::RunGuard,
+) -> anyhow::Result<()> {
+    let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
+    let part_seconds: std::collections::BTreeMap<String, f64> = clocks
+        .seconds
+        .borrow()
+        .iter()
+        .map(|&(part, s)| (part.to_owned(), s))
+        .collect();
+    let summary = serde_json::json!({
+        "run_id": ctx.run_id,
+        "mode": ctx.mode,
+        "only": "page_load",
+        "duration_s": clock.elapsed().as_secs_f64(),
+        "part_seconds": part_seconds,
+    });
+    let path = out.join("part.json");
+    guard.finish(|| {
+        page_load.write_csv(out)?;
+        output::write_json(&path, &summary)
+    })?;
+    ctx.progress.finish_and_clear();
+    eprintln!(
+        "wtlsperf evaluate --only page_load: {} written in {:.1} s",
         path.display(),
         clock.elapsed().as_secs_f64()
     );
