@@ -1,7 +1,7 @@
 //! The initiator of one WTP transaction (the handset's side; WAP-224 §9.4 and Annex B's
 //! initiator state table).
 
-use super::sar::{Progress, Reassembly, Segmenter};
+use super::sar::{Acked, Progress, Reassembly, Segmenter};
 use super::{
     AbortReason, Body, Direction, Event, Now, Output, Pdu, ProviderReason, Tid, Timer, Timers, Tpi,
     Trailer, TransactionClass, UsageError,
@@ -227,10 +227,14 @@ impl Initiator {
         }
         if self.invoke.is_segmented() {
             let Some(psn) = psn else { return };
-            if !self.invoke.acknowledge(psn) {
-                self.retransmissions = 0;
-                out.send.extend(self.send_group(false, now).send);
-                return;
+            match self.invoke.acknowledge(psn) {
+                Acked::Stale => return,
+                Acked::Group => {
+                    self.retransmissions = 0;
+                    out.send.extend(self.send_group(false, now).send);
+                    return;
+                }
+                Acked::Message => {}
             }
         }
         out.event(Event::InvokeAcknowledged);

@@ -1,7 +1,7 @@
 //! The responder of one WTP transaction (the gateway's side; WAP-224 §9.5 and the
 //! responder state table of its Annex B).
 
-use super::sar::{Progress, Reassembly, Segmenter};
+use super::sar::{Acked, Progress, Reassembly, Segmenter};
 use super::{
     AbortReason, Body, Direction, Event, Now, Output, Pdu, ProviderReason, Tid, TidVerdict, Timer,
     Timers, Tpi, Trailer, TransactionClass, UsageError,
@@ -277,10 +277,14 @@ impl Responder {
         };
         if result.is_segmented() {
             let Some(psn) = psn else { return };
-            if !result.acknowledge(psn) {
-                self.retransmissions = 0;
-                self.send_group(false, now, out);
-                return;
+            match result.acknowledge(psn) {
+                Acked::Stale => return,
+                Acked::Group => {
+                    self.retransmissions = 0;
+                    self.send_group(false, now, out);
+                    return;
+                }
+                Acked::Message => {}
             }
         }
         self.finish(out, Event::Completed);

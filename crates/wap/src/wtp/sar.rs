@@ -82,15 +82,33 @@ impl Segmenter {
         }
     }
 
-    /// The receiver acknowledged the group ending at `psn`. Returns whether the whole
-    /// message is now acknowledged.
-    pub(super) fn acknowledge(&mut self, psn: u8) -> bool {
+    /// The receiver acknowledged up to `psn`. An Ack for a packet outside the group in
+    /// flight is stale (a copy of an earlier group's Ack, answering a retransmission of
+    /// that group's last packet) and changes nothing: sending the group in flight again
+    /// for it would put a whole group on the link per spurious retransmission.
+    pub(super) fn acknowledge(&mut self, psn: u8) -> Acked {
         let psn = usize::from(psn);
-        if self.current_group().contains(&psn) {
-            self.first_unacked = psn + 1;
+        if !self.current_group().contains(&psn) {
+            return Acked::Stale;
         }
-        self.first_unacked >= self.segments.len()
+        self.first_unacked = psn + 1;
+        if self.first_unacked >= self.segments.len() {
+            Acked::Message
+        } else {
+            Acked::Group
+        }
     }
+}
+
+/// What an Ack of a segmented message did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Acked {
+    /// Nothing: it names no packet of the group in flight.
+    Stale,
+    /// The group: the next one may leave.
+    Group,
+    /// The whole message.
+    Message,
 }
 
 /// Where a reassembly stands after a packet.

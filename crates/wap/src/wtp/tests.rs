@@ -778,3 +778,49 @@ fn a_group_before_the_last_waits_g_r_and_the_last_group_r() {
     .unwrap();
     assert_eq!(init.deadline(), Some(5 * S));
 }
+
+/// A copy of an earlier group's Ack (the initiator answering a retransmission of that
+/// group's last packet, sent before its first Ack came back) moves nothing: the group in
+/// flight is not sent again, and its retransmission count stands.
+#[test]
+fn a_stale_group_ack_does_not_resend_the_group_in_flight() {
+    let timers = fast();
+    let (_, out) = Initiator::start(
+        Tid::new(7),
+        TransactionClass::Two,
+        b"GET".to_vec(),
+        timers,
+        at(0),
+    )
+    .unwrap();
+    let invoke = decode_datagram(&out.send[0]).unwrap().remove(0);
+    let (mut resp, _) = Responder::on_invoke(&invoke, TidVerdict::Accept, timers, at(0)).unwrap();
+    // 9 packets of 100 octets in groups of 3.
+    assert_eq!(resp.result(result_bytes(900), at(0)).unwrap().send.len(), 3);
+    let ack = |psn: u8| Pdu {
+        rid: false,
+        tid: invoke.tid,
+        direction: Direction::FromInitiator,
+        tpis: vec![Tpi::PacketSequenceNumber(psn)],
+        body: Body::Ack {
+            tid_verification: false,
+        },
+    };
+    assert_eq!(
+        resp.handle(&ack(2), at(S)).send.len(),
+        3,
+        "the second group"
+    );
+    assert!(
+        resp.handle(&ack(2), at(S + 1)).send.is_empty(),
+        "a stale Ack"
+    );
+    assert_eq!(resp.deadline(), Some(S + timers.group_retry_interval_ns));
+    assert_eq!(
+        resp.handle(&ack(5), at(2 * S)).send.len(),
+        3,
+        "the third group"
+    );
+    let done = resp.handle(&ack(8), at(3 * S));
+    assert!(done.events.contains(&Event::Completed) && resp.is_finished());
+}
