@@ -44,6 +44,9 @@ pub struct DeckRow {
     pub packets: usize,
     pub groups: usize,
     pub runs: usize,
+    /// Runs that did not complete, and the first one's error (empty when none failed).
+    pub failed_runs: usize,
+    pub first_failure: String,
     /// From the Connect to the Reply's last byte, after the WTLS handshake (ms): median
     /// and range of the runs.
     pub median_ms: f64,
@@ -75,6 +78,12 @@ pub(super) fn summarise(
     kbs.dedup();
     let mut rows = Vec::new();
     for kb in kbs {
+        let failures: Vec<String> = work
+            .iter()
+            .zip(results)
+            .filter(|(j, _)| j.deck_kb == Some(kb))
+            .filter_map(|(_, r)| r.as_ref().err().map(|e| format!("{e:#}")))
+            .collect();
         let runs: Vec<(&Job, &Run)> = work
             .iter()
             .zip(results)
@@ -83,6 +92,7 @@ pub(super) fn summarise(
             .collect();
         let ms: Vec<f64> = runs.iter().map(|(_, r)| r.page_ms).collect();
         let (Some((job, first)), Some(m)) = (runs.first(), median(&ms)) else {
+            rows.push(DeckRow::failed(link, work, kb, failures));
             continue;
         };
         let packets = first.body_bytes.div_ceil(timers.segment_size.max(1)).max(1);
@@ -97,6 +107,8 @@ pub(super) fn summarise(
             packets,
             groups,
             runs: runs.len(),
+            failed_runs: failures.len(),
+            first_failure: failures.first().cloned().unwrap_or_default(),
             median_ms: m,
             min_ms: percentile(&ms, 0.0, Rank::Nearest).unwrap_or(f64::NAN),
             max_ms: percentile(&ms, 100.0, Rank::Nearest).unwrap_or(f64::NAN),
@@ -111,6 +123,38 @@ pub(super) fn summarise(
         });
     }
     rows
+}
+
+impl DeckRow {
+    /// The row of a size none of whose runs completed: what failed, nothing measured.
+    fn failed(link: &LinkProfile, work: &[Job], kb: usize, failures: Vec<String>) -> DeckRow {
+        let case = work
+            .iter()
+            .find(|j| j.deck_kb == Some(kb))
+            .map(|j| j.case.to_string());
+        DeckRow {
+            bearer: link.name.clone(),
+            case: case.unwrap_or_default(),
+            deck_kb: kb,
+            body_bytes: 0,
+            packets: 0,
+            groups: 0,
+            runs: 0,
+            failed_runs: failures.len(),
+            first_failure: failures.first().cloned().unwrap_or_default(),
+            median_ms: f64::NAN,
+            min_ms: f64::NAN,
+            max_ms: f64::NAN,
+            up_datagrams: 0,
+            down_datagrams: 0,
+            up_bytes: 0,
+            down_bytes: 0,
+            extra_down_datagrams: 0,
+            model_traversals: 0,
+            model_ms: f64::NAN,
+            model_error_pct: f64::NAN,
+        }
+    }
 }
 
 /// Eq. 3.84's form over the page's link counts (bytes plus the bearer's per-datagram
@@ -141,6 +185,7 @@ pub fn table(ctx: &Ctx, rows: &[DeckRow]) -> Table {
         .column(Column::new("body", Some("B"), m.clone()))
         .column(Column::new("groups", None, Provenance::derived("body / 1400, / 3")))
         .column(Column::new("runs", None, m.clone()))
+        .column(Column::new("failed", None, m.clone()))
         .column(Column::new("median", Some("ms"), m.clone()))
         .column(Column::new("model", Some("ms"), model))
         .column(Column::new("model error", Some("%"), Provenance::derived("(model - median) / median")))
@@ -152,6 +197,7 @@ pub fn table(ctx: &Ctx, rows: &[DeckRow]) -> Table {
             Cell::num(r.body_bytes as f64, 0),
             Cell::num(r.groups as f64, 0),
             Cell::num(r.runs as f64, 0),
+            Cell::num(r.failed_runs as f64, 0),
             Cell::num(r.median_ms, 0),
             Cell::num(r.model_ms, 0),
             Cell::num(r.model_error_pct, 1),
@@ -202,8 +248,16 @@ mod tests {
             Err(anyhow::anyhow!("lost")),
         ];
         let rows = summarise(&link, &work, &results);
-        assert_eq!(rows.len(), 1, "a size with no completed run has no row");
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[1].runs, rows[1].failed_runs),
+            (0, 1),
+            "1 KB: its run failed"
+        );
+        assert_eq!(rows[1].first_failure, "lost");
+        assert!(rows[1].median_ms.is_nan());
         let r = &rows[0];
+        assert_eq!((r.failed_runs, r.first_failure.as_str()), (0, ""));
         assert_eq!((r.packets, r.groups, r.model_traversals), (9, 3, 8));
         assert_eq!(
             (r.runs, r.median_ms, r.min_ms, r.max_ms),

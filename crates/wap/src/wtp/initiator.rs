@@ -263,6 +263,14 @@ impl Initiator {
             }
             return;
         }
+        if matches!(self.state, State::InvokeSent | State::ResultWait) {
+            // Any packet of the result acknowledges the invoke implicitly: the responder
+            // now owns the retransmissions, and the rest of a segmented result must come
+            // within W. (Retransmitting the invoke under R meanwhile aborted every result
+            // that took RCR_MAX x R to arrive: 20 KB over GSM CSD.)
+            self.state = State::ResultWait;
+            self.timer = Some(Timer::Wait(now.mono_ns + self.timers.wait_timeout_ns));
+        }
         match self.result.add(psn, trailer, data) {
             Progress::Pending => {}
             Progress::AckGroup(end) => out.send(self.ack(Some(end))),

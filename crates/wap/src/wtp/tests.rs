@@ -824,3 +824,39 @@ fn a_stale_group_ack_does_not_resend_the_group_in_flight() {
     let done = resp.handle(&ack(8), at(3 * S));
     assert!(done.events.contains(&Event::Completed) && resp.is_finished());
 }
+
+/// The first packet of a segmented result acknowledges the invoke: the initiator stops
+/// retransmitting it and waits W for the rest (a result that takes longer than RCR_MAX x R
+/// to arrive, as a large deck over a slow bearer does, is not aborted).
+#[test]
+fn the_first_packet_of_a_segmented_result_stops_the_invokes_retransmission() {
+    let timers = fast();
+    let (mut init, _) = Initiator::start(
+        Tid::new(7),
+        TransactionClass::Two,
+        b"GET".to_vec(),
+        timers,
+        at(0),
+    )
+    .unwrap();
+    let first = Pdu {
+        rid: false,
+        tid: Tid::new(7),
+        direction: Direction::FromResponder,
+        tpis: vec![],
+        body: Body::Result {
+            trailer: Trailer::More,
+            data: vec![1; 100],
+        },
+    };
+    assert!(init.handle(&first, at(S / 2)).send.is_empty());
+    assert_eq!(init.deadline(), Some(S / 2 + timers.wait_timeout_ns));
+    // Past RCR_MAX retries of R (4 x 2 s), still within W (10 s): no retransmission.
+    let retries = u64::from(timers.max_retransmissions) * timers.retry_interval_ns;
+    assert!(init.on_timeout(at(S / 2 + retries)).send.is_empty());
+    assert!(!init.is_finished());
+    assert_eq!(init.retransmissions(), 0);
+    // W without the rest: the transaction gives up.
+    init.on_timeout(at(S / 2 + timers.wait_timeout_ns));
+    assert!(init.is_finished());
+}
