@@ -113,10 +113,10 @@ impl Initiator {
         }
     }
 
-    /// Sends the group in flight (again, with RID, when `rid`).
+    /// Sends the group in flight, or again (with RID, when `rid`) its last packet.
     fn send_group(&mut self, rid: bool, now: Now) -> Output {
         let mut out = Output::default();
-        for psn in self.invoke.current_group() {
+        for psn in self.invoke.to_send(rid) {
             let data = self.invoke.data(psn).to_vec();
             let mut trailer = self.invoke.trailer(psn);
             let body = if psn == 0 {

@@ -317,7 +317,7 @@ impl Responder {
 
     fn send_group(&mut self, rid: bool, now: Now, out: &mut Output) {
         if let Some(result) = &self.result {
-            for psn in result.current_group() {
+            for psn in result.to_send(rid) {
                 out.send(self.result_packet(result, psn, rid));
             }
         }

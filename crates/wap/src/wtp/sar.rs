@@ -60,6 +60,19 @@ impl Segmenter {
         self.segments.get(psn).map_or(&[], Vec::as_slice)
     }
 
+    /// The PSNs to send: the whole group in flight, or, retransmitting on the timer, its
+    /// last packet alone (WAP-224 §7.14.3: "only the GTR/TTR packet is re-transmitted,
+    /// not the entire packet group"; the receiver's Ack or Nack then says what is
+    /// missing).
+    pub(super) fn to_send(&self, retransmission: bool) -> RangeInclusive<usize> {
+        let group = self.current_group();
+        if retransmission {
+            *group.end()..=*group.end()
+        } else {
+            group
+        }
+    }
+
     /// The PSNs of the group now in flight.
     pub(super) fn current_group(&self) -> RangeInclusive<usize> {
         let start = self.first_unacked;

@@ -860,3 +860,47 @@ fn the_first_packet_of_a_segmented_result_stops_the_invokes_retransmission() {
     init.on_timeout(at(S / 2 + timers.wait_timeout_ns));
     assert!(init.is_finished());
 }
+
+/// WAP-224 §7.14.3: on the retry timer only the group's last packet goes again (RID set),
+/// not the whole group; the receiver's Ack or Nack says the rest.
+#[test]
+fn the_retry_timer_resends_only_the_groups_last_packet() {
+    let timers = fast();
+    let (_, out) = Initiator::start(
+        Tid::new(7),
+        TransactionClass::Two,
+        b"GET".to_vec(),
+        timers,
+        at(0),
+    )
+    .unwrap();
+    let invoke = decode_datagram(&out.send[0]).unwrap().remove(0);
+    let (mut resp, _) = Responder::on_invoke(&invoke, TidVerdict::Accept, timers, at(0)).unwrap();
+    assert_eq!(resp.result(result_bytes(900), at(0)).unwrap().send.len(), 3);
+    let again = resp.on_timeout(at(timers.group_retry_interval_ns));
+    assert_eq!(again.send.len(), 1);
+    let pdu = decode_datagram(&again.send[0]).unwrap().remove(0);
+    assert!(pdu.rid);
+    assert!(matches!(
+        pdu.body,
+        Body::SegmentedResult {
+            psn: 2,
+            trailer: Trailer::EndOfGroup,
+            ..
+        }
+    ));
+    let (mut init, _) = Initiator::start(
+        Tid::new(8),
+        TransactionClass::Two,
+        vec![0; 900],
+        timers,
+        at(0),
+    )
+    .unwrap();
+    assert_eq!(
+        init.on_timeout(at(timers.group_retry_interval_ns))
+            .send
+            .len(),
+        1
+    );
+}
