@@ -146,6 +146,15 @@ struct PartClock<'g> {
 }
 
 impl PartClock<'_> {
+    /// The wall seconds of each part run so far, by name (`part.json`'s `part_seconds`).
+    fn seconds_by_part(&self) -> std::collections::BTreeMap<String, f64> {
+        self.seconds
+            .borrow()
+            .iter()
+            .map(|&(part, s)| (part.to_owned(), s))
+            .collect()
+    }
+
     /// Runs one of the top-level parts, marks it done on the progress bar and keeps its
     /// wall time.
     fn part<T>(
@@ -301,19 +310,26 @@ fn part_only(
         ctx.run_id.clone(),
         ctx.mode,
         clock.elapsed().as_secs_f64(),
-        clocks
-            .seconds
-            .borrow()
-            .iter()
-            .map(|&(part, s)| (part.to_owned(), s))
-            .collect(),
+        clocks.seconds_by_part(),
         &queue,
     );
-    let path = out.join("part.json");
-    guard.finish(|| {
+    finish_part(ctx, guard, out, name, clock, |path| {
         output::write_queue(out, &queue)?;
-        output::write_json(&path, &summary)
-    })?;
+        output::write_json(path, &summary)
+    })
+}
+
+/// Writes a part run alone (`write` takes `part.json`'s path) and says where it went.
+fn finish_part(
+    ctx: &Ctx,
+    guard: &interrupt::RunGuard,
+    out: &std::path::Path,
+    name: &str,
+    clock: Instant,
+    write: impl FnOnce(&std::path::Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let path = out.join("part.json");
+    guard.finish(|| write(&path))?;
     ctx.progress.finish_and_clear();
     eprintln!(
         "wtlsperf evaluate --only {name}: {} written in {:.1} s",
@@ -334,12 +350,7 @@ fn page_load_only(
     guard: &interrupt::RunGuard,
 ) -> anyhow::Result<()> {
     let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
-    let part_seconds: std::collections::BTreeMap<String, f64> = clocks
-        .seconds
-        .borrow()
-        .iter()
-        .map(|&(part, s)| (part.to_owned(), s))
-        .collect();
+    let part_seconds = clocks.seconds_by_part();
     let summary = serde_json::json!({
         "run_id": ctx.run_id,
         "mode": ctx.mode,
@@ -347,18 +358,10 @@ fn page_load_only(
         "duration_s": clock.elapsed().as_secs_f64(),
         "part_seconds": part_seconds,
     });
-    let path = out.join("part.json");
-    guard.finish(|| {
+    finish_part(ctx, guard, out, "page_load", clock, |path| {
         page_load.write_csv(out)?;
-        output::write_json(&path, &summary)
-    })?;
-    ctx.progress.finish_and_clear();
-    eprintln!(
-        "wtlsperf evaluate --only page_load: {} written in {:.1} s",
-        path.display(),
-        clock.elapsed().as_secs_f64()
-    );
-    Ok(())
+        output::write_json(path, &summary)
+    })
 }
 
 /// The progress bar on stderr: one step per top-level part.

@@ -12,12 +12,12 @@
 
 use wtlsperf_bearer::LinkProfile;
 use wtlsperf_models::stats::{median, percentile, Rank};
-use wtlsperf_models::transmission::asymmetric_transmission_ms;
 use wtlsperf_report::{Cell, Column, Provenance, Table};
 use wtlsperf_wap::wtp::Timers;
 
 use super::context::{Ctx, Mode};
-use super::page_load::{Job, LinkTally, Run};
+use super::page_load::{Job, Run};
+use super::page_load_model::link_model_ms;
 
 /// Deck sizes (KiB of WML at the origin) and runs of each per bearer, by mode. Smoke runs
 /// none; quick two small decks once (a few seconds over GSM CSD, run beside the other
@@ -98,7 +98,7 @@ pub(super) fn summarise(
         let packets = first.body_bytes.div_ceil(timers.segment_size.max(1)).max(1);
         let groups = packets.div_ceil(usize::from(timers.group_size.max(1)));
         let legs = 2 + 2 * u32::try_from(groups).unwrap_or(u32::MAX / 4);
-        let model = model_ms(link, &first.page_link, legs);
+        let model = link_model_ms(link, &first.page_link, legs);
         rows.push(DeckRow {
             bearer: link.name.clone(),
             case: job.case.to_string(),
@@ -157,20 +157,6 @@ impl DeckRow {
     }
 }
 
-/// Eq. 3.84's form over the page's link counts (bytes plus the bearer's per-datagram
-/// overhead, each direction at its rate) and `legs` mean one-way traversals (ms).
-fn model_ms(link: &LinkProfile, t: &LinkTally, legs: u32) -> f64 {
-    let ovh = link.per_datagram_overhead_bytes as f64;
-    asymmetric_transmission_ms(
-        t.up_bytes as f64 + ovh * t.up_datagrams as f64,
-        t.down_bytes as f64 + ovh * t.down_datagrams as f64,
-        link.up_bps,
-        link.down_bps,
-        legs,
-        link.traversal.mean_ms(),
-    )
-}
-
 /// The report's table of the deck series.
 pub fn table(ctx: &Ctx, rows: &[DeckRow]) -> Table {
     let m = ctx.measured();
@@ -213,7 +199,7 @@ mod tests {
     use wtls::suite::Case;
     use wtlsperf_bearer::profile;
 
-    use super::super::page_load::Fetch;
+    use super::super::page_load::{Fetch, LinkTally};
 
     #[test]
     fn quick_mode_keeps_the_series_small_and_full_spans_1_to_30_kb() {

@@ -205,6 +205,26 @@ impl Run {
     }
 }
 
+/// An initiator's one-packet Get with TID 7, at time 0.
+fn a_get(timers: Timers) -> (Initiator, Output) {
+    Initiator::start(
+        Tid::new(7),
+        TransactionClass::Two,
+        b"GET".to_vec(),
+        timers,
+        at(0),
+    )
+    .unwrap()
+}
+
+/// A responder to [`a_get`].
+fn responder_to_a_get(timers: Timers) -> (Responder, Pdu) {
+    let (_, out) = a_get(timers);
+    let invoke = decode_datagram(&out.send[0]).unwrap().remove(0);
+    let (resp, _) = Responder::on_invoke(&invoke, TidVerdict::Accept, timers, at(0)).unwrap();
+    (resp, invoke)
+}
+
 fn fast() -> Timers {
     Timers {
         ack_interval_ns: S,
@@ -741,17 +761,7 @@ fn a_group_before_the_last_waits_g_r_and_the_last_group_r() {
         ..fast()
     };
     let deadline_after_result = |len: usize| {
-        let (_, out) = Initiator::start(
-            Tid::new(7),
-            TransactionClass::Two,
-            b"GET".to_vec(),
-            timers,
-            at(0),
-        )
-        .unwrap();
-        let invoke = decode_datagram(&out.send[0]).unwrap().remove(0);
-        let (mut resp, _) =
-            Responder::on_invoke(&invoke, TidVerdict::Accept, timers, at(0)).unwrap();
+        let (mut resp, _) = responder_to_a_get(timers);
         resp.result(result_bytes(len), at(0)).unwrap();
         resp.deadline()
     };
@@ -759,24 +769,19 @@ fn a_group_before_the_last_waits_g_r_and_the_last_group_r() {
     assert_eq!(deadline_after_result(900), Some(S));
     // 3 packets: one group, the message's last.
     assert_eq!(deadline_after_result(250), Some(5 * S));
-    let (init, _) = Initiator::start(
-        Tid::new(8),
-        TransactionClass::Two,
-        vec![0; 900],
-        timers,
-        at(0),
-    )
-    .unwrap();
-    assert_eq!(init.deadline(), Some(S));
-    let (init, _) = Initiator::start(
-        Tid::new(9),
-        TransactionClass::Two,
-        vec![0; 250],
-        timers,
-        at(0),
-    )
-    .unwrap();
-    assert_eq!(init.deadline(), Some(5 * S));
+    let invoke_deadline = |len: usize| {
+        let (init, _) = Initiator::start(
+            Tid::new(8),
+            TransactionClass::Two,
+            vec![0; len],
+            timers,
+            at(0),
+        )
+        .unwrap();
+        init.deadline()
+    };
+    assert_eq!(invoke_deadline(900), Some(S));
+    assert_eq!(invoke_deadline(250), Some(5 * S));
 }
 
 /// A copy of an earlier group's Ack (the initiator answering a retransmission of that
@@ -785,16 +790,7 @@ fn a_group_before_the_last_waits_g_r_and_the_last_group_r() {
 #[test]
 fn a_stale_group_ack_does_not_resend_the_group_in_flight() {
     let timers = fast();
-    let (_, out) = Initiator::start(
-        Tid::new(7),
-        TransactionClass::Two,
-        b"GET".to_vec(),
-        timers,
-        at(0),
-    )
-    .unwrap();
-    let invoke = decode_datagram(&out.send[0]).unwrap().remove(0);
-    let (mut resp, _) = Responder::on_invoke(&invoke, TidVerdict::Accept, timers, at(0)).unwrap();
+    let (mut resp, invoke) = responder_to_a_get(timers);
     // 9 packets of 100 octets in groups of 3.
     assert_eq!(resp.result(result_bytes(900), at(0)).unwrap().send.len(), 3);
     let ack = |psn: u8| Pdu {
@@ -831,14 +827,7 @@ fn a_stale_group_ack_does_not_resend_the_group_in_flight() {
 #[test]
 fn the_first_packet_of_a_segmented_result_stops_the_invokes_retransmission() {
     let timers = fast();
-    let (mut init, _) = Initiator::start(
-        Tid::new(7),
-        TransactionClass::Two,
-        b"GET".to_vec(),
-        timers,
-        at(0),
-    )
-    .unwrap();
+    let (mut init, _) = a_get(timers);
     let first = Pdu {
         rid: false,
         tid: Tid::new(7),
@@ -866,16 +855,7 @@ fn the_first_packet_of_a_segmented_result_stops_the_invokes_retransmission() {
 #[test]
 fn the_retry_timer_resends_only_the_groups_last_packet() {
     let timers = fast();
-    let (_, out) = Initiator::start(
-        Tid::new(7),
-        TransactionClass::Two,
-        b"GET".to_vec(),
-        timers,
-        at(0),
-    )
-    .unwrap();
-    let invoke = decode_datagram(&out.send[0]).unwrap().remove(0);
-    let (mut resp, _) = Responder::on_invoke(&invoke, TidVerdict::Accept, timers, at(0)).unwrap();
+    let (mut resp, _) = responder_to_a_get(timers);
     assert_eq!(resp.result(result_bytes(900), at(0)).unwrap().send.len(), 3);
     let again = resp.on_timeout(at(timers.group_retry_interval_ns));
     assert_eq!(again.send.len(), 1);
