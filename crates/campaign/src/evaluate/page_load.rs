@@ -494,11 +494,16 @@ impl PageLoadResults {
                 Cell::num(r.median_bytes, 0),
             ]);
         }
-        Section::new("page_load", "What the user waited for: the first page")
+        let section = Section::new("page_load", "What the user waited for: the first page")
             .intro("The studies measured the handshake; a 2004 user waited for the handshake and the first deck. Connection mode adds WSP Connect (a WTP class 2 transaction) before the Get, and WTP's acknowledgements travel the bearer too; connectionless WSP sends one Get and takes one Reply.")
-            .table(t)
-            .table(page_load_decks::table(ctx, &self.decks))
-            .table(cost)
+            .table(t);
+        // The deck series runs in the quick and full modes only.
+        let section = if self.decks.is_empty() {
+            section
+        } else {
+            section.table(page_load_decks::table(ctx, &self.decks))
+        };
+        section.table(cost)
     }
 
     pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
