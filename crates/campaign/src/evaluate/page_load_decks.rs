@@ -176,6 +176,8 @@ pub fn table(ctx: &Ctx, rows: &[DeckRow]) -> Table {
         .column(Column::new("model", Some("ms"), model))
         .column(Column::new("model error", Some("%"), Provenance::derived("(model - median) / median")))
         .column(Column::new("extra", None, m));
+    // A size none of whose runs completed shows its failures and no numbers.
+    let known = |v: f64, d: usize| Cell::opt(v.is_finite().then_some(v), d);
     for r in rows {
         t = t.row(vec![
             Cell::text(&r.bearer),
@@ -184,9 +186,9 @@ pub fn table(ctx: &Ctx, rows: &[DeckRow]) -> Table {
             Cell::num(r.groups as f64, 0),
             Cell::num(r.runs as f64, 0),
             Cell::num(r.failed_runs as f64, 0),
-            Cell::num(r.median_ms, 0),
-            Cell::num(r.model_ms, 0),
-            Cell::num(r.model_error_pct, 1),
+            known(r.median_ms, 0),
+            known(r.model_ms, 0),
+            known(r.model_error_pct, 1),
             Cell::num(r.extra_down_datagrams as f64, 0),
         ]);
     }
