@@ -91,7 +91,7 @@ impl FromStr for WtpBearer {
         WtpBearer::ALL
             .into_iter()
             .find(|b| b.name() == s)
-            .ok_or_else(|| format!("{s:?} is not a WTP bearer (gsm-sms, gsm-ussd or ip)"))
+            .ok_or_else(|| "not a WTP bearer (gsm-sms, gsm-ussd or ip)".to_owned())
     }
 }
 
