@@ -217,6 +217,11 @@ pub struct WapArgs {
     /// --wtp-bearer.
     #[arg(long, value_name = "[PORT=]MS")]
     pub wtp_retry_ms: Vec<PortSetting>,
+    /// With --wap, WTP's group retry interval G_R: how long a packet group of a segmented
+    /// result (before its last) waits for its Ack before its last packet goes again.
+    /// [PORT=]MS as --wtp-bearer.
+    #[arg(long, value_name = "[PORT=]MS")]
+    pub wtp_group_retry_ms: Vec<PortSetting>,
     /// With --wap, WTP's acknowledgement interval A: how long a request's result may take
     /// before the gateway sends a hold-on Ack. [PORT=]MS as --wtp-bearer.
     #[arg(long, value_name = "[PORT=]MS")]
@@ -262,6 +267,7 @@ impl WapArgs {
             stats_file,
             wtp_bearer: self.wtp_bearer.clone(),
             wtp_retry_ms: self.wtp_retry_ms.clone(),
+            wtp_group_retry_ms: self.wtp_group_retry_ms.clone(),
             wtp_ack_ms: self.wtp_ack_ms.clone(),
             wtp_max_retransmissions: self.wtp_max_retransmissions.clone(),
         }

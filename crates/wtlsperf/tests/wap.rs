@@ -582,6 +582,7 @@ fn wap_off_leaves_a_port_closed() {
         stats_file: None,
         wtp_bearer: Vec::new(),
         wtp_retry_ms: Vec::new(),
+        wtp_group_retry_ms: Vec::new(),
         wtp_ack_ms: Vec::new(),
         wtp_max_retransmissions: Vec::new(),
     };
@@ -616,6 +617,7 @@ fn wtp_timers_are_set_for_both_connection_ports_or_one() {
         stats_file: None,
         wtp_bearer: vec!["9203=gsm-sms".parse().unwrap()],
         wtp_retry_ms: vec![setting("9203=5000"), setting("2000")],
+        wtp_group_retry_ms: vec![setting("9201=6000")],
         wtp_ack_ms: vec![setting("9201=300")],
         wtp_max_retransmissions: vec![setting("4")],
     };
@@ -630,6 +632,7 @@ fn wtp_timers_are_set_for_both_connection_ports_or_one() {
     // groups 45 s, W 300 s), 9201 from the IP bearer's; single values change after.
     assert_eq!(of(3).ack_interval_ns, 10_000 * ms);
     assert_eq!(of(3).group_retry_interval_ns, 45_000 * ms);
+    assert_eq!(of(1).group_retry_interval_ns, 6_000 * ms);
     assert_eq!(of(3).wait_timeout_ns, 300_000 * ms);
     assert_eq!(of(1).wait_timeout_ns, Timers::default().wait_timeout_ns);
     assert_eq!(

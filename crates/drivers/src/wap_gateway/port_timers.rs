@@ -1,6 +1,6 @@
 //! WTP's timers per connection-mode port: `--wtp-bearer` picks a bearer's table of
-//! WAP-224 Appendix A, then `--wtp-retry-ms`, `--wtp-ack-ms` and
-//! `--wtp-max-retransmissions` change single values; each for every port or, as
+//! WAP-224 Appendix A, then `--wtp-retry-ms`, `--wtp-group-retry-ms`, `--wtp-ack-ms`
+//! and `--wtp-max-retransmissions` change single values; each for every port or, as
 //! `PORT=VALUE`, for one.
 
 use anyhow::anyhow;
@@ -118,13 +118,19 @@ type TimerOption<'a> = (
     fn(&mut Timers, u64),
 );
 
-fn timer_options(args: &WapPorts) -> [TimerOption<'_>; 3] {
+fn timer_options(args: &WapPorts) -> [TimerOption<'_>; 4] {
     [
         (
             "--wtp-retry-ms",
             &args.wtp_retry_ms,
             1..=600_000,
             |t, ms| t.retry_interval_ns = ms * 1_000_000,
+        ),
+        (
+            "--wtp-group-retry-ms",
+            &args.wtp_group_retry_ms,
+            1..=600_000,
+            |t, ms| t.group_retry_interval_ns = ms * 1_000_000,
         ),
         ("--wtp-ack-ms", &args.wtp_ack_ms, 1..=600_000, |t, ms| {
             t.ack_interval_ns = ms * 1_000_000
