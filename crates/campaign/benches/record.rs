@@ -2,10 +2,10 @@
 //! SHA MACs, payloads of 256 to 8192 bytes (the shape of Herwono and Liebhardt's
 //! record-layer tables 1 and 2).
 //!
-//! The harness is the evaluation's own ([`record_layer::measure_cell`]): this bench only
+//! The harness is the evaluation's own ([`record_bench::measure_cell`]): this bench only
 //! chooses the cells and the rounds, so that its figures and the evaluation's
-//! `record_layer.csv` are measured the same way. It lives in this crate because the
-//! `wtls` crate has no clocks.
+//! `record_layer.csv` are measured the same way (the harness is the drivers', since the
+//! `wtls` crate has no clocks; the bench stays beside the evaluation that reports it).
 //!
 //! `cargo bench -p wtlsperf-campaign --bench record` prints a CSV table on stdout. Environment:
 //! `WTLS_BENCH_ROUNDS` (default 7) rounds per cell, `WTLS_BENCH_MS` (default 20)
@@ -14,7 +14,7 @@
 use std::time::Duration;
 
 use wtls::msgs::enums::{BulkCipherAlgorithm, MacAlgorithm};
-use wtlsperf_campaign::evaluate::record_layer;
+use wtlsperf_drivers::record_bench;
 
 const PAYLOADS: [usize; 6] = [256, 512, 1024, 2048, 4096, 8192];
 
@@ -33,7 +33,7 @@ fn main() -> anyhow::Result<()> {
         for mac in [MacAlgorithm::Md5, MacAlgorithm::Sha] {
             for payload in PAYLOADS {
                 let (protect, unprotect) =
-                    record_layer::measure_cell(*bulk, mac, payload, rounds, round)?;
+                    record_bench::measure_cell(*bulk, mac, payload, rounds, round)?;
                 let mbit = |ops: f64| ops * payload as f64 * 8.0 / 1e6;
                 println!(
                     "{},{},{},{:.1},{:.1}",

@@ -10,7 +10,7 @@
 //! up as the extra flight it is, and the comparison checks the relay and the model, not
 //! a guess of the message sizes.
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,13 +18,15 @@ use anyhow::Context;
 use serde::Serialize;
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
-use wtlsperf_bearer::{DelayDistribution, LinkProfile, Relay};
-use wtlsperf_models::transmission::{group_flights, link_ms, Flight};
+use wtlsperf_bearer::{DelayDistribution, LinkProfile, RelayOptions};
+use wtlsperf_models::transmission::{link_ms, Flight};
 
 use crate::pki_store::PkiStore;
 pub use crate::registry::wtls::bearer_retransmit_timeout;
 use crate::registry::wtls::wtls_bearer_config;
-use crate::udp_client::{self, ClientRun, WireDatagram};
+use crate::relay_run::through_relay;
+use crate::udp_client::{self, ClientRun};
+use crate::wire_log::flights_of;
 
 /// One handshake through an emulated bearer, with the model's prediction for it.
 #[derive(Debug, Clone)]
@@ -70,11 +72,6 @@ pub fn fixed_delay(p: &LinkProfile) -> LinkProfile {
     f
 }
 
-/// Groups a client's datagram log into flights.
-pub fn flights_of(log: &[WireDatagram]) -> Vec<Flight> {
-    group_flights(log.iter().map(|d| (d.sent, d.bytes)))
-}
-
 /// Starts a relay in front of `gateway`, runs one handshake of `case` through it with a
 /// retransmission timeout suited to the profile, and stops the relay.
 pub fn handshake_over_bearer(
@@ -88,23 +85,18 @@ pub fn handshake_over_bearer(
     let creds = store.case(&case)?;
     let cfg = wtls_bearer_config(&creds, &profile);
     let rto = bearer_retransmit_timeout(&profile);
-    let mut relay = Relay::start("127.0.0.1:0".parse()?, gateway, profile.clone(), seed)
-        .context("starting the bearer relay")?;
-    let sock = UdpSocket::bind("127.0.0.1:0")?;
     // Enough for every retransmission the timer allows.
     let deadline = Instant::now() + rto * 70;
-    let result = udp_client::handshake_once(
-        &sock,
-        relay.local_addr(),
-        Arc::new(cfg),
-        auth,
-        None,
-        None,
-        deadline,
-    );
-    let stats = relay.stats();
-    relay.shutdown();
-    let client = result.with_context(|| format!("{case} {} over {}", auth.name(), profile.name))?;
+    let (client, stats) = through_relay(
+        gateway,
+        &profile,
+        seed,
+        RelayOptions::default(),
+        |sock, relay| {
+            udp_client::handshake_once(sock, relay, Arc::new(cfg), auth, None, None, deadline)
+        },
+    )
+    .with_context(|| format!("{case} {} over {}", auth.name(), profile.name))?;
     let flights = flights_of(&client.wire);
     let predicted = link_ms(&flights, &profile.rates());
     Ok(BearerRun {
@@ -191,23 +183,11 @@ pub fn model_check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    use crate::wire_log::WireDatagram;
     use wtlsperf_bearer::profile;
 
-    fn d(sent: bool, bytes: usize) -> WireDatagram {
-        WireDatagram {
-            sent,
-            bytes,
-            at: Duration::ZERO,
-        }
-    }
-
-    #[test]
-    fn flights_group_consecutive_datagrams_of_one_direction() {
-        let f = flights_of(&[d(true, 100), d(false, 700), d(false, 50), d(true, 300)]);
-        assert_eq!(f.len(), 3);
-        assert_eq!((f[1].bytes, f[1].datagrams), (750, 2));
-        assert_eq!(f[2].direction, wtlsperf_models::transmission::Direction::Up);
+    fn d(up: bool, bytes: usize) -> WireDatagram {
+        WireDatagram::untimed(up, bytes)
     }
 
     #[test]

@@ -24,6 +24,7 @@ use wtlsperf_spine::{Handshake, Now, ProtocolId, Role, Status, Step};
 
 use crate::pcap::PcapWriter;
 use crate::setup::{self, ProcessClock};
+use crate::wire_log::WireDatagram;
 use wtlsperf_models::device::ClientSteps;
 
 pub mod drive;
@@ -50,14 +51,6 @@ pub struct ClientRun {
     pub wire: Vec<WireDatagram>,
     /// Time an emulated device held the client's flights beyond the real computation.
     pub held: Duration,
-}
-
-/// One datagram sent or received by the client, with its time since the ClientHello.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WireDatagram {
-    pub sent: bool,
-    pub bytes: usize,
-    pub at: Duration,
 }
 
 /// The source address datagrams to `peer` leave from. A socket bound to 0.0.0.0

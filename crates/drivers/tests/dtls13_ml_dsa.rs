@@ -21,7 +21,7 @@ use wtlsperf_drivers::protocols::dtls13::{
     Credential, Dtls13Config, Dtls13Suite, Group, MlDsa, Signature,
 };
 use wtlsperf_drivers::udp_client::drive::run_handshake;
-use wtlsperf_drivers::udp_client::WireDatagram;
+use wtlsperf_drivers::wire_log::WireDatagram;
 use wtlsperf_spine::{Handshake, Status};
 
 /// Longer than any flight takes to be answered on loopback, so that no timer fires: the

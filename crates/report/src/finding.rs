@@ -1,6 +1,8 @@
 //! Findings: a claim, the evidence gathered for it, the verdict, and what kind of test
 //! it was, with the badges the report shows for them.
 
+use crate::provenance::ProvenanceKind;
+
 /// What a finding concluded about its claim. Its name is the one word the report,
 /// `findings.csv` and `summary.json` all use, whatever the finding's [`FindingKind`]:
 /// the kind is shown beside it and says what the word means there (for our emulator
@@ -151,6 +153,9 @@ pub struct Finding {
     pub passage: Option<Passage>,
     /// Caveats shared with other findings, written once in the report and referred to.
     pub caveats: Vec<Caveat>,
+    /// The kinds of figure the verdict rests on, where they differ from its kind's usual
+    /// ones ([`Finding::rests_on`]).
+    pub evidence_kinds: Option<Vec<ProvenanceKind>>,
 }
 
 /// A caveat several findings share (e.g. that a bearer's rates are nominal): the report
@@ -186,6 +191,7 @@ impl Finding {
             rule: String::new(),
             passage: None,
             caveats: Vec::new(),
+            evidence_kinds: None,
         }
     }
 
@@ -222,6 +228,41 @@ impl Finding {
         self
     }
 
+    /// The same finding, resting on figures of these kinds (in the order they weigh):
+    /// for a study's claim judged on the study's own tables alone, `[Published]`; for a
+    /// claim of ours judged on a model alone, `[Modelled]`.
+    pub fn rests_on(mut self, kinds: &[ProvenanceKind]) -> Self {
+        self.evidence_kinds = Some(kinds.to_vec());
+        self
+    }
+
+    /// The kinds of figure the verdict rests on: those set by [`Finding::rests_on`], or
+    /// its kind's usual ones (a study's claim: the study's published figures and this
+    /// run's measurements; a hypothesis: measurements; a model or the emulator against
+    /// a run: the model's figures and the measurements).
+    pub fn evidence(&self) -> Vec<ProvenanceKind> {
+        use ProvenanceKind::*;
+        self.evidence_kinds
+            .clone()
+            .unwrap_or_else(|| match self.kind {
+                FindingKind::StudyClaim => vec![Published, Measured],
+                FindingKind::Hypothesis => vec![Measured],
+                FindingKind::ModelAgainstRun | FindingKind::EmulatorAgainstModel => {
+                    vec![Modelled, Measured]
+                }
+            })
+    }
+
+    /// [`Finding::evidence`] in words, `+`-separated: the `findings.csv` and
+    /// `summary.json` value.
+    pub fn evidence_label(&self) -> String {
+        self.evidence()
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join("+")
+    }
+
     /// The verdict's word: the same in the report, `findings.csv` and `summary.json`.
     pub fn verdict_label(&self) -> &'static str {
         self.verdict.name()
@@ -243,6 +284,15 @@ pub(crate) fn finding_kind_badge(f: &Finding) -> String {
         f.kind.css(),
         f.kind.name()
     )
+}
+
+/// The kinds a verdict rests on, each in its provenance colour.
+pub(crate) fn evidence_badges(f: &Finding) -> String {
+    f.evidence()
+        .iter()
+        .map(|k| format!("<span class=\"key prov-{0}\">{0}</span>", k.name()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 pub(crate) fn verdict_badge(f: &Finding) -> String {

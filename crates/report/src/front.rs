@@ -5,7 +5,9 @@
 //! numbering: sections 1..n, and the report's own Table and Figure numbers) and how to
 //! read the report.
 
-use crate::finding::{finding_kind_badge, finding_kind_explanation, verdict_badge, Caveat};
+use crate::finding::{
+    evidence_badges, finding_kind_badge, finding_kind_explanation, verdict_badge, Caveat,
+};
 use crate::html::{escape_html, Item, Report};
 use crate::provenance::ProvenanceKind;
 use crate::table::paragraphs;
@@ -124,7 +126,7 @@ impl Report {
             counts[f.verdict as usize] += 1;
         }
         let mut out = format!(
-            "<h2>Verdicts</h2>\n<p class=\"tally\">{} findings: {} confirmed, {} contradicted, {} inconclusive.</p>\n<table class=\"glance findings\"><thead><tr><th>#</th><th>verdict</th><th>tests</th><th>claim</th></tr></thead><tbody>\n",
+            "<h2>Verdicts</h2>\n<p class=\"tally\">{} findings: {} confirmed, {} contradicted, {} inconclusive.</p>\n<table class=\"glance findings\"><thead><tr><th>#</th><th>verdict</th><th>tests</th><th>rests on</th><th>claim</th></tr></thead><tbody>\n",
             findings.len(),
             counts[crate::Verdict::Confirmed as usize],
             counts[crate::Verdict::Contradicted as usize],
@@ -133,9 +135,10 @@ impl Report {
         for (i, f) in findings.iter().enumerate() {
             let n = i + 1;
             out.push_str(&format!(
-                "<tr><td><a href=\"#finding-{n}\">F{n}</a></td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                "<tr><td><a href=\"#finding-{n}\">F{n}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                 verdict_badge(f),
                 finding_kind_badge(f),
+                evidence_badges(f),
                 e(&f.claim)
             ));
         }

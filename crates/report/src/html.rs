@@ -6,7 +6,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::figure::Figure;
-use crate::finding::{finding_kind_badge, verdict_badge};
+use crate::finding::{evidence_badges, finding_kind_badge, verdict_badge};
 pub use crate::finding::{Caveat, Finding, FindingKind, Verdict};
 pub use crate::front::{HeadlineNumber, RunStatus};
 use crate::table::{paragraphs, Table};
@@ -403,11 +403,12 @@ fn render_item(
         Item::Finding(f) => {
             numbers.finding += 1;
             format!(
-                "<div class=\"finding {}\" id=\"finding-{}\"><p class=\"claim\">{} {} <strong>F{}.</strong> {}</p>\n{}</div>\n",
+                "<div class=\"finding {}\" id=\"finding-{}\"><p class=\"claim\">{} {} {} <strong>F{}.</strong> {}</p>\n{}</div>\n",
                 f.verdict.name(),
                 numbers.finding,
                 verdict_badge(f),
                 finding_kind_badge(f),
+                evidence_badges(f),
                 numbers.finding,
                 e(&f.claim),
                 finding_grounds(f)

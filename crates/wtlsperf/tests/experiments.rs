@@ -1,6 +1,7 @@
 //! `wtlsperf run FILE.toml`: a bad file exits 2 before anything runs, naming the file,
 //! the line and the key; a tiny experiment runs end to end and writes every file and
-//! section; every shipped example passes `--check`.
+//! section and renders in Chromium; every shipped example passes `--check` (and, run
+//! with `--ignored`, runs in full and renders).
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -151,6 +152,76 @@ fn a_tiny_experiment_writes_every_file_and_section() {
         html.contains("modelled (virtual time on protocol timers + Eq. 3.84)")
             || html.contains("Modelled (virtual time on protocol timers + Eq. 3.84)")
     );
+    renders_in_chromium(
+        &html,
+        &o,
+        "a_tiny_experiment_writes_every_file_and_section",
+        4,
+    );
+}
+
+/// The page opens in headless Chromium at 1280 px with no console error, no horizontal
+/// overflow and every figure's legend matching its series, with at least `figures`
+/// figures (skipped where Chromium is missing, failed under CI).
+fn renders_in_chromium(html: &str, dir: &Path, test: &str, figures: usize) {
+    if !wtlsperf_testtools::tool_runs("chromium", &format!("{test} (browser)")) {
+        return;
+    }
+    let found =
+        wtlsperf_report::browser::check_in_chromium(html, dir).unwrap_or_else(|e| panic!("{e}"));
+    assert!(found.figures >= figures, "{} figures", found.figures);
+    assert!(found.problems.is_empty(), "{:#?}", found.problems);
+}
+
+/// Every shipped example run in full (minutes each: `cargo test --release --features
+/// wtlsperf/dtls13 --test experiments -- --ignored`), its files written and its page
+/// clean in Chromium.
+#[test]
+#[ignore = "runs every shipped example in full: minutes"]
+fn every_shipped_example_runs_and_its_page_renders() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let dir = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(&examples).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let out_dir = dir.path().join(&name);
+        let started = std::time::Instant::now();
+        let out = wtlsperf(
+            &[
+                "run",
+                path.to_str().unwrap(),
+                "--out",
+                out_dir.to_str().unwrap(),
+            ],
+            dir.path(),
+        );
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let csvs = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == "csv")
+            })
+            .count();
+        assert!(csvs >= 1, "{name}: no CSV");
+        assert!(out_dir.join("figures").is_dir(), "{name}: no figures");
+        let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+        renders_in_chromium(&html, &out_dir, &name, 1);
+        eprintln!(
+            "{name}: {csvs} CSV files, {:.0} s",
+            started.elapsed().as_secs_f64()
+        );
+    }
 }
 
 #[test]

@@ -11,15 +11,15 @@
 use std::path::Path;
 
 use anyhow::{anyhow, bail};
-use wtlsperf_spine::pair::{Direction, Ended};
-use wtlsperf_spine::{Handshake, Now, Pair, ProtocolId};
+use wtlsperf_spine::pair::Direction;
+use wtlsperf_spine::{Now, ProtocolId};
 
 use super::csv_file::write_csv;
 use wtlsperf_bearer::LinkProfile;
 use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::protocols::dtls::DtlsConfig;
 use wtlsperf_drivers::protocols::edhoc::EdhocConfig;
-use wtlsperf_drivers::protocols::{Suite, DTLS12, EDHOC};
+use wtlsperf_drivers::protocols::{exchange, Suite, DTLS12, EDHOC};
 use wtlsperf_drivers::registry::{self, Bench, CertificateItems, TimeBase, DEFAULT_PAYLOAD_LIMIT};
 
 /// UDP's header, per datagram (RFC 768).
@@ -87,31 +87,6 @@ pub enum Carrier {
     /// identifier (or CBOR `true` before message_1) and the message; a response's
     /// payload is the message.
     CoapEdhoc,
-}
-
-/// Every datagram of one completed lossless handshake, in sending order.
-pub fn exchange<C: Handshake, S: Handshake>(
-    client: C,
-    server: S,
-    now: Now,
-) -> anyhow::Result<Vec<(Direction, Vec<u8>)>> {
-    let mut pair = Pair::new(client, server, now);
-    let ended = pair.handshake();
-    if ended != Ended::Complete {
-        bail!("the handshake did not complete in memory ({ended:?})");
-    }
-    let (mut up, mut down) = (pair.client_sent.iter(), pair.server_sent.iter());
-    pair.log
-        .iter()
-        .map(|l| {
-            let d = match l.direction {
-                Direction::ToServer => up.next(),
-                Direction::ToClient => down.next(),
-            };
-            d.map(|d| (l.direction, d.clone()))
-                .ok_or_else(|| anyhow!("the pair's log and its datagrams disagree"))
-        })
-        .collect()
 }
 
 /// Length of the CBOR data item at the start of `b`: the integers, byte strings and

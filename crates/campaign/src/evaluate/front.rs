@@ -47,7 +47,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
         .and_then(|d| d.get("designed"))
         .and_then(Value::as_u64);
     out.push(HeadlineNumber::new(
-        "Corrected queue model within 15 % of the load test (undisturbed jobs, rho <= 0.8)",
+        "Corrected queue model's point estimate within 15 % of the load test (undisturbed jobs, designed points, rho <= 0.8; its finding applies the interval rule)",
         match designed {
             Some(d) => format!("{within} of {judged} judged points ({d} designed)"),
             None => format!("{within} of {judged} judged points"),
@@ -56,7 +56,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
         "queue",
     ));
     out.push(HeadlineNumber::new(
-        "Load points that missed their target utilisation (reported, not judged)",
+        "Load points that missed their target utilisation, every protocol and variant (reported, not judged)",
         h.queue_points_missed.to_string(),
         Measured,
         "queue",
@@ -71,7 +71,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     }
     if let Some(e) = h.protocols.protocols_model_median_error {
         out.push(HeadlineNumber::new(
-            "Handshake model against the real runs of WTLS, DTLS and EDHOC, median |error|",
+            "Handshake model against the emulated-bearer runs of every protocol of the registry, median |error| (pooled)",
             pct(e),
             Modelled,
             "protocols",
@@ -139,10 +139,22 @@ pub fn run_status(headline: &Value) -> Option<RunStatus> {
 }
 
 /// A JSON value as a reader wants it: strings without quotes, lists joined.
+/// A value of the degraded account in words: numbers rounded to what a reader compares
+/// (whole milliseconds, one decimal below ten), an object as `key value` pairs.
 fn plain(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Array(items) => items.iter().map(plain).collect::<Vec<_>>().join(", "),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| format!("{} {}", k.replace('_', " "), plain(v)))
+            .collect::<Vec<_>>()
+            .join(", "),
+        Value::Number(n) => match n.as_f64() {
+            Some(x) if n.is_f64() && x.abs() >= 10.0 => format!("{x:.0}"),
+            Some(x) if n.is_f64() => format!("{x:.1}"),
+            _ => n.to_string(),
+        },
         Value::Null => "none".into(),
         other => other.to_string(),
     }
@@ -169,6 +181,20 @@ mod tests {
         assert!(detailed
             .details
             .contains(&("steal ms".into(), "5100".into())));
+        let nested = run_status(&json!({"degraded": {"judged": 3, "designed": 6,
+            "causes": {"stalls": 3, "steal": 0}, "worker_run_queue_ms": 2948.19, "share": 0.26}}))
+        .unwrap();
+        for pair in [
+            ("causes", "stalls 3, steal 0"),
+            ("worker run queue ms", "2948"),
+            ("share", "0.3"),
+        ] {
+            assert!(
+                nested.details.contains(&(pair.0.into(), pair.1.into())),
+                "{:?}",
+                nested.details
+            );
+        }
         let held =
             run_status(&json!({"degraded": {"degraded": false, "judged": 16, "designed": 16}}))
                 .unwrap();

@@ -4,10 +4,7 @@
 //! over the slow bearer. Our increase = sign time on this machine + the extra bytes'
 //! serialisation at 9600 bit/s; the published increases are beside it.
 
-use std::time::Instant;
-
 use wtls::codec::Codec;
-use wtls::crypto::pk;
 use wtls::suite::Case;
 use wtlsperf_models::reference;
 use wtlsperf_models::transmission::serialisation_ms;
@@ -16,6 +13,7 @@ use wtlsperf_report::{Cell, Column, Provenance, Section, Table};
 use super::context::{Ctx, Mode};
 use super::passages;
 use wtlsperf_drivers::pki_store::PkiStore;
+use wtlsperf_drivers::signtext::median_sign_ms;
 
 /// The bearer the payment crosses (GSM CSD, bit/s).
 pub const BEARER_BPS: f64 = 9600.0;
@@ -77,15 +75,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<McommerceResults> {
             continue;
         }
         let creds = store.case(&case)?;
-        let mut times = Vec::with_capacity(reps);
-        let mut sig = Vec::new();
-        for _ in 0..reps {
-            let t = Instant::now();
-            sig = pk::sign_digest(&creds.client_key, &digest)?;
-            times.push(t.elapsed().as_secs_f64() * 1e3);
-        }
-        pk::verify_digest(&creds.client_key.public_key()?, &digest, &sig)?;
-        let sign_ms = wtlsperf_models::stats::median(&times).unwrap_or(0.0);
+        let (sign_ms, sig) = median_sign_ms(&creds.client_key, &digest, reps)?;
         let cert_bytes = creds.client_cert.to_bytes().len();
         for with_cert in [false, true] {
             let cb = if with_cert { cert_bytes } else { 0 };

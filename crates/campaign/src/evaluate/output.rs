@@ -92,6 +92,9 @@ pub struct FindingSummary {
     /// The ids of the shared caveats the finding refers to (their text is written once,
     /// in `summary.json`'s `caveats`).
     pub caveats: Vec<String>,
+    /// The kinds of figure the verdict rests on, `+`-separated (`Finding::evidence`):
+    /// measured, modelled, published, derived.
+    pub rests_on: String,
 }
 
 /// A caveat several findings share, written once in `summary.json`.
@@ -129,6 +132,7 @@ impl From<&Finding> for FindingSummary {
             place: f.passage.map(|p| p.place.to_owned()),
             passage: f.passage.map(|p| p.quote.to_owned()),
             caveats: f.caveats.iter().map(|c| c.id.clone()).collect(),
+            rests_on: f.evidence_label(),
         }
     }
 }
@@ -149,6 +153,7 @@ struct FindingCsv<'a> {
     passage: Option<&'a str>,
     /// The shared caveats' ids, `; `-separated (their text: `summary.json`'s `caveats`).
     caveats: String,
+    rests_on: &'a str,
 }
 
 /// Writes `findings.csv` beside `summary.json`.
@@ -169,6 +174,7 @@ pub fn write_findings_csv(
             place: f.place.as_deref(),
             passage: f.passage.as_deref(),
             caveats: f.caveats.join("; "),
+            rests_on: &f.rests_on,
         }),
     )
 }
@@ -249,8 +255,9 @@ pub struct Headline {
     /// handshakes of three or more jobs (evaluate/queue/variants.rs).
     #[serde(flatten)]
     pub queue_variants: super::queue::variants::VariantsHeadline,
-    /// Load points of every setting whose measured rho stayed more than 0.05 off its
-    /// target after the repeat (reported, not judged).
+    /// Load points whose measured rho stayed more than 0.05 off its target after the
+    /// repeats (reported, not judged), over every load point of the run: WTLS's own of
+    /// both settings, the other protocols', the round-trip laws' and the mutual ones.
     pub queue_points_missed: usize,
     /// Median |error| of the transmission model vs real bearer runs.
     pub transmission_model_median_error: Option<f64>,
@@ -327,7 +334,7 @@ pub fn headline(
         queue_corrected_within_15_percent: (q.corrected_judgement().within, designed),
         queue_corrected_outside_both: q.corrected_judgement().outside_both,
         queue_variants: q.variants_headline(),
-        queue_points_missed: q.missed_points().len(),
+        queue_points_missed: q.missed_points_all(),
         transmission_model_median_error: t.model_error(),
         record_best_mbit_s: best.map(|b| b.mbit_s),
         record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),
@@ -591,7 +598,7 @@ impl PartSummary {
             part_seconds,
             queue_undisturbed_within_15_percent: (u.within, designed),
             queue_corrected_within_15_percent: (c.within, designed),
-            queue_points_missed: q.missed_points().len(),
+            queue_points_missed: q.missed_points_all(),
             queue_designed_points: designed,
             queue_judged_points: u.points(),
             queue_undisturbed_within_15_percent_words: against_design(&u, designed),

@@ -1,4 +1,5 @@
-//! Part 4, the whole handshake (thesis section 4.4, Levi-Savas Figure 6, Herwono Fig. 3/4).
+//! Part 4, the whole handshake (thesis section 4.4, Levi-Savas Figure 6, Herwono-Liebhardt
+//! ICICS Fig. 3 and Aachen Figure 4).
 //!
 //! T_H = T_PD + T_TD + T_QD per case and bearer (Figures 4.39-4.43 with an idle gateway).
 //! The thesis' T_PD is dominated by a 2004 Nokia 7650 client, about a thousand times
@@ -429,7 +430,7 @@ impl OverallResults {
     pub fn section(&self, ctx: &Ctx) -> Section {
         let mut s = Section::new(
             "overall",
-            "Overall handshake and response time (thesis 4.4; Levi-Savas Fig. 6; Herwono Fig. 3/4)",
+            "Overall handshake and response time (thesis 4.4; Levi-Savas Fig. 6; Herwono-Liebhardt ICICS Fig. 3, Aachen Figure 4)",
         )
         .intro(
             "T_H = T_PD + T_TD + T_QD with an idle gateway (T_QD = 0). 'thesis inputs' \
@@ -708,7 +709,7 @@ impl OverallResults {
         chart = self.wtp_series(ctx, chart);
         Figure::new(
             "herwono_duration",
-            "Handshake duration against bearer throughput (Herwono Fig. 3/4)",
+            "Handshake duration against bearer throughput (Herwono-Liebhardt ICICS Fig. 3, Aachen Figure 4)",
             chart,
         )
         .caption(

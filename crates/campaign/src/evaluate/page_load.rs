@@ -6,7 +6,7 @@
 //! its own bearer relay. Beside them, decks of 1 to 30 KB in connection mode, the
 //! Reply segmented by WTP SAR ([`super::page_load_decks`]).
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,8 +15,8 @@ use anyhow::Context;
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 use wtlsperf_bearer::profile;
-use wtlsperf_bearer::relay::{LinkStats, Relay};
 use wtlsperf_bearer::LinkProfile;
+use wtlsperf_bearer::RelayOptions;
 use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
 use wtlsperf_report::{Cell, Column, Provenance, Section, Table};
@@ -28,6 +28,7 @@ use super::page_load_decks::{self, DeckRow};
 use wtlsperf_drivers::auth::auth_mode;
 use wtlsperf_drivers::bearer_runs::bearer_retransmit_timeout;
 use wtlsperf_drivers::pki_store::PkiStore;
+use wtlsperf_drivers::relay_run::through_relay;
 use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
 use wtlsperf_drivers::wap_client::{self, Limits, Socket, WspMode, WtlsPipe};
 use wtlsperf_drivers::wap_gateway::{self, lab_origin::LabOrigin, WapGatewayConfig, ROLES};
@@ -344,53 +345,59 @@ fn one_run(
         Fetch::Connection => targets.connection,
         _ => targets.connectionless,
     };
-    let mut relay = Relay::start("127.0.0.1:0".parse()?, upstream, link.clone(), seed)
-        .context("starting the bearer relay")?;
-    let sock = UdpSocket::bind("127.0.0.1:0")?;
-    let peer = relay.local_addr();
     let deadline = Instant::now() + rto * 70;
-    let result = (|| {
-        let (run, mut client) = wtlsperf_drivers::udp_client::connect(
-            &sock,
-            peer,
-            Arc::new(cfg),
-            auth,
-            None,
-            None,
-            deadline,
-        )?;
-        let mode = match fetch {
-            Fetch::Handshake => return Ok((run.duration, Duration::ZERO, 0, LinkStats::default())),
-            Fetch::Connectionless => WspMode::Connectionless,
-            Fetch::Connection => WspMode::Connection,
-        };
-        let before = relay.stats();
-        let started = Instant::now();
-        let mut pipe = WtlsPipe::new(Socket::new(&sock, peer, None)?, &mut client);
-        let limits = Limits {
-            retry: rto,
-            deadline,
-        };
-        let page = wap_client::fetch(&mut pipe, mode, url, 1, limits)?;
-        let page_time = started.elapsed();
-        anyhow::ensure!(
-            page.status.http() == Some(200),
-            "the page came back {}",
-            page.status
-        );
-        Ok((run.duration, page_time, page.body.len(), before))
-    })();
-    let stats = relay.stats();
-    relay.shutdown();
-    let (handshake, page_time, body_bytes, before) =
-        result.with_context(|| format!("{case} {} of {url} over {}", fetch.name(), link.name))?;
-    let tally = |s: &LinkStats| LinkTally {
-        up_datagrams: s.up.datagrams_in,
-        down_datagrams: s.down.datagrams_in,
-        up_bytes: s.up.bytes_in,
-        down_bytes: s.down.bytes_in,
+    let fetched = through_relay(
+        upstream,
+        &link,
+        seed,
+        RelayOptions::default(),
+        |sock, peer| {
+            let (run, mut client) = wtlsperf_drivers::udp_client::connect(
+                sock,
+                peer,
+                Arc::new(cfg),
+                auth,
+                None,
+                None,
+                deadline,
+            )?;
+            // What the handshake put on the link, as the client counted it (the
+            // emulated bearers lose nothing): the rest of the relay's counts is the page's.
+            let handshake = LinkTally {
+                up_datagrams: run.datagrams_sent,
+                down_datagrams: run.datagrams_received,
+                up_bytes: run.bytes_sent,
+                down_bytes: run.bytes_received,
+            };
+            let mode = match fetch {
+                Fetch::Handshake => return Ok((run.duration, Duration::ZERO, 0, handshake)),
+                Fetch::Connectionless => WspMode::Connectionless,
+                Fetch::Connection => WspMode::Connection,
+            };
+            let started = Instant::now();
+            let mut pipe = WtlsPipe::new(Socket::new(sock, peer, None)?, &mut client);
+            let limits = Limits {
+                retry: rto,
+                deadline,
+            };
+            let page = wap_client::fetch(&mut pipe, mode, url, 1, limits)?;
+            let page_time = started.elapsed();
+            anyhow::ensure!(
+                page.status.http() == Some(200),
+                "the page came back {}",
+                page.status
+            );
+            Ok((run.duration, page_time, page.body.len(), handshake))
+        },
+    );
+    let ((handshake, page_time, body_bytes, until_page), stats) =
+        fetched.with_context(|| format!("{case} {} of {url} over {}", fetch.name(), link.name))?;
+    let all = LinkTally {
+        up_datagrams: stats.up.datagrams_in,
+        down_datagrams: stats.down.datagrams_in,
+        up_bytes: stats.up.bytes_in,
+        down_bytes: stats.down.bytes_in,
     };
-    let (all, until_page) = (tally(&stats), tally(&before));
     Ok(Run {
         ms: (handshake + page_time).as_secs_f64() * 1e3,
         datagrams: stats.up.datagrams_in + stats.down.datagrams_in,
@@ -399,10 +406,10 @@ fn one_run(
         body_bytes,
         page_ms: page_time.as_secs_f64() * 1e3,
         page_link: LinkTally {
-            up_datagrams: all.up_datagrams - until_page.up_datagrams,
-            down_datagrams: all.down_datagrams - until_page.down_datagrams,
-            up_bytes: all.up_bytes - until_page.up_bytes,
-            down_bytes: all.down_bytes - until_page.down_bytes,
+            up_datagrams: all.up_datagrams.saturating_sub(until_page.up_datagrams),
+            down_datagrams: all.down_datagrams.saturating_sub(until_page.down_datagrams),
+            up_bytes: all.up_bytes.saturating_sub(until_page.up_bytes),
+            down_bytes: all.down_bytes.saturating_sub(until_page.down_bytes),
         },
     })
 }

@@ -36,6 +36,14 @@ pub const QUEUE_MODEL: Passage = Passage {
     quote: "Eq. ( 3.12 ) which is in fact the P-K (Pollaczek-Khinchin) formula [39], will be used to model the queue delay.",
 };
 
+/// Bayoglu 2004, section 3.2: the queue model is proposed for category 3 and extended to
+/// the other categories by this sentence alone.
+pub const QUEUE_OTHER_CATEGORIES: Passage = Passage {
+    study: Study::Bayoglu2004,
+    place: "section 3.2 (before Eq. 3.19)",
+    quote: "Queue delay model will be proposed for category#3. The same logic applies for the other categories with a slight change in the notation.",
+};
+
 /// Bayoglu 2004, section 3.2: the M/G/1 queue's Poisson arrivals.
 pub const POISSON_ARRIVALS: Passage = Passage {
     study: Study::Bayoglu2004,
@@ -85,11 +93,33 @@ pub const CLIENT_MESSAGES: Passage = Passage {
     quote: "These three messages' client processing time constitutes more than 99% of the overall client processing time and the other processing times can be neglected.",
 };
 
+/// Bayoglu 2004, section 4.1 (Table 4.3): the two main operations of a mutual
+/// ECDH_ECDSA handshake's client time.
+pub const CLIENT_MESSAGES_ECDH: Passage = Passage {
+    study: Study::Bayoglu2004,
+    place: "section 4.1 (Table 4.3)",
+    quote: "Verifying the server certificate using the CA certificate and the ECDH operation to compute the premaster secret are the two main operations that constitute more than 98% of overall client processing time.",
+};
+
 /// Bayoglu 2004, section 4.1: the fastest group of category 1.
 pub const FASTEST_GROUP: Passage = Passage {
     study: Study::Bayoglu2004,
     place: "section 4.1",
     quote: "Category#1-group3(163 bit random curve) client side processing time is the lowest one among the others for both server authenticated and mutual authenticated WTLS handshake.",
+};
+
+/// Bayoglu 2004, section 4.1: the fastest client of category 2 (Koblitz, 233k/163k).
+pub const FASTEST_GROUP_CATEGORY2: Passage = Passage {
+    study: Study::Bayoglu2004,
+    place: "section 4.1",
+    quote: "the key exchange suite that uses client certificate with 163 bit Koblitz curve parameters signed with 233 bit Koblitz curve private key has the lowest client processing time",
+};
+
+/// Bayoglu 2004, section 4.1: the fastest group of category 3 (Koblitz).
+pub const FASTEST_GROUP_CATEGORY3: Passage = Passage {
+    study: Study::Bayoglu2004,
+    place: "section 4.1",
+    quote: "Client processing times of category#3-group#4(RSA) handshakes always has the highest value, where the group#2 (Koblitz curves) handshakes have the lowest client processing times.",
 };
 
 /// Levi-Savas 2003, section 4.1, observation 1: ECC against RSA.
@@ -129,6 +159,7 @@ pub const ALL: &[Passage] = &[
     GPRS_TRAVERSAL,
     CATEGORY3_LIMIT,
     QUEUE_MODEL,
+    QUEUE_OTHER_CATEGORIES,
     POISSON_ARRIVALS,
     QUEUE_JOBS,
     OVERALL_PARTS,
@@ -136,7 +167,10 @@ pub const ALL: &[Passage] = &[
     TRANSMISSION_MODEL,
     TRANSMISSION_FLAT,
     CLIENT_MESSAGES,
+    CLIENT_MESSAGES_ECDH,
     FASTEST_GROUP,
+    FASTEST_GROUP_CATEGORY2,
+    FASTEST_GROUP_CATEGORY3,
     ECC_BEATS_RSA,
     RSA_CLIENT_REASONABLE,
     RECORD_THROUGHPUT_AVERAGED,

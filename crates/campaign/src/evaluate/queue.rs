@@ -2,9 +2,10 @@
 //!
 //! Three layers, each compared with the next:
 //!
-//! 1. the thesis' M/G/1 Pollaczek-Khinchin model (Eq. 3.12-3.21) on the PUBLISHED service
-//!    times, as printed (lambda handshakes/s against per-message moments) and corrected
-//!    (k jobs per handshake), for the four category-3 groups and both modes;
+//! 1. the thesis' M/G/1 Pollaczek-Khinchin model (Eq. 3.12 with the groups' moments,
+//!    Eq. 3.21-3.82) on the PUBLISHED service times, as printed (lambda handshakes/s
+//!    against per-message moments) and corrected (k jobs per handshake), for the four
+//!    category-3 groups and both modes;
 //! 2. the same models, M/M/1 (Levi-Savas), M/G/c (Allen-Cunneen, c = 1, 2, 4) and a
 //!    discrete-event simulation on OUR measured per-job service times, up to saturation;
 //! 3. reality: the open-loop load generator against the in-process gateway with one
@@ -211,6 +212,28 @@ impl QueueResults {
         j
     }
 
+    /// A model against a measurement over a setting's designed points (target rho <=
+    /// 0.8) by the interval rule (the findings' rule 4): each point keeps, stops, is
+    /// undecided, or is not judged (missed rho, disturbed recording, no measurement).
+    pub fn interval(
+        &self,
+        setting: Setting,
+        pick: impl Fn(&Predictions) -> Option<f64>,
+        measured: impl Fn(&LoadPoint) -> Option<(f64, Option<f64>)>,
+    ) -> variants::VerdictCounts {
+        variants::VerdictCounts::tally(
+            self.load
+                .iter()
+                .filter(|p| designed(p, setting))
+                .map(|p| variants::PointVerdict::at(p, pick(&p.models), measured(p))),
+        )
+    }
+
+    /// The designed points of a setting that ran (target rho <= 0.8).
+    pub fn designed_of(&self, setting: Setting) -> Vec<&LoadPoint> {
+        self.load.iter().filter(|p| designed(p, setting)).collect()
+    }
+
     /// A DTLS 1.2 or EDHOC point set against the corrected model, the replay and the
     /// undisturbed view, bearer setting (the one the model describes).
     pub fn protocol_judgement(&self, protocol: wtlsperf_spine::ProtocolId) -> ProtocolJudgement {
@@ -307,6 +330,18 @@ impl QueueResults {
             .collect()
     }
 
+    /// How many load points of the whole part missed their target rho after the repeats:
+    /// WTLS's own of both settings, the other protocols', and the variants'.
+    pub fn missed_points_all(&self) -> usize {
+        self.load
+            .iter()
+            .chain(&self.modern)
+            .chain(&self.variants.robustness)
+            .chain(&self.variants.mutual)
+            .filter(|p| p.calibration.rho_missed)
+            .count()
+    }
+
     /// The load the judged points of a setting ran at, in words from the run: their
     /// measured rho range and every point that missed its target, with both numbers.
     pub fn load_clause(&self, setting: Setting, j: &Judgement) -> String {
@@ -360,12 +395,12 @@ impl QueueResults {
             .collect()
     }
 
-    /// Median share of the window's jobs in the undisturbed part, bearer setting.
+    /// Median share of the window's jobs in the undisturbed part, over the designed
+    /// points of the bearer setting (rho <= 0.8), the set the undisturbed judgement reads.
     pub fn undisturbed_share_median(&self) -> Option<f64> {
         let shares: Vec<f64> = self
-            .load
-            .iter()
-            .filter(|p| Setting::of(p) == Setting::Bearer)
+            .designed_points()
+            .into_iter()
             .map(|p| p.undisturbed.share)
             .collect();
         wtlsperf_models::stats::median(&shares)

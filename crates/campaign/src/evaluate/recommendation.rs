@@ -19,6 +19,7 @@ use wtlsperf_models::device::{DeviceProfile, WtlsCase};
 use wtlsperf_models::reference::{categories_groups, processing_times};
 use wtlsperf_models::Authentication;
 use wtlsperf_report::Finding;
+use wtlsperf_report::ProvenanceKind;
 
 use super::csv_file;
 use super::passages;
@@ -88,6 +89,10 @@ pub struct Recommendation {
     /// The group the thesis measured fastest (lowest published client T_PD) in this
     /// category.
     pub thesis_best_group: Option<u8>,
+    /// The fastest client of the thesis' group or of the other groups prices an
+    /// operation with another device's ratio: the ranking is an estimate there and is
+    /// not judged.
+    pub group_borrowed: bool,
     /// Category 3: the fastest DTLS 1.2, EDHOC or classical DTLS 1.3 suite of the mode
     /// the device runs (`super::device::modern`, then [`add_dtls13`]).
     pub best_modern: Option<ModernCandidate>,
@@ -237,13 +242,16 @@ fn recommend(
     let thesis_group = thesis_best_group(category, auth);
     // The thesis ranks groups by the client's processing time (section 4.1), which
     // does not depend on the bearer: the fastest client of each side.
-    let group_ms = |in_group: bool| {
+    let group_best = |in_group: bool| {
         cands
             .iter()
             .filter(|c| (Some(c.group) == thesis_group) == in_group)
-            .map(|c| c.client_ms)
-            .min_by(f64::total_cmp)
+            .min_by(|a, b| a.client_ms.total_cmp(&b.client_ms))
     };
+    let group_ms = |in_group: bool| group_best(in_group).map(|c| c.client_ms);
+    let group_borrowed = [true, false]
+        .into_iter()
+        .any(|in_group| group_best(in_group).is_some_and(|c| c.borrowed));
     let runner_up = cands.get(1).cloned();
     Some(Recommendation {
         device: DeviceName::of(device),
@@ -260,6 +268,7 @@ fn recommend(
         best,
         runner_up,
         thesis_best_group: thesis_group,
+        group_borrowed,
         best_modern: None,
         // Set for the category-3 rows by `add_dtls13`; empty elsewhere.
         best_post_quantum: Err(String::new()),
@@ -276,12 +285,19 @@ pub fn group_name(group: u8) -> &'static str {
     }
 }
 
-/// One finding per conclusion, each clause computed from the table.
-pub fn findings(rows: &[Recommendation]) -> Vec<Finding> {
+/// One finding per conclusion, each clause computed from the table. `bearer_note`, the
+/// catalogue's sentence on the bearers whose rates are typical figures, goes with the
+/// finding judged on model T_H over those bearers (ECC against RSA), not with the
+/// ranking, which judges the client's time alone.
+pub fn findings(rows: &[Recommendation], bearer_note: Option<&str>) -> Vec<Finding> {
     if rows.is_empty() {
         return Vec::new();
     }
-    vec![strength::ecc_against_rsa(rows), thesis_ranking(rows)]
+    let mut ecc = strength::ecc_against_rsa(rows);
+    if let Some(n) = bearer_note {
+        ecc.evidence = format!("{}\n\n{n}", ecc.evidence);
+    }
+    vec![ecc, thesis_ranking(rows)]
 }
 
 /// Distinct device names of some rows, sorted.
@@ -401,8 +417,20 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
         .iter()
         .filter(|r| r.thesis_group_ms.is_none())
         .count();
+    // Rule 3: a ranking priced with another device's ratio is an estimate, not judged.
+    let borrowed = devices_of(
+        with_group
+            .iter()
+            .filter(|r| r.thesis_group_ms.is_some() && r.group_borrowed)
+            .copied(),
+    );
+    let borrowed_rows = with_group
+        .iter()
+        .filter(|r| r.thesis_group_ms.is_some() && r.group_borrowed)
+        .count();
     let judged: Vec<(&Recommendation, Option<bool>)> = with_group
         .iter()
+        .filter(|r| !r.group_borrowed)
         .filter_map(|r| {
             let ours = r.thesis_group_ms?;
             let d = r
@@ -435,10 +463,17 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
         (Some(lo), Some(hi)) => format!(" The undecided rows differ by {lo:.1} to {hi:.1} %."),
         _ => String::new(),
     };
+    let (c2, c3) = (
+        passages::FASTEST_GROUP_CATEGORY2,
+        passages::FASTEST_GROUP_CATEGORY3,
+    );
     Finding::new(
-        "Bayoglu 2004, section 4.1: within each category one group gives the lowest client processing time (by the published client T_PD: binary curves first), judged by the model's client time T_PD_C on every device profile whose library offers that group, the thesis' Nokia 7650 and today's profiles apart (a subset judged on one profile says so).",
         format!(
-            "The client's processing time of the thesis' fastest group against the fastest other group the device offers, per (device, category, authentication; a client's time does not depend on the bearer): {} overall. The Nokia 7650: {} ({}); {}. Per device: {}.{}{} Not judged: {} combinations whose device's library does not offer the thesis' fastest group (no binary curves, or P-256 only). The thesis' server ranking is the reverse (prime curves lowest) and is not judged here.",
+            "Bayoglu 2004, section 4.1: within each category one group gives the lowest client processing time, group 3 (the 163-bit random curve) in category 1 (the passage quoted), group 2 (Koblitz) in category 2 ({}: \"{}\") and in category 3 ({}: \"{}\"), as the published client T_PD (Tables 4.1/4.2) also ranks them; judged by the model's client time T_PD_C on every device profile whose library offers that group and prices it from its own numbers, the thesis' Nokia 7650 and today's profiles apart (a subset judged on one profile says so).",
+            c2.place, c2.quote, c3.place, c3.quote,
+        ),
+        format!(
+            "The client's processing time of the thesis' fastest group against the fastest other group the device offers, per (device, category, authentication; a client's time does not depend on the bearer): {} overall. The Nokia 7650: {} ({}); {}. Per device: {}.{}{} Not judged: {} combinations whose device's library does not offer the thesis' fastest group (no binary curves, or P-256 only), and {borrowed_rows} whose fastest client of either side prices an operation with another device's ratio ({}; devices.csv, source `borrowed`). The thesis' server ranking is the reverse (prime curves lowest) and is not judged here.",
             all.text(),
             tn.text(),
             tn.verdict().name(),
@@ -447,12 +482,14 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
             decided_by(&judged),
             margin_text,
             not_offered,
+            if borrowed.is_empty() { "none".to_owned() } else { borrowed.join(", ") },
         ),
         all.verdict(),
     )
     .study(passages::FASTEST_GROUP)
+    .rests_on(&[ProvenanceKind::Modelled])
     .rule(format!(
-        "each judged (device, category, authentication) holds when the thesis' fastest group's client time is more than {:.0} % (modelled numbers) below every other group's the device offers and fails when more than that above; confirmed when every combination holds, contradicted when every one fails, otherwise inconclusive with each subset's verdict; devices whose library lacks the group are not judged.",
+        "each judged (device, category, authentication) holds when the thesis' fastest group's client time is more than {:.0} % (modelled numbers) below every other group's the device offers and fails when more than that above; confirmed when every combination holds, contradicted when every one fails, otherwise inconclusive with each subset's verdict; devices whose library lacks the group, and combinations whose fastest client on either side is priced with a borrowed cost, are not judged.",
         100.0 * MODEL_TOLERANCE
     ))
 }
@@ -587,6 +624,7 @@ mod tests {
             thesis_group_ms: (best_group == 2).then_some(ecc),
             other_group_ms: Some(rsa),
             thesis_best_group: Some(2),
+            group_borrowed: false,
             best_modern: None,
             best_post_quantum: Err(String::new()),
         }
@@ -599,7 +637,7 @@ mod tests {
             rec("esp32", 600.0, 300.0, 4),
             rec("nrf52840", 100.0, 300.0, 2),
         ];
-        let f = findings(&rows);
+        let f = findings(&rows, None);
         assert_eq!(f.len(), 2);
         // One device for, one against: per device, the headline inconclusive.
         assert_eq!(f[0].verdict, Verdict::Inconclusive);
@@ -617,29 +655,43 @@ mod tests {
             f[1].evidence
         );
         assert_eq!(f[1].verdict, Verdict::Confirmed);
-        let ok = findings(&rows[1..]);
+        let ok = findings(&rows[1..], None);
         assert_eq!(ok[0].verdict, Verdict::Confirmed);
         // A borrowed cost takes the row out of the judgement.
         let mut borrowed = rows.clone();
         borrowed[0].ecc_rsa_borrowed = true;
         borrowed[0].equal_strength[0].rsa.borrowed = true;
-        let f = findings(&borrowed);
+        let f = findings(&borrowed, None);
         assert_eq!(f[0].verdict, Verdict::Confirmed);
         assert!(
             f[0].evidence.contains("Not judged: 1 pairs"),
             "{}",
             f[0].evidence
         );
+        // A ranking priced with a borrowed cost is not judged, and counted apart.
+        let mut ranked = rows.clone();
+        ranked[1].group_borrowed = true;
+        let f = findings(&ranked, None);
+        assert!(
+            f[1].evidence.contains("and 1 whose fastest client of either side prices an operation with another device's ratio (nrf52840;"),
+            "{}",
+            f[1].evidence
+        );
+        assert_eq!(f[1].verdict, wtlsperf_report::Verdict::Inconclusive);
+        // Only the ECC-against-RSA finding, judged over the bearers, carries their note.
+        let f = findings(&rows, Some("Nominal bearer rates: nb-iot."));
+        assert!(f[0].evidence.ends_with("Nominal bearer rates: nb-iot."));
+        assert!(!f[1].evidence.contains("Nominal bearer rates"));
         // Within the tolerance: inconclusive, with the margin.
         let close = vec![rec("nrf52840", 100.0, 101.0, 2)];
-        let f = findings(&close);
+        let f = findings(&close, None);
         assert_eq!(f[0].verdict, Verdict::Inconclusive);
         assert!(
             f[1].evidence.contains("differ by 1.0 to 1.0 %"),
             "{}",
             f[1].evidence
         );
-        assert!(findings(&[]).is_empty());
+        assert!(findings(&[], None).is_empty());
     }
 
     #[test]
@@ -682,6 +734,10 @@ mod tests {
         // wolfSSL on the ESP32 runs no binary curve: the thesis' group is not offered.
         assert!(of("esp32").all(|r| r.thesis_group_ms.is_none()));
         assert!(of("nokia7650").all(|r| r.thesis_group_ms.is_some()));
+        // The ARM7's binary curves are the Nokia's ratios: its group ranking is an
+        // estimate, not judged; the Nokia prices its own.
+        assert!(of("arm7tdmi-25mhz").any(|r| r.group_borrowed));
+        assert!(of("nokia7650").all(|r| !r.group_borrowed));
     }
 
     #[test]

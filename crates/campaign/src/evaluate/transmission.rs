@@ -128,7 +128,7 @@ pub fn eq_4_2_on_thesis_data() -> anyhow::Result<Vec<Eq42Row>> {
 
 /// Flights of a measured handshake as the transmission model sees them (one datagram per
 /// flight: flight packing).
-pub fn flights_of(c: &CaseResult) -> Vec<Flight> {
+pub fn packed_flights(c: &CaseResult) -> Vec<Flight> {
     c.flights
         .iter()
         .map(|(up, bytes)| Flight {
@@ -141,7 +141,7 @@ pub fn flights_of(c: &CaseResult) -> Vec<Flight> {
 
 /// Herwono's message groups (bytes incl. WDP/IP) of our flights.
 pub fn groups_with_overhead(c: &CaseResult) -> Vec<u32> {
-    flights_of(c)
+    packed_flights(c)
         .iter()
         .map(|f| DatagramOverhead::UDP_IPV4.wire_bytes(f.bytes, f.datagrams) as u32)
         .collect()
@@ -534,7 +534,7 @@ impl TransmissionResults {
 /// Modelled duration of one of our handshakes over a link (ms).
 pub fn modelled_duration_ms(c: &CaseResult, up_bps: f64, down_bps: f64, traversal_ms: f64) -> f64 {
     flights_transmission_ms(
-        &flights_of(c),
+        &packed_flights(c),
         DatagramOverhead::UDP_IPV4,
         up_bps,
         down_bps,

@@ -39,13 +39,14 @@ pub mod udp;
 
 use std::time::Instant;
 
-use anyhow::bail;
+use anyhow::{anyhow, bail};
 use wtlsperf_models::stats::median;
 use wtlsperf_models::transmission::Flight;
-use wtlsperf_spine::pair::Ended;
-use wtlsperf_spine::{Handshake, Pair, ProtocolId};
+use wtlsperf_spine::pair::{Direction, Ended, Fate};
+use wtlsperf_spine::{Handshake, Now, Pair, ProtocolId};
 
 use crate::setup::{self, thread_cpu_ns};
+use crate::wire_log::{self, flights_of, WireDatagram};
 
 /// DTLS 1.2's identity on the bench (its registry entry: [`crate::registry::dtls12`]).
 pub const DTLS12: ProtocolId = ProtocolId::new(1, "dtls1.2");
@@ -254,25 +255,11 @@ impl RetransmissionTimers {
     }
 }
 
-/// One datagram of a handshake as the client saw it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub struct Logged {
-    /// Sent by the client (up) or received by it (down).
-    pub up: bool,
-    /// UDP payload bytes.
-    pub bytes: usize,
-}
-
-/// Groups a datagram log into flights (runs in one direction), each one traversal.
-pub fn flights_of(log: &[Logged]) -> Vec<Flight> {
-    wtlsperf_models::transmission::group_flights(log.iter().map(|d| (d.up, d.bytes)))
-}
-
 /// One in-memory handshake: what crossed and what each side's thread spent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryRun {
     /// Every datagram, in order.
-    pub log: Vec<Logged>,
+    pub log: Vec<WireDatagram>,
     /// Client thread CPU around its endpoint calls (ns).
     pub client_cpu_ns: u64,
     /// Server thread CPU around its endpoint calls, including its construction (ns).
@@ -291,7 +278,7 @@ impl MemoryRun {
 
     /// Total payload bytes both ways.
     pub fn bytes(&self) -> usize {
-        self.log.iter().map(|d| d.bytes).sum()
+        wire_log::bytes_of(&self.log)
     }
 
     /// Round trips: flights / 2, the last lone flight counting as half.
@@ -321,20 +308,78 @@ pub fn run_in_memory<C: Handshake, S: Handshake>(
             pair.server.status()
         );
     }
-    let log = pair
-        .log
-        .iter()
-        .map(|d| Logged {
-            up: d.up(),
-            bytes: d.bytes,
-        })
-        .collect();
+    let log = wire_log::of_pair(&pair.log);
     Ok(MemoryRun {
         log,
         client_cpu_ns: pair.cpu.client_ns,
         server_cpu_ns: construction_ns + pair.cpu.server_ns,
         server_jobs_ns: std::mem::take(&mut pair.cpu.server_jobs_ns),
         wall_ns: started.elapsed().as_nanos() as u64,
+    })
+}
+
+/// Every datagram of one completed lossless handshake, in sending order.
+pub fn exchange<C: Handshake, S: Handshake>(
+    client: C,
+    server: S,
+    now: Now,
+) -> anyhow::Result<Vec<(Direction, Vec<u8>)>> {
+    let mut pair = Pair::new(client, server, now);
+    let ended = pair.handshake();
+    if ended != Ended::Complete {
+        bail!("the handshake did not complete in memory ({ended:?})");
+    }
+    let (mut up, mut down) = (pair.client_sent.iter(), pair.server_sent.iter());
+    pair.log
+        .iter()
+        .map(|l| {
+            let d = match l.direction {
+                Direction::ToServer => up.next(),
+                Direction::ToClient => down.next(),
+            };
+            d.map(|d| (l.direction, d.clone()))
+                .ok_or_else(|| anyhow!("the pair's log and its datagrams disagree"))
+        })
+        .collect()
+}
+
+/// A handshake through the pair with loss: what the protocols' timers waited (virtual
+/// time), the datagrams that crossed, and both sides' retransmissions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LossyRun {
+    pub waited: std::time::Duration,
+    pub delivered: Vec<WireDatagram>,
+    pub retransmissions: u32,
+}
+
+/// Runs one handshake through the spine's pair in virtual time, each datagram dropped
+/// with probability `loss` from a stream seeded with `seed`, firing at most
+/// `timer_limit` timers; `None` when it did not complete by its protocols' own rules.
+pub fn run_with_loss<C: Handshake, S: Handshake>(
+    client: C,
+    server: S,
+    now: Now,
+    loss: f64,
+    seed: u64,
+    timer_limit: usize,
+) -> Option<LossyRun> {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut pair = Pair::new(client, server, now).with_hook(move |_, _, _| {
+        if rng.random::<f64>() < loss {
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    pair.start();
+    if pair.drive(wtlsperf_spine::pair::DEFAULT_ROUND_LIMIT, timer_limit) != Ended::Complete {
+        return None;
+    }
+    Some(LossyRun {
+        waited: std::time::Duration::from_nanos(pair.now.mono_ns.saturating_sub(now.mono_ns)),
+        delivered: wire_log::delivered_of_pair(&pair.log),
+        retransmissions: pair.client.retransmissions() + pair.server.retransmissions(),
     })
 }
 
@@ -490,15 +535,6 @@ mod tests {
         assert!(!wtls_forward_secrecy(case("rsa1024/rsa1024")).holds);
         assert!(dtls::forward_secrecy(Suite::DtlsEcdheEcdsa { mutual: false }).holds);
         assert!(!dtls::forward_secrecy(Suite::DtlsPsk).holds);
-    }
-
-    #[test]
-    fn flights_group_consecutive_datagrams() {
-        let log = [(true, 10), (false, 20), (false, 30), (true, 5)]
-            .map(|(up, bytes)| Logged { up, bytes });
-        let f = flights_of(&log);
-        assert_eq!(f.len(), 3);
-        assert_eq!((f[1].bytes, f[1].datagrams), (50, 2));
     }
 
     #[test]

@@ -8,15 +8,16 @@
 //! Steps are the client's flights in order, so device emulation is meant for runs
 //! without loss; the lossy runs use this machine's own speed.
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use wtlsperf_bearer::{LinkProfile, Relay};
+use wtlsperf_bearer::{LinkProfile, RelayOptions};
 use wtlsperf_spine::Handshake;
 
-use super::{flights_of, Logged};
+use crate::relay_run::through_relay;
 use crate::udp_client::drive::run_handshake;
+use crate::wire_log::{self, flights_of, WireDatagram};
 pub use wtlsperf_models::device::ClientSteps;
 use wtlsperf_models::transmission::Flight;
 
@@ -26,7 +27,7 @@ pub struct UdpRun {
     /// Client start to completion (ms).
     pub duration_ms: f64,
     /// Every datagram the client sent or received, in order.
-    pub log: Vec<Logged>,
+    pub log: Vec<WireDatagram>,
     /// Datagrams the client sent again on its timer.
     pub client_retransmissions: u32,
 }
@@ -39,7 +40,7 @@ impl UdpRun {
 
     /// Payload bytes both ways.
     pub fn bytes(&self) -> usize {
-        self.log.iter().map(|d| d.bytes).sum()
+        wire_log::bytes_of(&self.log)
     }
 }
 
@@ -54,31 +55,28 @@ pub fn client_over_bearer<C: Handshake>(
     steps: Option<&ClientSteps>,
     deadline: Duration,
 ) -> anyhow::Result<UdpRun> {
-    let mut relay = Relay::start("127.0.0.1:0".parse()?, upstream, profile.clone(), seed)
-        .context("starting the bearer relay")?;
-    let sock = UdpSocket::bind("127.0.0.1:0")?;
-    sock.connect(relay.local_addr())?;
-    let result = run_handshake(
-        &sock,
-        relay.local_addr(),
-        &mut client,
-        steps,
-        None,
-        Instant::now() + deadline,
-        &|_| None,
-    );
-    relay.shutdown();
-    let run = result.with_context(|| format!("over {}", profile.name))?;
+    let (run, _) = through_relay(
+        upstream,
+        profile,
+        seed,
+        RelayOptions::default(),
+        |sock, relay| {
+            sock.connect(relay)?;
+            run_handshake(
+                sock,
+                relay,
+                &mut client,
+                steps,
+                None,
+                Instant::now() + deadline,
+                &|_| None,
+            )
+        },
+    )
+    .with_context(|| format!("over {}", profile.name))?;
     Ok(UdpRun {
         duration_ms: run.duration.as_secs_f64() * 1e3,
-        log: run
-            .wire
-            .iter()
-            .map(|d| Logged {
-                up: d.sent,
-                bytes: d.bytes,
-            })
-            .collect(),
+        log: run.wire,
         client_retransmissions: run.retransmissions,
     })
 }

@@ -13,9 +13,10 @@ use anyhow::{anyhow, bail, Context};
 use wtls::probe::Clock;
 use wtlsperf_spine::{Failure, Handshake, Status};
 
-use super::{source_address, WireDatagram, MAX_DATAGRAM};
+use super::{source_address, MAX_DATAGRAM};
 use crate::pcap::PcapWriter;
 use crate::setup::{self, ProcessClock};
+use crate::wire_log::WireDatagram;
 use wtlsperf_models::device::ClientSteps;
 
 /// What one handshake over UDP cost, whatever the protocol.
@@ -105,7 +106,7 @@ impl Wire<'_, '_> {
             self.sent += 1;
             self.bytes_sent += d.len() as u64;
             self.log.push(WireDatagram {
-                sent: true,
+                up: true,
                 bytes: d.len(),
                 at: self.started.elapsed(),
             });
@@ -129,7 +130,7 @@ impl Wire<'_, '_> {
                     self.received += 1;
                     self.bytes_received += n as u64;
                     self.log.push(WireDatagram {
-                        sent: false,
+                        up: false,
                         bytes: n,
                         at: self.started.elapsed(),
                     });

@@ -4,14 +4,13 @@
 //! mutual handshake lasts over a minute, nearly all of it the client holding its flight,
 //! so the runs overlap instead of queueing).
 
-use std::net::UdpSocket;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
-use wtlsperf_bearer::{profile, DelayDistribution, LinkProfile, Relay, RelayOptions};
+use wtlsperf_bearer::{profile, DelayDistribution, LinkProfile, RelayOptions};
 use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
@@ -20,14 +19,16 @@ use crate::evaluate::context::Mode;
 use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
 use crate::evaluate::vocabulary::{BearerName, DeviceName};
 use wtlsperf_drivers::auth::authentication;
-use wtlsperf_drivers::bearer_runs::{bearer_retransmit_timeout, flights_of};
+use wtlsperf_drivers::bearer_runs::bearer_retransmit_timeout;
 use wtlsperf_drivers::device::{model_case, ClientSteps};
 use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
 use wtlsperf_drivers::pki_store::PkiStore;
 use wtlsperf_drivers::pool::run_concurrently;
 use wtlsperf_drivers::protocols::model::wtls_steps;
+use wtlsperf_drivers::relay_run::through_relay;
 use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
 use wtlsperf_drivers::udp_client;
+use wtlsperf_drivers::wire_log::flights_of;
 
 /// The bearers the thesis measured (Table 4.12 over GSM CSD, GPRS average of Table 4.15).
 pub const BEARERS: [&str; 2] = ["gsm-csd", "gprs-avg"];
@@ -156,22 +157,12 @@ fn one(
         idle_timeout: RelayOptions::default().idle_timeout + rto + hold,
         ..RelayOptions::default()
     };
-    let mut relay =
-        Relay::start_with_options("127.0.0.1:0".parse()?, gateway, link.clone(), seed, options)
-            .context("starting the bearer relay")?;
-    let sock = UdpSocket::bind("127.0.0.1:0")?;
     let deadline = Instant::now() + rto * 8 + hold;
-    let result = udp_client::connect_client(
-        &sock,
-        relay.local_addr(),
-        udp_client::probed_client(Arc::new(cfg), auth, None),
-        Some(&steps),
-        None,
-        deadline,
-    );
-    relay.shutdown();
-    let (run, _) =
-        result.with_context(|| format!("{case} {} over {} on a device", auth.name(), link.name))?;
+    let ((run, _), _) = through_relay(gateway, &link, seed, options, |sock, relay| {
+        let client = udp_client::probed_client(Arc::new(cfg), auth, None);
+        udp_client::connect_client(sock, relay, client, Some(&steps), None, deadline)
+    })
+    .with_context(|| format!("{case} {} over {} on a device", auth.name(), link.name))?;
     let predicted = wtlsperf_models::transmission::link_ms(&flights_of(&run.wire), &link.rates());
     Ok((run, steps, predicted))
 }

@@ -5,6 +5,7 @@
 use wtlsperf_models::device::{DeviceProfile, WtlsCase};
 use wtlsperf_models::Authentication;
 use wtlsperf_report::Finding;
+use wtlsperf_report::ProvenanceKind;
 
 use crate::evaluate::passages;
 use crate::evaluate::verdict::{self, Tally, MODEL_TOLERANCE};
@@ -83,5 +84,6 @@ pub fn finding(profiles: &[DeviceProfile]) -> Option<Finding> {
         tally.verdict(),
     )
     .study(passages::ECC_BEATS_RSA)
+    .rests_on(&[ProvenanceKind::Modelled])
     .rule(format!("each device, level and authentication holds when the ECC case's client time is more than {:.0} % (modelled numbers) below the RSA case's and fails when more than that above; confirmed when every row holds, contradicted when every row fails, otherwise inconclusive with the rows. One library decides every row: the finding says which.", 100.0 * MODEL_TOLERANCE)))
 }

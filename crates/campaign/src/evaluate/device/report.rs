@@ -385,7 +385,7 @@ impl DeviceResults {
                 .colour(i),
             );
         }
-        Figure::new("device_herwono", "Herwono Figures 3/4 with device clients", chart)
+        Figure::new("device_herwono", "Herwono-Liebhardt ICICS Fig. 3 and Aachen Figure 4 with device clients", chart)
             .caption("Our flights (with WDP/IP overhead) at each throughput, plus the device's client time and our gateway's.")
     }
 }

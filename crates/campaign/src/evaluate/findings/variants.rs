@@ -2,10 +2,14 @@
 //! Poisson premise under other round-trip laws, and mutual handshakes of three or more
 //! jobs. Each is decided by the interval rule of `queue::variants::PointVerdict`.
 
-use wtlsperf_report::{Finding, FindingKind, Verdict};
+use wtlsperf_models::Authentication;
+use wtlsperf_report::{Finding, FindingKind};
 
-use crate::evaluate::queue::variants::LawSummary;
-use crate::evaluate::queue::QueueResults;
+use crate::evaluate::queue::variants::{
+    whole_window_wait, LawSummary, PointVerdict, VerdictCounts,
+};
+use crate::evaluate::queue::{LoadPoint, QueueResults};
+use crate::evaluate::verdict;
 
 /// The premise under round-trip laws that are not exponential (`queue::variants`):
 /// decided over the laws whose every round trip is long beside a job, by the interval
@@ -45,7 +49,7 @@ pub(super) fn poisson_robustness(q: &QueueResults) -> Option<Finding> {
     let judged: usize = set.iter().map(|l| l.undisturbed.judged()).sum();
     let stops: usize = set.iter().map(|l| l.undisturbed.stops).sum();
     let keeps: usize = set.iter().map(|l| l.undisturbed.keeps).sum();
-    let verdict = interval_verdict(judged, keeps, stops);
+    let verdict = verdict::interval_verdict(judged, keeps, stops);
     Some(
         Finding::new(
             format!(
@@ -60,7 +64,7 @@ pub(super) fn poisson_robustness(q: &QueueResults) -> Option<Finding> {
             verdict,
         )
         .kind(FindingKind::ModelAgainstRun)
-        .rule("per point, the model against the undisturbed jobs' measured mean wait and its 95 % interval gives an interval of relative errors: keeps when it lies within +-15 %, stops when it lies wholly beyond, undecided otherwise; over the set named in the claim (fixed-jitter, gsm-csd, pareto; bimodal and the exponential baseline reported beside it, not judged): confirmed when every judged point keeps, contradicted when one stops, otherwise inconclusive."),
+        .rule(format!("{}; over the set named in the claim (fixed-jitter, gsm-csd, pareto; bimodal and the exponential baseline reported beside it, not judged), the corrected model against the undisturbed jobs' mean wait.", verdict::INTERVAL_RULE)),
     )
 }
 
@@ -89,111 +93,195 @@ pub(super) fn mutual_queue_model(q: &QueueResults) -> Option<Finding> {
         c
     };
     let pct = |e: Option<f64>| e.map_or("-".to_owned(), |e| format!("{:.1} %", e * 100.0));
-    let verdict = interval_verdict(v.judged(), v.keeps, v.stops);
+    let verdict = verdict::interval_verdict(v.judged(), v.keeps, v.stops);
+    let whole = VerdictCounts::of(&q.variants.mutual, true);
+    let replay = replay_counts(q.variants.mutual.iter());
     Some(
         Finding::new(
             // The claim names the set it is judged on: WTLS, one datagram per message.
             // The other protocols' mutual load points (one datagram per flight) are judged
             // by `protocols_queue_model`.
             format!(
-                "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the gateway's mean wait for mutually authenticated WTLS handshakes sent one datagram per message, which bring it {} jobs each ({}); the DTLS and EDHOC mutual load points (one datagram per flight) are judged in the finding on the other protocols.",
+                "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the gateway's mean wait for mutually authenticated WTLS handshakes sent one datagram per message, which bring it {} jobs each ({}); the other protocols' load points (their flights packed into datagrams by their own libraries) are judged in the finding on the other protocols.",
                 jobs_text(k_low, k_high),
                 cases.join(", "),
             ),
             format!(
-                "Load test on the real gateway ({}; mutual, one datagram per message, {} jobs a handshake, {} ms exponential round trip, each point at its measured rho). Undisturbed jobs: within 15 % at {} of {} points (median |error| {}, worst {}); by the interval rule stated below (the relative errors the measured interval allows, against +-15 %), keeps at {}, stops at {}, undecided at {}. Whole window, stalls of the shared machine included: within 15 % at {} of {} (median {}, worst {}), outside both 15 % and the interval at {}. FIFO replay of the runs' own arrivals: within 15 % at {} of {}.",
+                "Load test on the real gateway ({}; mutual, one datagram per message, {} jobs a handshake, {} ms exponential round trip, each point at its measured rho). Undisturbed jobs, by the interval rule: {} (median |error| {}, worst {}). Whole window, stalls of the shared machine included (reported, not judged): {} (median |error| {}, worst {}). FIFO replay of the runs' own arrivals against the whole window (reported, not judged): {}.",
                 cases.join(", "),
                 jobs_text(k_low, k_high),
                 crate::evaluate::queue::reality::BEARER_ROUND_TRIP_MS,
-                j.undisturbed.within,
-                j.undisturbed.points(),
+                super::interval_text(&v),
                 pct(j.undisturbed.median()),
                 pct(j.undisturbed.worst()),
-                v.keeps,
-                v.stops,
-                v.undecided,
-                j.corrected.within,
-                j.corrected.points(),
+                super::interval_text(&whole),
                 pct(j.corrected.median()),
                 pct(j.corrected.worst()),
-                j.corrected.outside_both,
-                j.replay.within,
-                j.replay.points(),
+                super::interval_text(&replay),
             ),
             verdict,
         )
         .kind(FindingKind::ModelAgainstRun)
-        .rule("per point, the model against the undisturbed jobs' measured mean wait and its 95 % interval gives an interval of relative errors: keeps when it lies within +-15 %, stops when it lies wholly beyond, undecided otherwise; over both mutual cases: confirmed when every judged point keeps, contradicted when one stops, otherwise inconclusive. The whole window is reported beside it."),
+        .rule(format!("{}; over both mutual cases, the corrected model against the undisturbed jobs' mean wait. The whole window and the FIFO replay are reported beside it.", verdict::INTERVAL_RULE)),
+    )
+}
+
+/// The FIFO replay against the whole window's measured mean wait, by the interval rule.
+fn replay_counts<'a>(points: impl Iterator<Item = &'a LoadPoint>) -> VerdictCounts {
+    VerdictCounts::tally(
+        points.map(|p| PointVerdict::at(p, p.models.replay_ms, Some(whole_window_wait(p)))),
     )
 }
 
 /// The corrected model on the other protocols' load points (DTLS 1.2, EDHOC, DTLS 1.3,
-/// each against its own real server behind the same gateway worker), decided per point by
-/// the interval rule on the undisturbed jobs, as the WTLS variants are; the whole window,
-/// the FIFO replay and how late the generator's sends left are reported beside it.
+/// QUIC, each against its own real server behind the same gateway worker), decided per
+/// point by the interval rule on the undisturbed jobs, as the WTLS variants are; the
+/// whole window, the FIFO replay and how late the generator's sends left are reported
+/// beside it, and a point not judged is named with its whole-window figures and why.
 pub(super) fn protocols_queue_model(q: &QueueResults) -> Option<Finding> {
-    use crate::evaluate::queue::variants::VerdictCounts;
     if q.modern.is_empty() {
         return None;
     }
     let pct = |e: Option<f64>| e.map_or("-".to_owned(), |e| format!("{:.1} %", e * 100.0));
     let (mut judged, mut keeps, mut stops) = (0, 0, 0);
     let mut parts = Vec::new();
+    let mut scope: Vec<(Authentication, String)> = Vec::new();
     for protocol in wtlsperf_drivers::registry::ids() {
-        let points: Vec<_> = q.modern.iter().filter(|p| p.protocol == protocol).collect();
-        if points.is_empty() {
+        let points: Vec<&LoadPoint> = q.modern.iter().filter(|p| p.protocol == protocol).collect();
+        let Some(first) = points.first() else {
             continue;
-        }
+        };
+        scope.push((first.auth, server_of(protocol)));
         let v = VerdictCounts::of(points.iter().copied(), false);
         let j = q.protocol_judgement(protocol);
         judged += v.judged();
         keeps += v.keeps;
         stops += v.stops;
         let late = points.iter().map(|p| p.run.late_share).fold(0.0, f64::max);
+        let rho = |f: fn(f64, f64) -> f64, start: f64| {
+            points
+                .iter()
+                .map(|p| p.calibration.measured_rho)
+                .fold(start, f)
+        };
         parts.push(format!(
-            "{protocol} ({} points, measured rho {:.2} to {:.2}): undisturbed jobs keep 15 % at {}, stop at {}, undecided at {}, not judged {} (median |error| {}, worst {}); whole window within 15 % at {} of {}; FIFO replay of the run's own arrivals within 15 % at {} of {}; at most {:.1} % of the generator's scheduled sends left more than 1 ms late",
+            "{protocol} ({}, {} points, measured rho {:.2} to {:.2}): undisturbed jobs {} (median |error| {}, worst {}); whole window {}; FIFO replay of the run's own arrivals {}; at most {:.1} % of the generator's scheduled sends left more than 1 ms late{}",
+            auth_word(first.auth),
             points.len(),
-            points.iter().map(|p| p.calibration.measured_rho).fold(f64::INFINITY, f64::min),
-            points.iter().map(|p| p.calibration.measured_rho).fold(0.0, f64::max),
-            v.keeps,
-            v.stops,
-            v.undecided,
-            v.not_judged,
+            rho(f64::min, f64::INFINITY),
+            rho(f64::max, 0.0),
+            super::interval_text(&v),
             pct(j.undisturbed.median()),
             pct(j.undisturbed.worst()),
-            j.corrected.within,
-            j.corrected.points(),
-            j.replay.within,
-            j.replay.points(),
+            super::interval_text(&VerdictCounts::of(points.iter().copied(), true)),
+            super::interval_text(&replay_counts(points.iter().copied())),
             late * 100.0,
+            not_judged_points(&points),
         ));
     }
     Some(
         Finding::new(
-            "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the gateway's mean wait for the other protocols on the spine, each against its own real server behind the same gateway worker (DTLS 1.2 through OpenSSL, EDHOC through lakers, DTLS 1.3), as it is judged for WTLS; judged on their mutually authenticated load points, one datagram per flight, over the undisturbed jobs.".to_owned(),
             format!(
-                "Load test on the real gateway, mutual authentication, one datagram per flight, {} ms exponential round trip, each point at its measured rho; a job is a datagram (neither library reports its records). {}. The generator runs every client's handshake, its public-key work included, on its one core: a send that leaves late makes the arrivals less Poisson than the model assumes, which the FIFO replay of the run's own arrivals does not assume.",
+                "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the gateway's mean wait for the other protocols on the spine, each against its own real server behind the same gateway worker ({}), as it is judged for WTLS; judged on their load points (each library packing its own flights into datagrams, a job a datagram), over the undisturbed jobs.",
+                scope_text(&scope),
+            ),
+            format!(
+                "Load test on the real gateway, {} ms exponential round trip, each point at its measured rho; a job is a datagram (the libraries do not report their records). The whole window and the FIFO replay are reported, not judged. {}. The generator runs every client's handshake, its public-key work included, on its one core: a send that leaves late makes the arrivals less Poisson than the model assumes, which the FIFO replay of the run's own arrivals does not assume.",
                 crate::evaluate::queue::reality::BEARER_ROUND_TRIP_MS,
                 parts.join("; "),
             ),
-            interval_verdict(judged, keeps, stops),
+            verdict::interval_verdict(judged, keeps, stops),
         )
         .kind(FindingKind::ModelAgainstRun)
-        .rule("per point, the model against the undisturbed jobs' measured mean wait and its 95 % interval gives an interval of relative errors: keeps when it lies within +-15 %, stops when it lies wholly beyond, undecided otherwise (a point that missed its target rho after the repeats is not judged); over every protocol's points: confirmed when every judged point keeps, contradicted when one stops, otherwise inconclusive. The whole window and the FIFO replay are reported beside it."),
+        .rule(format!("{}; over every protocol's points, the corrected model against the undisturbed jobs' mean wait. The whole window and the FIFO replay are reported beside it.", verdict::INTERVAL_RULE)),
     )
 }
 
-/// The verdict over a set of points judged by the interval rule: contradicted when one
-/// stops, confirmed when every judged point keeps, inconclusive otherwise (or when none
-/// was judged).
-fn interval_verdict(judged: usize, keeps: usize, stops: usize) -> Verdict {
-    if judged == 0 {
-        Verdict::Inconclusive
-    } else if stops > 0 {
-        Verdict::Contradicted
-    } else if keeps == judged {
-        Verdict::Confirmed
+/// The real server of a protocol, as the claim names it.
+fn server_of(protocol: wtlsperf_spine::ProtocolId) -> String {
+    match protocol.name() {
+        "dtls1.2" => "DTLS 1.2 through OpenSSL".to_owned(),
+        "edhoc" => "EDHOC through lakers".to_owned(),
+        "dtls1.3" => "DTLS 1.3 through wolfSSL".to_owned(),
+        "quic" => "QUIC through quinn-proto and rustls".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+fn auth_word(a: Authentication) -> &'static str {
+    match a {
+        Authentication::Mutual => "mutually authenticated",
+        Authentication::ServerAuth => "server-authenticated",
+    }
+}
+
+/// "DTLS 1.2 through OpenSSL and EDHOC through lakers, mutually authenticated; QUIC
+/// through quinn-proto and rustls, server-authenticated".
+fn scope_text(scope: &[(Authentication, String)]) -> String {
+    let mut groups: Vec<String> = Vec::new();
+    for auth in Authentication::ALL {
+        let names: Vec<&str> = scope
+            .iter()
+            .filter(|(a, _)| *a == auth)
+            .map(|(_, n)| n.as_str())
+            .collect();
+        if let Some((last, rest)) = names.split_last() {
+            let list = if rest.is_empty() {
+                (*last).to_owned()
+            } else {
+                format!("{} and {last}", rest.join(", "))
+            };
+            groups.push(format!("{list}, {}", auth_word(auth)));
+        }
+    }
+    groups.join("; ")
+}
+
+/// The points of a protocol the rule does not judge, each with why and its whole-window
+/// figures (reported, not judged): `; not judged: p256-ecdsa at rho 0.5 (...)`.
+fn not_judged_points(points: &[&LoadPoint]) -> String {
+    let named: Vec<String> = points
+        .iter()
+        .filter(|p| PointVerdict::of_point(p, false) == PointVerdict::NotJudged)
+        .map(|p| {
+            let mut why = Vec::new();
+            if p.calibration.target_rho > 0.8 + 1e-9 {
+                why.push("target rho above 0.8".to_owned());
+            }
+            if p.calibration.rho_missed {
+                why.push(format!(
+                    "measured rho {:.2} missed the target",
+                    p.calibration.measured_rho
+                ));
+            }
+            if let Some(cause) = p.recording.disturbed {
+                why.push(format!("recording disturbed ({})", cause.name()));
+            }
+            if p.undisturbed.wait_ms.is_none() {
+                why.push("no undisturbed part to read".to_owned());
+            }
+            let measured = p.window.measured_wait_ms;
+            let figure = |name: &str, w: Option<f64>| {
+                w.map_or(String::new(), |w| {
+                    format!(
+                        ", {name} {w:.2} ms ({:+.0} %)",
+                        (w / measured - 1.0) * 100.0
+                    )
+                })
+            };
+            format!(
+                "{} at rho {:.1} ({}): whole window measured {measured:.2} ms{}{}",
+                p.case,
+                p.calibration.target_rho,
+                why.join(", "),
+                figure("corrected model", p.models.corrected_ms),
+                figure("FIFO replay", p.models.replay_ms),
+            )
+        })
+        .collect();
+    if named.is_empty() {
+        String::new()
     } else {
-        Verdict::Inconclusive
+        format!("; not judged, reported: {}", named.join("; "))
     }
 }

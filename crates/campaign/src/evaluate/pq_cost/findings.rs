@@ -2,6 +2,7 @@
 //! decided by the budget rule of the parent module), and whether the flight model
 //! predicts the increment the runs measure (our model against our run).
 
+use wtlsperf_report::ProvenanceKind;
 use wtlsperf_report::{Finding, FindingKind};
 
 use super::{Affordability, PqCost, PqCostRow, BUDGET_MS, BUDGET_SOURCE};
@@ -155,6 +156,7 @@ impl PqCost {
                 ) + &self.note_paragraph(),
                 tally.verdict(),
             )
+            .rests_on(&[ProvenanceKind::Measured, ProvenanceKind::Modelled])
             .rule(budget_rule()),
         )
     }

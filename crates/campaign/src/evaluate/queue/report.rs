@@ -256,11 +256,11 @@ impl QueueResults {
 
     fn capacity_table(&self, ctx: &Ctx) -> Table {
         let p = Provenance::modelled(
-            "Bayoglu 2004 Eq. 3.12-3.21, rho = 1",
+            "Bayoglu 2004 Eq. 3.12 with the groups' moments, Eq. 3.21-3.82 (sections 3.2.1-3.2.8), rho = 1",
             "published T_PD_S and Tables 4.5/4.6/4.9/4.10",
         );
         let m = Provenance::modelled(
-            "Eq. 3.12-3.21, rho = 1",
+            "Eq. 3.12 with Eq. 3.21-3.82, rho = 1",
             format!("per-job gateway CPU measured in run {}", ctx.run_id),
         );
         let mut t = Table::new(

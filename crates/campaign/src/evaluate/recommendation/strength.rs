@@ -9,6 +9,7 @@
 use wtls::suite::Specifier;
 use wtlsperf_models::reference;
 use wtlsperf_report::Finding;
+use wtlsperf_report::ProvenanceKind;
 
 use super::{devices_of, Candidate, Recommendation};
 use crate::evaluate::passages;
@@ -144,6 +145,7 @@ pub fn ecc_against_rsa(rows: &[Recommendation]) -> Finding {
         tally.verdict(),
     )
     .study(passages::ECC_BEATS_RSA)
+    .rests_on(&[ProvenanceKind::Modelled])
     .rule(format!(
         "each judged pair of equal strength holds when the ECC case's T_H is more than {:.0} % (modelled numbers) below the RSA case's and fails when more than that above; confirmed when every pair holds, contradicted when every one fails, otherwise inconclusive with each device's and each level's verdict; pairs priced with a borrowed cost are not judged, and the fastest-against-fastest comparison is reported, not judged.",
         100.0 * MODEL_TOLERANCE

@@ -8,7 +8,8 @@ use wtlsperf_spine::Pair;
 
 use super::*;
 use crate::pki_store::unix_now;
-use crate::protocols::{flights_of, run_in_memory, Logged};
+use crate::protocols::run_in_memory;
+use crate::wire_log::{flights_of, of_pair, WireDatagram};
 use wtlsperf_models::transmission::Flight;
 
 /// One configuration's sides, built once per test.
@@ -26,14 +27,8 @@ fn pair(c: &QuicConfig) -> Pair<'static, QuicEndpoint, QuicEndpoint> {
     Pair::new(c.client().unwrap(), c.server().unwrap(), start())
 }
 
-fn log_of(p: &Pair<'_, QuicEndpoint, QuicEndpoint>) -> Vec<Logged> {
-    p.log
-        .iter()
-        .map(|d| Logged {
-            up: d.up(),
-            bytes: d.bytes,
-        })
-        .collect()
+fn log_of(p: &Pair<'_, QuicEndpoint, QuicEndpoint>) -> Vec<WireDatagram> {
+    of_pair(&p.log)
 }
 
 /// The flights of a completed handshake: the client's Initial; the server's Initial and
@@ -41,7 +36,7 @@ fn log_of(p: &Pair<'_, QuicEndpoint, QuicEndpoint>) -> Vec<Logged> {
 /// HANDSHAKE_DONE; the client's first 1-RTT packet (a NEW_CONNECTION_ID), sent as it is
 /// confirmed; and, when the client skipped that packet's number, the server's ACK of
 /// the gap ([`QuicConfig::with_seed`]).
-fn assert_shape(suite: QuicSuite, log: &[Logged]) -> Vec<Flight> {
+fn assert_shape(suite: QuicSuite, log: &[WireDatagram]) -> Vec<Flight> {
     let flights = flights_of(log);
     let acked_gap = flights.len() == 6 && flights[5].bytes < 64;
     assert!(flights.len() == 5 || acked_gap, "{suite}: {flights:?}");
@@ -357,7 +352,7 @@ fn a_seed_fixes_the_shape_of_every_handshake() {
     let mut shapes = std::collections::BTreeSet::new();
     for seed in 0..256 {
         let seeded = c.take().unwrap().with_seed(seed);
-        let logs: Vec<Vec<Logged>> = (0..2)
+        let logs: Vec<Vec<WireDatagram>> = (0..2)
             .map(|_| {
                 let mut p = pair(&seeded);
                 assert_eq!(p.handshake(), Ended::Complete);
