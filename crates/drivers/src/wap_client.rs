@@ -3,7 +3,8 @@
 //! connection-mode WSP inside WTP transactions (Connect, Get, Disconnect; ports
 //! 9201/9203), through the WTLS channel or over bare UDP (`--no-wtls`), with the
 //! headers such a browser sends (Accept: compiled WML first). A WMLC body is decompiled
-//! and printed.
+//! and printed. With `--post FILE` the request is a WSP Post carrying the file; in
+//! connection mode a body over one packet goes as a segmented invoke (WTP SAR).
 //!
 //! The protocol logic is the sans-IO `wtlsperf-wap` crate; this file moves datagrams and
 //! maps the process clock to its virtual time.
@@ -17,8 +18,12 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{anyhow, bail, Context};
 use wtls::handshake::{Client, Event};
 use wtlsperf_wap::wbxml::wml;
-use wtlsperf_wap::wsp::{self, Capabilities, ContentType, GetMethod, Headers, Status, Version};
-use wtlsperf_wap::wtp::{self, AbortReason, Direction, Initiator, Tid, Timers, TransactionClass};
+use wtlsperf_wap::wsp::{
+    self, Capabilities, ContentType, GetMethod, Headers, PostMethod, Status, Version,
+};
+use wtlsperf_wap::wtp::{
+    self, AbortReason, Direction, Initiator, Tid, Timers, TransactionClass, WtpBearer,
+};
 
 use crate::pcap::PcapWriter;
 use crate::setup;
@@ -218,6 +223,70 @@ pub struct Limits {
     pub deadline: Instant,
 }
 
+/// What the browser asks of a URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    Get {
+        uri: String,
+    },
+    /// A form or upload: the body and its media type.
+    Post {
+        uri: String,
+        content_type: ContentType,
+        body: Vec<u8>,
+    },
+}
+
+impl Request {
+    /// A Post of `body` as the media type `media` (its WSP number when well known).
+    pub fn post(uri: String, media: &str, body: Vec<u8>) -> Request {
+        Request::Post {
+            uri,
+            content_type: ContentType::from_name(media),
+            body,
+        }
+    }
+
+    pub fn uri(&self) -> &str {
+        match self {
+            Request::Get { uri } | Request::Post { uri, .. } => uri,
+        }
+    }
+
+    /// `GET` or `POST`, as the client prints it.
+    pub fn method(&self) -> &'static str {
+        match self {
+            Request::Get { .. } => "GET",
+            Request::Post { .. } => "POST",
+        }
+    }
+
+    fn pdu(&self) -> wsp::Pdu {
+        match self {
+            Request::Get { uri } => wsp::Pdu::Get {
+                method: GetMethod::Get,
+                uri: uri.clone(),
+                headers: Headers::browser(USER_AGENT),
+            },
+            Request::Post {
+                uri,
+                content_type,
+                body,
+            } => wsp::Pdu::Post {
+                method: PostMethod::Post,
+                uri: uri.clone(),
+                content_type: content_type.clone(),
+                headers: Headers::browser(USER_AGENT),
+                body: body.clone(),
+            },
+        }
+    }
+}
+
+/// Largest connectionless request: one UDP datagram over IPv4, less WSP's TID octet.
+/// Connectionless WSP has no segmentation; a larger body needs connection mode.
+pub const MAX_CONNECTIONLESS_REQUEST: usize = 65_507;
+
 /// Fetches `uri` in `mode`. `tid` is the connectionless transaction id, or the first
 /// WTP TID in connection mode (three are used).
 pub fn fetch(
@@ -227,28 +296,42 @@ pub fn fetch(
     tid: u16,
     limits: Limits,
 ) -> anyhow::Result<Page> {
-    match mode {
-        WspMode::Connectionless => fetch_connectionless(pipe, uri, tid as u8, limits),
-        WspMode::Connection => fetch_in_session(pipe, uri, Tid::new(tid), limits),
-    }
+    let get = Request::Get {
+        uri: uri.to_owned(),
+    };
+    request(pipe, mode, &get, tid, limits)
 }
 
-fn get_pdu(uri: &str) -> wsp::Pdu {
-    wsp::Pdu::Get {
-        method: GetMethod::Get,
-        uri: uri.to_string(),
-        headers: Headers::browser(USER_AGENT),
+/// Sends `req` in `mode` and returns the Reply, as [`fetch`] does for a Get.
+pub fn request(
+    pipe: &mut dyn Pipe,
+    mode: WspMode,
+    req: &Request,
+    tid: u16,
+    limits: Limits,
+) -> anyhow::Result<Page> {
+    match mode {
+        WspMode::Connectionless => fetch_connectionless(pipe, req, tid as u8, limits),
+        WspMode::Connection => fetch_in_session(pipe, req, Tid::new(tid), limits),
     }
 }
 
 fn fetch_connectionless(
     pipe: &mut dyn Pipe,
-    uri: &str,
+    req: &Request,
     tid: u8,
     limits: Limits,
 ) -> anyhow::Result<Page> {
     let peer = pipe.peer();
-    let request = wsp::encode_connectionless(tid, &get_pdu(uri));
+    let request = wsp::encode_connectionless(tid, &req.pdu());
+    if request.len() > MAX_CONNECTIONLESS_REQUEST {
+        bail!(
+            "the WSP {} is {} octets, more than one datagram ({MAX_CONNECTIONLESS_REQUEST}): \
+             connectionless WSP has no segmentation; use --wsp-mode connection",
+            req.method(),
+            request.len()
+        );
+    }
     let started = Instant::now();
     while Instant::now() < limits.deadline {
         pipe.send(&request)?;
@@ -256,8 +339,9 @@ fn fetch_connectionless(
         while let Some(back) = pipe.recv(until)? {
             if back == request {
                 bail!(
-                    "{peer} echoed the WSP Get back instead of answering it: it is an echo \
-                     server (such as wtlsperf gateway without --wap), not a WAP gateway"
+                    "{peer} echoed the WSP {} back instead of answering it: it is an echo \
+                     server (such as wtlsperf gateway without --wap), not a WAP gateway",
+                    req.method()
                 );
             }
             match wsp::decode_connectionless(&back) {
@@ -297,13 +381,15 @@ fn page_of(
 
 fn fetch_in_session(
     pipe: &mut dyn Pipe,
-    uri: &str,
+    req: &Request,
     first: Tid,
     limits: Limits,
 ) -> anyhow::Result<Page> {
+    // WAP-224 Appendix A's initiator values on an IP bearer, but R (the invoke's B_R)
+    // from `--rto-ms`: the caller knows its link's round trip.
     let timers = Timers {
         retry_interval_ns: u64::try_from(limits.retry.as_nanos()).unwrap_or(u64::MAX),
-        ..Timers::default()
+        ..Timers::initiator(WtpBearer::Ip)
     };
     let connect = wsp::Pdu::Connect {
         version: Version::V1_0,
@@ -339,11 +425,12 @@ fn fetch_in_session(
         pipe,
         first.next(),
         TransactionClass::Two,
-        get_pdu(uri).encode(),
+        req.pdu().encode(),
         timers,
         limits,
     )?;
-    let reply = wsp::Pdu::decode(&answer).context("the answer to WSP Get")?;
+    let reply =
+        wsp::Pdu::decode(&answer).with_context(|| format!("the answer to WSP {}", req.method()))?;
     let page = page_of(reply, get_started.elapsed(), Some((session_id, connected)))?;
     let disconnect = wsp::Pdu::Disconnect { session_id }.encode();
     transact(
@@ -453,14 +540,33 @@ fn describe_abort(reason: AbortReason) -> String {
 
 /// Prints a fetched page: the summary line, then the WML (decompiled when compiled).
 pub fn print_page(uri: &str, page: &Page) {
+    print_reply(
+        &Request::Get {
+            uri: uri.to_owned(),
+        },
+        page,
+    );
+}
+
+/// Prints the Reply to a request: the summary line (with the body sent, for a Post),
+/// then the WML (decompiled when compiled) or a text body.
+pub fn print_reply(req: &Request, page: &Page) {
     if let Some((session, connect)) = page.session {
         println!(
             "  WSP Connect: session 0x{session:x} in {:.3} ms",
             connect.as_secs_f64() * 1e3
         );
     }
+    let sent = match req {
+        Request::Get { .. } => String::new(),
+        Request::Post {
+            content_type, body, ..
+        } => format!(" ({} B of {content_type} sent)", body.len()),
+    };
     println!(
-        "  WSP GET {uri}: status {}, content type {}, {} B body, in {:.3} ms",
+        "  WSP {} {}{sent}: status {}, content type {}, {} B body, in {:.3} ms",
+        req.method(),
+        req.uri(),
         page.status,
         page.content_type,
         page.body.len(),
@@ -471,7 +577,9 @@ pub fn print_page(uri: &str, page: &Page) {
             Ok(text) => print!("{text}"),
             Err(e) => println!("  (the WMLC does not decode: {e})"),
         }
-    } else if page.content_type.same_as(&ContentType::WML) {
+    } else if page.content_type.same_as(&ContentType::WML)
+        || page.content_type.to_string().starts_with("text/")
+    {
         println!("{}", String::from_utf8_lossy(&page.body));
     }
 }

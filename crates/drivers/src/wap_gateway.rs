@@ -45,6 +45,8 @@ use mio::{Events, Interest, Poll, Token, Waker};
 use wtls::endpoint::{Endpoint, EndpointConfig, EndpointEvent, Handled, ResponseLimiter};
 use wtls::handshake::ServerConfig;
 use wtlsperf_wap::wsp;
+/// The bearers whose WTP timers `--wtp-bearer` picks (WAP-224 Appendix A).
+pub use wtlsperf_wap::wtp::WtpBearer;
 use wtlsperf_wap::wtp::{self, Timers};
 
 use crate::setup;
@@ -122,9 +124,12 @@ pub struct WapPorts {
     pub access_log: Option<PathBuf>,
     /// `--stats-file` and its interval.
     pub stats_file: Option<(PathBuf, Duration)>,
-    /// WTP's retry interval R, acknowledgement interval A and retransmission limit
-    /// RCR_MAX, for both connection-mode ports or one.
+    /// The bearer whose table of WAP-224 Appendix A a port's timers start from, then
+    /// WTP's retry interval R, group retry interval G_R, acknowledgement interval A and
+    /// retransmission limit RCR_MAX, for both connection-mode ports or one.
+    pub wtp_bearer: Vec<PortSetting<WtpBearer>>,
     pub wtp_retry_ms: Vec<PortSetting>,
+    pub wtp_group_retry_ms: Vec<PortSetting>,
     pub wtp_ack_ms: Vec<PortSetting>,
     pub wtp_max_retransmissions: Vec<PortSetting>,
 }

@@ -101,6 +101,51 @@ pub struct WapArgs {
     /// key-log format (`CLIENT_RANDOM <random> <master secret>`, see docs/wap.md).
     #[arg(long, value_name = "FILE")]
     pub keylog: Option<PathBuf>,
+    /// Send FILE to --wsp-get's URL as the body of a WSP Post instead of a Get. In
+    /// connection mode a body over one 1400-octet packet goes as a segmented invoke
+    /// (WTP SAR); connectionless WSP takes one datagram.
+    #[arg(long, value_name = "FILE", requires = "wsp_get")]
+    pub post: Option<PathBuf>,
+    /// The media type of --post's body.
+    #[arg(
+        long,
+        value_name = "TYPE",
+        default_value = "application/x-www-form-urlencoded",
+        requires = "post"
+    )]
+    pub content_type: String,
+    /// The request --wsp-get and --post make (set by `run` from them).
+    #[arg(skip)]
+    pub request: Option<wap_client::Request>,
+}
+
+/// Largest --post body: WTP segments a message into at most 256 packets of 1400 octets,
+/// and the Post's URI and headers travel with it.
+const MAX_POST_BYTES: u64 = 256 * 1400 - 20_000;
+
+/// The request of `--wsp-get` (and `--post`), its file read and checked once.
+fn wsp_request(args: &Args) -> anyhow::Result<Option<wap_client::Request>> {
+    let Some(uri) = args.wsp_get.clone() else {
+        return Ok(None);
+    };
+    let Some(path) = &args.wap.post else {
+        return Ok(Some(wap_client::Request::Get { uri }));
+    };
+    let len = std::fs::metadata(path)
+        .with_context(|| format!("--post {}", path.display()))?
+        .len();
+    anyhow::ensure!(
+        len <= MAX_POST_BYTES,
+        "--post {}: {len} bytes, more than WTP carries in one message ({MAX_POST_BYTES})",
+        path.display()
+    );
+    let body = std::fs::read(path).with_context(|| format!("--post {}", path.display()))?;
+    let media = args.wap.content_type.trim();
+    anyhow::ensure!(
+        !media.is_empty() && media.is_ascii() && !media.chars().any(|c| c.is_ascii_control()),
+        "--content-type {media:?}: not a media type"
+    );
+    Ok(Some(wap_client::Request::post(uri, media, body)))
 }
 
 /// `--wsp-mode`: the browser's WSP modes by their command-line names.
@@ -194,7 +239,8 @@ fn print_probe(probe: &HandshakeProbe) {
     );
 }
 
-pub fn run(args: Args) -> anyhow::Result<()> {
+pub fn run(mut args: Args) -> anyhow::Result<()> {
+    args.wap.request = wsp_request(&args)?;
     if args.wap.no_wtls {
         return run_unsecured(&args);
     }
@@ -366,8 +412,8 @@ fn after_handshake(
     tid: u16,
 ) -> anyhow::Result<()> {
     let peer = exchange.peer;
-    match args.wsp_get.as_deref() {
-        Some(uri) => {
+    match args.wap.request.as_ref() {
+        Some(req) => {
             let socket =
                 wap_client::Socket::new(exchange.sock, peer, exchange.pcap.as_deref_mut())?;
             let mut pipe = wap_client::WtlsPipe::new(socket, client);
@@ -375,8 +421,8 @@ fn after_handshake(
                 retry: exchange.retry,
                 deadline: exchange.deadline,
             };
-            let page = wap_client::fetch(&mut pipe, args.wap.wsp_mode, uri, tid, limits)?;
-            wap_client::print_page(uri, &page);
+            let page = wap_client::request(&mut pipe, args.wap.wsp_mode, req, tid, limits)?;
+            wap_client::print_reply(req, &page);
         }
         None => {
             let data = b"wtlsperf echo";
@@ -441,9 +487,10 @@ fn command_config(args: &Args, case: &Case) -> anyhow::Result<ClientConfig> {
 
 /// `wtlsperf client --no-wtls --wsp-get URL`: the page over bare UDP, `--count` times.
 fn run_unsecured(args: &Args) -> anyhow::Result<()> {
-    let uri = args
-        .wsp_get
-        .as_deref()
+    let req = args
+        .wap
+        .request
+        .as_ref()
         .ok_or_else(|| anyhow!("--no-wtls needs --wsp-get URL"))?;
     anyhow::ensure!(
         args.pcap.is_none() || args.connect.is_ipv4(),
@@ -470,8 +517,8 @@ fn run_unsecured(args: &Args) -> anyhow::Result<()> {
         };
         let mut pipe =
             wap_client::UdpPipe(wap_client::Socket::new(&sock, args.connect, pcap.as_mut())?);
-        let page = wap_client::fetch(&mut pipe, args.wap.wsp_mode, uri, first_tid, limits)?;
-        wap_client::print_page(uri, &page);
+        let page = wap_client::request(&mut pipe, args.wap.wsp_mode, req, first_tid, limits)?;
+        wap_client::print_reply(req, &page);
         first_tid = first_tid.wrapping_add(3);
     }
     if let Some(p) = pcap.as_mut() {

@@ -53,7 +53,7 @@ pub struct Args {
 }
 
 /// `--only`: the parts that can run alone, by their command-line names.
-const ONLY: [(Only, &str, &str); 2] = [
+const ONLY: [(Only, &str, &str); 3] = [
     (
         Only::Queue,
         "queue",
@@ -63,6 +63,11 @@ const ONLY: [(Only, &str, &str); 2] = [
         Only::Robustness,
         "robustness",
         "The Poisson premise under round-trip laws that are not exponential: every law, the exponential baseline among them, at three loads, each point long enough for the interval rule to decide (about 7 minutes in the full mode); writes `queue_robustness.csv`, its points in `queue_load_test.csv` and `queue.csv`, and `part.json` with the finding",
+    ),
+    (
+        Only::PageLoad,
+        "page_load",
+        "The page loads over the emulated bearers, the first page and the decks by size; writes `page_load.csv`, `page_load_decks.csv`, `page_load_gateway.csv` and `part.json`",
     ),
 ];
 

@@ -15,7 +15,7 @@ use wtlsperf_drivers::session_store::SessionStoreOptions;
 use wtlsperf_drivers::setup::{self, ClientAuth};
 use wtlsperf_drivers::wap_gateway::reflection::ReflectionLimit;
 use wtlsperf_drivers::wap_gateway::service::{SarLimits, ServiceLimits};
-use wtlsperf_drivers::wap_gateway::{self, PortSetting, WapLimits, WapPorts};
+use wtlsperf_drivers::wap_gateway::{self, PortSetting, WapLimits, WapPorts, WtpBearer};
 
 use crate::cli_args::{
     self, at_least_one, positive_seconds, run_length, PackingArgs, RunLength, ServedPkiArgs,
@@ -206,17 +206,28 @@ pub struct WapArgs {
     /// SIGHUP reopens it).
     #[arg(long, value_name = "FILE")]
     pub access_log: Option<PathBuf>,
-    /// With --wap, WTP's retry interval R on the connection-mode ports (9201, 9203):
-    /// how long a result waits for its acknowledgement before it is sent again. PORT=MS
-    /// sets one port; repeat for several (docs/wap.md, "WTP's timers").
+    /// With --wap, the bearer whose WTP timers and counters (WAP-224 Appendix A) the
+    /// connection-mode ports (9201, 9203) start from: ip (the default), gsm-sms or
+    /// gsm-ussd. PORT=BEARER sets one port; repeat for several (docs/wap.md, "WTP's
+    /// timers"). The options below change single values after it.
+    #[arg(long, value_name = "[PORT=]BEARER")]
+    pub wtp_bearer: Vec<PortSetting<WtpBearer>>,
+    /// With --wap, WTP's retry interval R on the connection-mode ports: how long a
+    /// result waits for its acknowledgement before it is sent again. [PORT=]MS as
+    /// --wtp-bearer.
     #[arg(long, value_name = "[PORT=]MS")]
     pub wtp_retry_ms: Vec<PortSetting>,
+    /// With --wap, WTP's group retry interval G_R: how long a packet group of a segmented
+    /// result (before its last) waits for its Ack before its last packet goes again.
+    /// [PORT=]MS as --wtp-bearer.
+    #[arg(long, value_name = "[PORT=]MS")]
+    pub wtp_group_retry_ms: Vec<PortSetting>,
     /// With --wap, WTP's acknowledgement interval A: how long a request's result may take
-    /// before the gateway sends a hold-on Ack. [PORT=]MS as --wtp-retry-ms.
+    /// before the gateway sends a hold-on Ack. [PORT=]MS as --wtp-bearer.
     #[arg(long, value_name = "[PORT=]MS")]
     pub wtp_ack_ms: Vec<PortSetting>,
     /// With --wap, WTP's retransmission limit RCR_MAX: retransmissions of a result before
-    /// the transaction is aborted (NORESPONSE). [PORT=]N as --wtp-retry-ms.
+    /// the transaction is aborted (NORESPONSE). [PORT=]N as --wtp-bearer.
     #[arg(long, value_name = "[PORT=]N")]
     pub wtp_max_retransmissions: Vec<PortSetting>,
 }
@@ -254,7 +265,9 @@ impl WapArgs {
             limits,
             access_log: self.access_log.clone(),
             stats_file,
+            wtp_bearer: self.wtp_bearer.clone(),
             wtp_retry_ms: self.wtp_retry_ms.clone(),
+            wtp_group_retry_ms: self.wtp_group_retry_ms.clone(),
             wtp_ack_ms: self.wtp_ack_ms.clone(),
             wtp_max_retransmissions: self.wtp_max_retransmissions.clone(),
         }

@@ -88,10 +88,11 @@ fn check_files(out: &Path) {
 }
 
 /// Result files the smoke mode does not write or writes without rows: fleet sizing
-/// reads the quick and full runs' load points; the smoke run has no lossy protocol runs
-/// and no device with an equal-strength pair.
-const NOT_IN_SMOKE: [&str; 3] = [
+/// reads the quick and full runs' load points; the smoke run has no deck series, no
+/// lossy protocol runs and no device with an equal-strength pair.
+const NOT_IN_SMOKE: [&str; 4] = [
     "fleet_sizing.csv",
+    "page_load_decks.csv",
     "protocols_loss.csv",
     "recommendations_equal_strength.csv",
 ];

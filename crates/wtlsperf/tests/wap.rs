@@ -28,7 +28,7 @@ use wtlsperf_drivers::setup::{self, ClientAuth};
 use wtlsperf_drivers::wap_client::WspMode;
 use wtlsperf_drivers::wap_gateway::{self, WapGateway, WapGatewayConfig, ROLES};
 use wtlsperf_wap::wbxml::wml;
-use wtlsperf_wap::wtp::Timers;
+use wtlsperf_wap::wtp::{Timers, WtpBearer};
 
 const RSA: &str = "rsa1024/rsa1024";
 const PAGE: &str =
@@ -146,6 +146,12 @@ fn serve_http(mut stream: TcpStream) {
             let received = read_body(&mut stream, &text, &request);
             ("200 OK", "text/plain", format!("{received} bytes"))
         }
+        // The same count as a deck: what a gateway passes to a browser that accepts
+        // compiled WML and not text/plain (Kannel answers the latter 406).
+        "/post.wml" => {
+            let received = read_body(&mut stream, &text, &request);
+            ("200 OK", "text/vnd.wap.wml", posted_deck(received))
+        }
         _ => match path
             .strip_prefix("/deck-")
             .and_then(|p| p.strip_suffix(".wml"))
@@ -185,22 +191,18 @@ fn read_body(stream: &mut TcpStream, head: &str, request: &[u8]) -> usize {
     got
 }
 
-/// A WML deck of at least `kb` KiB of text, paragraphs numbered so that a missing or
-/// misplaced segment shows.
-fn deck(kb: usize) -> String {
-    let mut wml = String::from(
+/// The deck `/post.wml` answers: how many bytes of body the origin read.
+fn posted_deck(received: usize) -> String {
+    format!(
         "<?xml version=\"1.0\"?>\n<!DOCTYPE wml PUBLIC \"-//WAPFORUM//DTD WML 1.1//EN\" \
-         \"http://www.wapforum.org/DTD/wml_1.1.xml\">\n<wml><card id=\"big\" title=\"Deck\">",
-    );
-    let mut line = 0;
-    while wml.len() < kb * 1024 {
-        line += 1;
-        wml.push_str(&format!(
-            "<p>Line {line} of a deck of {kb} KB from the origin.</p>"
-        ));
-    }
-    wml.push_str("</card></wml>\n");
-    wml
+         \"http://www.wapforum.org/DTD/wml_1.1.xml\">\n<wml><card id=\"posted\">\
+         <p>{received} bytes</p></card></wml>\n"
+    )
+}
+
+/// The lab origin's deck of at least `kb` KiB of text.
+fn deck(kb: usize) -> String {
+    wap_gateway::lab_origin::sized_deck(kb)
 }
 
 fn last_line(kb: usize) -> String {
@@ -578,7 +580,9 @@ fn wap_off_leaves_a_port_closed() {
         limits: wap_gateway::WapLimits::default(),
         access_log: None,
         stats_file: None,
+        wtp_bearer: Vec::new(),
         wtp_retry_ms: Vec::new(),
+        wtp_group_retry_ms: Vec::new(),
         wtp_ack_ms: Vec::new(),
         wtp_max_retransmissions: Vec::new(),
     };
@@ -611,7 +615,9 @@ fn wtp_timers_are_set_for_both_connection_ports_or_one() {
         limits: wap_gateway::WapLimits::default(),
         access_log: None,
         stats_file: None,
+        wtp_bearer: vec!["9203=gsm-sms".parse().unwrap()],
         wtp_retry_ms: vec![setting("9203=5000"), setting("2000")],
+        wtp_group_retry_ms: vec![setting("9201=6000")],
         wtp_ack_ms: vec![setting("9201=300")],
         wtp_max_retransmissions: vec![setting("4")],
     };
@@ -622,7 +628,13 @@ fn wtp_timers_are_set_for_both_connection_ports_or_one() {
     assert_eq!(of(1).retry_interval_ns, 2000 * ms);
     assert_eq!(of(3).retry_interval_ns, 5000 * ms);
     assert_eq!(of(1).ack_interval_ns, 300 * ms);
-    assert_eq!(of(3).ack_interval_ns, Timers::default().ack_interval_ns);
+    // 9203 starts from WAP-224 Appendix A's GSM SMS table (hold-on Ack 10 s, packet
+    // groups 45 s, W 300 s), 9201 from the IP bearer's; single values change after.
+    assert_eq!(of(3).ack_interval_ns, 10_000 * ms);
+    assert_eq!(of(3).group_retry_interval_ns, 45_000 * ms);
+    assert_eq!(of(1).group_retry_interval_ns, 6_000 * ms);
+    assert_eq!(of(3).wait_timeout_ns, 300_000 * ms);
+    assert_eq!(of(1).wait_timeout_ns, Timers::default().wait_timeout_ns);
     assert_eq!(
         (of(1).max_retransmissions, of(3).max_retransmissions),
         (4, 4)
@@ -637,11 +649,21 @@ fn wtp_timers_are_set_for_both_connection_ports_or_one() {
     assert!(err.contains("--wtp-retry-ms 9200=100"), "{err}");
     let zero = wap_gateway::WapPorts {
         wtp_ack_ms: vec![setting("0")],
-        ..args
+        ..args.clone()
     };
     let err = wap_gateway::port_timers(&zero).unwrap_err().to_string();
     assert!(err.contains("--wtp-ack-ms 0"), "{err}");
     assert!("9201=x".parse::<wap_gateway::PortSetting>().is_err());
+    let gprs = "gprs".parse::<wap_gateway::PortSetting<WtpBearer>>();
+    assert!(gprs.unwrap_err().contains("gsm-sms, gsm-ussd or ip"));
+    let bearer_on_9200 = wap_gateway::WapPorts {
+        wtp_bearer: vec!["9200=ip".parse().unwrap()],
+        ..args
+    };
+    let err = wap_gateway::port_timers(&bearer_on_9200)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("--wtp-bearer 9200=ip"), "{err}");
 }
 
 /// Decks of 1, 10 and 30 KB from Kannel's wapbox to our client: Kannel segments the
@@ -721,6 +743,113 @@ fn fakewap_gets_and_posts_1_to_30_kb_through_our_wtp_sar() {
             got,
             format!("{} bytes", kb * 1024).into_bytes(),
             "{kb} KB post"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `wtlsperf client --post FILE`: the body reaches the origin whole, and the Reply is the
+/// origin's count of what it read.
+fn post(connect: SocketAddr, mode: WspMode, secure: bool, url: &str, body: &Path) -> String {
+    let file = body.to_str().unwrap();
+    fetch_with(
+        connect,
+        mode,
+        secure,
+        url,
+        &["--post", file, "--content-type", "text/plain"],
+    )
+}
+
+/// Our client's WSP Post through our gateway: 1 KB in one datagram (connectionless and in
+/// connection mode), 30 KB as a segmented invoke (WTP SAR, 22 packets in groups of 3)
+/// on the unsecured and the WTLS connection-mode ports.
+#[test]
+fn our_client_posts_1_and_30_kb_through_our_gateway() {
+    let origin = Origin::start();
+    let gateway = our_gateway("127.0.3.8", Duration::from_secs(10));
+    let dir = temp_dir("post-ours");
+    let url = origin.url("/post");
+    for kb in [1, 30] {
+        let body = dir.join(format!("body-{kb}"));
+        std::fs::write(&body, vec![b'x'; kb * 1024]).unwrap();
+        for (role, addr) in gateway.addrs.clone() {
+            if kb > 1 && role.mode == WspMode::Connectionless {
+                continue;
+            }
+            let out = post(addr, role.mode, role.secure, &url, &body);
+            assert!(
+                out.contains(&format!(
+                    "WSP POST {url} ({} B of text/plain sent): status 200",
+                    kb * 1024
+                )),
+                "{kb} KB {role:?}: {out}"
+            );
+            assert!(
+                out.contains(&format!("{} bytes", kb * 1024)),
+                "{kb} KB {role:?}: {out}"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Connectionless WSP has no segmentation: a body over one datagram is refused by the
+/// client, naming connection mode; a missing file names --post.
+#[test]
+fn a_post_too_large_for_connectionless_or_missing_names_the_way_out() {
+    let dir = temp_dir("post-errors");
+    let big = dir.join("big");
+    std::fs::write(&big, vec![b'x'; 70_000]).unwrap();
+    let target = "127.0.3.10:9200";
+    let run = |file: &Path| {
+        wtlsperf(&[
+            "client",
+            "--no-wtls",
+            "--connect",
+            target,
+            "--wsp-get",
+            "http://o/p",
+            "--post",
+            file.to_str().unwrap(),
+            "--timeout-ms",
+            "2000",
+        ])
+    };
+    let out = run(&big);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("--wsp-mode connection"),
+        "{err}"
+    );
+    let out = run(&dir.join("absent"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--post"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Our client's WSP Post to Kannel's wapbox (connection mode, 9201): Kannel reassembles a
+/// segmented invoke, forwards the body to the origin and compiles its deck. (A text/plain
+/// answer it refuses with 406: the browser accepts compiled WML, not text.)
+#[test]
+fn our_client_posts_1_and_30_kb_to_kannel_wapbox() {
+    if !have(BEARERBOX) || !have(WAPBOX) {
+        return;
+    }
+    let origin = Origin::start();
+    let dir = temp_dir("kannel-post");
+    let ip = "127.0.3.9";
+    let (_bearerbox, _wapbox) = kannel(ip, &dir);
+    let addr: SocketAddr = format!("{ip}:9201").parse().unwrap();
+    let url = origin.url("/post.wml");
+    for kb in [1, 30] {
+        let body = dir.join(format!("body-{kb}"));
+        std::fs::write(&body, vec![b'x'; kb * 1024]).unwrap();
+        let out = post(addr, WspMode::Connection, false, &url, &body);
+        assert!(out.contains("status 200"), "{kb} KB: {out}");
+        assert!(
+            out.contains(&format!("<p>{} bytes</p>", kb * 1024)),
+            "{kb} KB: {out}"
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -54,6 +54,7 @@ pub mod mcommerce;
 pub mod output;
 pub mod overall;
 pub mod page_load;
+pub mod page_load_decks;
 pub mod page_load_model;
 pub mod passages;
 pub mod pq_cost;
@@ -110,6 +111,9 @@ pub enum Only {
     /// `queue_robustness.csv`, its points in `queue_load_test.csv` and `queue.csv`, and
     /// `part.json` with the finding.
     Robustness,
+    /// The page loads over the emulated bearers (the first page and the decks by size):
+    /// `page_load.csv`, `page_load_decks.csv`, `page_load_gateway.csv` and `part.json`.
+    PageLoad,
 }
 
 /// UTC `YYYYMMDDTHHMMSSZ` of a Unix time, without a date crate: the civil-from-days
@@ -142,6 +146,15 @@ struct PartClock<'g> {
 }
 
 impl PartClock<'_> {
+    /// The wall seconds of each part run so far, by name (`part.json`'s `part_seconds`).
+    fn seconds_by_part(&self) -> std::collections::BTreeMap<String, f64> {
+        self.seconds
+            .borrow()
+            .iter()
+            .map(|&(part, s)| (part.to_owned(), s))
+            .collect()
+    }
+
     /// Runs one of the top-level parts, marks it done on the progress bar and keeps its
     /// wall time.
     fn part<T>(
@@ -275,6 +288,9 @@ fn part_only(
     clock: Instant,
     guard: &interrupt::RunGuard,
 ) -> anyhow::Result<()> {
+    if only == Only::PageLoad {
+        return page_load_only(ctx, clocks, store, out, clock, guard);
+    }
     let processing = clocks.part(ctx, "processing", || processing::run(ctx, store))?;
     let (name, queue) = match only {
         Only::Queue => (
@@ -287,25 +303,33 @@ fn part_only(
                 Ok(queue::run_robustness(ctx, store, &processing))
             })?,
         ),
+        Only::PageLoad => unreachable!("answered above"),
     };
     let summary = output::PartSummary::queue(
         name,
         ctx.run_id.clone(),
         ctx.mode,
         clock.elapsed().as_secs_f64(),
-        clocks
-            .seconds
-            .borrow()
-            .iter()
-            .map(|&(part, s)| (part.to_owned(), s))
-            .collect(),
+        clocks.seconds_by_part(),
         &queue,
     );
-    let path = out.join("part.json");
-    guard.finish(|| {
+    finish_part(ctx, guard, out, name, clock, |path| {
         output::write_queue(out, &queue)?;
-        output::write_json(&path, &summary)
-    })?;
+        output::write_json(path, &summary)
+    })
+}
+
+/// Writes a part run alone (`write` takes `part.json`'s path) and says where it went.
+fn finish_part(
+    ctx: &Ctx,
+    guard: &interrupt::RunGuard,
+    out: &std::path::Path,
+    name: &str,
+    clock: Instant,
+    write: impl FnOnce(&std::path::Path) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let path = out.join("part.json");
+    guard.finish(|| write(&path))?;
     ctx.progress.finish_and_clear();
     eprintln!(
         "wtlsperf evaluate --only {name}: {} written in {:.1} s",
@@ -313,6 +337,31 @@ fn part_only(
         clock.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// `--only page_load`: the page loads alone (they read no other part), their CSV files
+/// and `part.json` (run id, mode, wall seconds).
+fn page_load_only(
+    ctx: &Ctx,
+    clocks: &PartClock,
+    store: &PkiStore,
+    out: &std::path::Path,
+    clock: Instant,
+    guard: &interrupt::RunGuard,
+) -> anyhow::Result<()> {
+    let page_load = clocks.part(ctx, "page_load", || page_load::run(ctx, store))?;
+    let part_seconds = clocks.seconds_by_part();
+    let summary = serde_json::json!({
+        "run_id": ctx.run_id,
+        "mode": ctx.mode,
+        "only": "page_load",
+        "duration_s": clock.elapsed().as_secs_f64(),
+        "part_seconds": part_seconds,
+    });
+    finish_part(ctx, guard, out, "page_load", clock, |path| {
+        page_load.write_csv(out)?;
+        output::write_json(path, &summary)
+    })
 }
 
 /// The progress bar on stderr: one step per top-level part.

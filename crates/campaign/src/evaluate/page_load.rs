@@ -3,7 +3,8 @@
 //! fetched through `gateway --wap` (its secure ports) from a loopback origin
 //! ([`LabOrigin`]), connectionless (one Get and its Reply) and in connection mode over
 //! WTP (Connect, then Get; WTP's acknowledgements really on the link), each run through
-//! its own bearer relay.
+//! its own bearer relay. Beside them, decks of 1 to 30 KB in connection mode, the
+//! Reply segmented by WTP SAR ([`super::page_load_decks`]).
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -23,6 +24,7 @@ use wtlsperf_wap::wtp::Timers;
 
 use super::context::{Ctx, Mode};
 use super::csv_file::write_csv;
+use super::page_load_decks::{self, DeckRow};
 use wtlsperf_drivers::auth::auth_mode;
 use wtlsperf_drivers::bearer_runs::bearer_retransmit_timeout;
 use wtlsperf_drivers::pki_store::PkiStore;
@@ -119,6 +121,8 @@ pub struct GatewayCostRow {
 pub struct PageLoadResults {
     pub rows: Vec<PageLoadRow>,
     pub gateway: Vec<GatewayCostRow>,
+    /// Decks by size in connection mode (`page_load_decks.csv`).
+    pub decks: Vec<DeckRow>,
 }
 
 /// The gateway's jobs summarised by kind.
@@ -169,14 +173,43 @@ fn plan(mode: Mode) -> (Vec<&'static str>, Vec<&'static str>, usize) {
     }
 }
 
+/// One run to make: a case and fetch, and for the deck series the deck's size (KiB of
+/// WML at the origin).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Job {
+    pub case: Case,
+    pub fetch: Fetch,
+    pub deck_kb: Option<usize>,
+}
+
 /// One measured run.
 #[derive(Debug, Clone)]
-struct Run {
+pub(super) struct Run {
     ms: f64,
     datagrams: u64,
     bytes: u64,
     link: LinkTally,
-    body_bytes: usize,
+    pub body_bytes: usize,
+    /// The page alone, after the handshake: from the first WSP datagram to the Reply's
+    /// last byte (ms), and what it put on the link.
+    pub page_ms: f64,
+    pub page_link: LinkTally,
+}
+
+#[cfg(test)]
+impl Run {
+    /// A run with only what the deck series reads.
+    pub(super) fn for_test(page_ms: f64, body_bytes: usize, page_link: LinkTally) -> Run {
+        Run {
+            ms: page_ms,
+            datagrams: 0,
+            bytes: 0,
+            link: page_link,
+            body_bytes,
+            page_ms,
+            page_link,
+        }
+    }
 }
 
 /// Runs the plan: every (case, fetch, repetition) of a bearer at once, each on its own
@@ -196,6 +229,8 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<PageLoadResults> {
         access_log: None,
         port_timers: Vec::new(),
     })?;
+    let (bearers, cases, runs) = plan(ctx.mode);
+    let (deck_kbs, deck_runs) = page_load_decks::plan(ctx.mode);
     let targets = Targets {
         connectionless: gateway
             .addr(WspMode::Connectionless, true)
@@ -204,18 +239,35 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<PageLoadResults> {
             .addr(WspMode::Connection, true)
             .context("the gateway's connection-mode WTLS port")?,
         url: origin.url(),
+        sized: deck_kbs
+            .iter()
+            .map(|kb| (*kb, origin.sized_url(*kb)))
+            .collect(),
     };
-    let (bearers, cases, runs) = plan(ctx.mode);
     let auth = auth_mode(Authentication::ServerAuth);
-    let mut rows = Vec::new();
+    let (mut rows, mut decks) = (Vec::new(), Vec::new());
     for name in bearers {
         let link = profile(name)?;
         let mut work = Vec::new();
         for case in &cases {
             for fetch in Fetch::ALL {
                 for _ in 0..runs {
-                    work.push((Case::parse(case)?, fetch));
+                    work.push(Job {
+                        case: Case::parse(case)?,
+                        fetch,
+                        deck_kb: None,
+                    });
                 }
+            }
+        }
+        // The deck series with the first case: the WTLS handshake is not what it varies.
+        for kb in &deck_kbs {
+            for _ in 0..deck_runs {
+                work.push(Job {
+                    case: Case::parse(cases[0])?,
+                    fetch: Fetch::Connection,
+                    deck_kb: Some(*kb),
+                });
             }
         }
         ctx.step(&format!(
@@ -224,6 +276,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<PageLoadResults> {
         ));
         let results = run_all(store, &targets, &link, auth, &work);
         rows.extend(summarise(name, auth, &cases, &work, &results));
+        decks.extend(page_load_decks::summarise(&link, &work, &results));
     }
     let gateway_jobs = gateway.take_jobs();
     drop(gateway);
@@ -234,6 +287,7 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<PageLoadResults> {
     Ok(PageLoadResults {
         rows,
         gateway: gateway_costs(&gateway_jobs),
+        decks,
     })
 }
 
@@ -242,6 +296,22 @@ struct Targets {
     connectionless: SocketAddr,
     connection: SocketAddr,
     url: String,
+    /// The sized decks' URLs by size (KiB).
+    sized: Vec<(usize, String)>,
+}
+
+impl Targets {
+    fn url_of(&self, job: &Job) -> anyhow::Result<&str> {
+        match job.deck_kb {
+            None => Ok(&self.url),
+            Some(kb) => self
+                .sized
+                .iter()
+                .find(|(k, _)| *k == kb)
+                .map(|(_, u)| u.as_str())
+                .with_context(|| format!("no URL for the {kb} KB deck")),
+        }
+    }
 }
 
 fn run_all(
@@ -249,19 +319,11 @@ fn run_all(
     targets: &Targets,
     link: &LinkProfile,
     auth: AuthMode,
-    work: &[(Case, Fetch)],
+    work: &[Job],
 ) -> Vec<anyhow::Result<Run>> {
     // Many at once: each run mostly waits on its emulated link.
-    wtlsperf_drivers::pool::run_concurrently(work, 48, |i, &(case, fetch)| {
-        one_run(
-            store,
-            targets,
-            link.clone(),
-            case,
-            auth,
-            fetch,
-            31 + i as u64,
-        )
+    wtlsperf_drivers::pool::run_concurrently(work, 48, |i, job| {
+        one_run(store, targets, link.clone(), job, auth, 31 + i as u64)
     })
 }
 
@@ -270,11 +332,12 @@ fn one_run(
     store: &PkiStore,
     targets: &Targets,
     link: LinkProfile,
-    case: Case,
+    job: &Job,
     auth: AuthMode,
-    fetch: Fetch,
     seed: u64,
 ) -> anyhow::Result<Run> {
+    let (case, fetch) = (job.case, job.fetch);
+    let url = targets.url_of(job)?;
     let creds = store.case(&case)?;
     let cfg = wtlsperf_drivers::registry::wtls::wtls_bearer_config(&creds, &link);
     let rto = bearer_retransmit_timeout(&link);
@@ -298,8 +361,16 @@ fn one_run(
                 None,
                 deadline,
             )?;
+            // What the handshake put on the link, as the client counted it (the
+            // emulated bearers lose nothing): the rest of the relay's counts is the page's.
+            let handshake = LinkTally {
+                up_datagrams: run.datagrams_sent,
+                down_datagrams: run.datagrams_received,
+                up_bytes: run.bytes_sent,
+                down_bytes: run.bytes_received,
+            };
             let mode = match fetch {
-                Fetch::Handshake => return Ok((run.duration, 0)),
+                Fetch::Handshake => return Ok((run.duration, Duration::ZERO, 0, handshake)),
                 Fetch::Connectionless => WspMode::Connectionless,
                 Fetch::Connection => WspMode::Connection,
             };
@@ -309,28 +380,37 @@ fn one_run(
                 retry: rto,
                 deadline,
             };
-            let page = wap_client::fetch(&mut pipe, mode, &targets.url, 1, limits)?;
+            let page = wap_client::fetch(&mut pipe, mode, url, 1, limits)?;
+            let page_time = started.elapsed();
             anyhow::ensure!(
                 page.status.http() == Some(200),
                 "the page came back {}",
                 page.status
             );
-            Ok((run.duration + started.elapsed(), page.body.len()))
+            Ok((run.duration, page_time, page.body.len(), handshake))
         },
     );
-    let ((elapsed, body_bytes), stats) =
-        fetched.with_context(|| format!("{case} {} over {}", fetch.name(), link.name))?;
+    let ((handshake, page_time, body_bytes, until_page), stats) =
+        fetched.with_context(|| format!("{case} {} of {url} over {}", fetch.name(), link.name))?;
+    let all = LinkTally {
+        up_datagrams: stats.up.datagrams_in,
+        down_datagrams: stats.down.datagrams_in,
+        up_bytes: stats.up.bytes_in,
+        down_bytes: stats.down.bytes_in,
+    };
     Ok(Run {
-        ms: elapsed.as_secs_f64() * 1e3,
+        ms: (handshake + page_time).as_secs_f64() * 1e3,
         datagrams: stats.up.datagrams_in + stats.down.datagrams_in,
         bytes: stats.up.bytes_in + stats.down.bytes_in,
-        link: LinkTally {
-            up_datagrams: stats.up.datagrams_in,
-            down_datagrams: stats.down.datagrams_in,
-            up_bytes: stats.up.bytes_in,
-            down_bytes: stats.down.bytes_in,
-        },
+        link: all,
         body_bytes,
+        page_ms: page_time.as_secs_f64() * 1e3,
+        page_link: LinkTally {
+            up_datagrams: all.up_datagrams.saturating_sub(until_page.up_datagrams),
+            down_datagrams: all.down_datagrams.saturating_sub(until_page.down_datagrams),
+            up_bytes: all.up_bytes.saturating_sub(until_page.up_bytes),
+            down_bytes: all.down_bytes.saturating_sub(until_page.down_bytes),
+        },
     })
 }
 
@@ -338,7 +418,7 @@ fn summarise(
     bearer: &str,
     auth: AuthMode,
     cases: &[&str],
-    work: &[(Case, Fetch)],
+    work: &[Job],
     results: &[anyhow::Result<Run>],
 ) -> Vec<PageLoadRow> {
     let mut rows = Vec::new();
@@ -346,7 +426,8 @@ fn summarise(
         let ok = |fetch: Fetch| -> Vec<&Run> {
             work.iter()
                 .zip(results)
-                .filter(|((c, f), _)| c.to_string() == *case && *f == fetch)
+                .filter(|(j, _)| j.deck_kb.is_none())
+                .filter(|(j, _)| j.case.to_string() == *case && j.fetch == fetch)
                 .filter_map(|(_, r)| r.as_ref().ok())
                 .collect()
         };
@@ -420,14 +501,21 @@ impl PageLoadResults {
                 Cell::num(r.median_bytes, 0),
             ]);
         }
-        Section::new("page_load", "What the user waited for: the first page")
+        let section = Section::new("page_load", "What the user waited for: the first page")
             .intro("The studies measured the handshake; a 2004 user waited for the handshake and the first deck. Connection mode adds WSP Connect (a WTP class 2 transaction) before the Get, and WTP's acknowledgements travel the bearer too; connectionless WSP sends one Get and takes one Reply.")
-            .table(t)
-            .table(cost)
+            .table(t);
+        // The deck series runs in the quick and full modes only.
+        let section = if self.decks.is_empty() {
+            section
+        } else {
+            section.table(page_load_decks::table(ctx, &self.decks))
+        };
+        section.table(cost)
     }
 
     pub fn write_csv(&self, dir: &Path) -> anyhow::Result<()> {
         write_csv(&dir.join("page_load.csv"), &self.rows)?;
+        write_csv(&dir.join("page_load_decks.csv"), &self.decks)?;
         write_csv(&dir.join("page_load_gateway.csv"), &self.gateway)
     }
 }

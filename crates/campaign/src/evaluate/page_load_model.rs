@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use wtlsperf_bearer::profile;
+use wtlsperf_bearer::{profile, LinkProfile};
 use wtlsperf_models::overall::{herwono_duration_ms, herwono_throughputs_bps};
 use wtlsperf_models::stats::percentile;
 use wtlsperf_models::transmission::{applicable_messages, asymmetric_transmission_ms};
@@ -13,7 +13,7 @@ use wtlsperf_models::{Authentication, SuiteFamily};
 use wtlsperf_report::{Cell, Column, Finding, FindingKind, Provenance, Table};
 
 use super::context::Ctx;
-use super::page_load::{Fetch, GatewayCostRow, PageLoadResults, PageLoadRow};
+use super::page_load::{Fetch, GatewayCostRow, LinkTally, PageLoadResults, PageLoadRow};
 use super::passages;
 use super::processing::ProcessingResults;
 use super::verdict::Tally;
@@ -88,18 +88,7 @@ fn wtp_row(r: &PageLoadRow, fetch: Fetch) -> anyhow::Result<WtpModelRow> {
         Authentication::ServerAuth
     };
     let n = applicable_messages(auth, family) + page_messages(fetch);
-    let ovh = link.per_datagram_overhead_bytes as f64;
-    let t = r.link;
-    let at = |traversals: u32| {
-        asymmetric_transmission_ms(
-            t.up_bytes as f64 + ovh * t.up_datagrams as f64,
-            t.down_bytes as f64 + ovh * t.down_datagrams as f64,
-            link.up_bps,
-            link.down_bps,
-            traversals,
-            link.traversal.mean_ms(),
-        )
-    };
+    let at = |traversals: u32| link_model_ms(&link, &r.link, traversals);
     let model_ms = at(2 * n);
     let counted_ms = at(u32::try_from(r.datagrams).unwrap_or(u32::MAX));
     let err = |m: f64| 100.0 * (m - r.median_ms) / r.median_ms;
@@ -126,6 +115,21 @@ fn wtp_row(r: &PageLoadRow, fetch: Fetch) -> anyhow::Result<WtpModelRow> {
         }
         .to_owned(),
     })
+}
+
+/// Eq. 3.84 with separate rates per direction over what a run put on the link: its bytes
+/// plus the bearer's per-datagram overhead, each way at its rate, plus `traversals` mean
+/// one-way traversals (ms).
+pub(super) fn link_model_ms(link: &LinkProfile, t: &LinkTally, traversals: u32) -> f64 {
+    let ovh = link.per_datagram_overhead_bytes as f64;
+    asymmetric_transmission_ms(
+        t.up_bytes as f64 + ovh * t.up_datagrams as f64,
+        t.down_bytes as f64 + ovh * t.down_datagrams as f64,
+        link.up_bps,
+        link.down_bps,
+        traversals,
+        link.traversal.mean_ms(),
+    )
 }
 
 fn fetch_of(name: &str) -> Option<Fetch> {

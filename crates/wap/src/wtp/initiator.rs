@@ -1,7 +1,7 @@
 //! The initiator of one WTP transaction (the handset's side; WAP-224 §9.4 and Annex B's
 //! initiator state table).
 
-use super::sar::{Progress, Reassembly, Segmenter};
+use super::sar::{Acked, Progress, Reassembly, Segmenter};
 use super::{
     AbortReason, Body, Direction, Event, Now, Output, Pdu, ProviderReason, Tid, Timer, Timers, Tpi,
     Trailer, TransactionClass, UsageError,
@@ -113,10 +113,10 @@ impl Initiator {
         }
     }
 
-    /// Sends the group in flight (again, with RID, when `rid`).
+    /// Sends the group in flight, or again (with RID, when `rid`) its last packet.
     fn send_group(&mut self, rid: bool, now: Now) -> Output {
         let mut out = Output::default();
-        for psn in self.invoke.current_group() {
+        for psn in self.invoke.to_send(rid) {
             let data = self.invoke.data(psn).to_vec();
             let mut trailer = self.invoke.trailer(psn);
             let body = if psn == 0 {
@@ -146,7 +146,10 @@ impl Initiator {
                 self.timer = None;
                 out.event(Event::Completed);
             }
-            _ => self.timer = Some(Timer::Retry(now.mono_ns + self.timers.retry_interval_ns)),
+            _ => {
+                let interval = self.invoke.retry_interval_ns(&self.timers);
+                self.timer = Some(Timer::Retry(now.mono_ns + interval));
+            }
         }
         out
     }
@@ -224,10 +227,14 @@ impl Initiator {
         }
         if self.invoke.is_segmented() {
             let Some(psn) = psn else { return };
-            if !self.invoke.acknowledge(psn) {
-                self.retransmissions = 0;
-                out.send.extend(self.send_group(false, now).send);
-                return;
+            match self.invoke.acknowledge(psn) {
+                Acked::Stale => return,
+                Acked::Group => {
+                    self.retransmissions = 0;
+                    out.send.extend(self.send_group(false, now).send);
+                    return;
+                }
+                Acked::Message => {}
             }
         }
         out.event(Event::InvokeAcknowledged);
@@ -255,6 +262,14 @@ impl Initiator {
                 });
             }
             return;
+        }
+        if matches!(self.state, State::InvokeSent | State::ResultWait) {
+            // Any packet of the result acknowledges the invoke implicitly: the responder
+            // now owns the retransmissions, and the rest of a segmented result must come
+            // within W. (Retransmitting the invoke under R meanwhile aborted every result
+            // that took RCR_MAX x R to arrive: 20 KB over GSM CSD.)
+            self.state = State::ResultWait;
+            self.timer = Some(Timer::Wait(now.mono_ns + self.timers.wait_timeout_ns));
         }
         match self.result.add(psn, trailer, data) {
             Progress::Pending => {}

@@ -17,6 +17,7 @@ mod initiator;
 pub mod pdu;
 mod responder;
 mod sar;
+mod timers;
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -27,45 +28,8 @@ pub use pdu::{
     Tid, Tpi, Trailer, TransactionClass,
 };
 pub use responder::Responder;
+pub use timers::{AppendixA, Timers, WtpBearer};
 pub use wtlsperf_spine::Now;
-
-/// Timer intervals and counter limits (WAP-224 §9.12 leaves the values to the bearer).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timers {
-    /// A: how long a receiver waits before a hold-on Ack (the result may come first and
-    /// acknowledge implicitly).
-    pub ack_interval_ns: u64,
-    /// R: how long a sender waits for an acknowledgement before retransmitting.
-    pub retry_interval_ns: u64,
-    /// W: how long the side that sent the last acknowledgement keeps the transaction to
-    /// re-acknowledge a retransmission.
-    pub wait_timeout_ns: u64,
-    /// RCR_MAX: retransmissions before the transaction is aborted with NORESPONSE.
-    pub max_retransmissions: u8,
-    /// AEC_MAX: expiries of A, waiting for the user's acknowledgement, before an abort.
-    pub max_ack_expirations: u8,
-    /// Octets of user data per packet when a message is segmented.
-    pub segment_size: usize,
-    /// Packets per group: the receiver acknowledges (or NACKs) after each group.
-    pub group_size: u8,
-}
-
-impl Default for Timers {
-    /// Kannel 1.4.5's responder values (`wap/wtp.h`, `wap/wtp_resp.h`): A 4 s, R 7 s,
-    /// W 30 s, RCR_MAX 8, AEC_MAX 6, segments of 1400 octets in groups of 3.
-    fn default() -> Self {
-        const S: u64 = 1_000_000_000;
-        Timers {
-            ack_interval_ns: 4 * S,
-            retry_interval_ns: 7 * S,
-            wait_timeout_ns: 30 * S,
-            max_retransmissions: 8,
-            max_ack_expirations: 6,
-            segment_size: 1400,
-            group_size: 3,
-        }
-    }
-}
 
 /// What a transaction tells its user.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! The responder of one WTP transaction (the gateway's side; WAP-224 §9.5 and the
 //! responder state table of its Annex B).
 
-use super::sar::{Progress, Reassembly, Segmenter};
+use super::sar::{Acked, Progress, Reassembly, Segmenter};
 use super::{
     AbortReason, Body, Direction, Event, Now, Output, Pdu, ProviderReason, Tid, TidVerdict, Timer,
     Timers, Tpi, Trailer, TransactionClass, UsageError,
@@ -277,10 +277,14 @@ impl Responder {
         };
         if result.is_segmented() {
             let Some(psn) = psn else { return };
-            if !result.acknowledge(psn) {
-                self.retransmissions = 0;
-                self.send_group(false, now, out);
-                return;
+            match result.acknowledge(psn) {
+                Acked::Stale => return,
+                Acked::Group => {
+                    self.retransmissions = 0;
+                    self.send_group(false, now, out);
+                    return;
+                }
+                Acked::Message => {}
             }
         }
         self.finish(out, Event::Completed);
@@ -313,12 +317,18 @@ impl Responder {
 
     fn send_group(&mut self, rid: bool, now: Now, out: &mut Output) {
         if let Some(result) = &self.result {
-            for psn in result.current_group() {
+            for psn in result.to_send(rid) {
                 out.send(self.result_packet(result, psn, rid));
             }
         }
         self.state = State::ResultSent;
-        self.timer = Some(Timer::Retry(now.mono_ns + self.timers.retry_interval_ns));
+        let interval = self
+            .result
+            .as_ref()
+            .map_or(self.timers.retry_interval_ns, |r| {
+                r.retry_interval_ns(&self.timers)
+            });
+        self.timer = Some(Timer::Retry(now.mono_ns + interval));
     }
 
     /// The user's result for a class 2 invoke (it acknowledges the invoke implicitly).

@@ -60,6 +60,19 @@ impl Segmenter {
         self.segments.get(psn).map_or(&[], Vec::as_slice)
     }
 
+    /// The PSNs to send: the whole group in flight, or, retransmitting on the timer, its
+    /// last packet alone (WAP-224 §7.14.3: "only the GTR/TTR packet is re-transmitted,
+    /// not the entire packet group"; the receiver's Ack or Nack then says what is
+    /// missing).
+    pub(super) fn to_send(&self, retransmission: bool) -> RangeInclusive<usize> {
+        let group = self.current_group();
+        if retransmission {
+            *group.end()..=*group.end()
+        } else {
+            group
+        }
+    }
+
     /// The PSNs of the group now in flight.
     pub(super) fn current_group(&self) -> RangeInclusive<usize> {
         let start = self.first_unacked;
@@ -67,15 +80,48 @@ impl Segmenter {
         start..=end
     }
 
-    /// The receiver acknowledged the group ending at `psn`. Returns whether the whole
-    /// message is now acknowledged.
-    pub(super) fn acknowledge(&mut self, psn: u8) -> bool {
-        let psn = usize::from(psn);
-        if self.current_group().contains(&psn) {
-            self.first_unacked = psn + 1;
-        }
-        self.first_unacked >= self.segments.len()
+    /// Whether the group in flight is the message's last (or its only packet): its
+    /// retransmission waits R, an earlier group's G_R (WAP-224 Appendix A, "Timer Usage").
+    pub(super) fn last_group_in_flight(&self) -> bool {
+        *self.current_group().end() + 1 >= self.segments.len()
     }
+
+    /// The retry interval of the group in flight.
+    pub(super) fn retry_interval_ns(&self, timers: &super::Timers) -> u64 {
+        if self.last_group_in_flight() {
+            timers.retry_interval_ns
+        } else {
+            timers.group_retry_interval_ns
+        }
+    }
+
+    /// The receiver acknowledged up to `psn`. An Ack for a packet outside the group in
+    /// flight is stale (a copy of an earlier group's Ack, answering a retransmission of
+    /// that group's last packet) and changes nothing: sending the group in flight again
+    /// for it would put a whole group on the link per spurious retransmission.
+    pub(super) fn acknowledge(&mut self, psn: u8) -> Acked {
+        let psn = usize::from(psn);
+        if !self.current_group().contains(&psn) {
+            return Acked::Stale;
+        }
+        self.first_unacked = psn + 1;
+        if self.first_unacked >= self.segments.len() {
+            Acked::Message
+        } else {
+            Acked::Group
+        }
+    }
+}
+
+/// What an Ack of a segmented message did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Acked {
+    /// Nothing: it names no packet of the group in flight.
+    Stale,
+    /// The group: the next one may leave.
+    Group,
+    /// The whole message.
+    Message,
 }
 
 /// Where a reassembly stands after a packet.

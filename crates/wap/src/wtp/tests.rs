@@ -205,10 +205,31 @@ impl Run {
     }
 }
 
+/// An initiator's one-packet Get with TID 7, at time 0.
+fn a_get(timers: Timers) -> (Initiator, Output) {
+    Initiator::start(
+        Tid::new(7),
+        TransactionClass::Two,
+        b"GET".to_vec(),
+        timers,
+        at(0),
+    )
+    .unwrap()
+}
+
+/// A responder to [`a_get`].
+fn responder_to_a_get(timers: Timers) -> (Responder, Pdu) {
+    let (_, out) = a_get(timers);
+    let invoke = decode_datagram(&out.send[0]).unwrap().remove(0);
+    let (resp, _) = Responder::on_invoke(&invoke, TidVerdict::Accept, timers, at(0)).unwrap();
+    (resp, invoke)
+}
+
 fn fast() -> Timers {
     Timers {
         ack_interval_ns: S,
         retry_interval_ns: 2 * S,
+        group_retry_interval_ns: 2 * S,
         wait_timeout_ns: 10 * S,
         max_retransmissions: 4,
         max_ack_expirations: 2,
@@ -728,4 +749,138 @@ mod properties {
             }
         }
     }
+}
+
+/// WAP-224 Appendix A's "Timer Usage": the last packet of a packet group waits G_R, the
+/// result message (its last group) R; the initiator's segmented invoke likewise.
+#[test]
+fn a_group_before_the_last_waits_g_r_and_the_last_group_r() {
+    let timers = Timers {
+        group_retry_interval_ns: S,
+        retry_interval_ns: 5 * S,
+        ..fast()
+    };
+    let deadline_after_result = |len: usize| {
+        let (mut resp, _) = responder_to_a_get(timers);
+        resp.result(result_bytes(len), at(0)).unwrap();
+        resp.deadline()
+    };
+    // 9 packets of 100 octets: the first group of 3 is not the last.
+    assert_eq!(deadline_after_result(900), Some(S));
+    // 3 packets: one group, the message's last.
+    assert_eq!(deadline_after_result(250), Some(5 * S));
+    let invoke_deadline = |len: usize| {
+        let (init, _) = Initiator::start(
+            Tid::new(8),
+            TransactionClass::Two,
+            vec![0; len],
+            timers,
+            at(0),
+        )
+        .unwrap();
+        init.deadline()
+    };
+    assert_eq!(invoke_deadline(900), Some(S));
+    assert_eq!(invoke_deadline(250), Some(5 * S));
+}
+
+/// A copy of an earlier group's Ack (the initiator answering a retransmission of that
+/// group's last packet, sent before its first Ack came back) moves nothing: the group in
+/// flight is not sent again, and its retransmission count stands.
+#[test]
+fn a_stale_group_ack_does_not_resend_the_group_in_flight() {
+    let timers = fast();
+    let (mut resp, invoke) = responder_to_a_get(timers);
+    // 9 packets of 100 octets in groups of 3.
+    assert_eq!(resp.result(result_bytes(900), at(0)).unwrap().send.len(), 3);
+    let ack = |psn: u8| Pdu {
+        rid: false,
+        tid: invoke.tid,
+        direction: Direction::FromInitiator,
+        tpis: vec![Tpi::PacketSequenceNumber(psn)],
+        body: Body::Ack {
+            tid_verification: false,
+        },
+    };
+    assert_eq!(
+        resp.handle(&ack(2), at(S)).send.len(),
+        3,
+        "the second group"
+    );
+    assert!(
+        resp.handle(&ack(2), at(S + 1)).send.is_empty(),
+        "a stale Ack"
+    );
+    assert_eq!(resp.deadline(), Some(S + timers.group_retry_interval_ns));
+    assert_eq!(
+        resp.handle(&ack(5), at(2 * S)).send.len(),
+        3,
+        "the third group"
+    );
+    let done = resp.handle(&ack(8), at(3 * S));
+    assert!(done.events.contains(&Event::Completed) && resp.is_finished());
+}
+
+/// The first packet of a segmented result acknowledges the invoke: the initiator stops
+/// retransmitting it and waits W for the rest (a result that takes longer than RCR_MAX x R
+/// to arrive, as a large deck over a slow bearer does, is not aborted).
+#[test]
+fn the_first_packet_of_a_segmented_result_stops_the_invokes_retransmission() {
+    let timers = fast();
+    let (mut init, _) = a_get(timers);
+    let first = Pdu {
+        rid: false,
+        tid: Tid::new(7),
+        direction: Direction::FromResponder,
+        tpis: vec![],
+        body: Body::Result {
+            trailer: Trailer::More,
+            data: vec![1; 100],
+        },
+    };
+    assert!(init.handle(&first, at(S / 2)).send.is_empty());
+    assert_eq!(init.deadline(), Some(S / 2 + timers.wait_timeout_ns));
+    // Past RCR_MAX retries of R (4 x 2 s), still within W (10 s): no retransmission.
+    let retries = u64::from(timers.max_retransmissions) * timers.retry_interval_ns;
+    assert!(init.on_timeout(at(S / 2 + retries)).send.is_empty());
+    assert!(!init.is_finished());
+    assert_eq!(init.retransmissions(), 0);
+    // W without the rest: the transaction gives up.
+    init.on_timeout(at(S / 2 + timers.wait_timeout_ns));
+    assert!(init.is_finished());
+}
+
+/// WAP-224 §7.14.3: on the retry timer only the group's last packet goes again (RID set),
+/// not the whole group; the receiver's Ack or Nack says the rest.
+#[test]
+fn the_retry_timer_resends_only_the_groups_last_packet() {
+    let timers = fast();
+    let (mut resp, _) = responder_to_a_get(timers);
+    assert_eq!(resp.result(result_bytes(900), at(0)).unwrap().send.len(), 3);
+    let again = resp.on_timeout(at(timers.group_retry_interval_ns));
+    assert_eq!(again.send.len(), 1);
+    let pdu = decode_datagram(&again.send[0]).unwrap().remove(0);
+    assert!(pdu.rid);
+    assert!(matches!(
+        pdu.body,
+        Body::SegmentedResult {
+            psn: 2,
+            trailer: Trailer::EndOfGroup,
+            ..
+        }
+    ));
+    let (mut init, _) = Initiator::start(
+        Tid::new(8),
+        TransactionClass::Two,
+        vec![0; 900],
+        timers,
+        at(0),
+    )
+    .unwrap();
+    assert_eq!(
+        init.on_timeout(at(timers.group_retry_interval_ns))
+            .send
+            .len(),
+        1
+    );
 }
