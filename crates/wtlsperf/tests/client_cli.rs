@@ -235,7 +235,7 @@ fn a_wsp_get_to_the_echo_gateway_is_reported_as_echoed() {
         "http://x/",
     ]);
     gw.shutdown();
-    assert_clean_error(&out, "echoed the WSP Get back");
+    assert_clean_error(&out, "echoed the WSP GET back");
 }
 
 #[test]

@@ -957,7 +957,7 @@ mod tests {
         );
         assert!(
             calm.claim.contains(
-                "DTLS 1.2 through OpenSSL and EDHOC through lakers, server-authenticated"
+                "DTLS 1.2 (RFC 6347) through OpenSSL and EDHOC (RFC 9528) through lakers over CoAP, server-authenticated"
             ),
             "{}",
             calm.claim
