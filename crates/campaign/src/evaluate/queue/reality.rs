@@ -367,7 +367,17 @@ pub fn run_single_points(
         ),
     };
     let sim_jobs = 20_000;
-    let suites = single_point_contenders();
+    let mut suites = single_point_contenders();
+    if ctx.mode == Mode::Quick {
+        // one point a protocol: the quick run shows each under load, the full run each
+        // configuration
+        let mut seen = Vec::new();
+        suites.retain(|c| {
+            let fresh = !seen.contains(&c.protocol());
+            seen.push(c.protocol());
+            fresh
+        });
+    }
     // Twice the usual calibration allowance per point: a DTLS 1.3 client's work is the
     // generator's, and a first quick run spent the second point's warm-ups on the first
     // (the ML-KEM point then ran once, uncalibrated, and collapsed). Full: about 25 s.

@@ -160,8 +160,8 @@ pub fn variant_plan(mode: Mode, scope: VariantScope) -> VariantPlan {
         // One law, as the smoke run: the main run only shows the variant's path works;
         // the premise's test is `--only robustness`, every law at three loads.
         (VariantScope::Main, Mode::Quick) => (
-            robustness(&[RoundTripLaw::GsmCsd], ROBUSTNESS_CASE, &[0.6], 3.0),
-            mutual(&["283k/283k", "rsa2048/rsa2048"], &[0.5], 3.0),
+            robustness(&[RoundTripLaw::GsmCsd], ROBUSTNESS_CASE, &[0.6], 2.0),
+            mutual(&["283k/283k", "rsa2048/rsa2048"], &[0.5], 2.0),
         ),
         (VariantScope::Main, Mode::Full) => (
             Vec::new(),
