@@ -13,8 +13,9 @@ use crate::cli_args::{self, InterferenceArgs, PkiArgs};
 #[command(mut_arg("dir", |a| a.default_value(None::<&str>)
     .help("PKI directory, created on first use (default `<out>/pki`)")))]
 pub struct Args {
-    /// A shorter run (about 160 s on 2 cores): 3 repetitions per case, three load
-    /// points per setting, a handful of bearer cases.
+    /// A shorter run (about 170 s on 2 cores): 3 repetitions per case, three load
+    /// points per setting, a handful of bearer cases, this machine's client only, no
+    /// instruction counts.
     #[arg(long)]
     pub quick: bool,
     /// Every part on minimal inputs; proves the pipeline, measures nothing worth reading.
