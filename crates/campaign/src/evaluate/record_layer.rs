@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use wtls::msgs::enums::{BulkCipherAlgorithm, MacAlgorithm};
-pub use wtlsperf_drivers::record_bench::{measure_cell, RawCipherCost};
+use wtlsperf_drivers::record_bench::{measure_cell, RawCipherCost};
 use wtlsperf_drivers::record_bench::{raw_protect_ops, RawCipher};
 use wtlsperf_models::reference;
 use wtlsperf_report::{

@@ -214,26 +214,26 @@ fn basis_words(r: &PqCostRow) -> &str {
     }
 }
 
-/// The post-quantum suites of `rows`, in first-seen order.
-fn suites_of<'a>(rows: &[&'a PqCostRow]) -> Vec<&'a str> {
+/// One field of `rows`, each value once, in first-seen order.
+fn distinct<'a>(rows: &[&'a PqCostRow], field: impl Fn(&'a PqCostRow) -> &'a str) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
     for r in rows {
-        if !out.contains(&r.pq_suite.as_str()) {
-            out.push(&r.pq_suite);
+        let v = field(r);
+        if !out.contains(&v) {
+            out.push(v);
         }
     }
     out
 }
 
+/// The post-quantum suites of `rows`, in first-seen order.
+fn suites_of<'a>(rows: &[&'a PqCostRow]) -> Vec<&'a str> {
+    distinct(rows, |r| &r.pq_suite)
+}
+
 /// The protocols of `rows` (their registry names), in first-seen order.
 fn protocols_of<'a>(rows: &[&'a PqCostRow]) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
-    for r in rows {
-        if !out.contains(&r.protocol.as_str()) {
-            out.push(&r.protocol);
-        }
-    }
-    out
+    distinct(rows, |r| &r.protocol)
 }
 
 impl PqCost {
