@@ -126,12 +126,14 @@ pub struct WapPorts {
     pub stats_file: Option<(PathBuf, Duration)>,
     /// The bearer whose table of WAP-224 Appendix A a port's timers start from, then
     /// WTP's retry interval R, group retry interval G_R, acknowledgement interval A and
-    /// retransmission limit RCR_MAX, for both connection-mode ports or one.
+    /// retransmission limit RCR_MAX and the network's MPL, for both connection-mode
+    /// ports or one.
     pub wtp_bearer: Vec<PortSetting<WtpBearer>>,
     pub wtp_retry_ms: Vec<PortSetting>,
     pub wtp_group_retry_ms: Vec<PortSetting>,
     pub wtp_ack_ms: Vec<PortSetting>,
     pub wtp_max_retransmissions: Vec<PortSetting>,
+    pub wtp_mpl_ms: Vec<PortSetting>,
 }
 
 /// One of the four ports.

@@ -230,6 +230,13 @@ pub struct WapArgs {
     /// the transaction is aborted (NORESPONSE). [PORT=]N as --wtp-bearer.
     #[arg(long, value_name = "[PORT=]N")]
     pub wtp_max_retransmissions: Vec<PortSetting>,
+    /// With --wap, the network's Maximum Packet Lifetime on the connection-mode ports:
+    /// how long the gateway keeps a client's last TID after last hearing from it, and so
+    /// asks a lower TID from the same address to prove itself (WAP-224 §7.8). The
+    /// bearer's maximum round trip by default (ip 3 s); 0 for a network that makes no
+    /// duplicates. [PORT=]MS as --wtp-bearer.
+    #[arg(long, value_name = "[PORT=]MS")]
+    pub wtp_mpl_ms: Vec<PortSetting>,
 }
 
 impl WapArgs {
@@ -270,6 +277,7 @@ impl WapArgs {
             wtp_group_retry_ms: self.wtp_group_retry_ms.clone(),
             wtp_ack_ms: self.wtp_ack_ms.clone(),
             wtp_max_retransmissions: self.wtp_max_retransmissions.clone(),
+            wtp_mpl_ms: self.wtp_mpl_ms.clone(),
         }
     }
 }

@@ -585,6 +585,7 @@ fn wap_off_leaves_a_port_closed() {
         wtp_group_retry_ms: Vec::new(),
         wtp_ack_ms: Vec::new(),
         wtp_max_retransmissions: Vec::new(),
+        wtp_mpl_ms: Vec::new(),
     };
     let roles = wap_gateway::open_roles(&args).unwrap();
     assert_eq!(roles.len(), 2);
@@ -620,6 +621,7 @@ fn wtp_timers_are_set_for_both_connection_ports_or_one() {
         wtp_group_retry_ms: vec![setting("9201=6000")],
         wtp_ack_ms: vec![setting("9201=300")],
         wtp_max_retransmissions: vec![setting("4")],
+        wtp_mpl_ms: vec![setting("9201=500")],
     };
     let timers = wap_gateway::port_timers(&args).unwrap();
     let of = |offset: u16| timers.iter().find(|(o, _)| *o == offset).unwrap().1;
@@ -639,6 +641,8 @@ fn wtp_timers_are_set_for_both_connection_ports_or_one() {
         (of(1).max_retransmissions, of(3).max_retransmissions),
         (4, 4)
     );
+    // The MPL: 9201's own, 9203's the GSM SMS table's maximum round trip (40 s).
+    assert_eq!((of(1).mpl_ns, of(3).mpl_ns), (500 * ms, 40_000 * ms));
     let connectionless = wap_gateway::WapPorts {
         wtp_retry_ms: vec![setting("9200=100")],
         ..args.clone()

@@ -1,7 +1,7 @@
 //! WTP's timers per connection-mode port: `--wtp-bearer` picks a bearer's table of
-//! WAP-224 Appendix A, then `--wtp-retry-ms`, `--wtp-group-retry-ms`, `--wtp-ack-ms`
-//! and `--wtp-max-retransmissions` change single values; each for every port or, as
-//! `PORT=VALUE`, for one.
+//! WAP-224 Appendix A, then `--wtp-retry-ms`, `--wtp-group-retry-ms`, `--wtp-ack-ms`,
+//! `--wtp-max-retransmissions` and `--wtp-mpl-ms` change single values; each for every
+//! port or, as `PORT=VALUE`, for one.
 
 use anyhow::anyhow;
 use wtlsperf_wap::wtp::Timers;
@@ -118,7 +118,7 @@ type TimerOption<'a> = (
     fn(&mut Timers, u64),
 );
 
-fn timer_options(args: &WapPorts) -> [TimerOption<'_>; 4] {
+fn timer_options(args: &WapPorts) -> [TimerOption<'_>; 5] {
     [
         (
             "--wtp-retry-ms",
@@ -141,5 +141,8 @@ fn timer_options(args: &WapPorts) -> [TimerOption<'_>; 4] {
             0..=255,
             |t, n| t.max_retransmissions = u8::try_from(n).unwrap_or(u8::MAX),
         ),
+        ("--wtp-mpl-ms", &args.wtp_mpl_ms, 0..=3_600_000, |t, ms| {
+            t.mpl_ns = ms * 1_000_000
+        }),
     ]
 }

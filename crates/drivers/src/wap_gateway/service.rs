@@ -248,7 +248,7 @@ impl WapService {
             invokes: HashMap::new(),
             next_serial: 0,
             timers_due: BinaryHeap::new(),
-            tids: TidCache::default(),
+            tids: TidCache::new(timers.mpl_ns),
             tid_peers: LruCache::new(
                 NonZeroUsize::new(limits.max_tid_peers).unwrap_or(NonZeroUsize::MIN),
             ),
@@ -393,6 +393,7 @@ impl WapService {
             self.stats.undecodable += 1;
             return Vec::new();
         };
+        self.tids.heard(&peer, now);
         let mut actions = Vec::new();
         for pdu in pdus {
             if pdu.direction != Direction::FromInitiator {
@@ -446,7 +447,7 @@ impl WapService {
             TidVerdict::Accept
         } else {
             self.remember_tid_peer(peer);
-            self.tids.verdict(peer, pdu.tid, *tid_new)
+            self.tids.verdict(peer, pdu.tid, *tid_new, now)
         };
         let (responder, out) = Responder::on_invoke(pdu, verdict, self.timers, now)?;
         let max = self.limits.max_per_client;
@@ -557,7 +558,7 @@ impl WapService {
                 }
                 Event::TidConfirmed => {
                     self.remember_tid_peer(peer);
-                    self.tids.confirm(peer, tid);
+                    self.tids.confirm(peer, tid, now);
                     actions.push(Action::Proven { peer });
                 }
                 // A class 2 transaction completes when the initiator acknowledges its
@@ -574,6 +575,8 @@ impl WapService {
             .peek(&(peer, tid))
             .is_some_and(Responder::is_finished)
         {
+            // A copy of its invoke sent before the end may still be on its way.
+            self.tids.heard(&peer, now);
             self.forget(peer, tid);
         } else {
             self.schedule(peer, tid);
@@ -962,6 +965,70 @@ mod tests {
         assert_eq!(result_of(&out.events), reply);
         assert_eq!(svc.stats.requests, 1);
         assert_eq!(svc.stats.sessions_opened, 1);
+    }
+
+    /// The first PDU the gateway answers a new initiator's Connect (TID `tid`) with.
+    fn first_answer_to_connect(svc: &mut WapService, tid: u16, now: Now) -> Pdu {
+        let (_, out) = Initiator::start(
+            Tid::new(tid),
+            TransactionClass::Two,
+            connect_pdu(),
+            Timers::default(),
+            now,
+        )
+        .unwrap();
+        let peer: SocketAddr = "127.0.0.1:4000".parse().unwrap();
+        let answer = svc
+            .on_datagram(peer, &out.send[0], now)
+            .into_iter()
+            .find_map(|a| match a {
+                Action::Send { bytes, .. } => Some(Pdu::decode(&bytes).unwrap()),
+                _ => None,
+            });
+        answer.expect("an answer")
+    }
+
+    #[test]
+    fn an_address_reused_after_the_mpl_is_a_new_initiator_without_a_tid_test() {
+        // One initiator's session (TID 500) ends; a new initiator on the same address and
+        // port starts again from a low TID, as a restarted client (or Kannel's fakewap on
+        // a reused port) does.
+        let timers = Timers::default();
+        let mpl_ms = timers.mpl_ns / 1_000_000;
+        let mut svc = WapService::new(WspMode::Connection, timers);
+        let (mut init, out) = Initiator::start(
+            Tid::new(500),
+            TransactionClass::Two,
+            connect_pdu(),
+            timers,
+            at(0),
+        )
+        .unwrap();
+        let (_, events) = exchange(&mut svc, &mut init, out.send, at(0));
+        assert!(matches!(result_of(&events), wsp::Pdu::ConnectReply { .. }));
+        // Within the MPL the low TID may be an old duplicate: WAP-224's TID test asks.
+        let early = first_answer_to_connect(&mut svc, 2, at(mpl_ms));
+        assert!(matches!(
+            early.body,
+            wtp::Body::Ack {
+                tid_verification: true
+            }
+        ));
+        // That question was itself hearing from the address; after the MPL in silence
+        // the new initiator is served at once.
+        let mut fresh = WapService::new(WspMode::Connection, timers);
+        let (mut init, out) = Initiator::start(
+            Tid::new(500),
+            TransactionClass::Two,
+            connect_pdu(),
+            timers,
+            at(0),
+        )
+        .unwrap();
+        exchange(&mut fresh, &mut init, out.send, at(0));
+        let late = first_answer_to_connect(&mut fresh, 2, at(mpl_ms + 1));
+        assert!(matches!(late.body, wtp::Body::Result { .. }), "{late:?}");
+        assert_eq!(fresh.stats.sessions_opened, 2);
     }
 
     fn connect_pdu() -> Vec<u8> {

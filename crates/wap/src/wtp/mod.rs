@@ -91,40 +91,83 @@ pub enum TidVerdict {
 
 /// The last TID seen from each initiator, to tell a new transaction from a delayed
 /// duplicate of an old one. Keyed by whatever names a peer (its address).
+///
+/// An entry lives for the network's Maximum Packet Lifetime after the peer was last
+/// heard from or its last transaction ended (WAP-224 §7.8.2.2, Table 6: the responder
+/// "caches the TID for each Initiator for the Maximum Packet Lifetime"): no duplicate of
+/// an older invoke can still arrive after that, and a TID from a new initiator on a
+/// reused address is then taken without a verification round trip (§7.8.3.2).
 #[derive(Debug, Clone)]
 pub struct TidCache<K> {
-    last: HashMap<K, Tid>,
+    last: HashMap<K, CachedTid>,
+    mpl_ns: u64,
 }
 
-impl<K> Default for TidCache<K> {
+#[derive(Debug, Clone, Copy)]
+struct CachedTid {
+    tid: Tid,
+    heard_ns: u64,
+}
+
+impl<K: Hash + Eq> Default for TidCache<K> {
+    /// The IP bearer's lifetime ([`Timers::default`]).
     fn default() -> Self {
-        TidCache {
-            last: HashMap::new(),
-        }
+        TidCache::new(Timers::default().mpl_ns)
     }
 }
 
 impl<K: Hash + Eq> TidCache<K> {
+    /// A cache whose entries live `mpl_ns` after their peer was last heard from.
+    pub fn new(mpl_ns: u64) -> Self {
+        TidCache {
+            last: HashMap::new(),
+            mpl_ns,
+        }
+    }
+
     /// The TID test: a TID in the window after the last one is accepted and recorded.
-    /// A peer with no cached TID is accepted (as Kannel does: it cannot be told from a
-    /// restarted one, and verifying every first transaction costs a round trip). A set
-    /// TIDnew flag, or a TID outside the window, needs verification.
-    pub fn verdict(&mut self, peer: K, tid: Tid, tid_new: bool) -> TidVerdict {
+    /// A peer with no cached TID, or one not heard from for the MPL, is accepted (as
+    /// Kannel does for the first: it cannot be told from a restarted one, and verifying
+    /// every first transaction costs a round trip). A set TIDnew flag, or a TID outside
+    /// the window, needs verification.
+    pub fn verdict(&mut self, peer: K, tid: Tid, tid_new: bool, now: Now) -> TidVerdict {
         if tid_new {
             return TidVerdict::Verify;
         }
-        match self.last.get(&peer) {
-            Some(last) if !tid.follows(*last) => TidVerdict::Verify,
+        match self.live(&peer, now) {
+            Some(last) if !tid.follows(last) => TidVerdict::Verify,
             _ => {
-                self.last.insert(peer, tid);
+                self.confirm(peer, tid, now);
                 TidVerdict::Accept
             }
         }
     }
 
+    /// The peer's cached TID, unless the MPL has passed since it was last heard from.
+    fn live(&self, peer: &K, now: Now) -> Option<Tid> {
+        self.last
+            .get(peer)
+            .filter(|c| now.mono_ns.saturating_sub(c.heard_ns) <= self.mpl_ns)
+            .map(|c| c.tid)
+    }
+
     /// Records a TID the initiator has confirmed (Tok).
-    pub fn confirm(&mut self, peer: K, tid: Tid) {
-        self.last.insert(peer, tid);
+    pub fn confirm(&mut self, peer: K, tid: Tid, now: Now) {
+        let heard_ns = now.mono_ns;
+        self.last.insert(peer, CachedTid { tid, heard_ns });
+    }
+
+    /// Restarts the peer's lifetime if it has not ended: the peer was heard from, or one
+    /// of its transactions ended (an invoke it sent before that may still be on its way).
+    /// An entry already past its MPL stays dead: whoever sends from the address now is
+    /// judged as a new initiator.
+    pub fn heard(&mut self, peer: &K, now: Now) {
+        let mpl_ns = self.mpl_ns;
+        if let Some(c) = self.last.get_mut(peer) {
+            if now.mono_ns.saturating_sub(c.heard_ns) <= mpl_ns {
+                c.heard_ns = c.heard_ns.max(now.mono_ns);
+            }
+        }
     }
 
     /// Forgets a peer, as a restart would (its next TID is accepted): what bounds the
@@ -133,7 +176,7 @@ impl<K: Hash + Eq> TidCache<K> {
         self.last.remove(peer);
     }
 
-    /// Peers with a cached TID.
+    /// Peers with a cached TID (live or not yet dropped).
     pub fn len(&self) -> usize {
         self.last.len()
     }

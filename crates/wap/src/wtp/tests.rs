@@ -92,7 +92,7 @@ impl Run {
                 }
             }
             if let Event::TidConfirmed = e {
-                self.cache.confirm(0, self.init.tid());
+                self.cache.confirm(0, self.init.tid(), at(self.now));
             }
         }
         self.resp_events.extend(out.events);
@@ -133,7 +133,7 @@ impl Run {
                             let Body::Invoke { tid_new, .. } = pdu.body else {
                                 continue;
                             };
-                            let verdict = self.cache.verdict(0, pdu.tid, tid_new);
+                            let verdict = self.cache.verdict(0, pdu.tid, tid_new, now);
                             let (r, out) =
                                 Responder::on_invoke(&pdu, verdict, self.timers, now).unwrap();
                             self.resp = Some(r);
@@ -235,6 +235,7 @@ fn fast() -> Timers {
         max_ack_expirations: 2,
         segment_size: 100,
         group_size: 3,
+        mpl_ns: 3 * S,
     }
 }
 
@@ -399,7 +400,10 @@ fn class0_sends_once_and_expects_nothing() {
 fn tid_verification_asks_and_the_initiator_confirms() {
     let mut cache = TidCache::default();
     // The last TID from this peer was 200: 100 is outside the window.
-    assert_eq!(cache.verdict(0u8, Tid::new(200), false), TidVerdict::Accept);
+    assert_eq!(
+        cache.verdict(0u8, Tid::new(200), false, at(0)),
+        TidVerdict::Accept
+    );
     let mut run = Run::with(
         TransactionClass::Two,
         b"GET".to_vec(),
@@ -425,7 +429,7 @@ fn tid_verification_asks_and_the_initiator_confirms() {
     assert_eq!(run.resp_events[0], Event::TidConfirmed);
     assert_eq!(run.result(), Some(&result_bytes(5)));
     assert_eq!(
-        run.cache.verdict(0, Tid::new(101), false),
+        run.cache.verdict(0, Tid::new(101), false, at(run.now)),
         TidVerdict::Accept
     );
 }
@@ -499,10 +503,51 @@ fn a_late_duplicate_invoke_is_refused_once_the_result_is_in() {
 #[test]
 fn tidnew_forces_verification() {
     let mut cache = TidCache::default();
-    assert_eq!(cache.verdict(1u8, Tid::new(3), true), TidVerdict::Verify);
-    assert_eq!(cache.verdict(1u8, Tid::new(3), false), TidVerdict::Accept);
-    assert_eq!(cache.verdict(1u8, Tid::new(3), false), TidVerdict::Verify);
-    assert_eq!(cache.verdict(1u8, Tid::new(4), false), TidVerdict::Accept);
+    let mut verdict = |tid, tid_new| cache.verdict(1u8, Tid::new(tid), tid_new, at(0));
+    assert_eq!(verdict(3, true), TidVerdict::Verify);
+    assert_eq!(verdict(3, false), TidVerdict::Accept);
+    assert_eq!(verdict(3, false), TidVerdict::Verify);
+    assert_eq!(verdict(4, false), TidVerdict::Accept);
+}
+
+#[test]
+fn a_cached_tid_lives_for_the_mpl_after_its_peer_was_last_heard() {
+    // A new initiator on a reused address starts below the old one's last TID (500).
+    let mpl = Timers::default().mpl_ns;
+    let mut cache = TidCache::new(mpl);
+    assert_eq!(
+        cache.verdict(1u8, Tid::new(500), false, at(0)),
+        TidVerdict::Accept
+    );
+    // Within the MPL a lower TID may be an old duplicate: verify it.
+    assert_eq!(
+        cache.verdict(1u8, Tid::new(7), false, at(mpl)),
+        TidVerdict::Verify
+    );
+    // Heard from again (its transaction ended): the lifetime starts over.
+    cache.heard(&1, at(mpl));
+    let later = mpl + mpl / 2;
+    assert_eq!(
+        cache.verdict(1u8, Tid::new(7), false, at(later)),
+        TidVerdict::Verify
+    );
+    // Once the MPL has passed in silence no duplicate can be left (and hearing from the
+    // address again does not revive the entry): accept and record.
+    let gone = 2 * mpl + 1;
+    cache.heard(&1, at(gone));
+    assert_eq!(
+        cache.verdict(1u8, Tid::new(7), false, at(gone)),
+        TidVerdict::Accept
+    );
+    assert_eq!(
+        cache.verdict(1u8, Tid::new(6), false, at(gone)),
+        TidVerdict::Verify
+    );
+    // TIDnew asks for verification whatever the cache holds.
+    assert_eq!(
+        cache.verdict(2u8, Tid::new(1), true, at(gone)),
+        TidVerdict::Verify
+    );
 }
 
 #[test]

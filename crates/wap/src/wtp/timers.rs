@@ -47,6 +47,7 @@ impl WtpBearer {
                 w: 300,
                 rcr_max: 4,
                 aec_max: 4,
+                max_round_trip: 40,
             },
             // Maximum round trip assumed 5 s.
             WtpBearer::GsmUssd => AppendixA {
@@ -60,6 +61,7 @@ impl WtpBearer {
                 w: 60,
                 rcr_max: 4,
                 aec_max: 4,
+                max_round_trip: 5,
             },
             // Maximum round trip assumed 3 s.
             WtpBearer::Ip => AppendixA {
@@ -73,6 +75,7 @@ impl WtpBearer {
                 w: 40,
                 rcr_max: 8,
                 aec_max: 6,
+                max_round_trip: 3,
             },
         }
     }
@@ -119,6 +122,8 @@ pub struct AppendixA {
     /// "Max Retransmissions" (RCR_MAX) and "Max Ack timer Expiration" (AEC_MAX).
     pub rcr_max: u8,
     pub aec_max: u8,
+    /// The maximum round-trip time the table assumes (its introduction to each bearer).
+    pub max_round_trip: u64,
 }
 
 /// The intervals and limits one transaction runs with. A transaction has one role, so
@@ -146,6 +151,12 @@ pub struct Timers {
     pub segment_size: usize,
     /// Packets per group: the receiver acknowledges (or NACKs) after each group.
     pub group_size: u8,
+    /// MPL: the longest a datagram outlives its sending, for which a responder keeps an
+    /// initiator's last TID ([`super::TidCache`]). WAP-259 leaves MPL to the carrier; the
+    /// default is the maximum round trip Appendix A assumes for the bearer, since no
+    /// datagram can take longer one way than that round trip, and WTP's own retry
+    /// intervals treat a later one as lost.
+    pub mpl_ns: u64,
 }
 
 const S: u64 = 1_000_000_000;
@@ -187,6 +198,7 @@ impl Timers {
             // WTP's and WTLS's headers; groups of 3 are Kannel 1.4.5's.
             segment_size: 1400,
             group_size: 3,
+            mpl_ns: t.max_round_trip * S,
         }
     }
 }
@@ -239,5 +251,11 @@ mod tests {
         assert!(r(WtpBearer::GsmSms) > r(WtpBearer::GsmUssd));
         assert!(r(WtpBearer::GsmUssd) > r(WtpBearer::Ip));
         assert_eq!(Timers::responder(WtpBearer::GsmSms).max_retransmissions, 4);
+        let mpl = |b| Timers::responder(b).mpl_ns / S;
+        assert_eq!(
+            WtpBearer::ALL.map(mpl),
+            [40, 5, 3],
+            "Appendix A's assumed maximum round trips"
+        );
     }
 }
