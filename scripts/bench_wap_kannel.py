@@ -181,7 +181,7 @@ def table(a):
                 "| GET p95 ms | GET p99 ms | handshake p50 ms |", "|---|---|---|---|---|---|---|---|"]
         for port in sorted({r["port"] for r in wrows}):
             rs = [r for r in wrows if r["port"] == port]
-            ok = "/".join(f"{r['ok']}/{r['pages']}" for r in rs)
+            ok = ", ".join(f"{r['ok']} of {r['pages']}" for r in rs)
             out.append(f"| {port} | {len(rs)} | {ok} | {median_of(rs, 'pages_per_s'):.1f} "
                        f"| {median_of(rs, 'get_p50_ms'):.2f} | {median_of(rs, 'get_p95_ms'):.2f} "
                        f"| {median_of(rs, 'get_p99_ms'):.2f} | {median_of(rs, 'handshake_p50_ms'):.2f} |")
