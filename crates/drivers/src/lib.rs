@@ -8,6 +8,7 @@ pub mod bearer_runs;
 pub mod client_offer;
 pub mod counts;
 pub mod device;
+pub mod device_runs;
 pub mod flood;
 pub mod gateway;
 pub mod load;
