@@ -12,6 +12,7 @@ pub mod device_runs;
 pub mod flood;
 pub mod gateway;
 pub mod load;
+pub mod page_load;
 pub mod pcap;
 pub mod pki_store;
 pub mod pool;
