@@ -21,10 +21,12 @@ use wtls::suite::Case;
 use wtlsperf_bearer::{DelayDistribution, LinkProfile, RelayOptions};
 use wtlsperf_models::transmission::{link_ms, Flight};
 
+use crate::gateway::{spawn_gateway, GatewayConfig};
 use crate::pki_store::PkiStore;
 pub use crate::registry::wtls::bearer_retransmit_timeout;
 use crate::registry::wtls::wtls_bearer_config;
 use crate::relay_run::through_relay;
+use crate::setup::{gateway_server_config, ClientAuth, Options};
 use crate::udp_client::{self, ClientRun};
 use crate::wire_log::flights_of;
 
@@ -134,6 +136,47 @@ pub fn run_concurrently(
             seed.wrapping_add(i as u64),
         )
     })
+}
+
+/// One bearer's share of a plan of bearer runs: its link and the handshakes to make
+/// over it (a case and authentication repeated once per run).
+#[derive(Debug, Clone)]
+pub struct BearerBatch {
+    pub link: LinkProfile,
+    pub work: Vec<(Case, AuthMode)>,
+}
+
+/// Runs every batch against one in-process gateway with the thesis flow (two workers,
+/// client authentication optional so both modes share it), the batches one after the
+/// other and each batch's handshakes all at once (at most 96, each on its own relay,
+/// seeds from 7): a bearer's handshakes then last about as long as its slowest one.
+/// `before` is told of each batch as it starts, for progress. The results come back
+/// per batch, in the batches' and their work's order.
+pub fn run_batches(
+    store: &PkiStore,
+    batches: &[BearerBatch],
+    mut before: impl FnMut(&BearerBatch),
+) -> anyhow::Result<Vec<Vec<anyhow::Result<BearerRun>>>> {
+    let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
+    let mut cfg = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
+    cfg.workers = 2;
+    let gateway = spawn_gateway(cfg)?;
+    let addr = gateway.local_addr();
+    let mut out = Vec::new();
+    for batch in batches {
+        before(batch);
+        let parallelism = batch.work.len().min(96);
+        out.push(run_concurrently(
+            store,
+            addr,
+            &batch.link,
+            batch.work.clone(),
+            parallelism,
+            7,
+        ));
+    }
+    gateway.shutdown();
+    Ok(out)
 }
 
 /// Summary of repeated bearer runs of one case: the median of measured / predicted.

@@ -1,60 +1,29 @@
 //! What a WAP user of 2004 waited for: the time from the first ClientHello to the first
-//! page's last byte, over the emulated bearers, beside the handshake alone. The page is
-//! fetched through `gateway --wap` (its secure ports) from a loopback origin
-//! ([`LabOrigin`]), connectionless (one Get and its Reply) and in connection mode over
-//! WTP (Connect, then Get; WTP's acknowledgements really on the link), each run through
-//! its own bearer relay. Beside them, decks of 1 to 30 KB in connection mode, the
-//! Reply segmented by WTP SAR ([`super::page_load_decks`]).
+//! page's last byte, over the emulated bearers, beside the handshake alone. The drivers
+//! ([`wtlsperf_drivers::page_load`]) fetch the page through `gateway --wap` (its secure
+//! ports) from a loopback origin, connectionless (one Get and its Reply) and in
+//! connection mode over WTP (Connect, then Get; WTP's acknowledgements really on the
+//! link), each run through its own bearer relay. Beside them, decks of 1 to 30 KB in
+//! connection mode, the Reply segmented by WTP SAR ([`super::page_load_decks`]); here the
+//! plan, the summaries and the tables.
 
-use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 use wtlsperf_bearer::profile;
-use wtlsperf_bearer::LinkProfile;
-use wtlsperf_bearer::RelayOptions;
 use wtlsperf_models::stats::median;
 use wtlsperf_models::Authentication;
 use wtlsperf_report::{Cell, Column, Provenance, Section, Table};
-use wtlsperf_wap::wtp::Timers;
 
 use super::context::{Ctx, Mode};
 use super::csv_file::write_csv;
 use super::page_load_decks::{self, DeckRow};
 use wtlsperf_drivers::auth::auth_mode;
-use wtlsperf_drivers::bearer_runs::bearer_retransmit_timeout;
+use wtlsperf_drivers::page_load::{self, PageBatch, PageJob, PageRun};
+pub use wtlsperf_drivers::page_load::{Fetch, LinkTally};
 use wtlsperf_drivers::pki_store::PkiStore;
-use wtlsperf_drivers::relay_run::through_relay;
-use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
-use wtlsperf_drivers::wap_client::{self, Limits, Socket, WspMode, WtlsPipe};
-use wtlsperf_drivers::wap_gateway::{self, lab_origin::LabOrigin, WapGatewayConfig, ROLES};
-
-/// What one run does after the handshake.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fetch {
-    /// Nothing: the handshake alone.
-    Handshake,
-    /// One connectionless Get (port 9202's role).
-    Connectionless,
-    /// Connect and Get as WTP transactions (port 9203's role).
-    Connection,
-}
-
-impl Fetch {
-    pub const ALL: [Fetch; 3] = [Fetch::Handshake, Fetch::Connectionless, Fetch::Connection];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Fetch::Handshake => "handshake",
-            Fetch::Connectionless => "connectionless",
-            Fetch::Connection => "connection",
-        }
-    }
-}
+use wtlsperf_drivers::wap_gateway;
 
 /// One row of `page_load.csv`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -85,15 +54,6 @@ pub struct PageLoadRow {
     /// The first completed run's link counts per direction.
     #[serde(skip)]
     pub link: LinkTally,
-}
-
-/// Datagrams and bytes one run put on the link, per direction, as the relay counted them.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct LinkTally {
-    pub up_datagrams: u64,
-    pub down_datagrams: u64,
-    pub up_bytes: u64,
-    pub down_bytes: u64,
 }
 
 /// One row of `page_load_gateway.csv`: what each kind of job cost the gateway over the
@@ -173,86 +133,20 @@ fn plan(mode: Mode) -> (Vec<&'static str>, Vec<&'static str>, usize) {
     }
 }
 
-/// One run to make: a case and fetch, and for the deck series the deck's size (KiB of
-/// WML at the origin).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Job {
-    pub case: Case,
-    pub fetch: Fetch,
-    pub deck_kb: Option<usize>,
-}
-
-/// One measured run.
-#[derive(Debug, Clone)]
-pub(super) struct Run {
-    ms: f64,
-    datagrams: u64,
-    bytes: u64,
-    link: LinkTally,
-    pub body_bytes: usize,
-    /// The page alone, after the handshake: from the first WSP datagram to the Reply's
-    /// last byte (ms), and what it put on the link.
-    pub page_ms: f64,
-    pub page_link: LinkTally,
-}
-
-#[cfg(test)]
-impl Run {
-    /// A run with only what the deck series reads.
-    pub(super) fn for_test(page_ms: f64, body_bytes: usize, page_link: LinkTally) -> Run {
-        Run {
-            ms: page_ms,
-            datagrams: 0,
-            bytes: 0,
-            link: page_link,
-            body_bytes,
-            page_ms,
-            page_link,
-        }
-    }
-}
-
-/// Runs the plan: every (case, fetch, repetition) of a bearer at once, each on its own
-/// relay, against one in-process WAP gateway and origin.
+/// Plans every (case, fetch, repetition) of each bearer, and the deck series, for the
+/// drivers to run against one in-process WAP gateway and origin; summarises what they
+/// measured.
 pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<PageLoadResults> {
-    let origin = LabOrigin::start().context("starting the lab origin")?;
-    let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
-    let gateway = wap_gateway::spawn(WapGatewayConfig {
-        ip: "127.0.0.1".parse()?,
-        base_port: 0,
-        roles: ROLES.iter().filter(|r| r.secure).copied().collect(),
-        server: Arc::new(server),
-        origin_timeout: Duration::from_secs(30),
-        timers: Timers::default(),
-        // The secure ports only: every client proves its address by its handshake.
-        limits: wap_gateway::WapLimits::default(),
-        access_log: None,
-        port_timers: Vec::new(),
-    })?;
     let (bearers, cases, runs) = plan(ctx.mode);
     let (deck_kbs, deck_runs) = page_load_decks::plan(ctx.mode);
-    let targets = Targets {
-        connectionless: gateway
-            .addr(WspMode::Connectionless, true)
-            .context("the gateway's connectionless WTLS port")?,
-        connection: gateway
-            .addr(WspMode::Connection, true)
-            .context("the gateway's connection-mode WTLS port")?,
-        url: origin.url(),
-        sized: deck_kbs
-            .iter()
-            .map(|kb| (*kb, origin.sized_url(*kb)))
-            .collect(),
-    };
     let auth = auth_mode(Authentication::ServerAuth);
-    let (mut rows, mut decks) = (Vec::new(), Vec::new());
+    let mut batches = Vec::new();
     for name in bearers {
-        let link = profile(name)?;
         let mut work = Vec::new();
         for case in &cases {
             for fetch in Fetch::ALL {
                 for _ in 0..runs {
-                    work.push(Job {
+                    work.push(PageJob {
                         case: Case::parse(case)?,
                         fetch,
                         deck_kb: None,
@@ -263,154 +157,48 @@ pub fn run(ctx: &Ctx, store: &PkiStore) -> anyhow::Result<PageLoadResults> {
         // The deck series with the first case: the WTLS handshake is not what it varies.
         for kb in &deck_kbs {
             for _ in 0..deck_runs {
-                work.push(Job {
+                work.push(PageJob {
                     case: Case::parse(cases[0])?,
                     fetch: Fetch::Connection,
                     deck_kb: Some(*kb),
                 });
             }
         }
-        ctx.step(&format!(
-            "page load: {} runs over {name} at once",
-            work.len()
-        ));
-        let results = run_all(store, &targets, &link, auth, &work);
-        rows.extend(summarise(name, auth, &cases, &work, &results));
-        decks.extend(page_load_decks::summarise(&link, &work, &results));
+        batches.push(PageBatch {
+            link: profile(name)?,
+            work,
+        });
     }
-    let gateway_jobs = gateway.take_jobs();
-    drop(gateway);
+    let measured = page_load::measure(store, &batches, &deck_kbs, auth, |b| {
+        ctx.step(&format!(
+            "page load: {} runs over {} at once",
+            b.work.len(),
+            b.link.name
+        ))
+    })?;
+    let (mut rows, mut decks) = (Vec::new(), Vec::new());
+    for (batch, results) in batches.iter().zip(&measured.runs) {
+        rows.extend(summarise(
+            &batch.link.name,
+            auth,
+            &cases,
+            &batch.work,
+            results,
+        ));
+        decks.extend(page_load_decks::summarise(
+            &batch.link,
+            &batch.work,
+            results,
+        ));
+    }
     anyhow::ensure!(
         !rows.is_empty(),
         "no page load over the emulated bearers completed"
     );
     Ok(PageLoadResults {
         rows,
-        gateway: gateway_costs(&gateway_jobs),
+        gateway: gateway_costs(&measured.gateway_jobs),
         decks,
-    })
-}
-
-/// Where the runs go.
-struct Targets {
-    connectionless: SocketAddr,
-    connection: SocketAddr,
-    url: String,
-    /// The sized decks' URLs by size (KiB).
-    sized: Vec<(usize, String)>,
-}
-
-impl Targets {
-    fn url_of(&self, job: &Job) -> anyhow::Result<&str> {
-        match job.deck_kb {
-            None => Ok(&self.url),
-            Some(kb) => self
-                .sized
-                .iter()
-                .find(|(k, _)| *k == kb)
-                .map(|(_, u)| u.as_str())
-                .with_context(|| format!("no URL for the {kb} KB deck")),
-        }
-    }
-}
-
-fn run_all(
-    store: &PkiStore,
-    targets: &Targets,
-    link: &LinkProfile,
-    auth: AuthMode,
-    work: &[Job],
-) -> Vec<anyhow::Result<Run>> {
-    // Many at once: each run mostly waits on its emulated link.
-    wtlsperf_drivers::pool::run_concurrently(work, 48, |i, job| {
-        one_run(store, targets, link.clone(), job, auth, 31 + i as u64)
-    })
-}
-
-/// One handshake (and page) through a fresh relay.
-fn one_run(
-    store: &PkiStore,
-    targets: &Targets,
-    link: LinkProfile,
-    job: &Job,
-    auth: AuthMode,
-    seed: u64,
-) -> anyhow::Result<Run> {
-    let (case, fetch) = (job.case, job.fetch);
-    let url = targets.url_of(job)?;
-    let creds = store.case(&case)?;
-    let cfg = wtlsperf_drivers::registry::wtls::wtls_bearer_config(&creds, &link);
-    let rto = bearer_retransmit_timeout(&link);
-    let upstream = match fetch {
-        Fetch::Connection => targets.connection,
-        _ => targets.connectionless,
-    };
-    let deadline = Instant::now() + rto * 70;
-    let fetched = through_relay(
-        upstream,
-        &link,
-        seed,
-        RelayOptions::default(),
-        |sock, peer| {
-            let (run, mut client) = wtlsperf_drivers::udp_client::connect(
-                sock,
-                peer,
-                Arc::new(cfg),
-                auth,
-                None,
-                None,
-                deadline,
-            )?;
-            // What the handshake put on the link, as the client counted it (the
-            // emulated bearers lose nothing): the rest of the relay's counts is the page's.
-            let handshake = LinkTally {
-                up_datagrams: run.datagrams_sent,
-                down_datagrams: run.datagrams_received,
-                up_bytes: run.bytes_sent,
-                down_bytes: run.bytes_received,
-            };
-            let mode = match fetch {
-                Fetch::Handshake => return Ok((run.duration, Duration::ZERO, 0, handshake)),
-                Fetch::Connectionless => WspMode::Connectionless,
-                Fetch::Connection => WspMode::Connection,
-            };
-            let started = Instant::now();
-            let mut pipe = WtlsPipe::new(Socket::new(sock, peer, None)?, &mut client);
-            let limits = Limits {
-                retry: rto,
-                deadline,
-            };
-            let page = wap_client::fetch(&mut pipe, mode, url, 1, limits)?;
-            let page_time = started.elapsed();
-            anyhow::ensure!(
-                page.status.http() == Some(200),
-                "the page came back {}",
-                page.status
-            );
-            Ok((run.duration, page_time, page.body.len(), handshake))
-        },
-    );
-    let ((handshake, page_time, body_bytes, until_page), stats) =
-        fetched.with_context(|| format!("{case} {} of {url} over {}", fetch.name(), link.name))?;
-    let all = LinkTally {
-        up_datagrams: stats.up.datagrams_in,
-        down_datagrams: stats.down.datagrams_in,
-        up_bytes: stats.up.bytes_in,
-        down_bytes: stats.down.bytes_in,
-    };
-    Ok(Run {
-        ms: (handshake + page_time).as_secs_f64() * 1e3,
-        datagrams: stats.up.datagrams_in + stats.down.datagrams_in,
-        bytes: stats.up.bytes_in + stats.down.bytes_in,
-        link: all,
-        body_bytes,
-        page_ms: page_time.as_secs_f64() * 1e3,
-        page_link: LinkTally {
-            up_datagrams: all.up_datagrams.saturating_sub(until_page.up_datagrams),
-            down_datagrams: all.down_datagrams.saturating_sub(until_page.down_datagrams),
-            up_bytes: all.up_bytes.saturating_sub(until_page.up_bytes),
-            down_bytes: all.down_bytes.saturating_sub(until_page.down_bytes),
-        },
     })
 }
 
@@ -418,12 +206,12 @@ fn summarise(
     bearer: &str,
     auth: AuthMode,
     cases: &[&str],
-    work: &[Job],
-    results: &[anyhow::Result<Run>],
+    work: &[PageJob],
+    results: &[anyhow::Result<PageRun>],
 ) -> Vec<PageLoadRow> {
     let mut rows = Vec::new();
     for case in cases {
-        let ok = |fetch: Fetch| -> Vec<&Run> {
+        let ok = |fetch: Fetch| -> Vec<&PageRun> {
             work.iter()
                 .zip(results)
                 .filter(|(j, _)| j.deck_kb.is_none())
@@ -431,7 +219,7 @@ fn summarise(
                 .filter_map(|(_, r)| r.as_ref().ok())
                 .collect()
         };
-        let med = |runs: &[&Run]| median(&runs.iter().map(|r| r.ms).collect::<Vec<_>>());
+        let med = |runs: &[&PageRun]| median(&runs.iter().map(|r| r.ms).collect::<Vec<_>>());
         let handshake = med(&ok(Fetch::Handshake)).unwrap_or(f64::NAN);
         for fetch in Fetch::ALL {
             let runs = ok(fetch);
@@ -536,10 +324,6 @@ mod tests {
                 assert!(Case::parse(c).is_ok(), "{c}");
             }
         }
-        assert_eq!(
-            Fetch::ALL.map(Fetch::name),
-            ["handshake", "connectionless", "connection"]
-        );
     }
 
     #[test]

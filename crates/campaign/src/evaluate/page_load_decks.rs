@@ -16,8 +16,8 @@ use wtlsperf_report::{Cell, Column, Provenance, Table};
 use wtlsperf_wap::wtp::Timers;
 
 use super::context::{Ctx, Mode};
-use super::page_load::{Job, Run};
 use super::page_load_model::link_model_ms;
+use wtlsperf_drivers::page_load::{PageJob, PageRun};
 
 /// Deck sizes (KiB of WML at the origin) and runs of each per bearer, by mode. Smoke runs
 /// none; quick two small decks once (a few seconds over GSM CSD, run beside the other
@@ -70,8 +70,8 @@ pub struct DeckRow {
 /// The deck rows of one bearer's runs, by deck size.
 pub(super) fn summarise(
     link: &LinkProfile,
-    work: &[Job],
-    results: &[anyhow::Result<Run>],
+    work: &[PageJob],
+    results: &[anyhow::Result<PageRun>],
 ) -> Vec<DeckRow> {
     let timers = Timers::default();
     let mut kbs: Vec<usize> = work.iter().filter_map(|j| j.deck_kb).collect();
@@ -84,7 +84,7 @@ pub(super) fn summarise(
             .filter(|(j, _)| j.deck_kb == Some(kb))
             .filter_map(|(_, r)| r.as_ref().err().map(|e| format!("{e:#}")))
             .collect();
-        let runs: Vec<(&Job, &Run)> = work
+        let runs: Vec<(&PageJob, &PageRun)> = work
             .iter()
             .zip(results)
             .filter(|(j, _)| j.deck_kb == Some(kb))
@@ -127,7 +127,7 @@ pub(super) fn summarise(
 
 impl DeckRow {
     /// The row of a size none of whose runs completed: what failed, nothing measured.
-    fn failed(link: &LinkProfile, work: &[Job], kb: usize, failures: Vec<String>) -> DeckRow {
+    fn failed(link: &LinkProfile, work: &[PageJob], kb: usize, failures: Vec<String>) -> DeckRow {
         let case = work
             .iter()
             .find(|j| j.deck_kb == Some(kb))
@@ -215,7 +215,7 @@ mod tests {
     fn a_segmented_reply_counts_its_groups_and_their_acks_as_legs() {
         let link = profile("gsm-csd").unwrap();
         let case = Case::parse("rsa1024/rsa1024").unwrap();
-        let job = |kb| Job {
+        let job = |kb| PageJob {
             case,
             fetch: Fetch::Connection,
             deck_kb: Some(kb),
@@ -228,7 +228,15 @@ mod tests {
             up_bytes: 400,
             down_bytes: 13_000,
         };
-        let run = |ms| Run::for_test(ms, 12_000, tally);
+        let run = |ms| PageRun {
+            ms,
+            datagrams: 0,
+            bytes: 0,
+            link: tally,
+            body_bytes: 12_000,
+            page_ms: ms,
+            page_link: tally,
+        };
         let work = [job(10), job(10), job(1)];
         let results = vec![
             Ok(run(9_000.0)),

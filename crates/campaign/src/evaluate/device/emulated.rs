@@ -1,33 +1,23 @@
 //! The studies re-enacted end to end: real handshakes of the thesis' cases with an
-//! emulated Nokia 7650 client ([`wtlsperf_drivers::device`]), the real gateway, and emulated GSM CSD
-//! and GPRS links, all at once (one relay and one thread per handshake: a Nokia RSA-3072
-//! mutual handshake lasts over a minute, nearly all of it the client holding its flight,
-//! so the runs overlap instead of queueing).
+//! emulated Nokia 7650 client, the real gateway, and emulated GSM CSD and GPRS links, run
+//! all at once by the drivers ([`wtlsperf_drivers::device_runs`]); here the plan, and the
+//! models and published times beside what they measured.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-use anyhow::Context;
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
-use wtlsperf_bearer::{profile, DelayDistribution, LinkProfile, RelayOptions};
+use wtlsperf_bearer::{profile, DelayDistribution, LinkProfile};
 use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::stats::median;
+use wtlsperf_models::transmission::link_ms;
 use wtlsperf_models::Authentication;
 
 use crate::evaluate::context::Mode;
 use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
 use crate::evaluate::vocabulary::{BearerName, DeviceName};
 use wtlsperf_drivers::auth::authentication;
-use wtlsperf_drivers::bearer_runs::bearer_retransmit_timeout;
-use wtlsperf_drivers::device::{model_case, ClientSteps};
-use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
+use wtlsperf_drivers::device::ClientSteps;
+use wtlsperf_drivers::device_runs::{run_on_device, DeviceHandshake, DeviceRun};
 use wtlsperf_drivers::pki_store::PkiStore;
-use wtlsperf_drivers::pool::run_concurrently;
-use wtlsperf_drivers::protocols::model::wtls_steps;
-use wtlsperf_drivers::relay_run::through_relay;
-use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
-use wtlsperf_drivers::udp_client;
 use wtlsperf_drivers::wire_log::flights_of;
 
 /// The bearers the thesis measured (Table 4.12 over GSM CSD, GPRS average of Table 4.15).
@@ -120,53 +110,6 @@ pub fn plan(mode: Mode) -> Vec<Case> {
     }
 }
 
-/// Handshakes in flight at once: each holds a relay (three sockets and a thread) and a
-/// client socket, so this bounds the descriptors and threads, as the bearer runs do.
-const MAX_AT_ONCE: usize = 96;
-
-/// The device's client time of one work item (ms), for the scheduling order.
-fn device_ms(device: &DeviceProfile, (case, auth, _): &(Case, AuthMode, LinkProfile)) -> f64 {
-    wtlsperf_drivers::device::model_case(*case, *auth)
-        .ok()
-        .and_then(|c| device.client_processing_ms(c).ok())
-        .unwrap_or(0.0)
-}
-
-/// What one emulated handshake gave: the client's record, the device's steps it was held
-/// to and the transmission model for the flights exchanged (ms).
-type Outcome = anyhow::Result<(udp_client::ClientRun, ClientSteps, f64)>;
-
-/// One handshake through its own relay, the client emulating `device`.
-fn one(
-    store: &PkiStore,
-    gateway: std::net::SocketAddr,
-    device: Arc<DeviceProfile>,
-    (case, auth, link): (Case, AuthMode, LinkProfile),
-    seed: u64,
-) -> Outcome {
-    let creds = store.case(&case)?;
-    let model = model_case(case, auth)?;
-    device.client_processing_ms(model)?;
-    let steps = wtls_steps(case, model.auth, &device)?;
-    // The driver starts the timer as each held flight leaves: the link's timer suffices.
-    let cfg = wtlsperf_drivers::registry::wtls::wtls_bearer_config(&creds, &link);
-    let rto = bearer_retransmit_timeout(&link);
-    let hold = Duration::from_secs_f64(steps.total_ms() / 1e3);
-    // The relay forgets an idle client: the device's longest hold must not look idle.
-    let options = RelayOptions {
-        idle_timeout: RelayOptions::default().idle_timeout + rto + hold,
-        ..RelayOptions::default()
-    };
-    let deadline = Instant::now() + rto * 8 + hold;
-    let ((run, _), _) = through_relay(gateway, &link, seed, options, |sock, relay| {
-        let client = udp_client::probed_client(Arc::new(cfg), auth, None);
-        udp_client::connect_client(sock, relay, client, Some(&steps), None, deadline)
-    })
-    .with_context(|| format!("{case} {} over {} on a device", auth.name(), link.name))?;
-    let predicted = wtlsperf_models::transmission::link_ms(&flights_of(&run.wire), &link.rates());
-    Ok((run, steps, predicted))
-}
-
 /// One table row from the runs of one case, authentication and bearer (medians).
 fn row(
     processing: &ProcessingResults,
@@ -208,7 +151,8 @@ fn row(
 }
 
 /// Runs every planned case, both authentications, over both bearers, all at once, with
-/// the client emulating `device`.
+/// the client emulating `device` (the drivers' device runs), and sets the models beside
+/// the medians of each case, authentication and bearer.
 pub fn run(
     mode: Mode,
     store: &PkiStore,
@@ -216,72 +160,55 @@ pub fn run(
     device: &DeviceProfile,
     per_flight_ms: Option<f64>,
 ) -> anyhow::Result<Vec<EmulatedRun>> {
-    let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
-    let mut cfg = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
-    cfg.workers = 2;
-    // A Nokia RSA-3072 mutual handshake holds its flight for over a minute.
-    cfg.handshake_timeout = Duration::from_secs(600);
-    let gateway = spawn_gateway(cfg)?;
-    let addr = gateway.local_addr();
     let mut work = Vec::new();
     for link in links(per_flight_ms)? {
-        for c in plan(mode) {
+        for case in plan(mode) {
             for auth in Authentication::ALL {
                 for _ in 0..runs(mode) {
-                    work.push((c, auth_mode(auth), link.clone()));
+                    work.push(DeviceHandshake {
+                        case,
+                        auth: auth_mode(auth),
+                        link: link.clone(),
+                    });
                 }
             }
         }
     }
-    let device = Arc::new(device.clone());
-    // Longest first, so the pool's last handshakes are short ones.
-    let mut order: Vec<usize> = (0..work.len()).collect();
-    order.sort_by(|&a, &b| device_ms(&device, &work[b]).total_cmp(&device_ms(&device, &work[a])));
-    let ordered = run_concurrently(&order, MAX_AT_ONCE, |_, &i| {
-        let r = one(
-            store,
-            addr,
-            device.clone(),
-            work[i].clone(),
-            1_000 + i as u64,
-        );
-        (i, r)
-    });
-    let mut results: Vec<Option<Outcome>> = (0..work.len()).map(|_| None).collect();
-    for (i, r) in ordered {
-        results[i] = Some(r);
-    }
-    gateway.shutdown();
+    let results = run_on_device(store, device, &work, 1_000)?;
     let mut rows = Vec::new();
     let mut done: Vec<(Case, AuthMode, String)> = Vec::new();
-    for (case, auth, link) in &work {
-        let key = (*case, *auth, link.name.clone());
+    for h in &work {
+        let key = (h.case, h.auth, h.link.name.clone());
         if done.contains(&key) {
             continue;
         }
         done.push(key);
-        let ok: Vec<&(udp_client::ClientRun, ClientSteps, f64)> = work
+        let ok: Vec<&DeviceRun> = work
             .iter()
             .zip(&results)
-            .filter(|((c, a, l), _)| c == case && a == auth && l.name == link.name)
-            .filter_map(|(_, r)| r.as_ref().and_then(|r| r.as_ref().ok()))
+            .filter(|(w, _)| w.case == h.case && w.auth == h.auth && w.link.name == h.link.name)
+            .filter_map(|(_, r)| r.as_ref().ok())
             .collect();
-        let Some((_, steps, _)) = ok.first() else {
+        let Some(first) = ok.first() else {
             continue;
         };
         let measured: Vec<f64> = ok
             .iter()
-            .map(|r| r.0.duration.as_secs_f64() * 1e3)
+            .map(|r| r.client.duration.as_secs_f64() * 1e3)
             .collect();
-        let transmission: Vec<f64> = ok.iter().map(|r| r.2).collect();
+        // Eq. 3.84 per flight over the flights each run exchanged.
+        let transmission: Vec<f64> = ok
+            .iter()
+            .map(|r| link_ms(&flights_of(&r.client.wire), &h.link.rates()))
+            .collect();
         rows.push(row(
             processing,
-            &DeviceName::of(&device),
-            (*case, *auth, &BearerName::of(link)),
-            steps,
+            &DeviceName::of(device),
+            (h.case, h.auth, &BearerName::of(&h.link)),
+            &first.steps,
             &measured,
             &transmission,
-            ok.iter().map(|r| r.0.retransmissions).sum(),
+            ok.iter().map(|r| r.client.retransmissions).sum(),
         ));
     }
     anyhow::ensure!(!rows.is_empty(), "no emulated-device handshake completed");

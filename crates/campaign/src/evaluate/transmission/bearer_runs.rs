@@ -2,8 +2,6 @@
 //! in-process gateway with the thesis flow, one relay per handshake, many at once, so the
 //! 48 cases over GSM CSD take about as long as one of them.
 
-use std::sync::Arc;
-
 use wtls::handshake::AuthMode;
 use wtls::suite::Case;
 use wtlsperf_bearer::profile;
@@ -13,10 +11,8 @@ use wtlsperf_models::Authentication;
 use crate::evaluate::context::{Ctx, Mode};
 use crate::evaluate::processing::{auth_mode, cases_for, ProcessingResults};
 use crate::evaluate::vocabulary::BearerName;
-use wtlsperf_drivers::bearer_runs::run_concurrently;
-use wtlsperf_drivers::gateway::{spawn_gateway, GatewayConfig};
+use wtlsperf_drivers::bearer_runs::{run_batches, BearerBatch, BearerRun};
 use wtlsperf_drivers::pki_store::PkiStore;
-use wtlsperf_drivers::setup::{gateway_server_config, ClientAuth, Options};
 use wtlsperf_models::reference;
 
 /// Which profiles, cases and how many runs of each a mode does.
@@ -61,20 +57,16 @@ pub fn plan(mode: Mode) -> Vec<(&'static str, Vec<Case>, usize)> {
     }
 }
 
-/// Runs the plan and returns one row per case, mode and bearer.
+/// Runs the plan through the drivers' bearer runs and returns one row per case, mode
+/// and bearer, the flight model's median beside the measured one.
 pub fn run(
     ctx: &Ctx,
     store: &PkiStore,
     _processing: &ProcessingResults,
 ) -> anyhow::Result<Vec<BearerRow>> {
-    let server = gateway_server_config(store, ClientAuth::Optional, &Options::default())?;
-    let mut cfg = GatewayConfig::lab("127.0.0.1:0".parse()?, Arc::new(server));
-    cfg.workers = 2;
-    let gateway = spawn_gateway(cfg)?;
-    let addr = gateway.local_addr();
-    let mut rows = Vec::new();
+    let mut batches = Vec::new();
+    let mut planned = Vec::new();
     for (name, cases, runs) in plan(ctx.mode) {
-        let p = profile(name)?;
         let mut work: Vec<(Case, AuthMode)> = Vec::new();
         for c in &cases {
             for auth in Authentication::ALL {
@@ -83,44 +75,66 @@ pub fn run(
                 }
             }
         }
-        ctx.step(&format!(
-            "transmission: {} handshakes over {name} at once",
-            work.len()
-        ));
-        let results = run_concurrently(store, addr, &p, work.clone(), work.len().min(96), 7);
-        for c in &cases {
-            for auth in Authentication::ALL {
-                let ok: Vec<_> = work
-                    .iter()
-                    .zip(&results)
-                    .filter(|((wc, wa), _)| wc == c && *wa == auth_mode(auth))
-                    .filter_map(|(_, r)| r.as_ref().ok())
-                    .collect();
-                let Some(first) = ok.first() else { continue };
-                let measured: Vec<f64> = ok.iter().map(|r| r.duration_ms).collect();
-                let predicted: Vec<f64> = ok.iter().map(|r| r.predicted_ms).collect();
-                rows.push(BearerRow {
-                    case: *c,
-                    auth,
-                    bearer: BearerName::of(&p),
-                    bytes: (first.bytes_up + first.bytes_down) as usize,
-                    datagrams: (first.datagrams_up + first.datagrams_down) as usize,
-                    runs: ok.len(),
-                    measured_ms: median(&measured).unwrap_or(f64::NAN),
-                    modelled_ms: median(&predicted).unwrap_or(f64::NAN),
-                    published_ms: (name == "gsm-csd")
-                        .then(|| published_ttd(c, auth))
-                        .flatten(),
-                });
-            }
-        }
+        batches.push(BearerBatch {
+            link: profile(name)?,
+            work,
+        });
+        planned.push(cases);
     }
-    gateway.shutdown();
+    let measured = run_batches(store, &batches, |b| {
+        ctx.step(&format!(
+            "transmission: {} handshakes over {} at once",
+            b.work.len(),
+            b.link.name
+        ))
+    })?;
+    let mut rows = Vec::new();
+    for ((batch, cases), results) in batches.iter().zip(&planned).zip(&measured) {
+        rows.extend(rows_of(batch, cases, results));
+    }
     anyhow::ensure!(
         !rows.is_empty(),
         "no handshake over the emulated bearers completed"
     );
     Ok(rows)
+}
+
+/// The rows of one bearer's batch: per case and authentication, the medians of the runs
+/// that completed; none for a pair whose every run failed.
+fn rows_of(
+    batch: &BearerBatch,
+    cases: &[Case],
+    results: &[anyhow::Result<BearerRun>],
+) -> Vec<BearerRow> {
+    let mut rows = Vec::new();
+    for c in cases {
+        for auth in Authentication::ALL {
+            let ok: Vec<_> = batch
+                .work
+                .iter()
+                .zip(results)
+                .filter(|((wc, wa), _)| wc == c && *wa == auth_mode(auth))
+                .filter_map(|(_, r)| r.as_ref().ok())
+                .collect();
+            let Some(first) = ok.first() else { continue };
+            let measured: Vec<f64> = ok.iter().map(|r| r.duration_ms).collect();
+            let predicted: Vec<f64> = ok.iter().map(|r| r.predicted_ms).collect();
+            rows.push(BearerRow {
+                case: *c,
+                auth,
+                bearer: BearerName::of(&batch.link),
+                bytes: (first.bytes_up + first.bytes_down) as usize,
+                datagrams: (first.datagrams_up + first.datagrams_down) as usize,
+                runs: ok.len(),
+                measured_ms: median(&measured).unwrap_or(f64::NAN),
+                modelled_ms: median(&predicted).unwrap_or(f64::NAN),
+                published_ms: (batch.link.name == "gsm-csd")
+                    .then(|| published_ttd(c, auth))
+                    .flatten(),
+            });
+        }
+    }
+    rows
 }
 
 /// One real handshake run over an emulated bearer (median over the runs of one case).
