@@ -107,11 +107,12 @@ const MAY_BE_EMPTY_IN_SMOKE: [&str; 5] = [
 /// may leave out or empty ([`MAY_BE_EMPTY_IN_SMOKE`]).
 fn check_columns_against_the_list(out: &Path) {
     let list = include_str!("result_columns.txt");
-    let mut checked = 0;
+    let (mut listed_files, mut checked) = (0, 0);
     for line in list
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
     {
+        listed_files += 1;
         let (file, columns) = line.split_once(": ").unwrap_or_else(|| panic!("{line}"));
         let len = std::fs::metadata(out.join(file)).map_or(0, |m| m.len());
         if len == 0 && MAY_BE_EMPTY_IN_SMOKE.contains(&file) {
@@ -126,7 +127,13 @@ fn check_columns_against_the_list(out: &Path) {
         );
         checked += 1;
     }
-    assert!(checked >= 28, "{checked} files checked");
+    // Only the files a smoke run may leave empty go unchecked (pq_cost.csv needs the
+    // dtls13 feature, for one).
+    let floor = listed_files - MAY_BE_EMPTY_IN_SMOKE.len();
+    assert!(
+        checked >= floor,
+        "{checked} of {listed_files} files checked"
+    );
 }
 
 /// `summary.json`: the mode, the machine, and the headline figures in their ranges.
