@@ -38,7 +38,8 @@ use crate::gateway::HandshakeServers;
 use crate::pki_store::PkiStore;
 use crate::protocols::{measure_in_memory, run_in_memory, MemoryRun, SuiteMeasurement};
 pub use served::{
-    run_over_bearer, serve_spine, ConfigSides, Endpoints, ServedCache, BEARER_HANDSHAKE_TIMEOUT,
+    run_over_bearer, run_over_bearers, serve_spine, BearerHandshake, ConfigSides, Endpoints,
+    BEARER_HANDSHAKE_TIMEOUT,
 };
 
 /// Every protocol on the bench, in report order. Adding a protocol is adding its entry

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use wtlsperf_drivers::registry::wtls::WtlsCase;
-use wtlsperf_drivers::registry::{run_over_bearer, Bench, Contender, ServedCache};
+use wtlsperf_drivers::registry::{run_over_bearers, BearerHandshake, Bench, Contender};
 use wtlsperf_models::device::published_pq::PublishedPqCost;
 use wtlsperf_models::stats::{mean, median};
 use wtlsperf_models::transmission::Flight;
@@ -39,7 +39,6 @@ use super::processing::{CaseResult, ProcessingResults};
 use super::vocabulary::{auth_name, BearerName, Catalogue, DeviceName};
 use wtlsperf_bearer::LinkProfile;
 use wtlsperf_drivers::pki_store::PkiStore;
-use wtlsperf_drivers::pool::run_concurrently;
 use wtlsperf_drivers::protocols::compare;
 use wtlsperf_drivers::protocols::model::{self, Device};
 use wtlsperf_drivers::protocols::peers::PeerMeasurement;
@@ -670,13 +669,11 @@ fn run_jobs(
     jobs: &[Job],
     plan: &Plan,
 ) -> anyhow::Result<Vec<Outcome>> {
-    let served = ServedCache::new(bench);
     let published = pq_prices();
-    let outcomes = run_concurrently(jobs, PARALLEL_RUNS, |i, job| -> Outcome {
-        let mut p = catalogue.bearer(job.bearer.as_str())?.clone();
-        let seed = 15_000 + i as u64;
+    let runs = run_over_bearers(bench, jobs, PARALLEL_RUNS, |i, job| {
+        let mut bearer = catalogue.bearer(job.bearer.as_str())?.clone();
         let deadline = if job.lossy {
-            p = p.with_loss(LOSS);
+            bearer = bearer.with_loss(LOSS);
             plan.loss_deadline
         } else {
             Duration::from_secs(120)
@@ -690,11 +687,19 @@ fn run_jobs(
                     .map_err(|e| anyhow::anyhow!("{contender} on {}: {e}", d.name))?,
             ),
         };
-        let server = served.get(contender, &p)?;
-        let r = run_over_bearer(&*server, &p, seed, steps.as_ref(), deadline)?;
-        Ok((r.duration_ms, r.client_retransmissions))
+        let seed = 15_000 + i as u64;
+        Ok(BearerHandshake {
+            contender,
+            bearer,
+            seed,
+            steps,
+            deadline,
+        })
     });
-    Ok(outcomes)
+    Ok(runs
+        .into_iter()
+        .map(|r| r.map(|r| (r.duration_ms, r.client_retransmissions)))
+        .collect())
 }
 
 /// Every configuration on every bearer and device: modelled, and measured where run.

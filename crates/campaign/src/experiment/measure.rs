@@ -19,11 +19,10 @@ use anyhow::Context;
 use wtlsperf_bearer::LinkProfile;
 use wtlsperf_drivers::load::{run_load, Arrivals, LoadReport, LoadSpec};
 use wtlsperf_drivers::pki_store::PkiStore;
-use wtlsperf_drivers::pool::run_concurrently;
 use wtlsperf_drivers::protocols::model::duration_ms;
 use wtlsperf_drivers::protocols::{MemoryRun, SuiteMeasurement};
 use wtlsperf_drivers::registry::{
-    run_over_bearer, Bench, Contender, ServedCache, BEARER_HANDSHAKE_TIMEOUT,
+    run_over_bearers, BearerHandshake, Bench, Contender, BEARER_HANDSHAKE_TIMEOUT,
 };
 use wtlsperf_models::device::published_pq::PublishedPqCost;
 use wtlsperf_models::queue::pk_mean_wait_ms;
@@ -294,32 +293,46 @@ pub fn bearer_runs(
         "bearer runs: {} handshakes through the relay",
         jobs.len()
     ));
-    let served = ServedCache::new(Bench { store });
-    let results: Vec<Run> = run_concurrently(&jobs, PARALLEL_BEARER_RUNS, |_, &(pi, r)| {
-        let p = &points[pi];
-        let bearer = &bearers[p.bearer].profile;
-        let steps = p.steps.as_ref().ok().and_then(Option::as_ref);
-        let s = served.get(&contenders[p.contender], bearer)?;
-        let seed = seed_of(&[
-            seed,
-            p.contender as u64,
-            p.bearer as u64,
-            p.device as u64,
-            r as u64,
-        ]);
-        let run = run_over_bearer(&*s, bearer, seed, steps, BEARER_HANDSHAKE_TIMEOUT)?;
-        let flights = run.flights();
-        let m = &memory[p.contender];
-        let client_ms = p.client_ms(m).unwrap_or(0.0);
-        Ok(RunFigures {
-            measured_ms: run.duration_ms,
-            link_ms: link_ms(&flights, &bearer.rates()),
-            model_ms: duration_ms(&flights, bearer, client_ms, m.server_cpu_us / 1e3),
-            retransmissions: run.client_retransmissions,
-            bytes: run.bytes(),
-            flights: flights.len(),
+    let runs = run_over_bearers(
+        Bench { store },
+        &jobs,
+        PARALLEL_BEARER_RUNS,
+        |_, &(pi, r)| {
+            let p = &points[pi];
+            Ok(BearerHandshake {
+                contender: &contenders[p.contender],
+                bearer: bearers[p.bearer].profile.clone(),
+                seed: seed_of(&[
+                    seed,
+                    p.contender as u64,
+                    p.bearer as u64,
+                    p.device as u64,
+                    r as u64,
+                ]),
+                steps: p.steps.clone().ok().flatten(),
+                deadline: BEARER_HANDSHAKE_TIMEOUT,
+            })
+        },
+    );
+    let results: Vec<Run> = jobs
+        .iter()
+        .zip(runs)
+        .map(|(&(pi, _), run)| -> Run {
+            let (run, p) = (run?, &points[pi]);
+            let bearer = &bearers[p.bearer].profile;
+            let flights = run.flights();
+            let m = &memory[p.contender];
+            let client_ms = p.client_ms(m).unwrap_or(0.0);
+            Ok(RunFigures {
+                measured_ms: run.duration_ms,
+                link_ms: link_ms(&flights, &bearer.rates()),
+                model_ms: duration_ms(&flights, bearer, client_ms, m.server_cpu_us / 1e3),
+                retransmissions: run.client_retransmissions,
+                bytes: run.bytes(),
+                flights: flights.len(),
+            })
         })
-    });
+        .collect();
     Ok(points
         .iter()
         .enumerate()

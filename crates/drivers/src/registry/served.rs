@@ -107,9 +107,38 @@ pub fn run_over_bearer(
     client_over_bearer(client, served.addr(), bearer, seed, steps, deadline)
 }
 
+/// One handshake a plan asks for over an emulated bearer.
+pub struct BearerHandshake<'c> {
+    pub contender: &'c Contender,
+    /// The bearer, with whatever loss the run is to suffer.
+    pub bearer: LinkProfile,
+    pub seed: u64,
+    /// The device's steps the client's flights are held to; none for this machine.
+    pub steps: Option<ClientSteps>,
+    pub deadline: Duration,
+}
+
+/// Runs each item of `work` as the handshake `plan` makes of it, `at_once` at a time,
+/// each configuration served by one gateway per payload limit, started on first use
+/// and shared by every run ([`ServedCache`]). Results come in the order of `work`; a
+/// plan's error is that item's result.
+pub fn run_over_bearers<'c, J: Sync>(
+    bench: Bench<'_>,
+    work: &[J],
+    at_once: usize,
+    plan: impl Fn(usize, &J) -> anyhow::Result<BearerHandshake<'c>> + Sync,
+) -> Vec<anyhow::Result<UdpRun>> {
+    let served = ServedCache::new(bench);
+    crate::pool::run_concurrently(work, at_once, |i, item| {
+        let h = plan(i, item)?;
+        let server = served.get(h.contender, &h.bearer)?;
+        run_over_bearer(&*server, &h.bearer, h.seed, h.steps.as_ref(), h.deadline)
+    })
+}
+
 /// Each configuration's gateway per payload limit, started on first use and kept for
 /// every later run (a configuration may cost a certificate chain and two contexts).
-pub struct ServedCache<'b> {
+struct ServedCache<'b> {
     bench: Bench<'b>,
     served: Mutex<Vec<ServedAt>>,
 }
@@ -118,7 +147,7 @@ pub struct ServedCache<'b> {
 type ServedAt = (Contender, u16, Arc<dyn Served>);
 
 impl<'b> ServedCache<'b> {
-    pub fn new(bench: Bench<'b>) -> ServedCache<'b> {
+    fn new(bench: Bench<'b>) -> ServedCache<'b> {
         ServedCache {
             bench,
             served: Mutex::new(Vec::new()),
@@ -126,11 +155,7 @@ impl<'b> ServedCache<'b> {
     }
 
     /// The server side of `contender` fragmenting to `bearer`'s datagram payload limit.
-    pub fn get(
-        &self,
-        contender: &Contender,
-        bearer: &LinkProfile,
-    ) -> anyhow::Result<Arc<dyn Served>> {
+    fn get(&self, contender: &Contender, bearer: &LinkProfile) -> anyhow::Result<Arc<dyn Served>> {
         let limit = bearer.datagram_payload_limit();
         let mut served = self.served.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, _, s)) = served

@@ -21,9 +21,8 @@ use wtlsperf_spine::ProtocolId;
 use super::{Config, ProtocolRow};
 use crate::evaluate::context::Ctx;
 use crate::evaluate::vocabulary::{BearerName, Catalogue, DeviceName};
-use wtlsperf_drivers::pool::run_concurrently;
 use wtlsperf_drivers::protocols::model;
-use wtlsperf_drivers::registry::{run_over_bearer, Bench, Contender, ServedCache};
+use wtlsperf_drivers::registry::{run_over_bearers, BearerHandshake, Bench, Contender};
 use wtlsperf_models::Authentication;
 
 /// A compared configuration measured without the cookie exchange.
@@ -127,7 +126,6 @@ pub fn measure_over_bearers(
     bearers: &[&LinkProfile],
     runs: usize,
 ) -> anyhow::Result<()> {
-    let served = ServedCache::new(bench);
     let jobs: Vec<(usize, usize, u64)> = (0..free.len())
         .flat_map(|f| (0..bearers.len()).map(move |b| (f, b)))
         .flat_map(|(f, b)| (0..runs).map(move |i| (f, b, 25_000 + ((f * 10 + b) * 100 + i) as u64)))
@@ -136,10 +134,19 @@ pub fn measure_over_bearers(
         "protocols: {} handshakes without the cookie exchange over the emulated bearers",
         jobs.len()
     ));
-    let outcomes = run_concurrently(&jobs, PARALLEL_RUNS, |_, &(f, b, seed)| {
-        let server = served.get(&free[f].twin, bearers[b])?;
-        run_over_bearer(&*server, bearers[b], seed, None, RUN_DEADLINE).map(|r| r.duration_ms)
+    let outcomes = run_over_bearers(bench, &jobs, PARALLEL_RUNS, |_, &(f, b, seed)| {
+        Ok(BearerHandshake {
+            contender: &free[f].twin,
+            bearer: bearers[b].clone(),
+            seed,
+            steps: None,
+            deadline: RUN_DEADLINE,
+        })
     });
+    let outcomes: Vec<anyhow::Result<f64>> = outcomes
+        .into_iter()
+        .map(|r| r.map(|r| r.duration_ms))
+        .collect();
     for (fi, twin) in free.iter_mut().enumerate() {
         for (bi, bearer) in bearers.iter().enumerate() {
             let ms: Vec<f64> = jobs
