@@ -153,6 +153,25 @@ mod tests {
     }
 
     #[test]
+    fn only_wap_bench_needs_the_benchmark_directory() {
+        assert!(Command::try_parse_from(["evaluate", "--only", "wap_bench"]).is_err());
+        let config =
+            Command::try_parse_from(["evaluate", "--only", "wap_bench", "--wap-bench", "b"])
+                .unwrap()
+                .args
+                .config()
+                .unwrap();
+        assert_eq!(config.only, Some(Only::WapBench));
+        assert_eq!(config.wap_bench, Some(PathBuf::from("b")));
+        // Without --only, the section joins the whole evaluation; without the option, no
+        // directory is read.
+        let whole = Command::try_parse_from(["evaluate", "--wap-bench", "b"]).unwrap();
+        assert_eq!(whole.args.config().unwrap().only, None);
+        let none = Command::try_parse_from(["evaluate"]).unwrap();
+        assert!(none.args.config().unwrap().wap_bench.is_none());
+    }
+
+    #[test]
     fn interference_is_a_duty_cycle_with_a_burst() {
         let config = |argv: &[&str]| Command::try_parse_from(argv).map(|c| c.args.config());
         let none = config(&["evaluate"]).unwrap().unwrap();

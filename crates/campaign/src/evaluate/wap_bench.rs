@@ -145,16 +145,25 @@ impl TryFrom<String> for ClientPort {
 }
 
 impl fmt::Display for ClientPort {
-    /// The port's number and what WAP runs there (WAP-259 WDP, Appendix B), as the CSV
-    /// and the tables name it.
+    /// As wtls.csv writes it: the port number, or `origin`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ClientPort::Origin => f.write_str("origin (curl)"),
-            ClientPort::Wap(p @ 9200) => write!(f, "{p} (connectionless WSP)"),
-            ClientPort::Wap(p @ 9201) => write!(f, "{p} (WSP over WTP)"),
-            ClientPort::Wap(p @ 9202) => write!(f, "{p} (connectionless WSP, WTLS)"),
-            ClientPort::Wap(p @ 9203) => write!(f, "{p} (WSP over WTP, WTLS)"),
+            ClientPort::Origin => f.write_str("origin"),
             ClientPort::Wap(p) => write!(f, "{p}"),
+        }
+    }
+}
+
+impl ClientPort {
+    /// The port and what WAP runs there (WAP-259 WDP, Appendix B), as the table names it.
+    pub fn label(self) -> String {
+        match self {
+            ClientPort::Origin => "origin (curl)".into(),
+            ClientPort::Wap(p @ 9200) => format!("{p} (connectionless WSP)"),
+            ClientPort::Wap(p @ 9201) => format!("{p} (WSP over WTP)"),
+            ClientPort::Wap(p @ 9202) => format!("{p} (connectionless WSP, WTLS)"),
+            ClientPort::Wap(p @ 9203) => format!("{p} (WSP over WTP, WTLS)"),
+            ClientPort::Wap(p) => p.to_string(),
         }
     }
 }

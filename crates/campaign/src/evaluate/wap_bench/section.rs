@@ -216,7 +216,7 @@ impl WapBench {
         ));
         for c in &summary.client {
             t = t.row(vec![
-                Cell::text(c.port.to_string()),
+                Cell::text(c.port.label()),
                 Cell::num(c.runs as f64, 0),
                 Cell::text(&c.ok_per_run),
                 Cell::opt(c.pages_per_s, 1),

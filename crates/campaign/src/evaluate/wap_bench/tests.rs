@@ -103,7 +103,7 @@ fn the_get_overhead_is_the_port_median_minus_the_origin_median() {
     let dir = tempfile::tempdir().unwrap();
     write_dir(dir.path(), &runs_csv(), &wtls_csv());
     let s = WapBench::load(dir.path()).unwrap().summary();
-    let ports: Vec<String> = s.client.iter().map(|c| c.port.to_string()).collect();
+    let ports: Vec<String> = s.client.iter().map(|c| c.port.label()).collect();
     assert_eq!(ports, ["9202 (connectionless WSP, WTLS)", "origin (curl)"]);
     let (port, origin) = (&s.client[0], &s.client[1]);
     assert!(close(port.get_p50_ms, 0.8) && close(origin.get_p50_ms, 0.3));
