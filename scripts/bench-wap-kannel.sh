@@ -13,7 +13,9 @@
 # client's Connect to the Reply of its Get, as the network saw them) and fakewap's log into
 # completed sessions and protocol errors ("is not Reply"), one CSV row per run, then a
 # table of medians. Results go to BENCH_DIR (default: a new temporary directory):
-# runs.csv, wtls.csv, table.md and every log.
+# runs.csv, wtls.csv, table.md, meta.json (UTC start and end, commit, binary, options,
+# machine) and every log. `wtlsperf evaluate --only wap_bench --wap-bench DIR` turns
+# them into a report section (the command is printed at the end).
 #
 # Every process it starts (nginx, bearerbox, wapbox, the gateway, dumpcap) is stopped by
 # its pid on exit; every client run is bounded by `timeout`; every wait is bounded.
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
     --threads) threads="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --sessions) sessions="$2"; shift 2 ;;
-    -h|--help) sed -n 2,23p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,24p "$0"; exit 0 ;;
     *) echo "bench-wap-kannel: unknown option $1 (--help)" >&2; exit 2 ;;
   esac
 done
@@ -57,6 +59,7 @@ done
 [ -x "$BIN" ] || { echo "bench-wap-kannel: $BIN not built (cargo build -p wtlsperf)" >&2; exit 1; }
 
 DIR="${BENCH_DIR:-$(mktemp -d -t wtlsperf-bench-wap.XXXXXX)}"
+STARTED_UTC=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 mkdir -p "$DIR"
 chmod 755 "$DIR"
 # shellcheck source=scripts/fleet-lib.sh
@@ -244,4 +247,10 @@ for r in $(seq 1 "$runs"); do
   wtls_run 9203 connection "$r"
 done
 python3 scripts/bench_wap_kannel.py table --runs "$DIR/runs.csv" --wtls "$DIR/wtls.csv" | tee "$DIR/table.md"
+# What a report needs to say when, where and how this was measured.
+python3 scripts/bench_wap_kannel.py meta --started "$STARTED_UTC" --binary "$BIN" \
+  --commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+  --options "--threads '$threads' --runs $runs --sessions $sessions (BENCH_WTLS_PAGES=$WTLS_PAGES, BENCH_RUN_LIMIT_S=$RUN_LIMIT_S)" \
+  >"$DIR/meta.json"
 log "results in $DIR"
+log "into a report: $BIN evaluate --only wap_bench --wap-bench $DIR --out $DIR/report (or --wap-bench $DIR in a whole evaluation)"

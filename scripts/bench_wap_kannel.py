@@ -7,6 +7,7 @@ port, and a Markdown table of medians over runs.
   bench_wap_kannel.py run --gateway G --threads T --run R --sessions N --wall-s S --rc C --pcap F --log F
   bench_wap_kannel.py wtls --port P --run R --pages N --wall-s S --log F
   bench_wap_kannel.py table --runs runs.csv --wtls wtls.csv
+  bench_wap_kannel.py meta --started UTC --binary B --commit C --options O
 
 A session's latency is read off the capture: from the client socket's WSP Connect
 (a WTP Invoke) to the first WTP Result toward that socket that carries a WSP Reply (the
@@ -15,6 +16,9 @@ client port is exact; a session whose Reply never came is counted as unanswered.
 """
 import argparse
 import csv
+import datetime
+import json
+import os
 import re
 import statistics
 import struct
@@ -188,6 +192,29 @@ def table(a):
     print("\n".join(out))
 
 
+def machine():
+    """CPU model and logical CPUs, as `wtlsperf evaluate` names the machine."""
+    model = "unknown CPU"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{model} ({os.cpu_count()} cores)"
+
+
+def meta(a):
+    """meta.json: when, at which commit, with which binary and options the run was made
+    (`wtlsperf evaluate --wap-bench` cites it), the end time being now."""
+    finished = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    json.dump({"started_utc": a.started, "finished_utc": finished, "commit": a.commit,
+               "binary": a.binary, "options": a.options, "machine": machine()},
+              sys.stdout, indent=2)
+    print()
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -205,6 +232,9 @@ def main():
     t = sub.add_parser("table")
     t.add_argument("--runs", required=True)
     t.add_argument("--wtls")
+    m = sub.add_parser("meta")
+    for name in ("started", "binary", "commit", "options"):
+        m.add_argument("--" + name, required=True)
     a = p.parse_args()
     if a.cmd == "header":
         cols = RUN_COLUMNS if a.kind == "run" else WTLS_COLUMNS
@@ -215,6 +245,8 @@ def main():
         row_wtls(a)
     elif a.cmd == "origin":
         row_origin(a)
+    elif a.cmd == "meta":
+        meta(a)
     else:
         table(a)
 

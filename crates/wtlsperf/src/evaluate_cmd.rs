@@ -51,10 +51,16 @@ pub struct Args {
     /// run of the queue part has the worker's core taken at this duty cycle.
     #[command(flatten)]
     pub interference: InterferenceArgs,
+    /// Add the section "The WAP gateway beside Kannel" (and `wap_bench_*.csv`), read from
+    /// a results directory of `scripts/bench-wap-kannel.sh` (its `runs.csv`, `wtls.csv`
+    /// and `meta.json`); `--only wap_bench` writes that section alone. A directory that
+    /// cannot be read is refused (exit 2) before anything runs.
+    #[arg(long, value_name = "DIR", required_if_eq("only", "wap_bench"))]
+    pub wap_bench: Option<PathBuf>,
 }
 
 /// `--only`: the parts that can run alone, by their command-line names.
-const ONLY: [(Only, &str, &str); 3] = [
+const ONLY: [(Only, &str, &str); 4] = [
     (
         Only::Queue,
         "queue",
@@ -69,6 +75,11 @@ const ONLY: [(Only, &str, &str); 3] = [
         Only::PageLoad,
         "page_load",
         "The page loads over the emulated bearers, the first page and the decks by size; writes `page_load.csv`, `page_load_decks.csv`, `page_load_gateway.csv` and `part.json`",
+    ),
+    (
+        Only::WapBench,
+        "wap_bench",
+        "The WAP gateway beside Kannel from `--wap-bench DIR` alone, nothing measured: writes report.html with that section, `wap_bench_*.csv` and `part.json`",
     ),
 ];
 
@@ -90,6 +101,7 @@ impl Args {
             job_logs: self.job_logs,
             data: self.data,
             only: self.only,
+            wap_bench: self.wap_bench,
         })
     }
 }
@@ -138,6 +150,25 @@ mod tests {
         let only = Command::try_parse_from(["evaluate", "--only", "robustness"]).unwrap();
         assert_eq!(only.args.config().unwrap().only, Some(Only::Robustness));
         assert!(Command::try_parse_from(["evaluate", "--only", "processing"]).is_err());
+    }
+
+    #[test]
+    fn only_wap_bench_needs_the_benchmark_directory() {
+        assert!(Command::try_parse_from(["evaluate", "--only", "wap_bench"]).is_err());
+        let config =
+            Command::try_parse_from(["evaluate", "--only", "wap_bench", "--wap-bench", "b"])
+                .unwrap()
+                .args
+                .config()
+                .unwrap();
+        assert_eq!(config.only, Some(Only::WapBench));
+        assert_eq!(config.wap_bench, Some(PathBuf::from("b")));
+        // Without --only, the section joins the whole evaluation; without the option, no
+        // directory is read.
+        let whole = Command::try_parse_from(["evaluate", "--wap-bench", "b"]).unwrap();
+        assert_eq!(whole.args.config().unwrap().only, None);
+        let none = Command::try_parse_from(["evaluate"]).unwrap();
+        assert!(none.args.config().unwrap().wap_bench.is_none());
     }
 
     #[test]

@@ -97,10 +97,13 @@ fn main() {
         .init();
     if let Err(e) = dispatch(cli) {
         eprintln!("wtlsperf: {e:#}");
-        // A refused experiment file is a usage error, as clap's own are.
+        // A refused experiment file or benchmark directory is a usage error, as clap's
+        // own are.
         let bad_file = e
             .downcast_ref::<wtlsperf_campaign::experiment::FileError>()
-            .is_some();
+            .is_some()
+            || e.downcast_ref::<wtlsperf_campaign::evaluate::wap_bench::WapBenchError>()
+                .is_some();
         std::process::exit(if bad_file { 2 } else { 1 });
     }
 }

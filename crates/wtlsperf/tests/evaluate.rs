@@ -99,6 +99,14 @@ const MAY_BE_EMPTY_IN_SMOKE: [&str; 5] = [
     "recommendations_equal_strength.csv",
 ];
 
+/// Result files only `--wap-bench DIR` writes (tests/wap_bench.rs checks their columns):
+/// a run without it leaves them out, and its report has no such section.
+const ONLY_WITH_WAP_BENCH: [&str; 3] = [
+    "wap_bench_client.csv",
+    "wap_bench_gateways.csv",
+    "wap_bench_ratios.csv",
+];
+
 /// The checked-in list of every result file's columns (`tests/result_columns.txt`, one
 /// `file: column,column,...` a line): each file the run writes starts with its listed
 /// columns, in order, so no existing column changes its name, place or (since the list
@@ -118,6 +126,10 @@ fn check_columns_against_the_list(out: &Path) {
         if len == 0 && MAY_BE_EMPTY_IN_SMOKE.contains(&file) {
             continue;
         }
+        if ONLY_WITH_WAP_BENCH.contains(&file) {
+            assert!(!out.join(file).exists(), "{file} without --wap-bench");
+            continue;
+        }
         let written = header(&out.join(file));
         let written: Vec<&str> = written.split(',').collect();
         let listed: Vec<&str> = columns.split(',').collect();
@@ -129,7 +141,7 @@ fn check_columns_against_the_list(out: &Path) {
     }
     // Only the files a smoke run may leave empty go unchecked (pq_cost.csv needs the
     // dtls13 feature, for one).
-    let floor = listed_files - MAY_BE_EMPTY_IN_SMOKE.len();
+    let floor = listed_files - MAY_BE_EMPTY_IN_SMOKE.len() - ONLY_WITH_WAP_BENCH.len();
     assert!(
         checked >= floor,
         "{checked} of {listed_files} files checked"
@@ -297,6 +309,10 @@ fn check_report(out: &Path) -> String {
         assert!(html.contains(section), "report.html lacks {section}");
     }
     assert!(html.contains("<svg"), "report.html has no inline figure");
+    assert!(
+        !html.contains("sec-wap_bench"),
+        "the benchmark against Kannel is only read with --wap-bench"
+    );
     assert!(
         html.contains("342.9") && html.contains("376.1"),
         "Eq. 4.2 both readings missing"

@@ -21,6 +21,8 @@
 //! * [`then_and_now`]: time to a secure channel, WTLS in 2001 beside today's protocols;
 //! * [`pq_cost`]: what ML-KEM-768 adds to DTLS 1.3 per device and bearer, and where it
 //!   stops being affordable;
+//! * [`wap_bench`] (only with `--wap-bench DIR`): the WAP gateway beside Kannel's
+//!   wapbox, read from what `scripts/bench-wap-kannel.sh` wrote into DIR;
 //! * [`findings`]: what the numbers confirm and contradict, each verdict by the rule of
 //!   [`verdict`] and each attribution to a study resting on a passage of [`passages`],
 //!   the caveats several of them repeat kept once by [`caveats`];
@@ -68,6 +70,7 @@ pub mod then_and_now;
 pub mod transmission;
 pub mod verdict;
 pub mod vocabulary;
+pub mod wap_bench;
 
 use std::path::PathBuf;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
@@ -77,7 +80,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use wtlsperf_report::Report;
 
 use context::TICK;
-pub use context::{Ctx, Mode};
+pub use context::{utc_stamp, Ctx, Mode};
 use wtlsperf_drivers::pki_store::PkiStore;
 
 /// What `wtlsperf evaluate` runs (the command line, the `wtlsperf` crate's
@@ -98,6 +101,9 @@ pub struct EvaluateConfig {
     pub only: Option<Only>,
     /// The queue load test's interference injector (`--interference`), if any.
     pub interference: Option<wtlsperf_drivers::load::Interference>,
+    /// A results directory of `scripts/bench-wap-kannel.sh` whose section the report
+    /// adds (`--wap-bench`); read and checked before anything runs.
+    pub wap_bench: Option<PathBuf>,
 }
 
 /// The parts `--only` can run alone.
@@ -114,28 +120,9 @@ pub enum Only {
     /// The page loads over the emulated bearers (the first page and the decks by size):
     /// `page_load.csv`, `page_load_decks.csv`, `page_load_gateway.csv` and `part.json`.
     PageLoad,
-}
-
-/// UTC `YYYYMMDDTHHMMSSZ` of a Unix time, without a date crate: the civil-from-days
-/// conversion of Howard Hinnant's date algorithms.
-pub fn utc_stamp(unix_secs: u64) -> String {
-    let days = (unix_secs / 86_400) as i64;
-    let rem = unix_secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}{m:02}{d:02}T{:02}{:02}{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
+    /// The WAP gateway beside Kannel, from `--wap-bench DIR` alone (nothing is measured):
+    /// a report with that section, its CSV files and `part.json`.
+    WapBench,
 }
 
 /// The wall time of each top-level part, in order: the full run has a 15-minute budget,
@@ -199,6 +186,12 @@ pub fn run(args: EvaluateConfig) -> anyhow::Result<()> {
         Some(dir) => vocabulary::Catalogue::load(dir).context("--data")?,
         None => vocabulary::Catalogue::shipped()?,
     };
+    // The benchmark directory too, and `--only wap_bench` has one to read.
+    let wap_bench = match (&args.wap_bench, args.only) {
+        (Some(dir), _) => Some(wap_bench::WapBench::load(dir)?),
+        (None, Some(Only::WapBench)) => return Err(wap_bench::WapBenchError::NoDirectory.into()),
+        (None, _) => None,
+    };
     let started = SystemTime::now();
     let start_secs = started.duration_since(UNIX_EPOCH)?.as_secs();
     let run_id = utc_stamp(start_secs);
@@ -223,6 +216,9 @@ pub fn run(args: EvaluateConfig) -> anyhow::Result<()> {
         guard: &guard,
     };
     let clock = Instant::now();
+    if let (Some(Only::WapBench), Some(bench)) = (args.only, &wap_bench) {
+        return wap_bench_only(bench, &ctx, &machine_info, &out, clock, &guard);
+    }
 
     ctx.step("loading or creating the PKI");
     let pki_dir = args.pki_dir.unwrap_or_else(|| out.join("pki"));
@@ -239,11 +235,18 @@ pub fn run(args: EvaluateConfig) -> anyhow::Result<()> {
     let parts = Parts::measure(&ctx, &clocks, &store)?;
 
     ctx.step("writing the report");
-    let report = parts.report(&ctx, &machine_info)?;
+    let wap_bench = wap_bench.map(|b| {
+        let summary = b.summary();
+        (b, summary)
+    });
+    let report = parts.report(&ctx, &machine_info, wap_bench.as_ref())?;
     // Whole files only, `report.html` and then `summary.json` last: their presence says
     // the run completed (see `interrupt`).
     guard.finish(|| {
         parts.write_files(&out)?;
+        if let Some((bench, summary)) = &wap_bench {
+            bench.write_csv(summary, &out)?;
+        }
         report
             .write(&out)
             .with_context(|| format!("writing the report into {}", out.display()))?;
@@ -303,7 +306,7 @@ fn part_only(
                 Ok(queue::run_robustness(ctx, store, &processing))
             })?,
         ),
-        Only::PageLoad => unreachable!("answered above"),
+        Only::PageLoad | Only::WapBench => unreachable!("answered above"),
     };
     let summary = output::PartSummary::queue(
         name,
@@ -361,6 +364,48 @@ fn page_load_only(
     finish_part(ctx, guard, out, "page_load", clock, |path| {
         page_load.write_csv(out)?;
         output::write_json(path, &summary)
+    })
+}
+
+/// `--only wap_bench`: no PKI and no part measured, only the benchmark directory read
+/// back: a report with its one section, its CSV files, and `part.json` (run id, the
+/// directory, wall seconds), for reading a new benchmark without the campaign.
+fn wap_bench_only(
+    bench: &wap_bench::WapBench,
+    ctx: &Ctx,
+    machine: &output::MachineInfo,
+    out: &std::path::Path,
+    clock: Instant,
+    guard: &interrupt::RunGuard,
+) -> anyhow::Result<()> {
+    ctx.step("the WAP gateway beside Kannel");
+    let summary = bench.summary();
+    let report = Report::new("wtlsperf evaluation: the WAP gateway beside Kannel")
+        .subtitle(format!(
+            "run {} on {}: the benchmark of {} read back",
+            ctx.run_id,
+            ctx.machine,
+            bench.dir.display()
+        ))
+        .meta("run id", &ctx.run_id)
+        .meta("only", "wap_bench")
+        .meta("benchmark directory", bench.dir.display().to_string())
+        .meta("machine", &ctx.machine)
+        .meta("kernel", &machine.kernel)
+        .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
+        .section(bench.section(&summary));
+    let part = serde_json::json!({
+        "run_id": ctx.run_id,
+        "only": "wap_bench",
+        "wap_bench": bench.dir,
+        "duration_s": clock.elapsed().as_secs_f64(),
+    });
+    finish_part(ctx, guard, out, "wap_bench", clock, |path| {
+        bench.write_csv(&summary, out)?;
+        report
+            .write(out)
+            .with_context(|| format!("writing the report into {}", out.display()))?;
+        output::write_json(path, &part)
     })
 }
 
@@ -471,7 +516,12 @@ impl Parts {
 
     /// The report: the first screen from the headline numbers (and the degraded-run
     /// banner when the headline says so: `front`), then the sections.
-    fn report(&self, ctx: &Ctx, machine: &output::MachineInfo) -> anyhow::Result<Report> {
+    fn report(
+        &self,
+        ctx: &Ctx,
+        machine: &output::MachineInfo,
+        wap_bench: Option<&(wap_bench::WapBench, wap_bench::Summary)>,
+    ) -> anyhow::Result<Report> {
         let headline = self.headline();
         let mut json = serde_json::to_value(&headline)?;
         // The load test's account of a run that did not hold its design (summary.json's
@@ -479,46 +529,54 @@ impl Parts {
         if let (Some(d), Some(map)) = (self.queue.degraded(), json.as_object_mut()) {
             map.insert("degraded".to_owned(), serde_json::to_value(d)?);
         }
-        let mut report = self.sections(ctx, machine)?;
+        let mut report = self.sections(ctx, machine, wap_bench)?;
         report.headlines = front::headline_numbers(&headline, &json);
         report.status = front::run_status(&json);
         Ok(report)
     }
 
-    /// The report's sections: one per part, the findings last.
-    fn sections(&self, ctx: &Ctx, machine: &output::MachineInfo) -> anyhow::Result<Report> {
-        Ok(
-            Report::new("wtlsperf evaluation: the WTLS handshake, re-measured")
-                .subtitle(format!(
-                    "run {} ({:?} mode) on {}; measured values beside the models and the \
+    /// The report's sections: one per part, the benchmark against Kannel when given, the
+    /// findings last.
+    fn sections(
+        &self,
+        ctx: &Ctx,
+        machine: &output::MachineInfo,
+        wap_bench: Option<&(wap_bench::WapBench, wap_bench::Summary)>,
+    ) -> anyhow::Result<Report> {
+        let report = Report::new("wtlsperf evaluation: the WTLS handshake, re-measured")
+            .subtitle(format!(
+                "run {} ({:?} mode) on {}; measured values beside the models and the \
                      published numbers of Bayoglu 2004, Levi-Savas 2003 and Herwono-Liebhardt 2001",
-                    ctx.run_id, ctx.mode, ctx.machine
-                ))
-                .meta("run id", &ctx.run_id)
-                .meta("mode", format!("{:?}", ctx.mode))
-                .meta("machine", &ctx.machine)
-                .meta("kernel", &machine.kernel)
-                .meta("OpenSSL", &machine.openssl)
-                .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
-                .section(self.processing.section(ctx)?)
-                .section(self.instructions.section(ctx))
-                .section(self.queue_section(ctx))
-                .section(self.transmission.section(ctx))
-                .section(self.overall.section(ctx))
-                .section(self.devices.section(ctx))
-                .section(self.records.section(ctx))
-                .section(self.mcommerce.section(ctx))
-                .section(self.protocols.section(ctx))
-                .section(self.loss_curves.section(ctx))
-                .section(self.then_and_now.section(ctx))
-                .section(self.pq_cost.section(ctx))
-                .section(
-                    self.page_load
-                        .section(ctx)
-                        .table(self.wap_model.wtp_table(ctx)),
-                )
-                .section(findings::section(&self.findings)),
-        )
+                ctx.run_id, ctx.mode, ctx.machine
+            ))
+            .meta("run id", &ctx.run_id)
+            .meta("mode", format!("{:?}", ctx.mode))
+            .meta("machine", &ctx.machine)
+            .meta("kernel", &machine.kernel)
+            .meta("OpenSSL", &machine.openssl)
+            .meta("wtlsperf", env!("CARGO_PKG_VERSION"))
+            .section(self.processing.section(ctx)?)
+            .section(self.instructions.section(ctx))
+            .section(self.queue_section(ctx))
+            .section(self.transmission.section(ctx))
+            .section(self.overall.section(ctx))
+            .section(self.devices.section(ctx))
+            .section(self.records.section(ctx))
+            .section(self.mcommerce.section(ctx))
+            .section(self.protocols.section(ctx))
+            .section(self.loss_curves.section(ctx))
+            .section(self.then_and_now.section(ctx))
+            .section(self.pq_cost.section(ctx))
+            .section(
+                self.page_load
+                    .section(ctx)
+                    .table(self.wap_model.wtp_table(ctx)),
+            );
+        let report = match wap_bench {
+            Some((bench, summary)) => report.section(bench.section(summary)),
+            None => report,
+        };
+        Ok(report.section(findings::section(&self.findings)))
     }
 
     /// The queue section, with what a page adds beside the handshake jobs.
@@ -597,6 +655,7 @@ mod tests {
             data: Some(dir.path().join("no-data")),
             only: None,
             interference: None,
+            wap_bench: None,
         };
         let e = format!("{:#}", run(config).unwrap_err());
         assert!(e.starts_with("--data") && e.contains("profiles.csv"), "{e}");
