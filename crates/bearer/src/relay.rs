@@ -27,8 +27,8 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::io;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -578,12 +578,15 @@ impl Receiver {
     }
 
     fn open_link(&mut self, client: SocketAddr) -> io::Result<usize> {
-        let bind: SocketAddr = if self.upstream.is_ipv4() {
+        let any: SocketAddr = if self.upstream.is_ipv4() {
             (Ipv4Addr::UNSPECIFIED, 0).into()
         } else {
             (Ipv6Addr::UNSPECIFIED, 0).into()
         };
-        let mut socket = UdpSocket::bind(bind)?;
+        let mut socket = match upstream_source(self.upstream) {
+            Some(own) => UdpSocket::bind(own).or_else(|_| UdpSocket::bind(any))?,
+            None => UdpSocket::bind(any)?,
+        };
         socket.connect(self.upstream)?;
         let slot = match self.slots.iter().position(Option::is_none) {
             Some(free) => free,
@@ -842,6 +845,27 @@ fn deliver_loop(shared: &Shared) {
             }
         }
     }
+}
+
+/// The source address of a new emulated link's upstream socket, when the relay picks
+/// one. Toward a loopback gateway every link gets an address of its own from
+/// 127.64.0.0/10, in turn: a real handset has its own address, and a gateway keeps a
+/// finished peer's state for its idle time-out, so a later phone that drew an earlier
+/// one's port from 127.0.0.1 would land in that state and fail. Elsewhere the system
+/// chooses (`None`).
+fn upstream_source(upstream: SocketAddr) -> Option<SocketAddr> {
+    let IpAddr::V4(ip) = upstream.ip() else {
+        return None;
+    };
+    if !ip.is_loopback() {
+        return None;
+    }
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    // 64 x 256 x 254 addresses, none ending in 0 or 255.
+    let n = NEXT.fetch_add(1, Ordering::Relaxed) % (64 * 256 * 254);
+    let (block, host) = (n / 254, n % 254 + 1);
+    let [_, _, b, c] = block.to_be_bytes();
+    Some((Ipv4Addr::new(127, 64 + b, c, host as u8), 0).into())
 }
 
 #[cfg(test)]

@@ -526,3 +526,25 @@ fn model_tracking_on_gsm_csd() {
         assert!(*e > -1000.0, "delivered {e} us before the model allows");
     }
 }
+
+#[test]
+fn each_link_toward_loopback_has_a_source_address_of_its_own() {
+    let gateway: SocketAddr = "127.0.0.1:9202".parse().unwrap();
+    let sources: Vec<SocketAddr> = (0..600)
+        .map(|_| upstream_source(gateway).unwrap())
+        .collect();
+    let distinct: std::collections::HashSet<_> = sources.iter().map(|s| s.ip()).collect();
+    assert_eq!(distinct.len(), sources.len());
+    for s in &sources {
+        let IpAddr::V4(ip) = s.ip() else {
+            panic!("{s}")
+        };
+        let [a, b, _, d] = ip.octets();
+        assert!(
+            a == 127 && (64..128).contains(&b) && d != 0 && d != 255,
+            "{ip}"
+        );
+    }
+    assert_eq!(upstream_source("192.0.2.1:9202".parse().unwrap()), None);
+    assert_eq!(upstream_source("[::1]:9202".parse().unwrap()), None);
+}

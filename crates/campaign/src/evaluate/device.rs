@@ -425,7 +425,7 @@ impl DeviceResults {
             let (rsa, ecdh) = (passages::CLIENT_MESSAGES, passages::CLIENT_MESSAGES_ECDH);
             out.push(Finding::new(
                 format!(
-                    "Bayoglu 2004, section 3.1.1 and Eq. 3.2-3.7: a handshake's client processing time is the sum of its messages (the passage quoted), judged on the Nokia 7650's 48 published client times by that sum priced per operation (one cost per public-key operation and one per-message symmetric cost, fitted with each case left out). Section 4.1 reads its tables as a few operations making almost all of it, more than 99 % for mutual RSA ({}: \"{}\") and more than 98 % for mutual ECDH_ECDSA ({}: \"{}\"); those percentages are quoted, not judged.",
+                    "Bayoglu 2004, sections 3.1.1 and 3.1.2 (Eq. 3.2-3.7, mutual and server-authenticated): a handshake's client processing time is the sum of its messages (the passage quoted), judged on the Nokia 7650's 48 published client times by that sum priced per operation (one cost per public-key operation and one per-message symmetric cost, fitted with each case left out). Section 4.1 reads its tables as a few operations making almost all of it, more than 99 % for mutual RSA ({}: \"{}\") and more than 98 % for mutual ECDH_ECDSA ({}: \"{}\"); those percentages are quoted, not judged.",
                     rsa.place, rsa.quote, ecdh.place, ecdh.quote
                 ),
                 format!(

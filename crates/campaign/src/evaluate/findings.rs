@@ -166,8 +166,17 @@ fn published_queue_model(q: &QueueResults) -> Option<Finding> {
     let undisturbed =
         |p: &super::queue::LoadPoint| Some((p.undisturbed.wait_ms?, p.undisturbed.wait_ci95_ms));
     let window = |p: &super::queue::LoadPoint| Some(whole_window_wait(p));
-    let published = q.judge(Setting::Bearer, |m| m.as_published_ms, undisturbed);
-    let counts = q.interval(Setting::Bearer, |m| m.as_published_ms, undisturbed);
+    // Inputs and measurement from the same undisturbed jobs; the whole window's own.
+    let published = q.judge(
+        Setting::Bearer,
+        |m| m.as_published_undisturbed_ms,
+        undisturbed,
+    );
+    let counts = q.interval(
+        Setting::Bearer,
+        |m| m.as_published_undisturbed_ms,
+        undisturbed,
+    );
     let whole = q.judge(Setting::Bearer, |m| m.as_published_ms, window);
     let whole_counts = q.interval(Setting::Bearer, |m| m.as_published_ms, window);
     let designed = q.designed_of(Setting::Bearer).len();
@@ -180,7 +189,7 @@ fn published_queue_model(q: &QueueResults) -> Option<Finding> {
             category_scope(q),
         ),
         format!(
-            "Load test on the real gateway (one worker, {load}; clients answering after an emulated bearer round trip of {rt} ms mean; the model at the point's measured rho). Over the undisturbed jobs, by the interval rule, the model as published {} (signed error {}, median |error| {}). Over the whole window, the shared machine's stalls included (reported, not judged): {} (median |error| {}). The corrected model (k = {k:.1} jobs/handshake, k x lambda) has median |error| {:.0} % over the whole window; its own finding judges it on the undisturbed jobs.",
+            "Load test on the real gateway (one worker, {load}; clients answering after an emulated bearer round trip of {rt} ms mean; the model at the point's measured rho). Over the undisturbed jobs, with their own handshake rate and occupancy moments as inputs, by the interval rule, the model as published {} (signed error {}, median |error| {}). Over the whole window, the shared machine's stalls included (reported, not judged): {} (median |error| {}). The corrected model (k = {k:.1} jobs/handshake, k x lambda) has median |error| {:.0} % over the whole window; its own finding judges it on the undisturbed jobs.",
             interval_text(&counts),
             signed_range(&published.signed),
             pct(published.median()),
@@ -250,8 +259,9 @@ fn signed_range(v: &[f64]) -> String {
 }
 
 /// The corrected Eq. 3.12 against the undisturbed part of the load test, under its own
-/// premise. The load test's relay draws each client's bearer round trip from an
-/// exponential law, so the job arrivals are Poisson by construction: this checks the
+/// premise. Handshakes start as a Poisson stream and each later job follows the gateway's
+/// answer after an exponentially drawn bearer round trip, so the job arrivals come near
+/// Poisson (not by construction: a later job waits for a departure): this checks the
 /// model's arithmetic and the gateway's service against it, not whether real handshake
 /// arrivals are Poisson (the thesis assumes they are; robustness to other round-trip laws
 /// is the queue part's own experiment). The verdict is read from the undisturbed part of
@@ -306,7 +316,7 @@ fn corrected_queue_model(q: &QueueResults) -> Option<Finding> {
         "Not in this run, even with the shared machine's interruptions read apart."
     };
     let mut evidence = format!(
-        "{opening} With an emulated bearer round trip of {rt} ms mean, exponentially distributed, before each client answer, the job arrivals are Poisson by construction. Over the {} designed bearer-setting runs (target rho <= 0.8) the gateway's worker was off its core while it had work {stalls:.0} times ({stalled_ms:.0} ms in all) and the load generator {gen:.0} times ({gen_ms:.0} ms; its sends due meanwhile then leave in a burst), and datagrams were held on their way to a free worker {held:.0} times ({held_ms:.0} ms; the kernel's receive backlog). Leaving out every job whose time at the gateway, arrival to end of occupancy, met such a stall or the settling time after it keeps a median {} of each run's jobs, over which the corrected model, at each point's measured load ({load}), {}, median |error| {}, worst {}; the measured mean waits' 95 % batch-means intervals are +-{} (median; widest +-{}). The model counts the worker's delivery of a job that finds it idle (from the kernel's timestamp to the worker; {:.1} us on average, median over the points) as worker time the jobs behind it wait for; with one occupancy law for every job, as Eq. 3.12 has it, it {}, median |error| {}. Over the whole window, stalls of the shared machine included (reported, not judged), it {}, median |error| {:.0} %{}.",
+        "{opening} With an emulated bearer round trip of {rt} ms mean, exponentially distributed, before each client answer, handshakes start as a Poisson stream and each later job follows the gateway's answer after such a round trip: the job arrivals come near Poisson, which the run does not test. Over the {} designed bearer-setting runs (target rho <= 0.8) the gateway's worker was off its core while it had work {stalls:.0} times ({stalled_ms:.0} ms in all) and the load generator {gen:.0} times ({gen_ms:.0} ms; its sends due meanwhile then leave in a burst), and datagrams were held on their way to a free worker {held:.0} times ({held_ms:.0} ms; the kernel's receive backlog). Leaving out every job whose time at the gateway, arrival to end of occupancy, met such a stall or the settling time after it keeps a median {} of each run's jobs, over which the corrected model, at each point's measured load ({load}), {}, median |error| {}, worst {}; the measured mean waits' 95 % batch-means intervals are +-{} (median; widest +-{}). The model counts the worker's delivery of a job that finds it idle (from the kernel's timestamp to the worker; {:.1} us on average, median over the points) as worker time the jobs behind it wait for; with one occupancy law for every job, as Eq. 3.12 has it, it {}, median |error| {}. Over the whole window, stalls of the shared machine included (reported, not judged), it {}, median |error| {:.0} %{}.",
         designed.len(),
         pct(q.undisturbed_share_median()),
         interval_text(&counts),
@@ -332,7 +342,7 @@ fn corrected_queue_model(q: &QueueResults) -> Option<Finding> {
     Some(
         Finding::new(
             format!(
-                "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the mean wait of the gateway's queue for {scope}, at the load test's {} designed points (target rho <= 0.8, emulated bearer round trip), with the job arrivals Poisson by construction (the relay draws each client's bearer round trip from an exponential law), judged on the jobs no stall of the shared machine disturbed (the whole-window figures are reported beside them). This checks the model under the M/G/1 premise {} states in {}, not the premise itself.",
+                "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the mean wait of the gateway's queue for {scope}, at the load test's {} designed points (target rho <= 0.8, emulated bearer round trip), with handshakes starting as a Poisson stream and each later job following the gateway's answer after an exponentially drawn bearer round trip (so the job arrivals are near, not by construction, Poisson), judged on the jobs no stall of the shared machine disturbed (the whole-window figures are reported beside them). This checks the model under the M/G/1 premise {} states in {}, not the premise itself.",
                 designed.len(),
                 premise.study.citation(),
                 premise.place
@@ -432,7 +442,7 @@ fn fifo_server(q: &QueueResults) -> Option<Finding> {
     );
     Some(Finding::new(
         format!(
-            "The gateway behaves as the single FIFO server the queue models assume, judged on the designed WTLS load points of both settings (server-authenticated, target rho <= 0.8: {nb} with an emulated bearer round trip, {nl} on bare loopback), whole windows; the load test's {above} points above rho 0.8 and the {mutual} mutual points sent one datagram per message are not judged here."
+            "The gateway behaves as the single FIFO server the queue models assume, judged on the designed WTLS load points of both settings (server-authenticated, target rho <= 0.8: {nb} with an emulated bearer round trip, {nl} on bare loopback), whole windows, every stall of the machine included (the interference injector's too when the run has it on: the first screen says so). A stall takes the worker from its queue, which no FIFO model holds, so this judges the gateway as it ran on this machine, not its queueing discipline alone; the load test's {above} points above rho 0.8 and the {mutual} mutual points sent one datagram per message are not judged here."
         ),
         format!(
             "A FIFO server replaying each run's own arrival instants and job occupancies (no assumption on the arrivals) against the measured queueing wait, by the interval rule: with the bearer round trip it {} (median |error| {:.0} %, worst {:.0} %); on loopback it {} (median |error| {:.0} %, worst {:.0} %). Where the replay matches and P-K misses, the difference lies in the arrival stream, not in the server. Where the replay misses too, jobs waited longer than a FIFO server with the measured occupancies would make them: the worker was off its core while idle (the stalls of the finding on the corrected model), which no queue model of the gateway holds.",
@@ -742,10 +752,10 @@ fn spread(v: &[f64]) -> Option<(f64, f64, f64)> {
 }
 
 /// Whether the run shows each case's gateway CPU above its public-key work: every
-/// clause from the run's bound ratios (paired, with 95 % intervals); a failure to
-/// measure is named with its pairs and spread and leaves the verdict inconclusive (a
-/// server cannot spend less than its own public-key work, so a ratio under 1 says the
-/// measurement failed, not that the claim did).
+/// clause from the run's bound ratios (paired, with 95 % intervals). A case whose
+/// interval lies below 1 contradicts the claim (the engine did less public-key work than
+/// the handshake needs); one whose interval straddles 1 is named with its pairs and
+/// spread and leaves the verdict inconclusive.
 fn public_key_bound(p: &ProcessingResults) -> Option<Finding> {
     let measured: Vec<_> = p.cases.iter().filter(|c| c.bound.is_some()).collect();
     if measured.is_empty() {
@@ -771,10 +781,16 @@ fn public_key_bound(p: &ProcessingResults) -> Option<Finding> {
             evidence += &format!(" {} {:?}: {text}.", c.label(), c.auth);
         }
     }
-    let verdict = if failures.is_empty() {
-        Verdict::Confirmed
-    } else {
-        Verdict::Inconclusive
+    // A whole interval under 1 is a handshake that cost the gateway less than its own
+    // public-key work: the claim fails (the engine skipped or cached work it counts).
+    let below = failures.iter().any(|c| {
+        matches!(&c.bound, Some(wtlsperf_drivers::runner::BoundRatio::Failed { spread, .. })
+            if spread.ci95.is_some_and(|(_, hi)| hi < 1.0))
+    });
+    let verdict = match (failures.is_empty(), below) {
+        (true, _) => Verdict::Confirmed,
+        (false, true) => Verdict::Contradicted,
+        (false, false) => Verdict::Inconclusive,
     };
     Some(
         Finding::new(
@@ -782,7 +798,7 @@ fn public_key_bound(p: &ProcessingResults) -> Option<Finding> {
             evidence,
             verdict,
         )
-        .rule("each case holds when the 95 % interval of its paired median ratio lies above 1; confirmed when every case holds; a case whose interval does not clear 1 is a failure to measure (a server cannot spend less than its own public-key work) and leaves the verdict inconclusive."),
+        .rule("each case holds when the 95 % interval of its paired median ratio lies above 1; confirmed when every case holds; contradicted when a case's whole interval lies below 1 (the handshake cost the gateway less than its own public-key operations: the engine skipped or cached work the ratio counts); otherwise a case whose interval straddles 1 leaves the verdict inconclusive."),
     )
 }
 
@@ -829,6 +845,12 @@ mod bound_tests {
         assert!(f.evidence.contains("7 pairs"));
         // The failed case's median (0.9) is never printed as a ratio.
         assert!(!f.evidence.contains("0.900 to"), "{}", f.evidence);
+
+        // A case whose whole interval lies under 1 did less than its own public-key work.
+        let under = [0.80, 0.82, 0.81, 0.83, 0.80, 0.82, 0.81];
+        p.cases.push(with_bound("160p/160p", &under));
+        let f = public_key_bound(&p).unwrap();
+        assert_eq!(f.verdict, Verdict::Contradicted, "{}", f.evidence);
     }
 }
 
@@ -993,7 +1015,10 @@ mod tests {
     fn eq_3_12_as_published_is_judged_on_the_undisturbed_jobs() {
         let with_published = |whole: f64, calm: f64, published: f64| {
             let mut p = premise_point(whole, calm);
+            // The same model figure from either part's inputs: the test is about which
+            // measurement it is judged against.
             p.models.as_published_ms = Some(published);
+            p.models.as_published_undisturbed_ms = Some(published);
             p
         };
         // Stalls inflate the whole window to 3x; the undisturbed jobs wait 1.0 ms and the

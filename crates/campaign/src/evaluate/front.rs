@@ -46,8 +46,11 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
         .find_map(|k| json.get(*k))
         .and_then(|d| d.get("designed"))
         .and_then(Value::as_u64);
+    let share = h.queue_undisturbed_share_median.map_or(String::new(), |s| {
+        format!(": a median {:.0} % of each run's jobs", 100.0 * s)
+    });
     out.push(HeadlineNumber::new(
-        "Corrected queue model's point estimate within 15 % of the load test (undisturbed jobs, designed points, rho <= 0.8; its finding applies the interval rule)",
+        format!("Corrected queue model's point estimate within 15 % of the load test (the jobs no stall disturbed{share}; designed points, rho <= 0.8; its finding applies the interval rule, the whole window is in the queue section)"),
         match designed {
             Some(d) => format!("{within} of {judged} judged points ({d} designed)"),
             None => format!("{within} of {judged} judged points"),
@@ -63,7 +66,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     ));
     if let Some(e) = h.transmission_model_median_error {
         out.push(HeadlineNumber::new(
-            "Transmission model against the emulated-bearer runs, median |error|",
+            "Transmission model against the emulated-bearer runs, median |error| pooled over the bearers (the findings judge each bearer)",
             pct(e),
             Modelled,
             "transmission",
@@ -71,7 +74,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     }
     if let Some(e) = h.protocols.protocols_model_median_error {
         out.push(HeadlineNumber::new(
-            "Handshake model against the emulated-bearer runs of every protocol of the registry, median |error| (pooled)",
+            "Handshake model against the emulated-bearer runs of every protocol of the registry, median |error| pooled over the bearers (the findings judge each bearer)",
             pct(e),
             Modelled,
             "protocols",

@@ -259,6 +259,7 @@ pub fn run(args: EvaluateConfig) -> anyhow::Result<()> {
             duration_s: clock.elapsed().as_secs_f64(),
             part_seconds: clocks.seconds_with_stages(&parts),
             degraded: parts.queue.degraded(),
+            interference: parts.interference(&ctx),
             headline: parts.headline(),
             findings: parts
                 .findings
@@ -514,6 +515,12 @@ impl Parts {
         })
     }
 
+    /// The injector's account when the run had it on.
+    fn interference(&self, ctx: &Ctx) -> Option<output::InterferenceSummary> {
+        let i = ctx.interference.as_ref()?;
+        Some(output::InterferenceSummary::of(i, self.queue.injected_ms()))
+    }
+
     /// The report: the first screen from the headline numbers (and the degraded-run
     /// banner when the headline says so: `front`), then the sections.
     fn report(
@@ -530,6 +537,9 @@ impl Parts {
             map.insert("degraded".to_owned(), serde_json::to_value(d)?);
         }
         let mut report = self.sections(ctx, machine, wap_bench)?;
+        if let Some(i) = self.interference(ctx) {
+            report = report.meta("interference injector", i.words());
+        }
         report.headlines = front::headline_numbers(&headline, &json);
         report.status = front::run_status(&json);
         Ok(report)

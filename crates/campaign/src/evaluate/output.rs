@@ -363,6 +363,38 @@ pub fn against_design(j: &super::queue::Judgement, designed: usize) -> String {
     )
 }
 
+/// The interference injector's settings and take, as `summary.json` records them.
+#[derive(Debug, Clone, Serialize)]
+pub struct InterferenceSummary {
+    /// Share of the gateway worker's core the injector spins for.
+    pub duty: f64,
+    pub burst_ms: f64,
+    /// CPU time it took over the load test's kept recordings (ms, summed).
+    pub injected_ms: f64,
+}
+
+impl InterferenceSummary {
+    pub fn of(i: &wtlsperf_drivers::load::Interference, injected_ms: f64) -> Self {
+        InterferenceSummary {
+            duty: i.duty,
+            burst_ms: i.burst.as_secs_f64() * 1e3,
+            injected_ms,
+        }
+    }
+
+    /// The first screen's words.
+    pub fn words(&self) -> String {
+        format!(
+            "on: {:.0} % of the gateway worker's core in {:.0} ms bursts, standing in for a \
+             hypervisor; {:.0} ms injected into the load test's recordings, whose stalls \
+             include it",
+            self.duty * 100.0,
+            self.burst_ms,
+            self.injected_ms
+        )
+    }
+}
+
 /// `summary.json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -385,6 +417,10 @@ pub struct Summary {
     /// every designed point was judged). The report's first screen shows it as a
     /// "degraded run" banner.
     pub degraded: Option<super::queue::Degraded>,
+    /// The load test's interference injector, when the run had it on (`--interference`;
+    /// null without it): what it took, so that no stall it caused passes for the
+    /// machine's own.
+    pub interference: Option<InterferenceSummary>,
     /// Headline numbers.
     pub headline: Headline,
     /// Findings.

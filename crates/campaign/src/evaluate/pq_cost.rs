@@ -78,10 +78,18 @@ impl std::fmt::Display for Affordability {
 impl Affordability {
     /// The rule on one row's deciding durations (ms).
     pub fn decide(classical_ms: f64, pq_ms: f64) -> Affordability {
-        if rule::below(classical_ms, BUDGET_MS, MODEL_TOLERANCE) != Some(true) {
+        Affordability::decide_within(classical_ms, pq_ms, 0.0)
+    }
+
+    /// The same with the margin widened by `unsure_ms`: a measured row's means carry no
+    /// interval (the protocols part keeps only the mean of its runs), so the gap between
+    /// its measured and modelled post-quantum increments stands in for their scatter.
+    pub fn decide_within(classical_ms: f64, pq_ms: f64, unsure_ms: f64) -> Affordability {
+        let margin = MODEL_TOLERANCE * BUDGET_MS + unsure_ms.abs();
+        if rule::below_by(classical_ms, BUDGET_MS, margin) != Some(true) {
             return Affordability::ClassicalNotWithin;
         }
-        match rule::below(pq_ms, BUDGET_MS, MODEL_TOLERANCE) {
+        match rule::below_by(pq_ms, BUDGET_MS, margin) {
             Some(true) => Affordability::Affordable,
             Some(false) => Affordability::NotAffordable,
             None => Affordability::AtTheBudget,
@@ -291,7 +299,16 @@ fn row(classical: &Side, pq: &Side, bearer: &LinkProfile, device: &Device) -> Pq
     // A measured pair decides even where a device price is missing for the model (this
     // machine's own CPU ran both); otherwise the model needs every price.
     let (basis, affordable) = match (both_measured, not_available, r.deciding_ms()) {
-        (true, _, Some((c, p))) => ("measured".to_owned(), Affordability::decide(c, p)),
+        (true, _, Some((c, p))) => {
+            let unsure = match (r.extra_measured_ms, r.extra_modelled_ms) {
+                (Some(m), Some(e)) => (m - e).abs(),
+                _ => 0.0,
+            };
+            (
+                "measured".to_owned(),
+                Affordability::decide_within(c, p, unsure),
+            )
+        }
         (false, Some(reason), _) => (reason.clone(), Affordability::NotAvailable(reason)),
         (false, None, Some((c, p))) => ("modelled".to_owned(), Affordability::decide(c, p)),
         (_, _, None) => {

@@ -203,7 +203,11 @@ impl QueueResults {
             j.errors.push(e);
             j.within += usize::from(e <= 0.15);
             j.outside_both += usize::from(outside_both(w, m, ci));
-            let r = p.calibration.measured_rho;
+            // The rho the point was calibrated to and its target checked at.
+            let r = p
+                .recording
+                .undisturbed_rho
+                .unwrap_or(p.calibration.measured_rho);
             j.rho_range = Some(
                 j.rho_range
                     .map_or((r, r), |(lo, hi)| (lo.min(r), hi.max(r))),
@@ -308,6 +312,15 @@ impl QueueResults {
     /// others were not; `None` when every designed point was judged. A designed point
     /// that did not run at all (the load test failed, or a case had no service time)
     /// counts under `not_run`.
+    /// CPU time the interference injector took over the part's kept recordings (ms).
+    pub fn injected_ms(&self) -> f64 {
+        self.load
+            .iter()
+            .chain(&self.modern)
+            .filter_map(|p| p.recording.load.interference_ms)
+            .sum()
+    }
+
     pub fn degraded(&self) -> Option<disturbance::Degraded> {
         let ran = self.designed_points();
         disturbance::Degraded::of(&ran, self.designed.max(ran.len()), self.rerecord)
@@ -346,7 +359,7 @@ impl QueueResults {
     /// measured rho range and every point that missed its target, with both numbers.
     pub fn load_clause(&self, setting: Setting, j: &Judgement) -> String {
         let range = match j.rho_range {
-            Some((lo, hi)) => format!("measured rho {lo:.2} to {hi:.2}"),
+            Some((lo, hi)) => format!("measured rho {lo:.2} to {hi:.2} (over the undisturbed jobs, where the points are calibrated and their targets checked)"),
             None => "no point on target".to_owned(),
         };
         let missed: Vec<String> = self

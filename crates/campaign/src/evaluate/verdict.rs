@@ -173,7 +173,7 @@ pub fn per_bearer_target<'a>(
 }
 
 /// Rule 4 in words, for the findings' `rule` (each appends its own set).
-pub const INTERVAL_RULE: &str = "per point, the model against the measured mean wait and its 95 % interval gives an interval of relative errors: keeps when it lies within +-15 %, stops when it lies wholly beyond, undecided otherwise; a point is judged when its target rho is at most 0.8, its measured rho landed within 0.05 of the target and its kept recording was not disturbed; confirmed when every judged point keeps, contradicted when one stops (a model claimed at every point is refuted by one point it misses beyond the measured interval), otherwise inconclusive";
+pub const INTERVAL_RULE: &str = "per point, the model against the measured mean wait and its 95 % interval gives an interval of relative errors: keeps when it lies within +-15 %, stops when it lies wholly beyond, undecided otherwise; a point is judged when its target rho is at most 0.8, its measured rho (over the undisturbed jobs, the load the points are calibrated to) landed within 0.05 of the target and its kept recording was not disturbed; confirmed when every judged point keeps, contradicted when one stops (a model claimed at every point is refuted by one point it misses beyond the measured interval), otherwise inconclusive";
 
 #[cfg(test)]
 mod tests {

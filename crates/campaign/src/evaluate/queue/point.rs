@@ -138,6 +138,9 @@ pub struct Predictions {
     pub corrected_ms: Option<f64>,
     /// As published: lambda against the per-job moments.
     pub as_published_ms: Option<f64>,
+    /// The same on the undisturbed part's own handshake rate and occupancy moments: what
+    /// is set beside the undisturbed jobs' wait, inputs and measurement from one part.
+    pub as_published_undisturbed_ms: Option<f64>,
     /// Levi-Savas M/M/1 with T_s = k x mean job service, a per-handshake wait.
     pub mm1_ms: Option<f64>,
     /// Discrete-event simulation with the measured per-job service times.

@@ -61,6 +61,7 @@
 //! flight the model is Eq. 3.12 at the job rate, as before.
 
 use std::time::Duration;
+use wtlsperf_models::queue::pk_mean_wait_ms;
 
 use wtls::handshake::Packing;
 use wtls::suite::Case;
@@ -774,6 +775,13 @@ fn point(
             replay_ms: Some(steady.replay_wait_ms),
             pk_undisturbed_ms: undisturbed.and_then(UndisturbedQueue::pk_ms),
             corrected_undisturbed_ms: undisturbed.and_then(UndisturbedQueue::exceptional_first_ms),
+            as_published_undisturbed_ms: undisturbed.and_then(|u| {
+                pk_mean_wait_ms(
+                    u.job_rate_per_s / k.max(1.0),
+                    u.service_mean_ms,
+                    u.service_m2_ms2,
+                )
+            }),
         },
         disturbances: disturbances_of(&rep),
         undisturbed: UndisturbedFigures {

@@ -22,8 +22,8 @@ impl QueueResults {
             "Queueing at the gateway (thesis 3.2, 4.2; Levi-Savas 4.2)",
         )
         .intro(
-            "Eq. 3.12 (Pollaczek-Khinchin) as printed uses lambda = handshakes/s against the \
-                 mean service time of one message, so rho understates the load by the k \
+            "Eq. 3.12 (Pollaczek-Khinchin) as section 4.2 applies it takes lambda in \
+                 handshakes/s against the mean service time of one message, so rho understates the load by the k \
                  messages (jobs) per handshake. 'as published' keeps that reading (a model of \
                  ours on the thesis' published service times: its saturation points differ \
                  from the limits the thesis reads off its figures, see the finding on category \
@@ -217,6 +217,14 @@ impl QueueResults {
                 continue;
             }
             let j = self.protocol_judgement(protocol);
+            if j.corrected.points() == 0 {
+                verdicts.push(format!(
+                    "{protocol}: no point judged ({} of its {} designed points missed their \
+                     target rho; a missed, disturbed or unmodelled point is not judged)",
+                    j.corrected.missed, j.corrected.designed
+                ));
+                continue;
+            }
             let median = |j: &super::Judgement| {
                 j.median()
                     .map_or("-".to_owned(), |m| format!("{:.1} %", m * 100.0))
