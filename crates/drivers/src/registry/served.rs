@@ -47,7 +47,7 @@ impl Served for SpineServed {
 }
 
 /// A configuration value whose clients and servers need nothing but itself (an
-/// OpenSSL, wolfSSL or quinn-proto pair of contexts): its [`Sides`] are [`ConfigSides`].
+/// OpenSSL or wolfSSL pair of contexts, for one): its [`Sides`] are [`ConfigSides`].
 pub trait Endpoints: Send + Sync + 'static {
     type Client: Handshake + Send + 'static;
     type Server: Handshake + Send + 'static;
