@@ -54,7 +54,7 @@ pub const POISSON_ARRIVALS: Passage = Passage {
 /// Bayoglu 2004, section 3.2: only the messages the gateway accepts make its queue.
 pub const QUEUE_JOBS: Passage = Passage {
     study: Study::Bayoglu2004,
-    place: "section 3.2 (before Eq. 3.21)",
+    place: "section 3.2 (after Eq. 3.12, before Table 3.8 and Eq. 3.13)",
     quote: "Queue delay is affected by only the messages which the server (WAP Gateway) accepts.",
 };
 
