@@ -775,13 +775,7 @@ fn point(
             replay_ms: Some(steady.replay_wait_ms),
             pk_undisturbed_ms: undisturbed.and_then(UndisturbedQueue::pk_ms),
             corrected_undisturbed_ms: undisturbed.and_then(UndisturbedQueue::exceptional_first_ms),
-            as_published_undisturbed_ms: undisturbed.and_then(|u| {
-                pk_mean_wait_ms(
-                    u.job_rate_per_s / k.max(1.0),
-                    u.service_mean_ms,
-                    u.service_m2_ms2,
-                )
-            }),
+            as_published_undisturbed_ms: undisturbed.and_then(|u| as_published_on(u, k)),
         },
         disturbances: disturbances_of(&rep),
         undisturbed: UndisturbedFigures {
@@ -797,6 +791,16 @@ fn point(
             undisturbed_rho: undisturbed.map(|u| u.job_rate_per_s * u.service_mean_ms / 1e3),
         },
     })
+}
+
+/// Eq. 3.12 as published (lambda in handshakes/s against one job's moments) on the
+/// undisturbed jobs' own rate and occupancy moments, `k` jobs a handshake.
+fn as_published_on(u: &UndisturbedQueue, k: f64) -> Option<f64> {
+    pk_mean_wait_ms(
+        u.job_rate_per_s / k.max(1.0),
+        u.service_mean_ms,
+        u.service_m2_ms2,
+    )
 }
 
 /// The authentication a point's handshakes ran with.
