@@ -20,7 +20,7 @@
 //! type, not TID, and acknowledges with a TID that its threads share (docs/wap.md).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
 
@@ -211,6 +211,9 @@ pub struct WapService {
     /// A digest of the invoke that opened each transaction, to tell a duplicate of it
     /// from a new invoke reusing the TID (see [`WapService::reuses_tid`]).
     invokes: HashMap<(SocketAddr, Tid), u64>,
+    /// The transactions whose invoke carried TIDnew: their initiator's TIDs restarted or
+    /// wrapped (WAP-224 §7.8.3.2).
+    tid_new: HashSet<(SocketAddr, Tid)>,
     next_serial: u64,
     /// Every deadline a transaction has set, earliest first; an entry whose transaction
     /// has since moved its timer or ended is skipped when it comes due.
@@ -246,9 +249,10 @@ impl WapService {
             reassemblies: HashMap::new(),
             serials: HashMap::new(),
             invokes: HashMap::new(),
+            tid_new: HashSet::new(),
             next_serial: 0,
             timers_due: BinaryHeap::new(),
-            tids: TidCache::new(timers.mpl_ns),
+            tids: TidCache::new(timers.tid_lifetime_ns()),
             tid_peers: LruCache::new(
                 NonZeroUsize::new(limits.max_tid_peers).unwrap_or(NonZeroUsize::MIN),
             ),
@@ -293,6 +297,7 @@ impl WapService {
         self.responders.pop(&(peer, tid));
         self.serials.remove(&(peer, tid));
         self.invokes.remove(&(peer, tid));
+        self.tid_new.remove(&(peer, tid));
         self.reassemblies.remove(&(peer, tid));
     }
 
@@ -465,6 +470,9 @@ impl WapService {
         }
         self.insert(peer, pdu.tid, responder);
         self.invokes.insert((peer, pdu.tid), invoke_digest(pdu));
+        if *tid_new {
+            self.tid_new.insert((peer, pdu.tid));
+        }
         Some(out)
     }
 
@@ -690,9 +698,17 @@ impl WapService {
                 self.stats.sessions_evicted += 1;
             }
         }
-        // The client's earlier session, if any, ends here with its transactions.
+        // The client's earlier session, if any, ends here with its transactions: aborted
+        // (DISCONNECT), unless this Connect said its initiator's TIDs restarted (TIDnew).
+        // Then they are an earlier incarnation's, whose TIDs the new one is about to take
+        // again, and an Abort carrying one would end the new transaction: dropped (and
+        // counted with the evicted).
         if let Some(ended) = self.sessions.pop(&peer) {
-            self.end_transactions(peer, ended.transactions, actions);
+            if self.tid_new.contains(&(peer, tid)) {
+                self.drop_transactions(peer, ended.transactions);
+            } else {
+                self.end_transactions(peer, ended.transactions, actions);
+            }
         }
         let id = self.next_session;
         self.next_session = self.next_session.wrapping_add(1).max(1);
@@ -1009,7 +1025,7 @@ mod tests {
         // A new initiator on the same address and port starts again from a low TID, as a
         // restarted client (or Kannel's fakewap on a reused port) does.
         let timers = Timers::default();
-        let mpl_ms = timers.mpl_ns / 1_000_000;
+        let mpl_ms = timers.tid_lifetime_ns() / 1_000_000;
         // Within the MPL the low TID may be an old duplicate: WAP-224's TID test asks.
         let mut svc = after_one_session(timers);
         let early = first_answer_to_connect(&mut svc, 2, at(mpl_ms));

@@ -92,15 +92,16 @@ pub enum TidVerdict {
 /// The last TID seen from each initiator, to tell a new transaction from a delayed
 /// duplicate of an old one. Keyed by whatever names a peer (its address).
 ///
-/// An entry lives for the network's Maximum Packet Lifetime after the peer was last
-/// heard from or its last transaction ended (WAP-224 §7.8.2.2, Table 6: the responder
-/// "caches the TID for each Initiator for the Maximum Packet Lifetime"): no duplicate of
-/// an older invoke can still arrive after that, and a TID from a new initiator on a
-/// reused address is then taken without a verification round trip (§7.8.3.2).
+/// An entry lives for [`Timers::tid_lifetime_ns`] after the peer was last heard from or
+/// its last transaction ended: the initiator's retransmissions, then the network's
+/// Maximum Packet Lifetime (WAP-224 §7.8.2.2, Table 6: the responder "caches the TID for
+/// each Initiator for the Maximum Packet Lifetime"). No copy of an older invoke can still
+/// arrive after that, and a TID from a new initiator on a reused address is then taken
+/// without a verification round trip (§7.8.3.2).
 #[derive(Debug, Clone)]
 pub struct TidCache<K> {
     last: HashMap<K, CachedTid>,
-    mpl_ns: u64,
+    lifetime_ns: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -112,21 +113,21 @@ struct CachedTid {
 impl<K: Hash + Eq> Default for TidCache<K> {
     /// The IP bearer's lifetime ([`Timers::default`]).
     fn default() -> Self {
-        TidCache::new(Timers::default().mpl_ns)
+        TidCache::new(Timers::default().tid_lifetime_ns())
     }
 }
 
 impl<K: Hash + Eq> TidCache<K> {
-    /// A cache whose entries live `mpl_ns` after their peer was last heard from.
-    pub fn new(mpl_ns: u64) -> Self {
+    /// A cache whose entries live `lifetime_ns` after their peer was last heard from.
+    pub fn new(lifetime_ns: u64) -> Self {
         TidCache {
             last: HashMap::new(),
-            mpl_ns,
+            lifetime_ns,
         }
     }
 
     /// The TID test: a TID in the window after the last one is accepted and recorded.
-    /// A peer with no cached TID, or one not heard from for the MPL, is accepted (as
+    /// A peer with no cached TID, or one not heard from for the cache's lifetime, is accepted (as
     /// Kannel does for the first: it cannot be told from a restarted one, and verifying
     /// every first transaction costs a round trip). A set TIDnew flag, or a TID outside
     /// the window, needs verification.
@@ -143,11 +144,11 @@ impl<K: Hash + Eq> TidCache<K> {
         }
     }
 
-    /// The peer's cached TID, unless the MPL has passed since it was last heard from.
+    /// The peer's cached TID, unless its lifetime has passed since it was last heard from.
     fn live(&self, peer: &K, now: Now) -> Option<Tid> {
         self.last
             .get(peer)
-            .filter(|c| now.mono_ns.saturating_sub(c.heard_ns) <= self.mpl_ns)
+            .filter(|c| now.mono_ns.saturating_sub(c.heard_ns) <= self.lifetime_ns)
             .map(|c| c.tid)
     }
 
@@ -159,12 +160,12 @@ impl<K: Hash + Eq> TidCache<K> {
 
     /// Restarts the peer's lifetime if it has not ended: the peer was heard from, or one
     /// of its transactions ended (an invoke it sent before that may still be on its way).
-    /// An entry already past its MPL stays dead: whoever sends from the address now is
+    /// An entry already past its lifetime stays dead: whoever sends from the address now is
     /// judged as a new initiator.
     pub fn heard(&mut self, peer: &K, now: Now) {
-        let mpl_ns = self.mpl_ns;
+        let lifetime_ns = self.lifetime_ns;
         if let Some(c) = self.last.get_mut(peer) {
-            if now.mono_ns.saturating_sub(c.heard_ns) <= mpl_ns {
+            if now.mono_ns.saturating_sub(c.heard_ns) <= lifetime_ns {
                 c.heard_ns = c.heard_ns.max(now.mono_ns);
             }
         }

@@ -513,7 +513,7 @@ fn tidnew_forces_verification() {
 #[test]
 fn a_cached_tid_lives_for_the_mpl_after_its_peer_was_last_heard() {
     // A new initiator on a reused address starts below the old one's last TID (500).
-    let mpl = Timers::default().mpl_ns;
+    let mpl = Timers::default().tid_lifetime_ns();
     let mut cache = TidCache::new(mpl);
     assert_eq!(
         cache.verdict(1u8, Tid::new(500), false, at(0)),

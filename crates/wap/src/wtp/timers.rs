@@ -203,6 +203,20 @@ impl Timers {
     }
 }
 
+impl Timers {
+    /// How long a responder keeps an initiator's last TID after last hearing from it:
+    /// the longest one of its transactions can go on sending an invoke (RCR_MAX
+    /// retransmissions R apart; this side's R, which Appendix A sets at or above the
+    /// initiator's), plus the network's MPL for the last copy to arrive. Within it a
+    /// lower or equal TID may be an old invoke and gets the TID test; after it, none can
+    /// still come (WAP-224 §7.8.2.2, §7.8.3.2).
+    pub fn tid_lifetime_ns(&self) -> u64 {
+        u64::from(self.max_retransmissions)
+            .saturating_mul(self.retry_interval_ns)
+            .saturating_add(self.mpl_ns)
+    }
+}
+
 impl Default for Timers {
     /// A responder on an IP bearer: what the gateway's ports run with.
     fn default() -> Self {
