@@ -224,18 +224,25 @@ python3 scripts/bench_wap_kannel.py header wtls >"$DIR/wtls.csv"
 # to prove a TID (WAP-224's TID test) answers only if no other thread moved the counter
 # meanwhile, and otherwise waits out its 10 s time-out. A new fakewap whose socket got a
 # port the previous run's client used is asked when the gateway still holds that port's
-# TID: ours for the MPL (3 s on the IP bearer, docs/wap.md), Kannel's for ever. So a run
-# never follows one against the same gateway by less than ours' MPL, as separate clients
-# on a network would not; the first run of each pair follows the other gateway's run.
-last=""
+# TID: ours for its TID cache's lifetime (59 s on the IP bearer: 8 retransmissions 7 s
+# apart plus the 3 s MPL, docs/wap.md), Kannel's for ever. So a run never starts within
+# that lifetime of the end of the last run against ours, as separate clients on a
+# network would not meet a gateway's memory of each other.
+TID_LIFETIME_S=60
+ours_done=0
 for t in $threads; do
   for r in $(seq 1 "$runs"); do
     if [ $((r % 2)) -eq 1 ]; then order="ours kannel"; else order="kannel ours"; fi
     for g in $order; do
-      if [ "$g" = ours ]; then ip=$OURS_IP; else ip=$KANNEL_IP; fi
-      [ "$g" != "$last" ] || sleep 4
+      if [ "$g" = ours ]; then
+        ip=$OURS_IP
+        wait_s=$((ours_done + TID_LIFETIME_S - $(date +%s)))
+        [ "$wait_s" -le 0 ] || sleep "$wait_s"
+      else
+        ip=$KANNEL_IP
+      fi
       fakewap_run "$g" "$ip" "$t" "$r"
-      last=$g
+      [ "$g" != ours ] || ours_done=$(date +%s)
     done
   done
 done

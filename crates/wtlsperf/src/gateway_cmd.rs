@@ -231,10 +231,10 @@ pub struct WapArgs {
     #[arg(long, value_name = "[PORT=]N")]
     pub wtp_max_retransmissions: Vec<PortSetting>,
     /// With --wap, the network's Maximum Packet Lifetime on the connection-mode ports:
-    /// how long the gateway keeps a client's last TID after last hearing from it, and so
-    /// asks a lower TID from the same address to prove itself (WAP-224 §7.8). The
-    /// bearer's maximum round trip by default (ip 3 s); 0 for a network that makes no
-    /// duplicates. [PORT=]MS as --wtp-bearer.
+    /// the gateway keeps a client's last TID for RCR_MAX x R plus it after last hearing
+    /// from it, and so asks a lower TID from the same address to prove itself (WAP-224
+    /// §7.8). The bearer's maximum round trip by default (ip 3 s); 0 for a network that
+    /// makes no duplicates. [PORT=]MS as --wtp-bearer.
     #[arg(long, value_name = "[PORT=]MS")]
     pub wtp_mpl_ms: Vec<PortSetting>,
 }

@@ -425,20 +425,32 @@ impl WapService {
         actions
     }
 
-    /// Whether an invoke for a running transaction's TID starts a new transaction. A
-    /// first transmission (RID clear) that carries TIDnew comes from an initiator whose
-    /// TIDs restarted or wrapped (WAP-224 §9.2): if it is not a copy of the running
-    /// transaction's own invoke (a duplicate the network made), the running one is an
-    /// old transaction that the initiator has forgotten. Without TIDnew, WTP's rule holds:
-    /// an invoke for a running transaction is a duplicate and is ignored.
+    /// Whether an invoke for a running transaction's TID starts a new transaction: a
+    /// first transmission (RID clear) that is not a copy of the running transaction's
+    /// own invoke (a duplicate the network made), when
+    /// - it carries TIDnew: the initiator's TIDs restarted or wrapped (WAP-224 §9.2), so
+    ///   the running one is an old transaction it has forgotten; or
+    /// - the running one still waits on a TID test: its invoke, an old copy, never reached
+    ///   the user, and the initiator's Tok, meant for its new transaction, would deliver
+    ///   the old invoke's request in its place.
+    ///
+    /// Otherwise WTP's rule holds: an invoke for a running transaction is a duplicate and
+    /// is ignored.
     fn reuses_tid(&self, peer: SocketAddr, pdu: &wtp::Pdu) -> bool {
-        match &pdu.body {
-            wtp::Body::Invoke { tid_new: true, .. } if !pdu.rid => self
-                .invokes
-                .get(&(peer, pdu.tid))
-                .is_some_and(|d| *d != invoke_digest(pdu)),
-            _ => false,
-        }
+        let wtp::Body::Invoke { tid_new, .. } = &pdu.body else {
+            return false;
+        };
+        let key = (peer, pdu.tid);
+        let another = self
+            .invokes
+            .get(&key)
+            .is_some_and(|d| *d != invoke_digest(pdu));
+        let unverified = || {
+            self.responders
+                .peek(&key)
+                .is_some_and(Responder::is_verifying_tid)
+        };
+        !pdu.rid && another && (*tid_new || unverified())
     }
 
     /// A transaction for an Invoke that matches none running.

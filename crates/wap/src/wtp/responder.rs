@@ -121,6 +121,11 @@ impl Responder {
         self.state == State::Done
     }
 
+    /// Whether the transaction waits on a TID test (its invoke not yet with the user).
+    pub fn is_verifying_tid(&self) -> bool {
+        self.state == State::TidVerifying
+    }
+
     /// Retransmissions of the result so far (the RCR counter).
     pub fn retransmissions(&self) -> u8 {
         self.retransmissions
