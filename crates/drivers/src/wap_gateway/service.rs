@@ -20,7 +20,7 @@
 //! type, not TID, and acknowledges with a TID that its threads share (docs/wap.md).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap};
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
 
@@ -208,12 +208,10 @@ pub struct WapService {
     /// Each transaction's serial number (unique in the port's life; see
     /// [`ReplyTo::Transaction`]).
     serials: HashMap<(SocketAddr, Tid), u64>,
-    /// A digest of the invoke that opened each transaction, to tell a duplicate of it
-    /// from a new invoke reusing the TID (see [`WapService::reuses_tid`]).
-    invokes: HashMap<(SocketAddr, Tid), u64>,
-    /// The transactions whose invoke carried TIDnew: their initiator's TIDs restarted or
-    /// wrapped (WAP-224 §7.8.3.2).
-    tid_new: HashSet<(SocketAddr, Tid)>,
+    /// What each transaction's opening invoke was: a digest, to tell a duplicate of it
+    /// from a new invoke reusing the TID (see [`WapService::reuses_tid`]), and whether it
+    /// carried TIDnew (its initiator's TIDs restarted or wrapped, WAP-224 §7.8.3.2).
+    invokes: HashMap<(SocketAddr, Tid), OpeningInvoke>,
     next_serial: u64,
     /// Every deadline a transaction has set, earliest first; an entry whose transaction
     /// has since moved its timer or ended is skipped when it comes due.
@@ -249,7 +247,6 @@ impl WapService {
             reassemblies: HashMap::new(),
             serials: HashMap::new(),
             invokes: HashMap::new(),
-            tid_new: HashSet::new(),
             next_serial: 0,
             timers_due: BinaryHeap::new(),
             tids: TidCache::new(timers.tid_lifetime_ns()),
@@ -297,7 +294,6 @@ impl WapService {
         self.responders.pop(&(peer, tid));
         self.serials.remove(&(peer, tid));
         self.invokes.remove(&(peer, tid));
-        self.tid_new.remove(&(peer, tid));
         self.reassemblies.remove(&(peer, tid));
     }
 
@@ -444,7 +440,7 @@ impl WapService {
         let another = self
             .invokes
             .get(&key)
-            .is_some_and(|d| *d != invoke_digest(pdu));
+            .is_some_and(|o| o.digest != invoke_digest(pdu));
         let unverified = || {
             self.responders
                 .peek(&key)
@@ -481,10 +477,11 @@ impl WapService {
             self.stats.transactions_evicted += 1;
         }
         self.insert(peer, pdu.tid, responder);
-        self.invokes.insert((peer, pdu.tid), invoke_digest(pdu));
-        if *tid_new {
-            self.tid_new.insert((peer, pdu.tid));
-        }
+        let opening = OpeningInvoke {
+            digest: invoke_digest(pdu),
+            tid_new: *tid_new,
+        };
+        self.invokes.insert((peer, pdu.tid), opening);
         Some(out)
     }
 
@@ -716,7 +713,7 @@ impl WapService {
         // again, and an Abort carrying one would end the new transaction: dropped (and
         // counted with the evicted).
         if let Some(ended) = self.sessions.pop(&peer) {
-            if self.tid_new.contains(&(peer, tid)) {
+            if self.invokes.get(&(peer, tid)).is_some_and(|o| o.tid_new) {
                 self.drop_transactions(peer, ended.transactions);
             } else {
                 self.end_transactions(peer, ended.transactions, actions);
@@ -841,6 +838,13 @@ impl WapService {
         }
         actions
     }
+}
+
+/// A transaction's opening invoke, as [`WapService`] keeps it.
+#[derive(Debug, Clone, Copy)]
+struct OpeningInvoke {
+    digest: u64,
+    tid_new: bool,
 }
 
 /// A digest of an invoke's class, flags and user data.
