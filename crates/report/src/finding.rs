@@ -107,13 +107,19 @@ pub enum FindingKind {
     ModelAgainstRun,
     /// Our emulator against our model: both enforce the same parameters.
     EmulatorAgainstModel,
+    /// A model of ours fitted to and checked against a study's published data (the
+    /// passage the data and the model's form come from is quoted): it tests our model,
+    /// not a statement of the study's, where the study's own statement holds by
+    /// definition (a sum its equation defines).
+    ModelAgainstStudyData,
 }
 
 impl FindingKind {
     /// Every kind, in the order the legend lists them.
-    pub const ALL: [FindingKind; 4] = [
+    pub const ALL: [FindingKind; 5] = [
         FindingKind::StudyClaim,
         FindingKind::Hypothesis,
+        FindingKind::ModelAgainstStudyData,
         FindingKind::ModelAgainstRun,
         FindingKind::EmulatorAgainstModel,
     ];
@@ -125,6 +131,7 @@ impl FindingKind {
             Self::Hypothesis => "our hypothesis",
             Self::ModelAgainstRun => "our model vs our run",
             Self::EmulatorAgainstModel => "our emulator vs our model",
+            Self::ModelAgainstStudyData => "our model vs the study's data",
         }
     }
 
@@ -134,6 +141,7 @@ impl FindingKind {
             Self::Hypothesis => "hypothesis",
             Self::ModelAgainstRun => "model",
             Self::EmulatorAgainstModel => "emulator",
+            Self::ModelAgainstStudyData => "model-study",
         }
     }
 }
@@ -149,7 +157,8 @@ pub struct Finding {
     /// The rule that decided the verdict, with its threshold (interval or tolerance) and
     /// the set of rows it was applied to.
     pub rule: String,
-    /// The passage of the study the claim rests on; set exactly for a study's claim.
+    /// The passage of the study the claim rests on; set exactly for a study's claim and
+    /// for our model against the study's data (the passage its data and form come from).
     pub passage: Option<Passage>,
     /// Caveats shared with other findings, written once in the report and referred to.
     pub caveats: Vec<Caveat>,
@@ -203,10 +212,24 @@ impl Finding {
         self
     }
 
-    /// The same finding, of one of our own kinds (a study's claim needs [`Finding::study`]).
+    /// The same finding as our model against a study's published data, quoting the
+    /// passage the model's form and data come from: the only way to make one, so that
+    /// none is without its source.
+    pub fn against_study_data(mut self, passage: Passage) -> Self {
+        self.kind = FindingKind::ModelAgainstStudyData;
+        self.passage = Some(passage);
+        self
+    }
+
+    /// The same finding, of one of our own kinds (a study's claim needs
+    /// [`Finding::study`], our model against a study's data [`Finding::against_study_data`]).
     pub fn kind(mut self, kind: FindingKind) -> Self {
-        debug_assert!(kind != FindingKind::StudyClaim, "use Finding::study");
-        if kind != FindingKind::StudyClaim {
+        let quoted = [FindingKind::StudyClaim, FindingKind::ModelAgainstStudyData];
+        debug_assert!(
+            !quoted.contains(&kind),
+            "use Finding::study or against_study_data"
+        );
+        if !quoted.contains(&kind) {
             self.kind = kind;
             self.passage = None;
         }
@@ -246,6 +269,7 @@ impl Finding {
             .clone()
             .unwrap_or_else(|| match self.kind {
                 FindingKind::StudyClaim => vec![Published, Measured],
+                FindingKind::ModelAgainstStudyData => vec![Published, Modelled],
                 FindingKind::Hypothesis => vec![Measured],
                 FindingKind::ModelAgainstRun | FindingKind::EmulatorAgainstModel => {
                     vec![Modelled, Measured]
@@ -274,6 +298,7 @@ pub(crate) fn finding_kind_explanation(kind: FindingKind) -> &'static str {
         FindingKind::StudyClaim => "a source study's statement, quoted with its section, table or equation, checked against the study's own published data or against this run (confirmed or contradicted)",
         FindingKind::Hypothesis => "a statement of ours (about our implementation, our measurement method, today's protocols or an earlier run of ours) checked against this run (confirmed or contradicted)",
         FindingKind::ModelAgainstRun => "a model of ours (a corrected equation, a simulation, a replay) against this run's measurements (confirmed: the model holds; contradicted: it fails)",
+        FindingKind::ModelAgainstStudyData => "a model of ours fitted to and checked against a source study's published data, quoting the passage its form and data come from (confirmed: the model reproduces the data; contradicted: it does not); it tests our model, not the study's statement",
         FindingKind::EmulatorAgainstModel => "our bearer emulator against the model whose rate and traversal parameters it enforces (confirmed: the emulator is faithful to the model, which says nothing about how well the model fits a real bearer; contradicted: it is not)",
     }
 }

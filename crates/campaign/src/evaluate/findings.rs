@@ -587,6 +587,7 @@ fn transmission_dominates(p: &ProcessingResults) -> Option<Finding> {
     let mut agree = 0;
     let mut exceptions = Vec::new();
     let mut unnamed: Vec<bool> = Vec::new();
+    let (mut failing, mut within) = (Vec::new(), Vec::new());
     // Rule 2: each subset the sentence names, judged row by row beyond the tolerance.
     let (mut transmission_part, mut processing_part) = (Vec::new(), Vec::new());
     for r in &processing {
@@ -605,21 +606,32 @@ fn transmission_dominates(p: &ProcessingResults) -> Option<Finding> {
         }
         let said_processing = rsa && (mutual || r.category == 3);
         larger += usize::from(ttd > tpd);
-        if said_processing {
-            processing_part.push(verdict::below(ttd, tpd, MODEL_TOLERANCE));
+        let case = format!(
+            "{}/{} {} (T_PD {:.2} x T_TD)",
+            r.ca_cert,
+            r.leaf_cert,
+            auth_name(r.authentication),
+            tpd / ttd
+        );
+        let decision = if said_processing {
+            verdict::below(ttd, tpd, MODEL_TOLERANCE)
         } else {
-            transmission_part.push(verdict::below(tpd, ttd, MODEL_TOLERANCE));
+            verdict::below(tpd, ttd, MODEL_TOLERANCE)
+        };
+        match decision {
+            Some(false) => failing.push(case.clone()),
+            None => within.push(case.clone()),
+            Some(true) => {}
+        }
+        if said_processing {
+            processing_part.push(decision);
+        } else {
+            transmission_part.push(decision);
         }
         if said_processing == (tpd > ttd) {
             agree += 1;
         } else {
-            exceptions.push(format!(
-                "{}/{} {} (T_PD {:.2} x T_TD)",
-                r.ca_cert,
-                r.leaf_cert,
-                auth_name(r.authentication),
-                tpd / ttd
-            ));
+            exceptions.push(case);
         }
     }
     let compared = agree + exceptions.len();
@@ -630,18 +642,24 @@ fn transmission_dominates(p: &ProcessingResults) -> Option<Finding> {
         undecided: tp.undecided + pp.undecided,
     };
     let (lo, med, hi) = spread(&published)?;
+    let named = |cases: &[String]| match cases {
+        [] => String::new(),
+        _ => format!(" ({})", cases.join(", ")),
+    };
     let mut evidence = format!(
-        "Over GSM CSD, of the {compared} handshakes the sentence names, Table 4.12's T_TD exceeds T_PD (client + gateway, Tables 4.1/4.2) in {larger}. The sentence's division into transmission- and processing-dominated handshakes matches the tables in {agree} of {compared}; {}. Per subset the sentence names, beyond the {:.0} % tolerance: transmission the larger part (server-authenticated ECDH_ECDSA of categories 1 to 3, server-authenticated RSA of categories 1 and 2): {}, {}; processing the larger part (mutual RSA, server-authenticated category 3 RSA): {}, {}. Not judged, as the sentence does not name them: the {} mutual ECDH_ECDSA handshakes, transmission the larger part in {} of them. Judged over GSM CSD only: the thesis gives per-case transmission times (Table 4.12) for that bearer alone. The published client/gateway processing ratios run from {lo:.0}x to {hi:.0}x (median {med:.0}x; a Nokia 7650 against the gateway's Intel P4 2.4 GHz, section 4).",
-        if exceptions.is_empty() {
-            "no exception".to_string()
-        } else {
-            format!("not in {}", exceptions.join(", "))
-        },
+        "Judged over GSM CSD, per subset the sentence names, with the {:.0} % tolerance: transmission the larger part (server-authenticated ECDH_ECDSA of categories 1 to 3, server-authenticated RSA of categories 1 and 2): {}, {}; processing the larger part (mutual RSA, server-authenticated category 3 RSA): {}, {}. Failing beyond the tolerance{}; within it{}. Reported, not judged (by sign alone, no tolerance): of the {compared} handshakes the sentence names, Table 4.12's T_TD exceeds T_PD (client + gateway, Tables 4.1/4.2) in {larger}, and the sentence's division into transmission- and processing-dominated handshakes matches the tables in {agree}; {}. Not judged, as the sentence does not name them: the {} mutual ECDH_ECDSA handshakes, transmission the larger part in {} of them. Judged over GSM CSD only: the thesis gives per-case transmission times (Table 4.12) for that bearer alone. The published client/gateway processing ratios run from {lo:.0}x to {hi:.0}x (median {med:.0}x; a Nokia 7650 against the gateway's Intel P4 2.4 GHz, section 4).",
         100.0 * MODEL_TOLERANCE,
         tp.verdict().name(),
         tp.text(),
         pp.verdict().name(),
         pp.text(),
+        if failing.is_empty() { ": none".to_string() } else { named(&failing) },
+        if within.is_empty() { ": none".to_string() } else { named(&within) },
+        if exceptions.is_empty() {
+            "no exception".to_string()
+        } else {
+            format!("not in {}", exceptions.join(", "))
+        },
         unnamed.len(),
         unnamed.iter().filter(|&&t| t).count(),
     );
@@ -1205,8 +1223,18 @@ mod tests {
             f.evidence
         );
         assert!(
+            f.evidence.contains(
+                "matches the tables in 29; not in rsa1024/rsa1024 mutual (T_PD 0.73 x T_TD)"
+            ),
+            "{}",
             f.evidence
-                .contains("in 29 of 30; not in rsa1024/rsa1024 mutual (T_PD 0.73 x T_TD)"),
+        );
+        // One tolerance decides: the case failing beyond it and the one within it are
+        // named beside the judged counts.
+        assert!(
+            f.evidence.contains(
+                "Failing beyond the tolerance (rsa1024/rsa1024 mutual (T_PD 0.73 x T_TD)); within it (rsa2048/rsa1024 mutual"
+            ),
             "{}",
             f.evidence
         );

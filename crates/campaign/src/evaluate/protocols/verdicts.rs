@@ -155,7 +155,7 @@ impl ProtocolResults {
             .collect();
         Some(
             Finding::new(
-                "Eq. 3.84 with one bearer traversal per flight (the thesis counts two per WTLS message, WTP's acknowledgements included) over each protocol's own flights, plus the client's processing on its device, predicts the real handshake duration over the emulated bearers within 5 % (median), judged per bearer as for WTLS, on every device and configuration the protocols part ran over each bearer (this machine's client measured; the other devices emulated: their modelled compute held in the real run).",
+                "Eq. 3.84 with one bearer traversal per flight (the thesis counts two per WTLS message, WTP's acknowledgements included) over each protocol's own flights, plus the client's processing on its device, predicts the real handshake duration over the emulated bearers within 5 % (median), judged per bearer as for WTLS, on every device and configuration the protocols part ran over each bearer (this machine's client measured; the other devices emulated: their modelled compute held in the real run). These are the protocols part's own runs, WTLS's among them: a sample apart from the transmission part's WTLS runs, which the finding on the emulator judges by the same rule, and from the devices part's Nokia 7650 runs.",
                 format!(
                     "Median |measured / modelled - 1| over {} bearer/device/suite combinations, per bearer: {}; {} (target 5 % per bearer). Reported, not judged: pooled {:.1} %; per protocol {}; per device {}.",
                     rows.len(),

@@ -132,7 +132,7 @@ pub fn ecc_against_rsa(rows: &[Recommendation]) -> Finding {
         }
     }));
     Finding::new(
-        "Levi-Savas 2003, section 4.1: ECC is better than RSA in WTLS, judged at equal strength (the fastest ECDH_ECDSA case of each level against the RSA case whose CA and leaf are of the same level, as Levi-Savas' Table 1 pairs levels and NIST SP 800-57 Part 1 pairs them alike) by model T_H, on every device profile whose library offers both and prices both from its own numbers (where a profile publishes fewer key sizes, its other costs are scaled by key size: devices.csv, source_kind scaled).",
+        format!("Levi-Savas 2003's conclusion ({}: \"{}\"; the study's claim itself is judged on the client's time, as they measured it, in the finding on their executed devices) carries over to whole handshakes on the catalogue's devices and bearers: judged at equal strength (the fastest ECDH_ECDSA case of each level against the RSA case whose CA and leaf are of the same level, as Levi-Savas' Table 1 pairs levels and NIST SP 800-57 Part 1 pairs them alike) by model T_H, on every device profile whose library offers both and prices both from its own numbers (where a profile publishes fewer key sizes, its other costs are scaled by key size: devices.csv, source_kind scaled).", passages::ECC_BEATS_RSA.place, passages::ECC_BEATS_RSA.quote),
         format!(
             "Model T_H per device, bearer, category, authentication and leaf level, the fastest ECDH_ECDSA case of the level against the RSA case of the same CA and leaf levels: {} overall; per level: {}. Per device: {}.{} Not judged: {borrowed} pairs whose ECC or RSA cost is borrowed from another device's ratios, and the rows of {} with no pair of equal strength. Beside it, not judged: the fastest ECC case against the fastest RSA case of each category whatever their strengths (a 224-bit leaf can meet a 1024-bit one there), {}.",
             tally.text(),
@@ -144,7 +144,6 @@ pub fn ecc_against_rsa(rows: &[Recommendation]) -> Finding {
         ),
         tally.verdict(),
     )
-    .study(passages::ECC_BEATS_RSA)
     .rests_on(&[ProvenanceKind::Modelled])
     .rule(format!(
         "each judged pair of equal strength holds when the ECC case's T_H is more than {:.0} % (modelled numbers) below the RSA case's and fails when more than that above; confirmed when every pair holds, contradicted when every one fails, otherwise inconclusive with each device's and each level's verdict; pairs priced with a borrowed cost are not judged, and the fastest-against-fastest comparison is reported, not judged.",
