@@ -106,8 +106,11 @@ pub struct Report {
     pub title: String,
     pub subtitle: String,
     pub sections: Vec<Section>,
-    /// Shown in the header: machine, versions, run id, duration, ...
+    /// Listed in full in "The run" at the end; the first [`Report::FIRST_SCREEN_META`]
+    /// entries, and those added by [`Report::meta_on_first_screen`], also in the header.
     pub metadata: Vec<(String, String)>,
+    /// How many of `metadata`'s first entries the header shows.
+    pub header_meta: usize,
     /// The numbers the first screen shows, each linked to its section.
     pub headlines: Vec<HeadlineNumber>,
     /// Whether the run held its design; a degraded run is announced first.
@@ -131,10 +134,14 @@ impl Report {
             subtitle: String::new(),
             sections: Vec::new(),
             metadata: Vec::new(),
+            header_meta: Self::FIRST_SCREEN_META,
             headlines: Vec::new(),
             status: None,
         }
     }
+
+    /// The metadata entries the header shows by default (run id, mode, machine).
+    pub const FIRST_SCREEN_META: usize = 3;
 
     /// Adds a number to the first screen.
     pub fn headline(mut self, number: HeadlineNumber) -> Self {
@@ -165,6 +172,20 @@ impl Report {
 
     pub fn meta(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.metadata.push((key.into(), value.into()));
+        self
+    }
+
+    /// A metadata entry a reader must see before any result (a condition the run was
+    /// made under, such as an injected disturbance): shown in the header as well as in
+    /// "The run".
+    pub fn meta_on_first_screen(
+        mut self,
+        key: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Self {
+        let at = self.header_meta.min(self.metadata.len());
+        self.metadata.insert(at, (key.into(), value.into()));
+        self.header_meta = at + 1;
         self
     }
 
@@ -348,7 +369,7 @@ impl Report {
             let shown: Vec<String> = self
                 .metadata
                 .iter()
-                .take(3)
+                .take(self.header_meta)
                 .map(|(key, value)| format!("{} <code>{}</code>", e(key), e(value)))
                 .collect();
             out.push_str(&shown.join(" &middot; "));
@@ -618,6 +639,22 @@ mod tests {
                         Verdict::Confirmed,
                     )),
             )
+    }
+
+    #[test]
+    fn a_condition_of_the_run_is_in_the_header_however_much_metadata_precedes_it() {
+        let report = Report::new("t")
+            .meta("run id", "r1")
+            .meta("mode", "full")
+            .meta("machine", "box")
+            .meta("rustc", "1.95")
+            .meta_on_first_screen("interference injector", "5 % of the worker's core");
+        let html = report.to_html().unwrap();
+        let header = &html[..html.find("</header>").unwrap()];
+        assert!(header.contains("interference injector"), "{header}");
+        assert!(!header.contains("rustc"), "{header}");
+        // Listed with the rest at the end too.
+        assert!(html[html.find("id=\"run\"").unwrap()..].contains("interference injector"));
     }
 
     #[test]

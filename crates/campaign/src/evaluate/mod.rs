@@ -538,7 +538,7 @@ impl Parts {
         }
         let mut report = self.sections(ctx, machine, wap_bench)?;
         if let Some(i) = self.interference(ctx) {
-            report = report.meta("interference injector", i.words());
+            report = report.meta_on_first_screen("interference injector", i.words());
         }
         report.headlines = front::headline_numbers(&headline, &json);
         report.status = front::run_status(&json);
