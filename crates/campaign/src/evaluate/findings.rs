@@ -570,6 +570,85 @@ fn probe_overhead(p: &ProcessingResults) -> Option<Finding> {
 /// The probes' stated tolerance, in percent of the handshake's CPU time.
 const PROBE_TOLERANCE_PCT: f64 = 5.0;
 
+/// The thesis' section 4.4 sentence set against its own Tables 4.1/4.2 and 4.12: each
+/// handshake it names, judged beyond the tolerance, and the plain sign counts beside.
+#[derive(Default)]
+struct Division {
+    /// Handshakes the sentence names whose T_TD exceeds T_PD.
+    larger: usize,
+    /// Handshakes the sentence names on the side the tables put them.
+    agree: usize,
+    /// Handshakes the sentence puts on the other side than the tables (by sign).
+    exceptions: Vec<String>,
+    /// The mutual ECDH_ECDSA handshakes the sentence does not name: transmission larger?
+    unnamed: Vec<bool>,
+    /// Handshakes failing beyond the tolerance, and those within it.
+    failing: Vec<String>,
+    within: Vec<String>,
+    /// Each subset's per-handshake decisions (rule 2).
+    transmission_part: Vec<Option<bool>>,
+    processing_part: Vec<Option<bool>>,
+}
+
+impl Division {
+    /// The thesis' sentence names two sets: transmission the larger part for every
+    /// server-authenticated ECDH_ECDSA handshake and server-authenticated RSA of
+    /// categories 1 and 2; processing the larger part for mutual RSA and
+    /// server-authenticated category 3 RSA. Mutual ECDH_ECDSA is in neither: reported
+    /// beside, not judged.
+    fn of(
+        processing: &[reference::ProcessingTimeRow],
+        transmission: &[reference::GsmCsdTransmissionRow],
+    ) -> Division {
+        let mut d = Division::default();
+        for r in processing {
+            let Some(t) = transmission
+                .iter()
+                .find(|t| t.ca_cert == r.ca_cert && t.leaf_cert == r.leaf_cert)
+            else {
+                continue;
+            };
+            let (ttd, tpd) = (t.ttd_ms(r.authentication), r.client_ms + r.server_ms);
+            let rsa = r.family() == SuiteFamily::Rsa;
+            let mutual = r.authentication == Authentication::Mutual;
+            if mutual && !rsa {
+                d.unnamed.push(ttd > tpd);
+                continue;
+            }
+            let said_processing = rsa && (mutual || r.category == 3);
+            d.larger += usize::from(ttd > tpd);
+            let case = format!(
+                "{}/{} {} (T_PD {:.2} x T_TD)",
+                r.ca_cert,
+                r.leaf_cert,
+                auth_name(r.authentication),
+                tpd / ttd
+            );
+            let decision = if said_processing {
+                verdict::below(ttd, tpd, MODEL_TOLERANCE)
+            } else {
+                verdict::below(tpd, ttd, MODEL_TOLERANCE)
+            };
+            match decision {
+                Some(false) => d.failing.push(case.clone()),
+                None => d.within.push(case.clone()),
+                Some(true) => {}
+            }
+            if said_processing {
+                d.processing_part.push(decision);
+            } else {
+                d.transmission_part.push(decision);
+            }
+            if said_processing == (tpd > ttd) {
+                d.agree += 1;
+            } else {
+                d.exceptions.push(case);
+            }
+        }
+        d
+    }
+}
+
 /// The thesis' section 4.4 conclusion on the parts of the handshake time, tested on its
 /// own Tables 4.1/4.2 and 4.12, with its client/server ratios and ours beside it.
 fn transmission_dominates(p: &ProcessingResults) -> Option<Finding> {
@@ -579,61 +658,16 @@ fn transmission_dominates(p: &ProcessingResults) -> Option<Finding> {
         .iter()
         .map(|r| r.client_ms / r.server_ms)
         .collect();
-    // The thesis' sentence names two sets: transmission the larger part for every
-    // server-authenticated ECDH_ECDSA handshake and server-authenticated RSA of categories
-    // 1 and 2; processing the larger part for mutual RSA and server-authenticated
-    // category 3 RSA. Mutual ECDH_ECDSA is in neither: reported beside, not judged.
-    let mut larger = 0;
-    let mut agree = 0;
-    let mut exceptions = Vec::new();
-    let mut unnamed: Vec<bool> = Vec::new();
-    let (mut failing, mut within) = (Vec::new(), Vec::new());
-    // Rule 2: each subset the sentence names, judged row by row beyond the tolerance.
-    let (mut transmission_part, mut processing_part) = (Vec::new(), Vec::new());
-    for r in &processing {
-        let Some(t) = transmission
-            .iter()
-            .find(|t| t.ca_cert == r.ca_cert && t.leaf_cert == r.leaf_cert)
-        else {
-            continue;
-        };
-        let (ttd, tpd) = (t.ttd_ms(r.authentication), r.client_ms + r.server_ms);
-        let rsa = r.family() == SuiteFamily::Rsa;
-        let mutual = r.authentication == Authentication::Mutual;
-        if mutual && !rsa {
-            unnamed.push(ttd > tpd);
-            continue;
-        }
-        let said_processing = rsa && (mutual || r.category == 3);
-        larger += usize::from(ttd > tpd);
-        let case = format!(
-            "{}/{} {} (T_PD {:.2} x T_TD)",
-            r.ca_cert,
-            r.leaf_cert,
-            auth_name(r.authentication),
-            tpd / ttd
-        );
-        let decision = if said_processing {
-            verdict::below(ttd, tpd, MODEL_TOLERANCE)
-        } else {
-            verdict::below(tpd, ttd, MODEL_TOLERANCE)
-        };
-        match decision {
-            Some(false) => failing.push(case.clone()),
-            None => within.push(case.clone()),
-            Some(true) => {}
-        }
-        if said_processing {
-            processing_part.push(decision);
-        } else {
-            transmission_part.push(decision);
-        }
-        if said_processing == (tpd > ttd) {
-            agree += 1;
-        } else {
-            exceptions.push(case);
-        }
-    }
+    let Division {
+        larger,
+        agree,
+        exceptions,
+        unnamed,
+        failing,
+        within,
+        transmission_part,
+        processing_part,
+    } = Division::of(&processing, &transmission);
     let compared = agree + exceptions.len();
     let (tp, pp) = (Tally::of(transmission_part), Tally::of(processing_part));
     let overall = Tally {
