@@ -12,8 +12,8 @@
 //!    interval, or, for modelled and published numbers, a stated tolerance; otherwise
 //!    "inconclusive", with the margin in the evidence.
 //! 2. A verdict over a set names the set and holds over every measured and modelled row
-//!    the claim covers; where the rows disagree, the verdict is given per subset and the
-//!    headline is "inconclusive".
+//!    the claim covers: one row failing beyond its margin contradicts it, and the verdict
+//!    of each subset is given beside.
 //! 3. A verdict decided by one profile, one library or one case says so; rows whose
 //!    deciding number is an estimate borrowed from another device are not judged.
 
@@ -122,7 +122,7 @@ fn gprs_traversal_units(t: &TransmissionResults) -> Option<Finding> {
     )
     .study(passages::GPRS_TRAVERSAL)
     .rests_on(&[ProvenanceKind::Published])
-    .rule("a slot decides when one reading of the units reproduces Table 4.14 to within 0.1 ms (its printed precision) and the other does not; contradicted when every slot reproduces 64 / R and not the equation as printed, confirmed when every slot reproduces the equation, otherwise inconclusive per slot."))
+    .rule("a slot decides when one reading of the units reproduces Table 4.14 to within 0.1 ms (its printed precision) and the other does not; contradicted when one slot reproduces 64 / R and not the equation as printed (a counterexample to the table being computed with it), confirmed when every slot reproduces the equation, otherwise inconclusive per slot."))
 }
 
 /// The thesis' practical upper limit of category 3 group 2.
@@ -184,15 +184,17 @@ fn published_queue_model(q: &QueueResults) -> Option<Finding> {
     let pct = |e: Option<f64>| e.map_or("-".to_owned(), |e| format!("{:.0} %", e * 100.0));
     Some(Finding::new(
         format!(
-            "Bayoglu 2004, Eq. 3.12 with lambda = handshakes/s, as section 4.2 applies it, predicts the gateway's waiting time; computed here with the mean and second moment of one gateway job's service time, a job being a datagram the gateway serves (the clients send each flight as one datagram, {k:.0} jobs a handshake), where the thesis' X is one message's (Eq. 3.13-3.18); judged on the load test's {}, at its {designed} designed points (target rho <= 0.8, emulated bearer round trip), over the jobs no stall of the shared machine disturbed.{}",
+            "Bayoglu 2004, Eq. 3.12 with lambda = handshakes/s, as section 4.2 applies it, predicts the gateway's waiting time; computed here with the mean and second moment of one gateway job's service time, a job being a datagram the gateway serves (the clients send each flight as one datagram, {k:.0} jobs a handshake), where the thesis' X is one message's (Eq. 3.13-3.18); judged on the load test's {}, at its {designed} designed points (target rho <= 0.8, emulated bearer round trip), over the jobs no stall of {} disturbed.{}",
             load_test_scope(q),
+            q.stall_sources(),
             category_scope(q),
         ),
         format!(
-            "Load test on the real gateway (one worker, {load}; clients answering after an emulated bearer round trip of {rt} ms mean; the model at the point's measured rho). Over the undisturbed jobs, with their own handshake rate and occupancy moments as inputs, by the interval rule, the model as published {} (signed error {}, median |error| {}). Over the whole window, the shared machine's stalls included (reported, not judged): {} (median |error| {}). The corrected model (k = {k:.1} jobs/handshake, k x lambda) has median |error| {:.0} % over the whole window; its own finding judges it on the undisturbed jobs.",
+            "Load test on the real gateway (one worker, {load}; clients answering after an emulated bearer round trip of {rt} ms mean; the model at the point's measured rho). Over the undisturbed jobs, with their own handshake rate and occupancy moments as inputs, by the interval rule, the model as published {} (signed error {}, median |error| {}). Over the whole window, the stalls of {} included (reported, not judged): {} (median |error| {}). The corrected model (k = {k:.1} jobs/handshake, k x lambda) has median |error| {:.0} % over the whole window; its own finding judges it on the undisturbed jobs.",
             interval_text(&counts),
             signed_range(&published.signed),
             pct(published.median()),
+            q.stall_sources(),
             interval_text(&whole_counts),
             pct(whole.median()),
             ce * 100.0,
@@ -308,15 +310,16 @@ fn corrected_queue_model(q: &QueueResults) -> Option<Finding> {
     let bearer_chain = q.median_error(Setting::Bearer, |l| l.chain_ms);
     let scope = load_test_scope(q);
     let premise = passages::POISSON_ARRIVALS;
+    let stalls_of = q.stall_sources();
     let opening = if counts.judged() > 0 && counts.keeps == counts.judged() {
-        "Yes, once the shared machine's interruptions are read apart."
+        format!("Yes, once the interruptions of {stalls_of} are read apart.")
     } else if counts.stops == 0 && counts.keeps * 2 > counts.judged() {
-        "At most points, and nowhere beyond the measured interval, once the shared machine's interruptions are read apart."
+        format!("At most points, and nowhere beyond the measured interval, once the interruptions of {stalls_of} are read apart.")
     } else {
-        "Not in this run, even with the shared machine's interruptions read apart."
+        format!("Not in this run, even with the interruptions of {stalls_of} read apart.")
     };
     let mut evidence = format!(
-        "{opening} With an emulated bearer round trip of {rt} ms mean, exponentially distributed, before each client answer, handshakes start as a Poisson stream and each later job follows the gateway's answer after such a round trip: the job arrivals come near Poisson, which the run does not test. Over the {} designed bearer-setting runs (target rho <= 0.8) the gateway's worker was off its core while it had work {stalls:.0} times ({stalled_ms:.0} ms in all) and the load generator {gen:.0} times ({gen_ms:.0} ms; its sends due meanwhile then leave in a burst), and datagrams were held on their way to a free worker {held:.0} times ({held_ms:.0} ms; the kernel's receive backlog). Leaving out every job whose time at the gateway, arrival to end of occupancy, met such a stall or the settling time after it keeps a median {} of each run's jobs, over which the corrected model, at each point's measured load ({load}), {}, median |error| {}, worst {}; the measured mean waits' 95 % batch-means intervals are +-{} (median; widest +-{}). The model counts the worker's delivery of a job that finds it idle (from the kernel's timestamp to the worker; {:.1} us on average, median over the points) as worker time the jobs behind it wait for; with one occupancy law for every job, as Eq. 3.12 has it, it {}, median |error| {}. Over the whole window, stalls of the shared machine included (reported, not judged), it {}, median |error| {:.0} %{}.",
+        "{opening} With an emulated bearer round trip of {rt} ms mean, exponentially distributed, before each client answer, handshakes start as a Poisson stream and each later job follows the gateway's answer after such a round trip: the job arrivals come near Poisson, which the run does not test. Over the {} designed bearer-setting runs (target rho <= 0.8) the gateway's worker was off its core while it had work {stalls:.0} times ({stalled_ms:.0} ms in all) and the load generator {gen:.0} times ({gen_ms:.0} ms; its sends due meanwhile then leave in a burst), and datagrams were held on their way to a free worker {held:.0} times ({held_ms:.0} ms; the kernel's receive backlog). Leaving out every job whose time at the gateway, arrival to end of occupancy, met such a stall or the settling time after it keeps a median {} of each run's jobs, over which the corrected model, at each point's measured load ({load}), {}, median |error| {}, worst {}; the measured mean waits' 95 % batch-means intervals are +-{} (median; widest +-{}). The model counts the worker's delivery of a job that finds it idle (from the kernel's timestamp to the worker; {:.1} us on average, median over the points) as worker time the jobs behind it wait for; with one occupancy law for every job, as Eq. 3.12 has it, it {}, median |error| {}. Over the whole window, stalls of {stalls_of} included (reported, not judged), it {}, median |error| {:.0} %{}.",
         designed.len(),
         pct(q.undisturbed_share_median()),
         interval_text(&counts),
@@ -342,8 +345,9 @@ fn corrected_queue_model(q: &QueueResults) -> Option<Finding> {
     Some(
         Finding::new(
             format!(
-                "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the mean wait of the gateway's queue for {scope}, at the load test's {} designed points (target rho <= 0.8, emulated bearer round trip), with handshakes starting as a Poisson stream and each later job following the gateway's answer after an exponentially drawn bearer round trip (so the job arrivals are near, not by construction, Poisson), judged on the jobs no stall of the shared machine disturbed (the whole-window figures are reported beside them). This checks the model under the M/G/1 premise {} states in {}, not the premise itself.",
+                "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the mean wait of the gateway's queue for {scope}, at the load test's {} designed points (target rho <= 0.8, emulated bearer round trip), with handshakes starting as a Poisson stream and each later job following the gateway's answer after an exponentially drawn bearer round trip (so the job arrivals are near, not by construction, Poisson), judged on the jobs no stall of {} disturbed (the whole-window figures are reported beside them). This checks the model under the M/G/1 premise {} states in {}, not the premise itself.",
                 designed.len(),
+                q.stall_sources(),
                 premise.study.citation(),
                 premise.place
             ),
@@ -442,7 +446,9 @@ fn fifo_server(q: &QueueResults) -> Option<Finding> {
     );
     Some(Finding::new(
         format!(
-            "The gateway behaves as the single FIFO server the queue models assume, judged on the designed WTLS load points of both settings (server-authenticated, target rho <= 0.8: {nb} with an emulated bearer round trip, {nl} on bare loopback), whole windows, every stall of the machine included (the interference injector's too when the run has it on: the first screen says so). A stall takes the worker from its queue, which no FIFO model holds, so this judges the gateway as it ran on this machine, not its queueing discipline alone; the load test's {above} points above rho 0.8 and the {mutual} mutual points sent one datagram per message are not judged here."
+            "The gateway behaves as the single FIFO server the queue models assume, judged on the designed WTLS load points of both settings (server-authenticated, target rho <= 0.8: {nb} with an emulated bearer round trip, {nl} on bare loopback), whole windows, every stall of {} included{}. A stall takes the worker from its queue, which no FIFO model holds, so this judges the gateway as it ran on this machine under these stalls, not its queueing discipline alone; the load test's {above} points above rho 0.8 and the {mutual} mutual points sent one datagram per message are not judged here.",
+            q.stall_sources(),
+            q.injected_over(Setting::Bearer).map_or(String::new(), |i| format!(" (with the bearer round trip {i}; the first screen names the injector)")),
         ),
         format!(
             "A FIFO server replaying each run's own arrival instants and job occupancies (no assumption on the arrivals) against the measured queueing wait, by the interval rule: with the bearer round trip it {} (median |error| {:.0} %, worst {:.0} %); on loopback it {} (median |error| {:.0} %, worst {:.0} %). Where the replay matches and P-K misses, the difference lies in the arrival stream, not in the server. Where the replay misses too, jobs waited longer than a FIFO server with the measured occupancies would make them: the worker was off its core while idle (the stalls of the finding on the corrected model), which no queue model of the gateway holds.",
@@ -529,7 +535,7 @@ fn key_exchange_term() -> Option<Finding> {
     )
     .study(passages::QUEUE_JOBS)
     .rests_on(&[ProvenanceKind::Published])
-    .rule(format!("each case of Table 4.5 holds when T_M_S_CKX is below {:.0} % of T_PD_S (negligible) and fails above; contradicted when every case fails, confirmed when every case holds, otherwise inconclusive.", 100.0 * MODEL_TOLERANCE)))
+    .rule(format!("each case of Table 4.5 holds when T_M_S_CKX is below {:.0} % of T_PD_S (negligible) and fails above; contradicted when one case fails (a counterexample to a claim over every case), confirmed when every case holds, otherwise inconclusive.", 100.0 * MODEL_TOLERANCE)))
 }
 
 /// The probes' own cost, judged per case (a median over cases would let the cases under
@@ -564,7 +570,7 @@ fn probe_overhead(p: &ProcessingResults) -> Option<Finding> {
         ),
         tally.verdict(),
     )
-    .rule(format!("each case holds when its probe overhead is within a stated {PROBE_TOLERANCE_PCT:.0} % of the handshake's CPU time and fails above it; confirmed when every case holds, contradicted when every case fails, otherwise inconclusive with the cases above it named (a larger overhead means that case's per-message split needs the probe-off totals beside it, not that the totals are wrong).")))
+    .rule(format!("each case holds when its probe overhead is within a stated {PROBE_TOLERANCE_PCT:.0} % of the handshake's CPU time and fails above it; confirmed when every case holds, contradicted when one case fails (a counterexample to a claim over every case), otherwise inconclusive with the cases above it named (a larger overhead means that case's per-message split needs the probe-off totals beside it, not that the totals are wrong).")))
 }
 
 /// The probes' stated tolerance, in percent of the handshake's CPU time.
@@ -717,7 +723,7 @@ fn transmission_dominates(p: &ProcessingResults) -> Option<Finding> {
     )
     .study(passages::OVERALL_PARTS)
     .rests_on(&[ProvenanceKind::Published])
-    .rule(format!("each of the thesis' handshakes the sentence names (server-authenticated ECDH_ECDSA and RSA, mutual RSA; not mutual ECDH_ECDSA) holds when the part the sentence names is larger than the other by more than {:.0} % (published numbers, no interval) and fails when smaller by more; confirmed when every handshake of both subsets holds, contradicted when every one fails, otherwise inconclusive with each subset's verdict (a subset decided by one case says which).", 100.0 * MODEL_TOLERANCE)))
+    .rule(format!("each of the thesis' handshakes the sentence names (server-authenticated ECDH_ECDSA and RSA, mutual RSA; not mutual ECDH_ECDSA) holds when the part the sentence names is larger than the other by more than {:.0} % (published numbers, no interval) and fails when smaller by more; confirmed when every handshake of both subsets holds, contradicted when one fails (a counterexample to a claim over every one), otherwise inconclusive with each subset's verdict (a subset decided by one case says which).", 100.0 * MODEL_TOLERANCE)))
 }
 
 /// Our emulated bearers against the flight model whose parameters they enforce.
@@ -912,7 +918,7 @@ mod bound_tests {
 /// The findings section.
 pub fn section(findings: &[Finding]) -> Section {
     let mut s = Section::new("findings", "Findings").intro(
-        "What this run confirms and contradicts, in the order of summary.json, each with the number that decides it, what it tests (a source study's claim, quoted with its place; a hypothesis of ours; a model of ours against this run; our emulator against our model) and the rule that decided it. The rule is one for all: a difference decides (confirmed or contradicted) only when it clears its measured 95 % interval, or for modelled and published numbers a stated tolerance (5 % unless the finding names another); otherwise the verdict is inconclusive and the evidence gives the margin. A verdict over a set names the set and must hold over every measured and modelled row the claim covers; where the rows disagree the evidence gives each subset's verdict and the headline is inconclusive. A verdict decided by one profile, one library or one case says so, and rows whose deciding cost is borrowed from another device are not judged. The load-test models are judged point by point by the interval their measured wait allows (a point keeps 15 %, stops beyond it, or is undecided; one point that stops contradicts the model), and our emulator against our model bearer by bearer.",
+        "What this run confirms and contradicts, in the order of summary.json, each with the number that decides it, what it tests (a source study's claim, quoted with its place; a hypothesis of ours; a model of ours against a study's data or against this run; our emulator against our model) and the rule that decided it. The rule is one for all: a difference decides (confirmed or contradicted) only when it clears its measured 95 % interval, or for modelled and published numbers a stated tolerance (5 % unless the finding names another); otherwise the verdict is inconclusive and the evidence gives the margin. A verdict over a set names the set and must hold over every measured and modelled row the claim covers: one row that fails beyond its margin contradicts it (a counterexample no other row undoes), rows within the margin and none failing leave it inconclusive, and the evidence gives each subset's verdict so that a reader sees where the claim holds and where not. A verdict decided by one profile, one library or one case says so, and rows whose deciding cost is borrowed from another device are not judged. The load-test models are judged point by point by the interval their measured wait allows (a point keeps 15 %, stops beyond it, or is undecided; one point that stops contradicts the model), and our emulator against our model bearer by bearer.",
     );
     for f in findings {
         s = s.finding(f.clone());
@@ -1112,10 +1118,10 @@ mod tests {
             variants: vec![],
             skipped: vec![],
         };
-        // The median of two cases would be within 5 %; the case above it is named and
-        // the verdict is inconclusive.
+        // The median of the cases would be within 5 %; the case above it is named and
+        // refutes the claim over every case.
         let f = probe_overhead(&p(vec![high.clone(), low.clone(), low.clone()])).unwrap();
-        assert_eq!(f.verdict, Verdict::Inconclusive);
+        assert_eq!(f.verdict, Verdict::Contradicted);
         assert!(
             f.evidence
                 .contains("(above it: rsa1024/rsa1024 server 6.6 %)"),
@@ -1240,9 +1246,10 @@ mod tests {
             skipped: vec![],
         })
         .unwrap();
-        // The one handshake the sentence misplaces (mutual RSA-1024 is transmission-bound)
-        // splits the subsets: the verdict is per subset, the headline inconclusive.
-        assert_eq!(f.verdict, Verdict::Inconclusive);
+        // The one handshake the sentence misplaces (mutual RSA-1024 is transmission-bound
+        // beyond the tolerance) refutes a sentence about every such handshake; each
+        // subset's verdict is given beside.
+        assert_eq!(f.verdict, Verdict::Contradicted);
         assert_eq!(f.kind, FindingKind::StudyClaim);
         assert!(
             f.evidence.contains("processing the larger part")
@@ -1313,8 +1320,9 @@ mod tests {
         })
         .unwrap();
         assert_eq!(f.kind, FindingKind::EmulatorAgainstModel);
-        // GPRS alone misses the 5 % target although the pooled median meets it.
-        assert_eq!(f.verdict, Verdict::Inconclusive);
+        // GPRS alone misses the 5 % target although the pooled median meets it: the
+        // emulator is not faithful to the model on every bearer.
+        assert_eq!(f.verdict, Verdict::Contradicted);
         assert!(f.evidence.contains("gprs-avg 5.3 %"), "{}", f.evidence);
         // Measured 95 against a model of 100: the model is above, by +5.3 %.
         assert!(

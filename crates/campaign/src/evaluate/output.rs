@@ -265,9 +265,10 @@ pub struct Headline {
     /// exceed the time-to-secure-channel budget (`evaluate/pq_cost/channel.rs`).
     #[serde(flatten)]
     pub pq_budget: super::pq_cost::ChannelHeadline,
-    /// Best record throughput (Mbit/s) and its cipher.
+    /// Best WTLS record throughput (Mbit/s): the protect direction, averaged over the
+    /// 256-8192-byte records as Herwono-Liebhardt average theirs.
     pub record_best_mbit_s: Option<f64>,
-    /// Cipher of the best throughput.
+    /// Cipher and MAC of that throughput (`AES_128_CBC/SHA`).
     pub record_best_cipher: Option<String>,
     /// Part 3b (devices): the Nokia fit, the emulated end-to-end runs and Eq. 3.84 on the
     /// live GSM CSD data, each out of sample.
@@ -290,11 +291,19 @@ pub fn headline(
     let eq41 = t.eq41_summary();
     let undisturbed = q.undisturbed_judgement();
     let designed = designed_count(q, &undisturbed);
-    let best = r
+    // The direction a sender pays, averaged over 256-8192-byte records as
+    // Herwono-Liebhardt average theirs: one record size or the cheaper direction alone
+    // would flatter the figure.
+    let suites: std::collections::BTreeSet<(&str, &str)> = r
         .rows
         .iter()
         .filter(|x| x.wtls && x.cipher != "NULL")
-        .max_by(|a, b| a.mbit_s.total_cmp(&b.mbit_s));
+        .map(|x| (x.cipher.as_str(), x.mac.as_str()))
+        .collect();
+    let best = suites
+        .into_iter()
+        .filter_map(|(c, m)| Some((c, m, r.averaged(c, m, "protect")?.0)))
+        .max_by(|a, b| a.2.total_cmp(&b.2));
     Headline {
         cases_measured: p.cases.len(),
         worst_bound_ratio: worst.as_ref().map(|w| w.1),
@@ -341,8 +350,8 @@ pub fn headline(
         queue_points_missed: q.missed_points_all(),
         transmission_model_median_error: t.model_error(),
         pq_budget: Default::default(),
-        record_best_mbit_s: best.map(|b| b.mbit_s),
-        record_best_cipher: best.map(|b| format!("{}/{}", b.cipher, b.mac)),
+        record_best_mbit_s: best.map(|b| b.2),
+        record_best_cipher: best.map(|b| format!("{}/{}", b.0, b.1)),
         devices: Default::default(),
         protocols: Default::default(),
     }

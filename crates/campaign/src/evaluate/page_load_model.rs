@@ -353,7 +353,7 @@ impl WapModelResults {
         // The emulator charges one traversal per datagram: this checks it, not the thesis.
         .kind(FindingKind::EmulatorAgainstModel)
         .rule(format!(
-            "a row (bearer, case, fetch) holds when Eq. 3.84 with the counted datagrams as traversals is within {:.0} % of its measured median and fails outside; confirmed (the emulator is consistent with the model) when every row holds, contradicted when every row fails, otherwise inconclusive with each row. The thesis' count of two traversals per message is reported, not judged: on an emulator that charges one traversal per datagram our own packing would decide it.",
+            "a row (bearer, case, fetch) holds when Eq. 3.84 with the counted datagrams as traversals is within {:.0} % of its measured median and fails outside; confirmed (the emulator is consistent with the model) when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with each row. The thesis' count of two traversals per message is reported, not judged: on an emulator that charges one traversal per datagram our own packing would decide it.",
             100.0 * FIT_TOLERANCE
         ))]
     }

@@ -308,10 +308,6 @@ impl QueueResults {
             .collect()
     }
 
-    /// `summary.json`'s `degraded`: how many designed points were judged and why the
-    /// others were not; `None` when every designed point was judged. A designed point
-    /// that did not run at all (the load test failed, or a case had no service time)
-    /// counts under `not_run`.
     /// CPU time the interference injector took over the part's kept recordings (ms).
     pub fn injected_ms(&self) -> f64 {
         self.load
@@ -321,6 +317,38 @@ impl QueueResults {
             .sum()
     }
 
+    /// Whose stalls the load points met: the shared machine's, and the interference
+    /// injector's when the run had it on, so that no finding lays the injected stalls
+    /// at the machine's or the gateway's door.
+    pub fn stall_sources(&self) -> &'static str {
+        if self.injected_ms() > 0.0 {
+            "the shared machine and this run's interference injector"
+        } else {
+            "the shared machine"
+        }
+    }
+
+    /// What the interference injector took of the worker's core over `setting`'s
+    /// designed points, beside the time the worker was off its core while it had work:
+    /// `None` when the run had no injector.
+    pub fn injected_over(&self, setting: Setting) -> Option<String> {
+        let points = self.designed_of(setting);
+        let injected: f64 = points
+            .iter()
+            .filter_map(|p| p.recording.load.interference_ms)
+            .sum();
+        let off: f64 = points.iter().map(|p| p.disturbances.worker_stall_ms).sum();
+        (injected > 0.0).then(|| {
+            format!(
+                "the interference injector, standing in for a hypervisor, spun {injected:.0} ms on the worker's core over these points, where the worker was off its core {off:.0} ms while it had work"
+            )
+        })
+    }
+
+    /// `summary.json`'s `degraded`: how many designed points were judged and why the
+    /// others were not; `None` when every designed point was judged. A designed point
+    /// that did not run at all (the load test failed, or a case had no service time)
+    /// counts under `not_run`.
     pub fn degraded(&self) -> Option<disturbance::Degraded> {
         let ran = self.designed_points();
         disturbance::Degraded::of(&ran, self.designed.max(ran.len()), self.rerecord)

@@ -489,7 +489,7 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
     .study(passages::FASTEST_GROUP)
     .rests_on(&[ProvenanceKind::Modelled])
     .rule(format!(
-        "each judged (device, category, authentication) holds when the thesis' fastest group's client time is more than {:.0} % (modelled numbers) below every other group's the device offers and fails when more than that above; confirmed when every combination holds, contradicted when every one fails, otherwise inconclusive with each subset's verdict; devices whose library lacks the group, and combinations whose fastest client on either side is priced with a borrowed cost, are not judged.",
+        "each judged (device, category, authentication) holds when the thesis' fastest group's client time is more than {:.0} % (modelled numbers) below every other group's the device offers and fails when more than that above; confirmed when every combination holds, contradicted when one fails (a counterexample to a claim over every one), otherwise inconclusive with each subset's verdict; devices whose library lacks the group, and combinations whose fastest client on either side is priced with a borrowed cost, are not judged.",
         100.0 * MODEL_TOLERANCE
     ))
 }
@@ -639,8 +639,9 @@ mod tests {
         ];
         let f = findings(&rows, None);
         assert_eq!(f.len(), 2);
-        // One device for, one against: per device, the headline inconclusive.
-        assert_eq!(f[0].verdict, Verdict::Inconclusive);
+        // One device for, one against: per device, and the device against refutes a
+        // claim over every device.
+        assert_eq!(f[0].verdict, Verdict::Contradicted);
         assert!(
             f[0].evidence
                 .contains("esp32: holds beyond the margin in 0, fails beyond it in 1")

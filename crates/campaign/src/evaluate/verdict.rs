@@ -8,8 +8,12 @@
 //!    another. "Confirmed" or "contradicted" needs the difference beyond the margin;
 //!    otherwise the comparison is "inconclusive" and the evidence gives the margin.
 //! 2. **A verdict over a set names the set** and holds over every measured and modelled
-//!    row the claim covers. Where the rows disagree (some decided for, some against),
-//!    the finding gives the verdict of each subset and its headline is "inconclusive".
+//!    row the claim covers: confirmed when every row holds beyond its margin,
+//!    contradicted when one row fails beyond it, inconclusive otherwise (rows within the
+//!    margin and none failing). A claim over every row of its set (every device, every
+//!    bearer, wherever a budget held) is refuted by one row that fails beyond its
+//!    margin, which no other row can undo; the finding gives each subset's verdict
+//!    beside, so a reader sees where the claim holds and where not.
 //! 3. **A verdict decided by one profile, one library or one case says so** in its
 //!    evidence; rows whose deciding number is an estimate (a cost borrowed from another
 //!    device) are not judged and are counted apart.
@@ -19,12 +23,9 @@
 //!    interval gives an interval of relative errors, which *keeps* 15 % when it lies
 //!    within +-15 %, *stops* when it lies wholly beyond, and is *undecided* otherwise.
 //!    Over the points the finding names: confirmed when every judged point keeps,
-//!    contradicted when one stops, otherwise inconclusive. This is rule 2 with one
-//!    difference, and why: each of these findings claims a model predicts the wait at
-//!    every load point of its set, and a point whose whole measured interval puts the
-//!    model beyond 15 % is a counterexample no other point can undo (rule 2's sets are
-//!    rows a claim's scope leaves open, such as devices and bearers, where the subsets'
-//!    verdicts are the answer).
+//!    contradicted when one stops, otherwise inconclusive: rule 2 over load points, each
+//!    decided by its interval (a model claimed at every point of its set is refuted by
+//!    one point whose whole measured interval puts it beyond 15 %).
 //! 5. **Our emulator against our model** is judged per bearer ([`per_bearer_target`]):
 //!    a bearer holds when the median error of its rows is within the 5 % target, and the
 //!    set follows rule 2; a median pooled over bearers that disagree does not decide.
@@ -101,16 +102,17 @@ impl Tally {
         self.holds + self.fails + self.undecided
     }
 
-    /// Rule 2: confirmed when every row holds beyond its margin, contradicted when every
-    /// row fails beyond it, inconclusive otherwise (and for an empty set).
+    /// Rule 2: confirmed when every row holds beyond its margin, contradicted when one
+    /// row fails beyond it (a counterexample to a claim over every row), inconclusive
+    /// otherwise (and for an empty set).
     pub fn verdict(&self) -> Verdict {
         let n = self.rows();
         if n == 0 {
             Verdict::Inconclusive
+        } else if self.fails > 0 {
+            Verdict::Contradicted
         } else if self.holds == n {
             Verdict::Confirmed
-        } else if self.fails == n {
-            Verdict::Contradicted
         } else {
             Verdict::Inconclusive
         }
@@ -149,7 +151,7 @@ pub const BEARER_TARGET: f64 = 0.05;
 
 /// Rule 5 in words, for the findings of our emulator against our model (each names the
 /// error it takes and appends its set).
-pub const PER_BEARER_RULE: &str = "per bearer: the bearer holds when the median relative error of the model against the measured durations over its rows is at most the 5 % target and fails above it; confirmed (the emulator is consistent with the model) when every bearer holds, contradicted when every bearer fails, otherwise inconclusive with each bearer's result; a median pooled over bearers, protocols or devices is reported, not judged";
+pub const PER_BEARER_RULE: &str = "per bearer: the bearer holds when the median relative error of the model against the measured durations over its rows is at most the 5 % target and fails above it; confirmed (the emulator is consistent with the model) when every bearer holds, contradicted when one bearer fails (a counterexample to a claim over every bearer), otherwise inconclusive with each bearer's result; a median pooled over bearers, protocols or devices is reported, not judged";
 
 /// Rule 5: each bearer's median |error| against [`BEARER_TARGET`]: the tally (a bearer
 /// with no rows is not counted) and one clause per bearer, `gprs-avg 5.4 % (outside the
@@ -191,9 +193,9 @@ mod tests {
     #[test]
     fn the_emulator_is_judged_per_bearer() {
         // GSM CSD within the target, GPRS at 5.4 %: the pooled median would be within,
-        // the bearers disagree, so the verdict is inconclusive and GPRS is named.
+        // but GPRS is a bearer where the claim fails, so it is contradicted and named.
         let (t, clauses) = per_bearer_target([("gsm-csd", Some(0.021)), ("gprs-avg", Some(0.054))]);
-        assert_eq!(t.verdict(), Verdict::Inconclusive);
+        assert_eq!(t.verdict(), Verdict::Contradicted);
         assert_eq!(clauses[1], "gprs-avg 5.4 % (outside the 5 % target)");
         let (t, _) = per_bearer_target([("gsm-csd", Some(0.02)), ("gprs-avg", Some(0.03))]);
         assert_eq!(t.verdict(), Verdict::Confirmed);
@@ -210,11 +212,16 @@ mod tests {
     }
 
     #[test]
-    fn a_set_is_confirmed_only_when_every_row_holds() {
+    fn a_set_is_confirmed_only_when_every_row_holds_and_refuted_by_one_that_fails() {
         let all = Tally::of([Some(true); 3]);
         assert_eq!(all.verdict(), Verdict::Confirmed);
+        // One row failing beyond its margin is a counterexample the others cannot undo.
         let mixed = Tally::of([Some(true), Some(false), None]);
-        assert_eq!(mixed.verdict(), Verdict::Inconclusive);
+        assert_eq!(mixed.verdict(), Verdict::Contradicted);
+        assert_eq!(
+            Tally::of([Some(true), Some(true), Some(false)]).verdict(),
+            Verdict::Contradicted
+        );
         assert_eq!(
             mixed.text(),
             "holds beyond the margin in 1, fails beyond it in 1, within it in 1 of 3"

@@ -96,5 +96,5 @@ pub fn finding(profiles: &[DeviceProfile]) -> Option<Finding> {
     )
     .study(passages::ECC_BEATS_RSA)
     .rests_on(&[ProvenanceKind::Modelled])
-    .rule(format!("each device and level, in mutual authentication, holds when the ECC case's client time is more than {:.0} % (modelled numbers) below the RSA case's and fails when more than that above; confirmed when every row holds, contradicted when every row fails, otherwise inconclusive with the rows. One library decides every row: the finding says which.", 100.0 * MODEL_TOLERANCE)))
+    .rule(format!("each device and level, in mutual authentication, holds when the ECC case's client time is more than {:.0} % (modelled numbers) below the RSA case's and fails when more than that above; confirmed when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with the rows. One library decides every row: the finding says which.", 100.0 * MODEL_TOLERANCE)))
 }

@@ -21,14 +21,7 @@ impl PqCost {
     /// without a published or executed ML-KEM price are named in a paragraph instead of
     /// a row each).
     pub fn section(&self, ctx: &Ctx) -> Section {
-        let mut unavailable: Vec<&str> = Vec::new();
-        for r in &self.rows {
-            if matches!(r.affordable, Affordability::NotAvailable(_))
-                && !unavailable.contains(&r.device.as_str())
-            {
-                unavailable.push(&r.device);
-            }
-        }
+        let unavailable = self.unpriced();
         let s = Section::new(
             "pq_cost",
             "What post-quantum key exchange costs, and where it stops being affordable",
@@ -56,9 +49,52 @@ impl PqCost {
                 "Not priced (no published or executed cost of an operation the handshake needs, \
                  never extrapolated from elliptic-curve numbers): {}; their rows are in \
                  pq_cost.csv with the reason.",
-                unavailable.join(", ")
+                unavailable.join("; ")
             ))
         }
+    }
+
+    /// The devices with a configuration left unpriced, grouped by which: `nokia7650,
+    /// esp32 (every post-quantum configuration)`, `nrf52840 (x25519mlkem768-ecdsa-ccm8
+    /// only)`, so a device the tables price for the other configurations is not listed
+    /// as unpriced outright.
+    pub(super) fn unpriced(&self) -> Vec<String> {
+        use std::collections::{BTreeMap, BTreeSet};
+        let mut all: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        let mut missing: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for r in &self.rows {
+            all.entry(&r.device).or_default().insert(&r.pq_suite);
+            if matches!(r.affordable, Affordability::NotAvailable(_)) {
+                missing.entry(&r.device).or_default().insert(&r.pq_suite);
+            }
+        }
+        // Devices in catalogue order of first appearance, grouped by what they lack.
+        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+        let mut seen = BTreeSet::new();
+        for r in &self.rows {
+            let Some(suites) = missing.get(r.device.as_str()) else {
+                continue;
+            };
+            if !seen.insert(r.device.as_str()) {
+                continue;
+            }
+            let what = if Some(suites) == all.get(r.device.as_str()) {
+                "every post-quantum configuration".to_owned()
+            } else {
+                format!(
+                    "{} only",
+                    suites.iter().copied().collect::<Vec<_>>().join(", ")
+                )
+            };
+            match groups.iter_mut().find(|(w, _)| *w == what) {
+                Some((_, devices)) => devices.push(&r.device),
+                None => groups.push((what, vec![&r.device])),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(what, devices)| format!("{} ({what})", devices.join(", ")))
+            .collect()
     }
 
     /// The classical, hybrid key exchange and fully post-quantum handshakes' time to a

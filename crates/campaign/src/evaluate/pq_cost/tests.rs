@@ -114,7 +114,7 @@ fn post_quantum_within_the_budget_everywhere_confirms_and_unpriced_rows_are_not_
 }
 
 #[test]
-fn a_row_where_post_quantum_breaks_the_budget_is_named_and_the_set_is_inconclusive() {
+fn a_row_where_post_quantum_breaks_the_budget_is_named_and_refutes_the_claim() {
     let mut t = PqCost {
         rows: vec![
             fixture("nrf52840", "lte-m", 400.0, 450.0),
@@ -123,15 +123,16 @@ fn a_row_where_post_quantum_breaks_the_budget_is_named_and_the_set_is_inconclusi
         ..PqCost::default()
     };
     let f = t.findings();
-    assert_eq!(f[0].verdict, Verdict::Inconclusive);
+    // One row where the budget breaks is a counterexample the other cannot undo.
+    assert_eq!(f[0].verdict, Verdict::Contradicted);
     assert!(
         f[0].evidence
             .contains("mlkem768-ecdsa-ccm8 nrf52840/nb-iot-ntn-geo (modelled: 9000 -> 11500 ms)"),
         "{}",
         f[0].evidence
     );
-    t.rows.remove(0);
-    assert_eq!(t.findings()[0].verdict, Verdict::Contradicted);
+    t.rows.remove(1);
+    assert_eq!(t.findings()[0].verdict, Verdict::Confirmed);
     assert!(PqCost::default().findings().is_empty());
 }
 
@@ -152,7 +153,7 @@ fn measured_rows_decide_and_the_model_of_the_increment_is_checked_against_them()
     };
     let model = &t.findings()[1];
     assert_eq!(model.kind, FindingKind::ModelAgainstRun);
-    assert_eq!(model.verdict, Verdict::Inconclusive, "{}", model.evidence);
+    assert_eq!(model.verdict, Verdict::Contradicted, "{}", model.evidence);
     let t = PqCost {
         rows: vec![close],
         ..PqCost::default()
@@ -299,4 +300,33 @@ fn each_post_quantum_half_is_judged_on_its_own_rows() {
         f[1].claim
     );
     assert_eq!(f[1].verdict, Verdict::Contradicted, "{}", f[1].evidence);
+}
+
+#[test]
+fn a_device_priced_for_some_configurations_is_listed_with_the_ones_it_lacks() {
+    let unpriced = |device: &str, suite: &str| {
+        let mut r = fixture(device, "lte-m", 400.0, 450.0);
+        r.pq_suite = suite.to_owned();
+        r.affordable = Affordability::NotAvailable("not available".into());
+        r
+    };
+    let mut priced = fixture("nrf52840", "lte-m", 400.0, 450.0);
+    priced.pq_suite = "mlkem768-ecdsa-ccm8".to_owned();
+    let t = PqCost {
+        rows: vec![
+            unpriced("esp32", "mlkem768-ecdsa-ccm8"),
+            unpriced("esp32", "x25519mlkem768-ecdsa-ccm8"),
+            priced,
+            unpriced("nrf52840", "x25519mlkem768-ecdsa-ccm8"),
+            unpriced("lpc1114-m0", "mlkem768-ecdsa-ccm8"),
+        ],
+        ..PqCost::default()
+    };
+    assert_eq!(
+        t.unpriced(),
+        [
+            "esp32, lpc1114-m0 (every post-quantum configuration)",
+            "nrf52840 (x25519mlkem768-ecdsa-ccm8 only)"
+        ]
+    );
 }

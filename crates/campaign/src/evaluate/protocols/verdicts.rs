@@ -266,7 +266,7 @@ impl ProtocolResults {
             )
             .rests_on(&[ProvenanceKind::Measured, ProvenanceKind::Modelled])
             .rule(format!(
-                "each device x bearer row, modelled and run apart, decides only when EDHOC's duration is more than {:.0} % (the model's tolerance) below or above the faster of DTLS and WTLS; confirmed when every row holds, contradicted when every row fails, otherwise inconclusive with the devices where it holds and where not.",
+                "each device x bearer row, modelled and run apart, decides only when EDHOC's duration is more than {:.0} % (the model's tolerance) below or above the faster of DTLS and WTLS; confirmed when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with the devices where it holds and where not.",
                 100.0 * MODEL_TOLERANCE
             )),
         )
@@ -314,7 +314,7 @@ impl ProtocolResults {
         )
         .rests_on(&[ProvenanceKind::Measured, ProvenanceKind::Modelled])
         .rule(format!(
-            "a row fails when DTLS is more than {:.0} % (the model's tolerance) faster than WTLS, and holds otherwise; over every modelled and run device x bearer row against DTLS with the cookie exchange and without it: confirmed when every row holds, contradicted when every row fails, otherwise inconclusive with each subset's verdict.",
+            "a row fails when DTLS is more than {:.0} % (the model's tolerance) faster than WTLS, and holds otherwise; over every modelled and run device x bearer row against DTLS with the cookie exchange and without it: confirmed when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with each subset's verdict.",
             100.0 * MODEL_TOLERANCE
         )))
     }
@@ -612,6 +612,6 @@ mod tests {
                 x.modelled_ms = x.modelled_ms.map(|m| m * 1.5);
             });
         let f = heavy.wtls_finding().unwrap();
-        assert_eq!(f.verdict, Verdict::Inconclusive, "{}", f.evidence);
+        assert_eq!(f.verdict, Verdict::Contradicted, "{}", f.evidence);
     }
 }

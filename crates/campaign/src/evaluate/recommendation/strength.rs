@@ -146,7 +146,7 @@ pub fn ecc_against_rsa(rows: &[Recommendation]) -> Finding {
     )
     .rests_on(&[ProvenanceKind::Modelled])
     .rule(format!(
-        "each judged pair of equal strength holds when the ECC case's T_H is more than {:.0} % (modelled numbers) below the RSA case's and fails when more than that above; confirmed when every pair holds, contradicted when every one fails, otherwise inconclusive with each device's and each level's verdict; pairs priced with a borrowed cost are not judged, and the fastest-against-fastest comparison is reported, not judged.",
+        "each judged pair of equal strength holds when the ECC case's T_H is more than {:.0} % (modelled numbers) below the RSA case's and fails when more than that above; confirmed when every pair holds, contradicted when one fails (a counterexample to a claim over every one), otherwise inconclusive with each device's and each level's verdict; pairs priced with a borrowed cost are not judged, and the fastest-against-fastest comparison is reported, not judged.",
         100.0 * MODEL_TOLERANCE
     ))
 }
