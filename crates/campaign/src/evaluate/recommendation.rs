@@ -451,7 +451,7 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
         Tally::of(today.iter().map(|(_, d)| *d)),
         Tally::of(judged.iter().map(|(_, d)| *d)),
     );
-    let margins: Vec<f64> = judged
+    let margins: Vec<f64> = nokia
         .iter()
         .filter(|(_, d)| d.is_none())
         .filter_map(|(r, _)| Some((r.other_group_ms? / r.thesis_group_ms? - 1.0).abs() * 100.0))
@@ -460,7 +460,7 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
         margins.iter().copied().min_by(f64::total_cmp),
         margins.iter().copied().max_by(f64::total_cmp),
     ) {
-        (Some(lo), Some(hi)) => format!(" The undecided rows differ by {lo:.1} to {hi:.1} %."),
+        (Some(lo), Some(hi)) => format!(" Its undecided rows differ by {lo:.1} to {hi:.1} %."),
         _ => String::new(),
     };
     let (c2, c3) = (
@@ -469,27 +469,27 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
     );
     Finding::new(
         format!(
-            "Bayoglu 2004, section 4.1: within each category one group gives the lowest client processing time, group 3 (the 163-bit random curve) in category 1 (the passage quoted), group 2 (Koblitz) in category 2 ({}: \"{}\") and in category 3 ({}: \"{}\"), as the published client T_PD (Tables 4.1/4.2) also ranks them; judged by the model's client time T_PD_C on every device profile whose library offers that group and prices it from its own numbers, the thesis' Nokia 7650 and today's profiles apart (a subset judged on one profile says so).",
+            "Bayoglu 2004, section 4.1: within each category one group gives the lowest client processing time, group 3 (the 163-bit random curve) in category 1 (the passage quoted), group 2 (Koblitz) in category 2 ({}: \"{}\") and in category 3 ({}: \"{}\"), as the published client T_PD (Tables 4.1/4.2) also ranks them; judged by the model's client time T_PD_C on the thesis' own handset, the Nokia 7650 priced from the thesis' published operation costs. Today's device profiles whose library offers that group and prices it from its own numbers are reported beside, not judged: the thesis ranked its handset's groups, and another library's ranking is not a test of that statement.",
             c2.place, c2.quote, c3.place, c3.quote,
         ),
         format!(
-            "The client's processing time of the thesis' fastest group against the fastest other group the device offers, per (device, category, authentication; a client's time does not depend on the bearer): {} overall. The Nokia 7650: {} ({}); {}. Per device: {}.{}{} Not judged: {} combinations whose device's library does not offer the thesis' fastest group (no binary curves, or P-256 only), and {borrowed_rows} whose fastest client of either side prices an operation with another device's ratio ({}; devices.csv, source `borrowed`). The thesis' server ranking is the reverse (prime curves lowest) and is not judged here.",
-            all.text(),
+            "The client's processing time of the thesis' fastest group against the fastest other group the device offers, per (device, category, authentication; a client's time does not depend on the bearer). Judged, the Nokia 7650: {} ({}).{} Reported, not judged: {}; over every device {}. Per device: {}.{} Not judged either: {} combinations whose device's library does not offer the thesis' fastest group (no binary curves, or P-256 only), and {borrowed_rows} whose fastest client of either side prices an operation with another device's ratio ({}; devices.csv, source `borrowed`). The thesis' server ranking is the reverse (prime curves lowest) and is not judged here.",
             tn.text(),
             tn.verdict().name(),
+            margin_text,
             today_clause(&today, &tt),
+            all.text(),
             per_device(&judged).join("; "),
             decided_by(&judged),
-            margin_text,
             not_offered,
             if borrowed.is_empty() { "none".to_owned() } else { borrowed.join(", ") },
         ),
-        all.verdict(),
+        tn.verdict(),
     )
     .study(passages::FASTEST_GROUP)
     .rests_on(&[ProvenanceKind::Modelled])
     .rule(format!(
-        "each judged (device, category, authentication) holds when the thesis' fastest group's client time is more than {:.0} % (modelled numbers) below every other group's the device offers and fails when more than that above; confirmed when every combination holds, contradicted when one fails (a counterexample to a claim over every one), otherwise inconclusive with each subset's verdict; devices whose library lacks the group, and combinations whose fastest client on either side is priced with a borrowed cost, are not judged.",
+        "each Nokia 7650 (category, authentication) holds when the thesis' fastest group's client time is more than {:.0} % (modelled numbers) below every other group's and fails when more than that above; confirmed when every combination holds, contradicted when one fails (a counterexample to a claim over every category), otherwise inconclusive; today's devices are decided by the same test and reported, not judged; devices whose library lacks the group, and combinations whose fastest client on either side is priced with a borrowed cost, are left out.",
         100.0 * MODEL_TOLERANCE
     ))
 }
@@ -649,13 +649,21 @@ mod tests {
             "{}",
             f[0].evidence
         );
-        // The ESP32 row does not offer the thesis' group: not judged.
+        // The ESP32 row does not offer the thesis' group: left out. The ranking is the
+        // thesis' statement about its handset: without a Nokia 7650 row nothing judges
+        // it, and today's devices are reported beside.
         assert!(
-            f[1].evidence.contains("Not judged: 1 "),
+            f[1].evidence.contains("Not judged either: 1 "),
             "{}",
             f[1].evidence
         );
-        assert_eq!(f[1].verdict, Verdict::Confirmed);
+        assert_eq!(f[1].verdict, Verdict::Inconclusive);
+        let with_nokia = [rows.clone(), vec![rec("nokia7650", 100.0, 300.0, 2)]].concat();
+        let f = findings(&with_nokia, None);
+        assert_eq!(f[1].verdict, Verdict::Confirmed, "{}", f[1].evidence);
+        let mut slower = with_nokia.clone();
+        slower[2].thesis_group_ms = Some(400.0);
+        assert_eq!(findings(&slower, None)[1].verdict, Verdict::Contradicted);
         let ok = findings(&rows[1..], None);
         assert_eq!(ok[0].verdict, Verdict::Confirmed);
         // A borrowed cost takes the row out of the judgement.
@@ -684,9 +692,10 @@ mod tests {
         assert!(f[0].evidence.ends_with("Nominal bearer rates: nb-iot."));
         assert!(!f[1].evidence.contains("Nominal bearer rates"));
         // Within the tolerance: inconclusive, with the margin.
-        let close = vec![rec("nrf52840", 100.0, 101.0, 2)];
+        let close = vec![rec("nokia7650", 100.0, 101.0, 2)];
         let f = findings(&close, None);
         assert_eq!(f[0].verdict, Verdict::Inconclusive);
+        assert_eq!(f[1].verdict, Verdict::Inconclusive);
         assert!(
             f[1].evidence.contains("differ by 1.0 to 1.0 %"),
             "{}",
