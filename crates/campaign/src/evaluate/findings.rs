@@ -711,7 +711,7 @@ fn transmission_dominates(p: &ProcessingResults) -> Option<Finding> {
         .collect();
     if let Some((olo, omed, ohi)) = spread(&ours) {
         evidence.push_str(&format!(
-            "\n\nIn this run both sides ran on one CPU: the client's CPU time is {olo:.1}x to {ohi:.1}x the gateway's (median {omed:.1}x over {} cases); the published median is {:.0} times ours, what the phone's slower processor adds.",
+            "\n\nIn this run both sides ran on one CPU: the client's CPU time is {olo:.1}x to {ohi:.1}x the gateway's (median {omed:.1}x over {} cases); the published median is {:.0} times ours, what the phone adds over this machine (its processor and its implementation, which this run does not separate).",
             ours.len(),
             med / omed
         ));

@@ -329,7 +329,7 @@ impl WapModelResults {
         )];
         for r in &self.wtp {
             lines.push(format!(
-                "{} {} {}: measured {:.0} ms (runs {}, range {:.0}-{:.0}); the link carried {} datagrams, and with those as traversals the model gives {:.0} ms ({:+.1} %); with the thesis' {} traversals, {:.0} ms ({:+.1} %).",
+                "{} {} {}: measured {:.0} ms (runs {}, range {:.0}-{:.0}); the link carried {} datagrams, and with those as traversals the model gives {:.0} ms ({:+.1} %); with two traversals per message, as the thesis counts them for the handshake (Eq. 3.84; applied here to the WSP messages too), {} traversals, {:.0} ms ({:+.1} %).",
                 r.bearer, r.case, r.fetch, r.measured_median_ms, r.runs, r.measured_min_ms,
                 r.measured_max_ms, r.link_datagrams, r.counted_ms, r.counted_error_pct,
                 r.model_traversals, r.model_ms, r.model_error_pct

@@ -79,11 +79,12 @@ pub const TRANSMISSION_MODEL: Passage = Passage {
     quote: "T_{TD} = \\frac{L}{R} + 2 \\times (\\text{number of applicable messages}) \\times T_{traversal}",
 };
 
-/// Bayoglu 2004, section 4.3.3: the handshake's transmission time barely changes.
+/// Bayoglu 2004, section 4.4: the handshake's transmission time barely changes from one
+/// key exchange suite to the next, though their data sizes differ.
 pub const TRANSMISSION_FLAT: Passage = Passage {
     study: Study::Bayoglu2004,
-    place: "section 4.3.3",
-    quote: "there is only a slight change in the data transmission time for WTLS handshake protocol due to the small sized handshake messages",
+    place: "section 4.4",
+    quote: "It is interesting that the data transmission time varies a little although the data size for the different key exchange suites vary, especially it is almost doubled for the RSA key exchange suite.",
 };
 
 /// Bayoglu 2004, section 4.1: the client's time is its public-key messages'.

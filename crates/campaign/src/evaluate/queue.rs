@@ -308,11 +308,15 @@ impl QueueResults {
             .collect()
     }
 
-    /// CPU time the interference injector took over the part's kept recordings (ms).
+    /// CPU time the interference injector took over the part's kept recordings (ms):
+    /// every load point, the other protocols' and the variants' (round-trip laws,
+    /// mutual) included.
     pub fn injected_ms(&self) -> f64 {
         self.load
             .iter()
             .chain(&self.modern)
+            .chain(&self.variants.robustness)
+            .chain(&self.variants.mutual)
             .filter_map(|p| p.recording.load.interference_ms)
             .sum()
     }

@@ -65,8 +65,13 @@ pub struct ThenNowRow {
     /// Mean of the real runs over the emulated bearer on the emulated device, if run.
     pub measured_ms: Option<f64>,
     pub measured_runs: usize,
-    /// `measured` where real runs exist, else `modelled`; or `not available: ...`.
+    /// `measured` where real runs exist, else `modelled`, each saying when the client's
+    /// price borrows a cost from another device's ratios; or `not available: ...`.
     pub kind: String,
+    /// The client's price rests on a cost borrowed from another device's ratios (the
+    /// table flags the cell; `kind` says so in the CSV).
+    #[serde(skip)]
+    pub borrowed: bool,
 }
 
 /// The rows of the table and figure.
@@ -166,9 +171,10 @@ impl ThenAndNow {
                  (table: 'model / measured'). The figure shows the thesis' Nokia 7650 on GSM \
                  CSD beside the {FIGURE_TODAY_DEVICE} (a Cortex-M4; its ML-KEM costs are pqm4's \
                  published Cortex-M4 cycle counts at the profile's clock) on today's links. \
-                 'n/a': the device profile has no published or executed price for an \
-                 operation of that handshake (nothing is extrapolated); \
-                 then_and_now.csv has every row with its kind. {}",
+                 'n/a': the device profile has no price for an operation of that \
+                 handshake; a flagged cell's client price rests on a cost the profile \
+                 borrows from another device's ratios (devices.csv, source borrowed), an \
+                 estimate; then_and_now.csv has every row with its kind. {}",
                 nominal_note(&ctx.catalogue)
             ))
             .figure(self.figure())
@@ -246,10 +252,11 @@ impl ThenAndNow {
             chart,
         )
         .caption(format!(
-            "Modelled T_H per handshake; missing bars: the device profile has no published \
-             or executed price for an operation of the handshake (X25519 on every profile, \
-             binary curves or RSA on some libraries, ML-KEM where neither pqm4 publishes \
-             nor this project executed it).{undrawn}"
+            "Modelled T_H per handshake; missing bars: the device profile has no price for \
+             an operation of the handshake (X25519 on every profile, binary curves or RSA \
+             on some libraries, ML-KEM where neither pqm4 publishes nor this project \
+             executed it). A bar whose client price borrows a cost from another device's \
+             ratios is an estimate: the table flags it.{undrawn}"
         ))
     }
 
@@ -282,7 +289,8 @@ impl ThenAndNow {
         for (era, bearer, device) in settings {
             let mut cells = vec![Cell::text(era), Cell::text(&bearer), Cell::text(&device)];
             for h in &handshakes {
-                cells.push(Cell::text(match self.find(h, &bearer, &device) {
+                let row = self.find(h, &bearer, &device);
+                let cell = Cell::text(match row {
                     Some(ThenNowRow {
                         modelled_ms: Some(m),
                         measured_ms: Some(x),
@@ -295,7 +303,11 @@ impl ThenAndNow {
                         ..
                     }) => format!("{m:.0}"),
                     _ => "n/a".to_owned(),
-                }));
+                });
+                cells.push(match row {
+                    Some(r) if r.borrowed => cell.flag(BORROWED_NOTE),
+                    _ => cell,
+                });
             }
             t = t.row(cells);
         }
@@ -303,9 +315,23 @@ impl ThenAndNow {
     }
 }
 
+/// The note of a cell whose client price borrows a cost.
+const BORROWED_NOTE: &str = "the client's price rests on a cost the profile borrows from another device's ratios (devices.csv, source borrowed): an estimate, not a published or executed price";
+
+/// Whether the client's price of `c` on `dev` rests on a cost the profile borrows from
+/// another device's ratios: priced without those costs, it is not priced, or otherwise.
+fn rests_on_borrowed(c: &Config, dev: &Device, published: &[PublishedPqCost]) -> bool {
+    let Device::Profile(d) = dev else {
+        return false;
+    };
+    let own = Device::Profile(Box::new(d.without_borrowed()));
+    c.client_time(&own, published) != c.client_time(dev, published)
+}
+
 /// One configuration on one bearer and device: modelled, with the protocols part's
 /// measured mean where it ran. A device without a price for one of the handshake's
-/// operations gets a row without a model, marked not available (nothing is extrapolated).
+/// operations gets a row without a model, marked not available; one whose price borrows
+/// a cost from another device's ratios is marked so.
 fn row(
     c: &Config,
     era: &'static str,
@@ -342,10 +368,14 @@ fn row(
             && r.device.as_str() == dev.name()
             && r.measured_runs > 0
     });
+    let borrowed = rests_on_borrowed(c, dev, published);
     let kind = match (&client, run) {
         (Err(reason), _) => reason.clone(),
+        (Ok(_), Some(_)) if borrowed => {
+            "measured (an emulated device held to a client cost borrowed from another device's ratios)".to_owned()
+        }
         (Ok(_), Some(_)) => "measured".to_owned(),
-        (Ok(_), None) if c.wtls_pricing(dev) == Some(WtlsPricing::Borrowed) => {
+        (Ok(_), None) if borrowed => {
             "modelled (a client cost borrowed from another device's ratios)".to_owned()
         }
         (Ok(_), None) => "modelled".to_owned(),
@@ -361,6 +391,7 @@ fn row(
         measured_ms: run.and_then(|r| r.measured_ms),
         measured_runs: run.map_or(0, |r| r.measured_runs),
         kind,
+        borrowed: borrowed && client.is_ok(),
     }
 }
 
@@ -441,12 +472,23 @@ mod tests {
             assert_eq!(r.modelled_ms, None, "{r:?}");
             assert!(r.kind.contains("does not offer"), "{r:?}");
         }
-        // A shipped device whose library offers every key type is priced for all three.
+        // A shipped device whose library offers every key type is priced for all three,
+        // from its own numbers.
         assert!(t
             .rows
             .iter()
             .filter(|r| r.device == "nokia7650")
-            .all(|r| r.modelled_ms.is_some()));
+            .all(|r| r.modelled_ms.is_some() && !r.borrowed));
+        // A price resting on another device's ratios is marked, in the CSV and the table:
+        // the ARM7's RSA, the LPC1114's P-256 signature check.
+        let borrowed = |device: &str, suite: &str| {
+            t.rows
+                .iter()
+                .filter(|r| r.device == device && r.suite == suite)
+                .all(|r| r.borrowed && r.kind.contains("borrowed"))
+        };
+        assert!(borrowed("arm7tdmi-25mhz", "rsa1024/rsa1024"));
+        assert!(borrowed("lpc1114-m0", "256p/256p"));
         assert!(t.rows.iter().all(|r| r.era
             == if r.bearer == "gsm-csd" || r.bearer == "gprs-avg" {
                 "2001"

@@ -201,6 +201,27 @@ impl TransmissionResults {
             .collect();
         median(&v)
     }
+
+    /// The bearers whose median |model - measured| / measured is above the per-bearer
+    /// target (rule 5), as `gprs-avg 5.4 %`: what the pooled median hides, for the
+    /// first screen beside it.
+    pub fn bearers_outside_target(&self) -> Vec<String> {
+        let mut names: Vec<&BearerName> = Vec::new();
+        for b in &self.bearer {
+            if !names.contains(&&b.bearer) {
+                names.push(&b.bearer);
+            }
+        }
+        crate::evaluate::verdict::outside_target(names.iter().map(|n| {
+            let errors: Vec<f64> = self
+                .bearer
+                .iter()
+                .filter(|b| b.bearer == **n)
+                .filter_map(|b| relative_error(b.modelled_ms, b.measured_ms).map(f64::abs))
+                .collect();
+            (n.as_str(), median(&errors))
+        }))
+    }
 }
 
 /// Part 3.

@@ -174,6 +174,20 @@ pub fn per_bearer_target<'a>(
     (Tally::of(decisions), clauses)
 }
 
+/// The bearers of rule 5 whose median |error| is above [`BEARER_TARGET`], as
+/// `gprs-avg 5.4 %`: the first screen names them beside a pooled median.
+pub fn outside_target<'a>(
+    medians: impl IntoIterator<Item = (&'a str, Option<f64>)>,
+) -> Vec<String> {
+    medians
+        .into_iter()
+        .filter_map(|(bearer, m)| {
+            m.filter(|&m| m > BEARER_TARGET)
+                .map(|m| format!("{bearer} {:.1} %", m * 100.0))
+        })
+        .collect()
+}
+
 /// Rule 4 in words, for the findings' `rule` (each appends its own set).
 pub const INTERVAL_RULE: &str = "per point, the model against the measured mean wait and its 95 % interval gives an interval of relative errors: keeps when it lies within +-15 %, stops when it lies wholly beyond, undecided otherwise; a point is judged when its target rho is at most 0.8, its measured rho (over the undisturbed jobs, the load the points are calibrated to) landed within 0.05 of the target and its kept recording was not disturbed; confirmed when every judged point keeps, contradicted when one stops (a model claimed at every point is refuted by one point it misses beyond the measured interval), otherwise inconclusive";
 

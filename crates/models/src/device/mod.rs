@@ -405,6 +405,14 @@ impl DeviceProfile {
         Ok(ms)
     }
 
+    /// The same profile with every cost borrowed from another device's ratios left out:
+    /// a handshake it cannot price, or prices otherwise, rests on a borrowed cost.
+    pub fn without_borrowed(&self) -> DeviceProfile {
+        let mut own = self.clone();
+        own.operations.retain(|_, c| !c.source.is_borrowed());
+        own
+    }
+
     /// True when some client operation of `case` is priced with another device's ratio
     /// ([`Source::Borrowed`]): such a handshake's time is an estimate, and a comparison
     /// it decides is not decided by this device.

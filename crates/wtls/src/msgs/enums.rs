@@ -224,6 +224,14 @@ code_points! {
     }
 }
 
+impl BulkCipherAlgorithm {
+    /// Whether WTLS 1.0 (WAP-261) assigns this cipher its code point; `false` for the
+    /// project's private-use AES, which a report must not present as a WTLS cipher.
+    pub fn is_assigned_by_wtls(self) -> bool {
+        self != BulkCipherAlgorithm::Aes128Cbc
+    }
+}
+
 code_points! {
     /// MAC algorithm (§5.3).
     MacAlgorithm, "CipherSuite.mac_algorithm" {

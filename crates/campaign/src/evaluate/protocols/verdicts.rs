@@ -111,6 +111,23 @@ impl ProtocolResults {
     /// judged per bearer as the WTLS emulator findings are (rule 5): a pooled median over
     /// bearers that disagree does not decide. The medians per protocol and per device are
     /// reported beside it.
+    /// Each bearer's median |measured / modelled - 1| over every protocol's rows (rule
+    /// 5's figure), in the bearers' order.
+    pub(crate) fn bearer_model_medians(&self) -> Vec<(&str, Option<f64>)> {
+        self.bearers
+            .iter()
+            .map(|b| {
+                let errors: Vec<f64> = self
+                    .rows
+                    .iter()
+                    .filter(|r| r.bearer == *b)
+                    .filter_map(|r| r.model_error())
+                    .collect();
+                (b.as_str(), wtlsperf_models::stats::median(&errors))
+            })
+            .collect()
+    }
+
     fn model_finding(&self) -> Option<Finding> {
         let pooled = self.model_median_error()?;
         let rows: Vec<&ProtocolRow> = self
@@ -127,11 +144,7 @@ impl ProtocolResults {
                     .collect::<Vec<_>>(),
             )
         };
-        let (tally, per_bearer) = rule::per_bearer_target(
-            self.bearers
-                .iter()
-                .map(|b| (b.as_str(), median_of(&|r: &ProtocolRow| r.bearer == *b))),
-        );
+        let (tally, per_bearer) = rule::per_bearer_target(self.bearer_model_medians());
         let mut protocols: Vec<wtlsperf_spine::ProtocolId> = Vec::new();
         for r in &rows {
             if !protocols.contains(&r.protocol) {
