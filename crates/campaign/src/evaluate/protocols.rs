@@ -243,6 +243,17 @@ impl Config {
         })
     }
 
+    /// Whether the client's price on `device` rests on a cost the profile borrows from
+    /// another device's ratios: priced without those costs, the configuration is not
+    /// priced, or priced otherwise.
+    pub fn borrows_on(&self, device: &Device, published: &[PublishedPqCost]) -> bool {
+        let Device::Profile(d) = device else {
+            return false;
+        };
+        let own = Device::Profile(Box::new(d.without_borrowed()));
+        self.client_time(&own, published) != self.client_time(device, published)
+    }
+
     /// The client's processing time on `device` (ms), if the device prices it.
     pub fn client_ms(&self, device: &Device) -> Option<f64> {
         self.client_time(device, &pq_prices())?.ok()
@@ -282,9 +293,14 @@ pub struct ProtocolRow {
     pub modelled_ms: Option<f64>,
     pub measured_ms: Option<f64>,
     pub measured_runs: usize,
-    /// `measured` (this machine), `profile` (priced by the device profile), or
-    /// `not available: ...` with the reason.
+    /// `measured` (this machine), `profile` (priced by the device profile), `profile,
+    /// borrowed ...` (a cost of it borrowed from another device's ratios), or `not
+    /// available: ...` with the reason.
     pub client_cost: String,
+    /// The client's price rests on a cost the profile borrows from another device's
+    /// ratios: an estimate, which a finding does not judge on.
+    #[serde(skip)]
+    pub borrowed: bool,
 }
 
 impl ProtocolRow {
@@ -719,9 +735,13 @@ fn rows(
                 let Some(client) = c.client_time(d, &published) else {
                     continue;
                 };
+                let borrowed = client.is_ok() && c.borrows_on(d, &published);
                 let client_cost = match (&client, d) {
                     (Err(reason), _) => reason.clone(),
                     (Ok(_), Device::ThisMachine) => "measured".to_owned(),
+                    (Ok(_), Device::Profile(_)) if borrowed => {
+                        "profile, borrowed: a cost from another device's ratios".to_owned()
+                    }
                     (Ok(_), Device::Profile(_)) => "profile".to_owned(),
                 };
                 let client_ms = client.ok();
@@ -755,6 +775,7 @@ fn rows(
                     measured_ms: mean(&measured),
                     measured_runs: measured.len(),
                     client_cost,
+                    borrowed,
                 });
             }
         }
@@ -963,6 +984,7 @@ mod tests {
             measured_ms: None,
             measured_runs: 0,
             client_cost: "measured".to_owned(),
+            borrowed: false,
         };
         assert_eq!(r.model_error(), None);
         r.measured_ms = Some(1040.0);

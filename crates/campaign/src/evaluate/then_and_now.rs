@@ -318,16 +318,6 @@ impl ThenAndNow {
 /// The note of a cell whose client price borrows a cost.
 const BORROWED_NOTE: &str = "the client's price rests on a cost the profile borrows from another device's ratios (devices.csv, source borrowed): an estimate, not a published or executed price";
 
-/// Whether the client's price of `c` on `dev` rests on a cost the profile borrows from
-/// another device's ratios: priced without those costs, it is not priced, or otherwise.
-fn rests_on_borrowed(c: &Config, dev: &Device, published: &[PublishedPqCost]) -> bool {
-    let Device::Profile(d) = dev else {
-        return false;
-    };
-    let own = Device::Profile(Box::new(d.without_borrowed()));
-    c.client_time(&own, published) != c.client_time(dev, published)
-}
-
 /// One configuration on one bearer and device: modelled, with the protocols part's
 /// measured mean where it ran. A device without a price for one of the handshake's
 /// operations gets a row without a model, marked not available; one whose price borrows
@@ -368,7 +358,7 @@ fn row(
             && r.device.as_str() == dev.name()
             && r.measured_runs > 0
     });
-    let borrowed = rests_on_borrowed(c, dev, published);
+    let borrowed = c.borrows_on(dev, published);
     let kind = match (&client, run) {
         (Err(reason), _) => reason.clone(),
         (Ok(_), Some(_)) if borrowed => {

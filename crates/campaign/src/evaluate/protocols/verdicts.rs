@@ -205,30 +205,39 @@ impl ProtocolResults {
     }
 
     /// "`a` is below every one of `others`" on each device x bearer row where all exist,
-    /// modelled and measured apart, decided beyond [`MODEL_TOLERANCE`]: the tally, and
-    /// one clause per device and reading, naming under `not_below` the rows where `a` is
-    /// not below beyond the margin.
+    /// modelled and measured apart, decided beyond [`MODEL_TOLERANCE`]: the tally, one
+    /// clause per device and reading, naming under `not_below` the rows where `a` is not
+    /// below beyond the margin, and the rows left out because a client price among them
+    /// borrows a cost from another device's ratios (an estimate decides nothing).
     fn below_everywhere(
         &self,
         a: &dyn Fn(&Config) -> bool,
         others: &[&dyn Fn(&Config) -> bool],
         not_below: &str,
-    ) -> (Tally, Vec<String>) {
+    ) -> (Tally, Vec<String>, usize) {
         let mut all = Vec::new();
         let mut clauses = Vec::new();
+        let mut borrowed = 0;
         for reading in [Reading::Modelled, Reading::Measured] {
             for device in self.devices() {
                 let mut decisions = Vec::new();
                 let mut fails = Vec::new();
                 for b in &self.bearers {
-                    let Some(x) = self.row(a, b, &device).and_then(|r| reading.of(r)) else {
+                    let Some(ra) = self.row(a, b, &device) else {
                         continue;
                     };
-                    let ys: Option<Vec<f64>> = others
-                        .iter()
-                        .map(|o| self.row(o, b, &device).and_then(|r| reading.of(r)))
-                        .collect();
+                    let Some(x) = reading.of(ra) else {
+                        continue;
+                    };
+                    let rs: Option<Vec<&ProtocolRow>> =
+                        others.iter().map(|o| self.row(o, b, &device)).collect();
+                    let Some(rs) = rs else { continue };
+                    let ys: Option<Vec<f64>> = rs.iter().map(|r| reading.of(r)).collect();
                     let Some(ys) = ys else { continue };
+                    if ra.borrowed || rs.iter().any(|r| r.borrowed) {
+                        borrowed += 1;
+                        continue;
+                    }
                     let best_other = ys.iter().copied().fold(f64::INFINITY, f64::min);
                     let d = rule::below(x, best_other, MODEL_TOLERANCE);
                     if d != Some(true) {
@@ -253,16 +262,16 @@ impl ProtocolResults {
                 all.extend(decisions);
             }
         }
-        (Tally::of(all), clauses)
+        (Tally::of(all), clauses, borrowed)
     }
 
     fn edhoc_finding(&self) -> Option<Finding> {
         let edhoc = |c: &Config| c.contender.to_string() == "edhoc:method3-suite2";
         let dtls = |c: &Config| c.contender.to_string() == "dtls1.2:ecdhe-ecdsa-p256-ccm8-mutual";
         let wtls = |c: &Config| c.is_wtls_p256() && c.auth() == Authentication::Mutual;
-        let (tally, clauses) =
+        let (tally, clauses, borrowed) =
             self.below_everywhere(&edhoc, &[&dtls, &wtls], "not faster beyond the margin");
-        if tally.rows() == 0 {
+        if tally.rows() == 0 && borrowed == 0 {
             return None;
         }
         let e = self.configs.iter().find(|c| edhoc(c))?;
@@ -271,15 +280,16 @@ impl ProtocolResults {
             Finding::new(
                 "EDHOC's small messages make it the fastest mutually authenticated P-256 handshake on every compared bearer (against DTLS 1.2 ECDHE-ECDSA with its cookie exchange and WTLS 256p/256p), on every device profile, modelled and run over the emulated bearers (measured with this machine's client; on the other profiles an emulated device, its modelled compute held in the real run).",
                 format!(
-                    "{} B in {} round trips against DTLS 1.2 ECDHE-ECDSA mutual's {} B in {}. EDHOC against the faster of the two, per device x bearer row, modelled and run: {} overall. Per device: {}.{}",
+                    "{} B in {} round trips against DTLS 1.2 ECDHE-ECDSA mutual's {} B in {}. EDHOC against the faster of the two, per device x bearer row, modelled and run: {} overall. Per device: {}.{}{}",
                     e.bytes, e.round_trips(), d.bytes, d.round_trips(), tally.text(), clauses.join("; "),
+                    borrowed_clause(borrowed),
                     self.typical_clause()
                 ) + &forward_secrecy_clause(&self.configs.iter().filter(|c| edhoc(c) || dtls(c) || wtls(c)).collect::<Vec<_>>()),
                 tally.verdict(),
             )
             .rests_on(&[ProvenanceKind::Measured, ProvenanceKind::Modelled])
             .rule(format!(
-                "each device x bearer row, modelled and run apart, decides only when EDHOC's duration is more than {:.0} % (the model's tolerance) below or above the faster of DTLS and WTLS; confirmed when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with the devices where it holds and where not.",
+                "each device x bearer row, modelled and run apart, decides only when EDHOC's duration is more than {:.0} % (the model's tolerance) below or above the faster of DTLS and WTLS; confirmed when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with the devices where it holds and where not; rows where a client's price borrows a cost from another device's ratios are not judged.",
                 100.0 * MODEL_TOLERANCE
             )),
         )
@@ -291,12 +301,12 @@ impl ProtocolResults {
         // "Competitive": WTLS no slower than DTLS beyond the tolerance, row by row.
         // The per-device clauses tally "DTLS faster than WTLS": their holds are the
         // claim's failures, and the rows they list are those where the claim holds.
-        let (slower, clauses) = self.below_everywhere(
+        let (slower, clauses, borrowed) = self.below_everywhere(
             &dtls,
             &[&wtls],
             "DTLS not faster beyond the margin, so WTLS competitive",
         );
-        if slower.rows() == 0 {
+        if slower.rows() == 0 && borrowed == 0 {
             return None;
         }
         // DTLS ahead beyond the margin is the claim failing; within it or WTLS ahead, holding.
@@ -316,18 +326,19 @@ impl ProtocolResults {
         Some(Finding::new(
             "2001's WTLS is still competitive with DTLS 1.2 for a server-authenticated P-256 handshake (WTLS 256p/256p against ECDHE-ECDSA P-256): no slower on any compared bearer and device profile, against DTLS with its default cookie exchange and without it (modelled, and run over the emulated bearers where run: measured with this machine's client, on the other profiles an emulated device, its modelled compute held in the real run); WTLS's static ECDH has no forward secrecy, which DTLS's ECDHE pays for.",
             format!(
-                "WTLS {} ({} B, {} round trips, {:.0} handshakes/s/core: ECDH_ECDSA with the server's certified static key, one ECDH and no signature per handshake) against DTLS ECDHE-ECDSA ({} B, {} round trips with the cookie exchange, {:.0} handshakes/s/core). With the cookie exchange, the DTLS default: WTLS no slower than DTLS beyond the tolerance in {} of {} device x bearer rows (modelled and run; {}). The opposite statement, DTLS faster than WTLS beyond the tolerance (its holds would be this claim's failures), per device (DTLS ms vs WTLS ms): {}. Without the cookie exchange (no HelloVerifyRequest round trip, which WTLS does not have; modelled rows, and measured ones with this machine's client, protocols_cookie.csv): WTLS no slower in {} of {} rows ({}); the cookie exchange costs DTLS {} with this machine's client.{}",
+                "WTLS {} ({} B, {} round trips, {:.0} handshakes/s/core: ECDH_ECDSA with the server's certified static key, one ECDH and no signature per handshake) against DTLS ECDHE-ECDSA ({} B, {} round trips with the cookie exchange, {:.0} handshakes/s/core). With the cookie exchange, the DTLS default: WTLS no slower than DTLS beyond the tolerance in {} of {} device x bearer rows (modelled and run; {}). The opposite statement, DTLS faster than WTLS beyond the tolerance (its holds would be this claim's failures), per device (DTLS ms vs WTLS ms): {}. Without the cookie exchange (no HelloVerifyRequest round trip, which WTLS does not have; modelled rows, and measured ones with this machine's client, protocols_cookie.csv): WTLS no slower in {} of {} rows ({}); the cookie exchange costs DTLS {} with this machine's client.{}{}",
                 w.suite(), w.bytes, w.round_trips(), w.handshakes_per_core_s(), d.bytes, d.round_trips(), d.handshakes_per_core_s(),
                 with_cookie.holds, with_cookie.rows(), with_cookie.verdict().name(), clauses.join("; "),
                 without_cookie.holds, without_cookie.rows(), without_cookie.verdict().name(),
                 if price.is_empty() { "nothing measured".to_owned() } else { price.join(", ") },
+                borrowed_clause(borrowed),
                 self.typical_clause()
             ) + &forward_secrecy_clause(&[w, d]),
             tally.verdict(),
         )
         .rests_on(&[ProvenanceKind::Measured, ProvenanceKind::Modelled])
         .rule(format!(
-            "a row fails when DTLS is more than {:.0} % (the model's tolerance) faster than WTLS, and holds otherwise; over every modelled and run device x bearer row against DTLS with the cookie exchange and without it: confirmed when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with each subset's verdict.",
+            "a row fails when DTLS is more than {:.0} % (the model's tolerance) faster than WTLS, and holds otherwise; over every modelled and run device x bearer row against DTLS with the cookie exchange and without it: confirmed when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with each subset's verdict; rows where a client's price borrows a cost from another device's ratios are not judged.",
             100.0 * MODEL_TOLERANCE
         )))
     }
@@ -462,6 +473,14 @@ impl ProtocolResults {
             )
             .rule("confirmed when every run of every protocol completes; contradicted when any run does not (a count, no margin)."),
         )
+    }
+}
+
+/// ` Not judged: 12 rows whose client price ...`: the rows an estimate would decide.
+fn borrowed_clause(rows: usize) -> String {
+    match rows {
+        0 => String::new(),
+        n => format!(" Not judged: {n} device x bearer rows where a client's price rests on a cost the profile borrows from another device's ratios (protocols.csv, client_cost), an estimate."),
     }
 }
 
@@ -626,5 +645,15 @@ mod tests {
             });
         let f = heavy.wtls_finding().unwrap();
         assert_eq!(f.verdict, Verdict::Contradicted, "{}", f.evidence);
+        // A row priced with a borrowed cost decides nothing: with the heavy WTLS row
+        // marked so, only the cookie-free comparison is left to judge.
+        heavy.rows.iter_mut().for_each(|x| x.borrowed = true);
+        let f = heavy.wtls_finding().unwrap();
+        assert!(
+            f.evidence
+                .contains("Not judged: 1 device x bearer rows where a client's price rests on a cost the profile borrows"),
+            "{}",
+            f.evidence
+        );
     }
 }
