@@ -521,7 +521,7 @@ fn key_exchange_term() -> Option<Finding> {
     }));
     Some(Finding::new(
         format!(
-            "Bayoglu 2004, section 3.2 and Eq. 3.21, 3.36 and 3.51 (the mutual ECDH_ECDSA groups 1-3 of category 3, sections 3.2.1, 3.2.3 and 3.2.5, extended to the other categories in {}: \"{}\"): the gateway's queue jobs of a mutual ECDH_ECDSA handshake are the client's messages (ClientHello, Certificate, ChangeCipherSpec, Finished); no key exchange term is among them. Judged on the thesis' own Table 4.5 (its 18 ECDH_ECDSA cases, categories 1 to 3).",
+            "Bayoglu 2004, section 3.2 and Eq. 3.21, 3.36 and 3.51 (the mutual ECDH_ECDSA groups 1-3 of category 3, sections 3.2.1, 3.2.3 and 3.2.5, extended to the other categories in {}: \"{}\"): the gateway's queue jobs of a mutual ECDH_ECDSA handshake are the client's messages (ClientHello, Certificate, ChangeCipherSpec, Finished), with no key exchange term among them. The thesis does not say why; the equations give the gateway's service time right only if the work they leave out, the gateway's ECDH for the client's key exchange, is negligible, and that premise is judged on the thesis' own Table 4.5 (its 18 ECDH_ECDSA cases, categories 1 to 3).",
             passages::QUEUE_OTHER_CATEGORIES.place,
             passages::QUEUE_OTHER_CATEGORIES.quote,
         ),

@@ -58,11 +58,24 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
         "queue",
     ));
     out.push(HeadlineNumber::new(
-        "Load points that missed their target utilisation, every protocol and variant (reported, not judged)",
+        "Load points that missed their target utilisation by more than 0.05, every protocol and variant (the undisturbed jobs' rho where the run has them, as the points are calibrated, else the whole window's; reported, not judged)",
         h.queue_points_missed.to_string(),
         Measured,
         "queue",
     ));
+    let (judged, run) = h.queue_other_protocols_judged;
+    if run > 0 {
+        out.push(HeadlineNumber::new(
+            "The other protocols' load points judged by the interval rule (their finding's set; a point is not judged when its rho missed the target or its recording was disturbed), and the protocols with a point not judged",
+            if h.queue_other_protocols_short.is_empty() {
+                format!("{judged} of {run}")
+            } else {
+                format!("{judged} of {run}; short: {}", h.queue_other_protocols_short.join(", "))
+            },
+            Measured,
+            "queue",
+        ));
+    }
     if let Some(e) = h.transmission_model_median_error {
         out.push(HeadlineNumber::new(
             "Transmission model against the emulated-bearer runs (WTLS): median |error| pooled over the bearers, and the bearers whose own median is above the 5 % target (the finding judges each bearer)",

@@ -260,6 +260,10 @@ pub struct Headline {
     /// repeats (reported, not judged), over every load point of the run: WTLS's own of
     /// both settings, the other protocols', the round-trip laws' and the mutual ones.
     pub queue_points_missed: usize,
+    /// The other protocols' load points judged by the interval rule, of those run
+    /// ([judged, run]), and each protocol with a point not judged (`quic 0 of 3`).
+    pub queue_other_protocols_judged: (usize, usize),
+    pub queue_other_protocols_short: Vec<String>,
     /// Median |error| of the transmission model vs real bearer runs.
     pub transmission_model_median_error: Option<f64>,
     /// The bearers whose own median is above the 5 % target (`gprs-avg 5.4 %`).
@@ -293,6 +297,7 @@ pub fn headline(
 ) -> Headline {
     let worst = p.worst_bound_ratio();
     let eq41 = t.eq41_summary();
+    let others = q.other_protocols_judged();
     let undisturbed = q.undisturbed_judgement();
     let designed = designed_count(q, &undisturbed);
     // The direction a sender pays, averaged over 256-8192-byte records as
@@ -359,6 +364,8 @@ pub fn headline(
         queue_corrected_outside_both: q.corrected_judgement().outside_both,
         queue_variants: q.variants_headline(),
         queue_points_missed: q.missed_points_all(),
+        queue_other_protocols_judged: (others.0, others.1),
+        queue_other_protocols_short: others.2,
         transmission_model_median_error: t.model_error(),
         transmission_model_bearers_outside_target: t.bearers_outside_target(),
         pq_budget: Default::default(),

@@ -321,6 +321,26 @@ impl QueueResults {
             .sum()
     }
 
+    /// The other protocols' load points (their finding's set): judged by the interval
+    /// rule of all, and each protocol with a point left unjudged as `quic 0 of 3`, for
+    /// the first screen: the WTLS design can hold while another protocol's does not.
+    pub fn other_protocols_judged(&self) -> (usize, usize, Vec<String>) {
+        let mut short = Vec::new();
+        for protocol in wtlsperf_drivers::registry::ids() {
+            let points: Vec<&LoadPoint> = self
+                .modern
+                .iter()
+                .filter(|p| p.protocol == protocol)
+                .collect();
+            let c = variants::VerdictCounts::of(points.iter().copied(), false);
+            if c.not_judged > 0 {
+                short.push(format!("{protocol} {} of {}", c.judged(), points.len()));
+            }
+        }
+        let all = variants::VerdictCounts::of(&self.modern, false);
+        (all.judged(), self.modern.len(), short)
+    }
+
     /// Whose stalls the load points met: the shared machine's, and the interference
     /// injector's when the run had it on, so that no finding lays the injected stalls
     /// at the machine's or the gateway's door.

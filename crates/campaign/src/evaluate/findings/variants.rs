@@ -160,13 +160,10 @@ pub(super) fn protocols_queue_model(q: &QueueResults) -> Option<Finding> {
         stops += v.stops;
         let late = points.iter().map(|p| p.run.late_share).fold(0.0, f64::max);
         let rho = |f: fn(f64, f64) -> f64, start: f64| {
-            points
-                .iter()
-                .map(|p| p.calibration.measured_rho)
-                .fold(start, f)
+            points.iter().map(|p| p.calibrated_rho()).fold(start, f)
         };
         parts.push(format!(
-            "{protocol} ({}, {} points, measured rho {:.2} to {:.2}): undisturbed jobs {} (median |error| {}, worst {}); whole window {}; FIFO replay of the run's own arrivals {}; at most {:.1} % of the generator's scheduled sends left more than 1 ms late{}",
+            "{protocol} ({}, {} points, measured rho {:.2} to {:.2}, over the undisturbed jobs where the run has them, else the whole window): undisturbed jobs {} (median |error| {}, worst {}); whole window {}; FIFO replay of the run's own arrivals {}; at most {:.1} % of the generator's scheduled sends left more than 1 ms late{}",
             auth_word(first.auth),
             points.len(),
             rho(f64::min, f64::INFINITY),
@@ -249,7 +246,7 @@ fn not_judged_points(points: &[&LoadPoint]) -> String {
             if p.calibration.rho_missed {
                 why.push(format!(
                     "measured rho {:.2} missed the target",
-                    p.calibration.measured_rho
+                    p.calibrated_rho()
                 ));
             }
             if let Some(cause) = p.recording.disturbed {

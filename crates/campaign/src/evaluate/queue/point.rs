@@ -43,6 +43,17 @@ pub struct LoadPoint {
     pub recording: RecordingFigures,
 }
 
+impl LoadPoint {
+    /// The rho the point is calibrated to and its target checked at: the undisturbed
+    /// jobs' where the run has them (the models are judged on those jobs), else the
+    /// whole window's.
+    pub fn calibrated_rho(&self) -> f64 {
+        self.recording
+            .undisturbed_rho
+            .unwrap_or(self.calibration.measured_rho)
+    }
+}
+
 impl Default for LoadPoint {
     /// An empty server-authenticated point on bare loopback (the load test measures
     /// server authentication only).

@@ -657,11 +657,7 @@ pub(super) fn calibrated_point(
         |lambda, attempt| {
             let spec = c.spec_in(ctx, lambda, seconds, c.seed(10 * attempt as u64));
             let p = point(ctx, store, c, spec, sim_jobs)?;
-            let judged = p
-                .recording
-                .undisturbed_rho
-                .unwrap_or(p.calibration.measured_rho);
-            let rho = calibration_rho(judged, p.run.success_ratio);
+            let rho = calibration_rho(p.calibrated_rho(), p.run.success_ratio);
             Ok(Take {
                 disturbed: p.recording.disturbed.is_some(),
                 point: p,
