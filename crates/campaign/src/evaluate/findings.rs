@@ -521,7 +521,7 @@ fn key_exchange_term() -> Option<Finding> {
     }));
     Some(Finding::new(
         format!(
-            "Bayoglu 2004, section 3.2 and Eq. 3.21, 3.36 and 3.51 (the mutual ECDH_ECDSA groups 1-3 of category 3, sections 3.2.1, 3.2.3 and 3.2.5, extended to the other categories in {}: \"{}\"): the gateway's queue jobs of a mutual ECDH_ECDSA handshake are the client's messages (ClientHello, Certificate, ChangeCipherSpec, Finished), with no key exchange term among them. The thesis does not say why; the equations give the gateway's service time right only if the work they leave out, the gateway's ECDH for the client's key exchange, is negligible, and that premise is judged on the thesis' own Table 4.5 (its 18 ECDH_ECDSA cases, categories 1 to 3).",
+            "Bayoglu 2004, section 3.2 and Eq. 3.21, 3.36 and 3.51 (the mutual ECDH_ECDSA groups 1-3 of category 3, sections 3.2.1, 3.2.3 and 3.2.5, extended to the other categories in {}: \"{}\"): the gateway's queue jobs of a mutual ECDH_ECDSA handshake are the client's messages (ClientHello, Certificate, ChangeCipherSpec, Finished), with no key exchange term among them (Table 3.8 lists ClientKeyExchange for RSA only, and the queue counts the messages the gateway receives). The equations give the gateway's service time right only if the work they leave out, the gateway's ECDH for the client's certified key, is negligible, and that premise is judged on the thesis' own Table 4.5 (its 18 ECDH_ECDSA cases, categories 1 to 3).",
             passages::QUEUE_OTHER_CATEGORIES.place,
             passages::QUEUE_OTHER_CATEGORIES.quote,
         ),
@@ -859,7 +859,7 @@ fn public_key_bound(p: &ProcessingResults) -> Option<Finding> {
             evidence,
             verdict,
         )
-        .rule(format!("each case holds when the 95 % interval of its paired median ratio lies above 1; confirmed when every case holds; contradicted when a case's whole interval lies more than {:.0} % (the verdict rule's tolerance) below 1 (the handshake cost the gateway less than its own public-key operations: the engine skipped or cached work the ratio counts); otherwise a case whose interval does not clear 1 (the raw operations' own set-up, timed with them, can account for a ratio that close) leaves the verdict inconclusive.", MODEL_TOLERANCE * 100.0)),
+        .rule(format!("each case holds when the 95 % interval of its paired median ratio lies above 1 + 0.002 (the bound runner's margin, BOUND_MARGIN: an interval that only touches 1 does not clear it); confirmed when every case holds; contradicted when a case's whole interval lies more than {:.0} % (the verdict rule's tolerance) below 1 (the handshake cost the gateway less than its own public-key operations: the engine skipped or cached work the ratio counts); otherwise a case whose interval does not clear 1 (the raw operations' own set-up, timed with them, can account for a ratio that close) leaves the verdict inconclusive.", MODEL_TOLERANCE * 100.0)),
     )
 }
 

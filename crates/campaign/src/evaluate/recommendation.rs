@@ -469,7 +469,7 @@ fn thesis_ranking(rows: &[Recommendation]) -> Finding {
     );
     Finding::new(
         format!(
-            "Bayoglu 2004, section 4.1: within each category one group gives the lowest client processing time, group 3 (the 163-bit random curve) in category 1 (the passage quoted), group 2 (Koblitz) in category 2 ({}: \"{}\") and in category 3 ({}: \"{}\"), as the published client T_PD (Tables 4.1/4.2) also ranks them; judged by the model's client time T_PD_C on the thesis' own handset, the Nokia 7650 priced from the thesis' published operation costs. Today's device profiles whose library offers that group and prices it from its own numbers are reported beside, not judged: the thesis ranked its handset's groups, and another library's ranking is not a test of that statement.",
+            "Bayoglu 2004, section 4.1: within each category one group gives the lowest client processing time, group 3 (the 163-bit random curve) in category 1 (the passage quoted), group 2 (Koblitz) in category 2 ({}: \"{}\") and in category 3 ({}: \"{}\"), as the published client T_PD (Tables 4.1/4.2) also ranks them; judged by the model's client time T_PD_C on the thesis' own handset, the Nokia 7650 priced by our per-operation fit to the thesis' published client times (devices.csv, source fitted; the fit's own finding checks it out of sample). Today's device profiles whose library offers that group and prices it from its own numbers are reported beside, not judged: the thesis ranked its handset's groups, and another library's ranking is not a test of that statement.",
             c2.place, c2.quote, c3.place, c3.quote,
         ),
         format!(
