@@ -355,23 +355,18 @@ impl ProtocolResults {
             .iter()
             .filter(|r| !r.cookie_exchange && r.suite == d.suite() && r.protocol == d.protocol())
         {
-            let wtls = self.rows.iter().find(|x| {
-                x.protocol == w.protocol()
-                    && x.suite == w.suite()
-                    && x.auth == w.auth()
-                    && x.bearer == r.bearer
-                    && x.device == r.device
-            });
+            let row_of = |c: &Config| {
+                self.rows.iter().find(|x| {
+                    x.protocol == c.protocol()
+                        && x.suite == c.suite()
+                        && x.auth == c.auth()
+                        && x.bearer == r.bearer
+                        && x.device == r.device
+                })
+            };
+            let wtls = row_of(w);
             // The cookie-free twin prices its client as DTLS with the cookie does.
-            let dtls_borrowed = self.rows.iter().any(|x| {
-                x.protocol == d.protocol()
-                    && x.suite == d.suite()
-                    && x.auth == d.auth()
-                    && x.bearer == r.bearer
-                    && x.device == r.device
-                    && x.borrowed
-            });
-            let estimate = dtls_borrowed || wtls.is_some_and(|x| x.borrowed);
+            let estimate = [wtls, row_of(d)].iter().flatten().any(|x| x.borrowed);
             let pairs = [
                 (r.modelled_ms, wtls.and_then(|x| x.modelled_ms)),
                 (r.measured_ms, wtls.and_then(|x| x.measured_ms)),
