@@ -19,7 +19,7 @@
 
 use wtlsperf_models::queue::Variant;
 use wtlsperf_models::reference::{self, PercentTable};
-use wtlsperf_models::stats::{median, relative_error};
+use wtlsperf_models::stats::median;
 use wtlsperf_models::transmission::applicable_messages;
 use wtlsperf_models::{Authentication, SuiteFamily};
 use wtlsperf_report::ProvenanceKind;
@@ -31,7 +31,7 @@ use super::queue::variants::{whole_window_wait, VerdictCounts};
 use super::queue::{Inputs, QueueResults, Setting};
 use super::transmission::{BearerRow, TransmissionResults};
 use super::verdict::{self, Tally, MODEL_TOLERANCE};
-use super::vocabulary::{auth_name, BearerName};
+use super::vocabulary::auth_name;
 
 mod variants;
 
@@ -729,21 +729,9 @@ fn transmission_dominates(p: &ProcessingResults) -> Option<Finding> {
 /// Our emulated bearers against the flight model whose parameters they enforce.
 fn transmission_model(t: &TransmissionResults) -> Option<Finding> {
     let pooled = t.model_error()?;
-    let mut bearers: Vec<&BearerName> = Vec::new();
-    for b in &t.bearer {
-        if !bearers.contains(&&b.bearer) {
-            bearers.push(&b.bearer);
-        }
-    }
     let mut per_bearer = Vec::new();
     let mut medians: Vec<(&str, Option<f64>)> = Vec::new();
-    for name in &bearers {
-        let signed: Vec<f64> = t
-            .bearer
-            .iter()
-            .filter(|b| b.bearer == **name)
-            .filter_map(|b| relative_error(b.modelled_ms, b.measured_ms))
-            .collect();
+    for (name, signed) in t.signed_errors_by_bearer() {
         let errors: Vec<f64> = signed.iter().map(|e| e.abs()).collect();
         let (_, med, worst) = spread(&errors)?;
         medians.push((name.as_str(), Some(med)));
@@ -1302,7 +1290,7 @@ mod tests {
         let row = |bearer: &str, measured: f64| BearerRow {
             case: wtls::suite::Case::parse("160p/160p").unwrap(),
             auth: Authentication::Mutual,
-            bearer: BearerName::of(catalogue.bearer(bearer).unwrap()),
+            bearer: crate::evaluate::vocabulary::BearerName::of(catalogue.bearer(bearer).unwrap()),
             bytes: 1000,
             datagrams: 7,
             runs: 3,

@@ -202,25 +202,36 @@ impl TransmissionResults {
         median(&v)
     }
 
+    /// Each bearer's signed relative errors (model - measured) / measured, in the
+    /// order the bearers first appear: what the emulator finding and the first screen
+    /// both read.
+    pub fn signed_errors_by_bearer(&self) -> Vec<(&BearerName, Vec<f64>)> {
+        let mut out: Vec<(&BearerName, Vec<f64>)> = Vec::new();
+        for b in &self.bearer {
+            let Some(e) = relative_error(b.modelled_ms, b.measured_ms) else {
+                if !out.iter().any(|(n, _)| *n == &b.bearer) {
+                    out.push((&b.bearer, Vec::new()));
+                }
+                continue;
+            };
+            match out.iter_mut().find(|(n, _)| *n == &b.bearer) {
+                Some((_, v)) => v.push(e),
+                None => out.push((&b.bearer, vec![e])),
+            }
+        }
+        out
+    }
+
     /// The bearers whose median |model - measured| / measured is above the per-bearer
     /// target (rule 5), as `gprs-avg 5.4 %`: what the pooled median hides, for the
     /// first screen beside it.
     pub fn bearers_outside_target(&self) -> Vec<String> {
-        let mut names: Vec<&BearerName> = Vec::new();
-        for b in &self.bearer {
-            if !names.contains(&&b.bearer) {
-                names.push(&b.bearer);
-            }
-        }
-        crate::evaluate::verdict::outside_target(names.iter().map(|n| {
-            let errors: Vec<f64> = self
-                .bearer
-                .iter()
-                .filter(|b| b.bearer == **n)
-                .filter_map(|b| relative_error(b.modelled_ms, b.measured_ms).map(f64::abs))
-                .collect();
-            (n.as_str(), median(&errors))
-        }))
+        crate::evaluate::verdict::outside_target(self.signed_errors_by_bearer().into_iter().map(
+            |(n, signed)| {
+                let errors: Vec<f64> = signed.iter().map(|e| e.abs()).collect();
+                (n.as_str(), median(&errors))
+            },
+        ))
     }
 }
 
