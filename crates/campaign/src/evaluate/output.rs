@@ -266,7 +266,8 @@ pub struct Headline {
     pub queue_other_protocols_short: Vec<String>,
     /// Median |error| of the transmission model vs real bearer runs.
     pub transmission_model_median_error: Option<f64>,
-    /// The bearers whose own median is above the 5 % target (`gprs-avg 5.4 %`).
+    /// The bearers whose bias is not shown within the 5 % target (rule 5), each as its
+    /// clause.
     pub transmission_model_bearers_outside_target: Vec<String>,
     /// Where the classical, the hybrid key exchange and the fully post-quantum handshake
     /// exceed the time-to-secure-channel budget (`evaluate/pq_cost/channel.rs`).

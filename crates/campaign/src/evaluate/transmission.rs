@@ -222,16 +222,15 @@ impl TransmissionResults {
         out
     }
 
-    /// The bearers whose median |model - measured| / measured is above the per-bearer
-    /// target (rule 5), as `gprs-avg 5.4 %`: what the pooled median hides, for the
-    /// first screen beside it.
+    /// The bearers whose bias (median (model - measured) / measured) is not shown within
+    /// the per-bearer target (rule 5), as their clause: what the pooled median hides, for
+    /// the first screen beside it.
     pub fn bearers_outside_target(&self) -> Vec<String> {
-        crate::evaluate::verdict::outside_target(self.signed_errors_by_bearer().into_iter().map(
-            |(n, signed)| {
-                let errors: Vec<f64> = signed.iter().map(|e| e.abs()).collect();
-                (n.as_str(), median(&errors))
-            },
-        ))
+        crate::evaluate::verdict::outside_target(
+            self.signed_errors_by_bearer()
+                .into_iter()
+                .map(|(n, signed)| (n.as_str(), signed)),
+        )
     }
 }
 

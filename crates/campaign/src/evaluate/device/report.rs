@@ -137,9 +137,9 @@ impl DeviceResults {
         let m = ctx.measured();
         let mut t = Table::new("device_runs", "T_H re-enacted: emulated Nokia 7650, real gateway, emulated GSM CSD and GPRS (Figures 4.39-4.43, Table 4.12 with T_PD)")
             .caption(format!(
-                "All handshakes ran at once, one relay each. gsm-csd-2004: GSM CSD with each flight delayed by the per-crossing time fitted to Table 4.12 (see the Eq. 3.84 table). Median |measured / model - 1| per bearer against the 5 % target: {}; pooled over the bearers {:.1} %, not judged (the findings judge each bearer).",
+                "All handshakes ran at once, one relay each. gsm-csd-2004: GSM CSD with each flight delayed by the per-crossing time fitted to Table 4.12 (see the Eq. 3.84 table). Per bearer, the model's bias (median measured / model - 1) against the +-5 % target, with the median |error| beside: {}; median |error| pooled over the bearers {:.1} %, not judged (the findings judge each bearer's bias).",
                 verdict::per_bearer_target(
-                    emulated::BEARERS.iter().map(|b| (*b, self.bearer_median_error(b)))
+                    emulated::BEARERS.iter().map(|b| (*b, self.bearer_errors(b)))
                 )
                 .1
                 .join(", "),
