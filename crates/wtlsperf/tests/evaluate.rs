@@ -70,7 +70,7 @@ fn check_files(out: &Path) {
         ("then_and_now.csv", "era,protocol,suite,auth,bearer,device,modelled_ms,measured_ms,measured_runs,kind"),
         (
             "protocols.csv",
-            "protocol,suite,auth,level,bearer,device,bytes,datagrams,round_trips,server_cpu_us,bound_ratio,handshakes_per_core_s,client_ms,modelled_ms,measured_ms,measured_runs,client_cost",
+            "protocol,suite,auth,level,bearer,device,bytes,datagrams,round_trips,server_cpu_us,bound_ratio,handshakes_per_core_s,client_ms,modelled_ms,modelled_wap261_ms,measured_ms,measured_runs,client_cost",
         ),
     ];
     for (file, prefix) in expected {

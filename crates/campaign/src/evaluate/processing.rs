@@ -77,6 +77,8 @@ pub struct CaseResult {
     /// parameters for the curves it does not number), when the measured store used the
     /// thesis' numbering; `None` otherwise.
     pub bytes_wap261: Option<usize>,
+    /// That handshake's flights in order, (upward?, bytes), as [`Self::flights`].
+    pub flights_wap261: Option<Vec<(bool, usize)>>,
     /// Datagrams client to gateway.
     pub datagrams_up: usize,
     /// Datagrams gateway to client.
@@ -361,6 +363,7 @@ pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult
         bytes_up,
         bytes_down,
         bytes_wap261: None,
+        flights_wap261: None,
         datagrams_up,
         datagrams_down,
         messages_client,
@@ -463,6 +466,7 @@ fn count_wap261_bytes(ctx: &Ctx, store: &PkiStore, cases: &mut [CaseResult]) -> 
         let m = runner::measure_case(&wap, c.case, auth_mode(c.auth), &opts)
             .with_context(|| format!("{} {:?} under WAP-261 numbering", c.case, c.auth))?;
         c.bytes_wap261 = Some(m.handshake_bytes());
+        c.flights_wap261 = Some(m.flight_bytes());
     }
     Ok(())
 }
@@ -543,6 +547,7 @@ pub(crate) mod tests {
             bytes_up: 700,
             bytes_down: 900,
             bytes_wap261: None,
+            flights_wap261: None,
             datagrams_up: 2,
             datagrams_down: 2,
             messages_client: 5,

@@ -110,6 +110,10 @@ pub struct Config {
     pub client_cpu_us: f64,
     /// Server CPU over its raw public-key operations.
     pub bound_ratio: Option<f64>,
+    /// A WTLS case measured with the thesis' parameter numbering: the same handshake's
+    /// flights with WAP-261's (explicit parameters for a curve WAP-261 does not number,
+    /// P-256 among them), which the model prices beside; `None` otherwise.
+    pub flights_wap261: Option<Vec<Flight>>,
 }
 
 impl Config {
@@ -291,6 +295,9 @@ pub struct ProtocolRow {
     pub client_ms: Option<f64>,
     /// Empty where `client_ms` is.
     pub modelled_ms: Option<f64>,
+    /// The same T_H with the handshake's WAP-261-numbered flights, for a WTLS case
+    /// measured with the thesis' numbering; empty otherwise and where `client_ms` is.
+    pub modelled_wap261_ms: Option<f64>,
     pub measured_ms: Option<f64>,
     pub measured_runs: usize,
     /// `measured` (this machine), `profile` (priced by the device profile), `profile,
@@ -475,6 +482,10 @@ pub fn wtls_config(c: &CaseResult, category: u8) -> Config {
         server_cpu_us: c.server_cpu_ms.median * 1e3,
         client_cpu_us: c.client_cpu_ms.median * 1e3,
         bound_ratio: c.bound_ratio,
+        flights_wap261: c
+            .flights_wap261
+            .as_deref()
+            .map(super::transmission::flights_of),
     }
 }
 
@@ -500,6 +511,7 @@ fn contender_configs(ctx: &Ctx, bench: Bench<'_>, reps: usize) -> anyhow::Result
             server_cpu_us: m.server_cpu_us,
             client_cpu_us: m.client_cpu_us,
             bound_ratio: m.bound_ratio(),
+            flights_wap261: None,
             contender,
         });
     }
@@ -775,6 +787,11 @@ fn rows(
                     modelled_ms: client_ms.map(|client_ms| {
                         model::duration_ms(c.flights_over(p), p, client_ms, c.server_cpu_us / 1e3)
                     }),
+                    modelled_wap261_ms: client_ms.zip(c.flights_wap261.as_deref()).map(
+                        |(client_ms, flights)| {
+                            model::duration_ms(flights, p, client_ms, c.server_cpu_us / 1e3)
+                        },
+                    ),
                     // The mean: the model takes the profile's mean traversal, and a
                     // log-normal's median lies below its mean.
                     measured_ms: mean(&measured),
@@ -945,6 +962,7 @@ mod tests {
             server_cpu_us: 100.0,
             client_cpu_us: 100.0,
             bound_ratio: None,
+            flights_wap261: None,
         }
     }
 
@@ -986,6 +1004,7 @@ mod tests {
             handshakes_per_core_s: 2500.0,
             client_ms: Some(0.3),
             modelled_ms: Some(1000.0),
+            modelled_wap261_ms: None,
             measured_ms: None,
             measured_runs: 0,
             client_cost: "measured".to_owned(),

@@ -268,6 +268,13 @@ impl ThenAndNow {
             "then_and_now",
             "Time to a secure channel (ms), 2001 to today: model / measured",
         )
+        .caption(
+            "The 2001 columns are WTLS as the thesis encoded it: one-byte parameter \
+             indices (its Table 3.2), which WAP-261 does not define for P-256, B-163, \
+             K-283 or B-283. WAP-261 sends those curves' parameters explicitly: Table \
+             4.11's section gives each case's bytes both ways, and the finding on WTLS \
+             against DTLS 1.2 judges P-256 in both encodings.",
+        )
         .column(Column::label("era"))
         .column(Column::label("bearer"))
         .column(Column::label("device"));

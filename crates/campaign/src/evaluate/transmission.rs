@@ -129,7 +129,12 @@ pub fn eq_4_2_on_thesis_data() -> anyhow::Result<Vec<Eq42Row>> {
 /// Flights of a measured handshake as the transmission model sees them (one datagram per
 /// flight: flight packing).
 pub fn packed_flights(c: &CaseResult) -> Vec<Flight> {
-    c.flights
+    flights_of(&c.flights)
+}
+
+/// A case's flights, (upward?, bytes) each, one datagram each.
+pub fn flights_of(flights: &[(bool, usize)]) -> Vec<Flight> {
+    flights
         .iter()
         .map(|(up, bytes)| Flight {
             direction: if *up { Direction::Up } else { Direction::Down },

@@ -89,6 +89,7 @@ mod tests {
             server_cpu_us: 0.0,
             client_cpu_us: 0.0,
             bound_ratio: None,
+            flights_wap261: None,
         };
         let row = |bearer: &str, cookie: bool, bytes: usize, rt: f64, ms: f64| CookieRow {
             protocol: wtlsperf_drivers::protocols::DTLS13,

@@ -318,29 +318,102 @@ impl ProtocolResults {
         let w = self.configs.iter().find(|c| wtls(c))?;
         let d = self.configs.iter().find(|c| dtls(c))?;
         let (without_cookie, price, borrowed_free) = self.against_cookie_free(w, d);
+        let (wap261, wap261_clause, borrowed_wap261) =
+            self.against_wap261(w, d).unwrap_or_default();
         let tally = Tally {
-            holds: with_cookie.holds + without_cookie.holds,
-            fails: with_cookie.fails + without_cookie.fails,
+            holds: with_cookie.holds + without_cookie.holds + wap261.holds,
+            fails: with_cookie.fails + without_cookie.fails + wap261.fails,
             undecided: 0,
         };
         Some(Finding::new(
-            "2001's WTLS is still competitive with DTLS 1.2 for a server-authenticated P-256 handshake (WTLS 256p/256p against ECDHE-ECDSA P-256): no slower on any compared bearer and device profile, against DTLS with its default cookie exchange and without it (modelled, and run over the emulated bearers where run: measured with this machine's client, on the other profiles an emulated device, its modelled compute held in the real run); WTLS's static ECDH has no forward secrecy, which DTLS's ECDHE pays for.",
+            "2001's WTLS is still competitive with DTLS 1.2 for a server-authenticated P-256 handshake (WTLS 256p/256p against ECDHE-ECDSA P-256): no slower on any compared bearer and device profile, against DTLS with its default cookie exchange and without it; WTLS encoded as the thesis did (a one-byte index for P-256, its Table 3.2 numbering: modelled, and run over the emulated bearers where run: measured with this machine's client, on the other profiles an emulated device, its modelled compute held in the real run) and as WAP-261 specifies (explicit P-256 parameters: modelled). WTLS's static ECDH has no forward secrecy, which DTLS's ECDHE pays for.",
             format!(
-                "WTLS {} ({} B, {} round trips, {:.0} handshakes/s/core: ECDH_ECDSA with the server's certified static key, one ECDH and no signature per handshake) against DTLS ECDHE-ECDSA ({} B, {} round trips with the cookie exchange, {:.0} handshakes/s/core). With the cookie exchange, the DTLS default: WTLS no slower than DTLS beyond the tolerance in {} of {} device x bearer rows (modelled and run; {}). The opposite statement, DTLS faster than WTLS beyond the tolerance (its holds would be this claim's failures), per device (DTLS ms vs WTLS ms): {}. Without the cookie exchange (no HelloVerifyRequest round trip, which WTLS does not have; modelled rows, and measured ones with this machine's client, protocols_cookie.csv): WTLS no slower in {} of {} rows ({}); the cookie exchange costs DTLS {} with this machine's client.{}{}",
+                "WTLS {} in the thesis' encoding ({} B, {} round trips, {:.0} handshakes/s/core: ECDH_ECDSA with the server's certified static key, one ECDH and no signature per handshake) against DTLS ECDHE-ECDSA ({} B, {} round trips with the cookie exchange, {:.0} handshakes/s/core). With the cookie exchange, the DTLS default: WTLS no slower than DTLS beyond the tolerance in {} of {} device x bearer rows (modelled and run; {}). The opposite statement, DTLS faster than WTLS beyond the tolerance (its holds would be this claim's failures), per device (DTLS ms vs WTLS ms): {}. Without the cookie exchange (no HelloVerifyRequest round trip, which WTLS does not have; modelled rows, and measured ones with this machine's client, protocols_cookie.csv): WTLS no slower in {} of {} rows ({}); the cookie exchange costs DTLS {} with this machine's client.{}{}{}",
                 w.suite(), w.bytes, w.round_trips(), w.handshakes_per_core_s(), d.bytes, d.round_trips(), d.handshakes_per_core_s(),
                 with_cookie.holds, with_cookie.rows(), with_cookie.verdict().name(), clauses.join("; "),
                 without_cookie.holds, without_cookie.rows(), without_cookie.verdict().name(),
                 if price.is_empty() { "nothing measured".to_owned() } else { price.join(", ") },
-                borrowed_clause(borrowed + borrowed_free),
+                wap261_clause,
+                borrowed_clause(borrowed + borrowed_free + borrowed_wap261),
                 self.typical_clause()
             ) + &forward_secrecy_clause(&[w, d]),
             tally.verdict(),
         )
         .rests_on(&[ProvenanceKind::Measured, ProvenanceKind::Modelled])
         .rule(format!(
-            "a row fails when DTLS is more than {:.0} % (the model's tolerance) faster than WTLS, and holds otherwise; over every modelled and run device x bearer row against DTLS with the cookie exchange and without it: confirmed when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with each subset's verdict; rows where a client's price borrows a cost from another device's ratios are not judged.",
+            "a row fails when DTLS is more than {:.0} % (the model's tolerance) faster than WTLS, and holds otherwise; over every modelled and run device x bearer row against DTLS with the cookie exchange and without it, WTLS in the thesis' encoding and, modelled, in WAP-261's: confirmed when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with each subset's verdict; rows where a client's price borrows a cost from another device's ratios are not judged.",
             100.0 * MODEL_TOLERANCE
         )))
+    }
+
+    /// WTLS `w` priced with WAP-261's encoding of the same handshake (explicit
+    /// parameters for P-256, which WAP-261 does not number) against DTLS `d` with the
+    /// cookie exchange and without it, modelled, per device x bearer row: the tally of
+    /// "WTLS no slower beyond the tolerance" over both, the clause, and the rows left out
+    /// as borrowed. `None` when the run has no WAP-261 flights for `w`.
+    fn against_wap261(&self, w: &Config, d: &Config) -> Option<(Tally, String, usize)> {
+        let wap_bytes: u32 = w.flights_wap261.as_ref()?.iter().map(|f| f.bytes).sum();
+        let (mut with, mut without, mut fails, mut borrowed) =
+            (Vec::new(), Vec::new(), Vec::new(), 0);
+        for r in self
+            .rows
+            .iter()
+            .filter(|r| r.protocol == w.protocol() && r.suite == w.suite() && r.auth == w.auth())
+        {
+            let Some(x) = r.modelled_wap261_ms else {
+                continue;
+            };
+            let dtls = self.rows.iter().find(|y| {
+                y.protocol == d.protocol()
+                    && y.suite == d.suite()
+                    && y.auth == d.auth()
+                    && y.bearer == r.bearer
+                    && y.device == r.device
+            });
+            let free = self.cookie.iter().find(|y| {
+                !y.cookie_exchange
+                    && y.protocol == d.protocol()
+                    && y.suite == d.suite()
+                    && y.bearer == r.bearer
+                    && y.device == r.device
+            });
+            if r.borrowed || dtls.is_some_and(|y| y.borrowed) {
+                borrowed += 1;
+                continue;
+            }
+            for (ys, out, label) in [
+                (
+                    dtls.and_then(|y| y.modelled_ms),
+                    &mut with,
+                    "with the cookie",
+                ),
+                (free.and_then(|y| y.modelled_ms), &mut without, "without it"),
+            ] {
+                let Some(y) = ys else { continue };
+                let holds = rule::below(y, x, MODEL_TOLERANCE) != Some(true);
+                if !holds {
+                    fails.push(format!(
+                        "{} {} (DTLS {label} {y:.0} vs WTLS {x:.0} ms)",
+                        r.device, r.bearer
+                    ));
+                }
+                out.push(Some(holds));
+            }
+        }
+        let (with, without) = (Tally::of(with), Tally::of(without));
+        let clause = format!(
+            " With WAP-261's encoding of the same handshake ({wap_bytes} B against {} B: WAP-261 numbers no P-256 curve, so its parameters go explicit in every message that names them; modelled, each side's CPU as measured with the one-byte index): WTLS no slower than DTLS with the cookie exchange in {} of {} rows ({}), without it in {} of {} ({}){}.",
+            w.bytes,
+            with.holds, with.rows(), with.verdict().name(),
+            without.holds, without.rows(), without.verdict().name(),
+            if fails.is_empty() { String::new() } else { format!("; DTLS faster beyond the tolerance: {}", fails.join(", ")) },
+        );
+        let all = Tally {
+            holds: with.holds + without.holds,
+            fails: with.fails + without.fails,
+            undecided: 0,
+        };
+        Some((all, clause, borrowed))
     }
 
     /// WTLS `w` against the cookie-free twin of DTLS `d`, modelled and measured, per
@@ -529,6 +602,7 @@ mod tests {
             server_cpu_us: 500.0,
             client_cpu_us: 500.0,
             bound_ratio: None,
+            flights_wap261: None,
         }
     }
 
@@ -662,6 +736,47 @@ mod tests {
         assert!(
             f.evidence
                 .contains("Not judged: 2 device x bearer rows (modelled and run counted apart"),
+            "{}",
+            f.evidence
+        );
+    }
+
+    /// WAP-261 numbers no P-256 curve: priced with its explicit parameters, the same
+    /// handshake is heavier, and the claim is judged on that encoding too.
+    fn with_wap261_flights(bytes: u32) -> ProtocolResults {
+        let mut r = results();
+        let catalogue = Catalogue::shipped().unwrap();
+        let bearer = catalogue.bearer("gsm-csd").unwrap();
+        for c in r
+            .configs
+            .iter_mut()
+            .filter(|c| c.contender.to_string() == "wtls:256p/256p")
+        {
+            c.flights_wap261 = Some(flights(3, bytes));
+        }
+        r.rows = rows(&r.configs, &[Device::ThisMachine], &[bearer], &[], &[]);
+        r
+    }
+
+    #[test]
+    fn wtls_is_judged_in_the_encoding_wap261_specifies_too() {
+        // 3 flights of 300 B as WAP-261 encodes them: WTLS still ahead either way.
+        let f = with_wap261_flights(300).wtls_finding().unwrap();
+        assert_eq!(f.verdict, Verdict::Confirmed, "{}", f.evidence);
+        assert!(
+            f.evidence.contains("With WAP-261's encoding of the same handshake (900 B against 900 B")
+                && f.evidence.contains("with the cookie exchange in 1 of 1 rows (confirmed), without it in 1 of 1 (confirmed)"),
+            "{}",
+            f.evidence
+        );
+        // 3 flights of 700 B: 2100 B at 9600 bit/s lose to DTLS's 4 flights of 300 B
+        // without the cookie, and the claim over every encoding fails there.
+        let f = with_wap261_flights(700).wtls_finding().unwrap();
+        assert_eq!(f.verdict, Verdict::Contradicted, "{}", f.evidence);
+        assert!(
+            f.evidence.contains(
+                "DTLS faster beyond the tolerance: this-machine gsm-csd (DTLS without it"
+            ),
             "{}",
             f.evidence
         );
