@@ -66,7 +66,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     let (judged, run) = h.queue_other_protocols_judged;
     if run > 0 {
         out.push(HeadlineNumber::new(
-            "The other protocols' load points judged by the interval rule (their finding's set; a point is not judged when its rho missed the target or its recording was disturbed), and the protocols with a point not judged",
+            "The other protocols' load points judged by the interval rule (their finding's set; a point is not judged when its rho missed the target or its recording was disturbed), and the protocols with a point not judged, with each point's cause",
             if h.queue_other_protocols_short.is_empty() {
                 format!("{judged} of {run}")
             } else {
@@ -115,7 +115,7 @@ fn with_outside(pooled: f64, outside: &[String]) -> String {
         format!(
             "{:.1} % pooled; bias not shown within the target: {}",
             100.0 * pooled,
-            outside.join(", ")
+            outside.join("; ")
         )
     }
 }

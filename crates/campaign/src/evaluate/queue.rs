@@ -334,7 +334,12 @@ impl QueueResults {
                 .collect();
             let c = variants::VerdictCounts::of(points.iter().copied(), false);
             if c.not_judged > 0 {
-                short.push(format!("{protocol} {} of {}", c.judged(), points.len()));
+                short.push(format!(
+                    "{protocol} {} of {} ({})",
+                    c.judged(),
+                    points.len(),
+                    not_judged_causes(&points)
+                ));
             }
         }
         let all = variants::VerdictCounts::of(&self.modern, false);
@@ -768,6 +773,32 @@ fn load_rows(p: &LoadPoint) -> Vec<QueueRow> {
             }
         })
         .collect()
+}
+
+/// Why the unjudged ones of `points` went unjudged, one cause each as the degraded-run
+/// account gives it ([`disturbance::unjudged_cause`]): `stalls 2, missed rho 1`.
+fn not_judged_causes(points: &[&LoadPoint]) -> String {
+    let mut causes = disturbance::Causes::default();
+    let mut above = 0;
+    for p in points {
+        if variants::PointVerdict::of_point(p, false) != variants::PointVerdict::NotJudged {
+            continue;
+        }
+        match disturbance::unjudged_cause(p) {
+            Some(c) => causes.add(c),
+            // Rule 4 judges no point above rho 0.8.
+            None => above += 1,
+        }
+    }
+    let mut words = causes.words();
+    if above > 0 {
+        words = [words, format!("target rho above 0.8 {above}")]
+            .into_iter()
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(", ");
+    }
+    words
 }
 
 pub mod calibrate;

@@ -157,7 +157,7 @@ pub const BEARER_TARGET: f64 = 0.05;
 
 /// Rule 5 in words, for the findings of our emulator against our model (each names the
 /// signed error it takes and appends its set).
-pub const PER_BEARER_RULE: &str = "per bearer: the model's bias is the median of the signed relative errors over the bearer's rows, with its distribution-free 95 % interval (order statistics of the binomial); the bearer holds when that interval lies within the +-5 % target, fails when it lies wholly beyond, and is undecided otherwise (also with fewer than six rows); confirmed (the emulator is consistent with the model) when every bearer holds, contradicted when one bearer fails (a counterexample to a claim over every bearer), otherwise inconclusive with each bearer's result. A jittered link scatters single runs about the model's mean traversal, which the model predicts; the median |error| measures that scatter and is reported beside, not judged, as is a median pooled over bearers, protocols or devices";
+pub const PER_BEARER_RULE: &str = "per bearer: the model's bias is the median of the signed relative errors over the bearer's rows, with its distribution-free 95 % interval (order statistics of the binomial; with fewer than six rows, where no such interval exists, the rows' whole range); the bearer holds when that interval lies within the +-5 % target, fails when it lies wholly beyond, and is undecided otherwise; confirmed (the emulator is consistent with the model) when every bearer holds, contradicted when one bearer fails (a counterexample to a claim over every bearer), otherwise inconclusive with each bearer's result. A jittered link scatters single runs about the model's mean traversal, which the model predicts; the median |error| measures that scatter and is reported beside, not judged, as is a median pooled over bearers, protocols or devices";
 
 /// One bearer's rows under rule 5: the model's bias with its interval, and the scatter.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,8 +166,9 @@ pub struct BearerBias {
     pub rows: usize,
     /// Median signed relative error.
     pub bias: f64,
-    /// Distribution-free 95 % interval of that median (six rows or more).
-    pub ci95: Option<(f64, f64)>,
+    /// The interval that decides: the distribution-free 95 % interval of that median
+    /// (six rows or more), else the rows' whole range.
+    pub interval: (f64, f64),
     /// Median |relative error|: the scatter of single runs, reported.
     pub scatter: f64,
 }
@@ -179,19 +180,21 @@ impl BearerBias {
         sorted.sort_by(f64::total_cmp);
         let bias = median(&sorted)?;
         let abs: Vec<f64> = sorted.iter().map(|e| e.abs()).collect();
-        let ci95 = median_ci95_ranks(sorted.len()).map(|(lo, hi)| (sorted[lo - 1], sorted[hi - 1]));
+        // Below six rows no order statistic bounds a 95 % interval of the median, and
+        // every row must then be within (or beyond) the target: a claim over each row.
+        let (lo, hi) = median_ci95_ranks(sorted.len()).unwrap_or((1, sorted.len()));
         Some(Self {
             bearer: bearer.to_owned(),
             rows: sorted.len(),
             bias,
-            ci95,
+            interval: (sorted[lo - 1], sorted[hi - 1]),
             scatter: median(&abs)?,
         })
     }
 
     /// Holds (interval within +-5 %), fails (wholly beyond), undecided (`None`).
     pub fn decision(&self) -> Option<bool> {
-        let (lo, hi) = self.ci95?;
+        let (lo, hi) = self.interval;
         if lo >= -BEARER_TARGET && hi <= BEARER_TARGET {
             Some(true)
         } else if lo > BEARER_TARGET || hi < -BEARER_TARGET {
@@ -205,21 +208,25 @@ impl BearerBias {
         match self.decision() {
             Some(true) => "within the +-5 % target",
             Some(false) => "beyond the +-5 % target",
-            None if self.ci95.is_none() => "undecided: fewer than six rows",
             None => "undecided: the interval crosses the +-5 % target",
         }
     }
 
-    /// `gprs-avg bias +0.3 % (95 % interval -1.2 to +1.9 %, within the +-5 % target; median |error| 5.4 %, n = 48)`.
+    /// `gprs-avg bias +0.3 % (95 % interval -1.2 to +1.9 %, within the +-5 % target;
+    /// median |error| 5.4 %, n = 48)`; below six rows the interval is the rows' range.
     pub fn clause(&self) -> String {
-        let interval = match self.ci95 {
-            Some((lo, hi)) => format!("95 % interval {:+.1} to {:+.1} %, ", lo * 100.0, hi * 100.0),
-            None => String::new(),
+        let (lo, hi) = self.interval;
+        let interval = if self.rows < 6 {
+            "fewer than six rows, every row within"
+        } else {
+            "95 % interval"
         };
         format!(
-            "{} bias {:+.1} % ({interval}{}; median |error| {:.1} %, n = {})",
+            "{} bias {:+.1} % ({interval} {:+.1} to {:+.1} %, {}; median |error| {:.1} %, n = {})",
             self.bearer,
             self.bias * 100.0,
+            lo * 100.0,
+            hi * 100.0,
             self.result(),
             self.scatter * 100.0,
             self.rows
@@ -311,13 +318,23 @@ mod tests {
             clauses[1]
         );
         assert_eq!(outside_target([("nb-iot", slow)]).len(), 1);
-        // An interval across the target decides nothing; too few rows give no interval.
+        // An interval across the target decides nothing.
         let (t, _) = per_bearer_target([("gprs-avg", spread(0.04, 0.05, 12))]);
         assert_eq!(t.verdict(), Verdict::Inconclusive);
-        let (t, clauses) =
-            per_bearer_target([("gsm-csd", vec![0.0, 0.01, 0.0]), ("gprs-avg", Vec::new())]);
-        assert_eq!((t.verdict(), t.rows()), (Verdict::Inconclusive, 1));
-        assert!(clauses[0].contains("fewer than six rows"), "{}", clauses[0]);
+        // Below six rows every row decides: a jitter-free sweep of four rows within, or
+        // one of its rows beyond.
+        let (t, clauses) = per_bearer_target([
+            ("herwono-2kbps", vec![0.0, 0.01, 0.0, -0.002]),
+            ("gprs-avg", Vec::new()),
+        ]);
+        assert_eq!((t.verdict(), t.rows()), (Verdict::Confirmed, 1));
+        assert!(
+            clauses[0].contains("(fewer than six rows, every row within -0.2 to +1.0 %, within"),
+            "{}",
+            clauses[0]
+        );
+        let (t, _) = per_bearer_target([("herwono-2kbps", vec![0.0, 0.06, 0.0])]);
+        assert_eq!(t.verdict(), Verdict::Inconclusive);
     }
 
     #[test]

@@ -142,7 +142,7 @@ impl DeviceResults {
                     emulated::BEARERS.iter().map(|b| (*b, self.bearer_errors(b)))
                 )
                 .1
-                .join(", "),
+                .join("; "),
                 self.end_to_end_median_error().unwrap_or(f64::NAN) * 100.0
             ))
             .column(Column::label("case"))

@@ -377,10 +377,7 @@ impl ProtocolResults {
                     && y.bearer == r.bearer
                     && y.device == r.device
             });
-            if r.borrowed || dtls.is_some_and(|y| y.borrowed) {
-                borrowed += 1;
-                continue;
-            }
+            let estimate = r.borrowed || dtls.is_some_and(|y| y.borrowed);
             for (ys, out, label) in [
                 (
                     dtls.and_then(|y| y.modelled_ms),
@@ -390,6 +387,10 @@ impl ProtocolResults {
                 (free.and_then(|y| y.modelled_ms), &mut without, "without it"),
             ] {
                 let Some(y) = ys else { continue };
+                if estimate {
+                    borrowed += 1;
+                    continue;
+                }
                 let holds = rule::below(y, x, MODEL_TOLERANCE) != Some(true);
                 if !holds {
                     fails.push(format!(

@@ -199,7 +199,7 @@ pub struct Causes {
 }
 
 impl Causes {
-    fn add(&mut self, c: Cause) {
+    pub fn add(&mut self, c: Cause) {
         match c {
             Cause::Steal => self.steal += 1,
             Cause::Stalls => self.stalls += 1,
@@ -209,6 +209,21 @@ impl Causes {
 
     pub fn total(&self) -> usize {
         self.steal + self.stalls + self.missed_rho + self.not_run
+    }
+
+    /// `stalls 2, missed rho 1`: the non-zero causes.
+    pub fn words(&self) -> String {
+        [
+            ("steal", self.steal),
+            ("stalls", self.stalls),
+            ("missed rho", self.missed_rho),
+            ("not run", self.not_run),
+        ]
+        .iter()
+        .filter(|c| c.1 > 0)
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
     }
 }
 
@@ -285,21 +300,11 @@ impl Degraded {
 
     /// The headline's words: "13 of 16 designed points judged (missed_rho 2, stalls 1)".
     pub fn words(&self) -> String {
-        let causes: Vec<String> = [
-            ("steal", self.causes.steal),
-            ("stalls", self.causes.stalls),
-            ("missed rho", self.causes.missed_rho),
-            ("not run", self.causes.not_run),
-        ]
-        .iter()
-        .filter(|c| c.1 > 0)
-        .map(|(name, n)| format!("{name} {n}"))
-        .collect();
         format!(
             "degraded run: {} of {} designed load points judged ({})",
             self.judged,
             self.designed,
-            causes.join(", ")
+            self.causes.words()
         )
     }
 }

@@ -225,3 +225,30 @@ fn the_degraded_account_serialises_with_the_documented_names() {
         assert!(json["rerecord"].get(key).is_some(), "{key}");
     }
 }
+
+#[test]
+fn the_other_protocols_unjudged_points_are_counted_with_their_causes() {
+    let edhoc = wtlsperf_drivers::protocols::EDHOC;
+    let mut points: Vec<LoadPoint> = [0.3, 0.5, 0.7]
+        .iter()
+        .map(|&r| LoadPoint {
+            protocol: edhoc,
+            ..designed(r)
+        })
+        .collect();
+    let mut q = results(Vec::new(), 16);
+    q.modern = points.clone();
+    assert_eq!(q.other_protocols_judged(), (3, 3, Vec::new()));
+    points[0].recording.disturbed = Some(Cause::Stalls);
+    points[1].recording.disturbed = Some(Cause::Stalls);
+    points[2].calibration.rho_missed = true;
+    q.modern = points;
+    assert_eq!(
+        q.other_protocols_judged(),
+        (
+            0,
+            3,
+            vec!["edhoc 0 of 3 (stalls 2, missed rho 1)".to_owned()]
+        )
+    );
+}
