@@ -66,6 +66,9 @@ def degraded_figure(s):
         return "no"
     causes = ", ".join(f"{k} {v}" for k, v in d.get("causes", {}).items() if v) or "none"
     r = d.get("rerecord", {})
+    o = d.get("other_protocols")
+    if o:
+        causes += f"; other protocols {o['judged']} of {o['run']}: {', '.join(o['short'])}"
     return (
         f"yes: {d['judged']} of {d['designed']} judged ({causes}); "
         f"worker run queue {d.get('worker_run_queue_ms', 0):.0f} ms, steal {d.get('steal_ms', 0):.0f} ms; "

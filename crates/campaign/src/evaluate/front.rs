@@ -48,11 +48,17 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     let share = h.queue_undisturbed_share_median.map_or(String::new(), |s| {
         format!(": a median {:.0} % of each run's jobs", 100.0 * s)
     });
+    let (lb_within, lb_judged) = h.queue_loopback_undisturbed_within_15_percent;
+    let loopback = if lb_judged > 0 {
+        format!("; bare loopback: {lb_within} of {lb_judged}")
+    } else {
+        String::new()
+    };
     out.push(HeadlineNumber::new(
-        format!("Corrected queue model's point estimate within 15 % of the load test (the jobs no stall disturbed{share}; designed points, rho <= 0.8; its finding applies the interval rule, the whole window is in the queue section)"),
+        format!("Corrected queue model's point estimate within 15 % of the load test (the jobs no stall disturbed{share}; designed points: the bearer setting's {:.0} ms round trip, which makes the arrivals Poisson, rho <= 0.8; beside them the bare-loopback points, where a handshake's next job waits on the queue and the model's premise fails; its finding applies the interval rule, the whole window is in the queue section)", super::queue::reality::BEARER_ROUND_TRIP_MS),
         match designed {
-            Some(d) => format!("{within} of {judged} judged points ({d} designed)"),
-            None => format!("{within} of {judged} judged points"),
+            Some(d) => format!("{within} of {judged} judged points ({d} designed){loopback}"),
+            None => format!("{within} of {judged} judged points{loopback}"),
         },
         Modelled,
         "queue",
@@ -103,7 +109,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     out
 }
 
-/// `3.3 % pooled; bias not shown within the target: nb-iot bias +6.1 % (...)`, or
+/// `3.3 % pooled; bias not shown within the target: nb-iot bias +6.1 % (beyond)`, or
 /// `every bearer's bias within the target`.
 fn with_outside(pooled: f64, outside: &[String]) -> String {
     if outside.is_empty() {

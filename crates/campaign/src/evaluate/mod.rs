@@ -532,31 +532,25 @@ impl Parts {
         let headline = self.headline();
         let mut json = serde_json::to_value(&headline)?;
         // The load test's account of a run that did not hold its design (summary.json's
-        // `degraded`) drives the first screen's banner; a run that held it says so there
-        // too, with the other protocols' load points, which the design does not count.
+        // `degraded`: the designed WTLS points, and the other protocols' when one of
+        // theirs went unjudged) drives the first screen's banner; a run that held it
+        // says so there too.
         let status = match self.queue.degraded() {
             Some(d) => serde_json::to_value(d)?,
             None if headline.queue_designed_points > 0 => serde_json::json!({
                 "degraded": false,
                 "judged": headline.queue_judged_points,
                 "designed": headline.queue_designed_points,
+                "other_protocols_load_points_judged": format!(
+                    "{} of {}",
+                    headline.queue_other_protocols_judged.0,
+                    headline.queue_other_protocols_judged.1
+                ),
             }),
             None => serde_json::Value::Null,
         };
-        if let (serde_json::Value::Object(mut status), Some(map)) = (status, json.as_object_mut()) {
-            let (judged, run) = headline.queue_other_protocols_judged;
-            if run > 0 {
-                let short = &headline.queue_other_protocols_short;
-                status.insert(
-                    "other_protocols_load_points_judged".to_owned(),
-                    serde_json::Value::String(if short.is_empty() {
-                        format!("{judged} of {run}")
-                    } else {
-                        format!("{judged} of {run}; short: {}", short.join(", "))
-                    }),
-                );
-            }
-            map.insert("degraded".to_owned(), serde_json::Value::Object(status));
+        if let (false, Some(map)) = (status.is_null(), json.as_object_mut()) {
+            map.insert("degraded".to_owned(), status);
         }
         let mut report = self.sections(ctx, machine, wap_bench)?;
         if let Some(i) = self.interference(ctx) {

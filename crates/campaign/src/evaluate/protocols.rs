@@ -873,8 +873,8 @@ pub struct ProtocolsHeadline {
     pub wtls_bound_ratio_rsa2048: Option<f64>,
     /// Median |measured / modelled - 1| of the modern protocols' and WTLS' real runs.
     pub protocols_model_median_error: Option<f64>,
-    /// The bearers whose bias is not shown within the 5 % target (rule 5), each as its
-    /// clause: what the pooled median hides.
+    /// The bearers whose bias is not shown within the 5 % target (rule 5), as
+    /// `nb-iot bias +6.1 % (beyond)`: what the pooled median hides.
     pub protocols_model_bearers_outside_target: Vec<String>,
     /// Lossy runs completed / run, all protocols.
     pub protocols_loss_completed: (usize, usize),

@@ -375,12 +375,20 @@ impl QueueResults {
     }
 
     /// `summary.json`'s `degraded`: how many designed points were judged and why the
-    /// others were not; `None` when every designed point was judged. A designed point
-    /// that did not run at all (the load test failed, or a case had no service time)
-    /// counts under `not_run`.
+    /// others were not, and the other protocols' load points when one of them went
+    /// unjudged; `None` when every designed point and every other protocol's point was
+    /// judged. A designed point that did not run at all (the load test failed, or a case
+    /// had no service time) counts under `not_run`.
     pub fn degraded(&self) -> Option<disturbance::Degraded> {
         let ran = self.designed_points();
-        disturbance::Degraded::of(&ran, self.designed.max(ran.len()), self.rerecord)
+        let mut d =
+            disturbance::Degraded::account(&ran, self.designed.max(ran.len()), self.rerecord);
+        let (judged, run, short) = self.other_protocols_judged();
+        if !short.is_empty() {
+            d.other_protocols = Some(disturbance::OtherProtocols { judged, run, short });
+            d.cause = d.cause_words();
+        }
+        (d.judged < d.designed || d.other_protocols.is_some()).then_some(d)
     }
 
     /// Points of every setting whose measured rho missed the target by more than 0.05
@@ -441,6 +449,17 @@ impl QueueResults {
     /// judged points.
     pub fn undisturbed_errors(&self) -> Vec<f64> {
         self.undisturbed_judgement().errors
+    }
+
+    /// The corrected model against the undisturbed mean waits on bare loopback, over its
+    /// judged points (rho <= 0.8): where the arrivals are not Poisson, the setting the
+    /// headline's count leaves out.
+    pub fn loopback_undisturbed_errors(&self) -> Vec<f64> {
+        self.errors_against(
+            Setting::Loopback,
+            |m| m.corrected_undisturbed_ms,
+            |p| p.undisturbed.wait_ms,
+        )
     }
 
     /// The same for P-K with one occupancy law for every job (no opening delivery).

@@ -228,8 +228,8 @@ impl TransmissionResults {
     }
 
     /// The bearers whose bias (median (model - measured) / measured) is not shown within
-    /// the per-bearer target (rule 5), as their clause: what the pooled median hides, for
-    /// the first screen beside it.
+    /// the per-bearer target (rule 5), as `gprs-avg bias +6.1 % (beyond)`: what the pooled
+    /// median hides, for the first screen beside it.
     pub fn bearers_outside_target(&self) -> Vec<String> {
         crate::evaluate::verdict::outside_target(
             self.signed_errors_by_bearer()

@@ -250,7 +250,8 @@ pub fn per_bearer_target<'a, S: AsRef<[f64]>>(
 }
 
 /// The bearers of rule 5 whose bias is not shown within the target (beyond it or
-/// undecided), as their clause: the first screen names them beside a pooled median.
+/// undecided), each as `nb-iot bias +6.1 % (beyond)`: the first screen names them
+/// beside a pooled median, and the finding gives their intervals.
 pub fn outside_target<'a, S: AsRef<[f64]>>(
     signed: impl IntoIterator<Item = (&'a str, S)>,
 ) -> Vec<String> {
@@ -258,7 +259,14 @@ pub fn outside_target<'a, S: AsRef<[f64]>>(
         .into_iter()
         .filter_map(|(b, e)| BearerBias::of(b, e.as_ref()))
         .filter(|b| b.decision() != Some(true))
-        .map(|b| b.clause())
+        .map(|b| {
+            let result = if b.decision().is_some() {
+                "beyond"
+            } else {
+                "undecided"
+            };
+            format!("{} bias {:+.1} % ({result})", b.bearer, b.bias * 100.0)
+        })
         .collect()
 }
 
@@ -317,7 +325,10 @@ mod tests {
             "{}",
             clauses[1]
         );
-        assert_eq!(outside_target([("nb-iot", slow)]).len(), 1);
+        assert_eq!(
+            outside_target([("nb-iot", slow)]),
+            vec!["nb-iot bias +8.0 % (beyond)"]
+        );
         // An interval across the target decides nothing.
         let (t, _) = per_bearer_target([("gprs-avg", spread(0.04, 0.05, 12))]);
         assert_eq!(t.verdict(), Verdict::Inconclusive);

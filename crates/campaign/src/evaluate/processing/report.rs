@@ -298,7 +298,7 @@ impl ProcessingResults {
             "1.0 would mean the gateway does nothing but public-key mathematics; the rest \
              is parsing, hashing, the PRF, record protection and allocation. A missing bar \
              is a measurement failure (the ratio's 95 % interval did not clear 1), listed \
-             under Tables 4.1/4.2.",
+             under this section's table of the cases beside the thesis' Tables 4.1/4.2.",
         )
         .size(1400, 450)
     }

@@ -262,6 +262,21 @@ pub struct Degraded {
     pub interference_ms: f64,
     /// The part's re-recording account.
     pub rerecord: RerecordSummary,
+    /// The other protocols' load points (their finding's set), when one went unjudged:
+    /// the WTLS design can hold while another protocol's points do not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_protocols: Option<OtherProtocols>,
+    /// Why, in words ([`Degraded::cause_words`]): the first screen quotes it.
+    pub cause: String,
+}
+
+/// The other protocols' load points: judged of run, and each protocol short of its
+/// points with the causes (`quic 0 of 3 (stalls 3)`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OtherProtocols {
+    pub judged: usize,
+    pub run: usize,
+    pub short: Vec<String>,
 }
 
 impl Degraded {
@@ -269,6 +284,12 @@ impl Degraded {
     /// `designed` in the plan, and the part's re-recordings; `None` when every designed
     /// point was judged.
     pub fn of(ran: &[&LoadPoint], designed: usize, rerecord: RerecordSummary) -> Option<Self> {
+        let d = Self::account(ran, designed, rerecord);
+        (d.judged < d.designed).then_some(d)
+    }
+
+    /// The account whether or not every designed point was judged.
+    pub fn account(ran: &[&LoadPoint], designed: usize, rerecord: RerecordSummary) -> Self {
         let mut causes = Causes {
             not_run: designed.saturating_sub(ran.len()),
             ..Causes::default()
@@ -282,6 +303,8 @@ impl Degraded {
             generator_run_queue_ms: 0.0,
             interference_ms: 0.0,
             rerecord,
+            other_protocols: None,
+            cause: String::new(),
         };
         for p in ran {
             match unjudged_cause(p) {
@@ -295,7 +318,26 @@ impl Degraded {
             d.interference_ms += r.interference_ms.unwrap_or(0.0);
         }
         d.causes = causes;
-        (d.judged < d.designed).then_some(d)
+        d.cause = d.cause_words();
+        d
+    }
+
+    /// The causes in words: the unjudged designed points' (`stalls 2, missed rho 1`),
+    /// then the other protocols' short points.
+    pub fn cause_words(&self) -> String {
+        let mut parts = Vec::new();
+        if self.judged < self.designed {
+            parts.push(self.causes.words());
+        }
+        if let Some(o) = &self.other_protocols {
+            parts.push(format!(
+                "the other protocols' load points {} of {} judged, short: {}",
+                o.judged,
+                o.run,
+                o.short.join(", ")
+            ));
+        }
+        parts.join("; ")
     }
 
     /// The headline's words: "13 of 16 designed points judged (missed_rho 2, stalls 1)".
@@ -304,7 +346,7 @@ impl Degraded {
             "degraded run: {} of {} designed load points judged ({})",
             self.judged,
             self.designed,
-            self.causes.words()
+            self.cause_words()
         )
     }
 }

@@ -257,7 +257,7 @@ impl QueueResults {
         s.table(Self::load_table(
             ctx,
             "queue_load_test_modern",
-            "Load test, DTLS 1.2 and EDHOC: measured job wait vs the models (one worker)",
+            "Load test, the other protocols of the registry (DTLS 1.2, EDHOC, and DTLS 1.3 and QUIC where built): measured job wait vs the models (one worker)",
             &self.modern,
         ))
     }

@@ -252,3 +252,29 @@ fn the_other_protocols_unjudged_points_are_counted_with_their_causes() {
         )
     );
 }
+
+#[test]
+fn a_run_whose_other_protocols_went_unjudged_is_degraded_with_their_causes() {
+    let mut q = results(
+        sixteen()
+            .into_iter()
+            .filter(|p| !p.calibration.rho_missed)
+            .collect(),
+        15,
+    );
+    for p in q.load.iter_mut() {
+        p.recording.disturbed = None;
+        p.undisturbed.wait_ms = Some(1.0);
+    }
+    assert_eq!(q.degraded(), None);
+    let mut quic = designed(0.5);
+    quic.protocol = wtlsperf_drivers::protocols::EDHOC;
+    quic.recording.disturbed = Some(Cause::Stalls);
+    q.modern = vec![quic];
+    let d = q.degraded().expect("degraded by the other protocols");
+    assert_eq!((d.judged, d.designed), (15, 15));
+    assert_eq!(
+        d.words(),
+        "degraded run: 15 of 15 designed load points judged (the other protocols' load points 0 of 1 judged, short: edhoc 0 of 1 (stalls 1))"
+    );
+}
