@@ -322,9 +322,20 @@ impl QueueResults {
     }
 
     /// The other protocols' load points (their finding's set): judged by the interval
-    /// rule of all, and each protocol with a point left unjudged as `quic 0 of 3`, for
-    /// the first screen: the WTLS design can hold while another protocol's does not.
+    /// rule of all, and each protocol with a point left unjudged as `quic 0 of 3
+    /// (stalls 3)`, for the first screen: the WTLS design can hold while another
+    /// protocol's does not.
     pub fn other_protocols_judged(&self) -> (usize, usize, Vec<String>) {
+        self.other_protocols(false)
+    }
+
+    /// The same, each short protocol with what disturbed its stalled points (the
+    /// degraded-run account's words).
+    pub fn other_protocols_in_detail(&self) -> (usize, usize, Vec<String>) {
+        self.other_protocols(true)
+    }
+
+    fn other_protocols(&self, detail: bool) -> (usize, usize, Vec<String>) {
         let mut short = Vec::new();
         for protocol in wtlsperf_drivers::registry::ids() {
             let points: Vec<&LoadPoint> = self
@@ -338,7 +349,7 @@ impl QueueResults {
                     "{protocol} {} of {} ({})",
                     c.judged(),
                     points.len(),
-                    not_judged_causes(&points)
+                    not_judged_causes(&points, detail)
                 ));
             }
         }
@@ -383,7 +394,7 @@ impl QueueResults {
         let ran = self.designed_points();
         let mut d =
             disturbance::Degraded::account(&ran, self.designed.max(ran.len()), self.rerecord);
-        let (judged, run, short) = self.other_protocols_judged();
+        let (judged, run, short) = self.other_protocols_in_detail();
         if !short.is_empty() {
             d.other_protocols = Some(disturbance::OtherProtocols { judged, run, short });
             d.cause = d.cause_words();
@@ -796,7 +807,7 @@ fn load_rows(p: &LoadPoint) -> Vec<QueueRow> {
 
 /// Why the unjudged ones of `points` went unjudged, one cause each as the degraded-run
 /// account gives it ([`disturbance::unjudged_cause`]): `stalls 2, missed rho 1`.
-fn not_judged_causes(points: &[&LoadPoint]) -> String {
+fn not_judged_causes(points: &[&LoadPoint], detail: bool) -> String {
     let mut causes = disturbance::Causes::default();
     let mut above = 0;
     for p in points {
@@ -810,6 +821,25 @@ fn not_judged_causes(points: &[&LoadPoint]) -> String {
         }
     }
     let mut words = causes.words();
+    // Which disturbances took the undisturbed part: each source's count over the points.
+    let stalled: Vec<&&LoadPoint> = points
+        .iter()
+        .filter(|p| disturbance::unjudged_cause(p) == Some(disturbance::Cause::Stalls))
+        .collect();
+    if detail && !stalled.is_empty() {
+        let sum = |f: fn(&LoadPoint) -> usize| stalled.iter().map(|p| f(p)).sum::<usize>();
+        words.push_str(&format!(
+            "; the stalled points' undisturbed share {}, with {} datagrams held on their way to a free worker, {} worker stalls, {} generator stalls",
+            stalled
+                .iter()
+                .map(|p| format!("{:.1} %", 100.0 * p.undisturbed.share))
+                .collect::<Vec<_>>()
+                .join(", "),
+            sum(|p| p.disturbances.delivery_stalls),
+            sum(|p| p.disturbances.worker_stalls),
+            sum(|p| p.disturbances.generator_stalls),
+        ));
+    }
     if above > 0 {
         words = [words, format!("target rho above 0.8 {above}")]
             .into_iter()

@@ -241,6 +241,9 @@ fn the_other_protocols_unjudged_points_are_counted_with_their_causes() {
     assert_eq!(q.other_protocols_judged(), (3, 3, Vec::new()));
     points[0].recording.disturbed = Some(Cause::Stalls);
     points[1].recording.disturbed = Some(Cause::Stalls);
+    points[1].undisturbed.share = 0.01;
+    points[1].disturbances.delivery_stalls = 180;
+    points[1].disturbances.worker_stalls = 20;
     points[2].calibration.rho_missed = true;
     q.modern = points;
     assert_eq!(
@@ -249,6 +252,14 @@ fn the_other_protocols_unjudged_points_are_counted_with_their_causes() {
             0,
             3,
             vec!["edhoc 0 of 3 (stalls 2, missed rho 1)".to_owned()]
+        )
+    );
+    assert_eq!(
+        q.other_protocols_in_detail(),
+        (
+            0,
+            3,
+            vec!["edhoc 0 of 3 (stalls 2, missed rho 1; the stalled points' undisturbed share 50.0 %, 1.0 %, with 180 datagrams held on their way to a free worker, 20 worker stalls, 0 generator stalls)".to_owned()]
         )
     );
 }
@@ -275,6 +286,6 @@ fn a_run_whose_other_protocols_went_unjudged_is_degraded_with_their_causes() {
     assert_eq!((d.judged, d.designed), (15, 15));
     assert_eq!(
         d.words(),
-        "degraded run: 15 of 15 designed load points judged (the other protocols' load points 0 of 1 judged, short: edhoc 0 of 1 (stalls 1))"
+        "degraded run: 15 of 15 designed load points judged (the other protocols' load points 0 of 1 judged, short: edhoc 0 of 1 (stalls 1; the stalled points' undisturbed share 50.0 %, with 0 datagrams held on their way to a free worker, 0 worker stalls, 0 generator stalls))"
     );
 }
