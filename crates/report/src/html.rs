@@ -529,7 +529,7 @@ p.runline { font-size: .9rem; color: #444; margin: .2rem 0 0; } p.runline code {
 section.glance h2 { margin-top: 1.2rem; }
 table.glance { border-collapse: collapse; font-size: .9rem; width: 100%; }
 table.glance th, table.glance td { border-bottom: 1px solid #e3e5e8; padding: .2rem .5rem; text-align: left; vertical-align: top; }
-table.glance td.value { font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.glance td.value { font-variant-numeric: tabular-nums; min-width: 12em; }
 table.glance.findings td:nth-child(-n+3) { white-space: nowrap; }
 p.tally { margin: .2rem 0 .5rem; color: #333; }
 details { margin: .8rem 0; border: 1px solid #e3e5e8; border-radius: 6px; padding: .3rem .8rem; }

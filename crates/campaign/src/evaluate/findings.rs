@@ -542,39 +542,61 @@ fn key_exchange_term() -> Option<Finding> {
     .rule(format!("each case of Table 4.5 holds when T_M_S_CKX is below {:.0} % of T_PD_S (negligible) and fails above; contradicted when one case fails (a counterexample to a claim over every case), confirmed when every case holds, otherwise inconclusive.", 100.0 * MODEL_TOLERANCE)))
 }
 
-/// The probes' own cost, judged per case (a median over cases would let the cases under
-/// the tolerance carry the ones above it).
+/// The probes' own cost, judged per case by its measured interval (a median over cases
+/// would let the cases under the tolerance carry the ones above it).
 fn probe_overhead(p: &ProcessingResults) -> Option<Finding> {
     let o = p.probe_overhead_pct()?;
     let cases: Vec<_> = p
         .cases
         .iter()
-        .filter_map(|c| Some((c, c.probe_overhead_pct?)))
+        .filter_map(|c| Some((c, c.probe_overhead_pct?, c.probe_overhead_ci95_pct)))
         .collect();
-    let tally = Tally::of(
+    // Holds when the interval lies within the tolerance, fails when wholly above it (or
+    // below its negative), undecided otherwise or without an interval.
+    let decide = |ci: Option<(f64, f64)>| {
+        let (lo, hi) = ci?;
+        if lo >= -PROBE_TOLERANCE_PCT && hi <= PROBE_TOLERANCE_PCT {
+            Some(true)
+        } else if lo > PROBE_TOLERANCE_PCT || hi < -PROBE_TOLERANCE_PCT {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    let tally = Tally::of(cases.iter().map(|(_, _, ci)| decide(*ci)));
+    let named = |want: Option<bool>| -> Vec<String> {
         cases
             .iter()
-            .map(|(_, o)| Some(o.abs() <= PROBE_TOLERANCE_PCT)),
-    );
-    let above: Vec<String> = cases
-        .iter()
-        .filter(|(_, o)| o.abs() > PROBE_TOLERANCE_PCT)
-        .map(|(c, o)| format!("{} {} {o:.1} %", c.label(), auth_name(c.auth)))
-        .collect();
+            .filter(|(_, _, ci)| decide(*ci) == want)
+            .map(|(c, o, ci)| match ci {
+                Some((lo, hi)) => format!(
+                    "{} {} {o:.1} % (interval {lo:.1} to {hi:.1} %)",
+                    c.label(),
+                    auth_name(c.auth)
+                ),
+                None => format!("{} {} {o:.1} % (no interval)", c.label(), auth_name(c.auth)),
+            })
+            .collect()
+    };
+    let (beyond, across) = (named(Some(false)), named(None));
+    let list = |what: &str, v: &[String]| {
+        if v.is_empty() {
+            String::new()
+        } else {
+            format!("; {what}: {}", v.join(", "))
+        }
+    };
     Some(Finding::new(
         "The per-message probes do not distort what they measure, judged per case on the processing part's WTLS cases on this machine.",
         format!(
-            "Probe overhead (probe on vs off, interleaved) within {PROBE_TOLERANCE_PCT:.0} % of the handshake's CPU time: {}{}; median over the cases {o:.1} %.",
+            "Probe overhead (probe on vs off, interleaved pairs, the ratio of the medians with the distribution-free 95 % interval of the pairs' median ratio) against the stated {PROBE_TOLERANCE_PCT:.0} % of the handshake's CPU time: {}{}{}; median over the cases {o:.1} %.",
             tally.text(),
-            if above.is_empty() {
-                String::new()
-            } else {
-                format!(" (above it: {})", above.join(", "))
-            },
+            list("beyond the tolerance over its whole interval", &beyond),
+            list("undecided (the interval crosses the tolerance)", &across),
         ),
         tally.verdict(),
     )
-    .rule(format!("each case holds when its probe overhead is within a stated {PROBE_TOLERANCE_PCT:.0} % of the handshake's CPU time and fails above it; confirmed when every case holds, contradicted when one case fails (a counterexample to a claim over every case), otherwise inconclusive with the cases above it named (a larger overhead means that case's per-message split needs the probe-off totals beside it, not that the totals are wrong).")))
+    .rule(format!("each case holds when the 95 % interval of its probe overhead lies within the stated {PROBE_TOLERANCE_PCT:.0} % of the handshake's CPU time, fails when it lies wholly beyond, and is undecided otherwise; confirmed when every case holds, contradicted when one case fails (a counterexample to a claim over every case), otherwise inconclusive with the cases named (a larger overhead means that case's per-message split needs the probe-off totals beside it, not that the totals are wrong).")))
 }
 
 /// The probes' stated tolerance, in percent of the handshake's CPU time.
@@ -1103,26 +1125,33 @@ mod tests {
     }
 
     #[test]
-    fn probe_overhead_is_judged_per_case() {
+    fn probe_overhead_is_judged_per_case_by_its_interval() {
         use crate::evaluate::processing::tests::synthetic;
         let mut high = synthetic("rsa1024/rsa1024", Authentication::ServerAuth, 1.0);
         high.probe_overhead_pct = Some(6.6);
+        high.probe_overhead_ci95_pct = Some((5.8, 7.4));
         let low = synthetic("256p/256p", Authentication::ServerAuth, 1.0);
         let p = |cases| ProcessingResults {
             cases,
             variants: vec![],
             skipped: vec![],
         };
-        // The median of the cases would be within 5 %; the case above it is named and
-        // refutes the claim over every case.
+        // The median of the cases would be within 5 %; the case whose whole interval is
+        // above it is named and refutes the claim over every case.
         let f = probe_overhead(&p(vec![high.clone(), low.clone(), low.clone()])).unwrap();
         assert_eq!(f.verdict, Verdict::Contradicted);
         assert!(
-            f.evidence
-                .contains("(above it: rsa1024/rsa1024 server 6.6 %)"),
+            f.evidence.contains(
+                "beyond the tolerance over its whole interval: rsa1024/rsa1024 server 6.6 % (interval 5.8 to 7.4 %)"
+            ),
             "{}",
             f.evidence
         );
+        // A point above 5 % whose interval reaches below it decides nothing.
+        let mut noisy = high.clone();
+        noisy.probe_overhead_ci95_pct = Some((-1.0, 14.0));
+        let f = probe_overhead(&p(vec![noisy, low.clone()])).unwrap();
+        assert_eq!(f.verdict, Verdict::Inconclusive, "{}", f.evidence);
         assert_eq!(
             probe_overhead(&p(vec![low])).unwrap().verdict,
             Verdict::Confirmed

@@ -55,7 +55,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
         String::new()
     };
     out.push(HeadlineNumber::new(
-        format!("Corrected queue model's point estimate within 15 % of the load test (the jobs no stall disturbed{share}; designed points: the bearer setting's {:.0} ms round trip, which makes the arrivals Poisson, rho <= 0.8; beside them the bare-loopback points, where a handshake's next job waits on the queue and the model's premise fails; its finding applies the interval rule, the whole window is in the queue section)", super::queue::reality::BEARER_ROUND_TRIP_MS),
+        format!("Corrected queue model's point estimate within 15 % of the load test (the jobs no stall disturbed{share}; designed points: the bearer setting's {:.0} ms round trip, which makes the job arrivals near Poisson (not tested), rho <= 0.8; beside them the bare-loopback points, where a handshake's next job waits on the queue and the model's premise fails; its finding applies the interval rule, the whole window is in the queue section)", super::queue::reality::BEARER_ROUND_TRIP_MS),
         match designed {
             Some(d) => format!("{within} of {judged} judged points ({d} designed){loopback}"),
             None => format!("{within} of {judged} judged points{loopback}"),
@@ -85,15 +85,19 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     if let Some(e) = h.transmission_model_median_error {
         out.push(HeadlineNumber::new(
             "Transmission model against the emulated-bearer runs (WTLS): median |error| pooled over the bearers, and the bearers whose bias (median signed error) is not shown within the +-5 % target (the finding judges each bearer's bias)",
-            with_outside(e, &h.transmission_model_bearers_outside_target),
+            with_outside(e, &h.transmission_model_bearers_outside_target, "every bearer's"),
             Modelled,
             "transmission",
         ));
     }
     if let Some(e) = h.protocols.protocols_model_median_error {
         out.push(HeadlineNumber::new(
-            "Handshake model against the emulated-bearer runs of every protocol of the registry: median |error| pooled over the bearers, and the bearers whose bias (median signed error) is not shown within the +-5 % target (the finding judges each bearer's bias)",
-            with_outside(e, &h.protocols.protocols_model_bearers_outside_target),
+            "Handshake model against the emulated-bearer runs of every protocol of the registry: median |error| pooled over protocols and bearers, and each protocol on a bearer whose bias (median signed error) is not shown within the +-5 % target (the finding judges each protocol on each bearer)",
+            with_outside(
+                e,
+                &h.protocols.protocols_model_bearers_outside_target,
+                "every protocol's on every bearer",
+            ),
             Modelled,
             "protocols",
         ));
@@ -110,11 +114,11 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
 }
 
 /// `3.3 % pooled; bias not shown within the target: nb-iot bias +6.1 % (beyond)`, or
-/// `every bearer's bias within the target`.
-fn with_outside(pooled: f64, outside: &[String]) -> String {
+/// `every bearer's bias within the target` (`every` names the groups).
+fn with_outside(pooled: f64, outside: &[String], every: &str) -> String {
     if outside.is_empty() {
         format!(
-            "{:.1} % pooled; every bearer's bias within the target",
+            "{:.1} % pooled; {every} bias within the target",
             100.0 * pooled
         )
     } else {

@@ -829,7 +829,7 @@ fn not_judged_causes(points: &[&LoadPoint], detail: bool) -> String {
     if detail && !stalled.is_empty() {
         let sum = |f: fn(&LoadPoint) -> usize| stalled.iter().map(|p| f(p)).sum::<usize>();
         words.push_str(&format!(
-            "; the stalled points' undisturbed share {}, with {} datagrams held on their way to a free worker, {} worker stalls, {} generator stalls",
+            "; the stalled points' undisturbed share {}, with {} datagrams held on their way to a free worker, {} worker stalls, {} generator stalls{}",
             stalled
                 .iter()
                 .map(|p| format!("{:.1} %", 100.0 * p.undisturbed.share))
@@ -838,6 +838,10 @@ fn not_judged_causes(points: &[&LoadPoint], detail: bool) -> String {
             sum(|p| p.disturbances.delivery_stalls),
             sum(|p| p.disturbances.worker_stalls),
             sum(|p| p.disturbances.generator_stalls),
+            match stalled.iter().filter(|p| p.calibration.rho_missed).count() {
+                0 => String::new(),
+                n => format!("; {n} of them also missed their target rho"),
+            },
         ));
     }
     if above > 0 {

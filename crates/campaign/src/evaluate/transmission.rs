@@ -449,9 +449,11 @@ impl TransmissionResults {
         ))
         .column(Column::new("ours total", Some("B"), ctx.measured()))
         .column(Column::new(
-            "published total",
+            "published groups' total",
             Some("B"),
-            Provenance::published("Herwono-Liebhardt 2001"),
+            Provenance::derived(
+                "the sum of Herwono-Liebhardt 2001's published groups (their tables give no total)",
+            ),
         ));
         let all: Vec<&CaseResult> = self
             .variants

@@ -218,6 +218,23 @@ pub(super) fn sent_by_client(m: Message) -> bool {
 }
 
 impl CaseMeasurement {
+    /// A distribution-free 95 % interval of the probe's overhead: the median of the
+    /// per-rep ratios full / off - 1 of the interleaved pairs, bounded by their order
+    /// statistics (`None` below six pairs). The point figure, `probe_overhead`, is the
+    /// ratio of the two medians.
+    pub fn probe_overhead_ci95(&self) -> Option<(f64, f64)> {
+        let mut ratios: Vec<f64> = self
+            .probe_off_cpu_ns
+            .iter()
+            .zip(&self.probe_full_cpu_ns)
+            .filter(|(off, _)| **off > 0)
+            .map(|(&off, &full)| full as f64 / off as f64 - 1.0)
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let (lo, hi) = stats::median_ci95_ranks(ratios.len())?;
+        Some((ratios[lo - 1], ratios[hi - 1]))
+    }
+
     fn probe(rep: &RepMeasurement, side: Side) -> &HandshakeProbe {
         match side {
             Side::Client => &rep.client,

@@ -52,8 +52,10 @@ impl QueueResults {
             s = s.paragraph(format!(
                 "Each load point runs in two settings. 'bearer round trip': each client answer \
                  waits an exponential delay of {} ms mean, as a handset's answers follow the \
-                 gateway's flight only after a bearer round trip; a handshake's jobs then reach \
-                 the gateway independently of its queue, the setting of Eq. 3.12. 'loopback': \
+                 gateway's flight only after a bearer round trip; a handshake's later jobs \
+                 then reach the gateway after a delay that does not wait on its queue, the \
+                 premise Eq. 3.12 needs (Poisson arrivals of jobs), which this setting makes \
+                 near true and the run does not test. 'loopback': \
                  the client answers at once, so a handshake's key-exchange job arrives some \
                  10 us after its ClientHello job left the worker, in step with the queue; only \
                  the handshake-chain simulation describes that. The waits are read over each \
