@@ -84,7 +84,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     }
     if let Some(e) = h.transmission_model_median_error {
         out.push(HeadlineNumber::new(
-            "Transmission model against the emulated-bearer runs (WTLS): median |error| pooled over the bearers, and the bearers whose bias (median signed error) is not shown within the +-5 % target (the finding judges each bearer's bias)",
+            "Transmission model against the transmission part's emulated-bearer runs (WTLS, the thesis' cases): median |error| pooled over the bearers, and the bearers whose bias (median signed error) is not shown within the +-5 % target (the finding judges each bearer's bias; the protocols part's WTLS runs are in the next line)",
             with_outside(e, &h.transmission_model_bearers_outside_target, "every bearer's"),
             Modelled,
             "transmission",
@@ -154,7 +154,9 @@ pub fn run_status(headline: &Value) -> Option<RunStatus> {
             let degraded = map.get("degraded").and_then(Value::as_bool).unwrap_or(true);
             let count = |k: &str| map.get(k).and_then(Value::as_u64);
             let mut summary = match (count("judged"), count("designed")) {
-                (Some(j), Some(d)) => format!("{j} of the {d} designed points were judged."),
+                (Some(j), Some(d)) => {
+                    format!("{j} of the {d} designed WTLS load points were judged.")
+                }
                 _ if degraded => "This run did not hold its design.".to_owned(),
                 _ => "Every designed point was judged.".to_owned(),
             };
@@ -164,7 +166,7 @@ pub fn run_status(headline: &Value) -> Option<RunStatus> {
             let details = map
                 .iter()
                 .filter(|(k, _)| !matches!(k.as_str(), "degraded" | "cause"))
-                .map(|(k, v)| (k.replace('_', " "), plain(v)))
+                .map(|(k, v)| (detail_label(k), plain(v)))
                 .collect();
             Some(RunStatus {
                 degraded,
@@ -177,6 +179,22 @@ pub fn run_status(headline: &Value) -> Option<RunStatus> {
             summary: format!("summary.json's headline says degraded: {}", plain(other)),
             details: Vec::new(),
         }),
+    }
+}
+
+/// A field of the degraded account by name: the figures summed over the designed WTLS
+/// points say so, as the other protocols' points have a field of their own.
+fn detail_label(key: &str) -> String {
+    let words = key.replace('_', " ");
+    match key {
+        "causes"
+        | "steal_ms"
+        | "worker_run_queue_ms"
+        | "generator_run_queue_ms"
+        | "interference_ms" => format!("designed WTLS points: {words}"),
+        "other_protocols" => "other protocols' load points".to_owned(),
+        "rerecord" => "re-recording (whole load test)".to_owned(),
+        _ => words,
     }
 }
 
@@ -218,17 +236,17 @@ mod tests {
         assert!(detailed.degraded);
         assert_eq!(
             detailed.summary,
-            "10 of the 16 designed points were judged. Cause: steal."
+            "10 of the 16 designed WTLS load points were judged. Cause: steal."
         );
         assert!(detailed
             .details
-            .contains(&("steal ms".into(), "5100".into())));
+            .contains(&("designed WTLS points: steal ms".into(), "5100".into())));
         let nested = run_status(&json!({"degraded": {"judged": 3, "designed": 6,
             "causes": {"stalls": 3, "steal": 0}, "worker_run_queue_ms": 2948.19, "share": 0.26}}))
         .unwrap();
         for pair in [
-            ("causes", "stalls 3, steal 0"),
-            ("worker run queue ms", "2948"),
+            ("designed WTLS points: causes", "stalls 3, steal 0"),
+            ("designed WTLS points: worker run queue ms", "2948"),
             ("share", "0.3"),
         ] {
             assert!(

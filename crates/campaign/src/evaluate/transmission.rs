@@ -445,8 +445,11 @@ impl TransmissionResults {
         .column(Column::new(
             "published",
             Some("B per group"),
-            Provenance::published("Herwono-Liebhardt 2001, ICICS Table 2 / Aachen Table 1"),
+            Provenance::published(
+                "Herwono-Liebhardt 2001, ICICS Table 2 or Aachen Table 1, as the next column names",
+            ),
         ))
+        .column(Column::label("published in"))
         .column(Column::new("ours total", Some("B"), ctx.measured()))
         .column(Column::new(
             "published groups' total",
@@ -467,11 +470,18 @@ impl TransmissionResults {
         for c in all {
             let Some(key) = herwono_key(c) else { continue };
             let ours = groups_with_overhead(c);
-            let published = herwono_groups_of("icics_table2", key)
+            // The ICICS paper's Table 2 where it has the handshake, else the Aachen paper's
+            // Table 1: each row names the one it came from.
+            let (published, source) = match herwono_groups_of("icics_table2", key)
                 .ok()
                 .filter(|g| !g.is_empty())
-                .or_else(|| herwono_groups_of("aachen_table1", key).ok())
-                .unwrap_or_default();
+            {
+                Some(g) => (g, "ICICS Table 2"),
+                None => match herwono_groups_of("aachen_table1", key).ok() {
+                    Some(g) if !g.is_empty() => (g, "Aachen Table 1"),
+                    _ => (Vec::new(), "-"),
+                },
+            };
             let join = |v: &[u32]| {
                 v.iter()
                     .map(|b| b.to_string())
@@ -483,6 +493,7 @@ impl TransmissionResults {
                 Cell::text(format!("{} {}", c.label(), c.variant.name())),
                 Cell::text(join(&ours)),
                 Cell::text(join(&published)),
+                Cell::text(source),
                 Cell::num(ours.iter().sum::<u32>() as f64, 0),
                 Cell::num(published.iter().sum::<u32>() as f64, 0),
             ]);

@@ -267,7 +267,8 @@ pub fn bearer_retransmit_timeout(p: &LinkProfile) -> Duration {
     Duration::from_secs_f64((2.0 * one_way + PROCESSING_ALLOWANCE_MS) / 1e3)
 }
 
-/// WTLS's session keys: the key exchanges the thesis measures have no ephemeral key.
+/// WTLS's session keys: in the key exchanges the thesis measures the server's key is its
+/// certified static key, so whoever later takes that key opens past sessions.
 pub fn wtls_forward_secrecy(case: Case) -> ForwardSecrecy {
     if case.leaf.is_rsa() {
         ForwardSecrecy {
@@ -277,7 +278,7 @@ pub fn wtls_forward_secrecy(case: Case) -> ForwardSecrecy {
     } else {
         ForwardSecrecy {
             holds: false,
-            why: "ECDH with the server's certified static key, no ephemeral key",
+            why: "ECDH with the server's certified static key (the client's key is fresh each handshake when server-authenticated, its certified key when mutual): the server's key opens past sessions",
         }
     }
 }

@@ -35,7 +35,9 @@ impl ProcessingResults {
             "Every case measured in memory (client and gateway in one process, no network), \
              wall time and thread-CPU time per side, median and 95th percentile over the \
              repetitions. The thesis measured a Nokia 7650 client and a Pentium 4 gateway; \
-             the column published/ours says how many times faster this machine is.",
+             the column published/ours is the published time over ours, machine and \
+             implementation together (theirs of 2004 on those two, ours on this machine), \
+             which no ratio of this run separates.",
         );
         if !self.skipped.is_empty() {
             section = section.paragraph(format!("Not measured: {}.", self.skipped.join("; ")));

@@ -162,10 +162,20 @@ impl ProtocolResults {
                 Cell::opt(r.model_error().map(|e| 100.0 * e), 1),
             ]);
         }
+        let groups = self.bearer_model_errors();
+        let outside = crate::evaluate::verdict::outside_target(
+            groups.iter().map(|(g, e)| (g.as_str(), e.as_slice())),
+        );
         t.note(format!(
-            "Median |error| over these rows: {}.",
+            "Median |error| over these rows: {}, pooled, not judged. The finding on this model judges each protocol on each bearer by its bias (the median signed error and its 95 % interval, within +-5 %); of its {} groups, these are not shown within: {}.",
             self.model_median_error()
-                .map_or("none measured".into(), |e| format!("{:.1} %", 100.0 * e))
+                .map_or("none measured".into(), |e| format!("{:.1} %", 100.0 * e)),
+            groups.len(),
+            if outside.is_empty() {
+                "none".to_owned()
+            } else {
+                outside.join("; ")
+            }
         ))
     }
 

@@ -506,7 +506,7 @@ impl ProtocolResults {
                     p.reps, p.peer.key(), p.bound_ratio(), p.server_cpu_us, p.raw_pk_us, p.peer.wtls_counterpart(), ours,
                     (ours / p.bound_ratio() - 1.0) * 100.0,
                     if others.is_empty() { String::new() } else { format!("; other anchors: {}", others.join(", ")) }
-                ) + &format!("\n\n{FORWARD_SECRECY} {} {}; our WTLS {} none (no ephemeral key).", p.peer.key(), peer_forward_secrecy(p.peer.key()), p.peer.wtls_counterpart()),
+                ) + &format!("\n\n{FORWARD_SECRECY} {} {}; our WTLS {} none (the server's key is its certified static key).", p.peer.key(), peer_forward_secrecy(p.peer.key()), p.peer.wtls_counterpart()),
                 Tally::of([d]).verdict(),
             ).rule(rule_text.clone()));
         }
