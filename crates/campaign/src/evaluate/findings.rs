@@ -455,7 +455,7 @@ fn fifo_server(q: &QueueResults) -> Option<Finding> {
             q.injected_over(Setting::Bearer).map_or(String::new(), |i| format!(" (with the bearer round trip {i}; the first screen names the injector)")),
         ),
         format!(
-            "A FIFO server replaying each run's own arrival instants and job occupancies (no assumption on the arrivals) against the measured queueing wait, by the interval rule: with the bearer round trip it {} (median |error| {:.0} %, worst {:.0} %); on loopback it {} (median |error| {:.0} %, worst {:.0} %). Where the replay matches and P-K misses, the difference lies in the arrival stream, not in the server. Where the replay misses too, jobs waited longer than a FIFO server with the measured occupancies would make them: the worker was off its core while idle (the stalls of the finding on the corrected model), which no queue model of the gateway holds.",
+            "A FIFO server replaying each run's own arrival instants and job occupancies (no assumption on the arrivals) against the measured queueing wait, by the interval rule: with the bearer round trip it {} (median |error| {:.0} %, worst {:.0} %); on loopback it {} (median |error| {:.0} %, worst {:.0} %). Where the replay matches and P-K misses, the difference lies in the arrival stream, not in the server. Where the replay misses too, jobs waited longer than a FIFO server with the measured occupancies would make them: the worker was off its core while it had work (the stalls of the finding on the corrected model), which no queue model of the gateway holds.",
             interval_text(&bearer),
             rb * 100.0,
             q.max_error(Setting::Bearer, |l| l.replay_ms).unwrap_or(f64::NAN) * 100.0,

@@ -11,7 +11,8 @@ use crate::evaluate::passages;
 use crate::evaluate::verdict::{self, Tally, MODEL_TOLERANCE};
 
 /// Levi-Savas' security levels 2 and 3 (their Table 1): 224P beside RSA-2048, 256P beside
-/// RSA-3072.
+/// RSA-3072. Level 1 (160P beside RSA-1024) is left out: Mbed TLS has no 160-bit prime
+/// curve, so the executed profiles run 192P, a different curve than theirs.
 const LEVELS: [(&str, &str); 2] = [("224p", "rsa2048"), ("256p", "rsa3072")];
 
 /// One comparison: the client's processing time of an ECC case and of the RSA case of
@@ -88,7 +89,7 @@ pub fn finding(profiles: &[DeviceProfile]) -> Option<Finding> {
             .join("; ")
     };
     Some(Finding::new(
-        format!("Levi-Savas 2003, section 4.1: ECC is better than RSA in WTLS, judged on the client's time alone in mutually authenticated handshakes (their Figure 4; the server's, their Figure 5, is not judged here) on the client processor they timed ({}: \"{}\"), with one library (Mbed TLS 2.28.3) built for the ARM7TDMI, executed on an instruction-level model and priced by the ARM7TDMI's cycle timings at 25 MHz (data/devices/profiles.csv names the tools), at their security levels 2 and 3. The same library priced for a Cortex-M0+ and a Cortex-M4, and the server-authenticated rows, are shown, not judged: the first are not the study's client; in the second the RSA client does public-key operations only, and Levi-Savas rest ECC's advantage there on the server's time, which this finding does not judge (they say so of RSA-1024 and RSA-2048; the level-3 pair, 256P against RSA-3072, is our extension of that reading).", passages::LEVI_SAVAS_CLIENT.place, passages::LEVI_SAVAS_CLIENT.quote),
+        format!("Levi-Savas 2003, section 4.1: ECC is better than RSA in WTLS, judged on the client's time alone in mutually authenticated handshakes (their Figure 4; the server's, their Figure 5, is not judged here) on the client processor they timed ({}: \"{}\"), with one library (Mbed TLS 2.28.3) built for the ARM7TDMI, executed on an instruction-level model and priced by the ARM7TDMI's cycle timings at 25 MHz (data/devices/profiles.csv names the tools), at their security levels 2 and 3 (level 1 is left out: the library has no 160-bit prime curve, and the executed profiles run 192P instead, a curve Levi-Savas did not time). The same library priced for a Cortex-M0+ and a Cortex-M4, and the server-authenticated rows, are shown, not judged: the first are not the study's client; in the second the RSA client does public-key operations only, and Levi-Savas rest ECC's advantage there on the server's time, which this finding does not judge (they say so of RSA-1024 and RSA-2048; the level-3 pair, 256P against RSA-3072, is our extension of that reading).", passages::LEVI_SAVAS_CLIENT.place, passages::LEVI_SAVAS_CLIENT.quote),
         format!(
             "Client T_PD at Levi-Savas' levels 2 (224P vs RSA-2048) and 3 (256P vs RSA-3072), executed costs (binary curves and unexecuted sizes completed as in the profiles), mutual authentication on {STUDY_CLIENT}: ECC faster {}: {}. Other processors, mutual (not judged): {}. Server-authenticated (not judged): {}; Levi-Savas report RSA-1024's and RSA-2048's client as reasonable there ({}: \"{}\"), and rest their ECC advantage there on the server's time; RSA-3072's client, which they do not name, does the same public-key operations only.",
             tally.text(),

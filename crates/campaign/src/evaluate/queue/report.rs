@@ -56,8 +56,9 @@ impl QueueResults {
                  then reach the gateway after a delay that does not wait on its queue, the \
                  premise Eq. 3.12 needs (Poisson arrivals of jobs), which this setting makes \
                  near true and the run does not test. 'loopback': \
-                 the client answers at once, so a handshake's key-exchange job arrives some \
-                 10 us after its ClientHello job left the worker, in step with the queue; only \
+                 the client answers at once, so a handshake's key-exchange job arrives \
+                 microseconds after its ClientHello job left the worker (the finding on the \
+                 corrected model gives the run's median), in step with the queue; only \
                  the handshake-chain simulation describes that. The waits are read over each \
                  run's steady window (a tenth of it, at most 0.25 s, cut at either end).",
                 reality::BEARER_ROUND_TRIP_MS
