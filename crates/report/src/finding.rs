@@ -295,8 +295,8 @@ impl Finding {
 
 pub(crate) fn finding_kind_explanation(kind: FindingKind) -> &'static str {
     match kind {
-        FindingKind::StudyClaim => "a source study's statement, quoted with its section, table or equation, checked against the study's own published data or against this run (confirmed or contradicted)",
-        FindingKind::Hypothesis => "a statement of ours (about our implementation, our measurement method, today's protocols or an earlier run of ours) checked against this run (confirmed or contradicted)",
+        FindingKind::StudyClaim => "a source study's statement, quoted with its section, table or equation, checked against the study's own published data or against this run (confirmed, contradicted, or inconclusive where the difference stays within its margin)",
+        FindingKind::Hypothesis => "a statement of ours (about our implementation, our measurement method, today's protocols or an earlier run of ours) checked against this run (confirmed, contradicted, or inconclusive where the difference stays within its margin)",
         FindingKind::ModelAgainstRun => "a model of ours (a corrected equation, a simulation, a replay) against this run's measurements (confirmed: the model holds; contradicted: it fails)",
         FindingKind::ModelAgainstStudyData => "a model of ours fitted to and checked against a source study's published data, quoting the passage its form and data come from (confirmed: the model reproduces the data; contradicted: it does not); it tests our model, not the study's statement",
         FindingKind::EmulatorAgainstModel => "our bearer emulator against the model whose rate and traversal parameters it enforces (confirmed: the emulator is faithful to the model, which says nothing about how well the model fits a real bearer; contradicted: it is not)",

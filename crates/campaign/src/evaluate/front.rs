@@ -106,7 +106,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
         out.push(HeadlineNumber::new(
             format!("Fastest WTLS record protection among the ciphers WTLS 1.0 assigns ({c}; protect, the sender's direction, mean over 256-8192-byte records as Herwono-Liebhardt average; the project's private-code-point AES is in the record-layer section)"),
             format!("{m:.0} Mbit/s"),
-            Measured,
+            Derived,
             "record_layer",
         ));
     }

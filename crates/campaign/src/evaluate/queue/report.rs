@@ -221,10 +221,16 @@ impl QueueResults {
             }
             let j = self.protocol_judgement(protocol);
             if j.corrected.points() == 0 {
+                let points: Vec<&super::LoadPoint> = self
+                    .modern
+                    .iter()
+                    .filter(|p| p.protocol == protocol)
+                    .collect();
                 verdicts.push(format!(
-                    "{protocol}: no point judged ({} of its {} designed points missed their \
-                     target rho; a missed, disturbed or unmodelled point is not judged)",
-                    j.corrected.missed, j.corrected.designed
+                    "{protocol}: no point of its {} judged ({}; a missed, disturbed or \
+                     unmodelled point is not judged)",
+                    j.corrected.designed,
+                    super::not_judged_causes(&points, true)
                 ));
                 continue;
             }
@@ -467,14 +473,14 @@ impl QueueResults {
         let m = ctx.measured();
         let inputs = "measured per-job service moments of the same load run";
         let mut t = Table::new(id, title)
-            .caption("Each point's arrival rate is calibrated while it runs: short warm-ups in the point's own conditions scale the rate until the worker's measured occupancy is within 0.03 of the target rho, then the point records; a recording whose measured rho is more than 0.05 from the target is repeated, up to three recordings in all, and otherwise marked missed and not judged. A recording in which the worker lost more than 10 % of the window (waiting on its run queue, or to the hypervisor's steal) or the generator waited on its run queue for more than 10 % is disturbed: it is recorded again while the queue part's allowance lasts, and a point whose every recording was disturbed is marked and not judged. Every model is evaluated at the point's measured load. Waits are per job (datagram), from the gateway's job records, from the kernel's receive timestamp to the start of service, over each run's steady window (a tenth of the run, at most 0.25 s, cut at either end). 'measured wait' is the queueing wait the models predict: a job's wait when it arrived while the worker was busy with earlier jobs, zero when it found the worker idle; what jobs that found the worker idle waited (the path from the kernel to the worker, and any time the shared machine did not run the worker) is shown apart, with the total. Generator and gateway worker on separate cores.")
+            .caption("Each point's arrival rate is calibrated while it runs: short warm-ups in the point's own conditions scale the rate until the worker's measured occupancy is within 0.03 of the target rho, at most four of them (the last one's rho may be further off), then the point records; a recording whose measured rho is more than 0.05 from the target is repeated, up to three recordings in all, and otherwise marked missed and not judged. A recording in which the worker lost more than 10 % of the window (waiting on its run queue, or to the hypervisor's steal) or the generator waited on its run queue for more than 10 % is disturbed: it is recorded again while the queue part's allowance lasts, and a point whose every recording was disturbed is marked and not judged. Every model is evaluated at the point's measured load. Waits are per job (datagram), from the gateway's job records, from the kernel's receive timestamp to the start of service, over each run's steady window (a tenth of the run, at most 0.25 s, cut at either end). 'measured wait' is the queueing wait the models predict: a job's wait when it arrived while the worker was busy with earlier jobs, zero when it found the worker idle; what jobs that found the worker idle waited (the path from the kernel to the worker, and any time the shared machine did not run the worker) is shown apart, with the total. Generator and gateway worker on separate cores.")
             .column(Column::label("case"))
             .column(Column::label("auth"))
             .column(Column::new("round trip", Some("ms"), Provenance::derived("emulated bearer round trip before each client answer, mean (exponential unless the table says otherwise); 0 = bare loopback")))
             .column(Column::new("target rho", None, Provenance::derived("the point's target; the rate offered is calibrated by the warm-ups")))
             .column(Column::new("lambda", Some("hs/s"), m.clone()))
             .column(Column::new("measured rho", None, m.clone()))
-            .column(Column::new("warm-ups", None, Provenance::derived("short runs in the point's conditions until the measured rho is within 0.03 of the target")))
+            .column(Column::new("warm-ups", None, Provenance::derived("short runs in the point's conditions until the measured rho is within 0.03 of the target, at most four")))
             .column(Column::new("warm-up rho", None, m.clone()))
             .column(Column::new("recordings", None, Provenance::derived("more than 1 when a recording's rho missed the target by more than 0.05 (at most 3) or was disturbed and recorded again (at most 2 more)")))
             .column(Column::label("rho missed"))
