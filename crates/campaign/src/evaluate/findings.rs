@@ -553,16 +553,7 @@ fn probe_overhead(p: &ProcessingResults) -> Option<Finding> {
         .collect();
     // Holds when the interval lies within the tolerance, fails when wholly above it (or
     // below its negative), undecided otherwise or without an interval.
-    let decide = |ci: Option<(f64, f64)>| {
-        let (lo, hi) = ci?;
-        if lo >= -PROBE_TOLERANCE_PCT && hi <= PROBE_TOLERANCE_PCT {
-            Some(true)
-        } else if lo > PROBE_TOLERANCE_PCT || hi < -PROBE_TOLERANCE_PCT {
-            Some(false)
-        } else {
-            None
-        }
-    };
+    let decide = |ci: Option<(f64, f64)>| verdict::within_band(ci?, PROBE_TOLERANCE_PCT);
     let tally = Tally::of(cases.iter().map(|(_, _, ci)| decide(*ci)));
     let named = |want: Option<bool>| -> Vec<String> {
         cases

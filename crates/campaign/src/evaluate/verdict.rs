@@ -161,6 +161,18 @@ pub const BEARER_TARGET: f64 = 0.05;
 /// signed error it takes and appends its set).
 pub const PER_BEARER_RULE: &str = "per bearer: the model's bias is the median of the signed relative errors over the bearer's rows, with its distribution-free 95 % interval (order statistics of the binomial; with fewer than six rows, where no such interval exists, the rows' whole range); the bearer holds when that interval lies within the +-5 % target, fails when it lies wholly beyond, and is undecided otherwise; confirmed (the emulator is consistent with the model) when every bearer holds, contradicted when one bearer fails (a counterexample to a claim over every bearer), otherwise inconclusive with each bearer's result. A jittered link scatters single runs about the model's mean traversal, which the model predicts; the median |error| measures that scatter and is reported beside, not judged, as is a median pooled over bearers, protocols or devices";
 
+/// An interval `(lo, hi)` against the band +-`tolerance`: `Some(true)` when it lies
+/// within, `Some(false)` when wholly beyond either edge, `None` when it crosses one.
+pub fn within_band((lo, hi): (f64, f64), tolerance: f64) -> Option<bool> {
+    if lo >= -tolerance && hi <= tolerance {
+        Some(true)
+    } else if lo > tolerance || hi < -tolerance {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 /// One bearer's rows under rule 5: the model's bias with its interval, and the scatter.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BearerBias {
@@ -196,14 +208,7 @@ impl BearerBias {
 
     /// Holds (interval within +-5 %), fails (wholly beyond), undecided (`None`).
     pub fn decision(&self) -> Option<bool> {
-        let (lo, hi) = self.interval;
-        if lo >= -BEARER_TARGET && hi <= BEARER_TARGET {
-            Some(true)
-        } else if lo > BEARER_TARGET || hi < -BEARER_TARGET {
-            Some(false)
-        } else {
-            None
-        }
+        within_band(self.interval, BEARER_TARGET)
     }
 
     fn result(&self) -> &'static str {
