@@ -48,12 +48,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     let share = h.queue_undisturbed_share_median.map_or(String::new(), |s| {
         format!(": a median {:.0} % of each run's jobs", 100.0 * s)
     });
-    let (lb_within, lb_judged) = h.queue_loopback_undisturbed_within_15_percent;
-    let loopback = if lb_judged > 0 {
-        format!("; bare loopback: {lb_within} of {lb_judged}")
-    } else {
-        String::new()
-    };
+    let loopback = queue_model_beside(h);
     out.push(HeadlineNumber::new(
         format!("Corrected queue model's point estimate within 15 % of the load test (the jobs no stall disturbed{share}; designed points: the bearer setting's {:.0} ms round trip, which makes the job arrivals near Poisson (not tested), rho <= 0.8; beside them the bare-loopback points, where a handshake's next job waits on the queue and the model's premise fails; its finding applies the interval rule, the whole window is in the queue section)", super::queue::reality::BEARER_ROUND_TRIP_MS),
         match designed {
@@ -109,6 +104,24 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
             Derived,
             "record_layer",
         ));
+    }
+    out
+}
+
+/// What the load-test headline gives beside its point-estimate count: the designed
+/// points by the interval rule, and bare loopback's count.
+fn queue_model_beside(h: &Headline) -> String {
+    let (lb_within, lb_judged) = h.queue_loopback_undisturbed_within_15_percent;
+    let iv = h.queue_undisturbed_interval_verdicts;
+    let mut out = String::new();
+    if iv.judged() > 0 {
+        out.push_str(&format!(
+            "; by the interval rule {} keep, {} undecided, {} stop",
+            iv.keeps, iv.undecided, iv.stops
+        ));
+    }
+    if lb_judged > 0 {
+        out.push_str(&format!("; bare loopback: {lb_within} of {lb_judged}"));
     }
     out
 }

@@ -233,6 +233,8 @@ pub struct Headline {
     /// ([`Summary::degraded`]).
     pub queue_designed_points: usize,
     pub queue_judged_points: usize,
+    /// The designed points by the interval rule (the finding's reading of them).
+    pub queue_undisturbed_interval_verdicts: super::queue::variants::VerdictCounts,
     /// The same model on bare loopback's judged points (rho <= 0.8), where the arrivals
     /// are not Poisson: [points within 15 %, judged points] over the undisturbed jobs.
     pub queue_loopback_undisturbed_within_15_percent: (usize, usize),
@@ -354,6 +356,10 @@ pub fn headline(
         queue_designed_points: designed,
         queue_judged_points: undisturbed.points(),
         queue_undisturbed_within_15_percent_words: against_design(&undisturbed, designed),
+        queue_undisturbed_interval_verdicts: super::queue::variants::VerdictCounts::of(
+            q.designed_points(),
+            false,
+        ),
         queue_loopback_undisturbed_within_15_percent: {
             let e = q.loopback_undisturbed_errors();
             (e.iter().filter(|&&x| x <= 0.15).count(), e.len())

@@ -92,6 +92,21 @@ pub(super) fn mutual_queue_model(q: &QueueResults) -> Option<Finding> {
         c.dedup();
         c
     };
+    // The loads the claim covers: the points' target rhos, as the other queue findings
+    // state theirs.
+    let mut rhos: Vec<f64> = q
+        .variants
+        .mutual
+        .iter()
+        .map(|p| p.calibration.target_rho)
+        .collect();
+    rhos.sort_by(f64::total_cmp);
+    rhos.dedup();
+    let rho_text = rhos
+        .iter()
+        .map(|r| format!("{r:.1}"))
+        .collect::<Vec<_>>()
+        .join(" and ");
     let pct = |e: Option<f64>| e.map_or("-".to_owned(), |e| format!("{:.1} %", e * 100.0));
     let verdict = verdict::interval_verdict(v.judged(), v.keeps, v.stops);
     let whole = VerdictCounts::of(&q.variants.mutual, true);
@@ -102,9 +117,10 @@ pub(super) fn mutual_queue_model(q: &QueueResults) -> Option<Finding> {
             // The other protocols' mutual load points (one datagram per flight) are judged
             // by `protocols_queue_model`.
             format!(
-                "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the gateway's mean wait for mutually authenticated WTLS handshakes sent one datagram per message, which bring it {} jobs each ({}); the other protocols' load points (their flights packed into datagrams by their own libraries) are judged in the finding on the other protocols.",
+                "The corrected Eq. 3.12 (k x lambda, per-job moments) predicts the gateway's mean wait for mutually authenticated WTLS handshakes sent one datagram per message, which bring it {} jobs each ({}), at target rho {rho_text} ({} points; higher loads are not tested here); the other protocols' load points (their flights packed into datagrams by their own libraries) are judged in the finding on the other protocols.",
                 jobs_text(k_low, k_high),
                 cases.join(", "),
+                q.variants.mutual.len(),
             ),
             format!(
                 "Load test on the real gateway ({}; mutual, one datagram per message, {} jobs a handshake, {} ms exponential round trip, each point at its measured rho). Undisturbed jobs, by the interval rule: {} (median |error| {}, worst {}). Whole window, stalls of {} included (reported, not judged): {} (median |error| {}, worst {}). FIFO replay of the runs' own arrivals against the whole window (reported, not judged): {}.",
