@@ -810,22 +810,24 @@ fn load_rows(p: &LoadPoint) -> Vec<QueueRow> {
 fn not_judged_causes(points: &[&LoadPoint], detail: bool) -> String {
     let mut causes = disturbance::Causes::default();
     let mut above = 0;
-    for p in points {
+    // The stalled ones, for which disturbances took their undisturbed part.
+    let mut stalled: Vec<&LoadPoint> = Vec::new();
+    for &p in points {
         if variants::PointVerdict::of_point(p, false) != variants::PointVerdict::NotJudged {
             continue;
         }
         match disturbance::unjudged_cause(p) {
-            Some(c) => causes.add(c),
+            Some(c) => {
+                causes.add(c);
+                if c == disturbance::Cause::Stalls {
+                    stalled.push(p);
+                }
+            }
             // Rule 4 judges no point above rho 0.8.
             None => above += 1,
         }
     }
     let mut words = causes.words();
-    // Which disturbances took the undisturbed part: each source's count over the points.
-    let stalled: Vec<&&LoadPoint> = points
-        .iter()
-        .filter(|p| disturbance::unjudged_cause(p) == Some(disturbance::Cause::Stalls))
-        .collect();
     if detail && !stalled.is_empty() {
         let sum = |f: fn(&LoadPoint) -> usize| stalled.iter().map(|p| f(p)).sum::<usize>();
         words.push_str(&format!(
