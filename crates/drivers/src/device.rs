@@ -200,6 +200,7 @@ pub fn measure_this_machine(budget_per_op: Duration) -> anyhow::Result<DevicePro
         }),
         // OpenSSL: every curve the local libcrypto has (the others are left out above).
         offers,
+        p256_stand_ins: true,
         ephemeral_key_precomputed: None,
     };
     let nokia = catalogue()?

@@ -795,4 +795,24 @@ mod tests {
             assert!(jobs >= 30, "{contender}: {jobs} jobs");
         }
     }
+
+    /// A client whose last step sends (a resumed WTLS client's Finished, after the
+    /// server's Finished) has that answer held for the emulated round trip like every
+    /// other, and delivered: each handshake, full or resumed, brings its server its two
+    /// jobs.
+    #[test]
+    fn a_clients_last_answer_reaches_the_server_after_the_emulated_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let case = Case::parse("160p/160p").unwrap();
+        let now = crate::pki_store::unix_now().unwrap();
+        let store = PkiStore::create(dir.path(), true, now, &[case]).unwrap();
+        let mut spec = LoadSpec::new(case, AuthMode::ServerAuth, 50.0, Duration::from_millis(400));
+        spec.arrivals = Arrivals::PoissonExactCount { rate: 50.0 };
+        spec.resume_ratio = 1.0;
+        spec.round_trip = Some(Duration::from_millis(5));
+        let r = run_load(&spec, &store).unwrap();
+        assert_eq!((r.started, r.completed), (20, 20));
+        assert!(r.resumed > 0, "{} resumed", r.resumed);
+        assert_eq!(r.gateway.unwrap().jobs, 2 * r.completed);
+    }
 }

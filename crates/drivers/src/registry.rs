@@ -334,10 +334,16 @@ pub trait Configuration: fmt::Debug + Send + Sync + 'static {
         let sides = self.sides(bench, payload_limit, TimeBase::Real)?;
         serve_spine(self.entry().id(), sides)
     }
+    /// The sides whose handshakes the load test offers, in real time: the ordinary
+    /// sides unless a protocol's clients must do more to leave a server with nothing
+    /// left to do for them (QUIC's close).
+    fn load_test_sides(&self, bench: Bench<'_>) -> anyhow::Result<Arc<dyn Sides>> {
+        self.sides(bench, DEFAULT_PAYLOAD_LIMIT, TimeBase::Real)
+    }
     /// The sides the load test runs: fresh clients, a server per address, and the
     /// capacity bound from in-memory handshakes.
     fn load_sides(&self, bench: Bench<'_>) -> anyhow::Result<LoadSides> {
-        let real = self.sides(bench, DEFAULT_PAYLOAD_LIMIT, TimeBase::Real)?;
+        let real = self.load_test_sides(bench)?;
         let bound = self.sides(bench, DEFAULT_PAYLOAD_LIMIT, TimeBase::Virtual)?;
         let (client, server) = (Arc::clone(&real), real);
         let loopback = LinkProfile::loopback();

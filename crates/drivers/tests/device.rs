@@ -55,6 +55,7 @@ fn small_device() -> Arc<DeviceProfile> {
         operations,
         per_message: Some(cost(0.5)),
         offers: Vec::new(),
+        p256_stand_ins: true,
         ephemeral_key_precomputed: None,
     })
 }

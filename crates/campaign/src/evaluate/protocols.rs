@@ -29,6 +29,7 @@ use serde::Serialize;
 use wtlsperf_drivers::registry::wtls::WtlsCase;
 use wtlsperf_drivers::registry::{run_over_bearers, BearerHandshake, Bench, Contender};
 use wtlsperf_models::device::published_pq::PublishedPqCost;
+use wtlsperf_models::device::DeviceProfile;
 use wtlsperf_models::stats::{mean, median};
 use wtlsperf_models::transmission::Flight;
 use wtlsperf_models::Authentication;
@@ -247,20 +248,50 @@ impl Config {
         })
     }
 
-    /// Whether the client's price on `device` rests on a cost the profile borrows from
-    /// another device's ratios: priced without those costs, the configuration is not
-    /// priced, or priced otherwise.
-    pub fn borrows_on(&self, device: &Device, published: &[PublishedPqCost]) -> bool {
+    /// Whether the client's price on `device` is an estimate, and which: priced without
+    /// the profile's borrowed costs (or without its P-256 stand-ins), the configuration
+    /// is not priced, or priced otherwise.
+    pub fn estimate_on(&self, device: &Device, published: &[PublishedPqCost]) -> Option<Estimate> {
         let Device::Profile(d) = device else {
-            return false;
+            return None;
         };
-        let own = Device::Profile(Box::new(d.without_borrowed()));
-        self.client_time(&own, published) != self.client_time(device, published)
+        let priced = self.client_time(device, published);
+        let without = |p: DeviceProfile| self.client_time(&Device::Profile(Box::new(p)), published);
+        if without(d.without_borrowed()) != priced {
+            Some(Estimate::Borrowed)
+        } else if without(d.without_estimates()) != priced {
+            Some(Estimate::P256StandIn)
+        } else {
+            None
+        }
     }
 
     /// The client's processing time on `device` (ms), if the device prices it.
     pub fn client_ms(&self, device: &Device) -> Option<f64> {
         self.client_time(device, &pq_prices())?.ok()
+    }
+}
+
+/// Why a client's price on a device profile is an estimate rather than the device's
+/// own (published, fitted, executed or size-scaled) numbers: no finding judges on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Estimate {
+    /// A cost borrowed from another device's ratios (devices.csv, source `borrowed`).
+    Borrowed,
+    /// A P-256 key generation, signature or verification the profile does not price,
+    /// stood in for by its own ECDH (`protocols::model::op_ms` in the drivers).
+    P256StandIn,
+}
+
+impl Estimate {
+    /// The clause `protocols.csv` and `then_and_now.csv` give after `profile, `.
+    pub fn words(self) -> &'static str {
+        match self {
+            Estimate::Borrowed => "borrowed: a cost from another device's ratios",
+            Estimate::P256StandIn => {
+                "stand-in: a P-256 key generation or signature the profile does not price taken as one of its ECDH, a verification as two"
+            }
+        }
     }
 }
 
@@ -301,11 +332,12 @@ pub struct ProtocolRow {
     pub measured_ms: Option<f64>,
     pub measured_runs: usize,
     /// `measured` (this machine), `profile` (priced by the device profile), `profile,
-    /// borrowed ...` (a cost of it borrowed from another device's ratios), or `not
-    /// available: ...` with the reason.
+    /// borrowed: ...` (a cost of it borrowed from another device's ratios), `profile,
+    /// stand-in: ...` (a P-256 operation the profile does not price, estimated from its
+    /// ECDH; see [`Estimate`]), or `not available: ...` with the reason.
     pub client_cost: String,
-    /// The client's price rests on a cost the profile borrows from another device's
-    /// ratios: an estimate, which a finding does not judge on.
+    /// The client's price is an estimate ([`Estimate`]), which a finding does not
+    /// judge on.
     #[serde(skip)]
     pub borrowed: bool,
 }
@@ -752,15 +784,17 @@ fn rows(
                 let Some(client) = c.client_time(d, &published) else {
                     continue;
                 };
-                let borrowed = client.is_ok() && c.borrows_on(d, &published);
-                let client_cost = match (&client, d) {
-                    (Err(reason), _) => reason.clone(),
-                    (Ok(_), Device::ThisMachine) => "measured".to_owned(),
-                    (Ok(_), Device::Profile(_)) if borrowed => {
-                        "profile, borrowed: a cost from another device's ratios".to_owned()
-                    }
-                    (Ok(_), Device::Profile(_)) => "profile".to_owned(),
+                let estimate = client
+                    .as_ref()
+                    .ok()
+                    .and_then(|_| c.estimate_on(d, &published));
+                let client_cost = match (&client, d, estimate) {
+                    (Err(reason), _, _) => reason.clone(),
+                    (Ok(_), Device::ThisMachine, _) => "measured".to_owned(),
+                    (Ok(_), Device::Profile(_), Some(e)) => format!("profile, {}", e.words()),
+                    (Ok(_), Device::Profile(_), None) => "profile".to_owned(),
                 };
+                let borrowed = estimate.is_some();
                 let client_ms = client.ok();
                 let measured: Vec<f64> = jobs
                     .iter()
@@ -1043,5 +1077,24 @@ mod tests {
         assert!(rows
             .iter()
             .any(|r| r.device.as_str() == "fixture-m33" && r.bearer.as_str() == "fixture-5g"));
+    }
+
+    /// EDHOC's client makes an ephemeral key and signs: the Nokia 7650 fit and the ARM7
+    /// profile price neither, so their EDHOC rows rest on the ECDH stand-in and are
+    /// marked an estimate, as the borrowed rows are; a profile that prices both (the
+    /// executed Cortex-M4) is not.
+    #[test]
+    fn a_price_resting_on_the_p256_stand_in_is_an_estimate() {
+        let catalogue = Catalogue::shipped().unwrap();
+        let edhoc = config("edhoc:method3-suite2", WTLS_P256_LEVEL);
+        let published = pq_prices();
+        let estimate = |name: &str| {
+            let d = catalogue.devices.iter().find(|d| d.name == name).unwrap();
+            edhoc.estimate_on(&Device::Profile(Box::new(d.clone())), &published)
+        };
+        assert_eq!(estimate("nokia7650"), Some(Estimate::P256StandIn));
+        assert_eq!(estimate("arm7tdmi-25mhz"), Some(Estimate::P256StandIn));
+        assert_eq!(estimate("cortex-m4-64mhz-executed"), None);
+        assert_eq!(edhoc.estimate_on(&Device::ThisMachine, &published), None);
     }
 }

@@ -66,10 +66,11 @@ pub struct ThenNowRow {
     pub measured_ms: Option<f64>,
     pub measured_runs: usize,
     /// `measured` where real runs exist, else `modelled`, each saying when the client's
-    /// price borrows a cost from another device's ratios; or `not available: ...`.
+    /// price is an estimate (a cost borrowed from another device's ratios, or a P-256
+    /// stand-in); or `not available: ...`.
     pub kind: String,
-    /// The client's price rests on a cost borrowed from another device's ratios (the
-    /// table flags the cell; `kind` says so in the CSV).
+    /// The client's price is an estimate (`protocols::Estimate`; the table flags the cell, `kind`
+    /// says which in the CSV).
     #[serde(skip)]
     pub borrowed: bool,
 }
@@ -172,9 +173,10 @@ impl ThenAndNow {
                  CSD beside the {FIGURE_TODAY_DEVICE} (a Cortex-M4; its ML-KEM costs are pqm4's \
                  published Cortex-M4 cycle counts at the profile's clock) on today's links. \
                  'n/a': the device profile has no price for an operation of that \
-                 handshake; a flagged cell's client price rests on a cost the profile \
-                 borrows from another device's ratios (devices.csv, source borrowed), an \
-                 estimate; then_and_now.csv has every row with its kind. {}",
+                 handshake; a flagged cell's client price is an estimate: it rests on a cost \
+                 the profile borrows from another device's ratios (devices.csv, source \
+                 borrowed), or on a P-256 key generation or signature the profile does not \
+                 price, taken as one of its ECDH; then_and_now.csv has every row with its kind. {}",
                 nominal_note(&ctx.catalogue)
             ))
             .figure(self.figure())
@@ -255,8 +257,8 @@ impl ThenAndNow {
             "Modelled T_H per handshake; missing bars: the device profile has no price for \
              an operation of the handshake (X25519 on every profile, binary curves or RSA \
              on some libraries, ML-KEM where neither pqm4 publishes nor this project \
-             executed it). A bar whose client price borrows a cost from another device's \
-             ratios is an estimate: the table flags it.{undrawn}"
+             executed it). A bar whose client price rests on an estimate (a cost borrowed from \
+             another device's ratios, or a P-256 stand-in) is flagged in the table.{undrawn}"
         ))
     }
 
@@ -322,8 +324,8 @@ impl ThenAndNow {
     }
 }
 
-/// The note of a cell whose client price borrows a cost.
-const BORROWED_NOTE: &str = "the client's price rests on a cost the profile borrows from another device's ratios (devices.csv, source borrowed): an estimate, not a published or executed price";
+/// The note of a cell whose client price is an estimate.
+const BORROWED_NOTE: &str = "the client's price is an estimate, not a published or executed price (then_and_now.csv, kind, says which)";
 
 /// One configuration on one bearer and device: modelled, with the protocols part's
 /// measured mean where it ran. A device without a price for one of the handshake's
@@ -365,17 +367,17 @@ fn row(
             && r.device.as_str() == dev.name()
             && r.measured_runs > 0
     });
-    let borrowed = c.borrows_on(dev, published);
-    let kind = match (&client, run) {
-        (Err(reason), _) => reason.clone(),
-        (Ok(_), Some(_)) if borrowed => {
-            "measured (an emulated device held to a client cost borrowed from another device's ratios)".to_owned()
-        }
-        (Ok(_), Some(_)) => "measured".to_owned(),
-        (Ok(_), None) if borrowed => {
-            "modelled (a client cost borrowed from another device's ratios)".to_owned()
-        }
-        (Ok(_), None) => "modelled".to_owned(),
+    let estimate = c.estimate_on(dev, published);
+    let borrowed = estimate.is_some();
+    let kind = match (&client, run, estimate) {
+        (Err(reason), _, _) => reason.clone(),
+        (Ok(_), Some(_), Some(e)) => format!(
+            "measured (an emulated device held to an estimated client price, {})",
+            e.words()
+        ),
+        (Ok(_), Some(_), None) => "measured".to_owned(),
+        (Ok(_), None, Some(e)) => format!("modelled (an estimated client price, {})", e.words()),
+        (Ok(_), None, None) => "modelled".to_owned(),
     };
     ThenNowRow {
         era,

@@ -77,6 +77,12 @@ struct Peer<S> {
     started_ns: u64,
     last_ns: u64,
     complete: bool,
+    /// The handshake's deadline last put on the timer heap, so that a step that leaves
+    /// it where it was adds no entry.
+    armed: Option<u64>,
+    /// When the entry that checks an established peer's idle time comes due: only that
+    /// entry arms the next check, not every stale retransmission entry.
+    idle_check_ns: u64,
 }
 
 /// One worker's peers of one protocol (see the module documentation).
@@ -130,6 +136,8 @@ impl<S: Handshake> HandshakeEndpoint<S> {
                     started_ns: now.mono_ns,
                     last_ns: now.mono_ns,
                     complete: false,
+                    armed: None,
+                    idle_check_ns: u64::MAX,
                 },
             );
             self.stats.connections += 1;
@@ -165,6 +173,7 @@ impl<S: Handshake> HandshakeEndpoint<S> {
                     self.stats.handshakes += 1;
                     self.stats.established += 1;
                     let due = now.mono_ns.saturating_add(self.policy.idle_timeout_ns);
+                    p.idle_check_ns = due;
                     self.timers.push(Reverse((due, p.generation, from)));
                 }
             }
@@ -175,9 +184,11 @@ impl<S: Handshake> HandshakeEndpoint<S> {
                 return;
             }
         }
-        if let Some(d) = p.handshake.deadline() {
+        let deadline = p.handshake.deadline();
+        if let Some(d) = deadline.filter(|d| p.armed != Some(*d)) {
             self.timers.push(Reverse((d, p.generation, from)));
         }
+        p.armed = deadline;
     }
 
     fn remove(&mut self, addr: SocketAddr) {
@@ -187,8 +198,9 @@ impl<S: Handshake> HandshakeEndpoint<S> {
         }
     }
 
-    /// Whatever a timer entry of `addr` (generation `g`) makes due at `now`.
-    fn on_timer(&mut self, addr: SocketAddr, g: u64, now: Now, out: &mut Served) {
+    /// Whatever a timer entry of `addr` (generation `g`, due at `due`) makes due at
+    /// `now`.
+    fn on_timer(&mut self, addr: SocketAddr, g: u64, due: u64, now: Now, out: &mut Served) {
         let Some(p) = self.peers.get_mut(&addr).filter(|p| p.generation == g) else {
             return;
         };
@@ -204,12 +216,13 @@ impl<S: Handshake> HandshakeEndpoint<S> {
             self.remove(addr);
             return;
         }
-        if p.complete {
+        if p.complete && due >= p.idle_check_ns {
             // Active since: look again when its idle time could have run out.
-            let due = p.last_ns.saturating_add(self.policy.idle_timeout_ns);
-            self.timers.push(Reverse((due, g, addr)));
+            p.idle_check_ns = p.last_ns.saturating_add(self.policy.idle_timeout_ns);
+            self.timers.push(Reverse((p.idle_check_ns, g, addr)));
         }
         if p.handshake.deadline().is_some_and(|d| d <= now.mono_ns) {
+            p.armed = None;
             let before = p.handshake.retransmissions();
             let step = p.handshake.handle_timeout(now);
             self.stats.retransmissions +=
@@ -251,10 +264,10 @@ impl<S: Handshake + Send + 'static> ServerEndpoint for HandshakeEndpoint<S> {
                 Some(Reverse((due, _, _))) if *due <= now.mono_ns => {}
                 _ => break,
             }
-            let Some(Reverse((_, g, addr))) = self.timers.pop() else {
+            let Some(Reverse((due, g, addr))) = self.timers.pop() else {
                 break;
             };
-            self.on_timer(addr, g, now, out);
+            self.on_timer(addr, g, due, now, out);
         }
     }
 

@@ -55,6 +55,9 @@ struct Slot<C> {
     /// The client's answer, held back for the emulated round trip until `send_at_ns`.
     held: Vec<Vec<u8>>,
     send_at_ns: u64,
+    /// The handshake ended (completed: `Some(true)`) with its last answer still held:
+    /// the slot lives on only to send it (see [`Generator::finish`]).
+    ended: Option<bool>,
 }
 
 /// A timer: (due, slot, generation of the handshake that set it), earliest first.
@@ -218,7 +221,11 @@ impl<'a, L: LoadClients> Generator<'a, L> {
             }
         }
         for i in 0..self.slots.len() {
-            self.record_outcome(i, None);
+            // A handshake that ended with its last answer still held ended as it did.
+            match self.slots[i].as_ref().and_then(|s| s.ended) {
+                Some(completed) => self.end(i, completed),
+                None => self.record_outcome(i, None),
+            }
         }
         self.tally.failed += self.active as u64;
         // Close the finished handshakes' sockets now, outside the measured loop.
@@ -325,6 +332,7 @@ impl<'a, L: LoadClients> Generator<'a, L> {
             resumed,
             held: Vec::new(),
             send_at_ns: 0,
+            ended: None,
         }));
         self.active += 1;
         Some(())
@@ -348,6 +356,15 @@ impl<'a, L: LoadClients> Generator<'a, L> {
         if slot.generation != g {
             return;
         }
+        if let Some(completed) = slot.ended {
+            let due = slot.send_at_ns;
+            if due <= now {
+                self.log_lag(due, now);
+                self.send_held(i, now);
+                self.end(i, completed);
+            }
+            return;
+        }
         if now >= slot.intended_ns + self.timeout_ns {
             self.end(i, false);
             return;
@@ -356,14 +373,10 @@ impl<'a, L: LoadClients> Generator<'a, L> {
             let due = slot.send_at_ns;
             self.log_lag(due, now);
         }
+        self.send_held(i, now);
         let Some(slot) = self.slots[i].as_mut() else {
             return;
         };
-        if !slot.held.is_empty() && slot.send_at_ns <= now {
-            for d in slot.held.drain(..) {
-                let _ = slot.sock.send(&d);
-            }
-        }
         if slot.client.deadline().is_some_and(|d| d <= now) {
             let step = slot.client.handle_timeout(setup::now());
             if !step.datagrams.is_empty() {
@@ -376,6 +389,18 @@ impl<'a, L: LoadClients> Generator<'a, L> {
                 self.end(i, false);
             } else if let Some(d) = slot.client.deadline() {
                 self.timers.push(Reverse((d, i, g)));
+            }
+        }
+    }
+
+    /// Sends slot `i`'s held answer if its emulated round trip is over at `now`.
+    fn send_held(&mut self, i: usize, now: u64) {
+        let Some(slot) = self.slots[i].as_mut() else {
+            return;
+        };
+        if !slot.held.is_empty() && slot.send_at_ns <= now {
+            for d in slot.held.drain(..) {
+                let _ = slot.sock.send(&d);
             }
         }
     }
@@ -405,6 +430,9 @@ impl<'a, L: LoadClients> Generator<'a, L> {
     /// Reads every datagram waiting on slot `i`'s socket into its client.
     fn handle_readable(&mut self, i: usize) {
         while let Some(slot) = self.slots.get_mut(i).and_then(|s| s.as_mut()) {
+            if slot.ended.is_some() {
+                break;
+            }
             let n = match slot.sock.recv(&mut self.buf) {
                 Ok(n) => n,
                 // WouldBlock, or e.g. ECONNREFUSED: retransmission decides.
@@ -445,7 +473,7 @@ impl<'a, L: LoadClients> Generator<'a, L> {
                 return false;
             }
             Status::Failed(_) => {
-                self.end(i, false);
+                self.finish(i, false);
                 return false;
             }
         }
@@ -468,7 +496,17 @@ impl<'a, L: LoadClients> Generator<'a, L> {
         t.resumed += u64::from(slot.resumed);
         self.clients.completed(&slot.client, &mut self.rng);
         self.record_outcome(i, Some(kind));
-        self.end(i, true);
+        self.finish(i, true);
+    }
+
+    /// Ends slot `i`'s handshake once its last answer has left: a client's final
+    /// datagrams (WTLS's Finished of a resumed session, QUIC's close) reach the server
+    /// after the emulated round trip like every answer before them.
+    fn finish(&mut self, i: usize, completed: bool) {
+        match self.slots[i].as_mut() {
+            Some(slot) if !slot.held.is_empty() => slot.ended = Some(completed),
+            _ => self.end(i, completed),
+        }
     }
 
     /// Ends slot `i`'s handshake: a completed one of a closed population gives its

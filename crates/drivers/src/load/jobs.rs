@@ -64,7 +64,9 @@ pub fn queue_stats(jobs: &[JobRecord], completed: u64, workers: usize) -> Gatewa
 /// (the test machine showed 14 ms twice in one run at rho = 0.1, and the jobs queued
 /// behind them made a quarter of that run's queueing wait). A free worker polls every
 /// few microseconds, so a datagram that reaches it later than that was held on the way,
-/// whatever the queue's state.
+/// whatever the queue's state. The worker's own timer sweeps, outside every job, are
+/// kept far shorter than [`STALL_NS`] (the worker's `SWEEP_INTERVAL`), so that a job
+/// waiting one out is not taken for a held datagram.
 pub fn delivery_stalls(jobs: &[JobRecord]) -> Vec<(u64, u64)> {
     let mut by_start: Vec<&JobRecord> = jobs.iter().collect();
     by_start.sort_by_key(|j| j.start_ns);

@@ -89,14 +89,17 @@ pub fn client_messages(suite: Suite) -> u32 {
 /// generation or signature (the Nokia 7650 fit and the ARM7 profile know only the
 /// operations of a WTLS client), one ECDH stands in: each is one scalar multiplication
 /// (plus a cheap modular inversion for a signature); a verification, where missing, is
-/// two. The rule is an estimate and is named in the report.
+/// two. The rule is an estimate (off in [`DeviceProfile::without_estimates`]): the
+/// protocols table marks the rows it prices, and no finding judges them.
 pub fn op_ms(device: &DeviceProfile, primitive: Primitive) -> anyhow::Result<f64> {
     let op = |primitive| Operation {
         primitive,
         key: KeyType::P256,
     };
-    if let Ok((ms, _)) = device.op_ms(op(primitive)) {
-        return Ok(ms);
+    match device.op_ms(op(primitive)) {
+        Ok((ms, _)) => return Ok(ms),
+        Err(e) if !device.p256_stand_ins => return Err(anyhow!("{e}")),
+        Err(_) => {}
     }
     let ecdh = device
         .op_ms(op(Primitive::Ecdh))

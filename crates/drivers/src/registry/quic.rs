@@ -49,10 +49,10 @@ use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use quinn_proto::{
     ClientConfig, ConnectError, Connection, ConnectionError, ConnectionHandle, DatagramEvent,
-    Endpoint, Event,
+    Endpoint, Event, VarInt,
 };
 use wtlsperf_spine::{Failure, Handshake, Now, ProtocolId, Role, Status, Step};
 
@@ -154,6 +154,8 @@ pub struct QuicEndpoint {
     complete: bool,
     failed: Option<Failure<QuicError>>,
     retransmissions: u32,
+    /// A client that closes its connection once confirmed ([`QuicConfig::closing`]).
+    close_once_confirmed: bool,
 }
 
 impl QuicEndpoint {
@@ -172,6 +174,7 @@ impl QuicEndpoint {
             complete: false,
             failed: None,
             retransmissions: 0,
+            close_once_confirmed: false,
         }
     }
 
@@ -193,8 +196,39 @@ impl QuicEndpoint {
     }
 
     /// Everything the connection has to say at `t`: events to and from the endpoint,
-    /// datagrams (one per transmit), then whether it completed or was lost.
+    /// datagrams (one per transmit), then whether it completed or was lost; a closing
+    /// client's CONNECTION_CLOSE once it is confirmed.
     fn pump(&mut self, t: Instant) -> Vec<Vec<u8>> {
+        let mut out = self.transmits(t);
+        let Some((_, conn)) = self.conn.as_mut() else {
+            return out;
+        };
+        while let Some(ev) = conn.poll() {
+            match ev {
+                Event::ConnectionLost { reason } if !self.complete => {
+                    let f = failure(reason, self.is_server, self.retransmissions);
+                    self.failed.get_or_insert(f);
+                }
+                _ => {}
+            }
+        }
+        if !self.complete && self.failed.is_none() && !conn.is_handshaking() {
+            // The client waits for the server's HANDSHAKE_DONE (its confirmation).
+            self.complete = self.is_server || conn.stats().frame_rx.handshake_done > 0;
+            if self.complete && !self.is_server && self.close_once_confirmed {
+                conn.close(t, VarInt::from_u32(0), Bytes::new());
+                out.extend(self.transmits(t));
+            }
+        }
+        if let Some((_, conn)) = self.conn.as_mut() {
+            self.timeout = conn.poll_timeout();
+        }
+        out
+    }
+
+    /// The connection's events to and from the endpoint and its datagrams (one per
+    /// transmit), until it has nothing more to say at `t`.
+    fn transmits(&mut self, t: Instant) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         let Some((ch, conn)) = self.conn.as_mut() else {
             return out;
@@ -218,20 +252,6 @@ impl QuicEndpoint {
                 break;
             }
         }
-        while let Some(ev) = conn.poll() {
-            match ev {
-                Event::ConnectionLost { reason } if !self.complete => {
-                    let f = failure(reason, self.is_server, self.retransmissions);
-                    self.failed.get_or_insert(f);
-                }
-                _ => {}
-            }
-        }
-        if !self.complete && self.failed.is_none() && !conn.is_handshaking() {
-            // The client waits for the server's HANDSHAKE_DONE (its confirmation).
-            self.complete = self.is_server || conn.stats().frame_rx.handshake_done > 0;
-        }
-        self.timeout = conn.poll_timeout();
         out
     }
 
@@ -340,8 +360,12 @@ impl Handshake for QuicEndpoint {
         self.receive(datagram, t)
     }
 
+    /// None for a confirmed client, and for a completed server whose client closed the
+    /// connection: draining, it sends nothing more (RFC 9000 section 10.2.2), and the
+    /// gateway forgets it at its idle time-out without waking it again.
     fn deadline(&self) -> Option<u64> {
-        if self.failed.is_some() || (self.complete && !self.is_server) {
+        let closed = self.conn.as_ref().is_some_and(|(_, c)| c.is_closed());
+        if self.failed.is_some() || (self.complete && (!self.is_server || closed)) {
             return None;
         }
         let due = self.timeout?;

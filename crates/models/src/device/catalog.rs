@@ -183,6 +183,7 @@ fn published_profiles_of(
                 source: p.source,
                 operations,
                 per_message: None,
+                p256_stand_ins: true,
                 ephemeral_key_precomputed: None,
             },
             refs,
@@ -261,6 +262,7 @@ fn arm7(nokia: &DeviceProfile) -> Result<DeviceProfile, CatalogError> {
         // Our reading, not their statement: section 3.1 says only that protocol 1's client
         // sends its ECDH parameters, and section 4.1 gives the client's totals without
         // naming the protocol.
+        p256_stand_ins: true,
         ephemeral_key_precomputed: Some(Source::Fitted {
             reference: "our reading of Levi-Savas 2003 section 4.1's client totals (570 ms at 256P, 376 ms at 224P, the protocol not named): certificate verification plus one ECDH, no key generation; section 3.1 says only that protocol 1's client sends its ECDH parameters".into(),
         }),

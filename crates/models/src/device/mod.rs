@@ -342,6 +342,11 @@ pub struct DeviceProfile {
     /// authenticated ECDH_ECDSA costs it no key generation inside ClientKeyExchange), with
     /// the evidence. `None`: the key is generated inside the handshake, as our engine does.
     pub ephemeral_key_precomputed: Option<Source>,
+    /// A P-256 key generation, signature or verification the profile does not price
+    /// is estimated from its own ECDH (the drivers' `protocols::model::op_ms`): a
+    /// handshake priced so is an estimate. Off ([`DeviceProfile::without_estimates`]) to
+    /// tell which handshakes rest on it.
+    pub p256_stand_ins: bool,
 }
 
 /// An operation a profile cannot price, even by scaling.
@@ -411,6 +416,16 @@ impl DeviceProfile {
         let mut own = self.clone();
         own.operations.retain(|_, c| !c.source.is_borrowed());
         own
+    }
+
+    /// The same profile without its estimates: no cost borrowed from another device's
+    /// ratios and no P-256 stand-in. A handshake it cannot price, or prices otherwise,
+    /// rests on an estimate.
+    pub fn without_estimates(&self) -> DeviceProfile {
+        DeviceProfile {
+            p256_stand_ins: false,
+            ..self.without_borrowed()
+        }
     }
 
     /// True when some client operation of `case` is priced with another device's ratio

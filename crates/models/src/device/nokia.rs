@@ -276,6 +276,7 @@ pub fn fit_nokia7650() -> Result<NokiaFit, ReferenceError> {
             },
         }),
         offers: Vec::new(),
+        p256_stand_ins: true,
         ephemeral_key_precomputed: Some(Source::Fitted {
             reference: format!(
                 "Tables 4.3 vs 4.7 x 4.1/4.2: server-authenticated ClientKeyExchange (fresh key) / mutual (certified key) = {ratio:.3} (median of 18 ECDH_ECDSA pairs): the key pair was made outside the timed handshake"

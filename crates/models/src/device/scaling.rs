@@ -256,6 +256,7 @@ mod tests {
                 .collect::<BTreeMap<_, _>>(),
             per_message: None,
             offers: Vec::new(),
+            p256_stand_ins: true,
             ephemeral_key_precomputed: None,
         }
     }

@@ -220,7 +220,7 @@ impl ProtocolResults {
     /// modelled and measured apart, decided beyond [`MODEL_TOLERANCE`]: the tally, one
     /// clause per device and reading, naming under `not_below` the rows where `a` is not
     /// below beyond the margin, and the rows left out because a client price among them
-    /// borrows a cost from another device's ratios (an estimate decides nothing).
+    /// is an estimate (an estimate decides nothing).
     fn below_everywhere(
         &self,
         a: &dyn Fn(&Config) -> bool,
@@ -301,7 +301,7 @@ impl ProtocolResults {
             )
             .rests_on(&[ProvenanceKind::Measured, ProvenanceKind::Modelled])
             .rule(format!(
-                "each device x bearer row, modelled and run apart, decides only when EDHOC's duration is more than {:.0} % (the model's tolerance) below or above the faster of DTLS and WTLS; confirmed when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with the devices where it holds and where not; rows where a client's price borrows a cost from another device's ratios are not judged.",
+                "each device x bearer row, modelled and run apart, decides only when EDHOC's duration is more than {:.0} % (the model's tolerance) below or above the faster of DTLS and WTLS; confirmed when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with the devices where it holds and where not; rows where a client's price is an estimate (a borrowed cost or a P-256 stand-in) are not judged.",
                 100.0 * MODEL_TOLERANCE
             )),
         )
@@ -353,7 +353,7 @@ impl ProtocolResults {
         )
         .rests_on(&[ProvenanceKind::Measured, ProvenanceKind::Modelled])
         .rule(format!(
-            "a row fails when DTLS is more than {:.0} % (the model's tolerance) faster than WTLS, and holds otherwise; over every modelled and run device x bearer row against DTLS with the cookie exchange and without it, WTLS in the thesis' encoding and, modelled, in WAP-261's: confirmed when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with each subset's verdict; rows where a client's price borrows a cost from another device's ratios are not judged.",
+            "a row fails when DTLS is more than {:.0} % (the model's tolerance) faster than WTLS, and holds otherwise; over every modelled and run device x bearer row against DTLS with the cookie exchange and without it, WTLS in the thesis' encoding and, modelled, in WAP-261's: confirmed when every row holds, contradicted when one row fails (a counterexample to a claim over every row), otherwise inconclusive with each subset's verdict; rows where a client's price is an estimate (a borrowed cost or a P-256 stand-in) are not judged.",
             100.0 * MODEL_TOLERANCE
         )))
     }
@@ -576,7 +576,7 @@ impl ProtocolResults {
 fn borrowed_clause(rows: usize) -> String {
     match rows {
         0 => String::new(),
-        n => format!(" Not judged: {n} device x bearer rows (modelled and run counted apart, with the cookie exchange and without it where the finding has both) where a client's price rests on a cost the profile borrows from another device's ratios (protocols.csv, client_cost), an estimate."),
+        n => format!(" Not judged: {n} device x bearer rows (modelled and run counted apart, with the cookie exchange and without it where the finding has both) where a client's price is an estimate: a cost the profile borrows from another device's ratios, or a P-256 key generation or signature the profile does not price, taken as one of its ECDH (protocols.csv, client_cost)."),
     }
 }
 

@@ -171,6 +171,8 @@ pub struct QuicConfig {
     pki: Pki,
     /// The raw operations of an ECDSA configuration; none is timed for ML-DSA.
     raw: Option<RawWork>,
+    /// Clients close their connection once confirmed ([`QuicConfig::closing`]).
+    closing: bool,
 }
 
 impl QuicConfig {
@@ -197,6 +199,19 @@ impl QuicConfig {
         self
     }
 
+    /// The same configurations with clients that close their connection (an
+    /// APPLICATION_CLOSE with code 0, RFC 9000 section 19.19) in the datagram that
+    /// acknowledges the server's HANDSHAKE_DONE, as a client that has finished does: the
+    /// load test's clients, which leave once confirmed. A server whose HANDSHAKE_DONE is
+    /// never acknowledged probes for it on its own timer until its idle timeout (RFC 9002
+    /// section 6.2), work of the gateway worker outside every handshake; closed, it only
+    /// drains (RFC 9000 section 10.2.2). The bearer runs do not close: their flights end
+    /// at confirmation.
+    pub fn closing(mut self) -> QuicConfig {
+        self.closing = true;
+        self
+    }
+
     /// The endpoint randomness of one side: seeded per side if a seed is fixed.
     fn rng_seed(&self, server: bool) -> Option<[u8; 32]> {
         self.seed.map(|s| {
@@ -210,21 +225,21 @@ impl QuicConfig {
     /// The same certificates with another initial RTT (a bearer's own round trip, so
     /// that the first probe timeout does not fire before a slow link could answer).
     pub fn with_initial_rtt(self, initial_rtt: Duration) -> anyhow::Result<QuicConfig> {
-        let seed = self.seed;
+        let (seed, closing) = (self.seed, self.closing);
         let c = QuicConfig::build(
             self.suite,
             self.pki,
             initial_rtt.max(Duration::from_millis(1)),
             self.handshake_timeout,
         )?;
-        Ok(QuicConfig { seed, ..c })
+        Ok(QuicConfig { seed, closing, ..c })
     }
 
     /// The same certificates with another bound on a handshake that hears nothing.
     pub fn with_handshake_timeout(self, timeout: Duration) -> anyhow::Result<QuicConfig> {
-        let seed = self.seed;
+        let (seed, closing) = (self.seed, self.closing);
         let c = QuicConfig::build(self.suite, self.pki, self.initial_rtt, timeout)?;
-        Ok(QuicConfig { seed, ..c })
+        Ok(QuicConfig { seed, closing, ..c })
     }
 
     fn build(
@@ -262,6 +277,7 @@ impl QuicConfig {
                 Pki::MlDsa(_) => None,
             },
             pki,
+            closing: false,
         })
     }
 
@@ -298,11 +314,9 @@ impl QuicConfig {
     /// A fresh client (it connects when started).
     pub fn client(&self) -> anyhow::Result<QuicEndpoint> {
         let endpoint = Endpoint::new(self.endpoint.clone(), None, false, self.rng_seed(false));
-        Ok(QuicEndpoint::new(
-            self.suite,
-            endpoint,
-            Some(self.client.clone()),
-        ))
+        let mut client = QuicEndpoint::new(self.suite, endpoint, Some(self.client.clone()));
+        client.close_once_confirmed = self.closing;
+        Ok(client)
     }
 
     /// A fresh server, waiting for one client.

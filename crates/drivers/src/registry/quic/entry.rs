@@ -112,6 +112,11 @@ impl Configuration for QuicSuite {
     fn sides(&self, _: Bench<'_>, _: u16, _: TimeBase) -> anyhow::Result<Arc<dyn Sides>> {
         Ok(Arc::new(ConfigSides(QuicConfig::new(*self)?)))
     }
+    /// Clients that close their connection once confirmed (see
+    /// [`QuicConfig::closing`]).
+    fn load_test_sides(&self, _: Bench<'_>) -> anyhow::Result<Arc<dyn Sides>> {
+        Ok(Arc::new(ConfigSides(QuicConfig::new(*self)?.closing())))
+    }
     fn client_steps(
         &self,
         device: &DeviceProfile,

@@ -573,3 +573,26 @@ fn the_registry_lists_the_ml_dsa_configurations() {
         assert!(c.client_steps(m4, &published).is_ok(), "{c}");
     }
 }
+
+/// The load test's clients close their connection as they are confirmed: the server,
+/// draining, wants no timer after that, so a gateway never wakes it again. A client
+/// that leaves without closing (or acknowledging) leaves the server probing for the
+/// acknowledgement of its HANDSHAKE_DONE.
+#[test]
+fn a_closing_client_leaves_its_server_with_no_timer_and_a_silent_one_does_not() {
+    let suite = QuicSuite::new(Group::X25519, false);
+    for closing in [false, true] {
+        let c = if closing {
+            config(suite).closing()
+        } else {
+            config(suite)
+        };
+        let mut p = pair(&c);
+        assert_eq!(p.handshake(), Ended::Complete, "closing {closing}");
+        assert_eq!(p.server.status(), Status::Complete(suite));
+        assert_eq!(p.server.deadline().is_none(), closing, "closing {closing}");
+        assert_eq!(p.client.deadline(), None);
+        let flights = assert_shape(suite, &log_of(&p));
+        eprintln!("closing {closing}: {}", shape(&flights));
+    }
+}
