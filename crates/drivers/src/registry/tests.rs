@@ -70,3 +70,36 @@ fn an_entry_missing_from_the_build_says_why() {
         dtls13.configurations().is_empty()
     );
 }
+
+/// A WTLS case over a bearer sends the bytes the processing part's in-memory runner
+/// measures (the flights its model prices): the gateway serves the case alone, so its
+/// CertificateRequest names the case's CA, not every CA of the store.
+#[test]
+fn a_wtls_case_over_a_bearer_sends_the_in_memory_runners_bytes() {
+    use crate::pki_store::{unix_now, PkiStore};
+    use crate::runner::{measure_case, RunnerOptions};
+    use ::wtls::suite::Case;
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        Case::parse("160p/160p").unwrap(),
+        Case::parse("256p/256p").unwrap(),
+    ];
+    let store = PkiStore::create(dir.path(), true, unix_now().unwrap(), &cases).unwrap();
+    let opts = RunnerOptions {
+        reps: 1,
+        warmup: 0,
+        measure_bound: false,
+        ..RunnerOptions::default()
+    };
+    let loopback = LinkProfile::loopback();
+    for text in ["wtls:160p/160p", "wtls:160p/160p-mutual"] {
+        let contender: Contender = text.parse().unwrap();
+        let wtls = contender.downcast::<wtls::WtlsCase>().unwrap();
+        let memory = measure_case(&store, wtls.case, wtls.mode(), &opts).unwrap();
+        let (up, down) = memory.bytes_per_direction();
+        let served = contender.serve(Bench { store: &store }, 1280).unwrap();
+        let deadline = std::time::Duration::from_secs(10);
+        let run = served::run_over_bearer(&*served, &loopback, 1, None, deadline).unwrap();
+        assert_eq!(run.bytes(), up + down, "{text}");
+    }
+}
