@@ -413,11 +413,12 @@ fn loopback_premise(q: &QueueResults) -> Option<String> {
         .collect();
     let undisturbed = q.loopback_undisturbed_errors();
     Some(format!(
-        "\n\nOn bare loopback, with no round trip to make the arrivals Poisson, a handshake's next job arrives a median {:.0} us after the gateway served the previous one: its arrival waits on the queue, not on a Poisson clock, and the same model misses the undisturbed jobs' mean wait by a median {:.0} % (within 15 % at {} of {} points; over the whole window {:.0} %); the job-chain simulation, fed with the same runs' measured jobs and think time, has median |error| {:.0} % (worst {:.0} %) there, over the whole window.",
+        "\n\nOn bare loopback, with no round trip to make the arrivals Poisson, a handshake's next job arrives a median {:.0} us after the gateway served the previous one: its arrival waits on the queue, not on a Poisson clock, and the same model misses the undisturbed jobs' mean wait by a median {:.0} % (within 15 % at {} of {} points judged, of {} designed: a point off its target rho, disturbed, or without an undisturbed part to read is not judged; over the whole window {:.0} %); the job-chain simulation, fed with the same runs' measured jobs and think time, has median |error| {:.0} % (worst {:.0} %) there, over the whole window.",
         median(&think_us).unwrap_or(f64::NAN),
         median(&undisturbed).unwrap_or(f64::NAN) * 100.0,
         undisturbed.iter().filter(|&&e| e <= 0.15).count(),
         undisturbed.len(),
+        q.loopback_designed_points(),
         pk * 100.0,
         chain * 100.0,
         q.max_error(Setting::Loopback, |l| l.chain_ms).unwrap_or(f64::NAN) * 100.0,

@@ -99,7 +99,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     }
     if let (Some(m), Some(c)) = (h.record_best_mbit_s, &h.record_best_cipher) {
         out.push(HeadlineNumber::new(
-            format!("Fastest WTLS record protection among the ciphers WTLS 1.0 assigns ({c}; protect, the sender's direction, mean over 256-8192-byte records as Herwono-Liebhardt average; the project's private-code-point AES is in the record-layer section)"),
+            format!("Fastest WTLS record protection among the ciphers WTLS 1.0 assigns ({c}; protect, the sender's direction, mean over 256-8192-byte records as Herwono-Liebhardt average, one median of timed rounds each; the project's private-code-point AES is in the record-layer section)"),
             format!("{m:.0} Mbit/s"),
             Derived,
             "record_layer",
@@ -121,7 +121,10 @@ fn queue_model_beside(h: &Headline) -> String {
         ));
     }
     if lb_judged > 0 {
-        out.push_str(&format!("; bare loopback: {lb_within} of {lb_judged}"));
+        let designed = h.queue_loopback_designed_points;
+        out.push_str(&format!(
+            "; bare loopback: {lb_within} of {designed} designed ({lb_judged} judged)"
+        ));
     }
     out
 }

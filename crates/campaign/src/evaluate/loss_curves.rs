@@ -138,7 +138,7 @@ pub enum Bound {
 /// Percentile `p` over all runs, failures (`None`) counted as beyond every time: the
 /// time and whether it is one (median by linear interpolation, p95 and p99 by nearest
 /// rank, as over the completed runs).
-fn over_all_runs(runs: &[Option<f64>], p: f64) -> (Option<f64>, Option<Bound>) {
+pub(crate) fn over_all_runs(runs: &[Option<f64>], p: f64) -> (Option<f64>, Option<Bound>) {
     let all: Vec<f64> = runs.iter().map(|r| r.unwrap_or(f64::INFINITY)).collect();
     let value = if p == 50.0 {
         median(&all)

@@ -21,6 +21,7 @@ mod verdicts;
 pub use hybrid_anchor::{HybridAnchorFigures, HYBRID_ANCHOR_KEY};
 
 use super::csv_file::write_csv;
+use super::loss_curves::{over_all_runs, Bound};
 use super::pq_prices::pq_prices;
 use std::path::Path;
 use std::time::Duration;
@@ -366,9 +367,26 @@ pub struct LossRow {
     pub loss: f64,
     pub runs: usize,
     pub completed: usize,
+    /// Over all runs, a run that did not complete counted as beyond every time, as the
+    /// loss curves count it: empty where the median falls on such a run
+    /// (`median_bound` = `unbounded`: above `max_ms`).
     pub median_ms: Option<f64>,
+    pub median_bound: Option<Bound>,
+    /// The longest completed run.
     pub max_ms: Option<f64>,
     pub median_retransmissions: Option<f64>,
+}
+
+impl LossRow {
+    /// The median over all runs as a reader takes it: the time, or `> longest` where
+    /// it falls on a run that did not complete.
+    pub fn median_text(&self) -> String {
+        match (self.median_ms, self.median_bound, self.max_ms) {
+            (Some(m), _, _) => format!("{m:.0} ms"),
+            (None, Some(Bound::Unbounded), Some(max)) => format!("> {max:.0} ms"),
+            _ => "-".to_owned(),
+        }
+    }
 }
 
 /// Everything this part measured and modelled.
@@ -870,6 +888,8 @@ fn loss_rows(
             .collect();
         let durations: Vec<f64> = ok.iter().map(|x| x.0).collect();
         let rtx: Vec<f64> = ok.iter().map(|x| f64::from(x.1)).collect();
+        let every: Vec<Option<f64>> = mine.iter().map(|o| o.as_ref().ok().map(|x| x.0)).collect();
+        let (median_ms, median_bound) = over_all_runs(&every, 50.0);
         out.push(LossRow {
             protocol: c.protocol(),
             suite: c.suite(),
@@ -878,7 +898,8 @@ fn loss_rows(
             loss: LOSS,
             runs: mine.len(),
             completed: ok.len(),
-            median_ms: median(&durations),
+            median_ms,
+            median_bound,
             max_ms: durations.iter().copied().max_by(f64::total_cmp),
             median_retransmissions: median(&rtx),
         });
@@ -1096,5 +1117,33 @@ mod tests {
         assert_eq!(estimate("arm7tdmi-25mhz"), Some(Estimate::P256StandIn));
         assert_eq!(estimate("cortex-m4-64mhz-executed"), None);
         assert_eq!(edhoc.estimate_on(&Device::ThisMachine, &published), None);
+    }
+
+    /// The lossy runs' median counts a run that did not complete as beyond every time,
+    /// as the loss curves do: where it falls on one, it is a lower bound.
+    #[test]
+    fn the_loss_median_is_over_all_runs_with_a_failure_beyond_every_time() {
+        let row = |outcomes: &[Option<f64>]| {
+            let completed: Vec<f64> = outcomes.iter().flatten().copied().collect();
+            let (median_ms, median_bound) = over_all_runs(outcomes, 50.0);
+            LossRow {
+                protocol: wtlsperf_drivers::registry::contender("edhoc:method3-suite2")
+                    .unwrap()
+                    .protocol(),
+                suite: "s".into(),
+                auth: Authentication::Mutual,
+                bearer: BearerName::of(&LinkProfile::loopback()),
+                loss: LOSS,
+                runs: outcomes.len(),
+                completed: completed.len(),
+                median_ms,
+                median_bound,
+                max_ms: completed.iter().copied().max_by(f64::total_cmp),
+                median_retransmissions: None,
+            }
+        };
+        assert_eq!(row(&[Some(1.0), Some(3.0), Some(2.0)]).median_text(), "2 ms");
+        let mostly_failed = row(&[Some(26336.0), None, None, None]);
+        assert_eq!(mostly_failed.median_text(), "> 26336 ms");
     }
 }

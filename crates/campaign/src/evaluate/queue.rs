@@ -204,10 +204,7 @@ impl QueueResults {
             j.within += usize::from(e <= 0.15);
             j.outside_both += usize::from(outside_both(w, m, ci));
             // The rho the point was calibrated to and its target checked at.
-            let r = p
-                .recording
-                .undisturbed_rho
-                .unwrap_or(p.calibration.measured_rho);
+            let r = p.calibrated_rho();
             j.rho_range = Some(
                 j.rho_range
                     .map_or((r, r), |(lo, hi)| (lo.min(r), hi.max(r))),
@@ -308,6 +305,14 @@ impl QueueResults {
             .collect()
     }
 
+    /// How many of bare loopback's points the same design covers (rho <= 0.8).
+    pub fn loopback_designed_points(&self) -> usize {
+        self.load
+            .iter()
+            .filter(|p| designed(p, Setting::Loopback))
+            .count()
+    }
+
     /// CPU time the interference injector took over the part's kept recordings (ms):
     /// every load point, the other protocols' and the variants' (round-trip laws,
     /// mutual) included.
@@ -402,20 +407,12 @@ impl QueueResults {
         (d.judged < d.designed || d.other_protocols.is_some()).then_some(d)
     }
 
-    /// Points of every setting whose measured rho missed the target by more than 0.05
-    /// after the repeat: (case, setting, target rho, measured rho).
-    pub fn missed_points(&self) -> Vec<(&str, Setting, f64, f64)> {
+    /// WTLS's points of both settings whose rho (the undisturbed jobs', where the point
+    /// is checked) missed the target by more than 0.05 after the repeats.
+    pub fn missed_points(&self) -> Vec<&LoadPoint> {
         self.load
             .iter()
             .filter(|p| p.calibration.rho_missed)
-            .map(|p| {
-                (
-                    p.case.as_str(),
-                    Setting::of(p),
-                    p.calibration.target_rho,
-                    p.calibration.measured_rho,
-                )
-            })
             .collect()
     }
 
@@ -441,8 +438,16 @@ impl QueueResults {
         let missed: Vec<String> = self
             .missed_points()
             .into_iter()
-            .filter(|m| m.1 == setting)
-            .map(|(case, _, target, measured)| format!("{case} at {measured:.2} for {target:.1}"))
+            .filter(|p| Setting::of(p) == setting)
+            .map(|p| {
+                format!(
+                    "{} at {:.2} (whole window {:.2}) for {:.1}",
+                    p.case,
+                    p.calibrated_rho(),
+                    p.calibration.measured_rho,
+                    p.calibration.target_rho
+                )
+            })
             .collect();
         if missed.is_empty() {
             format!("{range}, every point within 0.05 of its target rho")
@@ -1000,7 +1005,7 @@ mod tests {
         assert!((j.worst().unwrap() - 0.4).abs() < 1e-12);
         let clause = q.load_clause(Setting::Bearer, &j);
         assert!(clause.contains("measured rho 0.31 to 0.72"), "{clause}");
-        assert!(clause.contains("283k/283k at 0.90 for 0.8"), "{clause}");
+        assert!(clause.contains("283k/283k at 0.90 (whole window 0.90) for 0.8"), "{clause}");
         assert_eq!(
             q.within_15_percent(Setting::Bearer, |m| m.corrected_ms),
             (1, 3)

@@ -230,14 +230,14 @@ impl ProtocolResults {
     fn loss_table(&self, ctx: &Ctx) -> Table {
         let m = ctx.measured();
         let mut t = Table::new("protocols_loss", format!("Completion over {} with {:.0} % loss", self.loss_bearer, 100.0 * LOSS))
-            .caption("Each protocol's own retransmission, as the timers table gives it with its RFC section: DTLS 1.2 through OpenSSL with the first timer set by the bench to RFC 7925 section 11's 9 s (DTLS_set_timer_cb; OpenSSL's own default is 1 s), doubling; DTLS 1.3 through wolfSSL with the same 9 s, doubling (RFC 9147 section 5.8); EDHOC over CoAP CON (ACK_TIMEOUT 2 s, random factor 1.5, MAX_RETRANSMIT 4); QUIC's probe timeout from the 333 ms initial RTT (RFC 9002 section 6.2); the WTLS client's timer from the bearer profile.")
+            .caption("Each protocol's own retransmission, as the timers table gives it with its RFC section: DTLS 1.2 through OpenSSL with the first timer set by the bench to RFC 7925 section 11's 9 s (DTLS_set_timer_cb; OpenSSL's own default is 1 s), doubling; DTLS 1.3 through wolfSSL with the same 9 s, doubling (RFC 9147 section 5.8); EDHOC over CoAP CON (ACK_TIMEOUT 2 s, random factor 1.5, MAX_RETRANSMIT 4); QUIC's probe timeout from the 333 ms initial RTT (RFC 9002 section 6.2); the WTLS client's timer from the bearer profile. The median is over all runs, a run that did not complete counted as beyond every time ('> longest' where the median falls on one), as the loss curves count them.")
             .column(Column::label("protocol"))
             .column(Column::label("suite / case"))
             .column(Column::label("auth"))
             .column(Column::new("runs", None, m.clone()))
             .column(Column::new("completed", None, m.clone()))
-            .column(Column::new("median duration", Some("ms"), m.clone()))
-            .column(Column::new("longest", Some("ms"), m.clone()))
+            .column(Column::label("median duration, all runs"))
+            .column(Column::new("longest completed", Some("ms"), m.clone()))
             .column(Column::new("median client retransmissions", None, m));
         for l in &self.loss {
             t = t.row(vec![
@@ -246,7 +246,7 @@ impl ProtocolResults {
                 Cell::text(auth_name(l.auth)),
                 Cell::num(l.runs as f64, 0),
                 Cell::num(l.completed as f64, 0),
-                Cell::opt(l.median_ms, 0),
+                Cell::text(l.median_text()),
                 Cell::opt(l.max_ms, 0),
                 Cell::opt(l.median_retransmissions, 1),
             ]);

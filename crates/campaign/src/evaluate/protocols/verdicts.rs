@@ -505,7 +505,7 @@ impl ProtocolResults {
                     "This run, {} handshakes each, interleaved: {} {:.2}x ({:.0} µs server CPU over {:.0} µs raw), our WTLS {} {:.3}x ({ours_is}), a margin of {:+.1} %{}.",
                     p.reps, p.peer.key(), p.bound_ratio(), p.server_cpu_us, p.raw_pk_us, p.peer.wtls_counterpart(), ours,
                     (ours / p.bound_ratio() - 1.0) * 100.0,
-                    if others.is_empty() { String::new() } else { format!("; other anchors: {}", others.join(", ")) }
+                    if others.is_empty() { String::new() } else { format!("; other anchors, reported, not judged here (the claim names one anchor): {}", others.join(", ")) }
                 ) + &format!("\n\n{FORWARD_SECRECY} {} {}; our WTLS {} none (the server's key is its certified static key).", p.peer.key(), peer_forward_secrecy(p.peer.key()), p.peer.wtls_counterpart()),
                 Tally::of([d]).verdict(),
             ).rule(rule_text.clone()));
@@ -546,7 +546,7 @@ impl ProtocolResults {
                     l.suite,
                     l.completed,
                     l.runs,
-                    l.median_ms.map_or("-".into(), |m| format!("{m:.0} ms"))
+                    l.median_text()
                 )
             })
             .collect();
