@@ -840,6 +840,9 @@ mod tests {
             fastest_record_suites(ranked[0], &ranked),
             "RC5_CBC_56/SHA, not decided faster than RC5_CBC_64/SHA 2141 Mbit/s (within 5 %)"
         );
-        assert_eq!(fastest_record_suites(ranked[2], &ranked[2..]), "IDEA_CBC/SHA");
+        assert_eq!(
+            fastest_record_suites(ranked[2], &ranked[2..]),
+            "IDEA_CBC/SHA"
+        );
     }
 }

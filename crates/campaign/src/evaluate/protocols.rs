@@ -1142,7 +1142,10 @@ mod tests {
                 median_retransmissions: None,
             }
         };
-        assert_eq!(row(&[Some(1.0), Some(3.0), Some(2.0)]).median_text(), "2 ms");
+        assert_eq!(
+            row(&[Some(1.0), Some(3.0), Some(2.0)]).median_text(),
+            "2 ms"
+        );
         let mostly_failed = row(&[Some(26336.0), None, None, None]);
         assert_eq!(mostly_failed.median_text(), "> 26336 ms");
     }

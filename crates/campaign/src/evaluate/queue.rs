@@ -1005,7 +1005,10 @@ mod tests {
         assert!((j.worst().unwrap() - 0.4).abs() < 1e-12);
         let clause = q.load_clause(Setting::Bearer, &j);
         assert!(clause.contains("measured rho 0.31 to 0.72"), "{clause}");
-        assert!(clause.contains("283k/283k at 0.90 (whole window 0.90) for 0.8"), "{clause}");
+        assert!(
+            clause.contains("283k/283k at 0.90 (whole window 0.90) for 0.8"),
+            "{clause}"
+        );
         assert_eq!(
             q.within_15_percent(Setting::Bearer, |m| m.corrected_ms),
             (1, 3)
