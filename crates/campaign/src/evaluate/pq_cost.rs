@@ -55,9 +55,10 @@ pub enum Affordability {
     Affordable,
     /// Classical within the budget, post-quantum over it beyond the margin.
     NotAffordable,
-    /// Classical within the budget, post-quantum within the margin of it.
+    /// Classical within the budget, post-quantum within the margin of it; or classical
+    /// itself within the margin of the budget: undecided.
     AtTheBudget,
-    /// Classical not within the budget beyond the margin: not judged.
+    /// Classical over the budget beyond the margin: not judged.
     ClassicalNotWithin,
     /// A device cost of the post-quantum (or classical) handshake is not published.
     NotAvailable(String),
@@ -69,7 +70,7 @@ impl std::fmt::Display for Affordability {
             Affordability::Affordable => f.write_str("yes"),
             Affordability::NotAffordable => f.write_str("no"),
             Affordability::AtTheBudget => f.write_str("within the margin"),
-            Affordability::ClassicalNotWithin => f.write_str("classical not within budget"),
+            Affordability::ClassicalNotWithin => f.write_str("classical over budget"),
             Affordability::NotAvailable(reason) => f.write_str(reason),
         }
     }
@@ -84,10 +85,15 @@ impl Affordability {
     /// The same with the margin widened by `unsure_ms`: a measured row's means carry no
     /// interval (the protocols part keeps only the mean of its runs), so the gap between
     /// its measured and modelled post-quantum increments stands in for their scatter.
+    /// A classical handshake within the margin of the budget leaves the row undecided
+    /// (the claim's premise is not settled either way); one over it beyond the margin
+    /// leaves it out.
     pub fn decide_within(classical_ms: f64, pq_ms: f64, unsure_ms: f64) -> Affordability {
         let margin = MODEL_TOLERANCE * BUDGET_MS + unsure_ms.abs();
-        if rule::below_by(classical_ms, BUDGET_MS, margin) != Some(true) {
-            return Affordability::ClassicalNotWithin;
+        match rule::below_by(classical_ms, BUDGET_MS, margin) {
+            Some(false) => return Affordability::ClassicalNotWithin,
+            None => return Affordability::AtTheBudget,
+            Some(true) => {}
         }
         match rule::below_by(pq_ms, BUDGET_MS, margin) {
             Some(true) => Affordability::Affordable,

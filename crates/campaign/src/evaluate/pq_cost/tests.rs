@@ -58,9 +58,15 @@ fn the_budget_rule_decides_beyond_the_margin_and_sets_classical_failures_apart()
         Affordability::decide(5000.0, 10_200.0),
         Affordability::AtTheBudget
     );
+    // classical itself within 5 % of the budget: undecided, not left out
     assert_eq!(
         Affordability::decide(9800.0, 20_000.0),
-        Affordability::ClassicalNotWithin
+        Affordability::AtTheBudget
+    );
+    // a measured row's scatter widens the margin on both sides
+    assert_eq!(
+        Affordability::decide_within(8300.0, 10_600.0, 2000.0),
+        Affordability::AtTheBudget
     );
     assert_eq!(
         Affordability::decide(11_000.0, 9000.0),
