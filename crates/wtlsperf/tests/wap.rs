@@ -304,7 +304,19 @@ fn our_client_fetches_through_our_gateway_on_all_four_ports() {
     }
     // The job log covers the WAP work: handshake datagrams on the secure ports, WSP/WTP
     // datagrams, and one Reply job per page.
-    let jobs = gateway.take_jobs();
+    // The gateway logs a Reply just after sending it, so the last page can reach the
+    // client first: wait for the fourth Reply (bounded), not for a duration.
+    let mut jobs = gateway.take_jobs();
+    let replies = |jobs: &[wap_gateway::WapJob]| {
+        jobs.iter()
+            .filter(|j| j.kind == wap_gateway::JobKind::Reply)
+            .count()
+    };
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while replies(&jobs) < 4 && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(1));
+        jobs.extend(gateway.take_jobs());
+    }
     let count = |k: wap_gateway::JobKind| jobs.iter().filter(|j| j.kind == k).count();
     assert!(count(wap_gateway::JobKind::Handshake) >= 2, "{jobs:?}");
     assert!(count(wap_gateway::JobKind::Request) >= 4, "{jobs:?}");

@@ -144,6 +144,10 @@ pub struct LeviSavasRow {
     pub device: DeviceName,
     /// Client public-key time on the device (ms).
     pub client_ms: f64,
+    /// Where `client_ms` comes from: `own` (the profile's published, fitted or executed
+    /// numbers), `scaled` (the size rule on its own number) or `borrowed` (another
+    /// device's ratio); the last two are our estimates.
+    pub client_price: &'static str,
     /// Response time T_c + T_s + T_w + T_data (ms).
     pub response_ms: f64,
 }
@@ -274,6 +278,7 @@ fn levi_savas_rows(p: &ProcessingResults, profiles: &[DeviceProfile]) -> Vec<Lev
             }) else {
                 continue;
             };
+            let client_price = device.client_price_kind(case).unwrap_or("own");
             for (name, sc) in [
                 ("best", LeviSavasScenario::BEST),
                 ("worst", LeviSavasScenario::WORST),
@@ -287,6 +292,7 @@ fn levi_savas_rows(p: &ProcessingResults, profiles: &[DeviceProfile]) -> Vec<Lev
                         scenario: name.into(),
                         device: DeviceName::of(device),
                         client_ms: client,
+                        client_price,
                         response_ms: r.total_ms,
                     });
                 }
@@ -569,7 +575,7 @@ mod tests {
         let m4: Vec<_> = rows.iter().filter(|r| r.device == "nrf52840").collect();
         assert!(m4
             .iter()
-            .all(|r| r.source_kind == "published" && r.ms.is_some()));
+            .all(|r| r.source_kind == "transferred" && r.ms.is_some()));
         assert!(m4.iter().any(|r| r.key == "mlkem768 (clean)"));
         assert!(m4
             .iter()

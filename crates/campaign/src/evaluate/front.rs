@@ -31,7 +31,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     if let Some(r) = h.worst_bound_ratio {
         out.push(HeadlineNumber::new(
             format!(
-                "Gateway CPU over its public-key operations, largest ({}); measurement failures",
+                "Gateway CPU over its public-key operations, largest ({}); cases whose bound is not shown (a measurement failure, or an interval that does not clear 1)",
                 h.worst_bound_case.as_deref().unwrap_or("?")
             ),
             format!("{r:.2}x; {}", h.bound_failures),

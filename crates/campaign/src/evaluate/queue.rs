@@ -391,9 +391,9 @@ impl QueueResults {
     }
 
     /// `summary.json`'s `degraded`: how many designed points were judged and why the
-    /// others were not, and the other protocols' load points when one of them went
-    /// unjudged; `None` when every designed point and every other protocol's point was
-    /// judged. A designed point that did not run at all (the load test failed, or a case
+    /// others were not, and the other protocols' and the mutual WTLS series' load
+    /// points when one of them went unjudged; `None` when every point of those three
+    /// sets was judged. A designed point that did not run at all (the load test failed, or a case
     /// had no service time) counts under `not_run`.
     pub fn degraded(&self) -> Option<disturbance::Degraded> {
         let ran = self.designed_points();
@@ -402,9 +402,24 @@ impl QueueResults {
         let (judged, run, short) = self.other_protocols_in_detail();
         if !short.is_empty() {
             d.other_protocols = Some(disturbance::OtherProtocols { judged, run, short });
-            d.cause = d.cause_words();
         }
-        (d.judged < d.designed || d.other_protocols.is_some()).then_some(d)
+        let mutual: Vec<&LoadPoint> = self.variants.mutual.iter().collect();
+        let m = variants::VerdictCounts::of(mutual.iter().copied(), false);
+        if m.not_judged > 0 {
+            let causes = not_judged_causes(&mutual, true);
+            d.wtls_mutual = Some(disturbance::OtherProtocols {
+                judged: m.judged(),
+                run: mutual.len(),
+                short: vec![format!(
+                    "wtls mutual {} of {} ({causes})",
+                    m.judged(),
+                    mutual.len()
+                )],
+            });
+        }
+        d.cause = d.cause_words();
+        (d.judged < d.designed || d.other_protocols.is_some() || d.wtls_mutual.is_some())
+            .then_some(d)
     }
 
     /// WTLS's points of both settings whose rho (the undisturbed jobs', where the point

@@ -39,7 +39,7 @@ pub(crate) const BEARERS: [(&str, &str); 5] = [
     ("today", "nb-iot-ntn-geo"),
 ];
 /// The figure's settings: the thesis' handset on 2001's link, and today's
-/// microcontroller (the nRF52840, a Cortex-M4 with pqm4's published ML-KEM costs) on
+/// microcontroller (the nRF52840, a Cortex-M4 priced with pqm4's published cycle counts) on
 /// today's.
 const FIGURE_THEN: (&str, &str) = ("gsm-csd", "nokia7650");
 const FIGURE_TODAY_DEVICE: &str = "nrf52840";
@@ -429,7 +429,8 @@ fn modelled() -> Provenance {
     Provenance::modelled(
         "T_H = Eq. 3.84 per flight + T_PD_C + T_PD_S",
         "each handshake's flights from the in-memory run, the bearer profile's rates and mean \
-         traversal, the device profile's (and pqm4's published) operation costs, this \
+         traversal, the device profile's operation costs (ML-KEM: pqm4's published cycle \
+         counts, measured on its own board and priced at the device's clock), this \
          machine's server CPU",
     )
 }

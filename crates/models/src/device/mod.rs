@@ -255,6 +255,13 @@ pub enum Source {
         /// What was measured.
         what: String,
     },
+    /// A published cycle count of the device's core measured on another board (pqm4's
+    /// NUCLEO-L4R5ZI for the Cortex-M4), priced at this profile's clock: that the
+    /// cycles carry over between boards of one core is our assumption.
+    Transferred {
+        /// Citation, the board measured and the clock priced at.
+        reference: String,
+    },
     /// Derived from the device's own number of the same primitive and family by the size
     /// rule of [`scaling`] (rule 1).
     Scaled {
@@ -275,6 +282,7 @@ impl Source {
     pub fn kind(&self) -> &'static str {
         match self {
             Source::Published { .. } => "published",
+            Source::Transferred { .. } => "transferred",
             Source::Fitted { .. } => "fitted",
             Source::Executed { .. } => "executed",
             Source::Measured { .. } => "measured",
@@ -287,6 +295,7 @@ impl Source {
     pub fn detail(&self) -> &str {
         match self {
             Source::Published { reference }
+            | Source::Transferred { reference }
             | Source::Fitted { reference }
             | Source::Executed { reference } => reference,
             Source::Measured { what } => what,
@@ -435,6 +444,22 @@ impl DeviceProfile {
         client_operations(case, self.ephemeral_key_precomputed.is_some())
             .into_iter()
             .any(|(_, op)| matches!(self.op_ms(op), Ok((_, Source::Borrowed { .. }))))
+    }
+
+    /// The least direct source among the client operations of `case`: `borrowed`
+    /// (another device's ratio), else `scaled` (the size rule on the device's own
+    /// number), else `own` (published, fitted, executed or measured); `None` where an
+    /// operation is not priced.
+    pub fn client_price_kind(&self, case: WtlsCase) -> Option<&'static str> {
+        let mut kind = "own";
+        for (_, op) in client_operations(case, self.ephemeral_key_precomputed.is_some()) {
+            match self.op_ms(op).ok()?.1 {
+                Source::Borrowed { .. } => return Some("borrowed"),
+                Source::Scaled { .. } => kind = "scaled",
+                _ => {}
+            }
+        }
+        Some(kind)
     }
 
     /// True when the device's library offers both key types of the case (and the profile

@@ -76,12 +76,15 @@ fn cost_of(row: &Row) -> Result<PublishedPqCost, CatalogError> {
                     "a published cost names its implementation and cycles",
                 ));
             }
-            Some(Cost {
-                ms,
-                source: Source::Published {
-                    reference: row.source.clone(),
-                },
-            })
+            // pqm4 measures on its own board; a profile of another board with the same
+            // core prices those cycles at its clock ("... cycles at the profile's 64 MHz").
+            let reference = row.source.clone();
+            let source = if row.source.contains("at the profile's") {
+                Source::Transferred { reference }
+            } else {
+                Source::Published { reference }
+            };
+            Some(Cost { ms, source })
         }
         Some(_) => return Err(bad(row, "cost is not positive")),
         None if row.source.starts_with("not available: ") => None,

@@ -156,7 +156,7 @@ impl PqCost {
         Some(
             Finding::new(
                 format!(
-                    "{} ({}) keeps the handshake within a {:.0} s time-to-secure-channel budget wherever its classical counterpart (P-256 key exchange, ECDSA P-256 certificates) is within it, on this machine (its costs measured) and every device whose post-quantum costs are published (pqm4) or executed on its core model (PQClean, the *-executed profiles), and every bearer of the table (the compared bearers and the 2001-to-today axes); judged on {}'s configurations of this kind.{}",
+                    "{} ({}) keeps the handshake within a {:.0} s time-to-secure-channel budget wherever its classical counterpart (P-256 key exchange, ECDSA P-256 certificates) is within it, on this machine (its costs measured) and every device whose post-quantum costs come from pqm4's published cycle counts (measured on pqm4's NUCLEO-L4R5ZI board and priced at the device's clock: that the cycles carry over between boards of one core is our assumption; devices.csv, source_kind transferred) or were executed on its core model (PQClean, the *-executed profiles), and every bearer of the table (the compared bearers and the 2001-to-today axes); judged on {}'s configurations of this kind.{}",
                     part.claim,
                     suites_of(&rows).join(", "),
                     BUDGET_MS / 1e3,

@@ -11,7 +11,8 @@ fn modelled() -> Provenance {
         "T_H = Eq. 3.84 per flight + T_PD_C + T_PD_S, post-quantum minus classical",
         "each DTLS 1.3 handshake's flights fragmented in memory to the bearer's datagram \
          payload limit, the bearer profile's rates and mean traversal, the device profile's \
-         operation costs (ML-KEM: pqm4's published ones, PQClean's executed ones on the \
+         operation costs (ML-KEM: pqm4's published cycle counts, measured on pqm4's own \
+         board and priced at the device's clock, PQClean's executed ones on the \
          *-executed profiles), this machine's server CPU",
     )
 }

@@ -299,7 +299,7 @@ impl ProcessingResults {
         .caption(
             "1.0 would mean the gateway does nothing but public-key mathematics; the rest \
              is parsing, hashing, the PRF, record protection and allocation. A missing bar \
-             is a measurement failure (the ratio's 95 % interval did not clear 1), listed \
+             is a bound not shown (the ratio's 95 % interval did not clear 1), listed \
              under this section's table of the cases beside the thesis' Tables 4.1/4.2.",
         )
         .size(1400, 450)

@@ -266,6 +266,10 @@ pub struct Degraded {
     /// the WTLS design can hold while another protocol's points do not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub other_protocols: Option<OtherProtocols>,
+    /// The mutual WTLS series' load points (their finding's set), when one went
+    /// unjudged: `short` names the series with its causes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wtls_mutual: Option<OtherProtocols>,
     /// Why, in words ([`Degraded::cause_words`]): the first screen quotes it.
     pub cause: String,
 }
@@ -304,6 +308,7 @@ impl Degraded {
             interference_ms: 0.0,
             rerecord,
             other_protocols: None,
+            wtls_mutual: None,
             cause: String::new(),
         };
         for p in ran {
@@ -335,6 +340,14 @@ impl Degraded {
                 o.judged,
                 o.run,
                 o.short.join(", ")
+            ));
+        }
+        if let Some(m) = &self.wtls_mutual {
+            parts.push(format!(
+                "the mutual WTLS load points {} of {} judged: {}",
+                m.judged,
+                m.run,
+                m.short.join(", ")
             ));
         }
         parts.join("; ")
