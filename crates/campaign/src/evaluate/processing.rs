@@ -103,7 +103,9 @@ pub struct CaseResult {
     pub job_service_ms: Vec<Vec<f64>>,
     /// Cost of the probes themselves, % of the handshake, when measured.
     pub probe_overhead_pct: Option<f64>,
-    /// Its distribution-free 95 % interval over the interleaved pairs (%).
+    /// The interleaved pairs' median overhead (%), the statistic the finding judges, and
+    /// its distribution-free 95 % interval (%).
+    pub probe_overhead_paired_pct: Option<f64>,
     pub probe_overhead_ci95_pct: Option<(f64, f64)>,
 }
 
@@ -381,6 +383,7 @@ pub fn from_measurement(m: &CaseMeasurement, auth: Authentication) -> CaseResult
             .map(|rep| rep.into_iter().map(|ns| ns as f64 / 1e6).collect())
             .collect(),
         probe_overhead_pct: m.probe_overhead.map(|o| o * 100.0),
+        probe_overhead_paired_pct: m.probe_overhead_paired().map(|o| o * 100.0),
         probe_overhead_ci95_pct: m
             .probe_overhead_ci95()
             .map(|(lo, hi)| (100.0 * lo, 100.0 * hi)),
@@ -564,6 +567,7 @@ pub(crate) mod tests {
             messages,
             job_service_ms: vec![vec![0.1, server_ms - 0.1]; 3],
             probe_overhead_pct: Some(1.0),
+            probe_overhead_paired_pct: Some(1.0),
             probe_overhead_ci95_pct: Some((0.5, 1.5)),
         }
     }

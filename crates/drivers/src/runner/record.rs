@@ -223,6 +223,19 @@ impl CaseMeasurement {
     /// statistics (`None` below six pairs). The point figure, `probe_overhead`, is the
     /// ratio of the two medians.
     pub fn probe_overhead_ci95(&self) -> Option<(f64, f64)> {
+        let ratios = self.probe_overhead_pairs();
+        let (lo, hi) = stats::median_ci95_ranks(ratios.len())?;
+        Some((ratios[lo - 1], ratios[hi - 1]))
+    }
+
+    /// The median of the interleaved pairs' ratios full / off - 1: the statistic
+    /// [`CaseMeasurement::probe_overhead_ci95`] bounds.
+    pub fn probe_overhead_paired(&self) -> Option<f64> {
+        stats::median(&self.probe_overhead_pairs())
+    }
+
+    /// The interleaved pairs' ratios full / off - 1, sorted.
+    fn probe_overhead_pairs(&self) -> Vec<f64> {
         let mut ratios: Vec<f64> = self
             .probe_off_cpu_ns
             .iter()
@@ -231,8 +244,7 @@ impl CaseMeasurement {
             .map(|(&off, &full)| full as f64 / off as f64 - 1.0)
             .collect();
         ratios.sort_by(f64::total_cmp);
-        let (lo, hi) = stats::median_ci95_ranks(ratios.len())?;
-        Some((ratios[lo - 1], ratios[hi - 1]))
+        ratios
     }
 
     fn probe(rep: &RepMeasurement, side: Side) -> &HandshakeProbe {
