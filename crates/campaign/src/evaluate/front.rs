@@ -99,7 +99,7 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
     }
     if let (Some(m), Some(c)) = (h.record_best_mbit_s, &h.record_best_cipher) {
         out.push(HeadlineNumber::new(
-            format!("Fastest WTLS record protection among the ciphers WTLS 1.0 assigns ({c}; protect, the sender's direction, mean over 256-8192-byte records as Herwono-Liebhardt average, one median of timed rounds each; the project's private-code-point AES is in the record-layer section)"),
+            format!("Fastest WTLS record protection among the encrypting bulk ciphers WTLS 1.0 assigns (NULL, no encryption, left out: the record-layer table gives it) ({c}; protect, the sender's direction, mean over 256-8192-byte records as Herwono-Liebhardt average, one median of timed rounds each; the project's private-code-point AES is in the record-layer section)"),
             format!("{m:.0} Mbit/s"),
             Derived,
             "record_layer",

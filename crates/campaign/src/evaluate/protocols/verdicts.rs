@@ -216,9 +216,11 @@ impl ProtocolResults {
                 ),
                 tally.verdict(),
             )
-            // Measured through the emulated bearers, which enforce the model's rates.
-            .kind(FindingKind::EmulatorAgainstModel)
-            .rule(format!("{}; here each protocol on each bearer is one group of the rule (a bearer pooled over protocols would hide one protocol's bias behind the others'), the signed error measured / modelled - 1, over every protocol and bearer the protocols part ran.", rule::PER_BEARER_RULE)),
+            // Each protocol's flight model against its real stack over the emulated
+            // bearers: where one protocol fails and the others hold on the same bearer,
+            // the miss is that protocol's model or stack, not the emulator's.
+            .kind(FindingKind::ModelAgainstRun)
+            .rule(format!("{}; here each protocol on each bearer is one group of the rule (a bearer pooled over protocols would hide one protocol's bias behind the others'), the signed error measured / modelled - 1, over every protocol and bearer the protocols part ran. The emulator is the same for every protocol (the findings on the emulator judge it), so a group that fails where the other protocols hold on the same bearer is that protocol's flight model or stack, not the emulator.", rule::PER_BEARER_RULE)),
         )
     }
 
