@@ -283,6 +283,18 @@ pub struct OtherProtocols {
     pub short: Vec<String>,
 }
 
+impl OtherProtocols {
+    /// `{series} 8 of 11 judged{lead} quic 0 of 3 (...)`.
+    fn words(&self, series: &str, lead: &str) -> String {
+        format!(
+            "{series} {} of {} judged{lead} {}",
+            self.judged,
+            self.run,
+            self.short.join(", ")
+        )
+    }
+}
+
 impl Degraded {
     /// The account of the designed points that ran (`ran`, chosen by the caller) out of
     /// `designed` in the plan, and the part's re-recordings; `None` when every designed
@@ -335,20 +347,10 @@ impl Degraded {
             parts.push(self.causes.words());
         }
         if let Some(o) = &self.other_protocols {
-            parts.push(format!(
-                "the other protocols' load points {} of {} judged, short: {}",
-                o.judged,
-                o.run,
-                o.short.join(", ")
-            ));
+            parts.push(o.words("the other protocols' load points", ", short:"));
         }
         if let Some(m) = &self.wtls_mutual {
-            parts.push(format!(
-                "the mutual WTLS load points {} of {} judged: {}",
-                m.judged,
-                m.run,
-                m.short.join(", ")
-            ));
+            parts.push(m.words("the mutual WTLS load points", ":"));
         }
         parts.join("; ")
     }
