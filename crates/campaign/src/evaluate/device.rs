@@ -412,7 +412,7 @@ impl DeviceResults {
                 "{} rows over GSM CSD and GPRS (jittered traversals, as measured; the client an emulated device: the Nokia 7650 profile's modelled compute held in the real run): per bearer, the model's bias (median measured / model - 1; positive: slower than the model): {}; {} (target: bias within +-5 % per bearer). Reported, not judged: median |measured / model - 1| pooled {:.1} %; the jitter-free 2004 link {:.1} %. Over the catalogue's GSM CSD profile (the thesis' 391.3 ms per traversal, Table 4.15, one per flight) the handshakes last a median {:.2} x the published 2004 T_H (Tables 4.1/4.2 + 4.12); over GSM CSD with the per-flight delay Eq. 4.1 finds in Table 4.12 for our datagram crossings, {:.2} x.",
                 self.emulated.iter().filter(|r| emulated::BEARERS.contains(&r.bearer.as_str())).count(),
                 per_bearer.join("; "),
-                tally.text(),
+                tally.target_text(),
                 e2e * 100.0,
                 self.bearer_median_error(emulated::GSM_CSD_2004).unwrap_or(f64::NAN) * 100.0,
                 ratio("gsm-csd").unwrap_or(f64::NAN),
@@ -474,10 +474,11 @@ impl DeviceResults {
             out.push(Finding::new(
                 "Bayoglu 2004, Eq. 3.84: T_TD = L/R + 2 x (applicable messages) x T_traversal describes the live GSM CSD handshakes of Table 4.12, the count of messages included.",
                 format!(
-                    "Out of sample (traversal fitted on 47 cases, the 48th predicted): {} median |error| {:.1} %, worst {:.1} %; {} median {:.1} %, worst {:.1} %; {} fits better.{}",
+                    "Out of sample (traversal fitted on 47 cases, the 48th predicted): {} median |error| {:.1} %, worst {:.1} %; {} median {:.1} %, worst {:.1} %; {} has the lower error{}.{}",
                     a.count.name(), a.median_abs_error * 100.0, a.worst_abs_error * 100.0,
                     b.count.name(), b.median_abs_error * 100.0, b.worst_abs_error * 100.0,
                     better.count.name(),
+                    if constant.is_some() { ", which decides nothing here" } else { "" },
                     match constant {
                         Some((n, _)) => format!(" Our datagram count is {n} for every one of the 48 cases, a constant: a constant count fits a table whose T_TD barely varies, and the comparison shows only that Table 4.12 is flat, as {} says ({}: \"{}\"). It does not decide how many traversals a message costs.", flat.study.citation(), flat.place, flat.quote),
                         None => String::new(),

@@ -127,27 +127,47 @@ fn gprs_traversal_units(t: &TransmissionResults) -> Option<Finding> {
 
 /// The thesis' practical upper limit of category 3 group 2.
 fn category3_capacity(q: &QueueResults) -> Option<Finding> {
-    let at = |v| {
+    let at = |mixture: &str, v| {
         q.capacity(
             "cat3-g2",
-            "163k",
+            mixture,
             Authentication::Mutual,
             Inputs::Published,
             v,
         )
     };
-    let (asp, corr) = (at(Variant::AsPublished)?, at(Variant::Corrected)?);
+    let mut mixtures: Vec<&str> = Vec::new();
+    for c in q.capacities.iter().filter(|c| c.group == "cat3-g2") {
+        if !mixtures.contains(&c.mixture.as_str()) {
+            mixtures.push(&c.mixture);
+        }
+    }
+    let printed: Vec<(&str, f64)> = mixtures
+        .iter()
+        .filter_map(|m| Some((*m, at(m, Variant::AsPublished)?)))
+        .collect();
+    let (asp, corr) = (
+        at("163k", Variant::AsPublished)?,
+        at("163k", Variant::Corrected)?,
+    );
+    let each: Vec<String> = printed
+        .iter()
+        .map(|(m, h)| format!("{h:.1} (mixture {m})"))
+        .collect();
+    let reaches_72 = printed.iter().any(|(_, h)| (h - 72.0).abs() <= 0.5);
     Some(Finding::new(
-        "Bayoglu 2004, section 4.2: 72 handshakes/s is the practical upper limit of category 3 group 2 (mutual); judged on Eq. 3.12 with the group's service-time moments, Eq. 3.36-3.42 (section 3.2.3), and the thesis' published service times.",
+        "Bayoglu 2004, section 4.2: 72 handshakes/s is the practical upper limit of category 3 group 2 (mutual); judged on Eq. 3.12 with the group's service-time moments, Eq. 3.36-3.42 (section 3.2.3), and the thesis' published service times, for every mixture of the group's certificates.",
         format!(
-            "Eq. 3.12 with Eq. 3.36-3.42 as printed give {asp:.1} handshakes/s at rho = 1 for 283k/163k, not 72. Counting the jobs each handshake brings (and the gateway's ECDH the thesis leaves out) the same published service times give {corr:.1} handshakes/s, {:.1} times fewer.",
+            "Eq. 3.12 with Eq. 3.36-3.42 as printed give, in handshakes/s at rho = 1 per mixture of the group (the capacity table's mixtures): {}; {} 72. Counting the jobs each handshake brings (and the gateway's ECDH the thesis leaves out) the same published service times give {corr:.1} handshakes/s for mixture 163k (283k/163k), {:.1} times fewer than its {asp:.1}.",
+            each.join(", "),
+            if reaches_72 { "one is within 0.5 of" } else { "none is within 0.5 of" },
             asp / corr
         ),
-        if (asp - 72.0).abs() > 0.5 { Verdict::Contradicted } else { Verdict::Confirmed },
+        if reaches_72 { Verdict::Confirmed } else { Verdict::Contradicted },
     )
     .study(passages::CATEGORY3_LIMIT)
     .rests_on(&[ProvenanceKind::Published, ProvenanceKind::Modelled])
-    .rule("the thesis reads 72 off its figure: confirmed when Eq. 3.12 with Eq. 3.36-3.42 as printed give 72 within 0.5 handshakes/s at rho = 1, contradicted otherwise."))
+    .rule("the thesis reads 72 off its figure: confirmed when Eq. 3.12 with Eq. 3.36-3.42 as printed give 72 within 0.5 handshakes/s at rho = 1 for one mixture of the group, contradicted when no mixture does."))
 }
 
 /// Eq. 3.12 as published against the load test with a bearer round trip, judged on the
@@ -785,7 +805,7 @@ fn transmission_model(t: &TransmissionResults) -> Option<Finding> {
         format!(
             "Real handshakes through the emulated bearers, per bearer, the model's bias (median (model - measured) / measured; positive: the model above the measurement): {}; {} (target: bias within +-5 % per bearer). Reported, not judged: the worst |error| per bearer, {}; the median |error| pooled over the bearers, {:.1} %. The emulator enforces the rate and traversal parameters the model uses, so this checks the emulator, not Eq. 3.84 against a real bearer (the devices part tests Eq. 3.84 on the thesis' live GSM CSD data).\n\nTraversals per handshake in these cases: the thesis' Eq. 3.84 counts 2 x applicable messages, {}; ours counts one per datagram crossing the link (each flight is one datagram here), {}.",
             per_bearer.join("; "),
-            tally.text(),
+            tally.target_text(),
             worst.join(", "),
             pooled * 100.0,
             range_text(&thesis),
@@ -1314,7 +1334,7 @@ mod tests {
         );
         assert!(
             f.evidence.contains(
-                "holds beyond the margin in 21, fails beyond it in 0, within it in 0 of 21"
+                "holds beyond the margin in 21, fails beyond it in 0, undecided (within the margin) in 0 of 21"
             ) && f.evidence.contains(
                 "the 18 mutual ECDH_ECDSA handshakes, transmission the larger part in 18 of them"
             ),

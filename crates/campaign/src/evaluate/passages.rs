@@ -11,7 +11,7 @@ use wtlsperf_report::{Passage, Study};
 /// Bayoglu 2004, Eq. 4.1 on Table 4.12: the GSM CSD traversal delay (reported in Table 4.15).
 pub const GSM_CSD_TRAVERSAL: Passage = Passage {
     study: Study::Bayoglu2004,
-    place: "section 4.3.1, Eq. 4.1 (and Table 4.15)",
+    place: "section 4.3.1, Eq. 4.1 (Table 4.15, in section 4.3.3, prints the result)",
     quote: "Expected value of $T_{traversal}$ = 391.3 ms",
 };
 

@@ -34,7 +34,7 @@ use super::csv_file::write_csv;
 use super::pq_prices::pq_prices;
 use super::protocols::{Config, ProtocolResults};
 use super::verdict::{self as rule, MODEL_TOLERANCE};
-use super::vocabulary::nominal_rates_note;
+use super::vocabulary::{nominal_rates_note, DeviceName};
 use wtlsperf_drivers::protocols::model::{self, Device};
 
 pub use channel::{Channel, ChannelHeadline};
@@ -82,6 +82,11 @@ impl Affordability {
         Affordability::decide_within(classical_ms, pq_ms, 0.0)
     }
 
+    /// The margin about the budget: the model tolerance widened by `unsure_ms`.
+    pub fn margin_ms(unsure_ms: f64) -> f64 {
+        MODEL_TOLERANCE * BUDGET_MS + unsure_ms.abs()
+    }
+
     /// The same with the margin widened by `unsure_ms`: a measured row's means carry no
     /// interval (the protocols part keeps only the mean of its runs), so the gap between
     /// its measured and modelled post-quantum increments stands in for their scatter.
@@ -89,7 +94,7 @@ impl Affordability {
     /// (the claim's premise is not settled either way); one over it beyond the margin
     /// leaves it out.
     pub fn decide_within(classical_ms: f64, pq_ms: f64, unsure_ms: f64) -> Affordability {
-        let margin = MODEL_TOLERANCE * BUDGET_MS + unsure_ms.abs();
+        let margin = Affordability::margin_ms(unsure_ms);
         match rule::below_by(classical_ms, BUDGET_MS, margin) {
             Some(false) => return Affordability::ClassicalNotWithin,
             None => return Affordability::AtTheBudget,
@@ -144,6 +149,10 @@ pub struct PqCostRow {
     pub measured_runs: usize,
     /// Which durations decide: `measured`, `modelled`, or `not available: ...`.
     pub basis: String,
+    /// The margin about the budget the row was decided with (ms): the model tolerance,
+    /// widened on a measured row by its measured-to-modelled gap and on a modelled row
+    /// by the protocol's measured model bias on the bearer.
+    pub margin_ms: Option<f64>,
     pub budget_ms: f64,
     #[serde(serialize_with = "crate::evaluate::csv_file::display")]
     pub affordable: Affordability,
@@ -158,6 +167,17 @@ pub struct PqCostRow {
 }
 
 impl PqCostRow {
+    /// What the row's figures are, in a finding's words: `measured` only for this
+    /// machine's client; a device profile's measured row is an emulated device (a real
+    /// run holding the profile's modelled compute); `modelled` otherwise.
+    pub fn basis_words(&self) -> &str {
+        if self.basis == "measured" && self.device != DeviceName::this_machine().as_str() {
+            "emulated device: modelled compute held in a real run"
+        } else {
+            &self.basis
+        }
+    }
+
     /// The deciding durations (classical, post-quantum), measured where both ran.
     pub fn deciding_ms(&self) -> Option<(f64, f64)> {
         match (self.classical_measured_ms, self.pq_measured_ms) {
@@ -259,8 +279,16 @@ fn flights_text(classical: &[Flight], pq: &[Flight]) -> String {
         .join(" ")
 }
 
-/// One row from the two sides.
-fn row(classical: &Side, pq: &Side, bearer: &LinkProfile, device: &Device) -> PqCostRow {
+/// One row from the two sides; `model_bias` is the share of a modelled duration the
+/// protocol's flight model has been seen to miss by on this bearer
+/// (`ProtocolResults::model_bias_bound`).
+fn row(
+    classical: &Side,
+    pq: &Side,
+    bearer: &LinkProfile,
+    device: &Device,
+    model_bias: f64,
+) -> PqCostRow {
     let extra = |a: Option<f64>, b: Option<f64>| Some(b? - a?);
     let classical_measured = classical.measured.map(|m| m.0);
     let pq_measured = pq.measured.map(|m| m.0);
@@ -299,31 +327,35 @@ fn row(classical: &Side, pq: &Side, bearer: &LinkProfile, device: &Device) -> Pq
             _ => 0,
         },
         basis: String::new(),
+        margin_ms: None,
         budget_ms: BUDGET_MS,
         affordable: Affordability::AtTheBudget,
     };
     // A measured pair decides even where a device price is missing for the model (this
     // machine's own CPU ran both); otherwise the model needs every price.
-    let (basis, affordable) = match (both_measured, not_available, r.deciding_ms()) {
-        (true, _, Some((c, p))) => {
+    let decided = match (both_measured, not_available, r.deciding_ms()) {
+        (true, _, Some(durations)) => {
             let unsure = match (r.extra_measured_ms, r.extra_modelled_ms) {
                 (Some(m), Some(e)) => (m - e).abs(),
                 _ => 0.0,
             };
-            (
-                "measured".to_owned(),
-                Affordability::decide_within(c, p, unsure),
-            )
+            Ok(("measured", durations, unsure))
         }
-        (false, Some(reason), _) => (reason.clone(), Affordability::NotAvailable(reason)),
-        (false, None, Some((c, p))) => ("modelled".to_owned(), Affordability::decide(c, p)),
-        (_, _, None) => {
-            let reason = "not available: no duration".to_owned();
-            (reason.clone(), Affordability::NotAvailable(reason))
-        }
+        (false, Some(reason), _) => Err(reason),
+        (false, None, Some((c, p))) => Ok(("modelled", (c, p), model_bias * c.max(p))),
+        (_, _, None) => Err("not available: no duration".to_owned()),
     };
-    r.basis = basis;
-    r.affordable = affordable;
+    match decided {
+        Ok((basis, (c, p), unsure)) => {
+            r.basis = basis.to_owned();
+            r.margin_ms = Some(Affordability::margin_ms(unsure));
+            r.affordable = Affordability::decide_within(c, p, unsure);
+        }
+        Err(reason) => {
+            r.basis = reason.clone();
+            r.affordable = Affordability::NotAvailable(reason);
+        }
+    }
     r
 }
 
@@ -363,7 +395,8 @@ impl PqCost {
                     };
                     let c = Side::new(classical, bearer, device, protocols, client(classical));
                     let p = Side::new(pq, bearer, device, protocols, client(pq));
-                    rows.push(row(&c, &p, bearer, device));
+                    let bias = protocols.model_bias_bound(pq.protocol(), &bearer.name);
+                    rows.push(row(&c, &p, bearer, device, bias));
                 }
             }
         }

@@ -15,6 +15,7 @@
 
 use wtls::suite::Case;
 use wtlsperf_bearer::LinkProfile;
+use wtlsperf_drivers::protocols::ForwardSecrecy;
 use wtlsperf_models::device::{DeviceProfile, WtlsCase};
 use wtlsperf_models::reference::{categories_groups, processing_times};
 use wtlsperf_models::Authentication;
@@ -25,7 +26,7 @@ use super::csv_file;
 use super::passages;
 use super::pq_prices::pq_prices;
 use super::processing::{CaseResult, ProcessingResults};
-use super::protocols::Config;
+use super::protocols::{Config, Estimate};
 use super::transmission::modelled_duration_ms;
 use super::verdict::{self, Tally, MODEL_TOLERANCE};
 use super::vocabulary::{BearerName, DeviceName};
@@ -110,6 +111,22 @@ pub struct ModernCandidate {
     pub suite: String,
     /// Model T_H (ms).
     pub th_ms: f64,
+    /// Whether its session keys survive a later theft of a long-term key, which no
+    /// WTLS case of the row offers.
+    #[serde(serialize_with = "forward_secrecy_text")]
+    pub forward_secrecy: ForwardSecrecy,
+    /// The client's price rests on an estimate (a borrowed cost or a P-256 stand-in),
+    /// not on the device's own numbers.
+    #[serde(serialize_with = "estimate_text")]
+    pub estimate: Option<Estimate>,
+}
+
+fn estimate_text<S: serde::Serializer>(e: &Option<Estimate>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(e.map_or("", Estimate::words))
+}
+
+fn forward_secrecy_text<S: serde::Serializer>(f: &ForwardSecrecy, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&f.text())
 }
 
 fn protocol_name<S: serde::Serializer>(
@@ -374,6 +391,8 @@ pub fn write_csv(path: &std::path::Path, rows: &[Recommendation]) -> anyhow::Res
         best_modern_protocol: &'a str,
         best_modern_suite: &'a str,
         best_modern_ms: Option<f64>,
+        best_modern_forward_secrecy: Option<String>,
+        best_modern_estimate: Option<&'static str>,
         best_post_quantum_suite: String,
         best_post_quantum_ms: Option<f64>,
     }
@@ -398,6 +417,11 @@ pub fn write_csv(path: &std::path::Path, rows: &[Recommendation]) -> anyhow::Res
             best_modern_protocol: r.best_modern.as_ref().map_or("", |m| m.protocol.name()),
             best_modern_suite: r.best_modern.as_ref().map_or("", |m| m.suite.as_str()),
             best_modern_ms: r.best_modern.as_ref().map(|m| m.th_ms),
+            best_modern_forward_secrecy: r.best_modern.as_ref().map(|m| m.forward_secrecy.text()),
+            best_modern_estimate: r
+                .best_modern
+                .as_ref()
+                .and_then(|m| m.estimate.map(Estimate::words)),
             best_post_quantum_suite: match &r.best_post_quantum {
                 Ok(m) => m.suite.clone(),
                 Err(reason) => reason.clone(),
@@ -603,6 +627,8 @@ pub fn add_dtls13<'a>(
                         client_ms,
                         c.server_cpu_us / 1e3,
                     ),
+                    forward_secrecy: c.forward_secrecy(),
+                    estimate: c.estimate_on(&on_device, &published),
                 })
             });
             let Some(th) = th else { continue };

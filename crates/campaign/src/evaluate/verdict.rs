@@ -125,10 +125,22 @@ impl Tally {
         }
     }
 
-    /// `holds in 20, fails in 22, within the margin in 0 of 42`.
+    /// `holds beyond the margin in 20, fails beyond it in 22, undecided (within the margin) in 0 of 42`.
     pub fn text(&self) -> String {
         format!(
-            "holds beyond the margin in {}, fails beyond it in {}, within it in {} of {}",
+            "holds beyond the margin in {}, fails beyond it in {}, undecided (within the margin) in {} of {}",
+            self.holds,
+            self.fails,
+            self.undecided,
+            self.rows()
+        )
+    }
+
+    /// The tally of rule 5's groups, whose margin is the target itself: `within the
+    /// target in 17, beyond it in 2, undecided (the interval crosses it) in 11 of 30`.
+    pub fn target_text(&self) -> String {
+        format!(
+            "within the target in {}, beyond it in {}, undecided (the interval crosses it) in {} of {}",
             self.holds,
             self.fails,
             self.undecided,
@@ -376,7 +388,7 @@ mod tests {
         );
         assert_eq!(
             mixed.text(),
-            "holds beyond the margin in 1, fails beyond it in 1, within it in 1 of 3"
+            "holds beyond the margin in 1, fails beyond it in 1, undecided (within the margin) in 1 of 3"
         );
         assert_eq!(Tally::of([Some(false); 2]).verdict(), Verdict::Contradicted);
         assert_eq!(

@@ -147,6 +147,14 @@ impl Suite {
             })
     }
 
+    /// Whether the suite's session keys survive a later theft of a long-term key.
+    pub fn forward_secrecy(self) -> ForwardSecrecy {
+        match self {
+            Suite::DtlsEcdheEcdsa { .. } | Suite::DtlsPsk => dtls::forward_secrecy(self),
+            Suite::EdhocMethod3Suite2 => edhoc::FORWARD_SECRECY,
+        }
+    }
+
     /// Is the client authenticated too?
     pub fn mutual(self) -> bool {
         match self {

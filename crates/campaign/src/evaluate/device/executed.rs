@@ -117,7 +117,7 @@ mod tests {
         // Levels 2 and 3, mutual, on the ARM7TDMI alone.
         assert!(
             f.evidence
-                .contains("mutual authentication on arm7tdmi-25mhz-executed: ECC faster holds beyond the margin in 2, fails beyond it in 0, within it in 0 of 2"),
+                .contains("mutual authentication on arm7tdmi-25mhz-executed: ECC faster holds beyond the margin in 2, fails beyond it in 0, undecided (within the margin) in 0 of 2"),
             "{}",
             f.evidence
         );

@@ -10,6 +10,7 @@ use wtlsperf_models::device::{DeviceProfile, KeyType};
 use wtlsperf_models::transmission::Flight;
 use wtlsperf_models::Authentication;
 
+use super::super::protocols::Estimate;
 use super::super::recommendation::{ModernCandidate, Recommendation};
 use crate::evaluate::vocabulary::{BearerName, DeviceName};
 use wtlsperf_drivers::protocols::{measure_suite, model, Suite};
@@ -20,6 +21,19 @@ const MODERN_CATEGORY: u8 = 3;
 /// Each modern suite's flights and server CPU per handshake, measured in memory.
 pub struct ModernBench {
     suites: Vec<(Suite, Vec<Flight>, f64)>,
+}
+
+/// Whether `suite`'s client price of `priced_ms` on `device` rests on an estimate: priced
+/// otherwise without the profile's borrowed costs, or without its P-256 stand-ins.
+fn estimate(suite: Suite, device: &DeviceProfile, priced_ms: f64) -> Option<Estimate> {
+    let without = |p: DeviceProfile| model::client_ms(suite, &p).ok();
+    if without(device.without_borrowed()) != Some(priced_ms) {
+        Some(Estimate::Borrowed)
+    } else if without(device.without_estimates()) != Some(priced_ms) {
+        Some(Estimate::P256StandIn)
+    } else {
+        None
+    }
 }
 
 impl ModernBench {
@@ -52,6 +66,8 @@ impl ModernBench {
                     protocol,
                     suite: s.name().to_owned(),
                     th_ms: model::duration_ms(flights, bearer, client_ms, *server_ms),
+                    forward_secrecy: s.forward_secrecy(),
+                    estimate: estimate(*s, device, client_ms),
                 })
             })
             .min_by(|a, b| a.th_ms.total_cmp(&b.th_ms))

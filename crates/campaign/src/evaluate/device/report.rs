@@ -10,7 +10,8 @@ use wtlsperf_models::Authentication;
 
 use super::{emulated, DeviceResults};
 use crate::evaluate::context::Ctx;
-use crate::evaluate::verdict;
+use crate::evaluate::recommendation::ModernCandidate;
+use crate::evaluate::verdict::{self, MODEL_TOLERANCE};
 use crate::evaluate::vocabulary::{auth_name, DeviceName};
 
 /// The bearer of the ECC-against-RSA figure: the slowest round trip of the compared
@@ -19,6 +20,25 @@ const ECC_RSA_FIGURE_BEARER: &str = "nb-iot";
 
 fn pct(x: f64) -> Cell {
     Cell::num(x * 100.0, 1)
+}
+
+/// Whether a recommendation's runner-up is beyond the model tolerance of the fastest:
+/// within it, the model does not decide which of the two is faster.
+fn separated(margin: Option<f64>) -> &'static str {
+    match margin {
+        Some(m) if m > MODEL_TOLERANCE => "yes",
+        Some(_) => "no (within 5 %)",
+        None => "",
+    }
+}
+
+/// The other protocol's modelled time, flagged where its client price is an estimate.
+fn modern_time(m: Option<&ModernCandidate>) -> Cell {
+    let cell = Cell::opt(m.map(|m| m.th_ms), 1);
+    match m.and_then(|m| m.estimate) {
+        Some(e) => cell.flag(format!("the client's price is an estimate ({})", e.words())),
+        None => cell,
+    }
 }
 
 impl DeviceResults {
@@ -40,7 +60,7 @@ impl DeviceResults {
             .table(self.levi_savas_table())
             .figure(self.herwono_figure())
             .paragraph(format!(
-                "The findings of this part (the fit, the end-to-end check, the traversal count, Levi-Savas' and Bayoglu's conclusions on today's devices) are in the findings section.{}",
+                "The findings of this part (the fit, the end-to-end check, the traversal count, Levi-Savas' conclusion on the executed processors and on the catalogue's devices, and Bayoglu's group ranking on his own published times with this machine reported beside it) are in the findings section.{}",
                 ctx.catalogue
                     .typical_bearer_note()
                     .map_or(String::new(), |n| format!(" {n}"))
@@ -254,7 +274,7 @@ impl DeviceResults {
             "device profile, our gateway and flights, bearer profile",
         );
         let mut t = Table::new("device_recommendations", "Recommendation: the fastest full handshake per device, bearer, security category and authentication")
-            .caption("Candidates are the cases of thesis Table 3.3 in the category (groups: 1 prime, 2 Koblitz, 3 random binary curves, 4 RSA) whose every client operation the device's library offers (Levi-Savas timed every curve and RSA on their ARM7 and drew them in their Figure 4, but quote in their text only the 224P and 256P client times, which are the numbers we hold: the arm7tdmi-25mhz profile prices its binary curves and RSA from the Nokia 7650's ratios, devices.csv source borrowed, so its rows here are estimates, which the findings leave out). Empty cells: no runner-up, or the device offers no RSA or no ECC suite. Category 3 rows also name the fastest DTLS 1.2 or EDHOC suite of the same authentication the device runs (P-256 only where its library offers it; PSK always), under the same model; EDHOC and DTLS PSK authenticate both sides, so they compete in the mutual rows.")
+            .caption("Candidates are the cases of thesis Table 3.3 in the category (groups: 1 prime, 2 Koblitz, 3 random binary curves, 4 RSA) whose every client operation the device's library offers (Levi-Savas timed every curve and RSA on their ARM7 and drew them in their Figure 4, but quote in their text only the 224P and 256P client times, which are the numbers we hold: the arm7tdmi-25mhz profile prices its binary curves and RSA from the Nokia 7650's ratios, devices.csv source borrowed, so its rows here are estimates, which the findings leave out). Empty cells: no runner-up, or the device offers no RSA or no ECC suite. A runner-up within 5 % of the fastest (the model tolerance) leaves the ranking undecided: the separated column says so. Category 3 rows also name the fastest classical configuration of another protocol (DTLS 1.2, DTLS 1.3, EDHOC or QUIC) of the same authentication the device runs (P-256 only where its library offers it; PSK always), under the same model; EDHOC and DTLS PSK authenticate both sides, so they compete in the mutual rows; a flagged time rests on an estimated client price (a cost borrowed from another device's ratios, or a P-256 operation the profile does not price stood in for by its ECDH; recommendations.csv, best_modern_estimate, says which). The ranking is by time alone: no WTLS case has forward secrecy (its key exchange is ECDH with the server's certified static key, or RSA key transport), and the last column says whether the other protocol's configuration has it.")
             .column(Column::label("device"))
             .column(Column::label("bearer"))
             .column(Column::label("category"))
@@ -263,13 +283,15 @@ impl DeviceResults {
             .column(Column::new("T_H", Some("ms"), model.clone()))
             .column(Column::label("runner-up"))
             .column(Column::new("margin", Some("%"), Provenance::derived("runner-up / fastest - 1")))
+            .column(Column::label("separated (beyond 5 %)"))
             .column(Column::new("best ECC / best RSA", None, model.clone()))
             .column(Column::label("thesis' fastest group"))
-            .column(Column::label("fastest DTLS 1.2 / EDHOC"))
+            .column(Column::label("fastest other protocol"))
             .column(Column::new("its T_H", Some("ms"), Provenance::modelled(
                 "T_H = T_PD_C(device) + T_PD_S + T_TD + 0",
-                "device profile priced per P-256 operation, the suite's server CPU and flights measured in memory now, bearer profile",
-            )));
+                "device profile priced per P-256 operation where it prices it (else an estimate, flagged), the configuration's server CPU and flights measured in memory now, bearer profile",
+            )))
+            .column(Column::label("its forward secrecy"));
         for r in &self.recommendations {
             t = t.row(vec![
                 Cell::text(r.device.as_str()),
@@ -284,6 +306,7 @@ impl DeviceResults {
                         .map_or(String::new(), |c| c.case.to_string()),
                 ),
                 Cell::opt(r.margin.map(|m| m * 100.0), 1),
+                Cell::text(separated(r.margin)),
                 Cell::opt(r.ecc_over_rsa(), 3),
                 Cell::text(
                     r.thesis_best_group
@@ -295,7 +318,12 @@ impl DeviceResults {
                         .as_ref()
                         .map_or(String::new(), |m| format!("{} {}", m.protocol, m.suite)),
                 ),
-                Cell::opt(r.best_modern.as_ref().map(|m| m.th_ms), 1),
+                modern_time(r.best_modern.as_ref()),
+                Cell::text(
+                    r.best_modern
+                        .as_ref()
+                        .map_or(String::new(), |m| m.forward_secrecy.text()),
+                ),
             ]);
         }
         t

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::{PqCost, PqCostRow, BUDGET_MS};
+use super::{Affordability, PqCost, PqCostRow, BUDGET_MS};
 use crate::evaluate::verdict::{self as rule, MODEL_TOLERANCE};
 
 /// Which handshake of the three.
@@ -43,29 +43,39 @@ impl Channel {
     }
 }
 
-/// One handshake's time on a device and bearer (ms), and whether it was measured.
+/// One handshake's time on a device and bearer (ms), whether a run gave it, and the
+/// margin about the budget its row was decided with.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Timed {
     pub ms: f64,
     pub measured: bool,
+    pub margin_ms: f64,
 }
 
 impl Timed {
-    fn of(measured: Option<f64>, modelled: Option<f64>) -> Option<Timed> {
+    fn of(measured: Option<f64>, modelled: Option<f64>, row: &PqCostRow) -> Option<Timed> {
+        let margin_ms = row
+            .margin_ms
+            .unwrap_or_else(|| Affordability::margin_ms(0.0));
         match (measured, modelled) {
-            (Some(ms), _) => Some(Timed { ms, measured: true }),
+            (Some(ms), _) => Some(Timed {
+                ms,
+                measured: true,
+                margin_ms,
+            }),
             (None, Some(ms)) => Some(Timed {
                 ms,
                 measured: false,
+                margin_ms,
             }),
             (None, None) => None,
         }
     }
 
-    /// Over the budget beyond the margin (`Some(true)`), within it beyond the margin
-    /// (`Some(false)`), within the margin (`None`): the verdict rule's decision.
+    /// Over the budget beyond the row's margin (`Some(true)`), within it beyond the
+    /// margin (`Some(false)`), within the margin (`None`): the budget rule's decision.
     pub fn over_budget(self) -> Option<bool> {
-        rule::below(self.ms, BUDGET_MS, MODEL_TOLERANCE).map(|within| !within)
+        rule::below_by(self.ms, BUDGET_MS, self.margin_ms).map(|within| !within)
     }
 
     /// `3.9 s` measured, `3.9 s*` modelled.
@@ -131,7 +141,7 @@ impl PqCost {
             }) {
                 Some(i) => i,
                 None => {
-                    let classical = Timed::of(r.classical_measured_ms, r.classical_modelled_ms);
+                    let classical = Timed::of(r.classical_measured_ms, r.classical_modelled_ms, r);
                     out.push(ChannelTimes {
                         protocol: r.protocol.clone(),
                         device: r.device.clone(),
@@ -144,7 +154,7 @@ impl PqCost {
             let Some(kind) = Channel::of_row(r) else {
                 continue;
             };
-            let t = Timed::of(r.pq_measured_ms, r.pq_modelled_ms);
+            let t = Timed::of(r.pq_measured_ms, r.pq_modelled_ms, r);
             // the first configuration of the kind with a time on this row (a hybrid the
             // device cannot price gives way to one it can)
             let slot = &mut out[i].times[kind as usize];
@@ -239,7 +249,7 @@ impl PqCost {
             })
             .collect();
         Some(format!(
-            "Time to a secure channel, {protocol}, per device and bearer: classical ({}) / hybrid key exchange ({}) / fully post-quantum ({}); the measured mean where the handshake ran over the emulated bearer on the device, * where modelled, n/a where the device has no published or executed price for an operation the handshake needs. {}. Against the {:.0} s budget (beyond its {:.0} % margin): {}.",
+            "Time to a secure channel, {protocol}, per device and bearer: classical ({}) / hybrid key exchange ({}) / fully post-quantum ({}); the run's mean where the handshake ran over the emulated bearer on the device (measured on this machine; on another profile an emulated device, its modelled compute held in the real run), * where modelled, n/a where the device has no published or executed price for an operation the handshake needs. {}. Against the {:.0} s budget (beyond its margin: {:.0} % of the budget, widened as the rule widens each row's): {}.",
             suites(Channel::Classical),
             suites(Channel::HybridKeyExchange),
             suites(Channel::FullyPostQuantum),

@@ -7,7 +7,6 @@ use wtlsperf_report::{Finding, FindingKind};
 
 use super::{Affordability, PqCost, PqCostRow, BUDGET_MS, BUDGET_SOURCE};
 use crate::evaluate::verdict::{self as rule, Tally, MODEL_TOLERANCE};
-use crate::evaluate::vocabulary::DeviceName;
 
 /// `min-max` of some values, `-` when there are none.
 fn range(values: impl Iterator<Item = f64>, digits: usize) -> String {
@@ -26,7 +25,7 @@ fn range(values: impl Iterator<Item = f64>, digits: usize) -> String {
 /// The affordability rule in words, as the finding and docs/results.md state it.
 pub fn budget_rule() -> String {
     format!(
-        "each device x bearer row is decided on its measured means where both handshakes ran over the emulated bearer on that device (on a device profile other than this machine the run is real but the client's compute is the profile's modelled price held in it: an emulated device), else on the model; the budget is {:.0} s ({BUDGET_SOURCE}); the margin is {:.0} % of the budget (the verdict rule's model tolerance); the protocols part keeps only the mean of its runs, so a measured row's margin is widened by the gap between its measured and modelled post-quantum increments, which stands in for the means' scatter. A post-quantum configuration stops being affordable on a row where its classical counterpart is within the budget beyond the margin and the post-quantum handshake exceeds it beyond the margin; a row holds when both are within it; where either lies within the margin of the budget, undecided. Rows whose classical handshake is over the budget beyond the margin (the bearer or device, not the post-quantum half, rules the handshake out) and rows with an operation the device has no published or executed price for are not judged and are counted apart. Confirmed when every judged row holds, contradicted when one fails (a counterexample to a claim over every one), otherwise inconclusive with the rows where it stops being affordable named.",
+        "each device x bearer row is decided on its measured means where both handshakes ran over the emulated bearer on that device (on a device profile other than this machine the run is real but the client's compute is the profile's modelled price held in it: an emulated device), else on the model; the budget is {:.0} s ({BUDGET_SOURCE}); the margin is {:.0} % of the budget (the verdict rule's model tolerance); the protocols part keeps only the mean of its runs, so a measured row's margin is widened by the gap between its measured and modelled post-quantum increments, which stands in for the means' scatter; a modelled row's margin is widened by the bias the protocol's flight model shows in this run over the same bearer (|median measured / modelled - 1| of the flight-model finding's group; over a bearer the protocols part did not run, the protocol's largest) times the longer of its two handshakes (pq_cost.csv margin_ms). A post-quantum configuration stops being affordable on a row where its classical counterpart is within the budget beyond the margin and the post-quantum handshake exceeds it beyond the margin; a row holds when both are within it; where either lies within the margin of the budget, undecided. Rows whose classical handshake is over the budget beyond the margin (the bearer or device, not the post-quantum half, rules the handshake out) and rows with an operation the device has no published or executed price for are not judged and are counted apart. Confirmed when every judged row holds, contradicted when one fails (a counterexample to a claim over every one), otherwise inconclusive with the rows where it stops being affordable named.",
         BUDGET_MS / 1e3,
         100.0 * MODEL_TOLERANCE,
     )
@@ -128,7 +127,7 @@ impl PqCost {
                         r.pq_suite,
                         r.device,
                         r.bearer,
-                        basis_words(r)
+                        r.basis_words()
                     ))
                 })
                 .collect()
@@ -202,17 +201,6 @@ const PARTS: [Part; 3] = [
         claim: "A fully post-quantum handshake (ML-KEM key exchange and ML-DSA certificates)",
     },
 ];
-
-/// What a row's figures are, in a finding's words: `measured` only for this machine's
-/// client; a device profile's measured row is an emulated device (a real run holding
-/// the profile's modelled compute); `modelled` otherwise.
-fn basis_words(r: &PqCostRow) -> &str {
-    if r.basis == "measured" && r.device != DeviceName::this_machine().as_str() {
-        "emulated device: modelled compute held in a real run"
-    } else {
-        &r.basis
-    }
-}
 
 /// One field of `rows`, each value once, in first-seen order.
 fn distinct<'a>(rows: &[&'a PqCostRow], field: impl Fn(&'a PqCostRow) -> &'a str) -> Vec<&'a str> {

@@ -9,7 +9,7 @@ use crate::evaluate::context::Ctx;
 fn modelled() -> Provenance {
     Provenance::modelled(
         "T_H = Eq. 3.84 per flight + T_PD_C + T_PD_S, post-quantum minus classical",
-        "each DTLS 1.3 handshake's flights fragmented in memory to the bearer's datagram \
+        "each handshake's flights (DTLS 1.3, QUIC) fragmented in memory to the bearer's datagram \
          payload limit, the bearer profile's rates and mean traversal, the device profile's \
          operation costs (ML-KEM: pqm4's published cycle counts, measured on pqm4's own \
          board and priced at the device's clock, PQClean's executed ones on the \
@@ -17,7 +17,29 @@ fn modelled() -> Provenance {
     )
 }
 
+/// A column of post-quantum minus classical run means: measured on this machine, on
+/// another device profile an emulated device (the basis column says which).
+fn run_difference(ctx: &Ctx) -> Provenance {
+    Provenance::derived(format!(
+        "post-quantum minus classical mean of the protocols part's runs over the emulated \
+         bearer ({}): measured with this machine's client; on another device profile an \
+         emulated device, its modelled compute held in the real run (basis)",
+        ctx.measured()
+    ))
+}
+
 impl PqCost {
+    /// The protocols of the table's rows, in first-seen order.
+    fn protocols(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for r in &self.rows {
+            if !out.contains(&r.protocol.as_str()) {
+                out.push(&r.protocol);
+            }
+        }
+        out
+    }
+
     /// The section: the rule, then the rows with every cost priced (the devices
     /// without a published or executed ML-KEM price are named in a paragraph instead of
     /// a row each).
@@ -25,16 +47,18 @@ impl PqCost {
         let unavailable = self.unpriced();
         let s = Section::new(
             "pq_cost",
-            "What post-quantum key exchange costs, and where it stops being affordable",
+            "What post-quantum key exchange and authentication cost, and where they stop being affordable",
         )
         .intro(format!(
-            "DTLS 1.3 with ML-KEM-768 (alone, or in the P-256 or X25519 hybrid), with ML-DSA-44 \
-             certificates, or both, against DTLS 1.3 with P-256 ECDHE and ECDSA, same cipher \
-             suite and library, per device and bearer: \
+            "{} with ML-KEM-768 (alone, or in the P-256 or X25519 hybrid), with ML-DSA-44 \
+             certificates, or both, each against the same protocol with P-256 ECDHE and \
+             ECDSA, same cipher suite and library, per device and bearer: \
              extra bytes and datagrams at the bearer's MTU, extra client compute on the \
-             device, extra time to a secure channel, modelled everywhere and measured \
-             where the protocols part ran both handshakes on that device (pq_cost.csv). \
-             The rule: {} {}",
+             device, extra time to a secure channel, modelled everywhere and run where the \
+             protocols part ran both handshakes on that device (measured on this machine; \
+             on another device profile an emulated device, its modelled compute held in \
+             the real run; pq_cost.csv). The rule: {} {}",
+            self.protocols().join(" and "),
             budget_rule(),
             self.nominal_note.as_deref().unwrap_or_default()
         ))
@@ -104,13 +128,13 @@ impl PqCost {
         let times = self.channel_times();
         let protocol = times.first()?.protocol.clone();
         let time = || {
-            Provenance::derived("the measured mean where the handshake ran over the emulated bearer on the device, else the modelled T_H (pq_cost.csv)")
+            Provenance::derived("the run's mean where the handshake ran over the emulated bearer on the device (measured with this machine's client; on another device profile an emulated device, its modelled compute held in the real run), else the modelled T_H (pq_cost.csv)")
         };
         let mut t = Table::new(
             "pq_channel",
             "Time to a secure channel: classical, hybrid key exchange, fully post-quantum",
         )
-        .caption(format!("{protocol}; empty where the device has no published or executed price for an operation the handshake needs; over the budget: beyond its margin (the rule above)."))
+        .caption(format!("{protocol}; empty where the device has no published or executed price for an operation the handshake needs; over the budget: beyond its row's margin (the rule above)."))
         .column(Column::label("device"))
         .column(Column::label("bearer"));
         for c in Channel::ALL {
@@ -140,7 +164,10 @@ impl PqCost {
     fn table(&self, ctx: &Ctx) -> Table {
         let mut t = Table::new(
             "pq_cost",
-            "Post-quantum minus classical DTLS 1.3, per device and bearer",
+            format!(
+                "Post-quantum minus classical ({}), per device and bearer",
+                self.protocols().join(", ")
+            ),
         )
         .column(Column::label("suite"))
         .column(Column::label("bearer"))
@@ -149,13 +176,14 @@ impl PqCost {
         .column(Column::new("extra datagrams", None, modelled()))
         .column(Column::new("extra client", Some("ms"), modelled()))
         .column(Column::new("extra, modelled", Some("ms"), modelled()))
-        .column(Column::new("extra, measured", Some("ms"), ctx.measured()))
+        .column(Column::new("extra, run", Some("ms"), run_difference(ctx)))
         .column(Column::new(
             "post-quantum, deciding",
             Some("ms"),
             modelled(),
         ))
         .column(Column::label("basis"))
+        .column(Column::new("margin", Some("ms"), Provenance::derived("5 % of the budget, widened by the row's measured-to-modelled gap or its protocol's model bias on the bearer (the rule)")))
         .column(Column::label("affordable"));
         for r in self
             .rows
@@ -172,7 +200,8 @@ impl PqCost {
                 Cell::opt(r.extra_modelled_ms, 0),
                 Cell::opt(r.extra_measured_ms, 0),
                 Cell::opt(r.deciding_ms().map(|d| d.1), 0),
-                Cell::text(&r.basis),
+                Cell::text(r.basis_words()),
+                Cell::opt(r.margin_ms, 0),
                 Cell::text(r.affordable.to_string()),
             ]);
         }

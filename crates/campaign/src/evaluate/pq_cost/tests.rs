@@ -27,6 +27,7 @@ fn fixture(device: &str, bearer: &str, classical_ms: f64, pq_ms: f64) -> PqCostR
         extra_measured_ms: None,
         measured_runs: 0,
         basis: "modelled".to_owned(),
+        margin_ms: Some(Affordability::margin_ms(0.0)),
         budget_ms: BUDGET_MS,
         affordable: Affordability::decide(classical_ms, pq_ms),
         protocol: "dtls1.3".to_owned(),
@@ -95,7 +96,8 @@ fn post_quantum_within_the_budget_everywhere_confirms_and_unpriced_rows_are_not_
     );
     assert_eq!(f[0].verdict, Verdict::Confirmed, "{}", f[0].evidence);
     assert!(
-        f[0].evidence.contains("within it in 0 of 2"),
+        f[0].evidence
+            .contains("undecided (within the margin) in 0 of 2"),
         "{}",
         f[0].evidence
     );
@@ -245,7 +247,8 @@ fn the_three_handshakes_are_timed_per_device_and_bearer_and_their_crossings_name
         times[0].times[2].as_ref().and_then(|(_, t)| *t),
         Some(channel::Timed {
             ms: 11_750.0,
-            measured: true
+            measured: true,
+            margin_ms: 500.0,
         })
     );
     let full = PqCost::crossings(&times, Channel::FullyPostQuantum);

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use wtlsperf_models::processing::{percent_layout, percentage_row, PercentColumn};
+use wtlsperf_models::processing::{percent_layout, percentage_row, Message, PercentColumn};
 use wtlsperf_models::reference::PercentTable;
 use wtlsperf_models::{Authentication, Side, SuiteFamily};
 use wtlsperf_report::{
@@ -26,6 +26,27 @@ fn bound_cell(c: &CaseResult) -> Cell {
 
 fn ratio(published: f64, ours: f64) -> Option<f64> {
     (ours > 0.0).then(|| published / ours)
+}
+
+/// What a share table's Others column holds. The client's Certificate is empty in the
+/// thesis' server-authenticated flows (its Tables 3.7 and 3.9) and carries the client's
+/// certificate in the mutual ones (Table 3.8), where the gateway's side shows it apart.
+fn others_note(auth: Authentication, layout: &[PercentColumn]) -> &'static str {
+    let client_certificate = PercentColumn::Message(Message::ClientCertificate);
+    match auth {
+        Authentication::ServerAuth => {
+            "Others = every message not shown; the thesis' empty client Certificate and \
+             ChangeCipherSpec are in it."
+        }
+        Authentication::Mutual if layout.contains(&client_certificate) => {
+            "Others = every message not shown, ChangeCipherSpec among them; the client's \
+             Certificate has its own column."
+        }
+        Authentication::Mutual => {
+            "Others = every message not shown, ChangeCipherSpec and the client's Certificate \
+             (which carries the client's certificate in a mutual handshake) among them."
+        }
+    }
 }
 
 impl ProcessingResults {
@@ -251,10 +272,7 @@ impl ProcessingResults {
             t = t.row(row);
         }
         if layout.contains(&PercentColumn::Others) {
-            t = t.note(
-                "Others = every message not shown; the thesis' empty client Certificate and \
-                 ChangeCipherSpec are in it.",
-            );
+            t = t.note(others_note(auth, &layout));
         }
         let avg = |m: &BTreeMap<usize, (f64, usize)>| -> Vec<Option<f64>> {
             (0..layout.len())

@@ -383,7 +383,7 @@ impl QueueResults {
                 published_figure_title(group.group, auth),
                 chart,
             )
-            .caption("Both curves are our models on the thesis' published service times, not the thesis' plotted curves: 'as_published' (dashed) reads lambda as handshakes/s as Eq. 3.12 is printed, 'corrected' (solid) saturates k times earlier; one colour per mix.")
+            .caption("Both curves are our models on the thesis' published service times, not the thesis' plotted curves: 'as_published' (dashed) reads lambda as handshakes/s as Eq. 3.12 is printed, 'corrected' (solid) saturates k times earlier, and earlier still for the mutual ECDH_ECDSA mixes, whose gateway ECDH the printed Eq. 3.21, 3.36 and 3.51 leave out; one colour per mix.")
             .size(900, 480),
         )
     }

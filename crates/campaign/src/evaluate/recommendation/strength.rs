@@ -7,13 +7,14 @@
 //! rsa2048/rsa1024; here each ECC case meets the RSA case of the same CA and leaf level.
 
 use wtls::suite::Specifier;
-use wtlsperf_models::reference;
+use wtlsperf_models::{reference, Authentication};
 use wtlsperf_report::Finding;
 use wtlsperf_report::ProvenanceKind;
 
 use super::{devices_of, Candidate, Recommendation};
 use crate::evaluate::passages;
 use crate::evaluate::verdict::{self, Tally, MODEL_TOLERANCE};
+use crate::evaluate::vocabulary::auth_name;
 
 /// One equal-strength comparison of a row: the fastest ECC case whose leaf is of
 /// `leaf_level`, against the RSA case of the same CA and leaf level.
@@ -125,6 +126,20 @@ pub fn ecc_against_rsa(rows: &[Recommendation]) -> Finding {
             )
         })
         .collect();
+    // Levi-Savas find RSA's client times reasonable with server-only authentication
+    // (section 4.1, observation 2) and rest ECC's advantage there on the server: each
+    // authentication's tally is given apart.
+    let per_auth: Vec<String> = Authentication::ALL
+        .into_iter()
+        .filter_map(|a| {
+            let d: Vec<Option<bool>> = judged
+                .iter()
+                .filter(|(r, _)| r.auth == a)
+                .map(|(_, d)| *d)
+                .collect();
+            (!d.is_empty()).then(|| format!("{}: {}", auth_name(a), Tally::of(d).text()))
+        })
+        .collect();
     let fastest = Tally::of(rows.iter().filter(|r| !r.ecc_rsa_borrowed).map(|r| {
         match (r.best_ecc_ms, r.best_rsa_ms) {
             (Some(e), Some(rsa)) => verdict::below(e, rsa, MODEL_TOLERANCE),
@@ -134,8 +149,9 @@ pub fn ecc_against_rsa(rows: &[Recommendation]) -> Finding {
     Finding::new(
         format!("Levi-Savas 2003's conclusion ({}: \"{}\"; the study's claim itself is judged on the client's time, as they measured it, in the finding on their executed devices) carries over to whole handshakes on the catalogue's devices and bearers: judged at equal strength (the fastest ECDH_ECDSA case of each level against the RSA case whose CA and leaf are of the same level, as Levi-Savas' Table 1 pairs levels and NIST SP 800-57 Part 1 pairs them alike) by model T_H, on every device profile whose library offers both and prices both from its own numbers (where a profile publishes fewer key sizes, its other costs are scaled by key size: devices.csv, source_kind scaled).", passages::ECC_BEATS_RSA.place, passages::ECC_BEATS_RSA.quote),
         format!(
-            "Model T_H per device, bearer, category, authentication and leaf level, the fastest ECDH_ECDSA case of the level against the RSA case of the same CA and leaf levels: {} overall; per level: {}. Per device: {}.{} Not judged: {borrowed} pairs whose ECC or RSA cost is borrowed from another device's ratios, and the rows of {} with no pair of equal strength. Beside it, not judged: the fastest ECC case against the fastest RSA case of each category whatever their strengths (a 224-bit leaf can meet a 1024-bit one there), {}.",
+            "Model T_H per device, bearer, category, authentication and leaf level, the fastest ECDH_ECDSA case of the level against the RSA case of the same CA and leaf levels: {} overall; per authentication: {}; per level: {}. Per device: {}.{} Not judged: {borrowed} pairs whose ECC or RSA cost is borrowed from another device's ratios, and the rows of {} with no pair of equal strength. Beside it, not judged: the fastest ECC case against the fastest RSA case of each category whatever their strengths (a 224-bit leaf can meet a 1024-bit one there), {}.",
             tally.text(),
+            per_auth.join("; "),
             levels.join("; "),
             super::per_device(&judged).join("; "),
             super::decided_by(&judged),
