@@ -1,4 +1,4 @@
-//! Peer performance anchors beside our gateway (docs/results.md, "WTLS beside DTLS 1.2 and EDHOC"): OpenSSL's TLS 1.2 (ECDHE-ECDSA
+//! Peer performance anchors beside our gateway (docs/results.md, "WTLS beside its successors"): OpenSSL's TLS 1.2 (ECDHE-ECDSA
 //! P-256 and RSA-2048 key transport) and DTLS 1.2 servers and rustls' TLS 1.2 and 1.3
 //! (ECDHE-ECDSA P-256), each one's bound ratio (median server thread CPU per handshake
 //! over the median of the same library's raw public-key operations of one handshake)

@@ -163,13 +163,14 @@ impl ThenAndNow {
         Section::new("then_and_now", "Time to a secure channel, 2001 to today")
             .intro(format!(
                 "WTLS (RSA-1024, K-163, P-256, server-authenticated) beside DTLS 1.2, EDHOC, \
-                 DTLS 1.3 and DTLS 1.3 with ML-KEM, every handshake on every device profile \
+                 DTLS 1.3, QUIC and their post-quantum configurations, every handshake on every device profile \
                  over the links of 2001 (GSM CSD, GPRS) and of today (LTE-M, NB-IoT, NB-IoT \
                  over a GEO satellite). Modelled everywhere (T_H = Eq. 3.84 over each \
                  handshake's own flights + the client's time on the device + this machine's \
                  server CPU); where the protocols part ran the handshake over the emulated \
-                 bearer on that emulated device, the measured mean stands beside the model \
-                 (table: 'model / measured'). The figure shows the thesis' Nokia 7650 on GSM \
+                 bearer on that device, the run's mean stands beside the model (table: \
+                 'model / run'; measured with this machine's client, on another profile an \
+                 emulated device, its modelled compute held in the real run). The figure shows the thesis' Nokia 7650 on GSM \
                  CSD beside the {FIGURE_TODAY_DEVICE} (a Cortex-M4; its ML-KEM costs are pqm4's \
                  published Cortex-M4 cycle counts at the profile's clock) on today's links. \
                  'n/a': the device profile has no price for an operation of that \
@@ -268,13 +269,14 @@ impl ThenAndNow {
         let handshakes = self.handshakes();
         let mut t = Table::new(
             "then_and_now",
-            "Time to a secure channel (ms), 2001 to today: model / measured",
+            "Time to a secure channel (ms), 2001 to today: model / run",
         )
         .caption(
-            "The 2001 columns are WTLS as the thesis encoded it: one-byte parameter \
+            "The WTLS handshakes are encoded as the thesis encoded them: one-byte parameter \
              indices (its Table 3.2), which WAP-261 does not define for P-256, B-163, \
-             K-283 or B-283. WAP-261 sends those curves' parameters explicitly: Table \
-             4.11's section gives each case's bytes both ways, and the finding on WTLS \
+             K-283 or B-283. WAP-261 sends those curves' parameters explicitly: the \
+             report's section on transmission (beside thesis Table 4.11) gives each \
+             case's bytes both ways, and the finding on WTLS \
              against DTLS 1.2 judges P-256 in both encodings.",
         )
         .column(Column::label("era"))

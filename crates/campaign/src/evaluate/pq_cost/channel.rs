@@ -80,8 +80,20 @@ impl Timed {
 
     /// `3.9 s` measured, `3.9 s*` modelled.
     fn text(self) -> String {
-        let mark = if self.measured { "" } else { "*" };
-        format!("{:.1} s{mark}", self.ms / 1e3)
+        format!("{:.1} s{}", self.ms / 1e3, self.mark())
+    }
+
+    /// `3.9` run, `3.9*` modelled: a table cell in seconds.
+    pub fn seconds_text(self) -> String {
+        format!("{:.1}{}", self.ms / 1e3, self.mark())
+    }
+
+    fn mark(self) -> &'static str {
+        if self.measured {
+            ""
+        } else {
+            "*"
+        }
     }
 }
 

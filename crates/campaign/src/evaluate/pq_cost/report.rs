@@ -134,7 +134,7 @@ impl PqCost {
             "pq_channel",
             "Time to a secure channel: classical, hybrid key exchange, fully post-quantum",
         )
-        .caption(format!("{protocol}; empty where the device has no published or executed price for an operation the handshake needs; over the budget: beyond its row's margin (the rule above)."))
+        .caption(format!("{protocol}; * where modelled (no run of the handshake on that device and bearer), else the run's mean; empty where the device has no published or executed price for an operation the handshake needs; over the budget: beyond its row's margin (the rule above)."))
         .column(Column::label("device"))
         .column(Column::label("bearer"));
         for c in Channel::ALL {
@@ -149,7 +149,10 @@ impl PqCost {
                 if timed.and_then(|x| x.over_budget()) == Some(true) {
                     over.push(c.label());
                 }
-                cells.push(Cell::opt(timed.map(|x| x.ms / 1e3), 1));
+                cells.push(match timed {
+                    Some(x) => Cell::text(x.seconds_text()),
+                    None => Cell::Missing,
+                });
             }
             cells.push(Cell::text(if over.is_empty() {
                 "none".to_owned()

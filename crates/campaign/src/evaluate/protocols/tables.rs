@@ -1,4 +1,4 @@
-//! The report section "WTLS beside DTLS 1.2 and EDHOC" and its findings, every clause
+//! The report section "WTLS beside DTLS 1.2, EDHOC, ..." and its findings, every clause
 //! computed from the run.
 
 use wtlsperf_report::{
@@ -35,9 +35,27 @@ fn modelled() -> Provenance {
 }
 
 impl ProtocolResults {
+    /// `WTLS beside DTLS 1.2, EDHOC and DTLS 1.3`: the protocols this run compared, by
+    /// their registry titles.
+    fn section_title(&self) -> String {
+        let mut names: Vec<&str> = Vec::new();
+        for c in self.configs.iter().filter(|c| !c.is_wtls()) {
+            let title = c.contender.entry().title();
+            let name = title.split(" (").next().unwrap_or(title);
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        match names.split_last() {
+            None => "WTLS".to_owned(),
+            Some((last, [])) => format!("WTLS beside {last}"),
+            Some((last, rest)) => format!("WTLS beside {} and {last}", rest.join(", ")),
+        }
+    }
+
     /// The report section.
     pub fn section(&self, ctx: &Ctx) -> Section {
-        let mut s = Section::new("protocols", "WTLS beside DTLS 1.2 and EDHOC").intro(
+        let mut s = Section::new("protocols", self.section_title()).intro(
             "WTLS's successors on constrained links, on the same bench: DTLS 1.2 through \
              OpenSSL (ECDHE-ECDSA P-256 with AES-128-CCM-8 and a small certificate chain, \
              and PSK-AES128-CCM8: RFC 7925's two mandatory suites; cookie exchange on, as \

@@ -58,7 +58,8 @@ impl ProtocolEntry for Quic {
             max_retransmissions: probes_within(HANDSHAKE_TIMEOUT),
             source: "RFC 9002 section 6.2 (probe timeout from the 333 ms initial RTT of \
                      section 6.2.2, doubling); no probe count: the idle timeout of RFC 9000 \
-                     section 10.1 (60 s here) ends it",
+                     section 10.1 (60 s here) ends it, so the count given is the probes \
+                     that fit within it",
         }
     }
 }
