@@ -214,22 +214,29 @@ fn a_closed_loop_keeps_its_handshakes_in_flight_and_stops_with_the_window() {
     let report = run_load(&spec, store()).unwrap();
     // Every handshake ends before the next of its slot starts: more than 4 were started,
     // all completed, and the gateway never saw more than 4 clients handshaking at once
-    // (from the start of a handshake's first job to the start of its last, both on the
-    // worker's clock: the job's end is stamped after its reply left, when the client may
-    // already have started anew, and an arrival is the kernel's timestamp carried over
-    // from the realtime clock, which a preempted conversion can set early).
+    // (from the start of a handshake's first job to the start of its second and last,
+    // both on the worker's clock: the job's end is stamped after its reply left, when
+    // the client may already have started anew). A peer's jobs are taken two by two in
+    // order: a later handshake that the kernel gave a freed port again, on the same
+    // address, is its own pair (seen: 755 handshakes from 754 peers, whose one merged
+    // window read as 5 at once), and a retransmitted flight that reaches the gateway
+    // after the client completed is a job without a partner, not a longer handshake.
     assert!(report.started > 4, "{report:?}");
     assert_eq!(report.completed, report.started, "{report:?}");
-    let mut events: Vec<(u64, i32)> = Vec::new();
-    let mut by_peer: std::collections::HashMap<_, (u64, u64)> = Default::default();
+    let mut by_peer: std::collections::HashMap<_, Vec<u64>> = Default::default();
     for j in &report.jobs {
-        let e = by_peer.entry(j.peer).or_insert((u64::MAX, 0));
-        e.0 = e.0.min(j.start_ns);
-        e.1 = e.1.max(j.start_ns);
+        by_peer.entry(j.peer).or_default().push(j.start_ns);
     }
-    for (first, last) in by_peer.values() {
-        events.push((*first, 1));
-        events.push((*last, -1));
+    let mut events: Vec<(u64, i32)> = Vec::new();
+    let mut unpaired = 0;
+    for starts in by_peer.values_mut() {
+        starts.sort_unstable();
+        for pair in starts.chunks(2) {
+            match pair {
+                [first, last] => events.extend([(*first, 1), (*last, -1)]),
+                _ => unpaired += 1,
+            }
+        }
     }
     events.sort();
     let (mut open, mut most) = (0, 0);
@@ -237,7 +244,12 @@ fn a_closed_loop_keeps_its_handshakes_in_flight_and_stops_with_the_window() {
         open += d;
         most = most.max(open);
     }
-    assert!(most <= 4, "{most} handshakes at the gateway at once");
+    assert!(
+        most <= 4,
+        "{most} handshakes at the gateway at once ({} peers, {unpaired} unpaired jobs, {} retransmissions)",
+        by_peer.len(),
+        report.retransmissions
+    );
     // Closed over a round trip per slot: far below the 500/s the pool was sized for.
     assert!(report.wall_s < 10.0);
 }

@@ -39,7 +39,12 @@ pub fn headline_numbers(h: &Headline, json: &Value) -> Vec<HeadlineNumber> {
             "processing",
         ));
     }
-    let (within, judged) = h.queue_undisturbed_within_15_percent;
+    // The pair counts the points within 15 % against the design; the judged points are
+    // their own field, fewer than the designed ones in a degraded run.
+    let (within, judged) = (
+        h.queue_undisturbed_within_15_percent.0,
+        h.queue_judged_points,
+    );
     let designed = DEGRADED_FIELDS
         .iter()
         .find_map(|k| json.get(*k))
@@ -289,10 +294,19 @@ mod tests {
         ]
         .contains(&n.section.as_str())));
         assert!(numbers.iter().any(|n| n.value == "0 of 0 judged points"));
-        let degraded = json!({"degraded": {"judged": 10, "designed": 16}});
-        let numbers = headline_numbers(&Headline::default(), &degraded);
-        assert!(numbers
-            .iter()
-            .any(|n| n.value == "0 of 0 judged points (16 designed)"));
+        let degraded = json!({"degraded": {"judged": 14, "designed": 16}});
+        let h = Headline {
+            queue_undisturbed_within_15_percent: (13, 16),
+            queue_designed_points: 16,
+            queue_judged_points: 14,
+            ..Headline::default()
+        };
+        let numbers = headline_numbers(&h, &degraded);
+        assert!(
+            numbers
+                .iter()
+                .any(|n| n.value == "13 of 14 judged points (16 designed)"),
+            "the judged points, not the designed ones, follow 'of'"
+        );
     }
 }

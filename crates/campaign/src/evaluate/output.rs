@@ -651,7 +651,7 @@ pub struct PartSummary {
     pub duration_s: f64,
     pub part_seconds: std::collections::BTreeMap<String, f64>,
     /// The load test's own bearer points, the corrected model over the undisturbed jobs
-    /// and over the whole window: within 15 % and judged points.
+    /// and over the whole window: within 15 % and designed points (as in `summary.json`).
     pub queue_undisturbed_within_15_percent: (usize, usize),
     pub queue_corrected_within_15_percent: (usize, usize),
     pub queue_points_missed: usize,

@@ -454,14 +454,15 @@ impl QueueResults {
             .missed_points()
             .into_iter()
             .filter(|p| Setting::of(p) == setting)
-            .map(|p| {
-                format!(
-                    "{} at {:.2} (whole window {:.2}) for {:.1}",
-                    p.case,
-                    p.calibrated_rho(),
-                    p.calibration.measured_rho,
-                    p.calibration.target_rho
-                )
+            .map(|p| match p.recording.undisturbed_rho {
+                Some(undisturbed) => format!(
+                    "{} at {undisturbed:.2} (whole window {:.2}) for {:.1}",
+                    p.case, p.calibration.measured_rho, p.calibration.target_rho
+                ),
+                None => format!(
+                    "{} at {:.2} over the whole window (no undisturbed jobs to read) for {:.1}",
+                    p.case, p.calibration.measured_rho, p.calibration.target_rho
+                ),
             })
             .collect();
         if missed.is_empty() {
@@ -1020,8 +1021,18 @@ mod tests {
         assert!((j.worst().unwrap() - 0.4).abs() < 1e-12);
         let clause = q.load_clause(Setting::Bearer, &j);
         assert!(clause.contains("measured rho 0.31 to 0.72"), "{clause}");
+        // Without undisturbed jobs the whole window's rho is all there is, and says so.
         assert!(
-            clause.contains("283k/283k at 0.90 (whole window 0.90) for 0.8"),
+            clause.contains(
+                "283k/283k at 0.90 over the whole window (no undisturbed jobs to read) for 0.8"
+            ),
+            "{clause}"
+        );
+        let mut with_undisturbed = q.clone();
+        with_undisturbed.load[3].recording.undisturbed_rho = Some(0.87);
+        let clause = with_undisturbed.load_clause(Setting::Bearer, &j);
+        assert!(
+            clause.contains("283k/283k at 0.87 (whole window 0.90) for 0.8"),
             "{clause}"
         );
         assert_eq!(

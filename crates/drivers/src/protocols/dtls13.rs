@@ -84,7 +84,7 @@ pub fn retransmission_timers(initial_s: u32) -> super::RetransmissionTimers {
         backoff: 2.0,
         ceiling_s: Some(f64::from(WOLFSSL_TIMEOUT_MAX_S)),
         max_retransmissions: retransmissions,
-        source: "RFC 9147 section 5.8 (doubling; ACKs, and partial retransmission of what was not acknowledged) with RFC 7925 section 11's 9 s first timer; wolfSSL ends the handshake at the first timeout past its 64 s maximum, and sends ACKs at a quarter of the timer; each timer runs from the last datagram wolfSSL sent or took in, as its own receive waits",
+        source: "RFC 9147 section 5.8 (the timer, doubling) and section 7 (ACKs, and partial retransmission of what was not acknowledged) with RFC 7925 section 11's 9 s first timer; wolfSSL ends the handshake at the first timeout past its 64 s maximum, and sends ACKs at a quarter of the timer; each timer runs from the last datagram wolfSSL sent or took in, as its own receive waits",
     }
 }
 
