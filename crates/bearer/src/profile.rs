@@ -176,13 +176,15 @@ pub struct LinkProfile {
     /// Where the numbers come from.
     pub source: String,
     /// What the rates are: a study's figure, a field measurement, or a nominal figure
-    /// of the bearer class (peak or typical), which makes a duration a lower bound.
+    /// of the bearer class (peak or typical): serialisation at a peak rate is a lower
+    /// bound, at a typical rate a typical figure.
     pub rate_kind: RateKind,
 }
 
-/// What a profile's `up_bps`/`down_bps` are. A duration over a nominal rate is a lower
-/// bound on what a real link of the class gives, and the report must say so; the
-/// catalogue's `rate_kind` column names it, one word per row.
+/// What a profile's `up_bps`/`down_bps` are. Serialisation at a nominal peak rate is a
+/// lower bound on what a real link of the class gives, and at a typical rate a typical
+/// figure; the report must say which. The catalogue's `rate_kind` column names it, one
+/// word per row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RateKind {
     /// No rate limit: the loopback control.
@@ -218,7 +220,7 @@ impl RateKind {
     }
 
     /// Whether the rate is a nominal figure of the class rather than one measured or
-    /// taken from a study: a duration over it is a lower bound.
+    /// taken from a study: the report says what a duration over it is.
     pub fn is_nominal(self) -> bool {
         matches!(self, RateKind::Typical | RateKind::Peak)
     }

@@ -397,23 +397,13 @@ fn row(
 }
 
 /// Which of the axes' bearers have nominal rather than measured rates, and what that
-/// means for a duration over them.
+/// means for a duration over them (`vocabulary::nominal_rates_note`).
 fn nominal_note(catalogue: &Catalogue) -> String {
-    let nominal: Vec<String> = BEARERS
+    let bearers: Vec<&LinkProfile> = BEARERS
         .iter()
         .filter_map(|(_, name)| catalogue.bearer(name).ok())
-        .filter(|b| b.rate_kind.is_nominal())
-        .map(|b| format!("{} ({})", b.name, b.rate_kind.describe()))
         .collect();
-    if nominal.is_empty() {
-        return String::new();
-    }
-    format!(
-        "Nominal bearer rates: {}; typical figures, not effective rates measured on a network \
-         (data/bearers/profiles.csv names the source of each), so a duration over them is a \
-         lower bound on what such a link gives.",
-        nominal.join("; ")
-    )
+    super::vocabulary::nominal_rates_note(bearers.into_iter()).unwrap_or_default()
 }
 
 /// The table's cells, `model / measured`: the model, then the protocols part's mean run

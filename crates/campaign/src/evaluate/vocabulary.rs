@@ -11,7 +11,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use serde::Serialize;
-use wtlsperf_bearer::{BearerCatalogue, LinkProfile};
+use wtlsperf_bearer::{BearerCatalogue, LinkProfile, RateKind};
 use wtlsperf_models::device::{load_profiles, CatalogueFiles, DeviceProfile};
 use wtlsperf_models::Authentication;
 
@@ -192,16 +192,42 @@ impl Catalogue {
 }
 
 /// The note on `bearers` whose rates are nominal (`rate_kind` in `bearers/profiles.csv`),
-/// for a part that uses bearers beyond the compared ones (the satellite profile).
+/// for a part that uses bearers beyond the compared ones (the satellite profile). Only a
+/// peak rate bounds anything: serialisation at the standard's peak is the least a link
+/// of that class takes, while a typical rate and every profile's latency are typical
+/// values, so a duration over them is typical, not a bound.
 pub fn nominal_rates_note<'a>(bearers: impl Iterator<Item = &'a LinkProfile>) -> Option<String> {
-    let typical: Vec<String> = bearers
-        .filter(|b| b.rate_kind.is_nominal())
+    let nominal: Vec<&LinkProfile> = bearers.filter(|b| b.rate_kind.is_nominal()).collect();
+    let named: Vec<String> = nominal
+        .iter()
         .map(|b| format!("{} ({})", b.name, b.rate_kind.describe()))
         .collect();
-    (!typical.is_empty()).then(|| {
+    let of_kind = |kind: RateKind| -> Vec<&str> {
+        nominal
+            .iter()
+            .filter(|b| b.rate_kind == kind)
+            .map(|b| b.name.as_str())
+            .collect()
+    };
+    let (peak, typical) = (of_kind(RateKind::Peak), of_kind(RateKind::Typical));
+    let mut reading = Vec::new();
+    if !peak.is_empty() {
+        reading.push(format!(
+            "over the peak-rate profiles ({}) the serialisation is a lower bound on what such a link gives",
+            peak.join(", ")
+        ));
+    }
+    if !typical.is_empty() {
+        reading.push(format!(
+            "the typical-rate profiles ({}) give a typical serialisation, not a bound",
+            typical.join(", ")
+        ));
+    }
+    (!named.is_empty()).then(|| {
         format!(
-            "Nominal bearer rates: {}. These profiles are typical figures, not measurements: their rates are not effective rates measured on a network (data/bearers/profiles.csv names the 3GPP document or source each rests on), and their latencies typical values; a duration over them is a lower bound on what such a link gives.",
-            typical.join("; ")
+            "Nominal bearer rates: {}. These profiles are not measurements: their rates are not effective rates measured on a network (data/bearers/profiles.csv names the 3GPP document or source each rests on), and every latency is a typical value; {}; so a duration over them is a typical figure.",
+            named.join("; "),
+            reading.join("; ")
         )
     })
 }
@@ -239,6 +265,31 @@ pub(crate) mod tests {
             "fixture-5g,2000000,4000000,normal,10,2,28,1400,\"a fixture\",yes,\"a fixture\",peak",
         );
         dir
+    }
+
+    /// Only a peak rate makes the serialisation a lower bound; a typical rate and the
+    /// latencies make a duration typical, and the note says which profile is which.
+    #[test]
+    fn the_nominal_rates_note_bounds_only_the_peak_rates() {
+        let of = |name: &str, kind: RateKind| LinkProfile {
+            name: name.into(),
+            rate_kind: kind,
+            ..LinkProfile::loopback()
+        };
+        let (edge, nb) = (of("edge", RateKind::Typical), of("nb-iot", RateKind::Peak));
+        let both = nominal_rates_note([&edge, &nb].into_iter()).unwrap();
+        assert!(
+            both.contains("peak-rate profiles (nb-iot) the serialisation is a lower bound"),
+            "{both}"
+        );
+        assert!(
+            both.contains("typical-rate profiles (edge) give a typical serialisation, not a bound"),
+            "{both}"
+        );
+        let peak = nominal_rates_note([&nb].into_iter()).unwrap();
+        assert!(!peak.contains("typical-rate"), "{peak}");
+        let study = of("gsm-csd", RateKind::Study);
+        assert!(nominal_rates_note([&study].into_iter()).is_none());
     }
 
     #[test]
