@@ -175,9 +175,10 @@ pub fn run_status(headline: &Value) -> Option<RunStatus> {
             let degraded = map.get("degraded").and_then(Value::as_bool).unwrap_or(true);
             let count = |k: &str| map.get(k).and_then(Value::as_u64);
             let mut summary = match (count("judged"), count("designed")) {
-                (Some(j), Some(d)) => {
-                    format!("{j} of the {d} designed WTLS load points were judged.")
-                }
+                (Some(j), Some(d)) => format!(
+                    "{j} of the {d} designed server-authenticated WTLS load points were judged{}.",
+                    series_counts(map)
+                ),
                 _ if degraded => "This run did not hold its design.".to_owned(),
                 _ => "Every designed point was judged.".to_owned(),
             };
@@ -200,6 +201,27 @@ pub fn run_status(headline: &Value) -> Option<RunStatus> {
             summary: format!("summary.json's headline says degraded: {}", plain(other)),
             details: Vec::new(),
         }),
+    }
+}
+
+/// The series judged beside the designed points, where the account carries them:
+/// `; the mutual WTLS series 3 of 4, the other protocols 10 of 11`.
+fn series_counts(map: &serde_json::Map<String, Value>) -> String {
+    let series: Vec<String> = [
+        ("wtls_mutual", "the mutual WTLS series"),
+        ("other_protocols", "the other protocols"),
+    ]
+    .iter()
+    .filter_map(|(key, name)| {
+        let s = map.get(*key)?;
+        let of = |k: &str| s.get(k).and_then(Value::as_u64);
+        Some(format!("{name} {} of {}", of("judged")?, of("run")?))
+    })
+    .collect();
+    if series.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", series.join(", "))
     }
 }
 
@@ -246,6 +268,26 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A run whose designed points all held but whose mutual series missed one says
+    /// both counts, not only the designed ones.
+    #[test]
+    fn the_banner_counts_the_series_beside_the_designed_points() {
+        let status = run_status(&json!({"degraded": {
+            "judged": 16, "designed": 16,
+            "wtls_mutual": {"judged": 3, "run": 4, "short": ["wtls mutual 3 of 4 (missed rho 1)"]},
+            "cause": "the mutual WTLS load points 3 of 4 judged"
+        }}))
+        .unwrap();
+        assert!(status.degraded);
+        assert!(
+            status.summary.starts_with(
+                "16 of the 16 designed server-authenticated WTLS load points were judged; the mutual WTLS series 3 of 4."
+            ),
+            "{}",
+            status.summary
+        );
+    }
+
     #[test]
     fn the_banner_follows_the_degraded_field() {
         assert_eq!(run_status(&json!({"cases_measured": 48})), None);
@@ -257,7 +299,7 @@ mod tests {
         assert!(detailed.degraded);
         assert_eq!(
             detailed.summary,
-            "10 of the 16 designed WTLS load points were judged. Cause: steal."
+            "10 of the 16 designed server-authenticated WTLS load points were judged. Cause: steal."
         );
         assert!(detailed
             .details

@@ -256,7 +256,7 @@ pub fn table(rows: &[CookieRow], ctx: &Ctx) -> Table {
         "protocols_cookie",
         "DTLS with and without the cookie exchange (this machine's client)",
     )
-    .caption("The cookie exchange (DTLS 1.2's HelloVerifyRequest, DTLS 1.3's HelloRetryRequest with a cookie) is the DTLS default and WTLS has none. Bytes and round trips from the in-memory runs at the bearer's payload limit; time modelled for both, and measured over the emulated bearers for both (the cookie-free server behind its own gateway). Where the ML-KEM ClientHello would not fit one datagram at the bearer's payload limit, wolfSSL's first ClientHello carries no key share, so a HelloRetryRequest asks for it with or without the cookie; where it fits (GSM CSD's 1472 bytes) the first ClientHello carries it, and the cookie exchange makes the client send it twice.")
+    .caption("The cookie exchange (DTLS 1.2's HelloVerifyRequest, DTLS 1.3's HelloRetryRequest with a cookie) is on in the bench's DTLS servers (RFC 6347 and RFC 9147 recommend it; OpenSSL and wolfSSL run it when the server asks for it) and WTLS has none. Bytes and round trips from the in-memory runs at the bearer's payload limit; time modelled for both, and measured over the emulated bearers for both (the cookie-free server behind its own gateway). Where the ML-KEM ClientHello would not fit one datagram at the bearer's payload limit, wolfSSL's first ClientHello carries no key share, so a HelloRetryRequest asks for it with or without the cookie; where it fits (GSM CSD's 1472 bytes) the first ClientHello carries it, and the cookie exchange makes the client send it twice.")
     .column(Column::label("protocol"))
     .column(Column::label("suite"))
     .column(Column::label("cookie exchange"))
