@@ -334,13 +334,11 @@ fn row(
     // A measured pair decides even where a device price is missing for the model (this
     // machine's own CPU ran both); otherwise the model needs every price.
     let decided = match (both_measured, not_available, r.deciding_ms()) {
-        (true, _, Some(durations)) => {
-            let unsure = match (r.extra_measured_ms, r.extra_modelled_ms) {
-                (Some(m), Some(e)) => (m - e).abs(),
-                _ => 0.0,
-            };
-            Ok(("measured", durations, unsure))
-        }
+        (true, _, Some(durations)) => Ok((
+            "measured",
+            durations,
+            rule::run_gap_ms(r.extra_measured_ms, r.extra_modelled_ms),
+        )),
         (false, Some(reason), _) => Err(reason),
         (false, None, Some((c, p))) => Ok(("modelled", (c, p), model_bias * c.max(p))),
         (_, _, None) => Err("not available: no duration".to_owned()),
@@ -388,6 +386,7 @@ impl PqCost {
                 continue;
             };
             for bearer in &bearers {
+                let bias = protocols.model_bias_bound(pq.protocol(), &bearer.name);
                 for device in &devices {
                     let client = |c: &Config| {
                         c.client_time(device, &published)
@@ -395,7 +394,6 @@ impl PqCost {
                     };
                     let c = Side::new(classical, bearer, device, protocols, client(classical));
                     let p = Side::new(pq, bearer, device, protocols, client(pq));
-                    let bias = protocols.model_bias_bound(pq.protocol(), &bearer.name);
                     rows.push(row(&c, &p, bearer, device, bias));
                 }
             }

@@ -256,15 +256,9 @@ impl Config {
         let Device::Profile(d) = device else {
             return None;
         };
-        let priced = self.client_time(device, published);
-        let without = |p: DeviceProfile| self.client_time(&Device::Profile(Box::new(p)), published);
-        if without(d.without_borrowed()) != priced {
-            Some(Estimate::Borrowed)
-        } else if without(d.without_estimates()) != priced {
-            Some(Estimate::P256StandIn)
-        } else {
-            None
-        }
+        Estimate::of(d, |p| {
+            self.client_time(&Device::Profile(Box::new(p.clone())), published)
+        })
     }
 
     /// The client's processing time on `device` (ms), if the device prices it.
@@ -285,6 +279,22 @@ pub enum Estimate {
 }
 
 impl Estimate {
+    /// Whether `price` on `device` rests on an estimate: it changes when the profile's
+    /// borrowed costs are taken away (or, failing that, its P-256 stand-ins).
+    pub fn of<T: PartialEq>(
+        device: &DeviceProfile,
+        price: impl Fn(&DeviceProfile) -> T,
+    ) -> Option<Estimate> {
+        let priced = price(device);
+        if price(&device.without_borrowed()) != priced {
+            Some(Estimate::Borrowed)
+        } else if price(&device.without_estimates()) != priced {
+            Some(Estimate::P256StandIn)
+        } else {
+            None
+        }
+    }
+
     /// The clause `protocols.csv` and `then_and_now.csv` give after `profile, `.
     pub fn words(self) -> &'static str {
         match self {

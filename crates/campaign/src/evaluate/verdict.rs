@@ -173,6 +173,15 @@ pub const BEARER_TARGET: f64 = 0.05;
 /// signed error it takes and appends its set).
 pub const PER_BEARER_RULE: &str = "per bearer: the model's bias is the median of the signed relative errors over the bearer's rows, with its distribution-free 95 % interval (order statistics of the binomial; with fewer than six rows, where no such interval exists, the rows' whole range); the bearer holds when that interval lies within the +-5 % target, fails when it lies wholly beyond, and is undecided otherwise; confirmed (the runs and the model agree on every bearer) when every bearer holds, contradicted when one bearer fails (a counterexample to a claim over every bearer), otherwise inconclusive with each bearer's result. A jittered link scatters single runs about the model's mean traversal, which the model predicts; the median |error| measures that scatter and is reported beside, not judged, as is a median pooled over bearers, protocols or devices";
 
+/// A run's mean against its model: the gap, which stands in for the mean's scatter where
+/// only the mean of a few runs is kept (0 where either is missing).
+pub fn run_gap_ms(measured: Option<f64>, modelled: Option<f64>) -> f64 {
+    match (measured, modelled) {
+        (Some(m), Some(p)) => (m - p).abs(),
+        _ => 0.0,
+    }
+}
+
 /// An interval `(lo, hi)` against the band +-`tolerance`: `Some(true)` when it lies
 /// within, `Some(false)` when wholly beyond either edge, `None` when it crosses one.
 pub fn within_band((lo, hi): (f64, f64), tolerance: f64) -> Option<bool> {

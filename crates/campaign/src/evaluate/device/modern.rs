@@ -23,19 +23,6 @@ pub struct ModernBench {
     suites: Vec<(Suite, Vec<Flight>, f64)>,
 }
 
-/// Whether `suite`'s client price of `priced_ms` on `device` rests on an estimate: priced
-/// otherwise without the profile's borrowed costs, or without its P-256 stand-ins.
-fn estimate(suite: Suite, device: &DeviceProfile, priced_ms: f64) -> Option<Estimate> {
-    let without = |p: DeviceProfile| model::client_ms(suite, &p).ok();
-    if without(device.without_borrowed()) != Some(priced_ms) {
-        Some(Estimate::Borrowed)
-    } else if without(device.without_estimates()) != Some(priced_ms) {
-        Some(Estimate::P256StandIn)
-    } else {
-        None
-    }
-}
-
 impl ModernBench {
     /// Measures every suite `reps` times (after a few unmeasured handshakes).
     pub fn measure(reps: usize) -> anyhow::Result<ModernBench> {
@@ -67,7 +54,7 @@ impl ModernBench {
                     suite: s.name().to_owned(),
                     th_ms: model::duration_ms(flights, bearer, client_ms, *server_ms),
                     forward_secrecy: s.forward_secrecy(),
-                    estimate: estimate(*s, device, client_ms),
+                    estimate: Estimate::of(device, |p| model::client_ms(*s, p).ok()),
                 })
             })
             .min_by(|a, b| a.th_ms.total_cmp(&b.th_ms))

@@ -54,22 +54,18 @@ pub struct Timed {
 
 impl Timed {
     fn of(measured: Option<f64>, modelled: Option<f64>, row: &PqCostRow) -> Option<Timed> {
-        let margin_ms = row
-            .margin_ms
-            .unwrap_or_else(|| Affordability::margin_ms(0.0));
-        match (measured, modelled) {
-            (Some(ms), _) => Some(Timed {
-                ms,
-                measured: true,
-                margin_ms,
-            }),
-            (None, Some(ms)) => Some(Timed {
-                ms,
-                measured: false,
-                margin_ms,
-            }),
-            (None, None) => None,
-        }
+        let (ms, measured) = match (measured, modelled) {
+            (Some(ms), _) => (ms, true),
+            (None, Some(ms)) => (ms, false),
+            (None, None) => return None,
+        };
+        Some(Timed {
+            ms,
+            measured,
+            margin_ms: row
+                .margin_ms
+                .unwrap_or_else(|| Affordability::margin_ms(0.0)),
+        })
     }
 
     /// Over the budget beyond the row's margin (`Some(true)`), within it beyond the

@@ -32,7 +32,7 @@ impl Reading {
     fn unsure_ms(self, r: &ProtocolRow) -> f64 {
         match self {
             Reading::Modelled => 0.0,
-            Reading::Measured => run_unsure_ms(r.measured_ms, r.modelled_ms),
+            Reading::Measured => rule::run_gap_ms(r.measured_ms, r.modelled_ms),
         }
     }
 
@@ -44,15 +44,6 @@ impl Reading {
             Reading::Modelled => "modelled",
             Reading::Measured => run_kind(device),
         }
-    }
-}
-
-/// A run's mean against its model: the gap, which stands in for the mean's scatter
-/// (0 where either is missing).
-fn run_unsure_ms(measured: Option<f64>, modelled: Option<f64>) -> f64 {
-    match (measured, modelled) {
-        (Some(m), Some(p)) => (m - p).abs(),
-        _ => 0.0,
     }
 }
 
@@ -144,18 +135,22 @@ impl ProtocolResults {
         let mut out = Vec::new();
         for p in &protocols {
             for b in &self.bearers {
-                let errors: Vec<f64> = self
-                    .rows
-                    .iter()
-                    .filter(|r| r.protocol == *p && r.bearer == *b)
-                    .filter_map(|r| r.signed_model_error())
-                    .collect();
+                let errors = self.signed_model_errors(*p, b.as_str());
                 if !errors.is_empty() {
                     out.push((format!("{p} on {b}"), errors));
                 }
             }
         }
         out
+    }
+
+    /// `protocol`'s signed errors measured / modelled - 1 over its runs on `bearer`.
+    fn signed_model_errors(&self, protocol: wtlsperf_spine::ProtocolId, bearer: &str) -> Vec<f64> {
+        self.rows
+            .iter()
+            .filter(|r| r.protocol == protocol && r.bearer.as_str() == bearer)
+            .filter_map(|r| r.signed_model_error())
+            .collect()
     }
 
     /// How far the flight model of `protocol` can be trusted on `bearer`: the |median
@@ -168,13 +163,7 @@ impl ProtocolResults {
         bearer: &str,
     ) -> f64 {
         let bias = |b: &str| {
-            let errors: Vec<f64> = self
-                .rows
-                .iter()
-                .filter(|r| r.protocol == protocol && r.bearer.as_str() == b)
-                .filter_map(|r| r.signed_model_error())
-                .collect();
-            wtlsperf_models::stats::median(&errors).map(f64::abs)
+            wtlsperf_models::stats::median(&self.signed_model_errors(protocol, b)).map(f64::abs)
         };
         bias(bearer).unwrap_or_else(|| {
             self.bearers
@@ -512,7 +501,7 @@ impl ProtocolResults {
             let wtls = row_of(w);
             // The cookie-free twin prices its client as DTLS with the cookie does.
             let estimate = [wtls, row_of(d)].iter().flatten().any(|x| x.borrowed);
-            let run_unsure = run_unsure_ms(r.measured_ms, r.modelled_ms)
+            let run_unsure = rule::run_gap_ms(r.measured_ms, r.modelled_ms)
                 + wtls.map_or(0.0, |x| Reading::Measured.unsure_ms(x));
             let pairs = [
                 (r.modelled_ms, wtls.and_then(|x| x.modelled_ms), 0.0),
@@ -887,9 +876,9 @@ mod tests {
     #[test]
     fn a_run_rows_gap_to_its_model_widens_the_margin() {
         assert_eq!(below_widened(900.0, 1000.0, 0.0), Some(true));
-        assert_eq!(run_unsure_ms(Some(960.0), Some(900.0)), 60.0);
+        assert_eq!(rule::run_gap_ms(Some(960.0), Some(900.0)), 60.0);
         assert_eq!(below_widened(900.0, 1000.0, 60.0), None);
-        assert_eq!(run_unsure_ms(None, Some(900.0)), 0.0);
+        assert_eq!(rule::run_gap_ms(None, Some(900.0)), 0.0);
         assert_eq!(below_widened(1200.0, 1000.0, 60.0), Some(false));
     }
 }
